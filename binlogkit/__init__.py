@@ -1,0 +1,28 @@
+"""binlogkit: read, check and repair MySQL and MariaDB binary logs and relay logs.
+
+The public API::
+
+    from binlogkit import open_binlog, iter_raw_events, BinlogError
+    for event in open_binlog("mariadb-bin.000001"):
+        print(event.offset, event.type_name, event.event_size)
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
+
+from .errors import BinlogError
+from .format import Format
+from .flavor import Flavor
+from .reader import RawEvent, iter_raw_events
+
+__version__ = "0.1.0"
+
+__all__ = ["BinlogError", "Flavor", "Format", "RawEvent", "iter_raw_events", "open_binlog", "__version__"]
+
+
+def open_binlog(path: str, *, verify: bool = True) -> Iterator[RawEvent]:
+    """Iterate the raw events of the binlog or relay log at ``path`` (opened read-only)."""
+    with open(path, "rb") as fh:
+        yield from iter_raw_events(fh, name=str(path), verify=verify)

@@ -1,0 +1,1 @@
+"""Construct declarations of every event layout, one small module per event family."""

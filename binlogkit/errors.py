@@ -1,0 +1,97 @@
+"""The one exception tree of binlogkit.
+
+::
+
+    BinlogError                      every error binlogkit raises on purpose
+    ├── FormatError                  bytes that do not follow the binlog format
+    │   ├── BadMagicError            file does not start with the binlog magic
+    │   ├── TruncatedEventError      an event runs past the end of the file (torn)
+    │   ├── EventSizeError           event_size smaller than a header, or absurd
+    │   ├── BodyLengthError          a body ran short of, or left bytes over, its window
+    │   └── UnsupportedFormatError   a format we recognise but cannot read (v1/v3, encrypted)
+    ├── ChecksumError                CRC32 of an event does not match its trailer
+    └── LabError                     the real-server lab could not do what was asked
+
+Context (file, offset, event type, field path) is attached where it is known, usually at
+the boundary: the reader knows file and offset, a codec knows the field. ``str()`` of any
+error names all of it, so the CLI can print it as it is.
+"""
+
+from __future__ import annotations
+
+
+class BinlogError(Exception):
+    """Base of every error binlogkit raises on purpose."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        offset: int | None = None,
+        event_type: str | None = None,
+        field: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.file = file
+        self.offset = offset
+        self.event_type = event_type
+        self.field = field
+
+    def with_context(self, **ctx: object) -> "BinlogError":
+        """Fill in context that is not set yet (the boundary adds what it knows)."""
+        for key, value in ctx.items():
+            if getattr(self, key, None) is None and value is not None:
+                setattr(self, key, value)
+        return self
+
+    def __str__(self) -> str:
+        where = []
+        if self.file is not None:
+            where.append(str(self.file))
+        if self.offset is not None:
+            where.append(f"offset {self.offset}")
+        if self.event_type is not None:
+            where.append(f"event {self.event_type}")
+        if self.field is not None:
+            where.append(f"field {self.field}")
+        prefix = ", ".join(where)
+        return f"{prefix}: {self.message}" if prefix else self.message
+
+
+class FormatError(BinlogError):
+    """Bytes that do not follow the binlog format."""
+
+
+class BadMagicError(FormatError):
+    """The file does not start with the 4-byte binlog magic ``\\xfebin``."""
+
+
+class TruncatedEventError(FormatError):
+    """An event's declared size runs past the end of the file: a torn event."""
+
+
+class EventSizeError(FormatError):
+    """event_size is smaller than the common header (or than header + checksum)."""
+
+
+class BodyLengthError(FormatError):
+    """A body ran short of its window, or left bytes over in it."""
+
+
+class UnsupportedFormatError(FormatError):
+    """A format we recognise but cannot read: v1/v3 legacy files, encrypted files."""
+
+
+class ChecksumError(BinlogError):
+    """The CRC32 of an event does not match the 4 bytes that end it."""
+
+    def __init__(self, message: str, *, expected: int | None = None, actual: int | None = None, **ctx):
+        super().__init__(message, **ctx)
+        self.expected = expected
+        self.actual = actual
+
+
+class LabError(BinlogError):
+    """The real-server lab could not do what was asked (port in use, server failed...)."""

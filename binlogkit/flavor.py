@@ -1,0 +1,39 @@
+"""The two binlog flavors, and the one place where a server version string becomes one."""
+
+from __future__ import annotations
+
+import enum
+import re
+
+
+class Flavor(enum.Enum):
+    MYSQL = "mysql"
+    MARIADB = "mariadb"
+
+
+_VERSION_RE = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+
+
+def parse_server_version(text: str) -> tuple[Flavor, tuple[int, int, int]]:
+    """Flavor and (major, minor, patch) of a server version string as an FDE carries it.
+
+    ``10.11.6-MariaDB-log`` is MariaDB 10.11.6; MariaDB servers that pretend to be MySQL 5.5.5
+    for old clients (``5.5.5-10.3.7-MariaDB``) are read past the prefix.
+    """
+    flavor = Flavor.MARIADB if "mariadb" in text.lower() else Flavor.MYSQL
+    if text.startswith("5.5.5-") and flavor is Flavor.MARIADB:
+        text = text[len("5.5.5-"):]
+    m = _VERSION_RE.search(text)
+    if not m:
+        return flavor, (0, 0, 0)
+    return flavor, (int(m.group(1)), int(m.group(2)), int(m.group(3)))
+
+
+def checksum_aware(flavor: Flavor, version: tuple[int, int, int]) -> bool:
+    """Whether an FDE written by this server carries the checksum-algorithm byte and a CRC.
+
+    MySQL from 5.6.1, MariaDB from 5.3.0 (both introduced binlog_checksum there).
+    """
+    if flavor is Flavor.MARIADB:
+        return version >= (5, 3, 0)
+    return version >= (5, 6, 1)

@@ -1,0 +1,64 @@
+"""The format in force: a frozen value made from a Format_description event.
+
+It travels explicitly to every decode call; nothing about it is global state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .codecs.format_description import FormatDescriptionBody
+from .constants import LEN_CHECKSUM, ChecksumAlg
+from .errors import FormatError
+from .flavor import Flavor, parse_server_version
+
+
+@dataclass(frozen=True, slots=True)
+class Format:
+    binlog_version: int
+    server_version: str
+    flavor: Flavor
+    version: tuple[int, int, int]
+    header_length: int
+    post_header_lengths: bytes
+    checksum_alg: ChecksumAlg | None  # None: the writer predates checksums
+    create_timestamp: int = 0
+
+    @property
+    def len_checksum(self) -> int:
+        """Bytes of checksum that end every event written under this format (not the FDE)."""
+        return LEN_CHECKSUM if self.checksum_alg is ChecksumAlg.CRC32 else 0
+
+    def post_header_length(self, type_code: int) -> int | None:
+        """Post-header length the FDE announces for ``type_code``, or None if it names none."""
+        if 1 <= type_code <= len(self.post_header_lengths):
+            return self.post_header_lengths[type_code - 1]
+        return None
+
+    @classmethod
+    def from_fde_body(cls, body: bytes) -> "Format":
+        """Build from an FDE body (between the common header and the trailing CRC, if any)."""
+        try:
+            parsed = FormatDescriptionBody.parse(body, len_body=len(body))
+        except Exception as exc:  # construct's own errors become ours here, at the boundary
+            raise FormatError(f"cannot parse Format_description body: {exc}",
+                              event_type="FORMAT_DESCRIPTION_EVENT") from exc
+        text = parsed.server_version.split(b"\x00", 1)[0].decode("ascii", "replace")
+        flavor, version = parse_server_version(text)
+        alg = None
+        if parsed.checksum_alg is not None:
+            try:
+                alg = ChecksumAlg(parsed.checksum_alg)
+            except ValueError:
+                raise FormatError(f"unknown checksum algorithm {parsed.checksum_alg}",
+                                  event_type="FORMAT_DESCRIPTION_EVENT", field="checksum_alg") from None
+        return cls(
+            binlog_version=parsed.binlog_version,
+            server_version=text,
+            flavor=flavor,
+            version=version,
+            header_length=parsed.header_length,
+            post_header_lengths=bytes(parsed.post_header_lengths),
+            checksum_alg=alg,
+            create_timestamp=parsed.create_timestamp,
+        )
