@@ -22,7 +22,18 @@ __version__ = "0.1.0"
 __all__ = ["BinlogError", "Flavor", "Format", "RawEvent", "iter_raw_events", "open_binlog", "__version__"]
 
 
+_COMPRESSED = {".xz": "lzma", ".lzma": "lzma", ".gz": "gzip", ".bz2": "bz2"}
+
+
 def open_binlog(path: str, *, verify: bool = True) -> Iterator[RawEvent]:
-    """Iterate the raw events of the binlog or relay log at ``path`` (opened read-only)."""
-    with open(path, "rb") as fh:
+    """Iterate the raw events of the binlog or relay log at ``path`` (opened read-only).
+
+    Archives compressed as ``.xz``, ``.gz`` or ``.bz2`` are decompressed as a stream.
+    """
+    import importlib
+    from pathlib import PurePath
+
+    module = _COMPRESSED.get(PurePath(str(path)).suffix)
+    opener = importlib.import_module(module).open if module else open
+    with opener(path, "rb") as fh:
         yield from iter_raw_events(fh, name=str(path), verify=verify)

@@ -10,6 +10,7 @@ Exit codes scripts can rely on:
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import click
@@ -57,11 +58,28 @@ def decode(file: str, as_json: bool, no_verify: bool) -> None:
                 out.write(f"{ev.offset:>10}  {ev.type_name:<28} {ev.server_id:>10} {ev.event_size:>9} "
                           f"{ev.log_pos:>11}  {ev.flags:#06x} {crc}\n")
     except BinlogError as exc:
-        click.echo(f"binlogkit: error: {exc}", err=True)
-        sys.exit(EXIT_DAMAGED)
+        _fail(exc, EXIT_DAMAGED)
+    except BrokenPipeError:
+        _quiet_broken_pipe()
     except OSError as exc:
-        click.echo(f"binlogkit: error: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
+        _fail(exc, EXIT_USAGE)
+
+
+def _fail(exc: Exception, code: int) -> None:
+    """Print a one-line error after what was already written, and exit with ``code``."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_broken_pipe()
+    click.echo(f"binlogkit: error: {exc}", err=True)
+    sys.exit(code)
+
+
+def _quiet_broken_pipe() -> None:
+    """The reader of our output went away (``| head``): stop quietly, it is not an error."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(EXIT_OK)
 
 
 if __name__ == "__main__":  # pragma: no cover

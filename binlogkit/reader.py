@@ -25,6 +25,9 @@ from .format import Format
 
 MYSQL_ENCRYPTED_MAGIC = b"\xfdbin"
 _CHUNK = 1 << 20
+# Servers cap an event at max_allowed_packet (at most 1 GiB); a bigger event_size is damage,
+# and must not make the reader try to buffer gigabytes.
+MAX_EVENT_SIZE = (1 << 30) + (1 << 16)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,11 +119,14 @@ def iter_raw_events(stream: BinaryIO, *, name: str = "<stream>", verify: bool = 
         if size < LEN_HEADER:
             raise EventSizeError(f"event_size {size} is smaller than the 19-byte header",
                                  file=name, offset=at, event_type=tname)
+        if size > MAX_EVENT_SIZE:
+            raise EventSizeError(f"event_size {size} is larger than any server writes (1 GiB)",
+                                 file=name, offset=at, event_type=tname)
         if left < size:
             buf = buf[rel:]
             pos, rel = at, 0
             while len(buf) < size:
-                more = stream.read(max(_CHUNK, size - len(buf)))
+                more = stream.read(min(max(_CHUNK, size - len(buf)), 64 * _CHUNK))
                 if not more:
                     raise TruncatedEventError(
                         f"torn event: event_size {size} but only {len(buf)} bytes left in the file",

@@ -1,0 +1,46 @@
+# binlogkit — the README's first two commands are `make demo` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+PY     := $(BIN)/python
+DEMO_SET := fixtures/mariadb-10.11
+
+.PHONY: demo test deps deps-py deps-system fixtures bench-data bench clean help
+
+help:
+	@echo "make demo        decode committed fixtures made by a real MariaDB server"
+	@echo "make test        install everything needed (venv, mariadb-server via apt as root), run the tests"
+	@echo "make fixtures    rebuild every fixture set from real servers (needs mariadb-server, strace)"
+	@echo "make bench-data  make the ~1 GB benchmark binlog in bench/data (not committed)"
+	@echo "make bench       run the benchmarks"
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $@
+
+deps-py: $(BIN)/.installed
+
+deps-system:
+	bash scripts/install-deps.sh
+
+deps: deps-py deps-system
+
+demo: deps-py
+	@BINLOGKIT=$(BIN)/binlogkit bash scripts/demo.sh
+
+test: deps
+	$(BIN)/pytest -q
+
+fixtures: deps
+	$(PY) -m fixtures.lab build
+
+bench-data: deps
+	$(PY) -m fixtures.lab bench-data
+
+bench: deps-py
+	$(PY) bench/run.py
+
+clean:
+	rm -rf build .pytest_cache .hypothesis

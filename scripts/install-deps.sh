@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Install what binlogkit's tests and lab need from Debian: mariadb-server, mariadb-client, strace.
+# Does nothing when they are present; needs root (or passwordless sudo) otherwise, and says so.
+set -euo pipefail
+need=()
+command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
+command -v mariadb-binlog >/dev/null 2>&1 || need+=(mariadb-client)
+command -v strace >/dev/null 2>&1 || need+=(strace)
+[ ${#need[@]} -eq 0 ] && { echo "deps: mariadb-server, mariadb-client and strace are present"; exit 0; }
+uid="${DEPS_UID:-$(id -u)}"
+if [ "$uid" = 0 ]; then
+    SUDO=""
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    SUDO="sudo -n"
+else
+    echo "deps: missing ${need[*]}, and this is not root (no passwordless sudo either)." >&2
+    echo "deps: run as root:  apt-get install -y ${need[*]}" >&2
+    exit 1
+fi
+echo "deps: installing ${need[*]} with apt-get"
+export DEBIAN_FRONTEND=noninteractive
+# The package's postinst would start a system mariadbd; the lab never uses it, so keep it off.
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+    $SUDO chmod +x /usr/sbin/policy-rc.d
+    trap '$SUDO rm -f /usr/sbin/policy-rc.d' EXIT
+fi
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+echo "deps: installed ${need[*]}"

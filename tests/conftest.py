@@ -1,0 +1,78 @@
+"""Shared test helpers: where the corpus and fixtures are, and the ``server`` marker policy.
+
+Tests marked ``server`` start real mariadbd instances through the lab. They are skipped when
+mariadbd is absent on a developer's machine, but in CI (``CI`` set) a missing server is a
+failure, so the lab is proven on every CI run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # makes ``fixtures`` importable
+
+CORPUS = ROOT.parent / "shared" / "corpus"
+HAVE_SERVER = bool(shutil.which("mariadbd") or os.path.exists("/usr/sbin/mariadbd"))
+
+
+def pytest_collection_modifyitems(config, items):
+    if HAVE_SERVER:
+        return
+    if os.environ.get("CI"):
+        raise pytest.UsageError("CI run without mariadbd: `make test` must install mariadb-server")
+    skip = pytest.mark.skip(reason="mariadbd not installed (run `make deps` as root)")
+    for item in items:
+        if "server" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    if not CORPUS.is_dir():
+        pytest.skip("../shared/corpus is absent")
+    return CORPUS
+
+
+# --- the corpus catalog as data -----------------------------------------------------------------
+CATALOG_TYPES = {
+    "START_V3": 1, "QUERY": 2, "STOP": 3, "ROTATE": 4, "INTVAR": 5, "CREATE_FILE": 8, "APPEND_BLOCK": 9,
+    "EXEC_LOAD": 10, "RAND": 13, "USER_VAR": 14, "FDE": 15, "XID": 16, "BEGIN_LOAD_QUERY": 17,
+    "EXECUTE_LOAD_QUERY": 18, "TABLE_MAP": 19, "PRE_GA_WRITE_ROWS": 20, "PRE_GA_UPDATE_ROWS": 21,
+    "PRE_GA_DELETE_ROWS": 22, "WRITE_ROWS_V1": 23, "UPDATE_ROWS_V1": 24, "DELETE_ROWS_V1": 25,
+    "INCIDENT": 26, "WRITE_ROWS_V2": 30, "UPDATE_ROWS_V2": 31, "DELETE_ROWS_V2": 32, "GTID": 33,
+    "ANON_GTID": 34, "PREV_GTIDS": 35, "PARTIAL_UPDATE_ROWS": 39, "TX_PAYLOAD": 40, "TYPE_48": 48,
+    "M_ANNOTATE_ROWS": 160, "M_BINLOG_CHECKPOINT": 161, "M_GTID": 162, "M_GTID_LIST": 163,
+    "M_START_ENCRYPTION": 164,
+}
+
+
+def catalog_rows() -> list[dict]:
+    """Rows of CATALOG.md for log files: path, size, fmt, checksum text, type counts, partial."""
+    path = CORPUS / "CATALOG.md"
+    if not path.exists():
+        return []
+    rows = []
+    for line in path.read_text().splitlines():
+        if not line.startswith("| `"):
+            continue
+        cols = [c.strip() for c in line.split("|")]
+        if len(cols) < 9 or not cols[7]:
+            continue
+        counts, partial = {}, None
+        for tok in cols[7].split():
+            m = re.match(r"([A-Z_0-9]+)(\(partial\))?:(\d+)$", tok)
+            if m:
+                code = CATALOG_TYPES[m.group(1)]
+                counts[code] = counts.get(code, 0) + int(m.group(3))
+                if m.group(2):
+                    partial = code
+        rows.append({"path": cols[1].strip("`"), "size": int(cols[2]), "version": cols[4], "fmt": cols[5],
+                     "checksum": cols[6], "counts": counts, "partial": partial, "notes": cols[8]})
+    return rows
