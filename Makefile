@@ -39,7 +39,7 @@ fixtures: deps
 bench-data: deps
 	$(PY) -m fixtures.lab bench-data
 
-bench: deps-py
+bench: bench-data
 	$(PY) bench/run.py
 
 clean:
