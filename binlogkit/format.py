@@ -62,3 +62,14 @@ class Format:
             checksum_alg=alg,
             create_timestamp=parsed.create_timestamp,
         )
+
+
+# Binlog v3 (MySQL 4.0.2 - 4.1): no Format_description; Start_v3 fixes the layout. Post-header
+# lengths per type 1..14 as MySQL's Format_description_event sets them for binlog_version 3.
+V3_POST_HEADER_LENGTHS = bytes([0, 11, 0, 8, 0, 18, 0, 4 + 18, 4, 4, 4, 18, 0, 0])
+
+
+def v3_format(server_version: str) -> Format:
+    flavor, version = parse_server_version(server_version)
+    return Format(binlog_version=3, server_version=server_version, flavor=flavor, version=version,
+                  header_length=19, post_header_lengths=V3_POST_HEADER_LENGTHS, checksum_alg=None)

@@ -21,7 +21,7 @@ from .constants import (BINLOG_MAGIC, LEN_CHECKSUM, LEN_MAGIC, EventFlag, EventT
                         event_type_name)
 from .errors import (BadMagicError, ChecksumError, EventSizeError, TruncatedEventError,
                      UnsupportedFormatError)
-from .format import Format
+from .format import Format, v3_format
 
 MYSQL_ENCRYPTED_MAGIC = b"\xfdbin"
 _CHUNK = 1 << 20
@@ -60,9 +60,17 @@ class RawEvent:
         return self.format.len_checksum if self.format else 0
 
     @property
+    def len_header(self) -> int:
+        """Common header length: 19, or what the FDE in force announces (MDEV-4645 files: 23+).
+        The FDE itself is always read with 19."""
+        if self.type_code == EventType.FORMAT_DESCRIPTION_EVENT or self.format is None:
+            return LEN_HEADER
+        return max(LEN_HEADER, self.format.header_length)
+
+    @property
     def body(self) -> bytes:
         """Bytes between the common header and the checksum: the window a codec parses."""
-        return self.data[LEN_HEADER:self.event_size - self.len_checksum]
+        return self.data[self.len_header:self.event_size - self.len_checksum]
 
 
 def event_crc(data: bytes) -> int:
@@ -144,6 +152,8 @@ def iter_raw_events(stream: BinaryIO, *, name: str = "<stream>", verify: bool = 
                 raise
             has_crc = aware and fmt.checksum_alg is not None and fmt.checksum_alg != 0
         else:
+            if code == EventType.START_EVENT_V3 and fmt is None:
+                fmt = v3_format(data[LEN_HEADER + 2:LEN_HEADER + 52].split(b"\x00", 1)[0].decode("ascii", "replace"))
             has_crc = fmt is not None and fmt.len_checksum > 0
         ok = None
         if has_crc:

@@ -1,0 +1,78 @@
+"""Building blocks shared by the codecs: MySQL packed integers, 6-byte table ids, windows.
+
+Packed ("length-encoded") integer, as MySQL writes it (``net_field_length``):
+
+=========  ==========================================
+first byte meaning
+=========  ==========================================
+< 251      the value itself
+251        NULL (only inside row images)
+252        the value is the next 2 bytes (LE)
+253        the value is the next 3 bytes (LE)
+254        the value is the next 8 bytes (LE)
+=========  ==========================================
+"""
+
+from __future__ import annotations
+
+from construct import BytesInteger, Construct, SizeofError, stream_read, stream_write
+
+Int48ul = BytesInteger(6, swapped=True)
+Int56ul = BytesInteger(7, swapped=True)
+
+
+class PackedIntAdapter(Construct):
+    """MySQL length-encoded integer (1, 3, 4 or 9 bytes)."""
+
+    def _parse(self, stream, context, path):
+        first = stream_read(stream, 1, path)[0]
+        if first < 251:
+            return first
+        if first == 252:
+            return int.from_bytes(stream_read(stream, 2, path), "little")
+        if first == 253:
+            return int.from_bytes(stream_read(stream, 3, path), "little")
+        if first == 254:
+            return int.from_bytes(stream_read(stream, 8, path), "little")
+        from construct import ExplicitError
+
+        raise ExplicitError(f"packed integer: NULL marker 251 where a length is expected", path=path)
+
+    def _build(self, obj, stream, context, path):
+        stream_write(stream, pack_int(obj), len(pack_int(obj)), path)
+        return obj
+
+    def _sizeof(self, context, path):
+        raise SizeofError("packed integers have a variable size", path=path)
+
+
+PackedInt = PackedIntAdapter()
+
+
+def pack_int(value: int) -> bytes:
+    """Encode ``value`` as a MySQL packed integer (minimal form, as the servers write it)."""
+    if value < 251:
+        return bytes([value])
+    if value < 1 << 16:
+        return b"\xfc" + value.to_bytes(2, "little")
+    if value < 1 << 24:
+        return b"\xfd" + value.to_bytes(3, "little")
+    return b"\xfe" + value.to_bytes(8, "little")
+
+
+def read_packed(buf: bytes, pos: int) -> tuple[int | None, int]:
+    """Pure-Python packed integer read: (value or None for 251, new position)."""
+    first = buf[pos]
+    if first < 251:
+        return first, pos + 1
+    if first == 251:
+        return None, pos + 1
+    width = {252: 2, 253: 3, 254: 8}[first]
+    if pos + 1 + width > len(buf):
+        raise IndexError("packed integer runs past the end")
+    return int.from_bytes(buf[pos + 1:pos + 1 + width], "little"), pos + 1 + width
+
+
+def uuid_text(raw: bytes) -> str:
+    h = raw.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"

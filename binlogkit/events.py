@@ -1,0 +1,214 @@
+"""Decoding (pure) and building of events: a raw event plus its format in, a typed event out.
+
+``decode(raw)`` parses the body inside a window of exactly its length (event_size minus header
+minus checksum): running short and bytes left over are both ``BodyLengthError``. Unknown type
+codes are kept raw (``Event.codec is None``); with ``strict=True`` an unknown type that does not
+carry LOG_EVENT_IGNORABLE_F is an error. ``build_event`` makes the bytes back (event_size,
+log_pos and CRC32 computed), byte-exact for every event of the fixtures and the corpus.
+"""
+
+from __future__ import annotations
+
+import io
+import zlib
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from construct import Container, ConstructError, ListContainer
+
+from .codecs import compression, gtid as gtid_codec, payload as payload_codec, status_vars
+from .codecs.common import uuid_text
+from .codecs.header import HEADER_STRUCT, LEN_HEADER
+from .constants import LEN_CHECKSUM, EventFlag, EventType as T, event_type_name
+from .errors import BinlogError, BodyLengthError, FormatError
+from .flavor import Flavor
+from .format import Format
+from .reader import RawEvent, event_crc
+from .registry import Codec, codec_for
+
+INCIDENTS = {0: "NONE", 1: "LOST_EVENTS", 2: "NEW_INCIDENT"}
+TEXT_FIELDS = {"db", "table", "query", "new_log_ident", "log_ident", "name", "binlog_file",
+               "server_uuid", "view_id", "server_version"}
+MARIADB_GTID_FLAGS = {1: "STANDALONE", 2: "GROUP_COMMIT_ID", 4: "TRANSACTIONAL", 8: "ALLOW_PARALLEL",
+                      16: "WAITED", 32: "DDL", 64: "PREPARED_XA", 128: "COMPLETED_XA"}
+
+
+@dataclass(frozen=True)
+class Event:
+    """A decoded event: where it is, its header, its codec and its fields."""
+
+    raw: RawEvent
+    codec: Codec | None
+    parsed: Container | None = field(repr=False, default=None)
+    fields: dict = field(default_factory=dict)
+
+    @property
+    def type_name(self) -> str:
+        return self.raw.type_name
+
+    @property
+    def name(self) -> str:
+        return self.codec.name if self.codec else self.raw.type_name
+
+
+def _params(raw: RawEvent, fmt: Format | None, body_len: int) -> dict:
+    return {"len_body": body_len, "type_code": raw.type_code,
+            "post_header_len": fmt.post_header_length(raw.type_code) if fmt else None}
+
+
+def _text(b) -> str:
+    return bytes(b).decode("utf-8", "replace")
+
+
+def to_jsonable(obj, key: str | None = None):
+    """Containers to dicts, bytes to text (name-like fields) or hex."""
+    if isinstance(obj, dict):
+        return {k: to_jsonable(v, k) for k, v in obj.items() if not k.startswith("_")}
+    if isinstance(obj, (list, ListContainer)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, (bytes, bytearray)):
+        if key in TEXT_FIELDS:
+            return _text(obj).rstrip("\x00")
+        return bytes(obj).hex()
+    return obj
+
+
+def decode(raw: RawEvent, *, strict: bool = True) -> Event:
+    """Decode ``raw`` with the format it was read under. Pure: no I/O."""
+    fmt = raw.format
+    flavor = fmt.flavor if fmt else None
+    codec = codec_for(raw.type_code, flavor)
+    if codec is None:
+        if strict and not raw.flags & EventFlag.IGNORABLE:
+            raise FormatError(f"unknown event type {raw.type_code} without LOG_EVENT_IGNORABLE_F",
+                              offset=raw.offset, event_type=raw.type_name)
+        return Event(raw, None, None, {"data": raw.body.hex()})
+    body = raw.body
+    try:
+        stream = io.BytesIO(body)
+        parsed = codec.body.parse_stream(stream, **_params(raw, fmt, len(body)))
+        left = len(body) - stream.tell()
+    except ConstructError as exc:
+        path = getattr(exc, "path", None) or ""
+        raise BodyLengthError(f"{codec.name} body does not parse: {str(exc).splitlines()[-1]}",
+                              offset=raw.offset, event_type=raw.type_name,
+                              field=path.replace("(parsing) -> ", "").replace(" -> ", ".") or None) from None
+    if left:
+        raise BodyLengthError(f"{codec.name} body leaves {left} bytes over", offset=raw.offset,
+                              event_type=raw.type_name)
+    try:
+        fields = _view(raw, parsed, flavor)
+    except (ValueError, IndexError, KeyError, zlib.error) as exc:
+        raise FormatError(f"{codec.name}: {exc}", offset=raw.offset, event_type=raw.type_name) from None
+    return Event(raw, codec, parsed, fields)
+
+
+def _view(raw: RawEvent, p: Container, flavor: Flavor | None) -> dict:
+    """The JSON-friendly fields of an event, with derived values people look for."""
+    t = raw.type_code
+    f = to_jsonable(p)
+    if t == T.FORMAT_DESCRIPTION_EVENT:
+        f["post_header_lengths"] = list(p.post_header_lengths)
+        f.pop("checksum_aware", None)
+    elif t in (T.QUERY_EVENT, T.QUERY_COMPRESSED_EVENT, T.EXECUTE_LOAD_QUERY_EVENT):
+        f["status_vars"] = status_vars.decode(bytes(p.status_vars), flavor is Flavor.MARIADB)
+        q = bytes(p.query)
+        if t == T.QUERY_COMPRESSED_EVENT:
+            q = compression.uncompress(q)
+        f["query"] = _text(q)
+    elif t in (T.GTID_LOG_EVENT, T.ANONYMOUS_GTID_LOG_EVENT):
+        f["sid"] = uuid_text(bytes(p.sid))
+        f.pop("tail")
+        f.update(gtid_codec.decode_mysql_gtid_tail(bytes(p.tail)))
+        if t == T.GTID_LOG_EVENT:
+            f["gtid"] = f"{f['sid']}:{p.gno}"
+    elif t == T.PREVIOUS_GTIDS_LOG_EVENT:
+        f = {"sids": gtid_codec.decode_previous_gtids(bytes(p.data))}
+    elif t == T.GTID_EVENT:
+        f["gtid"] = f"{p.domain_id}-{raw.server_id}-{p.seq_no}"
+        f["flags"] = [n for bit, n in MARIADB_GTID_FLAGS.items() if p.flags2 & bit]
+        f.pop("extra")
+        f.update(gtid_codec.decode_mariadb_gtid_extra(p.flags2, bytes(p.extra)))
+    elif t == T.GTID_LIST_EVENT:
+        f = {"flags": p.count_flags >> 28,
+             "gtids": [f"{g.domain_id}-{g.server_id}-{g.seq_no}" for g in p.gtids]}
+    elif t == T.INCIDENT_EVENT:
+        name = INCIDENTS.get(p.incident, str(p.incident))
+        f["incident_name"] = name
+        f["text"] = f"The incident {name} occured on the master. Message: {p.message}"
+    elif t == T.TRANSACTION_PAYLOAD_EVENT:
+        vals = payload_codec.tlv_values(p.fields, payload_codec.PAYLOAD_FIELDS)
+        f = {**vals, "compression": payload_codec.COMPRESSION.get(vals.get("compression_type"), "?"),
+             "len_payload": len(p.payload)}
+    elif t == T.HEARTBEAT_LOG_EVENT_V2:
+        f = payload_codec.tlv_values(p.fields, payload_codec.HEARTBEAT_FIELDS, {"log_filename"})
+    elif t in (T.WRITE_ROWS_COMPRESSED_EVENT, T.UPDATE_ROWS_COMPRESSED_EVENT, T.DELETE_ROWS_COMPRESSED_EVENT,
+               T.WRITE_ROWS_COMPRESSED_EVENT_V1, T.UPDATE_ROWS_COMPRESSED_EVENT_V1,
+               T.DELETE_ROWS_COMPRESSED_EVENT_V1):
+        f["len_rows_uncompressed"] = len(compression.uncompress(bytes(p.rows)))
+        f["rows"] = f"<{len(p.rows)} bytes compressed>"
+    elif "rows" in f and isinstance(f["rows"], str):
+        f["len_rows"] = len(p.rows)
+        f["rows"] = f"<{len(p.rows)} bytes>"
+    elif t == T.XID_EVENT:
+        pass
+    elif t == T.ROTATE_EVENT:
+        f["new_log_ident"] = _text(p.new_log_ident)
+    return f
+
+
+def payload_events(event: Event) -> list[RawEvent]:
+    """The events inside a Transaction_payload, framed (their offsets are within the payload)."""
+    from .reader import iter_raw_events
+    from .constants import BINLOG_MAGIC
+
+    p = event.parsed
+    vals = payload_codec.tlv_values(p.fields, payload_codec.PAYLOAD_FIELDS)
+    inner = payload_codec.decompress_payload(bytes(p.payload), vals.get("compression_type", 255),
+                                             vals.get("uncompressed_size"))
+    fmt = event.raw.format
+    # inner events carry no checksum: read them under the same format with checksums off
+    from dataclasses import replace
+    inner_fmt = replace(fmt, checksum_alg=None) if fmt else None
+    out = []
+    pos = 0
+    while pos < len(inner):
+        if len(inner) - pos < LEN_HEADER:
+            raise BodyLengthError("payload: torn inner event header", offset=event.raw.offset)
+        ts, code, sid, size, log_pos, flags = HEADER_STRUCT.unpack_from(inner, pos)
+        if size < LEN_HEADER or pos + size > len(inner):
+            raise BodyLengthError(f"payload: inner event at {pos} has bad size {size}", offset=event.raw.offset)
+        out.append(RawEvent(pos, ts, code, sid, size, log_pos, flags, inner[pos:pos + size], inner_fmt, None))
+        pos += size
+    return out
+
+
+def build_body(codec: Codec, parsed: Container, raw_like: RawEvent, len_body: int) -> bytes:
+    """Body bytes from parsed fields. ``len_body`` sizes the one layout that needs it (the
+    FDE's post-header table); ``raw_like`` gives type code and format."""
+    return codec.body.build(parsed, **_params(raw_like, raw_like.format, len_body))
+
+
+def build_event(*, type_code: int, body: bytes, timestamp: int, server_id: int, log_pos: int,
+                flags: int, checksum: bool, header_extra: bytes = b"") -> bytes:
+    """Header + body (+ CRC32): event_size computed, CRC computed (FDE rule included).
+    ``header_extra``: bytes past the 19-byte header when the FDE announces a longer one."""
+    size = LEN_HEADER + len(header_extra) + len(body) + (LEN_CHECKSUM if checksum else 0)
+    data = HEADER_STRUCT.pack(timestamp, type_code, server_id, size, log_pos, flags) + header_extra + body
+    if checksum:
+        data += b"\x00\x00\x00\x00"
+        data = data[:-4] + event_crc(data).to_bytes(4, "little")
+    return data
+
+
+def rebuild(event: Event) -> bytes:
+    """The bytes of ``event`` made again from its parsed fields (for the round-trip proof)."""
+    raw = event.raw
+    body = build_body(event.codec, event.parsed, raw, len(raw.body)) if event.codec else raw.body
+    return build_event(type_code=raw.type_code, body=body, timestamp=raw.timestamp,
+                       server_id=raw.server_id, log_pos=raw.log_pos, flags=raw.flags,
+                       checksum=raw.len_checksum > 0, header_extra=raw.data[LEN_HEADER:raw.len_header])
+
+
+def event_time(raw: RawEvent) -> datetime:
+    return datetime.fromtimestamp(raw.timestamp, tz=timezone.utc)
