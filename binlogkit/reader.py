@@ -44,6 +44,7 @@ class RawEvent:
     data: bytes  # the whole event, header and checksum included
     format: Format | None  # the format in force for this event (for an FDE: its own)
     checksum_ok: bool | None  # None: no checksum to verify
+    file: str | None = None  # the name the reader was given
 
     @property
     def type_name(self) -> str:
@@ -150,7 +151,7 @@ def iter_raw_events(stream: BinaryIO, *, name: str = "<stream>", verify: bool = 
                 if hasattr(exc, "with_context"):
                     raise exc.with_context(file=name, offset=at)
                 raise
-            has_crc = aware and fmt.checksum_alg is not None and fmt.checksum_alg != 0
+            has_crc = aware  # a checksum-aware FDE carries a valid CRC32 even when its alg is OFF
         else:
             if code == EventType.START_EVENT_V3 and fmt is None:
                 fmt = v3_format(data[LEN_HEADER + 2:LEN_HEADER + 52].split(b"\x00", 1)[0].decode("ascii", "replace"))
@@ -166,7 +167,7 @@ def iter_raw_events(stream: BinaryIO, *, name: str = "<stream>", verify: bool = 
             if not ok and verify:
                 raise ChecksumError(f"CRC32 mismatch: stored {stored:#010x}, computed {actual:#010x}",
                                     expected=stored, actual=actual, file=name, offset=at, event_type=tname)
-        yield RawEvent(at, ts, code, sid, size, log_pos, flags, data, fmt, ok)
+        yield RawEvent(at, ts, code, sid, size, log_pos, flags, data, fmt, ok, name)
         if code == EventType.START_ENCRYPTION_EVENT:
             encrypted_at = at
         at += size

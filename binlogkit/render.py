@@ -1,0 +1,140 @@
+"""Text rendering of decoded events, modelled on mysqlbinlog: grep-able, one header line per
+event with its exact offset. Pure: events in, lines out."""
+
+from __future__ import annotations
+
+import time
+from typing import Iterator
+
+from .constants import EventType as T
+from .events import Event
+
+ROW_FLAGS = {1: "STMT_END_F", 2: "NO_FOREIGN_KEY_CHECKS_F", 4: "RELAXED_UNIQUE_CHECKS_F", 8: "COMPLETE_ROWS_F"}
+ROWS_NAMES = {
+    T.WRITE_ROWS_EVENT: "Write_rows", T.UPDATE_ROWS_EVENT: "Update_rows", T.DELETE_ROWS_EVENT: "Delete_rows",
+    T.WRITE_ROWS_EVENT_V1: "Write_rows_v1", T.UPDATE_ROWS_EVENT_V1: "Update_rows_v1",
+    T.DELETE_ROWS_EVENT_V1: "Delete_rows_v1", T.PARTIAL_UPDATE_ROWS_EVENT: "Update_rows_partial",
+    T.PRE_GA_WRITE_ROWS_EVENT: "Write_rows_pre_ga", T.PRE_GA_UPDATE_ROWS_EVENT: "Update_rows_pre_ga",
+    T.PRE_GA_DELETE_ROWS_EVENT: "Delete_rows_pre_ga",
+    T.WRITE_ROWS_COMPRESSED_EVENT: "Write_rows_compressed", T.UPDATE_ROWS_COMPRESSED_EVENT: "Update_rows_compressed",
+    T.DELETE_ROWS_COMPRESSED_EVENT: "Delete_rows_compressed",
+    T.WRITE_ROWS_COMPRESSED_EVENT_V1: "Write_rows_compressed_v1",
+    T.UPDATE_ROWS_COMPRESSED_EVENT_V1: "Update_rows_compressed_v1",
+    T.DELETE_ROWS_COMPRESSED_EVENT_V1: "Delete_rows_compressed_v1",
+}
+
+
+def stamp(ts: int, utc: bool) -> str:
+    t = time.gmtime(ts) if utc else time.localtime(ts)
+    return f"{t.tm_year % 100:02d}{t.tm_mon:02d}{t.tm_mday:02d} {t.tm_hour:2d}:{t.tm_min:02d}:{t.tm_sec:02d}"
+
+
+def header_line(ev: Event, utc: bool) -> str:
+    raw = ev.raw
+    crc = f" CRC32 0x{int.from_bytes(raw.data[-4:], 'little'):08x}" if raw.len_checksum else ""
+    return f"#{stamp(raw.timestamp, utc)} server id {raw.server_id}  end_log_pos {raw.log_pos}{crc} \t{summary(ev, utc)}"
+
+
+def _sql(text: str) -> str:
+    return f"{text}\n/*!*/;"
+
+
+def summary(ev: Event, utc: bool = False) -> str:
+    f, t = ev.fields, ev.raw.type_code
+    if ev.codec is None:
+        return f"Unknown event type {t}" + (" (ignorable)" if ev.raw.flags & 0x80 else "")
+    if t == T.FORMAT_DESCRIPTION_EVENT or t == T.START_EVENT_V3:
+        created = f" created {stamp(f['create_timestamp'], utc)}" if f.get("create_timestamp") else ""
+        return f"Start: binlog v {f['binlog_version']}, server v {f['server_version']}{created}"
+    if t == T.ROTATE_EVENT:
+        return f"Rotate to {f['new_log_ident']}  pos: {f.get('position')}"
+    if t in (T.QUERY_EVENT, T.QUERY_COMPRESSED_EVENT, T.EXECUTE_LOAD_QUERY_EVENT):
+        return f"{ev.name}\tthread_id={f['thread_id']}\texec_time={f['exec_time']}\terror_code={f['error_code']}"
+    if t == T.XID_EVENT:
+        return f"Xid = {f['xid']}"
+    if t == T.GTID_EVENT:
+        kind = "ddl" if "DDL" in f["flags"] else ("trans" if "TRANSACTIONAL" in f["flags"] else "")
+        cid = f" cid={f['commit_id']}" if f.get("commit_id") is not None else ""
+        return f"GTID {f['gtid']}{cid} {kind}".rstrip()
+    if t == T.GTID_LIST_EVENT:
+        return f"Gtid list [{','.join(f['gtids'])}]"
+    if t == T.BINLOG_CHECKPOINT_EVENT:
+        return f"Binlog checkpoint {f['binlog_file']}"
+    if t == T.ANNOTATE_ROWS_EVENT:
+        return "Annotate_rows:"
+    if t == T.TABLE_MAP_EVENT:
+        return f"Table_map: `{f['db']}`.`{f['table']}` mapped to number {f['table_id']}"
+    if t in ROWS_NAMES:
+        flags = " ".join(n for b, n in ROW_FLAGS.items() if f["flags"] & b)
+        return f"{ROWS_NAMES[t]}: table id {f['table_id']}" + (f" flags: {flags}" if flags else "")
+    if t in (T.GTID_LOG_EVENT, T.ANONYMOUS_GTID_LOG_EVENT):
+        name = "GTID" if t == T.GTID_LOG_EVENT else "Anonymous_GTID"
+        lc = f"\tlast_committed={f['last_committed']}\tsequence_number={f['sequence_number']}" if "last_committed" in f else ""
+        tl = f"\ttransaction_length={f['transaction_length']}" if "transaction_length" in f else ""
+        return f"{name}{lc}\trbr_only={'no' if f['flags'] & 1 else 'yes'}{tl}"
+    if t == T.PREVIOUS_GTIDS_LOG_EVENT:
+        return "Previous-GTIDs"
+    if t == T.INCIDENT_EVENT:
+        return f"Incident: {f['incident_name']}"
+    if t == T.TRANSACTION_PAYLOAD_EVENT:
+        return (f"Transaction_Payload\tpayload_size={f.get('payload_size')}\tcompression_type={f['compression']}"
+                f"\tuncompressed_size={f.get('uncompressed_size')}")
+    if t == T.INTVAR_EVENT:
+        return "Intvar"
+    if t == T.USER_VAR_EVENT:
+        return f"User_var"
+    return ev.name
+
+
+def body_lines(ev: Event) -> list[str]:
+    f, t = ev.fields, ev.raw.type_code
+    if ev.codec is None:
+        return []
+    if t in (T.QUERY_EVENT, T.QUERY_COMPRESSED_EVENT, T.EXECUTE_LOAD_QUERY_EVENT):
+        out = []
+        if f.get("db"):
+            out.append(f"use `{f['db']}`/*!*/;")
+        out.append(f"SET TIMESTAMP={ev.raw.timestamp}/*!*/;")
+        out.append(_sql(f["query"]))
+        return out
+    if t == T.XID_EVENT:
+        return ["COMMIT/*!*/;"]
+    if t == T.GTID_EVENT:
+        return [] if "STANDALONE" in f["flags"] else ["START TRANSACTION", "/*!*/;"]
+    if t == T.GTID_LOG_EVENT:
+        return [f"SET @@SESSION.GTID_NEXT= '{f['gtid']}'/*!*/;"]
+    if t == T.ANONYMOUS_GTID_LOG_EVENT:
+        return ["SET @@SESSION.GTID_NEXT= 'ANONYMOUS'/*!*/;"]
+    if t == T.PREVIOUS_GTIDS_LOG_EVENT:
+        sets = []
+        for s in f["sids"]:
+            ivs = ":".join(f"{a}-{b - 1}" if b - 1 > a else f"{a}" for a, b in s["intervals"])
+            sets.append(f"{s['sid']}{':' + s['tag'] if s['tag'] else ''}:{ivs}")
+        return [f"# {','.join(sets)}"] if sets else []
+    if t == T.ANNOTATE_ROWS_EVENT:
+        return [f"#Q> {line}" for line in f["query"].splitlines()]
+    if t == T.ROWS_QUERY_LOG_EVENT:
+        return [f"# {line}" for line in bytes.fromhex(f["query"]).decode("utf-8", "replace").splitlines()]
+    if t == T.INCIDENT_EVENT:
+        return [f"# {f['text']}"]
+    if t == T.INTVAR_EVENT:
+        name = {1: "LAST_INSERT_ID", 2: "INSERT_ID"}.get(f["kind"], f"INTVAR_{f['kind']}")
+        return [f"SET {name}={f['value']}/*!*/;"]
+    if t == T.RAND_EVENT:
+        return [f"SET @@RAND_SEED1={f['seed1']}, @@RAND_SEED2={f['seed2']}/*!*/;"]
+    if t == T.USER_VAR_EVENT:
+        name = f["name"]
+        if f["value"] is None:
+            return [f"SET @`{name}`:=NULL/*!*/;"]
+        return [f"SET @`{name}`:=0x{f['value']['value']}/*!*/;"]
+    if t == T.XA_PREPARE_LOG_EVENT:
+        return [f"XA PREPARE X'{f['data']}'/*!*/;"]
+    if t == T.START_ENCRYPTION_EVENT:
+        return ["# The rest of this file is encrypted"]
+    return []
+
+
+def render(ev: Event, utc: bool = False) -> Iterator[str]:
+    yield f"# at {ev.raw.offset}"
+    yield header_line(ev, utc)
+    yield from body_lines(ev)

@@ -1,0 +1,127 @@
+"""The fast scan path: walk event headers over mmap with one precompiled struct, verify CRC32,
+and return a verdict — no Python object per event unless asked for.
+
+Used by ``verify`` (and later by audit and recover). Agrees with ``reader.iter_raw_events``
+on every file (tested): same event boundaries, same first problem at the same offset.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import zlib
+from dataclasses import dataclass, field
+
+from .codecs.format_description import fde_is_checksum_aware
+from .codecs.header import HEADER_STRUCT, LEN_HEADER, OFS_FLAGS
+from .constants import BINLOG_MAGIC, LEN_CHECKSUM, ChecksumAlg, EventFlag, EventType, event_type_name
+from .errors import (BadMagicError, BinlogError, ChecksumError, EventSizeError, TruncatedEventError,
+                     UnsupportedFormatError)
+from .reader import MAX_EVENT_SIZE, MYSQL_ENCRYPTED_MAGIC
+
+_FDE = EventType.FORMAT_DESCRIPTION_EVENT
+_START_ENCRYPTION = EventType.START_ENCRYPTION_EVENT
+
+
+@dataclass
+class ScanResult:
+    path: str
+    size: int
+    events: int = 0
+    checksummed: int = 0
+    end_offset: int = 4  # end of the last whole, verified event
+    problem: BinlogError | None = None
+    type_counts: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None
+
+
+def _checksum_on(fde: bytes) -> bool:
+    """Whether events after this FDE end with a CRC32 (alg byte sits before the FDE's own CRC)."""
+    return fde_is_checksum_aware(fde) and fde[-5] == ChecksumAlg.CRC32
+
+
+def _fde_crc(ev) -> int:
+    flags = ev[OFS_FLAGS]
+    if flags & EventFlag.BINLOG_IN_USE:
+        head = bytes(ev[:OFS_FLAGS]) + bytes([flags & 0xFE])
+        return zlib.crc32(ev[OFS_FLAGS + 1:-LEN_CHECKSUM], zlib.crc32(head))
+    return zlib.crc32(ev[:-LEN_CHECKSUM])
+
+
+def scan(path: str | os.PathLike, *, verify: bool = True, count_types: bool = False,
+         progress=None) -> ScanResult:
+    """Walk every event of the file at ``path``; stop at the first problem and record it."""
+    path = os.fspath(path)
+    size = os.path.getsize(path)
+    res = ScanResult(path, size)
+    with open(path, "rb") as fh:
+        if size == 0:
+            res.problem = BadMagicError("empty file", file=path, offset=0)
+            return res
+        mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            _walk(mm, size, res, verify, count_types, progress)
+        except BinlogError as exc:
+            exc.__traceback__ = None  # drop frames that still hold views of the map
+            res.problem = exc.with_context(file=path)
+        finally:
+            mm.close()
+    return res
+
+
+def _walk(mm: mmap.mmap, size: int, res: ScanResult, verify: bool, count_types: bool, progress) -> None:
+    with memoryview(mm) as mv:
+        _walk_view(mv, size, res, verify, count_types, progress)
+
+
+def _walk_view(mv: memoryview, size: int, res: ScanResult, verify: bool, count_types: bool, progress) -> None:
+    magic = bytes(mv[:4])
+    if magic != BINLOG_MAGIC:
+        if magic == MYSQL_ENCRYPTED_MAGIC:
+            raise UnsupportedFormatError("MySQL encrypted binlog (magic fd 62 69 6e)", offset=0)
+        raise BadMagicError(f"not a binlog: starts with {magic!r}", offset=0)
+    unpack = HEADER_STRUCT.unpack_from
+    crc32 = zlib.crc32
+    at = 4
+    crc_on = False
+    n = checked = 0
+    counts = res.type_counts
+    next_tick = 64 << 20
+    while at < size:
+        if size - at < LEN_HEADER:
+            raise TruncatedEventError(f"torn event header: {size - at} bytes where 19 are needed", offset=at)
+        _ts, code, _sid, ev_size, _pos, _flags = unpack(mv, at)
+        if ev_size < LEN_HEADER or ev_size > MAX_EVENT_SIZE:
+            raise EventSizeError(f"event_size {ev_size} is impossible", offset=at, event_type=event_type_name(code))
+        end = at + ev_size
+        if end > size:
+            raise TruncatedEventError(f"torn event: event_size {ev_size} but only {size - at} bytes left in the file",
+                                      offset=at, event_type=event_type_name(code))
+        if code == _FDE:
+            ev = bytes(mv[at:end])
+            crc_on = _checksum_on(ev)
+            if fde_is_checksum_aware(ev) and verify:  # its CRC is valid even when the alg is OFF
+                stored = int.from_bytes(ev[-4:], "little")
+                if _fde_crc(ev) != stored:
+                    raise ChecksumError("CRC32 mismatch", offset=at, event_type="FORMAT_DESCRIPTION_EVENT")
+                checked += 1
+        elif crc_on and verify:
+            if ev_size < LEN_HEADER + LEN_CHECKSUM:
+                raise EventSizeError(f"event_size {ev_size} leaves no room for the checksum",
+                                     offset=at, event_type=event_type_name(code))
+            if crc32(mv[at:end - 4]) != int.from_bytes(mv[end - 4:end], "little"):
+                raise ChecksumError("CRC32 mismatch", offset=at, event_type=event_type_name(code))
+            checked += 1
+        n += 1
+        if count_types:
+            counts[code] = counts.get(code, 0) + 1
+        at = end
+        res.events, res.checksummed, res.end_offset = n, checked, at
+        if code == _START_ENCRYPTION and at < size:
+            raise UnsupportedFormatError("the rest of the file is encrypted (Start_encryption)", offset=at)
+        if progress is not None and at >= next_tick:
+            progress(at)
+            next_tick = at + (64 << 20)
