@@ -8,12 +8,13 @@ from typing import Iterator
 
 from .constants import EventType as T
 from .events import Event
+from .flavor import Flavor
 
 ROW_FLAGS = {1: "STMT_END_F", 2: "NO_FOREIGN_KEY_CHECKS_F", 4: "RELAXED_UNIQUE_CHECKS_F", 8: "COMPLETE_ROWS_F"}
 ROWS_NAMES = {
     T.WRITE_ROWS_EVENT: "Write_rows", T.UPDATE_ROWS_EVENT: "Update_rows", T.DELETE_ROWS_EVENT: "Delete_rows",
-    T.WRITE_ROWS_EVENT_V1: "Write_rows_v1", T.UPDATE_ROWS_EVENT_V1: "Update_rows_v1",
-    T.DELETE_ROWS_EVENT_V1: "Delete_rows_v1", T.PARTIAL_UPDATE_ROWS_EVENT: "Update_rows_partial",
+    T.WRITE_ROWS_EVENT_V1: "Write_rows", T.UPDATE_ROWS_EVENT_V1: "Update_rows",
+    T.DELETE_ROWS_EVENT_V1: "Delete_rows", T.PARTIAL_UPDATE_ROWS_EVENT: "Update_rows_partial",
     T.PRE_GA_WRITE_ROWS_EVENT: "Write_rows_pre_ga", T.PRE_GA_UPDATE_ROWS_EVENT: "Update_rows_pre_ga",
     T.PRE_GA_DELETE_ROWS_EVENT: "Delete_rows_pre_ga",
     T.WRITE_ROWS_COMPRESSED_EVENT: "Write_rows_compressed", T.UPDATE_ROWS_COMPRESSED_EVENT: "Update_rows_compressed",
@@ -22,6 +23,10 @@ ROWS_NAMES = {
     T.UPDATE_ROWS_COMPRESSED_EVENT_V1: "Update_rows_compressed_v1",
     T.DELETE_ROWS_COMPRESSED_EVENT_V1: "Delete_rows_compressed_v1",
 }
+
+
+# Each flavor's own tool prints a Query header its way: mariadb-binlog adds the Q_XID value.
+QUERY_SHOWS_XID = {Flavor.MARIADB}
 
 
 def stamp(ts: int, utc: bool) -> str:
@@ -44,12 +49,15 @@ def summary(ev: Event, utc: bool = False) -> str:
     if ev.codec is None:
         return f"Unknown event type {t}" + (" (ignorable)" if ev.raw.flags & 0x80 else "")
     if t == T.FORMAT_DESCRIPTION_EVENT or t == T.START_EVENT_V3:
-        created = f" created {stamp(f['create_timestamp'], utc)}" if f.get("create_timestamp") else ""
-        return f"Start: binlog v {f['binlog_version']}, server v {f['server_version']}{created}"
+        startup = " at startup" if f.get("create_timestamp") else ""
+        return (f"Start: binlog v {f['binlog_version']}, server v {f['server_version']} created "
+                f"{stamp(ev.raw.timestamp, utc)}{startup}")
     if t == T.ROTATE_EVENT:
         return f"Rotate to {f['new_log_ident']}  pos: {f.get('position')}"
     if t in (T.QUERY_EVENT, T.QUERY_COMPRESSED_EVENT, T.EXECUTE_LOAD_QUERY_EVENT):
-        return f"{ev.name}\tthread_id={f['thread_id']}\texec_time={f['exec_time']}\terror_code={f['error_code']}"
+        shows_xid = ev.raw.format is not None and ev.raw.format.flavor in QUERY_SHOWS_XID
+        xid = f"\txid={f['status_vars'].get('xid', 0)}" if shows_xid else ""
+        return f"{ev.name}\tthread_id={f['thread_id']}\texec_time={f['exec_time']}\terror_code={f['error_code']}{xid}"
     if t == T.XID_EVENT:
         return f"Xid = {f['xid']}"
     if t == T.GTID_EVENT:
