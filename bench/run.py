@@ -1,16 +1,18 @@
 """Benchmarks: binlogkit against mariadb-binlog and against a plain read of the same bytes.
 
-    make bench            # uses bench/data (make bench-data makes the ~1 GB binlog)
-    python bench/run.py [FILE...]
+    make bench                 # makes bench/data first if missing (a ~1 GB binlog, real server)
+    python bench/run.py [FILE] [--quick]
 
-Prints wall time, MB/s and ratios. Each measurement is the best of ``--repeat`` runs, with the
-file in the page cache (a warm-up read comes first), so the ratios compare CPU work.
+Every command runs as a subprocess writing to /dev/null, so times include start-up and output
+formatting; the best of ``--repeat`` runs is kept, with the file in the page cache (a warm-up
+read comes first). Peak RSS is the child's ru_maxrss. Ratios are computed in the same run.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -18,62 +20,75 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from binlogkit import open_binlog  # noqa: E402
+BIN = Path(sys.executable).parent
 
 
-def plain_read(path: Path) -> int:
-    n = 0
+def plain_read(path: Path) -> None:
     with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            n += len(chunk)
-    return n
+        while fh.read(1 << 20):
+            pass
 
 
-def binlogkit_walk(path: Path) -> int:
-    return sum(1 for _ in open_binlog(str(path)))
-
-
-def mariadb_binlog(path: Path) -> int:
-    exe = shutil.which("mariadb-binlog") or shutil.which("mysqlbinlog")
+def run(cmd: list[str]) -> tuple[float, int]:
+    """Wall seconds and peak RSS (KiB) of one subprocess run, output to /dev/null."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    t = time.perf_counter()
     with open(os.devnull, "wb") as devnull:
-        subprocess.run([exe, "--skip-gtid-strict-mode", str(path)], stdout=devnull, stderr=devnull, check=False)
-    return 0
+        subprocess.run(cmd, stdout=devnull, stderr=devnull, check=False)
+    dt = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return dt, after if after > before else -1
 
 
-def best(fn, path: Path, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn(path)
-        times.append(time.perf_counter() - t)
-    return min(times)
+def best(cmd: list[str], repeat: int) -> tuple[float, int]:
+    runs = [run(cmd) for _ in range(repeat)]
+    return min(r[0] for r in runs), max(r[1] for r in runs)
+
+
+def rss_of(cmd: list[str]) -> int:
+    """Peak RSS of one run, measured in a fresh child so earlier children do not mask it."""
+    code = ("import resource,subprocess,os,sys;"
+            "subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL);"
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    out = subprocess.run([sys.executable, "-c", code, *cmd], capture_output=True, text=True).stdout
+    return int(out.strip() or 0)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("files", nargs="*", type=Path)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("file", nargs="?", type=Path, default=ROOT / "bench" / "data" / "mariadb-bin.000001")
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--quick", action="store_true", help="first 100 MB only")
     args = ap.parse_args(argv)
-    files = args.files or sorted((ROOT / "bench" / "data").glob("mariadb-bin.0*"))
-    if not files:
-        print("no benchmark data: run `make bench-data` first (a ~1 GB binlog from a real server)",
-              file=sys.stderr)
+    path = args.file
+    if not path.exists():
+        print("no benchmark data: run `make bench-data` first (a ~1 GB binlog from a real server)", file=sys.stderr)
         return 2
-    have_oracle = bool(shutil.which("mariadb-binlog") or shutil.which("mysqlbinlog"))
-    print(f"{'file':<28} {'MB':>8} {'read s':>8} {'walk s':>8} {'walk MB/s':>10} {'oracle s':>9} "
-          f"{'walk/read':>10} {'walk/oracle':>12}")
-    for path in files:
-        size = path.stat().st_size / 1e6
-        plain_read(path)
-        t_read = best(plain_read, path, args.repeat)
-        t_walk = best(binlogkit_walk, path, args.repeat)
-        t_orc = best(mariadb_binlog, path, 1) if have_oracle else float("nan")
-        print(f"{path.name:<28} {size:>8.1f} {t_read:>8.3f} {t_walk:>8.3f} {size / t_walk:>10.0f} "
-              f"{t_orc:>9.3f} {t_walk / t_read:>10.1f} {t_walk / t_orc:>12.3f}")
-    print("walk = binlogkit's reader: frame every event and verify its CRC32 (no body decoding);"
-          " oracle = mariadb-binlog FILE > /dev/null")
+    oracle = shutil.which("mariadb-binlog") or shutil.which("mysqlbinlog")
+    bk = str(BIN / "binlogkit") if (BIN / "binlogkit").exists() else "binlogkit"
+    mb = path.stat().st_size / 1e6
+    plain_read(path)
+    t0 = time.perf_counter()
+    plain_read(path)
+    t_read = time.perf_counter() - t0
+    rows = []
+
+    def line(name, cmd, ref=None):
+        t, _ = best(cmd, args.repeat)
+        rss = rss_of(cmd)
+        rows.append((name, t, rss, ref))
+        return t
+
+    t_verify_o = line("mariadb-binlog --verify-binlog-checksum", [oracle, "--verify-binlog-checksum", str(path)])
+    t_default_o = line("mariadb-binlog", [oracle, str(path)])
+    line("binlogkit verify", [bk, "verify", str(path)], t_verify_o)
+    line("binlogkit decode", [bk, "decode", str(path)], t_default_o)
+    line("binlogkit decode --json", [bk, "decode", "--json", str(path)], t_default_o)
+    print(f"file: {path} ({mb:,.0f} MB); plain read {t_read:.3f} s ({mb / t_read:,.0f} MB/s)")
+    print(f"{'command':<42} {'seconds':>8} {'MB/s':>7} {'peak RSS MB':>12} {'vs read':>8} {'vs oracle':>10}")
+    for name, t, rss, ref in rows:
+        vs = f"{t / ref:.2f}" if ref else "-"
+        print(f"{name:<42} {t:>8.2f} {mb / t:>7.0f} {rss / 1024:>12.0f} {t / t_read:>8.1f} {vs:>10}")
     return 0
 
 

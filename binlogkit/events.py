@@ -16,6 +16,9 @@ from datetime import datetime, timezone
 
 from construct import Container, ConstructError, ListContainer
 
+import struct
+
+from .codecs.fast import FAST, Irregular
 from .codecs import compression, gtid as gtid_codec, payload as payload_codec, status_vars
 from .codecs.common import uuid_text
 from .codecs.header import HEADER_STRUCT, LEN_HEADER
@@ -60,10 +63,15 @@ def _text(b) -> str:
     return bytes(b).decode("utf-8", "replace")
 
 
+BULK_FIELDS = {"rows", "payload", "block", "data", "cert_info", "sets"}  # summarised, never hexed whole
+
+
 def to_jsonable(obj, key: str | None = None):
-    """Containers to dicts, bytes to text (name-like fields) or hex."""
+    """Containers to dicts, bytes to text (name-like fields) or hex; bulk bytes by length."""
     if isinstance(obj, dict):
-        return {k: to_jsonable(v, k) for k, v in obj.items() if not k.startswith("_")}
+        return {k: (f"<{len(v)} bytes>" if k in BULK_FIELDS and isinstance(v, (bytes, bytearray)) and len(v) > 64
+                    else to_jsonable(v, k))
+                for k, v in obj.items() if not k.startswith("_")}
     if isinstance(obj, (list, ListContainer)):
         return [to_jsonable(v) for v in obj]
     if isinstance(obj, (bytes, bytearray)):
@@ -84,10 +92,19 @@ def decode(raw: RawEvent, *, strict: bool = True) -> Event:
                               offset=raw.offset, event_type=raw.type_name)
         return Event(raw, None, None, {"data": raw.body.hex()})
     body = raw.body
+    parsed = None
+    fast = FAST.get(raw.type_code)
+    if fast is not None:
+        try:
+            parsed = fast(body, raw.type_code, fmt.post_header_length(raw.type_code) if fmt else None)
+            left = 0
+        except (Irregular, IndexError, struct.error):
+            parsed = None
     try:
-        stream = io.BytesIO(body)
-        parsed = codec.body.parse_stream(stream, **_params(raw, fmt, len(body)))
-        left = len(body) - stream.tell()
+        if parsed is None:
+            stream = io.BytesIO(body)
+            parsed = codec.body.parse_stream(stream, **_params(raw, fmt, len(body)))
+            left = len(body) - stream.tell()
     except ConstructError as exc:
         path = getattr(exc, "path", None) or ""
         raise BodyLengthError(f"{codec.name} body does not parse: {str(exc).splitlines()[-1]}",

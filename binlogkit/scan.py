@@ -7,7 +7,6 @@ on every file (tested): same event boundaries, same first problem at the same of
 
 from __future__ import annotations
 
-import mmap
 import os
 import zlib
 from dataclasses import dataclass, field
@@ -51,77 +50,101 @@ def _fde_crc(ev) -> int:
     return zlib.crc32(ev[:-LEN_CHECKSUM])
 
 
+WINDOW = 16 << 20  # bytes read at a time: memory stays flat whatever the file size
+
+
 def scan(path: str | os.PathLike, *, verify: bool = True, count_types: bool = False,
          progress=None) -> ScanResult:
     """Walk every event of the file at ``path``; stop at the first problem and record it."""
     path = os.fspath(path)
     size = os.path.getsize(path)
     res = ScanResult(path, size)
-    with open(path, "rb") as fh:
+    with open(path, "rb", buffering=0) as fh:
         if size == 0:
             res.problem = BadMagicError("empty file", file=path, offset=0)
             return res
-        mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         try:
-            _walk(mm, size, res, verify, count_types, progress)
+            _walk(fh, size, res, verify, count_types, progress)
         except BinlogError as exc:
-            exc.__traceback__ = None  # drop frames that still hold views of the map
+            exc.__traceback__ = None
             res.problem = exc.with_context(file=path)
-        finally:
-            mm.close()
     return res
 
 
-def _walk(mm: mmap.mmap, size: int, res: ScanResult, verify: bool, count_types: bool, progress) -> None:
-    with memoryview(mm) as mv:
-        _walk_view(mv, size, res, verify, count_types, progress)
-
-
-def _walk_view(mv: memoryview, size: int, res: ScanResult, verify: bool, count_types: bool, progress) -> None:
-    magic = bytes(mv[:4])
+def _walk(fh, size: int, res: ScanResult, verify: bool, count_types: bool, progress) -> None:
+    """Header walk over a sliding window: ``buf[rel:filled]`` holds the file from ``at`` on."""
+    magic = fh.read(4)
     if magic != BINLOG_MAGIC:
         if magic == MYSQL_ENCRYPTED_MAGIC:
             raise UnsupportedFormatError("MySQL encrypted binlog (magic fd 62 69 6e)", offset=0)
         raise BadMagicError(f"not a binlog: starts with {magic!r}", offset=0)
     unpack = HEADER_STRUCT.unpack_from
     crc32 = zlib.crc32
+    buf = bytearray(WINDOW)
+    mv = memoryview(buf)
+    filled, rel = 0, 0
     at = 4
     crc_on = False
     n = checked = 0
     counts = res.type_counts
     next_tick = 64 << 20
-    while at < size:
-        if size - at < LEN_HEADER:
-            raise TruncatedEventError(f"torn event header: {size - at} bytes where 19 are needed", offset=at)
-        _ts, code, _sid, ev_size, _pos, _flags = unpack(mv, at)
-        if ev_size < LEN_HEADER or ev_size > MAX_EVENT_SIZE:
-            raise EventSizeError(f"event_size {ev_size} is impossible", offset=at, event_type=event_type_name(code))
-        end = at + ev_size
-        if end > size:
-            raise TruncatedEventError(f"torn event: event_size {ev_size} but only {size - at} bytes left in the file",
-                                      offset=at, event_type=event_type_name(code))
-        if code == _FDE:
-            ev = bytes(mv[at:end])
-            crc_on = _checksum_on(ev)
-            if fde_is_checksum_aware(ev) and verify:  # its CRC is valid even when the alg is OFF
-                stored = int.from_bytes(ev[-4:], "little")
-                if _fde_crc(ev) != stored:
-                    raise ChecksumError("CRC32 mismatch", offset=at, event_type="FORMAT_DESCRIPTION_EVENT")
+    try:
+        while at < size:
+            if filled - rel < LEN_HEADER:  # slide the window and read behind what is left
+                keep = filled - rel
+                mv[:keep] = mv[rel:filled]
+                rel, filled = 0, keep
+                while filled < LEN_HEADER:
+                    got = fh.readinto(mv[filled:])
+                    if not got:
+                        break
+                    filled += got
+            if size - at < LEN_HEADER:
+                raise TruncatedEventError(f"torn event header: {size - at} bytes where 19 are needed", offset=at)
+            _ts, code, _sid, ev_size, _pos, _flags = unpack(buf, rel)
+            if ev_size < LEN_HEADER or ev_size > MAX_EVENT_SIZE:
+                raise EventSizeError(f"event_size {ev_size} is impossible", offset=at, event_type=event_type_name(code))
+            end = at + ev_size
+            if end > size:
+                raise TruncatedEventError(f"torn event: event_size {ev_size} but only {size - at} bytes left in the file",
+                                          offset=at, event_type=event_type_name(code))
+            if filled - rel < ev_size:
+                keep = filled - rel
+                mv[:keep] = mv[rel:filled]
+                rel, filled = 0, keep
+                if ev_size > len(buf):
+                    mv.release()
+                    buf.extend(bytes(ev_size - len(buf)))
+                    mv = memoryview(buf)
+                while filled < ev_size:
+                    got = fh.readinto(mv[filled:])
+                    if not got:
+                        raise TruncatedEventError("file shrank while being read", offset=at)
+                    filled += got
+            e = rel + ev_size
+            if code == _FDE:
+                ev = bytes(mv[rel:e])
+                crc_on = _checksum_on(ev)
+                if fde_is_checksum_aware(ev) and verify:  # its CRC is valid even when the alg is OFF
+                    if _fde_crc(ev) != int.from_bytes(ev[-4:], "little"):
+                        raise ChecksumError("CRC32 mismatch", offset=at, event_type="FORMAT_DESCRIPTION_EVENT")
+                    checked += 1
+            elif crc_on and verify:
+                if ev_size < LEN_HEADER + LEN_CHECKSUM:
+                    raise EventSizeError(f"event_size {ev_size} leaves no room for the checksum",
+                                         offset=at, event_type=event_type_name(code))
+                if crc32(mv[rel:e - 4]) != int.from_bytes(mv[e - 4:e], "little"):
+                    raise ChecksumError("CRC32 mismatch", offset=at, event_type=event_type_name(code))
                 checked += 1
-        elif crc_on and verify:
-            if ev_size < LEN_HEADER + LEN_CHECKSUM:
-                raise EventSizeError(f"event_size {ev_size} leaves no room for the checksum",
-                                     offset=at, event_type=event_type_name(code))
-            if crc32(mv[at:end - 4]) != int.from_bytes(mv[end - 4:end], "little"):
-                raise ChecksumError("CRC32 mismatch", offset=at, event_type=event_type_name(code))
-            checked += 1
-        n += 1
-        if count_types:
-            counts[code] = counts.get(code, 0) + 1
-        at = end
-        res.events, res.checksummed, res.end_offset = n, checked, at
-        if code == _START_ENCRYPTION and at < size:
-            raise UnsupportedFormatError("the rest of the file is encrypted (Start_encryption)", offset=at)
-        if progress is not None and at >= next_tick:
-            progress(at)
-            next_tick = at + (64 << 20)
+            n += 1
+            if count_types:
+                counts[code] = counts.get(code, 0) + 1
+            at, rel = end, e
+            res.events, res.checksummed, res.end_offset = n, checked, at
+            if code == _START_ENCRYPTION and at < size:
+                raise UnsupportedFormatError("the rest of the file is encrypted (Start_encryption)", offset=at)
+            if progress is not None and at >= next_tick:
+                progress(at)
+                next_tick = at + (64 << 20)
+    finally:
+        mv.release()
