@@ -15,9 +15,17 @@ from .scan import ScanResult, scan
 
 
 def expand_paths(paths: Iterable[str | os.PathLike]) -> list[Path]:
-    """Files in order: an ``.index`` file stands for the logs it lists (relative to itself)."""
+    """Files in order: an ``.index`` file stands for the logs it lists (relative to itself); a
+    directory for its index files' logs, or else for its files named like ``NAME.000123``."""
     out: list[Path] = []
     for p in map(Path, paths):
+        if p.is_dir():
+            indexes = sorted(p.glob("*.index"))
+            if indexes:
+                out += expand_paths(indexes)
+            else:
+                out += sorted(f for f in p.iterdir() if f.is_file() and f.suffix[1:].isdigit())
+            continue
         if p.suffix == ".index" and p.is_file():
             for line in p.read_text().splitlines():
                 line = line.strip()

@@ -106,7 +106,7 @@ def _event_json(ev, path: str) -> dict:
 
 
 @main.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per event (JSON lines), stable keys.")
 @click.option("--start-position", type=int, help="Skip events that start before this file offset.")
 @click.option("--stop-position", type=int, help="Stop at the first event starting at or after this offset.")
@@ -118,7 +118,7 @@ def _event_json(ev, path: str) -> dict:
 @click.option("--utc/--local-time", default=True, show_default=True, help="Print timestamps in UTC or in local time.")
 def decode(files, as_json, start_position, stop_position, start_datetime, stop_datetime, types,
            no_verify, lenient, utc) -> None:
-    """Print the events of binlog / relay-log FILES (or .index files) with exact offsets.
+    """Print the events of binlog / relay-log FILES (.index files and folders too) with exact offsets.
 
     Text output is modelled on mysqlbinlog: `# at OFFSET`, then the event's time, server id,
     end_log_pos, CRC32 and type with its key fields, then its SQL (queries, GTIDs, Xid
@@ -150,10 +150,10 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
 
 
 @main.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per file.")
 def verify(files, as_json) -> None:
-    """Check framing and CRC32 of every event of FILES (or .index files) at full speed.
+    """Check framing and CRC32 of every event of FILES (.index files and folders too) at full speed.
 
     Prints one line per file: OK with its event count, or BAD with the first problem and its
     offset (torn event, checksum mismatch, impossible size, not a binlog, encrypted). Exit

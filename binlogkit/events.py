@@ -66,8 +66,13 @@ def _text(b) -> str:
 BULK_FIELDS = {"rows", "payload", "block", "data", "cert_info", "sets"}  # summarised, never hexed whole
 
 
+_SCALARS = (int, str, float, bool, type(None))
+
+
 def to_jsonable(obj, key: str | None = None):
     """Containers to dicts, bytes to text (name-like fields) or hex; bulk bytes by length."""
+    if isinstance(obj, _SCALARS):
+        return obj
     if isinstance(obj, dict):
         return {k: (f"<{len(v)} bytes>" if k in BULK_FIELDS and isinstance(v, (bytes, bytearray)) and len(v) > 64
                     else to_jsonable(v, k))

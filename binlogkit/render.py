@@ -3,6 +3,7 @@ event with its exact offset. Pure: events in, lines out."""
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import Iterator
 
@@ -17,11 +18,11 @@ ROWS_NAMES = {
     T.DELETE_ROWS_EVENT_V1: "Delete_rows", T.PARTIAL_UPDATE_ROWS_EVENT: "Update_rows_partial",
     T.PRE_GA_WRITE_ROWS_EVENT: "Write_rows_pre_ga", T.PRE_GA_UPDATE_ROWS_EVENT: "Update_rows_pre_ga",
     T.PRE_GA_DELETE_ROWS_EVENT: "Delete_rows_pre_ga",
-    T.WRITE_ROWS_COMPRESSED_EVENT: "Write_rows_compressed", T.UPDATE_ROWS_COMPRESSED_EVENT: "Update_rows_compressed",
-    T.DELETE_ROWS_COMPRESSED_EVENT: "Delete_rows_compressed",
-    T.WRITE_ROWS_COMPRESSED_EVENT_V1: "Write_rows_compressed_v1",
-    T.UPDATE_ROWS_COMPRESSED_EVENT_V1: "Update_rows_compressed_v1",
-    T.DELETE_ROWS_COMPRESSED_EVENT_V1: "Delete_rows_compressed_v1",
+    T.WRITE_ROWS_COMPRESSED_EVENT: "Write_compressed_rows", T.UPDATE_ROWS_COMPRESSED_EVENT: "Update_compressed_rows",
+    T.DELETE_ROWS_COMPRESSED_EVENT: "Delete_compressed_rows",
+    T.WRITE_ROWS_COMPRESSED_EVENT_V1: "Write_compressed_rows",
+    T.UPDATE_ROWS_COMPRESSED_EVENT_V1: "Update_compressed_rows",
+    T.DELETE_ROWS_COMPRESSED_EVENT_V1: "Delete_compressed_rows",
 }
 
 
@@ -29,6 +30,7 @@ ROWS_NAMES = {
 QUERY_SHOWS_XID = {Flavor.MARIADB}
 
 
+@functools.lru_cache(maxsize=4096)
 def stamp(ts: int, utc: bool) -> str:
     t = time.gmtime(ts) if utc else time.localtime(ts)
     return f"{t.tm_year % 100:02d}{t.tm_mon:02d}{t.tm_mday:02d} {t.tm_hour:2d}:{t.tm_min:02d}:{t.tm_sec:02d}"
@@ -38,6 +40,13 @@ def header_line(ev: Event, utc: bool) -> str:
     raw = ev.raw
     crc = f" CRC32 0x{int.from_bytes(raw.data[-4:], 'little'):08x}" if raw.len_checksum else ""
     return f"#{stamp(raw.timestamp, utc)} server id {raw.server_id}  end_log_pos {raw.log_pos}{crc} \t{summary(ev, utc)}"
+
+
+def _xid(f: dict) -> str:
+    """An XID as the servers print it: X'gtrid',X'bqual',formatID."""
+    data = bytes.fromhex(f["data"])
+    g, b = data[:f["len_gtrid"]], data[f["len_gtrid"]:]
+    return f"X'{g.hex()}',X'{b.hex()}',{f['format_id']}"
 
 
 def _sql(text: str) -> str:
@@ -89,6 +98,8 @@ def summary(ev: Event, utc: bool = False) -> str:
                 f"\tuncompressed_size={f.get('uncompressed_size')}")
     if t == T.INTVAR_EVENT:
         return "Intvar"
+    if t == T.XA_PREPARE_LOG_EVENT:
+        return f"XID = {_xid(f)}"
     if t == T.USER_VAR_EVENT:
         return f"User_var"
     return ev.name
@@ -136,7 +147,8 @@ def body_lines(ev: Event) -> list[str]:
             return [f"SET @`{name}`:=NULL/*!*/;"]
         return [f"SET @`{name}`:=0x{f['value']['value']}/*!*/;"]
     if t == T.XA_PREPARE_LOG_EVENT:
-        return [f"XA PREPARE X'{f['data']}'/*!*/;"]
+        verb = "XA COMMIT" if f["one_phase"] else "XA PREPARE"
+        return [f"{verb} {_xid(f)}" + (" ONE PHASE" if f["one_phase"] else ""), "/*!*/;"]
     if t == T.START_ENCRYPTION_EVENT:
         return ["# The rest of this file is encrypted"]
     return []

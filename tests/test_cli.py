@@ -75,3 +75,60 @@ def test_decode_does_not_open_for_writing(tmp_path, monkeypatch):
     for name in ("relay-bin.000004.xz", "relay-bin.000005.xz"):
         run("decode", str(src / name))
     assert modes and all(set(m) <= {"r", "b", "t"} for m in modes), modes
+
+
+def test_verify_folder_reports_the_torn_file():
+    d = store.materialize("crash-torn-position") / "relay"
+    torn = store.manifest("crash-torn-position")["truth"]["torn"][0]
+    res = run("verify", str(d))
+    assert res.exit_code == 1
+    lines = res.output.splitlines()
+    assert any(l.startswith("OK ") for l in lines)
+    bad = [l for l in lines if l.startswith("BAD")]
+    assert len(bad) == 1 and torn["file"] in bad[0] and f"offset {torn['offset']}" in bad[0]
+    js = run("verify", "--json", str(d))
+    docs = [json.loads(l) for l in js.output.splitlines()]
+    assert [d["problem"]["offset"] for d in docs if not d["ok"]] == [torn["offset"]]
+
+
+def test_verify_clean_set_exits_0():
+    d = store.materialize("replication-gtid") / "primary" / "mariadb-bin.index"
+    res = run("verify", str(d))
+    assert res.exit_code == 0 and res.output.count("OK ") == len(store.manifest("replication-gtid")["primary"]["binlog_files"])
+
+
+def test_decode_filters():
+    path = store.materialize("replication-gtid") / "primary" / "mariadb-bin.000001"
+    js = [json.loads(l) for l in run("decode", "--json", str(path)).output.splitlines()]
+    mid = js[len(js) // 2]["offset"]
+    part = [json.loads(l) for l in run("decode", "--json", "--start-position", str(mid), "--stop-position",
+                                       str(js[-1]["offset"]), str(path)).output.splitlines()]
+    assert part[0]["offset"] == mid and part[-1]["end_offset"] == js[-1]["offset"]
+    xids = [json.loads(l) for l in run("decode", "--json", "--type", "xid", str(path)).output.splitlines()]
+    assert xids and all(e["type"] == "XID_EVENT" for e in xids)
+    assert len(xids) == sum(1 for e in js if e["type"] == "XID_EVENT")
+    assert run("decode", "--type", "nonsense", str(path)).exit_code == 2
+    late = [json.loads(l) for l in run("decode", "--json", "--start-datetime", "2100-01-01", str(path)).output.splitlines()]
+    assert late == []
+
+
+def test_decode_lenient_carries_on(tmp_path):
+    """A corrupt event mid-file: strict stops there (exit 1); lenient reports it and goes on."""
+    src = store.materialize("replication-gtid") / "primary" / "mariadb-bin.000001"
+    js = [json.loads(l) for l in run("decode", "--json", str(src)).output.splitlines()]
+    victim = next(e for e in js if e["type"] == "TABLE_MAP_EVENT")
+    raw = bytearray(src.read_bytes())
+    raw[victim["offset"] + 19 + 8] = 200  # db length runs past the body
+    body_end = victim["end_offset"] - 4
+    import zlib
+    raw[body_end:body_end + 4] = zlib.crc32(bytes(raw[victim["offset"]:body_end])).to_bytes(4, "little")
+    f = tmp_path / "bad.bin"
+    f.write_bytes(bytes(raw))
+    strict = run("decode", "--json", str(f))
+    assert strict.exit_code == 1
+    lenient = run("decode", "--json", "--lenient", str(f))
+    assert lenient.exit_code == 1
+    n_strict = sum(1 for l in strict.output.splitlines() if l.startswith("{"))
+    n_lenient = sum(1 for l in lenient.output.splitlines() if l.startswith("{"))
+    assert n_strict < n_lenient == len(js) - 1
+    assert f"offset {victim['offset']}" in strict.output

@@ -21,9 +21,12 @@ pytestmark = pytest.mark.server  # needs the mariadb-client package
 KIND = {"Format_desc": "Start", "Rotate": "Rotate", "Gtid_list": "Gtid", "Binlog_checkpoint": "Binlog",
         "GTID": "GTID", "Query": "Query", "Xid": "Xid", "Annotate_rows": "Annotate_rows",
         "Table_map": "Table_map", "Write_rows_v1": "Write_rows", "Update_rows_v1": "Update_rows",
-        "Delete_rows_v1": "Delete_rows", "Stop": "Stop", "Intvar": "Intvar"}
+        "Delete_rows_v1": "Delete_rows", "Stop": "Stop", "Intvar": "Intvar", "XA_prepare": "XID",
+        "Write_rows_compressed_v1": "Write_compressed_rows", "Update_rows_compressed_v1": "Update_compressed_rows",
+        "Delete_rows_compressed_v1": "Delete_compressed_rows", "Query_compressed": "Query_compressed"}
 SAME_TEXT = {"Rotate", "Gtid_list", "Binlog_checkpoint", "GTID", "Xid", "Table_map", "Write_rows_v1",
-             "Update_rows_v1", "Delete_rows_v1", "Query", "Annotate_rows", "Format_desc"}
+             "Update_rows_v1", "Delete_rows_v1", "Query", "Annotate_rows", "Format_desc", "XA_prepare",
+             "Write_rows_compressed_v1", "Update_rows_compressed_v1", "Delete_rows_compressed_v1", "Query_compressed"}
 
 
 @pytest.mark.parametrize("path", fixture_files(), ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}/{p.name}")
