@@ -13,13 +13,15 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from .errors import BinlogError
+from .events import Event, decode
 from .format import Format
 from .flavor import Flavor
 from .reader import RawEvent, iter_raw_events
 
 __version__ = "0.1.0"
 
-__all__ = ["BinlogError", "Flavor", "Format", "RawEvent", "iter_raw_events", "open_binlog", "__version__"]
+__all__ = ["BinlogError", "Event", "Flavor", "Format", "RawEvent", "decode", "iter_raw_events", "open_binlog",
+           "__version__"]
 
 
 _COMPRESSED = {".xz": "lzma", ".lzma": "lzma", ".gz": "gzip", ".bz2": "bz2"}

@@ -5,14 +5,19 @@ BK="${BINLOGKIT:-binlogkit}"
 SET=fixtures/mariadb-10.11
 hr() { printf '\n== %s\n' "$*"; }
 
-hr "A primary's binlog (first 25 events): offsets, types, end_log_pos, CRC32 checked"
-"$BK" decode "$SET/replication-gtid/primary/mariadb-bin.000001.xz" | head -26
+hr "verify: a primary's whole binlog set (framing + CRC32), and a crashed replica's relay logs"
+"$BK" verify "$SET/replication-gtid/primary/mariadb-bin.index"
+"$BK" verify "$SET/crash-torn-position/relay"
+echo "exit code: $? (1 = something is damaged; the BAD line says where)"
 
-hr "The same, as JSON lines (first 3)"
-"$BK" decode --json "$SET/replication-gtid/primary/mariadb-bin.000001.xz" | head -3
+hr "decode: the first transactions of the primary, as mysqlbinlog shows them"
+"$BK" decode "$SET/replication-gtid/primary/mariadb-bin.000001.xz" --start-position 1407 --stop-position 2300
 
-hr "A relay log left by kill -9 in the middle of a 1 MB row event (crash-torn-position)"
-"$BK" decode "$SET/crash-torn-position/relay/relay-bin.000005.xz" 2>&1 | tail -4
+hr "decode --json: a GTID event and its commit"
+"$BK" decode --json --type gtid,xid --start-position 1407 "$SET/replication-gtid/primary/mariadb-bin.000001.xz" | head -2
+
+hr "decode: the relay log left by kill -9 in the middle of a 1 MB row event"
+"$BK" decode "$SET/crash-torn-position/relay/relay-bin.000005.xz" 2>&1 | tail -3
 echo "exit code: ${PIPESTATUS[0]} (1 = damaged input, reported with file, offset and event)"
 
 hr "What MariaDB itself did on restart from that state (from the fixture's manifest)"
