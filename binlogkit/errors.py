@@ -10,6 +10,7 @@
     │   ├── BodyLengthError          a body ran short of, or left bytes over, its window
     │   └── UnsupportedFormatError   a format we recognise but cannot read (v1/v3, encrypted)
     ├── ChecksumError                CRC32 of an event does not match its trailer
+    ├── GtidError                    GTID text that does not parse, or an impossible operation
     └── LabError                     the real-server lab could not do what was asked
 
 Context (file, offset, event type, field path) is attached where it is known, usually at
@@ -91,6 +92,14 @@ class ChecksumError(BinlogError):
         super().__init__(message, **ctx)
         self.expected = expected
         self.actual = actual
+
+
+class GtidError(BinlogError, ValueError):
+    """GTID, GTID set or GTID position text that does not parse; ``part`` is the culprit."""
+
+    def __init__(self, message: str, *, part: str | None = None, **ctx):
+        super().__init__(message if part is None else f"{message}: {part!r}", **ctx)
+        self.part = part
 
 
 class LabError(BinlogError):

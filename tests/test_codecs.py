@@ -104,7 +104,7 @@ def test_incident_rendering(corpus):
     assert rebuild(decode(raw)) == data
 
 
-def test_every_registered_codec_is_exercised_or_declared_untested():
+def test_every_registered_codec_is_exercised_or_declared_untested(corpus):
     """Codecs never met in a real file are listed here on purpose, so a gap is visible."""
     seen = set()
     for p in corpus_files() + fixture_files():
