@@ -70,9 +70,17 @@ class Problem:
 def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | None = None,
                  stop_position: int | None = None, start_datetime: datetime | None = None,
                  stop_datetime: datetime | None = None, types: set[int] | None = None,
-                 verify: bool = True, strict: bool = True) -> Iterator[Event | Problem]:
+                 verify: bool = True, strict: bool = True, include_gtids=None,
+                 exclude_gtids=None) -> Iterator[Event | Problem]:
     """Decoded events of every file, filtered; a ``Problem`` where a file is damaged (then the
-    next file). Positions are file offsets of the event start (per file, like mysqlbinlog)."""
+    next file). Positions are file offsets of the event start (per file, like mysqlbinlog).
+    ``include_gtids`` / ``exclude_gtids`` are predicates on GTID text (``gtid_matcher``): the
+    events of a transaction follow its GTID event's verdict until the next GTID event; events
+    outside transactions (FDE, Rotate, ...) are always kept, as mysqlbinlog does."""
+    from .transactions import GTID_TYPES, OUTSIDE
+
+    gtid_filter = include_gtids is not None or exclude_gtids is not None
+    keep_trx = True
     from . import open_binlog
 
     t0 = start_datetime.timestamp() if start_datetime else None
@@ -87,6 +95,12 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
                 if t1 is not None and raw.timestamp >= t1 and raw.type_code != 15:
                     break
                 if t0 is not None and raw.timestamp < t0:
+                    continue
+                if gtid_filter and raw.type_code in GTID_TYPES:
+                    g = decode(raw, strict=False).fields.get("gtid")
+                    keep_trx = ((include_gtids is None or (g is not None and include_gtids(g)))
+                                and (exclude_gtids is None or g is None or not exclude_gtids(g)))
+                if gtid_filter and not keep_trx and raw.type_code not in OUTSIDE:
                     continue
                 if types and raw.type_code not in types:
                     continue
@@ -106,3 +120,115 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
 def verify_files(paths: Iterable[str | os.PathLike], *, progress=None) -> list[ScanResult]:
     """Framing and CRC32 of every file at full speed (the fast scan path)."""
     return [scan(p, progress=progress) for p in expand_paths(paths)]
+
+
+def transactions(paths: Iterable[str | os.PathLike], *, gtids: str | None = None, verify: bool = True,
+                 relay: bool | None = None, source_file: str | None = None):
+    """Transactions of the files, optionally only those whose GTID is in ``gtids`` (a MySQL
+    GTID set, or MariaDB GTIDs ``d-s-n`` / ranges ``d-s-a..b``). See ``transactions.py``."""
+    from .transactions import group_files
+
+    match = gtid_matcher(gtids) if gtids else None
+    for t in group_files(paths, verify=verify, relay=relay, source_file=source_file):
+        if match is None or (t.gtid is not None and match(t.gtid)):
+            yield t
+
+
+def gtid_matcher(text: str):
+    """A predicate on GTID text from a MySQL set (``uuid:1-5``) or MariaDB GTIDs/ranges."""
+    from .errors import GtidError
+    from .gtid import MariadbGtid, MysqlGtidSet
+
+    text = text.strip()
+    if ":" in text:
+        s = MysqlGtidSet.parse(text)
+        return lambda g: ":" in g and g in s
+    ranges = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        if ".." in part:
+            head, hi = part.split("..", 1)
+            lo = MariadbGtid.parse(head)
+            if not hi.isdigit():
+                raise GtidError("a MariaDB range is domain-server-first..last", part=part)
+            ranges.append((lo.domain_id, lo.server_id, lo.seq_no, int(hi)))
+        else:
+            g = MariadbGtid.parse(part)
+            ranges.append((g.domain_id, g.server_id, g.seq_no, g.seq_no))
+
+    def match(g: str) -> bool:
+        if ":" in g:
+            return False
+        x = MariadbGtid.parse(g)
+        return any(d == x.domain_id and s == x.server_id and lo <= x.seq_no <= hi for d, s, lo, hi in ranges)
+    return match
+
+
+def gtid_summary(paths: Iterable[str | os.PathLike], *, verify: bool = True, relay: bool | None = None) -> dict:
+    """What GTIDs the files contain, overall and per file (``binlogkit gtids``)."""
+    from .gtid import GtidPos, MariadbGtid, MysqlGtid, MysqlGtidSet, order_violations
+    from .transactions import Grouper, group_files
+
+    g = Grouper(relay=relay)
+    problem = None
+    trx = []
+    try:
+        for t in group_files(paths, verify=verify, grouper=g):
+            trx.append(t)
+    except BinlogError as exc:
+        problem = exc
+    mysql_added: list = []
+    maria_added: list = []
+    for t in trx:  # what is contained: complete transactions only
+        if not t.complete:
+            continue
+        if t.gtid and t.kind == "mysql":
+            mysql_added.append(MysqlGtid.parse(t.gtid))
+        elif t.gtid and t.kind == "mariadb":
+            maria_added.append(MariadbGtid.parse(t.gtid))
+    files = []
+    for info in g.files:
+        files.append({"file": info.file, "relay": info.relay, "server_version": info.server_version,
+                      "previous_gtids": str(MysqlGtidSet.from_previous_gtids(info.previous_gtids))
+                      if info.previous_gtids is not None else None,
+                      "gtid_list": info.gtid_list, "gtids_added": _compact(info.gtids),
+                      "transactions": info.transactions, "first_transaction": info.first_transaction,
+                      "last_transaction": info.last_transaction, "incomplete": info.incomplete,
+                      "problem": info.problem, "problem_offset": info.problem_offset})
+    out: dict = {"files": files, "transactions": len(trx),
+                 "incomplete": [t.gtid or f"@{t.start_file}:{t.start_offset}" for t in trx if not t.complete]}
+    first = g.files[0] if g.files else None
+    if mysql_added or (first and first.previous_gtids is not None):
+        prev = MysqlGtidSet.from_previous_gtids(first.previous_gtids or []) if first else MysqlGtidSet()
+        added = MysqlGtidSet.of(mysql_added)
+        out["mysql"] = {"previous_gtids": str(prev), "added": str(added), "contained": str(prev | added),
+                        "gtids_added": len(mysql_added), "duplicates": len(mysql_added) - len(added)}
+    if maria_added or (first and first.gtid_list is not None):
+        start = GtidPos.from_gtid_list(first.gtid_list or []) if first else GtidPos()
+        pos = start
+        for x in maria_added:
+            if not pos.covers(x):
+                pos = pos.advance(x)
+        bad = order_violations(maria_added, start)
+        out["mariadb"] = {"gtid_list": str(start), "position": str(pos), "gtids_added": len(maria_added),
+                          "out_of_order": [{"gtid": str(a), "after": str(b)} for a, b in bad]}
+    if problem is not None:
+        out["problem"] = {"file": problem.file, "offset": problem.offset, "message": problem.message,
+                          "kind": type(problem).__name__}
+    return out
+
+
+def _compact(gtids: list[str]) -> str:
+    """GTIDs added by one file, compactly: a MySQL set text, or MariaDB runs ``d-s-a..b``."""
+    from .gtid import MysqlGtid, MysqlGtidSet
+
+    mysql = [g for g in gtids if ":" in g]
+    if mysql:
+        return str(MysqlGtidSet.of(MysqlGtid.parse(g) for g in mysql))
+    runs: list[list] = []
+    for g in gtids:
+        d, s, n = (int(x) for x in g.split("-"))
+        if runs and runs[-1][0] == d and runs[-1][1] == s and runs[-1][3] + 1 == n:
+            runs[-1][3] = n
+        else:
+            runs.append([d, s, n, n])
+    return ",".join(f"{d}-{s}-{a}" + (f"..{b}" if b > a else "") for d, s, a, b in runs)

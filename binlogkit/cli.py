@@ -15,9 +15,10 @@ import sys
 from datetime import datetime, timezone
 
 import click
+from pathlib import Path
 
 from . import __version__
-from .api import Problem, decode_files, expand_paths, verify_files
+from .api import Problem, decode_files, expand_paths, gtid_summary, transactions as list_transactions, verify_files
 from .constants import EventType
 from .errors import BinlogError
 from .render import render
@@ -81,6 +82,16 @@ def _types(values: tuple[str, ...]) -> set[int] | None:
     return out
 
 
+def _gtids(text: str | None):
+    if text is None:
+        return None
+    from .api import gtid_matcher
+    try:
+        return gtid_matcher(text)
+    except BinlogError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
 def _fail(message: str, code: int) -> None:
     try:
         sys.stdout.flush()
@@ -113,11 +124,13 @@ def _event_json(ev, path: str) -> dict:
 @click.option("--start-datetime", help="Skip events older than this (ISO 8601; UTC unless a zone is given).")
 @click.option("--stop-datetime", help="Stop at the first event at or after this time.")
 @click.option("--type", "types", multiple=True, help="Only these event types (names or codes; repeat or comma-separate).")
+@click.option("--include-gtids", help="Only transactions whose GTID is in this set (MySQL uuid:1-5; MariaDB d-s-n, d-s-a..b).")
+@click.option("--exclude-gtids", help="Skip transactions whose GTID is in this set (same syntax).")
 @click.option("--no-verify", is_flag=True, help="Do not stop on CRC32 mismatches (they show as checksum_ok=false).")
 @click.option("--lenient", is_flag=True, help="Carry on past events that do not decode (reported on stderr).")
 @click.option("--utc/--local-time", default=True, show_default=True, help="Print timestamps in UTC or in local time.")
 def decode(files, as_json, start_position, stop_position, start_datetime, stop_datetime, types,
-           no_verify, lenient, utc) -> None:
+           include_gtids, exclude_gtids, no_verify, lenient, utc) -> None:
     """Print the events of binlog / relay-log FILES (.index files and folders too) with exact offsets.
 
     Text output is modelled on mysqlbinlog: `# at OFFSET`, then the event's time, server id,
@@ -131,7 +144,8 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
     try:
         items = decode_files(files, start_position=start_position, stop_position=stop_position,
                              start_datetime=_datetime(start_datetime), stop_datetime=_datetime(stop_datetime),
-                             types=_types(types), verify=not no_verify, strict=not lenient)
+                             types=_types(types), verify=not no_verify, strict=not lenient,
+                             include_gtids=_gtids(include_gtids), exclude_gtids=_gtids(exclude_gtids))
         for item in items:
             if isinstance(item, Problem):
                 damaged = True
@@ -183,6 +197,83 @@ def verify(files, as_json) -> None:
                        + (f" ({p.event_type})" if p.event_type else "")
                        + f"; {res.events} whole events before it")
     sys.exit(EXIT_DAMAGED if bad else EXIT_OK)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--json", "as_json", is_flag=True, help="The whole summary as one JSON document.")
+@click.option("--relay/--binlog", default=None, help="Force reading as relay logs or binlogs (default: detect).")
+def gtids(paths, as_json, relay) -> None:
+    """The GTIDs that binlogs / relay logs contain: a MySQL GTID set or a MariaDB position.
+
+    Per file: Previous_gtids (MySQL) or Gtid_list (MariaDB), the GTIDs the file adds, its first
+    and last transaction and the incomplete ones. Overall: the set / position contained, and for
+    MariaDB the GTIDs that strict mode would refuse (out of order or duplicated in a domain).
+    Exit 1 when a file is damaged or a transaction is incomplete.
+    """
+    summary = gtid_summary(paths, relay=relay)
+    if as_json:
+        click.echo(json.dumps(summary, indent=1))
+    else:
+        for f in summary["files"]:
+            start = f["previous_gtids"] if f["previous_gtids"] is not None else (
+                ",".join(f["gtid_list"]) if f["gtid_list"] is not None else "-")
+            click.echo(f"{f['file']}  {'relay' if f['relay'] else 'binlog'}  {f['transactions']} trx")
+            click.echo(f"  at start : {start or '(empty)'}")
+            click.echo(f"  added    : {f['gtids_added'] or '-'}")
+            click.echo(f"  first/last: {f['first_transaction']} / {f['last_transaction']}")
+            if f["incomplete"]:
+                click.echo(f"  incomplete: {', '.join(f['incomplete'])}")
+            if f["problem"]:
+                click.echo(f"  DAMAGED at offset {f['problem_offset']}: {f['problem']}")
+        if "mysql" in summary:
+            click.echo(f"MySQL GTID set contained: {summary['mysql']['contained'] or '(empty)'}")
+        if "mariadb" in summary:
+            m = summary["mariadb"]
+            click.echo(f"MariaDB GTID position after these files: {m['position'] or '(empty)'}")
+            if m["out_of_order"]:
+                click.echo(f"  {len(m['out_of_order'])} GTIDs out of order or duplicated (gtid_strict_mode would stop): "
+                           + ", ".join(f"{x['gtid']} after {x['after']}" for x in m["out_of_order"][:10]))
+        if summary["incomplete"]:
+            click.echo(f"incomplete transactions: {', '.join(map(str, summary['incomplete']))}")
+    sys.exit(EXIT_DAMAGED if summary.get("problem") or summary["incomplete"] else EXIT_OK)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per transaction.")
+@click.option("--gtids", "gtid_filter", help="Only these GTIDs (MySQL set, or MariaDB d-s-n / d-s-a..b).")
+@click.option("--relay/--binlog", default=None, help="Force reading as relay logs or binlogs (default: detect).")
+@click.option("--source-file", help="Source binlog name for relay logs whose Rotate was purged (from relay-log.info).")
+@click.option("--incomplete", is_flag=True, help="Only transactions that are not complete.")
+def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete) -> None:
+    """One line per transaction: GTID, where it starts and ends in the files and at the source
+    (file:end_log_pos), its times, events, bytes, terminator, and whether it is complete.
+
+    Row bodies are never decoded; only the events that carry boundaries are. Transactions that
+    span relay-log rotations are followed across files. Exit 1 when a file is damaged.
+    """
+    damaged = False
+    if not as_json:
+        click.echo(f"{'gtid':<44} {'start':<28} {'end':<28} {'source end':<26} {'events':>6} {'bytes':>10}  state")
+    try:
+        for t in list_transactions(paths, gtids=gtid_filter, relay=relay, source_file=source_file):
+            if incomplete and t.complete:
+                continue
+            if as_json:
+                click.echo(json.dumps(t.to_json()))
+            else:
+                start = f"{Path(t.start_file).name}:{t.start_offset}"
+                end = f"{Path(t.end_file).name}:{t.end_offset}" if t.end_file else "-"
+                src = f"{t.source_file}:{t.source_end}" if t.source_file else (str(t.source_end) if t.source_end else "-")
+                state = t.terminator if t.complete else "INCOMPLETE"
+                click.echo(f"{t.gtid or '(' + t.kind + ')':<44} {start:<28} {end:<28} {src:<26} {t.events:>6} {t.bytes:>10}  {state}")
+    except BinlogError as exc:
+        damaged = True
+        click.echo(f"binlogkit: error: {exc}", err=True)
+    except BrokenPipeError:
+        _quiet_broken_pipe()
+    sys.exit(EXIT_DAMAGED if damaged else EXIT_OK)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -91,7 +91,27 @@ def scan(path: str | os.PathLike, *, verify: bool = True, count_types: bool = Fa
 
 
 def _walk(fh, size: int, res: ScanResult, verify: bool, count_types: bool, progress) -> None:
-    """Header walk over a sliding window: ``buf[rel:filled]`` holds the file from ``at`` on."""
+    counts = res.type_counts
+    next_tick = 64 << 20
+    for at, code, _ts, _sid, ev_size, _pos, _flags, _data, crc_checked in walk_events(fh, size, verify=verify):
+        res.events += 1
+        res.checksummed += crc_checked
+        res.end_offset = at + ev_size
+        if count_types:
+            counts[code] = counts.get(code, 0) + 1
+        if progress is not None and res.end_offset >= next_tick:
+            progress(res.end_offset)
+            next_tick = res.end_offset + (64 << 20)
+
+
+def walk_events(fh, size: int, *, verify: bool = True, want: frozenset[int] | set[int] = frozenset()):
+    """Yield ``(offset, type_code, timestamp, server_id, event_size, log_pos, flags, data,
+    crc_checked)`` for every event of an unbuffered binary file object positioned at 0, whose
+    length is ``size``. ``data`` is the whole event's bytes for FDEs and for types in ``want``,
+    else None. Raises a ``BinlogError`` (no file name: callers add it) at the first problem.
+
+    Header walk over a sliding window: ``buf[rel:filled]`` holds the file from ``at`` on.
+    """
     magic = fh.read(4)
     if magic != BINLOG_MAGIC:
         if magic == MYSQL_ENCRYPTED_MAGIC:
@@ -104,9 +124,6 @@ def _walk(fh, size: int, res: ScanResult, verify: bool, count_types: bool, progr
     filled, rel = 0, 0
     at = 4
     crc_on = False
-    n = checked = 0
-    counts = res.type_counts
-    next_tick = 64 << 20
     try:
         while at < size:
             if filled - rel < LEN_HEADER:  # slide the window and read behind what is left
@@ -120,7 +137,7 @@ def _walk(fh, size: int, res: ScanResult, verify: bool, count_types: bool, progr
                     filled += got
             if size - at < LEN_HEADER:
                 raise TruncatedEventError(f"torn event header: {size - at} bytes where 19 are needed", offset=at)
-            _ts, code, _sid, ev_size, _pos, _flags = unpack(buf, rel)
+            ts, code, sid, ev_size, log_pos, flags = unpack(buf, rel)
             if ev_size < LEN_HEADER or ev_size > MAX_EVENT_SIZE:
                 raise EventSizeError(f"event_size {ev_size} is impossible", offset=at, event_type=event_type_name(code))
             end = at + ev_size
@@ -141,29 +158,28 @@ def _walk(fh, size: int, res: ScanResult, verify: bool, count_types: bool, progr
                         raise TruncatedEventError("file shrank while being read", offset=at)
                     filled += got
             e = rel + ev_size
+            checked = False
+            data = None
             if code == _FDE:
-                ev = bytes(mv[rel:e])
-                crc_on = _checksum_on(ev)
-                if fde_is_checksum_aware(ev) and verify:  # its CRC is valid even when the alg is OFF
-                    if _fde_crc(ev) != int.from_bytes(ev[-4:], "little"):
+                data = bytes(mv[rel:e])
+                crc_on = _checksum_on(data)
+                if fde_is_checksum_aware(data) and verify:  # its CRC is valid even when the alg is OFF
+                    if _fde_crc(data) != int.from_bytes(data[-4:], "little"):
                         raise ChecksumError("CRC32 mismatch", offset=at, event_type="FORMAT_DESCRIPTION_EVENT")
-                    checked += 1
-            elif crc_on and verify:
-                if ev_size < LEN_HEADER + LEN_CHECKSUM:
-                    raise EventSizeError(f"event_size {ev_size} leaves no room for the checksum",
-                                         offset=at, event_type=event_type_name(code))
-                if crc32(mv[rel:e - 4]) != int.from_bytes(mv[e - 4:e], "little"):
-                    raise ChecksumError("CRC32 mismatch", offset=at, event_type=event_type_name(code))
-                checked += 1
-            n += 1
-            if count_types:
-                counts[code] = counts.get(code, 0) + 1
+                    checked = True
+            else:
+                if crc_on and verify:
+                    if ev_size < LEN_HEADER + LEN_CHECKSUM:
+                        raise EventSizeError(f"event_size {ev_size} leaves no room for the checksum",
+                                             offset=at, event_type=event_type_name(code))
+                    if crc32(mv[rel:e - 4]) != int.from_bytes(mv[e - 4:e], "little"):
+                        raise ChecksumError("CRC32 mismatch", offset=at, event_type=event_type_name(code))
+                    checked = True
+                if code in want:
+                    data = bytes(mv[rel:e])
+            yield at, code, ts, sid, ev_size, log_pos, flags, data, checked
             at, rel = end, e
-            res.events, res.checksummed, res.end_offset = n, checked, at
             if code == _START_ENCRYPTION and at < size:
                 raise UnsupportedFormatError("the rest of the file is encrypted (Start_encryption)", offset=at)
-            if progress is not None and at >= next_tick:
-                progress(at)
-                next_tick = at + (64 << 20)
     finally:
         mv.release()

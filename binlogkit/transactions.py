@@ -1,0 +1,291 @@
+"""Transactions: an event stream (one file, an index, a relay directory) grouped into
+transactions with GTID, local and source coordinates, times, size and completeness.
+
+Runs on the fast scan path (``scan.walk_events``): only the bodies that carry boundaries are
+read — GTIDs, Query, Xid, XA_prepare, Transaction_payload, Rotate, Format_description,
+Previous_gtids, Gtid_list; row images are never decoded.
+
+Boundaries (flavor-neutral rules; each flavor's GTID event just says standalone or not):
+
+* MariaDB Gtid with FL_STANDALONE: exactly one statement follows (DDL).
+* MySQL Gtid / Anonymous_gtid: ``BEGIN`` opens a group; a first statement that is not BEGIN is
+  a single-statement (DDL) transaction; a Transaction_payload carries the whole group.
+* A group ends at Xid, ``COMMIT``, ``ROLLBACK``, XA_prepare, ``XA COMMIT``/``XA ROLLBACK``.
+* Without GTIDs (legacy files): ``BEGIN`` … end as above, or one statement with its Intvar /
+  Rand / User_var prelude.
+* Rotate, Format_description, Stop, Gtid_list, Binlog_checkpoint, Previous_gtids and heartbeats
+  are outside transactions and never end one: a transaction spans relay-log rotations.
+
+A transaction is **complete** when its terminating event is present, whole and passes its
+checksum; one still open when the stream ends (or when the next GTID arrives) is not.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from .codecs import compression
+from .codecs.fast import Irregular, query as fast_query
+from .codecs.gtid import decode_previous_gtids
+from .codecs.header import LEN_HEADER
+from .codecs.common import uuid_text
+from .constants import EventFlag, EventType as T
+from .errors import BinlogError
+from .format import Format
+from .scan import walk_events
+
+GTID_TYPES = {T.GTID_LOG_EVENT, T.ANONYMOUS_GTID_LOG_EVENT, T.GTID_TAGGED_LOG_EVENT, T.GTID_EVENT}
+QUERY_TYPES = {T.QUERY_EVENT, T.QUERY_COMPRESSED_EVENT}
+PRELUDE = {T.INTVAR_EVENT, T.RAND_EVENT, T.USER_VAR_EVENT}
+OUTSIDE = {T.ROTATE_EVENT, T.FORMAT_DESCRIPTION_EVENT, T.STOP_EVENT, T.GTID_LIST_EVENT,
+           T.BINLOG_CHECKPOINT_EVENT, T.PREVIOUS_GTIDS_LOG_EVENT, T.HEARTBEAT_LOG_EVENT,
+           T.HEARTBEAT_LOG_EVENT_V2, T.START_ENCRYPTION_EVENT, T.INCIDENT_EVENT, T.IGNORABLE_LOG_EVENT}
+BODIES = frozenset(GTID_TYPES | QUERY_TYPES | {T.XID_EVENT, T.XA_PREPARE_LOG_EVENT, T.ROTATE_EVENT,
+                                                T.PREVIOUS_GTIDS_LOG_EVENT, T.GTID_LIST_EVENT})
+
+
+@dataclass
+class Transaction:
+    gtid: str | None              # None: anonymous or no GTID at all
+    kind: str                     # "mariadb", "mysql", "anonymous", "legacy", "continuation"
+    start_file: str
+    start_offset: int
+    first_timestamp: int
+    server_id: int
+    end_file: str | None = None
+    end_offset: int | None = None  # end of the last event seen (of the terminator when complete)
+    last_timestamp: int = 0
+    events: int = 0
+    bytes: int = 0
+    complete: bool = False
+    terminator: str | None = None  # XID, COMMIT, ROLLBACK, DDL, STATEMENT, XA_PREPARE, XA_COMMIT, ...
+    source_file: str | None = None
+    source_start: int | None = None
+    source_end: int | None = None  # end_log_pos of the last event seen (of the terminator when complete)
+    standalone: bool = False
+    _open_group: bool = field(default=False, repr=False)
+    _statements: int = field(default=0, repr=False)
+
+    def to_json(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if not k.startswith("_")}
+
+
+@dataclass
+class FileInfo:
+    """What one file says about GTIDs, for ``binlogkit gtids``."""
+
+    file: str
+    relay: bool = False
+    server_version: str | None = None
+    previous_gtids: list[dict] | None = None  # MySQL Previous_gtids (decoded)
+    gtid_list: list[str] | None = None        # MariaDB Gtid_list at the top of the file
+    gtids: list[str] = field(default_factory=list)
+    first_transaction: str | None = None
+    last_transaction: str | None = None
+    incomplete: list[str] = field(default_factory=list)
+    transactions: int = 0
+    problem: str | None = None
+    problem_offset: int | None = None
+
+
+def _query_text(body: bytes, code: int, phl: int | None) -> str:
+    try:
+        q = fast_query(body, T.QUERY_EVENT, 13 if phl is None else phl)
+        text = bytes(q.query)
+    except (Irregular, IndexError):
+        return ""
+    if code == T.QUERY_COMPRESSED_EVENT:
+        try:
+            text = compression.uncompress(text)
+        except (ValueError, Exception):
+            return ""
+    return text[:32].decode("utf-8", "replace").strip().upper()
+
+
+def _classify(q: str) -> str:
+    if q.startswith("BEGIN") or q.startswith("XA START") or q.startswith("XA BEGIN"):
+        return "begin"
+    if q.startswith("COMMIT"):
+        return "COMMIT"
+    if q.startswith("XA COMMIT"):
+        return "XA_COMMIT"
+    if q.startswith("XA ROLLBACK"):
+        return "XA_ROLLBACK"
+    if q.startswith("ROLLBACK") and not q.startswith("ROLLBACK TO"):
+        return "ROLLBACK"
+    if q.startswith("XA END") or q.startswith("SAVEPOINT") or q.startswith("ROLLBACK TO"):
+        return "inside"
+    return "statement"
+
+
+class Grouper:
+    """Feeds on events file by file; yields finished transactions as they close."""
+
+    def __init__(self, *, source_file: str | None = None, relay: bool | None = None) -> None:
+        self.cur: Transaction | None = None
+        self.source_file = source_file
+        self.relay_forced = relay
+        self.files: list[FileInfo] = []
+        self.fmt: Format | None = None
+
+    def _close(self, complete: bool, terminator: str | None) -> Transaction:
+        t = self.cur
+        t.complete, t.terminator = complete, terminator
+        self.cur = None
+        info = self.files[-1]
+        if not complete and t.gtid:
+            info.incomplete.append(t.gtid)
+        return t
+
+    def feed_file(self, path: str, fh, size: int, *, verify: bool = True) -> Iterator[Transaction]:
+        info = FileInfo(path, relay=bool(self.relay_forced))
+        self.files.append(info)
+        fdes = 0
+        own_source = None  # for a binlog: its own name
+        try:
+            for at, code, ts, sid, ev_size, log_pos, flags, data, _ck in walk_events(fh, size, verify=verify, want=BODIES):
+                end = at + ev_size
+                if code == T.FORMAT_DESCRIPTION_EVENT:
+                    fdes += 1
+                    aware = len(data) >= 5 and _aware(data)
+                    self.fmt = Format.from_fde_body(data[LEN_HEADER:len(data) - (4 if aware else 0)])
+                    info.server_version = self.fmt.server_version
+                    if fdes == 2 and self.relay_forced is None:
+                        info.relay = True
+                    continue
+                relay = info.relay if self.relay_forced is None else self.relay_forced
+                if code == T.ROTATE_EVENT:
+                    if not flags & EventFlag.RELAY_LOG and (relay or self.relay_forced is None and fdes < 2):
+                        body = self._body(data)
+                        name = body[8:].decode("utf-8", "replace") if len(body) >= 8 else ""
+                        if relay or not own_source:
+                            self.source_file = name
+                    continue
+                if not relay:
+                    own_source = os.path.basename(path)
+                    src_file = own_source
+                else:
+                    src_file = self.source_file
+                if code in OUTSIDE:
+                    if code == T.PREVIOUS_GTIDS_LOG_EVENT and info.previous_gtids is None:
+                        try:
+                            info.previous_gtids = decode_previous_gtids(self._body(data))
+                        except ValueError:
+                            pass
+                    elif code == T.GTID_LIST_EVENT and info.gtid_list is None:
+                        body = self._body(data)
+                        n = int.from_bytes(body[:4], "little") & 0x0FFFFFFF
+                        info.gtid_list = [
+                            f"{int.from_bytes(body[4 + 16 * i:8 + 16 * i], 'little')}-"
+                            f"{int.from_bytes(body[8 + 16 * i:12 + 16 * i], 'little')}-"
+                            f"{int.from_bytes(body[12 + 16 * i:20 + 16 * i], 'little')}" for i in range(n)]
+                    continue
+                if code in GTID_TYPES:
+                    if self.cur is not None:
+                        yield self._close(False, None)
+                    gtid, kind, standalone = self._gtid(code, sid, self._body(data))
+                    self.cur = Transaction(gtid, kind, path, at, ts, sid, standalone=standalone,
+                                           source_file=src_file,
+                                           source_start=(log_pos - ev_size) if log_pos else None)
+                    info.transactions += 1
+                    if gtid:
+                        info.gtids.append(gtid)
+                    if info.first_transaction is None:
+                        info.first_transaction = gtid or f"@{at}"
+                    info.last_transaction = gtid or f"@{at}"
+                    self._account(end, ts, ev_size, log_pos, path)
+                    continue
+                if self.cur is None:
+                    kind = "continuation" if (info.transactions == 0 and not self.files[:-1] and
+                                              code not in QUERY_TYPES and code not in PRELUDE) else "legacy"
+                    self.cur = Transaction(None, kind, path, at, ts, sid, source_file=src_file,
+                                           source_start=(log_pos - ev_size) if log_pos else None)
+                    info.transactions += 1
+                    if info.first_transaction is None:
+                        info.first_transaction = f"@{at}"
+                    info.last_transaction = f"@{at}"
+                t = self.cur
+                self._account(end, ts, ev_size, log_pos, path)
+                if code in QUERY_TYPES:
+                    phl = self.fmt.post_header_length(T.QUERY_EVENT) if self.fmt else None
+                    c = _classify(_query_text(self._body(data), code, phl))
+                    if c == "begin":
+                        t._open_group = True
+                    elif c in ("COMMIT", "ROLLBACK", "XA_COMMIT", "XA_ROLLBACK"):
+                        yield self._close(True, c)
+                    elif c == "statement":
+                        if not t._open_group:
+                            yield self._close(True, "DDL" if t.gtid or t.kind == "anonymous" else "STATEMENT")
+                        t._statements += 1
+                elif code == T.XID_EVENT:
+                    yield self._close(True, "XID")
+                elif code == T.XA_PREPARE_LOG_EVENT:
+                    yield self._close(True, "XA_PREPARE")
+                elif code == T.TRANSACTION_PAYLOAD_EVENT and not t._open_group:
+                    yield self._close(True, "PAYLOAD")
+                elif t.standalone and code not in PRELUDE and code != T.ANNOTATE_ROWS_EVENT:
+                    yield self._close(True, "STANDALONE")
+        except BinlogError as exc:
+            exc.with_context(file=path)
+            info.problem, info.problem_offset = exc.message, exc.offset
+            raise
+
+    def finish(self) -> Iterator[Transaction]:
+        if self.cur is not None:
+            yield self._close(False, None)
+
+    def _account(self, end: int, ts: int, size: int, log_pos: int, path: str) -> None:
+        t = self.cur
+        t.events += 1
+        t.bytes += size
+        t.end_file, t.end_offset, t.last_timestamp = path, end, ts
+        if log_pos:
+            t.source_end = log_pos
+        if t.source_file is None and self.source_file is not None and t.start_file != path:
+            pass
+
+    def _body(self, data: bytes) -> bytes:
+        fmt = self.fmt
+        lc = fmt.len_checksum if fmt else 0
+        hl = max(LEN_HEADER, fmt.header_length) if fmt else LEN_HEADER
+        return data[hl:len(data) - lc]
+
+    def _gtid(self, code: int, server_id: int, body: bytes) -> tuple[str | None, str, bool]:
+        if code == T.GTID_EVENT:
+            seq = int.from_bytes(body[0:8], "little")
+            domain = int.from_bytes(body[8:12], "little")
+            flags2 = body[12] if len(body) > 12 else 0
+            return f"{domain}-{server_id}-{seq}", "mariadb", bool(flags2 & 1)
+        if code == T.ANONYMOUS_GTID_LOG_EVENT:
+            return None, "anonymous", False
+        if code == T.GTID_LOG_EVENT and len(body) >= 25:
+            return f"{uuid_text(body[1:17])}:{int.from_bytes(body[17:25], 'little')}", "mysql", False
+        return None, "mysql", False  # tagged GTIDs: not decoded yet
+
+
+def _aware(fde: bytes) -> bool:
+    from .codecs.format_description import fde_is_checksum_aware
+
+    return fde_is_checksum_aware(fde)
+
+
+def group_files(paths: Iterable[str | os.PathLike], *, verify: bool = True, relay: bool | None = None,
+                source_file: str | None = None, grouper: Grouper | None = None) -> Iterator[Transaction]:
+    """Transactions of the files, in order (index files and folders expanded). A damaged file
+    raises its ``BinlogError`` after the transactions before the damage were yielded; the
+    transaction open at that point is yielded as incomplete first."""
+    from .api import expand_paths
+
+    g = grouper or Grouper(source_file=source_file, relay=relay)
+    for path in expand_paths(paths):
+        size = os.path.getsize(path)
+        with open(path, "rb", buffering=0) as fh:
+            try:
+                yield from g.feed_file(str(path), fh, size, verify=verify)
+            except BinlogError:
+                yield from g.finish()
+                raise
+    yield from g.finish()
