@@ -81,14 +81,31 @@ def main(argv=None) -> int:
 
     t_verify_o = line("mariadb-binlog --verify-binlog-checksum", [oracle, "--verify-binlog-checksum", str(path)])
     t_default_o = line("mariadb-binlog", [oracle, str(path)])
-    line("binlogkit verify", [bk, "verify", str(path)], t_verify_o)
+    t_verify = line("binlogkit verify", [bk, "verify", str(path)], t_verify_o)
     line("binlogkit decode", [bk, "decode", str(path)], t_default_o)
     line("binlogkit decode --json", [bk, "decode", "--json", str(path)], t_default_o)
+    t_trx = line("binlogkit transactions --json", [bk, "transactions", "--json", str(path)], t_verify_o)
     print(f"file: {path} ({mb:,.0f} MB); plain read {t_read:.3f} s ({mb / t_read:,.0f} MB/s)")
     print(f"{'command':<42} {'seconds':>8} {'MB/s':>7} {'peak RSS MB':>12} {'vs read':>8} {'vs oracle':>10}")
     for name, t, rss, ref in rows:
         vs = f"{t / ref:.2f}" if ref else "-"
         print(f"{name:<42} {t:>8.2f} {mb / t:>7.0f} {rss / 1024:>12.0f} {t / t_read:>8.1f} {vs:>10}")
+    print(f"transactions / verify (commands, with output): {t_trx / t_verify:.2f}")
+    sys.path.insert(0, str(ROOT))
+    from binlogkit.scan import scan
+    from binlogkit.transactions import group_files
+
+    def inproc(fn):
+        times = []
+        for _ in range(args.repeat):
+            t = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t)
+        return min(times)
+    t_scan = inproc(lambda: scan(path))
+    t_group = inproc(lambda: sum(1 for _ in group_files([path])))
+    print(f"in-process: scan {t_scan:.2f} s, transaction grouping {t_group:.2f} s, "
+          f"grouping / scan {t_group / t_scan:.2f} (goal <= 1.5)")
     return 0
 
 

@@ -24,18 +24,12 @@ __all__ = ["BinlogError", "Event", "Flavor", "Format", "RawEvent", "decode", "it
            "__version__"]
 
 
-_COMPRESSED = {".xz": "lzma", ".lzma": "lzma", ".gz": "gzip", ".bz2": "bz2"}
-
-
 def open_binlog(path: str, *, verify: bool = True) -> Iterator[RawEvent]:
     """Iterate the raw events of the binlog or relay log at ``path`` (opened read-only).
 
     Archives compressed as ``.xz``, ``.gz`` or ``.bz2`` are decompressed as a stream.
     """
-    import importlib
-    from pathlib import PurePath
+    from .files import open_input
 
-    module = _COMPRESSED.get(PurePath(str(path)).suffix)
-    opener = importlib.import_module(module).open if module else open
-    with opener(path, "rb") as fh:
+    with open_input(path) as fh:
         yield from iter_raw_events(fh, name=str(path), verify=verify)

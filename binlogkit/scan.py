@@ -50,50 +50,32 @@ def _fde_crc(ev) -> int:
     return zlib.crc32(ev[:-LEN_CHECKSUM])
 
 
-def _scan_compressed(path: str, verify: bool, count_types: bool) -> ScanResult:
-    """Archives: the same verdict through the streaming reader (sizes are unknown up front)."""
-    from . import open_binlog
-
-    res = ScanResult(path, 0)
-    try:
-        for raw in open_binlog(path, verify=verify):
-            res.events += 1
-            res.checksummed += raw.checksum_ok is not None
-            res.end_offset = res.size = raw.end_offset
-            if count_types:
-                res.type_counts[raw.type_code] = res.type_counts.get(raw.type_code, 0) + 1
-    except BinlogError as exc:
-        res.problem = exc.with_context(file=path)
-    return res
-
-
 WINDOW = 16 << 20  # bytes read at a time: memory stays flat whatever the file size
 
 
 def scan(path: str | os.PathLike, *, verify: bool = True, count_types: bool = False,
          progress=None) -> ScanResult:
     """Walk every event of the file at ``path``; stop at the first problem and record it."""
+    from .files import OPENERS, open_input
+
     path = os.fspath(path)
-    if path.endswith((".xz", ".gz", ".bz2", ".lzma")):
-        return _scan_compressed(path, verify, count_types)
-    size = os.path.getsize(path)
-    res = ScanResult(path, size)
-    with open(path, "rb", buffering=0) as fh:
-        if size == 0:
-            res.problem = BadMagicError("empty file", file=path, offset=0)
-            return res
+    compressed = os.path.splitext(path)[1] in OPENERS
+    res = ScanResult(path, 0 if compressed else os.path.getsize(path))
+    with open_input(path) as fh:
         try:
-            _walk(fh, size, res, verify, count_types, progress)
+            _walk(fh, res, verify, count_types, progress)
         except BinlogError as exc:
             exc.__traceback__ = None
             res.problem = exc.with_context(file=path)
+    if compressed:
+        res.size = res.end_offset  # decompressed bytes up to the last whole event
     return res
 
 
-def _walk(fh, size: int, res: ScanResult, verify: bool, count_types: bool, progress) -> None:
+def _walk(fh, res: ScanResult, verify: bool, count_types: bool, progress) -> None:
     counts = res.type_counts
     next_tick = 64 << 20
-    for at, code, _ts, _sid, ev_size, _pos, _flags, _data, crc_checked in walk_events(fh, size, verify=verify):
+    for at, code, _ts, _sid, ev_size, _pos, _flags, _data, crc_checked in walk_events(fh, verify=verify):
         res.events += 1
         res.checksummed += crc_checked
         res.end_offset = at + ev_size
@@ -104,18 +86,22 @@ def _walk(fh, size: int, res: ScanResult, verify: bool, count_types: bool, progr
             next_tick = res.end_offset + (64 << 20)
 
 
-def walk_events(fh, size: int, *, verify: bool = True, want: frozenset[int] | set[int] = frozenset()):
+def walk_events(fh, *, verify: bool = True,
+                want: frozenset[int] | set[int] = frozenset()):
     """Yield ``(offset, type_code, timestamp, server_id, event_size, log_pos, flags, data,
-    crc_checked)`` for every event of an unbuffered binary file object positioned at 0, whose
-    length is ``size``. ``data`` is the whole event's bytes for FDEs and for types in ``want``,
-    else None. Raises a ``BinlogError`` (no file name: callers add it) at the first problem.
+    crc_checked)`` for every event of a binary stream positioned at 0 (plain or decompressing:
+    the end is found by reading). ``data`` is the whole event's bytes
+    for FDEs and for types in ``want``, else None. Raises a ``BinlogError`` (no file name:
+    callers add it) at the first problem.
 
-    Header walk over a sliding window: ``buf[rel:filled]`` holds the file from ``at`` on.
+    Header walk over a sliding window: ``buf[rel:filled]`` holds the stream from ``at`` on.
     """
     magic = fh.read(4)
     if magic != BINLOG_MAGIC:
         if magic == MYSQL_ENCRYPTED_MAGIC:
             raise UnsupportedFormatError("MySQL encrypted binlog (magic fd 62 69 6e)", offset=0)
+        if not magic:
+            raise BadMagicError("empty file", offset=0)
         raise BadMagicError(f"not a binlog: starts with {magic!r}", offset=0)
     unpack = HEADER_STRUCT.unpack_from
     crc32 = zlib.crc32
@@ -124,40 +110,46 @@ def walk_events(fh, size: int, *, verify: bool = True, want: frozenset[int] | se
     filled, rel = 0, 0
     at = 4
     crc_on = False
+    eof = False
     try:
-        while at < size:
-            if filled - rel < LEN_HEADER:  # slide the window and read behind what is left
+        while True:
+            if filled - rel < LEN_HEADER and not eof:  # slide the window, read behind what is left
                 keep = filled - rel
                 mv[:keep] = mv[rel:filled]
                 rel, filled = 0, keep
                 while filled < LEN_HEADER:
                     got = fh.readinto(mv[filled:])
                     if not got:
+                        eof = True
                         break
                     filled += got
-            if size - at < LEN_HEADER:
-                raise TruncatedEventError(f"torn event header: {size - at} bytes where 19 are needed", offset=at)
+            avail = filled - rel
+            if avail == 0:
+                return
+            if avail < LEN_HEADER:
+                raise TruncatedEventError(f"torn event header: {avail} bytes where 19 are needed", offset=at)
             ts, code, sid, ev_size, log_pos, flags = unpack(buf, rel)
             if ev_size < LEN_HEADER or ev_size > MAX_EVENT_SIZE:
                 raise EventSizeError(f"event_size {ev_size} is impossible", offset=at, event_type=event_type_name(code))
-            end = at + ev_size
-            if end > size:
-                raise TruncatedEventError(f"torn event: event_size {ev_size} but only {size - at} bytes left in the file",
-                                          offset=at, event_type=event_type_name(code))
-            if filled - rel < ev_size:
-                keep = filled - rel
-                mv[:keep] = mv[rel:filled]
-                rel, filled = 0, keep
+            if avail < ev_size:
+                mv[:avail] = mv[rel:filled]
+                rel, filled = 0, avail
                 if ev_size > len(buf):
                     mv.release()
                     buf.extend(bytes(ev_size - len(buf)))
                     mv = memoryview(buf)
-                while filled < ev_size:
+                while filled < ev_size and not eof:
                     got = fh.readinto(mv[filled:])
                     if not got:
-                        raise TruncatedEventError("file shrank while being read", offset=at)
+                        eof = True
+                        break
                     filled += got
+                if filled < ev_size:
+                    raise TruncatedEventError(
+                        f"torn event: event_size {ev_size} but only {filled} bytes left in the file",
+                        offset=at, event_type=event_type_name(code))
             e = rel + ev_size
+            end = at + ev_size
             checked = False
             data = None
             if code == _FDE:
@@ -179,7 +171,7 @@ def walk_events(fh, size: int, *, verify: bool = True, want: frozenset[int] | se
                     data = bytes(mv[rel:e])
             yield at, code, ts, sid, ev_size, log_pos, flags, data, checked
             at, rel = end, e
-            if code == _START_ENCRYPTION and at < size:
+            if code == _START_ENCRYPTION and (filled > rel or fh.read(1)):
                 raise UnsupportedFormatError("the rest of the file is encrypted (Start_encryption)", offset=at)
     finally:
         mv.release()

@@ -23,7 +23,7 @@ checksum; one still open when the stream ends (or when the next GTID arrives) is
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -70,7 +70,7 @@ class Transaction:
     _statements: int = field(default=0, repr=False)
 
     def to_json(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if not k.startswith("_")}
+        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
 
 
 @dataclass
@@ -140,13 +140,14 @@ class Grouper:
             info.incomplete.append(t.gtid)
         return t
 
-    def feed_file(self, path: str, fh, size: int, *, verify: bool = True) -> Iterator[Transaction]:
+    def feed_file(self, path: str, fh, *, verify: bool = True) -> Iterator[Transaction]:
         info = FileInfo(path, relay=bool(self.relay_forced))
         self.files.append(info)
         fdes = 0
         own_source = None  # for a binlog: its own name
+        base = os.path.basename(path)
         try:
-            for at, code, ts, sid, ev_size, log_pos, flags, data, _ck in walk_events(fh, size, verify=verify, want=BODIES):
+            for at, code, ts, sid, ev_size, log_pos, flags, data, _ck in walk_events(fh, verify=verify, want=BODIES):
                 end = at + ev_size
                 if code == T.FORMAT_DESCRIPTION_EVENT:
                     fdes += 1
@@ -165,8 +166,7 @@ class Grouper:
                             self.source_file = name
                     continue
                 if not relay:
-                    own_source = os.path.basename(path)
-                    src_file = own_source
+                    src_file = own_source = base
                 else:
                     src_file = self.source_file
                 if code in OUTSIDE:
@@ -244,8 +244,6 @@ class Grouper:
         t.end_file, t.end_offset, t.last_timestamp = path, end, ts
         if log_pos:
             t.source_end = log_pos
-        if t.source_file is None and self.source_file is not None and t.start_file != path:
-            pass
 
     def _body(self, data: bytes) -> bytes:
         fmt = self.fmt
@@ -280,11 +278,12 @@ def group_files(paths: Iterable[str | os.PathLike], *, verify: bool = True, rela
     from .api import expand_paths
 
     g = grouper or Grouper(source_file=source_file, relay=relay)
+    from .files import open_input
+
     for path in expand_paths(paths):
-        size = os.path.getsize(path)
-        with open(path, "rb", buffering=0) as fh:
+        with open_input(path) as fh:
             try:
-                yield from g.feed_file(str(path), fh, size, verify=verify)
+                yield from g.feed_file(str(path), fh, verify=verify)
             except BinlogError:
                 yield from g.finish()
                 raise

@@ -20,6 +20,12 @@ hr "decode: the relay log left by kill -9 in the middle of a 1 MB row event"
 "$BK" decode "$SET/crash-torn-position/relay/relay-bin.000005.xz" 2>&1 | tail -3
 echo "exit code: ${PIPESTATUS[0]} (1 = damaged input, reported with file, offset and event)"
 
-hr "What MariaDB itself did on restart from that state (from the fixture's manifest)"
+hr "transactions of that crashed relay log: the last ones, and the partial one"
+"$BK" transactions --source-file mariadb-bin.000002 "$SET/crash-torn-position/relay" 2>&1 | tail -4
+
+hr "gtids: what the multi-source server C binlogged with gtid_ignore_duplicates=OFF"
+"$BK" gtids "$SET/ring-duplicates-off/C/binlog" | tail -2
+
+hr "What MariaDB itself did on restart from the torn state (from the fixture's manifest)"
 grep -A4 '^| relay_log_recovery' "$SET/crash-torn-position/README.md"
 exit 0
