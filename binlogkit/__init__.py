@@ -9,7 +9,6 @@ The public API::
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from typing import Iterator
 
 from .errors import BinlogError

@@ -22,8 +22,8 @@ from .codecs.fast import FAST, Irregular
 from .codecs import compression, gtid as gtid_codec, payload as payload_codec, status_vars
 from .codecs.common import uuid_text
 from .codecs.header import HEADER_STRUCT, LEN_HEADER
-from .constants import LEN_CHECKSUM, EventFlag, EventType as T, event_type_name
-from .errors import BinlogError, BodyLengthError, FormatError
+from .constants import LEN_CHECKSUM, EventFlag, EventType as T
+from .errors import BodyLengthError, FormatError
 from .flavor import Flavor
 from .format import Format
 from .reader import RawEvent, event_crc
@@ -181,8 +181,6 @@ def _view(raw: RawEvent, p: Container, flavor: Flavor | None) -> dict:
 
 def payload_events(event: Event) -> list[RawEvent]:
     """The events inside a Transaction_payload, framed (their offsets are within the payload)."""
-    from .reader import iter_raw_events
-    from .constants import BINLOG_MAGIC
 
     p = event.parsed
     vals = payload_codec.tlv_values(p.fields, payload_codec.PAYLOAD_FIELDS)

@@ -101,7 +101,7 @@ def summary(ev: Event, utc: bool = False) -> str:
     if t == T.XA_PREPARE_LOG_EVENT:
         return f"XID = {_xid(f)}"
     if t == T.USER_VAR_EVENT:
-        return f"User_var"
+        return "User_var"
     return ev.name
 
 

@@ -50,7 +50,7 @@ def _fde_crc(ev) -> int:
     return zlib.crc32(ev[:-LEN_CHECKSUM])
 
 
-WINDOW = 16 << 20  # bytes read at a time: memory stays flat whatever the file size
+WINDOW = 4 << 20  # bytes read at a time: memory stays flat whatever the file size
 
 
 def scan(path: str | os.PathLike, *, verify: bool = True, count_types: bool = False,
@@ -75,9 +75,9 @@ def scan(path: str | os.PathLike, *, verify: bool = True, count_types: bool = Fa
 def _walk(fh, res: ScanResult, verify: bool, count_types: bool, progress) -> None:
     counts = res.type_counts
     next_tick = 64 << 20
-    for at, code, _ts, _sid, ev_size, _pos, _flags, _data, crc_checked in walk_events(fh, verify=verify):
+    for at, code, _ts, _sid, ev_size, _pos, _flags, _data, ok in walk_events(fh, verify=verify):
         res.events += 1
-        res.checksummed += crc_checked
+        res.checksummed += ok is not None
         res.end_offset = at + ev_size
         if count_types:
             counts[code] = counts.get(code, 0) + 1
@@ -87,12 +87,14 @@ def _walk(fh, res: ScanResult, verify: bool, count_types: bool, progress) -> Non
 
 
 def walk_events(fh, *, verify: bool = True,
-                want: frozenset[int] | set[int] = frozenset()):
+                want: frozenset[int] | set[int] | None = frozenset()):
     """Yield ``(offset, type_code, timestamp, server_id, event_size, log_pos, flags, data,
-    crc_checked)`` for every event of a binary stream positioned at 0 (plain or decompressing:
-    the end is found by reading). ``data`` is the whole event's bytes
-    for FDEs and for types in ``want``, else None. Raises a ``BinlogError`` (no file name:
-    callers add it) at the first problem.
+    checksum_ok)`` for every event of a binary stream positioned at 0 (plain or decompressing:
+    the end is found by reading). ``data`` is the whole event's bytes for FDEs and for types in
+    ``want`` (every event when ``want`` is None), else None. ``checksum_ok`` is None when the
+    event carries no checksum; a mismatch raises ``ChecksumError`` when ``verify``, else it is
+    reported as False. Raises a ``BinlogError`` (no file name: callers add it) at the first
+    problem. This is the one framing loop of binlogkit: the reader is built on it.
 
     Header walk over a sliding window: ``buf[rel:filled]`` holds the stream from ``at`` on.
     """
@@ -102,7 +104,7 @@ def walk_events(fh, *, verify: bool = True,
             raise UnsupportedFormatError("MySQL encrypted binlog (magic fd 62 69 6e)", offset=0)
         if not magic:
             raise BadMagicError("empty file", offset=0)
-        raise BadMagicError(f"not a binlog: starts with {magic!r}", offset=0)
+        raise BadMagicError(f"not a binlog: starts with {magic!r}, expected {BINLOG_MAGIC!r}", offset=0)
     unpack = HEADER_STRUCT.unpack_from
     crc32 = zlib.crc32
     buf = bytearray(WINDOW)
@@ -129,8 +131,12 @@ def walk_events(fh, *, verify: bool = True,
             if avail < LEN_HEADER:
                 raise TruncatedEventError(f"torn event header: {avail} bytes where 19 are needed", offset=at)
             ts, code, sid, ev_size, log_pos, flags = unpack(buf, rel)
-            if ev_size < LEN_HEADER or ev_size > MAX_EVENT_SIZE:
-                raise EventSizeError(f"event_size {ev_size} is impossible", offset=at, event_type=event_type_name(code))
+            if ev_size < LEN_HEADER:
+                raise EventSizeError(f"event_size {ev_size} is smaller than the 19-byte header",
+                                     offset=at, event_type=event_type_name(code))
+            if ev_size > MAX_EVENT_SIZE:
+                raise EventSizeError(f"event_size {ev_size} is larger than any server writes (1 GiB)",
+                                     offset=at, event_type=event_type_name(code))
             if avail < ev_size:
                 mv[:avail] = mv[rel:filled]
                 rel, filled = 0, avail
@@ -150,28 +156,31 @@ def walk_events(fh, *, verify: bool = True,
                         offset=at, event_type=event_type_name(code))
             e = rel + ev_size
             end = at + ev_size
-            checked = False
+            ok = None
             data = None
             if code == _FDE:
                 data = bytes(mv[rel:e])
                 crc_on = _checksum_on(data)
-                if fde_is_checksum_aware(data) and verify:  # its CRC is valid even when the alg is OFF
-                    if _fde_crc(data) != int.from_bytes(data[-4:], "little"):
-                        raise ChecksumError("CRC32 mismatch", offset=at, event_type="FORMAT_DESCRIPTION_EVENT")
-                    checked = True
+                if fde_is_checksum_aware(data):  # its CRC is valid even when the alg is OFF
+                    stored, actual = int.from_bytes(data[-4:], "little"), _fde_crc(data)
+                    ok = stored == actual
             else:
-                if crc_on and verify:
+                if crc_on:
                     if ev_size < LEN_HEADER + LEN_CHECKSUM:
                         raise EventSizeError(f"event_size {ev_size} leaves no room for the checksum",
                                              offset=at, event_type=event_type_name(code))
-                    if crc32(mv[rel:e - 4]) != int.from_bytes(mv[e - 4:e], "little"):
-                        raise ChecksumError("CRC32 mismatch", offset=at, event_type=event_type_name(code))
-                    checked = True
-                if code in want:
+                    stored, actual = int.from_bytes(mv[e - 4:e], "little"), crc32(mv[rel:e - 4])
+                    ok = stored == actual
+                if want is None or code in want:
                     data = bytes(mv[rel:e])
-            yield at, code, ts, sid, ev_size, log_pos, flags, data, checked
+            if ok is False and verify:
+                raise ChecksumError(f"CRC32 mismatch: stored {stored:#010x}, computed {actual:#010x}",
+                                    expected=stored, actual=actual, offset=at, event_type=event_type_name(code))
+            yield at, code, ts, sid, ev_size, log_pos, flags, data, ok
             at, rel = end, e
             if code == _START_ENCRYPTION and (filled > rel or fh.read(1)):
-                raise UnsupportedFormatError("the rest of the file is encrypted (Start_encryption)", offset=at)
+                raise UnsupportedFormatError(
+                    f"the rest of the file is encrypted (Start_encryption at offset {at - ev_size}); "
+                    "it cannot be read without the server's keys", offset=at)
     finally:
         mv.release()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 
-import pytest
 
 from binlogkit import open_binlog
 from binlogkit.codecs.fast import FAST, Irregular

@@ -94,7 +94,6 @@ def test_crash_scenario_end_to_end(tmp_path, point, gtid):
     m = build.build_crash(out, point=point, gtid=gtid, big_rows=4, small_count=40)
     truth = m["truth"]
     relay = out / "relay"
-    import lzma
     for f in truth["files"]:
         stored = relay / (f["name"] + ".xz") if (relay / (f["name"] + ".xz")).exists() else relay / f["name"]
         events, err = [], None

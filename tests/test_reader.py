@@ -17,7 +17,7 @@ from binlogkit.errors import (BadMagicError, BinlogError, ChecksumError, Truncat
                               UnsupportedFormatError)
 from binlogkit.reader import event_crc
 
-from conftest import CORPUS, catalog_rows
+from conftest import catalog_rows
 
 ROWS = [r for r in catalog_rows() if r["fmt"] in ("v4", "v3") and r["counts"]]
 

@@ -16,7 +16,7 @@ from binlogkit.gtid import MysqlGtidSet
 from binlogkit.transactions import group_files
 from fixtures import store
 
-from conftest import catalog_rows, CORPUS
+from conftest import catalog_rows
 
 PRIMARY_SETS = ["replication-gtid", "replication-position-semisync", "compressed-events"]
 CRASH = [s for s in store.set_names() if s.startswith("crash-")]

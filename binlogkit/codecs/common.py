@@ -36,7 +36,7 @@ class PackedIntAdapter(Construct):
             return int.from_bytes(stream_read(stream, 8, path), "little")
         from construct import ExplicitError
 
-        raise ExplicitError(f"packed integer: NULL marker 251 where a length is expected", path=path)
+        raise ExplicitError("packed integer: NULL marker 251 where a length is expected", path=path)
 
     def _build(self, obj, stream, context, path):
         stream_write(stream, pack_int(obj), len(pack_int(obj)), path)

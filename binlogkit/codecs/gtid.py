@@ -45,7 +45,7 @@ MariaDB Gtid_list (163)::
 from __future__ import annotations
 
 from construct import (Array, Bytes, GreedyBytes, If, Int8ul, Int32sl, Int32ul, Int64sl, Int64ul,
-                       Struct, Terminated, this)
+                       Struct, this)
 
 from .common import read_packed
 
