@@ -276,5 +276,88 @@ def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete) ->
     sys.exit(EXIT_DAMAGED if damaged else EXIT_OK)
 
 
+@main.command()
+@click.argument("relaydir", type=click.Path(exists=True, file_okay=False))
+@click.option("--apply", "do_apply", is_flag=True, help="Carry the plan out (backup first, atomic rewrites). Default: dry run.")
+@click.option("--json", "as_json", is_flag=True, help="The plan as JSON.")
+@click.option("--connection", help="MariaDB multi-source connection name (master-NAME.info, relay-log-NAME.info).")
+@click.option("--mode", type=click.Choice(["position", "gtid"]), help="Override the mode read from master.info.")
+@click.option("--relay-index", "relay_base", help="Relay log base name (e.g. relay-bin) when it cannot be guessed.")
+@click.option("--backup-dir", type=click.Path(file_okay=False), help="Where to keep the copies (default: beside RELAYDIR, RELAYDIR.binlogkit-recover-TIME).")
+def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_dir) -> None:
+    """Repair a stopped replica's relay directory so it resumes with nothing lost and nothing
+    applied twice.
+
+    Finds torn events, checksum failures, a dangling final Rotate, index mismatches and stray
+    files; cuts back to the last complete event (position mode) or transaction (GTID mode);
+    computes the next source position from the relay logs themselves (master.info can lag) and
+    the retrieved GTIDs without the partial transaction; rewrites master.info / relay-log.info.
+    Dry run by default. Exit codes: 0 nothing to do or applied, 1 repair pending (dry run),
+    2 refused or error.
+    """
+    from .recover import RecoveryRefused, apply_plan, plan_recovery
+
+    try:
+        plan = plan_recovery(relaydir, connection=connection, mode=mode, relay_base=relay_base.removesuffix(".index")
+                             if relay_base else None)
+    except (BinlogError, OSError) as exc:
+        _fail(str(exc), EXIT_USAGE)
+    if as_json:
+        click.echo(json.dumps(plan.to_json(), indent=1))
+    else:
+        _print_plan(plan)
+    if plan.refuse:
+        click.echo(f"binlogkit: refused: {plan.refuse}", err=True)
+        sys.exit(EXIT_USAGE)
+    if plan.nothing_to_do:
+        sys.exit(EXIT_OK)
+    if not do_apply:
+        if not as_json:
+            click.echo("dry run: nothing was changed; run again with --apply to repair")
+        sys.exit(EXIT_DAMAGED)
+    try:
+        backup = apply_plan(plan, backup_dir=backup_dir)
+    except RecoveryRefused as exc:
+        _fail(f"refused: {exc}", EXIT_USAGE)
+    except (BinlogError, OSError) as exc:
+        _fail(str(exc), EXIT_USAGE)
+    click.echo(f"applied; the files changed were copied to {backup} (journal.json says what was done)", err=as_json)
+    sys.exit(EXIT_OK)
+
+
+def _print_plan(plan) -> None:
+    ns = plan.next_source
+    click.echo(f"relay directory : {plan.relay_dir}" + (f"  (connection {plan.connection})" if plan.connection else ""))
+    click.echo(f"mode            : {plan.mode}   flavor: {plan.flavor}")
+    if plan.problem:
+        p = plan.problem
+        click.echo(f"problem         : {p['kind']} event at {p['file']}:{p['offset']} ({p['message']})")
+    if plan.partial_transaction:
+        p = plan.partial_transaction
+        click.echo(f"partial trx     : {p['gtid'] or '-'} from {p['file']}:{p['offset']} (source {p['source_file']}:{p['source_start']})")
+    click.echo(f"last complete   : {plan.last_complete_gtid or '-'}")
+    click.echo(f"next source     : {ns['file']}:{ns['position']}" if ns else "next source     : unknown")
+    click.echo(f"retrieved GTIDs : {plan.retrieved_gtids or '-'}")
+    rows = [("truncate", t["file"], f"{t['size']} -> {t['new_size']}", t["reason"]) for t in plan.truncate]
+    rows += [("remove", r["file"], "", r["reason"]) for r in plan.remove]
+    if plan.index is not None:
+        rows.append(("rewrite", plan.relay_index, f"{len(plan.index)} files", "index"))
+    if plan.master_info:
+        rows.append(("rewrite", "master.info", f"{plan.master_info['file']}:{plan.master_info['position']}", "next source position"))
+    if plan.relay_log_info:
+        v = plan.relay_log_info
+        rows.append(("rewrite", "relay-log.info", f"{v['relay_log_file']}:{v['relay_log_pos']}", "SQL thread position"))
+    if plan.change_source_sql:
+        click.echo(f"run on the replica: {plan.change_source_sql}")
+    if rows:
+        click.echo(f"\n{'action':<9} {'file':<22} {'change':<34} reason")
+        for a, f, c, r in rows:
+            click.echo(f"{a:<9} {f:<22} {c:<34} {r}")
+    else:
+        click.echo("\nnothing to do")
+    for w in plan.warnings:
+        click.echo(f"warning: {w}")
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

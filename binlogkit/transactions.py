@@ -65,6 +65,9 @@ class Transaction:
     source_start: int | None = None
     source_end: int | None = None  # end_log_pos of the last event seen (of the terminator when complete)
     standalone: bool = False
+    # the last source event before this transaction began: where to resume to re-fetch it
+    resume_source_file: str | None = None
+    resume_source_pos: int | None = None
     _open_group: bool = field(default=False, repr=False)
     _statements: int = field(default=0, repr=False)
 
@@ -129,6 +132,10 @@ class Grouper:
         self.relay_forced = relay
         self.files: list[FileInfo] = []
         self.fmt: Format | None = None
+        # the last whole event that came from the source: where it ends here and there
+        self.last_event: dict | None = None
+        self.last_whole: tuple[str, int] | None = None  # (file, end) of the last whole event
+        self.last_relay_rotate: dict | None = None
 
     def _close(self, complete: bool, terminator: str | None) -> Transaction:
         t = self.cur
@@ -148,6 +155,7 @@ class Grouper:
         try:
             for at, code, ts, sid, ev_size, log_pos, flags, data, _ck in walk_events(fh, verify=verify, want=BODIES):
                 end = at + ev_size
+                self.last_whole = (path, end)
                 if code == T.FORMAT_DESCRIPTION_EVENT:
                     fdes += 1
                     aware = len(data) >= 5 and _aware(data)
@@ -158,16 +166,26 @@ class Grouper:
                     continue
                 relay = info.relay if self.relay_forced is None else self.relay_forced
                 if code == T.ROTATE_EVENT:
+                    if flags & EventFlag.RELAY_LOG:
+                        body = self._body(data)
+                        self.last_relay_rotate = {"file": path, "offset": at, "end": end,
+                                                  "target": body[8:].decode("utf-8", "replace")}
                     if not flags & EventFlag.RELAY_LOG and (relay or self.relay_forced is None and fdes < 2):
                         body = self._body(data)
                         name = body[8:].decode("utf-8", "replace") if len(body) >= 8 else ""
                         if relay or not own_source:
                             self.source_file = name
+                            self.last_event = {"file": path, "offset": at, "end": end, "type": code,
+                                               "source_file": name,
+                                               "source_end": int.from_bytes(body[:8], "little") if len(body) >= 8 else 4}
                     continue
                 if not relay:
                     src_file = own_source = base
                 else:
                     src_file = self.source_file
+                before = self.last_event or {}
+                self.last_event = {"file": path, "offset": at, "end": end, "type": code,
+                                   "source_file": src_file, "source_end": log_pos}
                 if code in OUTSIDE:
                     if code == T.PREVIOUS_GTIDS_LOG_EVENT and info.previous_gtids is None:
                         try:
@@ -188,7 +206,9 @@ class Grouper:
                     gtid, kind, standalone = self._gtid(code, sid, self._body(data))
                     self.cur = Transaction(gtid, kind, path, at, ts, sid, standalone=standalone,
                                            source_file=src_file,
-                                           source_start=(log_pos - ev_size) if log_pos else None)
+                                           source_start=(log_pos - ev_size) if log_pos else None,
+                                           resume_source_file=before.get("source_file"),
+                                           resume_source_pos=before.get("source_end"))
                     info.transactions += 1
                     if gtid:
                         info.gtids.append(gtid)

@@ -1,0 +1,274 @@
+"""Scan a stopped replica's relay directory and plan its repair. Pure: reads, never writes.
+
+What is found: torn events, checksum failures, a dangling final Rotate (naming a relay file
+that does not exist), files missing from or extra to the index, stray ``*.~rec~`` files, the
+last complete event and the last complete transaction — in relay and in **source** coordinates
+(source file from the Rotate events, position from end_log_pos; master.info's position is never
+trusted, it can lag) — and the SQL thread's position from relay-log.info.
+
+The cut:
+
+* position mode keeps every complete event and cuts the torn tail; the next source position is
+  the end of the last complete source event;
+* GTID mode cuts back to the start of the first incomplete transaction; the retrieved GTIDs are
+  those of complete transactions only (the defect of MySQL bug #69943: a partially received
+  transaction counted as retrieved is skipped after a restart);
+* a corrupt event in the middle is cut with everything after it (later files are moved aside)
+  and re-fetched — refused when the SQL thread already applied past it;
+* when relay-log.info says the SQL thread is past what the relay log still holds, the next
+  source position is the SQL thread's and relay-log.info is pointed at the end of what is kept.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from ..errors import BinlogError, ChecksumError, TruncatedEventError
+from ..transactions import Grouper, Transaction
+from .info import MasterInfo, RelayLogInfo, read_info
+
+_NUM = re.compile(r"\.(\d+)$")
+
+
+@dataclass
+class Plan:
+    relay_dir: str
+    connection: str | None
+    mode: str                                   # "position" or "gtid"
+    flavor: str | None
+    relay_index: str
+    next_source: dict | None = None             # {"file", "position"}
+    retrieved_gtids: str | None = None
+    last_complete_gtid: str | None = None
+    last_complete_event: dict | None = None
+    partial_transaction: dict | None = None
+    problem: dict | None = None                 # the torn / corrupt event met, if any
+    truncate: list[dict] = field(default_factory=list)   # {file, size, new_size, reason}
+    remove: list[dict] = field(default_factory=list)     # {file, reason}
+    index: list[str] | None = None              # the index lines to write, when it changes
+    master_info: dict | None = None             # {"file", "position"} to write, when it changes
+    relay_log_info: dict | None = None          # values to write, when they change
+    change_source_sql: str | None = None        # for MySQL 8 (repositories in tables)
+    warnings: list[str] = field(default_factory=list)
+    refuse: str | None = None
+
+    @property
+    def nothing_to_do(self) -> bool:
+        return not (self.truncate or self.remove or self.index is not None or self.master_info
+                    or self.relay_log_info)
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["nothing_to_do"] = self.nothing_to_do
+        return d
+
+
+def _names(connection: str | None, base: str | None, relay_dir: Path) -> tuple[Path, Path, Path]:
+    """(relay index, master.info, relay-log.info) for the default or a named connection."""
+    suffix = f"-{connection}" if connection else ""
+    mi = relay_dir / f"master{suffix}.info"
+    ri = relay_dir / f"relay-log{suffix}.info"
+    if base:
+        return relay_dir / f"{base}.index", mi, ri
+    cands = sorted(p for p in relay_dir.glob("*.index") if "relay" in p.name)
+    if connection:
+        cands = [p for p in cands if p.name.endswith(f"-{connection}.index")]
+    else:
+        conns = _connections(relay_dir)
+        cands = [p for p in cands if not any(p.name.endswith(f"-{c}.index") for c in conns)]
+    if len(cands) != 1:
+        raise BinlogError(f"cannot tell which relay-log index to use in {relay_dir} "
+                          f"(found {[p.name for p in cands] or 'none'}); pass --relay-index", file=str(relay_dir))
+    return cands[0], mi, ri
+
+
+def _connections(relay_dir: Path) -> list[str]:
+    p = relay_dir / "multi-master.info"
+    if not p.exists():
+        return []
+    return [line.strip() for line in p.read_text(errors="replace").splitlines() if line.strip()]
+
+
+def _key(name: str) -> int:
+    m = _NUM.search(name)
+    return int(m.group(1)) if m else -1
+
+
+def _later(a: tuple[str, int], b: tuple[str, int]) -> bool:
+    """Whether source coordinate a is after b (binlog files compare by their number)."""
+    return (_key(a[0]), a[1]) > (_key(b[0]), b[1])
+
+
+def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None, mode: str | None = None,
+                  relay_base: str | None = None, verify: bool = True) -> Plan:
+    """Read the relay directory and return what ``apply_plan`` would do. Never writes."""
+    d = Path(relay_dir)
+    index_path, mi_path, ri_path = _names(connection, relay_base, d)
+    base = index_path.name[: -len(".index")]
+    index_lines = [l for l in index_path.read_text(errors="surrogateescape").splitlines() if l.strip()]
+    listed = [Path(l.strip()).name for l in index_lines]
+    prefix = {Path(l.strip()).name: l.strip()[: -len(Path(l.strip()).name)] for l in index_lines}
+    on_disk = sorted((p.name for p in d.glob(f"{base}.[0-9]*") if p.is_file()), key=_key)
+    mi = MasterInfo(read_info(mi_path, kind="master")) if mi_path.exists() else None
+    ri = RelayLogInfo(read_info(ri_path, kind="relay")) if ri_path.exists() else None
+    plan = Plan(str(d), connection, "position", None, index_path.name)
+
+    # mode
+    if mode:
+        plan.mode = mode
+    elif mi is not None and mi.info.extra:
+        plan.mode = "gtid" if mi.using_gtid else "position"
+    elif mi is not None and mi.info.field(23) == "1":  # MySQL 5.6/5.7: Auto_position
+        plan.mode = "gtid"
+    if mi is not None and mi.info.stale_bytes:
+        plan.warnings.append(f"master.info has {mi.info.stale_bytes} stale bytes after its last line (ignored)")
+    if ri is not None and ri.info.stale_bytes:
+        plan.warnings.append(f"relay-log.info has {ri.info.stale_bytes} stale bytes after its last line (ignored)")
+
+    # the files
+    present = [n for n in listed if (d / n).exists()]
+    missing = [n for n in listed if n not in present]
+    for n in missing:
+        plan.warnings.append(f"{n} is in the index but not on disk: dropped from the index")
+    extra = [n for n in on_disk if n not in listed]
+    for n in extra:
+        if not listed or _key(n) > _key(listed[-1]):
+            plan.remove.append({"file": n, "reason": "relay log not in the index (created by a crash)"})
+        else:
+            plan.warnings.append(f"{n} is on disk but not in the index: left alone")
+    for p in sorted(d.glob("*.~rec~")):
+        plan.remove.append({"file": p.name, "reason": "leftover of an interrupted index update"})
+
+    # the walk
+    g = Grouper(relay=True, source_file=ri.master_file if ri else None)
+    trx: list[Transaction] = []
+    err: BinlogError | None = None
+    from ..files import open_input
+
+    for name in present:
+        try:
+            with open_input(d / name) as fh:
+                for t in g.feed_file(str(d / name), fh, verify=verify):
+                    trx.append(t)
+        except BinlogError as exc:
+            err = exc.with_context(file=str(d / name))
+            break
+    trx.extend(g.finish())
+    if g.files and g.fmt is not None:
+        plan.flavor = g.fmt.flavor.value
+
+    cut: tuple[str, int] | None = None
+    if err is not None:
+        kind = "torn" if isinstance(err, TruncatedEventError) else (
+            "checksum" if isinstance(err, ChecksumError) else "corrupt")
+        plan.problem = {"file": Path(err.file).name, "offset": err.offset, "kind": kind, "message": err.message,
+                        "event_type": err.event_type}
+        cut = (Path(err.file).name, err.offset)
+    complete = [t for t in trx if t.complete]
+    partial = [t for t in trx if not t.complete]
+    if partial:
+        p = partial[-1]
+        plan.partial_transaction = {"gtid": p.gtid, "file": Path(p.start_file).name, "offset": p.start_offset,
+                                    "source_file": p.source_file, "source_start": p.source_start}
+    if complete:
+        c = complete[-1]
+        plan.last_complete_gtid = c.gtid
+    last = g.last_event
+    if plan.mode == "gtid" and partial:
+        p = partial[-1]
+        pcut = (Path(p.start_file).name, p.start_offset)
+        if cut is None or (present.index(pcut[0]), pcut[1]) < (present.index(cut[0]), cut[1]):
+            cut = pcut
+        # re-fetch from where the partial transaction starts at the source
+        if p.source_file is not None and p.source_start is not None:
+            plan.next_source = {"file": p.source_file, "position": p.source_start}
+        elif p.resume_source_file is not None:
+            plan.next_source = {"file": p.resume_source_file, "position": p.resume_source_pos}
+        plan.last_complete_event = {"file": Path(complete[-1].end_file).name if complete else None,
+                                    "end": complete[-1].end_offset if complete else None,
+                                    "source_file": plan.next_source and plan.next_source["file"],
+                                    "source_end": plan.next_source and plan.next_source["position"]}
+    elif last is not None:
+        plan.next_source = {"file": last["source_file"], "position": last["source_end"]}
+        plan.last_complete_event = {"file": Path(last["file"]).name, "end": last["end"],
+                                    "source_file": last["source_file"], "source_end": last["source_end"]}
+    # a dangling Rotate at the very end: the file it names does not exist
+    rr = g.last_relay_rotate
+    if cut is None and rr is not None and g.last_whole == (rr["file"], rr["end"]) and not (d / rr["target"]).exists():
+        cut = (Path(rr["file"]).name, rr["offset"])
+        plan.warnings.append(f"{Path(rr['file']).name} ends with a Rotate to {rr['target']}, which does not exist: cut")
+
+    # retrieved GTIDs: complete transactions only
+    plan.retrieved_gtids = _retrieved(g, complete)
+
+    # what to cut
+    keep = present
+    if cut is not None:
+        cf, co = cut
+        i = present.index(cf)
+        size = (d / cf).stat().st_size
+        if size > co:
+            plan.truncate.append({"file": cf, "size": size, "new_size": co,
+                                  "reason": (plan.problem or {}).get("kind", "partial transaction")
+                                  if plan.problem or plan.mode == "gtid" else "dangling Rotate"})
+        for n in present[i + 1:]:
+            plan.remove.append({"file": n, "reason": f"after the cut in {cf} at {co}"})
+        keep = present[: i + 1]
+    if keep != listed or missing:
+        plan.index = [prefix.get(n, "./") + n for n in keep]
+        if plan.index == index_lines:
+            plan.index = None
+
+    # the SQL thread's position
+    if ri is not None and plan.next_source and ri.master_file and ri.master_pos is not None:
+        sql = (ri.master_file, ri.master_pos)
+        nxt = (plan.next_source["file"], plan.next_source["position"])
+        cut_file = cut[0] if cut else (keep[-1] if keep else None)
+        cut_off = cut[1] if cut else ((d / keep[-1]).stat().st_size if keep else 4)
+        beyond_relay = ri.relay_file not in keep or (
+            ri.relay_file == cut_file and ri.relay_pos is not None and ri.relay_pos > cut_off)
+        if nxt[0] and _later(sql, nxt):
+            if plan.problem and plan.problem["kind"] != "torn":
+                plan.refuse = (f"the SQL thread already applied up to {sql[0]}:{sql[1]}, past the corrupt event "
+                               f"at {plan.problem['file']}:{plan.problem['offset']} (source {nxt[0]}:{nxt[1]}); "
+                               "the relay log cannot be repaired without losing what it applied")
+            plan.warnings.append(f"the SQL thread is at {sql[0]}:{sql[1]}, past what the relay log keeps "
+                                 f"({nxt[0]}:{nxt[1]}): resuming from the SQL thread's position")
+            plan.next_source = {"file": sql[0], "position": sql[1]}
+            beyond_relay = True
+        if beyond_relay and keep:
+            last_file = cut_file or keep[-1]
+            plan.relay_log_info = {"relay_log_file": prefix.get(last_file, "./") + last_file,
+                                   "relay_log_pos": cut_off, "master_log_file": plan.next_source["file"],
+                                   "master_log_pos": plan.next_source["position"]}
+
+    # master.info: its positions are what position mode resumes from; in GTID mode the server
+    # resumes from GTIDs and does not keep them current, so they are left alone there
+    if plan.mode == "position" and plan.next_source and plan.next_source["file"] and mi is not None:
+        if (mi.file, mi.position) != (plan.next_source["file"], plan.next_source["position"]):
+            plan.master_info = dict(plan.next_source)
+    elif mi is None and plan.next_source:
+        plan.change_source_sql = (
+            f"CHANGE REPLICATION SOURCE TO SOURCE_LOG_FILE='{plan.next_source['file']}', "
+            f"SOURCE_LOG_POS={plan.next_source['position']}"
+            + (f" FOR CHANNEL '{connection}'" if connection else "") + ";")
+    return plan
+
+
+def _retrieved(g: Grouper, complete: list[Transaction]) -> str | None:
+    from ..gtid import GtidPos, MariadbGtid, MysqlGtid, MysqlGtidSet
+
+    mysql = [MysqlGtid.parse(t.gtid) for t in complete if t.gtid and t.kind == "mysql"]
+    maria = [MariadbGtid.parse(t.gtid) for t in complete if t.gtid and t.kind == "mariadb"]
+    if mysql or any(f.previous_gtids is not None for f in g.files):
+        prev = next((f.previous_gtids for f in g.files if f.previous_gtids is not None), [])
+        return str(MysqlGtidSet.from_previous_gtids(prev) | MysqlGtidSet.of(mysql))
+    if maria:
+        pos = GtidPos()
+        for x in maria:
+            pos = pos.advance(x)
+        return str(pos)
+    return None

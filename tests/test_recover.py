@@ -1,0 +1,179 @@
+"""Recovery plans on the committed crash snapshots equal the ground truth; apply is backed up,
+atomic, idempotent, and converges when killed at any step."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from binlogkit.cli import main
+from binlogkit.recover import RecoveryRefused, apply_plan, plan_recovery
+from binlogkit.recover.info import MasterInfo, RelayLogInfo, read_info
+from fixtures import store
+
+from conftest import CORPUS
+
+CRASH = [s for s in store.set_names() if s.startswith("crash-")]
+
+
+def relay_copy(name: str, tmp_path: Path) -> Path:
+    d = tmp_path / name / "relay"
+    shutil.copytree(store.materialize(name) / "relay", d)
+    return d
+
+
+def state(d: Path) -> dict:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(d.iterdir()) if p.is_file()}
+
+
+@pytest.mark.parametrize("name", CRASH)
+def test_plan_matches_ground_truth(name, tmp_path):
+    m = store.manifest(name)
+    truth = m["truth"]
+    plan = plan_recovery(store.materialize(name) / "relay")
+    assert plan.mode == m["mode"]
+    if m["mode"] == "position":
+        want = truth["next_source_position_position_mode"]
+        assert plan.next_source == {"file": want["file"], "position": want["pos"]}
+        cut = {t["file"]: t["new_size"] for t in plan.truncate}
+        if truth["torn"]:
+            assert cut == {truth["torn"][0]["file"]: truth["torn"][0]["offset"]}
+        elif truth["dangling_rotate"]:
+            assert cut == {truth["dangling_rotate"]["file"]: truth["dangling_rotate"]["offset"]}
+        else:
+            assert cut == {}
+        mi = m["relay_dir"]["master_info"]
+        lagging = (mi["master_log_file"], mi["master_log_pos"]) != (want["file"], want["pos"])
+        assert (plan.master_info is not None) == lagging
+    else:
+        p = truth["partial_transaction"]
+        assert plan.next_source == {"file": p["source_file"], "position": p["source_start"]}
+        assert plan.truncate == [{"file": p["relay_file"], "size": plan.truncate[0]["size"],
+                                  "new_size": p["start_offset"], "reason": plan.truncate[0]["reason"]}]
+    last = truth["last_complete_transaction"]["gtid"]
+    assert plan.last_complete_gtid == last
+    assert plan.retrieved_gtids == last  # the partial transaction is not counted as retrieved
+    assert plan.partial_transaction["gtid"] == truth["partial_transaction"]["gtid"]
+
+
+@pytest.mark.parametrize("name", CRASH)
+def test_apply_then_nothing_to_do(name, tmp_path):
+    d = relay_copy(name, tmp_path)
+    before = state(d)
+    plan = plan_recovery(d)
+    backup = apply_plan(plan, backup_dir=tmp_path / "backup", check_processes=False)
+    again = plan_recovery(d)
+    assert again.nothing_to_do, again.to_json()
+    assert again.next_source == plan.next_source
+    if plan.nothing_to_do:
+        assert backup is None and state(d) == before
+        return
+    journal = json.loads((backup / "journal.json").read_text())
+    assert journal["finished"] and journal["plan"]["next_source"] == plan.next_source
+    for t in plan.truncate:  # every changed file was copied first, byte-exact
+        assert hashlib.sha256((backup / t["file"]).read_bytes()).hexdigest() == before[t["file"]]
+        assert (d / t["file"]).stat().st_size == t["new_size"]
+    if plan.master_info:
+        mi = MasterInfo(read_info(d / "master.info", kind="master"))
+        old = MasterInfo(read_info(backup / "master.info", kind="master"))
+        assert (mi.file, mi.position) == (plan.next_source["file"], plan.next_source["position"])
+        assert mi.info.lines[3:] == old.info.lines[3:] and mi.info.extra == old.info.extra  # the rest kept
+        assert mi.info.stale_bytes == 0
+
+
+STEPS = ["after-backup", "after-truncate", "after-remove", "after-index", "after-master-info"]
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_killed_apply_converges(step, tmp_path):
+    """SIGKILL `binlogkit recover --apply` at each step, run it again: same end state as a
+    run that was never interrupted."""
+    name = "crash-rotation-small-position"
+    clean = relay_copy(name, tmp_path / "clean")
+    assert CliRunner().invoke(main, ["recover", "--apply", "--backup-dir", str(tmp_path / "b0"), str(clean)]).exit_code == 0
+    d = relay_copy(name, tmp_path / "killed")
+    env = dict(os.environ, BINLOGKIT_RECOVER_KILL_AT=step)
+    cmd = [sys.executable, "-m", "binlogkit.cli", "recover", "--apply", "--backup-dir", str(tmp_path / "b1"), str(d)]
+    first = subprocess.run(cmd, env=env, capture_output=True)
+    plan_says_step = step in ("after-backup", "after-truncate", "after-master-info")
+    if plan_says_step:
+        assert first.returncode == -signal.SIGKILL
+    env.pop("BINLOGKIT_RECOVER_KILL_AT")
+    second = subprocess.run(cmd[:-3] + ["--backup-dir", str(tmp_path / "b2"), str(d)], env=env, capture_output=True)
+    assert second.returncode == 0, second.stderr
+    assert state(d) == state(clean)
+
+
+def test_refuses_while_a_process_holds_the_directory(tmp_path):
+    d = relay_copy("crash-torn-position", tmp_path)
+    with open(d / "relay-bin.index", "rb") as fh:
+        holder = subprocess.Popen(["sleep", "30"], stdin=fh)
+    try:
+        before = state(d)
+        res = CliRunner().invoke(main, ["recover", "--apply", str(d)])
+        assert res.exit_code == 2 and "stop the server" in res.output
+        assert state(d) == before
+        with pytest.raises(RecoveryRefused):
+            apply_plan(plan_recovery(d))
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_cli_dry_run_json_and_exit_codes(tmp_path):
+    d = relay_copy("crash-partial-gtid", tmp_path)
+    before = state(d)
+    res = CliRunner().invoke(main, ["recover", "--json", str(d)])
+    assert res.exit_code == 1 and state(d) == before  # a dry run changes nothing
+    doc = json.loads(res.output)
+    for key in ("mode", "next_source", "retrieved_gtids", "last_complete_gtid", "truncate", "remove",
+                "relay_log_info", "warnings"):
+        assert key in doc
+    assert doc["mode"] == "gtid" and doc["retrieved_gtids"] == "0-1-306"
+    ok = CliRunner().invoke(main, ["recover", str(store.materialize("replication-gtid") / "replica-relay")])
+    assert ok.exit_code == 0 and "nothing to do" in ok.output
+
+
+def test_sql_thread_past_the_relay_log(tmp_path):
+    """Seed 004: relay-log.info says the SQL thread applied past what the relay log holds (the
+    relay log lost its tail): resume from the SQL thread's position, point relay-log.info at
+    what is kept."""
+    d = relay_copy("crash-torn-position", tmp_path)
+    ri = RelayLogInfo(read_info(d / "relay-log.info", kind="relay"))
+    plan0 = plan_recovery(d)
+    ahead = plan0.next_source["position"] + 1000
+    (d / "relay-log.info").write_bytes(ri.moved_to("./relay-bin.000005", 999999999, plan0.next_source["file"], ahead).info.render())
+    plan = plan_recovery(d)
+    assert plan.next_source == {"file": plan0.next_source["file"], "position": ahead}
+    assert plan.relay_log_info["master_log_pos"] == ahead
+    assert plan.relay_log_info["relay_log_pos"] == plan.truncate[0]["new_size"]
+    assert any("past what the relay log keeps" in w for w in plan.warnings)
+
+
+def test_info_files_stale_bytes_and_old_formats(tmp_path):
+    p = tmp_path / "master.info"
+    good = b"33\nmariadb-bin.000002\n4229364\n127.0.0.1\nrepl\npw\n3306\n" + b"\n" * 26 + b"using_gtid=0\nEND_MARKER\n"
+    p.write_bytes(good + b"stale-tail-from-a-longer-write\n")
+    mi = MasterInfo(read_info(p, kind="master"))
+    assert (mi.file, mi.position, mi.using_gtid) == ("mariadb-bin.000002", 4229364, 0)
+    assert mi.info.stale_bytes == len(b"stale-tail-from-a-longer-write\n")
+    assert mi.info.render() == good
+    if CORPUS.is_dir():
+        for name, fmt_new in (("new-format-relay-log.info", True), ("old-format-relay-log.info", False)):
+            ri = RelayLogInfo(read_info(CORPUS / "mysql/mysql-test/std_data" / name if (CORPUS / "mysql/mysql-test/std_data" / name).exists()
+                                        else CORPUS / "mariadb/mysql-test/std_data" / name, kind="relay"))
+            assert ri.info.has_count == fmt_new
+            assert ri.relay_file and ri.relay_pos is not None and ri.master_pos is not None
+            assert ri.info.stale_bytes == 0 and ri.info.render() == (ri.info.path and Path(ri.info.path).read_bytes())
+    # MariaDB 10.11 relay-log.info: count 5 does not count itself; sql_delay is kept
+    ri = RelayLogInfo(read_info(store.materialize("crash-torn-position") / "relay" / "relay-log.info", kind="relay"))
+    assert ri.info.lines[-1] == "0" and len(ri.info.lines) == 6
