@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 DEMO_SET := fixtures/mariadb-10.11
 
-.PHONY: demo test deps deps-py deps-system fixtures bench-data bench clean help
+.PHONY: demo test deps deps-py deps-system fixtures soak bench-data bench clean help
 
 help:
 	@echo "make demo        decode committed fixtures made by a real MariaDB server"
@@ -13,6 +13,7 @@ help:
 	@echo "make fixtures    rebuild every fixture set from real servers (needs mariadb-server, strace)"
 	@echo "make bench-data  make the ~1 GB benchmark binlog in bench/data (not committed)"
 	@echo "make bench       run the benchmarks"
+	@echo "make soak        50 kill -9 trials, each repaired by binlogkit recover and compared (TRIALS=n)"
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +36,9 @@ test: deps
 
 fixtures: deps
 	$(PY) -m fixtures.lab build
+
+soak: deps
+	$(PY) -m fixtures.lab soak --trials $${TRIALS:-50}
 
 bench-data: deps
 	$(PY) -m fixtures.lab bench-data
