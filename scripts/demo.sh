@@ -26,6 +26,22 @@ hr "transactions of that crashed relay log: the last ones, and the partial one"
 hr "gtids: what the multi-source server C binlogged with gtid_ignore_duplicates=OFF"
 "$BK" gtids "$SET/ring-duplicates-off/C/binlog" | tail -2
 
-hr "What MariaDB itself did on restart from the torn state (from the fixture's manifest)"
-grep -A4 '^| relay_log_recovery' "$SET/crash-torn-position/README.md"
+hr "What MariaDB itself did on restart from a crash at relay-log rotation (fixture manifest)"
+grep -A4 '^| relay_log_recovery' "$SET/crash-rotation-small-position/README.md"
+
+hr "recover: the plan for that relay directory (a copy in a temporary folder), then --apply"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/relay"
+for f in "$SET/crash-rotation-small-position/relay/"*; do
+  case "$f" in
+    *.xz) python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
+            "$f" "$work/relay/$(basename "${f%.xz}")" ;;
+    *) cp "$f" "$work/relay/" ;;
+  esac
+done
+"$BK" recover "$work/relay"
+echo "exit code: $? (1 = a repair is pending)"
+"$BK" recover --apply "$work/relay" | tail -1
+"$BK" recover "$work/relay" | grep -E "nothing to do|next source"
 exit 0

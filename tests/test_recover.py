@@ -177,3 +177,58 @@ def test_info_files_stale_bytes_and_old_formats(tmp_path):
     # MariaDB 10.11 relay-log.info: count 5 does not count itself; sql_delay is kept
     ri = RelayLogInfo(read_info(store.materialize("crash-torn-position") / "relay" / "relay-log.info", kind="relay"))
     assert ri.info.lines[-1] == "0" and len(ri.info.lines) == 6
+
+
+def test_corrupt_event_in_the_middle_is_cut_and_later_files_moved_aside(tmp_path):
+    d = relay_copy("crash-torn-position", tmp_path)
+    from binlogkit import open_binlog
+    events = list(open_binlog(str(d / "relay-bin.000004")))
+    victim = events[len(events) // 2]
+    raw = bytearray((d / "relay-bin.000004").read_bytes())
+    raw[victim.offset + 25] ^= 0x5A  # inside the body: the CRC32 no longer matches
+    (d / "relay-bin.000004").write_bytes(bytes(raw))
+    # the SQL thread is at the first transaction of that file: behind the damage
+    first = next(e for e in events if e.type_code == 162)
+    ri = RelayLogInfo(read_info(d / "relay-log.info", kind="relay"))
+    (d / "relay-log.info").write_bytes(ri.moved_to("./relay-bin.000004", first.offset, "mariadb-bin.000002",
+                                                    first.log_pos - first.event_size).info.render())
+    plan = plan_recovery(d)
+    assert plan.refuse is None
+    assert plan.problem["kind"] == "checksum" and plan.problem["offset"] == victim.offset
+    assert plan.truncate[0]["file"] == "relay-bin.000004" and plan.truncate[0]["new_size"] == victim.offset
+    assert [r["file"] for r in plan.remove] == ["relay-bin.000005"]
+    prev = events[events.index(victim) - 1]
+    assert plan.next_source["position"] == prev.log_pos
+    assert plan.index == ["./relay-bin.000004"]
+    apply_plan(plan, backup_dir=tmp_path / "b", check_processes=False)
+    assert plan_recovery(d).nothing_to_do and not (d / "relay-bin.000005").exists()
+    assert (tmp_path / "b" / "relay-bin.000005").exists()
+
+
+def test_refuses_when_sql_thread_applied_past_a_corrupt_event(tmp_path):
+    d = relay_copy("crash-torn-position", tmp_path)
+    raw = bytearray((d / "relay-bin.000004").read_bytes())
+    raw[1000] ^= 0x5A
+    (d / "relay-bin.000004").write_bytes(bytes(raw))
+    ri = RelayLogInfo(read_info(d / "relay-log.info", kind="relay"))
+    (d / "relay-log.info").write_bytes(ri.moved_to("./relay-bin.000005", 553, "mariadb-bin.000002", 34087).info.render())
+    before = state(d)
+    res = CliRunner().invoke(main, ["recover", "--apply", str(d)])
+    assert res.exit_code == 2 and "refused" in res.output
+    assert state(d) == before
+
+
+def test_index_mismatches_and_rec_leftovers(tmp_path):
+    d = relay_copy("crash-torn-position", tmp_path)
+    (d / "relay-bin.~rec~").write_text("./relay-bin.000006\n")
+    (d / "relay-bin.000006").write_bytes((d / "relay-bin.000005").read_bytes()[:256])
+    plan = plan_recovery(d)
+    removed = {r["file"] for r in plan.remove}
+    assert {"relay-bin.~rec~", "relay-bin.000006"} <= removed
+    apply_plan(plan, backup_dir=tmp_path / "b", check_processes=False)
+    assert plan_recovery(d).nothing_to_do
+    # an index that names a file that is gone
+    (d / "relay-bin.index").write_text((d / "relay-bin.index").read_text() + "./relay-bin.000009\n")
+    plan = plan_recovery(d)
+    assert plan.index == ["./relay-bin.000004", "./relay-bin.000005"]
+    assert any("not on disk" in w for w in plan.warnings)

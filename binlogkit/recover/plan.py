@@ -267,8 +267,8 @@ def _retrieved(g: Grouper, complete: list[Transaction]) -> str | None:
         prev = next((f.previous_gtids for f in g.files if f.previous_gtids is not None), [])
         return str(MysqlGtidSet.from_previous_gtids(prev) | MysqlGtidSet.of(mysql))
     if maria:
-        pos = GtidPos()
-        for x in maria:
-            pos = pos.advance(x)
-        return str(pos)
+        last: dict[int, MariadbGtid] = {}
+        for x in maria:  # the last complete GTID of each domain, in stream order
+            last[x.domain_id] = x
+        return str(GtidPos(last.values()))
     return None
