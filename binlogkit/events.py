@@ -144,6 +144,9 @@ def _view(raw: RawEvent, p: Container, flavor: Flavor | None) -> dict:
         f.update(gtid_codec.decode_mysql_gtid_tail(bytes(p.tail)))
         if t == T.GTID_LOG_EVENT:
             f["gtid"] = f"{f['sid']}:{p.gno}"
+    elif t == T.GTID_TAGGED_LOG_EVENT:
+        from .codecs.serialization import decode_tagged_gtid
+        f = decode_tagged_gtid(bytes(p.data))
     elif t == T.PREVIOUS_GTIDS_LOG_EVENT:
         f = {"sids": gtid_codec.decode_previous_gtids(bytes(p.data))}
     elif t == T.GTID_EVENT:

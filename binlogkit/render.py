@@ -84,11 +84,12 @@ def summary(ev: Event, utc: bool = False) -> str:
     if t in ROWS_NAMES:
         flags = " ".join(n for b, n in ROW_FLAGS.items() if f["flags"] & b)
         return f"{ROWS_NAMES[t]}: table id {f['table_id']}" + (f" flags: {flags}" if flags else "")
-    if t in (T.GTID_LOG_EVENT, T.ANONYMOUS_GTID_LOG_EVENT):
-        name = "GTID" if t == T.GTID_LOG_EVENT else "Anonymous_GTID"
+    if t in (T.GTID_LOG_EVENT, T.ANONYMOUS_GTID_LOG_EVENT, T.GTID_TAGGED_LOG_EVENT):
+        name = "Anonymous_GTID" if t == T.ANONYMOUS_GTID_LOG_EVENT else "GTID"
         lc = f"\tlast_committed={f['last_committed']}\tsequence_number={f['sequence_number']}" if "last_committed" in f else ""
         tl = f"\ttransaction_length={f['transaction_length']}" if "transaction_length" in f else ""
-        return f"{name}{lc}\trbr_only={'no' if f['flags'] & 1 else 'yes'}{tl}"
+        flags = f.get("flags", f.get("gtid_flags", 0))
+        return f"{name}{lc}\trbr_only={'no' if flags & 1 else 'yes'}{tl}"
     if t == T.PREVIOUS_GTIDS_LOG_EVENT:
         return "Previous-GTIDs"
     if t == T.INCIDENT_EVENT:
@@ -120,7 +121,7 @@ def body_lines(ev: Event) -> list[str]:
         return ["COMMIT/*!*/;"]
     if t == T.GTID_EVENT:
         return [] if "STANDALONE" in f["flags"] else ["START TRANSACTION", "/*!*/;"]
-    if t == T.GTID_LOG_EVENT:
+    if t in (T.GTID_LOG_EVENT, T.GTID_TAGGED_LOG_EVENT) and f.get("gtid"):
         return [f"SET @@SESSION.GTID_NEXT= '{f['gtid']}'/*!*/;"]
     if t == T.ANONYMOUS_GTID_LOG_EVENT:
         return ["SET @@SESSION.GTID_NEXT= 'ANONYMOUS'/*!*/;"]

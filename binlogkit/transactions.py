@@ -280,7 +280,13 @@ class Grouper:
             return None, "anonymous", False
         if code == T.GTID_LOG_EVENT and len(body) >= 25:
             return f"{uuid_text(body[1:17])}:{int.from_bytes(body[17:25], 'little')}", "mysql", False
-        return None, "mysql", False  # tagged GTIDs: not decoded yet
+        if code == T.GTID_TAGGED_LOG_EVENT:
+            from .codecs.serialization import decode_tagged_gtid
+            try:
+                return decode_tagged_gtid(body).get("gtid"), "mysql", False
+            except (ValueError, IndexError):
+                return None, "mysql", False
+        return None, "mysql", False
 
 
 def _aware(fde: bytes) -> bool:

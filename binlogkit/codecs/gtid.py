@@ -16,8 +16,8 @@ MySQL Gtid (33) / Anonymous_gtid (34)::
 The fixed part is declared here; ``decode_mysql_gtid_tail`` reads the optional tail (each
 field present only if the bytes are there, as the server reads it).
 
-MySQL Gtid_tagged (42, 8.3+) is encoded with the mysql::serialization format: kept as bytes
-and decoded by ``serialization.decode_tagged_gtid``.
+MySQL Gtid_tagged (42, 8.3+) is encoded with the mysql::serialization format: the body is
+kept as bytes (byte-exact build) and its fields are read by ``serialization.decode_tagged_gtid``.
 
 MySQL Previous_gtids (35)::
 
