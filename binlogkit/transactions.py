@@ -43,7 +43,8 @@ OUTSIDE = {T.ROTATE_EVENT, T.FORMAT_DESCRIPTION_EVENT, T.STOP_EVENT, T.GTID_LIST
            T.BINLOG_CHECKPOINT_EVENT, T.PREVIOUS_GTIDS_LOG_EVENT, T.HEARTBEAT_LOG_EVENT,
            T.HEARTBEAT_LOG_EVENT_V2, T.START_ENCRYPTION_EVENT, T.INCIDENT_EVENT, T.IGNORABLE_LOG_EVENT}
 BODIES = frozenset(GTID_TYPES | QUERY_TYPES | {T.XID_EVENT, T.XA_PREPARE_LOG_EVENT, T.ROTATE_EVENT,
-                                                T.PREVIOUS_GTIDS_LOG_EVENT, T.GTID_LIST_EVENT})
+                                                T.PREVIOUS_GTIDS_LOG_EVENT, T.GTID_LIST_EVENT,
+                                                T.INCIDENT_EVENT})
 
 
 @dataclass
@@ -91,6 +92,29 @@ class FileInfo:
     transactions: int = 0
     problem: str | None = None
     problem_offset: int | None = None
+    problem_kind: str | None = None
+    # what an audit needs besides GTIDs
+    events: int = 0
+    end_offset: int = 4
+    checksummed: int = 0
+    first_timestamp: int | None = None
+    last_timestamp: int | None = None
+    bad_checksums: list[int] = field(default_factory=list)
+    incidents: list[dict] = field(default_factory=list)
+    unknown_events: list[dict] = field(default_factory=list)
+    position_breaks: list[dict] = field(default_factory=list)
+    rotates: list[dict] = field(default_factory=list)
+    gtid_offsets: list[int] = field(default_factory=list)
+    server_ids: set = field(default_factory=set)
+
+
+def _known_types() -> frozenset[int]:
+    from .registry import CODECS
+
+    return frozenset(CODECS)
+
+
+KNOWN_TYPES = _known_types()
 
 
 def _query_text(body: bytes, code: int, phl: int | None) -> str:
@@ -153,11 +177,28 @@ class Grouper:
         own_source = None  # for a binlog: its own name
         base = os.path.basename(path)
         try:
-            for at, code, ts, sid, ev_size, log_pos, flags, data, _ck in walk_events(fh, verify=verify, want=BODIES):
+            for at, code, ts, sid, ev_size, log_pos, flags, data, ok in walk_events(fh, verify=verify, want=BODIES):
                 end = at + ev_size
                 self.last_whole = (path, end)
+                info.events += 1
+                info.end_offset = end
+                if ok is not None:
+                    info.checksummed += 1
+                    if ok is False:
+                        info.bad_checksums.append(at)
+                if ts:
+                    if info.first_timestamp is None:
+                        info.first_timestamp = ts
+                    info.last_timestamp = ts
+                if code not in KNOWN_TYPES and not flags & EventFlag.IGNORABLE:
+                    info.unknown_events.append({"offset": at, "type_code": code})
+                if not info.relay and fdes >= 1 and log_pos and not flags & EventFlag.ARTIFICIAL \
+                        and code != T.FORMAT_DESCRIPTION_EVENT and log_pos != end & 0xFFFFFFFF:
+                    info.position_breaks.append({"offset": at, "expected": end & 0xFFFFFFFF, "log_pos": log_pos})
                 if code == T.FORMAT_DESCRIPTION_EVENT:
                     fdes += 1
+                    if fdes == 1 and flags & EventFlag.RELAY_LOG and self.relay_forced is None:
+                        info.relay = True  # the replica marks what it writes into its relay logs
                     aware = len(data) >= 5 and _aware(data)
                     self.fmt = Format.from_fde_body(data[LEN_HEADER:len(data) - (4 if aware else 0)])
                     info.server_version = self.fmt.server_version
@@ -166,6 +207,10 @@ class Grouper:
                     continue
                 relay = info.relay if self.relay_forced is None else self.relay_forced
                 if code == T.ROTATE_EVENT:
+                    rb = self._body(data)
+                    info.rotates.append({"offset": at, "target": rb[8:].decode("utf-8", "replace"),
+                                         "position": int.from_bytes(rb[:8], "little") if len(rb) >= 8 else None,
+                                         "relay": bool(flags & EventFlag.RELAY_LOG), "server_id": sid})
                     if flags & EventFlag.RELAY_LOG:
                         body = self._body(data)
                         self.last_relay_rotate = {"file": path, "offset": at, "end": end,
@@ -187,6 +232,11 @@ class Grouper:
                 self.last_event = {"file": path, "offset": at, "end": end, "type": code,
                                    "source_file": src_file, "source_end": log_pos}
                 if code in OUTSIDE:
+                    if code == T.INCIDENT_EVENT:
+                        body = self._body(data)
+                        n = body[2] if len(body) > 2 else 0
+                        info.incidents.append({"offset": at, "code": int.from_bytes(body[:2], "little"),
+                                               "message": body[3:3 + n].decode("utf-8", "replace")})
                     if code == T.PREVIOUS_GTIDS_LOG_EVENT and info.previous_gtids is None:
                         try:
                             info.previous_gtids = decode_previous_gtids(self._body(data))
@@ -210,8 +260,10 @@ class Grouper:
                                            resume_source_file=before.get("source_file"),
                                            resume_source_pos=before.get("source_end"))
                     info.transactions += 1
+                    info.server_ids.add(sid)
                     if gtid:
                         info.gtids.append(gtid)
+                        info.gtid_offsets.append(at)
                     if info.first_transaction is None:
                         info.first_transaction = gtid or f"@{at}"
                     info.last_transaction = gtid or f"@{at}"
@@ -249,7 +301,7 @@ class Grouper:
                     yield self._close(True, "STANDALONE")
         except BinlogError as exc:
             exc.with_context(file=path)
-            info.problem, info.problem_offset = exc.message, exc.offset
+            info.problem, info.problem_offset, info.problem_kind = exc.message, exc.offset, type(exc).__name__
             raise
 
     def finish(self) -> Iterator[Transaction]:

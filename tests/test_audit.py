@@ -1,0 +1,113 @@
+"""Audit on the lab's real archives and on copies with injected faults."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from binlogkit import open_binlog
+from binlogkit.audit import file_manifest, merge, run_local
+from binlogkit.cli import main
+from fixtures import store
+
+
+def kinds(result, severity=None):
+    return sorted({f["kind"] for f in result["findings"] if severity is None or f["severity"] == severity})
+
+
+def primary_copy(tmp_path) -> Path:
+    d = tmp_path / "primary"
+    shutil.copytree(store.materialize("replication-gtid") / "primary", d)
+    return d
+
+
+@pytest.mark.parametrize("name", ["replication-gtid", "replication-position-semisync", "compressed-events"])
+def test_clean_archives_have_no_findings(name):
+    r = run_local([store.materialize(name)], jobs=2)
+    assert r["findings"] == [] and r["counts"]["error"] == 0
+    primary = [s for n, s in r["summary"].items() if n.endswith("primary/mariadb-bin")][0]
+    assert primary["gtids_covered"] == store.manifest(name)["primary"]["master_status"]["gtid_binlog_pos"]
+
+
+def test_ring_duplicates_exactly_where_the_manifest_says():
+    m = store.manifest("ring-duplicates-off")
+    r = run_local([store.materialize("ring-duplicates-off")], jobs=2)
+    errors = [f for f in r["findings"] if f["severity"] == "error"]
+    assert {f["kind"] for f in errors} == {"duplicate_gtid"}
+    assert sorted(f["gtids"][0] for f in errors) == sorted(m["C_binlog_duplicate_gtids"])
+    assert all("/C/binlog/" in f["file"] for f in errors)
+    on = run_local([store.materialize("ring-duplicates-on")], jobs=2)
+    assert on["counts"]["error"] == 0
+    # both connections received A's transactions: the second copy is flagged, never an error
+    warned = {f["gtids"][0] for f in on["findings"] if f["kind"] == "duplicate_gtid"}
+    assert warned == set(m["C_relay_gtids"]["a"]) & set(m["C_relay_gtids"]["b"])
+
+
+@pytest.mark.parametrize("name", [s for s in store.set_names() if s.startswith("crash-")])
+def test_crash_snapshots(name):
+    truth = store.manifest(name)["truth"]
+    r = run_local([store.materialize(name) / "relay"], jobs=1)
+    assert r["counts"]["error"] == 0
+    f = {x["kind"]: x for x in r["findings"]}
+    assert f["partial_transaction"]["gtids"] == [truth["partial_transaction"]["gtid"]]
+    assert f["partial_transaction"]["offset"] == truth["partial_transaction"]["start_offset"]
+    if truth["torn"]:
+        assert f["torn_event"]["offset"] == truth["torn"][0]["offset"] and f["torn_event"]["severity"] == "warning"
+    if truth["dangling_rotate"]:
+        assert f["missing_file"]["offset"] == truth["dangling_rotate"]["offset"]
+
+
+def test_deleted_middle_file(tmp_path):
+    d = primary_copy(tmp_path)
+    (d / "mariadb-bin.000005").unlink()
+    r = run_local([d], jobs=2)
+    assert kinds(r, "error") == ["gtid_gap", "missing_file", "rotate_mismatch"]
+    gap = next(f for f in r["findings"] if f["kind"] == "gtid_gap")
+    lost = [t["gtid"] for t in store.manifest("replication-gtid")["primary"]["transactions"]
+            if t["file"] == "mariadb-bin.000005"]
+    assert gap["detail"].startswith(f"domain 0: seq_no {lost[0].split('-')[2]}..{lost[-1].split('-')[2]} missing")
+
+
+def test_flipped_byte_and_cut_file(tmp_path):
+    d = primary_copy(tmp_path)
+    events = list(open_binlog(str(d / "mariadb-bin.000003")))
+    victim = events[100]
+    raw = bytearray((d / "mariadb-bin.000003").read_bytes())
+    raw[victim.offset + 21] ^= 0xFF
+    (d / "mariadb-bin.000003").write_bytes(bytes(raw))
+    cut = list(open_binlog(str(d / "mariadb-bin.000006")))[50]
+    with open(d / "mariadb-bin.000006", "r+b") as fh:
+        fh.truncate(cut.offset + 10)
+    r = run_local([d], jobs=2)
+    errs = {(f["kind"], Path(f["file"]).name if f["file"] else None, f["offset"]) for f in r["findings"]
+            if f["severity"] == "error"}
+    assert ("checksum_mismatch", "mariadb-bin.000003", victim.offset) in errs
+    assert ("torn_event", "mariadb-bin.000006", cut.offset) in errs
+    assert "partial_transaction" in kinds(r, "error") and "gtid_gap" in kinds(r, "error")
+
+
+def test_engines_agree_and_manifests_are_json(tmp_path):
+    src = store.materialize("ring-duplicates-off")
+    a = run_local([src], jobs=1)
+    b = run_local([src], jobs=2)
+    assert a["findings"] == b["findings"]
+    m = file_manifest(next((src / "C" / "binlog").glob("mariadb-bin.0*")))
+    assert json.loads(json.dumps(m)) == m
+    assert merge([m])["files"] == 1
+
+
+def test_cli_exit_codes_and_output(tmp_path):
+    runner = CliRunner()
+    clean = runner.invoke(main, ["audit", str(store.materialize("replication-gtid") / "primary")])
+    assert clean.exit_code == 0 and "0 errors" in clean.output
+    bad = runner.invoke(main, ["audit", "--json", "--output", str(tmp_path / "out"),
+                               str(store.materialize("ring-duplicates-off"))])
+    assert bad.exit_code == 1
+    doc = json.loads(bad.output)
+    assert doc["counts"]["error"] == 6
+    assert json.loads((tmp_path / "out" / "findings.json").read_text()) == doc["findings"]
+    assert runner.invoke(main, ["audit", "/nonexistent"]).exit_code == 2
