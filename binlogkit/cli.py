@@ -336,7 +336,11 @@ def audit(paths, as_json, output_dir, jobs, engine) -> None:
 @click.option("--mode", type=click.Choice(["position", "gtid"]), help="Override the mode read from master.info.")
 @click.option("--relay-index", "relay_base", help="Relay log base name (e.g. relay-bin) when it cannot be guessed.")
 @click.option("--backup-dir", type=click.Path(file_okay=False), help="Where to keep the copies (default: beside RELAYDIR, RELAYDIR.binlogkit-recover-TIME).")
-def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_dir) -> None:
+@click.option("--applied-gtids", help="What the replica committed (MariaDB gtid_slave_pos / MySQL gtid_executed), "
+              "to move relay-log.info past commits it did not record.")
+@click.option("--replica-binlog", type=click.Path(exists=True, dir_okay=False),
+              help="The replica's own binlog index (log_slave_updates), for the same check; found in RELAYDIR by default.")
+def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_dir, applied_gtids, replica_binlog) -> None:
     """Repair a stopped replica's relay directory so it resumes with nothing lost and nothing
     applied twice.
 
@@ -351,7 +355,7 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
 
     try:
         plan = plan_recovery(relaydir, connection=connection, mode=mode, relay_base=relay_base.removesuffix(".index")
-                             if relay_base else None)
+                             if relay_base else None, applied_gtids=applied_gtids, replica_binlog=replica_binlog)
     except (BinlogError, OSError) as exc:
         _fail(str(exc), EXIT_USAGE)
     if as_json:

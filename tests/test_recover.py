@@ -232,3 +232,36 @@ def test_index_mismatches_and_rec_leftovers(tmp_path):
     plan = plan_recovery(d)
     assert plan.index == ["./relay-bin.000004", "./relay-bin.000005"]
     assert any("not on disk" in w for w in plan.warnings)
+
+
+def test_relay_log_info_behind_the_commits_is_moved_forward(tmp_path):
+    """relay-log.info is rewritten after a commit, not with it: a crash in between leaves it one
+    transaction behind (found by `make soak`: a restart then applies it twice, error 1062).
+    Given what the replica committed, the plan moves it past those transactions."""
+    d = relay_copy("crash-torn-position", tmp_path)
+    m = store.manifest("crash-torn-position")
+    from binlogkit.transactions import group_files
+    from binlogkit.errors import BinlogError
+    trx = []
+    try:
+        for t in group_files([d / "relay-bin.index"], source_file="mariadb-bin.000002"):
+            trx.append(t)
+    except BinlogError:
+        pass
+    complete = [t for t in trx if t.complete and t.gtid]
+    behind = complete[-3]  # the SQL thread recorded itself before the last three commits
+    ri = RelayLogInfo(read_info(d / "relay-log.info", kind="relay"))
+    (d / "relay-log.info").write_bytes(ri.moved_to("./" + Path(behind.start_file).name, behind.start_offset,
+                                                    behind.source_file, behind.source_start).info.render())
+    last = m["truth"]["last_complete_transaction"]
+    plan = plan_recovery(d, applied_gtids=last["gtid"])
+    assert plan.relay_log_info == {"relay_log_file": "./" + last["relay_file"],
+                                   "relay_log_pos": last["relay_end_offset"], "master_log_file": last["source_file"],
+                                   "master_log_pos": last["source_end"]}
+    assert any("behind the commits" in w for w in plan.warnings)
+    # without knowing what was committed, nothing is moved (and no replica binlog is here)
+    assert plan_recovery(d).relay_log_info is None
+    apply_plan(plan, backup_dir=tmp_path / "b", check_processes=False)
+    after = RelayLogInfo(read_info(d / "relay-log.info", kind="relay"))
+    assert (after.relay_pos, after.master_pos) == (last["relay_end_offset"], last["source_end"])
+    assert after.info.lines[5] == ri.info.lines[5]  # sql_delay kept

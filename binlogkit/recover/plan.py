@@ -103,8 +103,16 @@ def _later(a: tuple[str, int], b: tuple[str, int]) -> bool:
 
 
 def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None, mode: str | None = None,
-                  relay_base: str | None = None, verify: bool = True) -> Plan:
-    """Read the relay directory and return what ``apply_plan`` would do. Never writes."""
+                  relay_base: str | None = None, verify: bool = True, applied_gtids: str | None = None,
+                  replica_binlog: str | os.PathLike | None = None) -> Plan:
+    """Read the relay directory and return what ``apply_plan`` would do. Never writes.
+
+    ``applied_gtids`` (what the replica committed: MariaDB gtid_slave_pos, MySQL
+    gtid_executed) or the replica's own binlog (``replica_binlog``: an index file; found in the
+    directory by default when the replica logs its updates) let the plan move relay-log.info
+    past transactions the SQL thread committed but did not record there before the crash —
+    relay-log.info is rewritten after the commit, not with it, so a crash between the two
+    would apply such a transaction twice."""
     d = Path(relay_dir)
     index_path, mi_path, ri_path = _names(connection, relay_base, d)
     base = index_path.name[: -len(".index")]
@@ -245,6 +253,28 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
                                    "relay_log_pos": cut_off, "master_log_file": plan.next_source["file"],
                                    "master_log_pos": plan.next_source["position"]}
 
+    # relay-log.info lagging the commits
+    if ri is not None and ri.relay_file in present and ri.relay_pos is not None:
+        applied = _applied(d, index_path.name, applied_gtids, replica_binlog)
+        if applied is not None:
+            order = {n: i for i, n in enumerate(present)}
+            here = (order[ri.relay_file], ri.relay_pos)
+            moved = None
+            for t in trx:
+                start = (order.get(Path(t.start_file).name, -1), t.start_offset)
+                if start < here:
+                    continue
+                if not (t.complete and t.gtid and applied(t.gtid)):
+                    break
+                moved = t
+                here = (order[Path(t.end_file).name], t.end_offset)
+            if moved is not None:
+                ef = Path(moved.end_file).name
+                plan.relay_log_info = {"relay_log_file": prefix.get(ef, "./") + ef, "relay_log_pos": moved.end_offset,
+                                       "master_log_file": moved.source_file, "master_log_pos": moved.source_end}
+                plan.warnings.append(f"relay-log.info is behind the commits: the replica already committed "
+                                     f"up to {moved.gtid}; the SQL thread position is moved past it")
+
     # master.info: its positions are what position mode resumes from; in GTID mode the server
     # resumes from GTIDs and does not keep them current, so they are left alone there
     if plan.mode == "position" and plan.next_source and plan.next_source["file"] and mi is not None:
@@ -256,6 +286,40 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
             f"SOURCE_LOG_POS={plan.next_source['position']}"
             + (f" FOR CHANNEL '{connection}'" if connection else "") + ";")
     return plan
+
+
+def _applied(d: Path, relay_index: str, text: str | None, replica_binlog):
+    """A predicate telling whether a GTID was committed by the replica, or None if unknown."""
+    from ..api import transactions
+    from ..gtid import GtidPos, MariadbGtid, MysqlGtid, MysqlGtidSet
+
+    if text:
+        text = text.strip()
+        if ":" in text:
+            s = MysqlGtidSet.parse(text)
+            return lambda g: ":" in g and g in s
+        pos = GtidPos.parse(text)
+        return lambda g: ":" not in g and pos.covers(MariadbGtid.parse(g))
+    if replica_binlog is None:
+        cands = [p for p in d.glob("*.index") if "relay" not in p.name and p.name != relay_index]
+        if len(cands) != 1:
+            return None
+        replica_binlog = cands[0]
+    maria: dict[int, MariadbGtid] = {}
+    mysql: list[MysqlGtid] = []
+    try:
+        for t in transactions([replica_binlog], relay=False):
+            if t.complete and t.gtid:
+                if t.kind == "mariadb":
+                    x = MariadbGtid.parse(t.gtid)
+                    if x.domain_id not in maria or x.seq_no > maria[x.domain_id].seq_no:
+                        maria[x.domain_id] = x
+                elif t.kind == "mysql":
+                    mysql.append(MysqlGtid.parse(t.gtid))
+    except BinlogError:
+        pass  # a crashed replica's binlog may end torn: what was read still counts
+    pos, s = GtidPos(maria.values()), MysqlGtidSet.of(mysql)
+    return lambda g: (g in s) if ":" in g else pos.covers(MariadbGtid.parse(g))
 
 
 def _retrieved(g: Grouper, complete: list[Transaction]) -> str | None:
