@@ -315,9 +315,13 @@ def audit(paths, as_json, output_dir, jobs, engine) -> None:
     else:
         click.echo(f"{result['files']} files, {result['bytes']:,} bytes: {result['counts']['error']} errors, "
                    f"{result['counts']['warning']} warnings")
-        click.echo(f"{'series':<58} {'files':>5} {'bytes':>12}  GTIDs covered")
+        names = list(result["summary"])
+        common = os.path.commonpath(names) if len(names) > 1 else os.path.dirname(names[0]) if names else ""
+        short = {n: os.path.relpath(n, common) if common else n for n in names}
+        width = max([len(v) for v in short.values()] + [6])
+        click.echo(f"{'series':<{width}} {'files':>5} {'bytes':>12}  GTIDs covered")
         for name, s in result["summary"].items():
-            click.echo(f"{name[-58:]:<58} {s['files']:>5} {s['bytes']:>12,}  {(s['gtids_covered'] or '-')[:60]}")
+            click.echo(f"{short[name]:<{width}} {s['files']:>5} {s['bytes']:>12,}  {(s['gtids_covered'] or '-')[:60]}")
         if result["findings"]:
             click.echo(f"\n{'severity':<8} {'kind':<20} {'where':<48} detail")
             for f in result["findings"][:200]:

@@ -26,6 +26,9 @@ hr "transactions of that crashed relay log: the last ones, and the partial one"
 hr "gtids: what the multi-source server C binlogged with gtid_ignore_duplicates=OFF"
 "$BK" gtids "$SET/ring-duplicates-off/C/binlog" | tail -2
 
+hr "audit: every committed archive of the multi-source ring (duplicates with gtid_ignore_duplicates=OFF)"
+"$BK" audit "$SET/ring-duplicates-off" | head -14
+
 hr "What MariaDB itself did on restart from a crash at relay-log rotation (fixture manifest)"
 grep -A4 '^| relay_log_recovery' "$SET/crash-rotation-small-position/README.md"
 
