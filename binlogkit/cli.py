@@ -281,8 +281,9 @@ def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete) ->
 @click.option("--json", "as_json", is_flag=True, help="Findings and summary as one JSON document.")
 @click.option("--output", "output_dir", type=click.Path(file_okay=False), help="Also write findings.json and summary.json into this folder.")
 @click.option("--jobs", type=int, help="Worker processes (default: one per core).")
-@click.option("--engine", type=click.Choice(["local"]), default="local", show_default=True,
-              help="local: a process pool on this machine (the Spark job comes with a later release).")
+@click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
+              help="local: a process pool on this machine; spark: the spark-submit job in Spark local mode "
+                   "(needs the 'spark' extra: pyspark, fsspec, pyarrow).")
 def audit(paths, as_json, output_dir, jobs, engine) -> None:
     """Audit binlog / relay-log archives for anything missing, doubled or damaged.
 
@@ -294,6 +295,16 @@ def audit(paths, as_json, output_dir, jobs, engine) -> None:
     """
     from .audit import run_local
 
+    if engine == "spark":
+        from .audit import job
+
+        spark = job.session(f"local[{jobs}]" if jobs else None)
+        try:
+            rc = job.main(spark, list(paths) + (["--output", output_dir] if output_dir else [])
+                          + (["--json"] if as_json else []))
+        finally:
+            spark.stop()
+        sys.exit(rc)
     prog = None
     if sys.stderr.isatty():
         def prog(done: int, total: int) -> None:

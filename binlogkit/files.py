@@ -17,8 +17,28 @@ from typing import BinaryIO
 OPENERS = {".xz": lzma.open, ".lzma": lzma.open, ".gz": gzip.open, ".bz2": bz2.open}
 
 
+def is_url(path: str | os.PathLike) -> bool:
+    return "://" in os.fspath(path)
+
+
 def open_input(path: str | os.PathLike) -> BinaryIO:
+    """A read-only byte stream: local files, archives, or URLs (``hdfs://``, ``s3a://``, ...)
+    through fsspec when it is installed."""
+    if is_url(path):
+        import fsspec  # optional: only needed for remote archives
+
+        return fsspec.open(os.fspath(path), "rb", compression="infer").open()
     opener = OPENERS.get(PurePath(os.fspath(path)).suffix)
     if opener is not None:
         return opener(path, "rb")
     return open(path, "rb", buffering=0)
+
+
+def input_size(path: str | os.PathLike) -> int:
+    """Size in bytes of a file as stored (compressed size for archives)."""
+    if is_url(path):
+        import fsspec
+
+        fs, p = fsspec.core.url_to_fs(os.fspath(path))
+        return int(fs.size(p))
+    return os.path.getsize(path)

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from ..errors import BinlogError
-from ..files import OPENERS, open_input
+from ..files import OPENERS, input_size, open_input
 from ..transactions import Grouper
 
 _NUM = re.compile(r"^(.*)\.(\d+)$")
@@ -48,7 +48,7 @@ def file_manifest(path: str | os.PathLike) -> dict:
     info = g.files[0] if g.files else None
     m = {
         "file": path, "directory": directory, "base": base, "number": number,
-        "size": os.path.getsize(path), "problem": problem,
+        "size": input_size(path), "problem": problem,
         "relay": bool(info and info.relay), "server_version": info.server_version if info else None,
         "flavor": g.fmt.flavor.value if g.fmt else None,
         "events": info.events if info else 0, "end_offset": info.end_offset if info else 4,
