@@ -48,3 +48,15 @@ def test_spark_job_equals_local_engine(spark, tmp_path, capsys):
     table = pq.read_table(tmp_path / "out" / "findings.parquet")
     assert table.num_rows == len(local["findings"])
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["counts"] == local["counts"]
+
+
+def test_spark_job_finds_every_generated_fault(spark, tmp_path, capsys):
+    from pathlib import Path
+
+    from fixtures.faults import generate
+
+    m = generate(tmp_path / "arch", files=8, trx_per_file=100, seed=5)
+    job.main(spark, [str(tmp_path / "arch"), "--json"])
+    printed = json.loads(capsys.readouterr().out)
+    got = {(f["kind"], f["severity"], f["file"] and Path(f["file"]).name, f["offset"]) for f in printed["findings"]}
+    assert got == {(e["kind"], e["severity"], e["file"], e["offset"]) for e in m["expected"]}
