@@ -59,6 +59,7 @@ def main(argv=None) -> int:
     ap.add_argument("file", nargs="?", type=Path, default=ROOT / "bench" / "data" / "mariadb-bin.000001")
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="first 100 MB only")
+    ap.add_argument("--no-spark", action="store_true", help="skip the Spark measurement")
     args = ap.parse_args(argv)
     path = args.file
     if not path.exists():
@@ -117,6 +118,33 @@ def main(argv=None) -> int:
         t_rec = inproc(lambda: plan_recovery(relay, mode="position"))
     print(f"recover plan over a {mb / 1000:.2f} GB relay log: {t_rec:.2f} s = {t_rec / (mb / 1000):.2f} s per GB "
           f"(goal <= 1 s per GB)")
+    # audit: an archive of 4 series whose files are the benchmark file (symlinks)
+    from binlogkit.audit import run_local
+    with tempfile.TemporaryDirectory() as tmp:
+        for k in range(4):
+            d = Path(tmp) / f"server{k}"
+            d.mkdir()
+            (d / "mariadb-bin.000001").symlink_to(path.resolve())
+        gb = 4 * mb / 1000
+        for jobs in (1, 2):
+            t_aud = inproc(lambda: run_local([tmp], jobs=jobs))
+            print(f"audit, local engine, {jobs} worker(s): {gb:.1f} GB in {t_aud:.2f} s = {gb / t_aud:.2f} GB/s")
+        if not args.no_spark:
+            try:
+                from binlogkit.audit import job
+                t0 = time.perf_counter()
+                spark = job.session("local[2]")
+                t_start = time.perf_counter() - t0
+                import contextlib, io
+                t1 = time.perf_counter()
+                with contextlib.redirect_stdout(io.StringIO()):
+                    job.main(spark, [tmp])
+                t_sp = time.perf_counter() - t1
+                spark.stop()
+                print(f"audit, Spark local[2]: {t_sp:.2f} s after a {t_start:.1f} s session start "
+                      f"= {gb / t_sp:.2f} GB/s")
+            except ImportError:
+                print("audit, Spark: pyspark is not installed (pip install -e '.[spark]')")
     return 0
 
 
