@@ -70,7 +70,8 @@ def main(spark, argv: list[str]) -> int:
         return 2
     sc = spark.sparkContext
     rdd = sc.parallelize(inputs, numSlices=len(inputs))
-    manifests_df = spark.createDataFrame(rdd.map(lambda it: (it[0], _manifest_json(it))), ["file", "manifest"])
+    # an explicit schema: inferring one would run the first files twice
+    manifests_df = spark.createDataFrame(rdd.map(lambda it: (it[0], _manifest_json(it))), "file string, manifest string")
     manifests = [json.loads(r["manifest"]) for r in manifests_df.collect()]
     result = merge(manifests)
     if args.output:
