@@ -344,6 +344,32 @@ def audit(paths, as_json, output_dir, jobs, engine) -> None:
 
 
 @main.command()
+@click.argument("binlog_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--code", default="LOST_EVENTS", show_default=True,
+              help="LOST_EVENTS, NEW_INCIDENT, or a number (replicas stop on any incident).")
+@click.option("--message", default="", help="Why (at most 255 bytes); replicas report it.")
+@click.option("--index", type=click.Path(exists=True, dir_okay=False), help="The binlog index, when the folder holds several.")
+def incident(binlog_dir, code, message, index) -> None:
+    """Record an incident in a stopped server's binlog set: an Incident event then a Rotate to
+    the next file, at the end of the last binlog, so the log after the gap starts clean.
+
+    Replicas reading it stop with error 1590 and the message, until an operator decides
+    (e.g. SET GLOBAL sql_slave_skip_counter=1; START SLAVE). Refuses while a process holds
+    the folder's files, or when the last binlog is torn or still marked in use.
+    """
+    from .writer import WriteRefused, record_incident
+
+    try:
+        done = record_incident(binlog_dir, code=code, message=message, index=index)
+    except (WriteRefused, KeyError) as exc:
+        _fail(f"refused: {exc}", EXIT_USAGE)
+    except (BinlogError, OSError) as exc:
+        _fail(str(exc), EXIT_USAGE)
+    click.echo(f"{Path(done.file).name}: Incident at {done.offsets[0]}, Rotate to {done.next_file} at "
+               f"{done.offsets[1]}; the file now ends at {done.new_size}")
+
+
+@main.command()
 @click.argument("relaydir", type=click.Path(exists=True, file_okay=False))
 @click.option("--apply", "do_apply", is_flag=True, help="Carry the plan out (backup first, atomic rewrites). Default: dry run.")
 @click.option("--json", "as_json", is_flag=True, help="The plan as JSON.")
