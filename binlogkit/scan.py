@@ -12,11 +12,11 @@ import zlib
 from dataclasses import dataclass, field
 
 from .codecs.format_description import fde_is_checksum_aware
-from .codecs.header import HEADER_STRUCT, LEN_HEADER, OFS_FLAGS
-from .constants import BINLOG_MAGIC, LEN_CHECKSUM, ChecksumAlg, EventFlag, EventType, event_type_name
+from .codecs.header import HEADER_STRUCT, LEN_HEADER
+from .constants import BINLOG_MAGIC, LEN_CHECKSUM, ChecksumAlg, EventType, event_type_name
 from .errors import (BadMagicError, BinlogError, ChecksumError, EventSizeError, TruncatedEventError,
                      UnsupportedFormatError)
-from .reader import MAX_EVENT_SIZE, MYSQL_ENCRYPTED_MAGIC
+from .reader import MAX_EVENT_SIZE, MYSQL_ENCRYPTED_MAGIC, event_crc
 
 _FDE = EventType.FORMAT_DESCRIPTION_EVENT
 _START_ENCRYPTION = EventType.START_ENCRYPTION_EVENT
@@ -40,14 +40,6 @@ class ScanResult:
 def _checksum_on(fde: bytes) -> bool:
     """Whether events after this FDE end with a CRC32 (alg byte sits before the FDE's own CRC)."""
     return fde_is_checksum_aware(fde) and fde[-5] == ChecksumAlg.CRC32
-
-
-def _fde_crc(ev) -> int:
-    flags = ev[OFS_FLAGS]
-    if flags & EventFlag.BINLOG_IN_USE:
-        head = bytes(ev[:OFS_FLAGS]) + bytes([flags & 0xFE])
-        return zlib.crc32(ev[OFS_FLAGS + 1:-LEN_CHECKSUM], zlib.crc32(head))
-    return zlib.crc32(ev[:-LEN_CHECKSUM])
 
 
 WINDOW = 4 << 20  # bytes read at a time: memory stays flat whatever the file size
@@ -162,7 +154,7 @@ def walk_events(fh, *, verify: bool = True,
                 data = bytes(mv[rel:e])
                 crc_on = _checksum_on(data)
                 if fde_is_checksum_aware(data):  # its CRC is valid even when the alg is OFF
-                    stored, actual = int.from_bytes(data[-4:], "little"), _fde_crc(data)
+                    stored, actual = int.from_bytes(data[-4:], "little"), event_crc(data)
                     ok = stored == actual
             else:
                 if crc_on:
