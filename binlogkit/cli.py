@@ -344,6 +344,41 @@ def audit(paths, as_json, output_dir, jobs, engine) -> None:
 
 
 @main.command()
+@click.argument("primary", type=click.Path(exists=True))
+@click.argument("replicas", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--json", "as_json", is_flag=True, help="The comparison as JSON.")
+def compare(primary, replicas, as_json) -> None:
+    """Compare a primary's binlogs with replicas' binlogs or relay logs, by GTID.
+
+    PRIMARY and each of REPLICAS is a folder, an index file or a file. Prints the last
+    transaction all sides share, the primary's transactions no replica received (after a
+    semisync AFTER_SYNC crash: written but never acknowledged), and each replica's errant
+    transactions (ones the primary lacks). Exit 1 when anything differs.
+    """
+    from .compare import compare as run_compare
+
+    def expand(p):
+        from .api import expand_paths
+        return expand_paths([p])
+
+    res = run_compare(expand(primary), [expand(r) for r in replicas])
+    if as_json:
+        click.echo(json.dumps(res, indent=1))
+    else:
+        click.echo(f"primary: {res['primary']['transactions']} transactions, last {res['primary']['last']}")
+        click.echo(f"last transaction every side has: {res['last_common']}")
+        click.echo("on the primary only (un-acknowledged): "
+                   + (", ".join(f"{u['gtid']} ({u['file']}@{u['offset']})" for u in res["unacknowledged"]) or "none"))
+        for r in res["replicas"]:
+            click.echo(f"replica {r['paths'][0] if r['paths'] else '?'}: {r['transactions']} transactions; errant: "
+                       f"{', '.join(r['errant']) or 'none'}")
+        if res["primary"]["incomplete"]:
+            click.echo("primary's incomplete tail: " + ", ".join(str(i["gtid"]) for i in res["primary"]["incomplete"]))
+    differs = res["unacknowledged"] or any(r["errant"] for r in res["replicas"]) or res["primary"]["incomplete"]
+    sys.exit(EXIT_DAMAGED if differs else EXIT_OK)
+
+
+@main.command()
 @click.argument("binlog_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("--code", default="LOST_EVENTS", show_default=True,
               help="LOST_EVENTS, NEW_INCIDENT, or a number (replicas stop on any incident).")
@@ -381,7 +416,13 @@ def incident(binlog_dir, code, message, index) -> None:
               "to move relay-log.info past commits it did not record.")
 @click.option("--replica-binlog", type=click.Path(exists=True, dir_okay=False),
               help="The replica's own binlog index (log_slave_updates), for the same check; found in RELAYDIR by default.")
-def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_dir, applied_gtids, replica_binlog) -> None:
+@click.option("--binlog", "is_binlog", is_flag=True,
+              help="RELAYDIR is a crashed former primary's binlog folder: cut what no replica received.")
+@click.option("--keep-through", help="With --binlog: the GTIDs the surviving replica holds (position or set).")
+@click.option("--replica", "replica_dir", type=click.Path(exists=True, file_okay=False),
+              help="With --binlog: the surviving replica's relay directory, to compute --keep-through.")
+def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_dir, applied_gtids, replica_binlog,
+            is_binlog, keep_through, replica_dir) -> None:
     """Repair a stopped replica's relay directory so it resumes with nothing lost and nothing
     applied twice.
 
@@ -393,10 +434,15 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
     2 refused or error.
     """
     from .recover import RecoveryRefused, apply_plan, plan_recovery
+    from .recover.primary import plan_binlog_recovery
 
     try:
-        plan = plan_recovery(relaydir, connection=connection, mode=mode, relay_base=relay_base.removesuffix(".index")
-                             if relay_base else None, applied_gtids=applied_gtids, replica_binlog=replica_binlog)
+        if is_binlog:
+            plan = plan_binlog_recovery(relaydir, keep_through=keep_through, replica=replica_dir)
+        else:
+            plan = plan_recovery(relaydir, connection=connection, mode=mode,
+                                 relay_base=relay_base.removesuffix(".index") if relay_base else None,
+                                 applied_gtids=applied_gtids, replica_binlog=replica_binlog)
     except (BinlogError, OSError) as exc:
         _fail(str(exc), EXIT_USAGE)
     if as_json:
@@ -429,7 +475,10 @@ def _print_plan(plan) -> None:
     if plan.problem:
         p = plan.problem
         click.echo(f"problem         : {p['kind']} event at {p['file']}:{p['offset']} ({p['message']})")
-    if plan.partial_transaction:
+    if plan.partial_transaction and "cut" in plan.partial_transaction:
+        for c in plan.partial_transaction["cut"]:
+            click.echo(f"cut trx         : {c['gtid'] or '-'} at {c['file']}:{c['offset']} ({c['reason']})")
+    elif plan.partial_transaction:
         p = plan.partial_transaction
         click.echo(f"partial trx     : {p['gtid'] or '-'} from {p['file']}:{p['offset']} (source {p['source_file']}:{p['source_start']})")
     click.echo(f"last complete   : {plan.last_complete_gtid or '-'}")

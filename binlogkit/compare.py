@@ -1,0 +1,58 @@
+"""Compare a primary's binlogs with what replicas hold, transaction by transaction (by GTID).
+
+The answer a failover needs: the last transaction every side has, the primary's transactions
+no replica received (the un-acknowledged tail after a semisync AFTER_SYNC crash: written to the
+binlog, never confirmed), and transactions a replica has that the primary lacks (errant).
+Only complete transactions count; the primary's incomplete tail is reported apart.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable
+
+from .api import transactions
+from .errors import BinlogError
+
+
+def _gtid_trx(paths: Iterable[str | os.PathLike], relay: bool | None) -> tuple[list, list, str | None]:
+    complete, incomplete, problem = [], [], None
+    try:
+        for t in transactions(paths, relay=relay):
+            if t.gtid:
+                (complete if t.complete else incomplete).append(t)
+    except BinlogError as exc:
+        problem = f"{exc}"
+    return complete, incomplete, problem
+
+
+def compare(primary: Iterable[str | os.PathLike], replicas: list[Iterable[str | os.PathLike]]) -> dict:
+    p_done, p_open, p_problem = _gtid_trx(primary, relay=None)
+    sides = []
+    for paths in replicas:
+        done, _open, problem = _gtid_trx(paths, relay=None)
+        sides.append({"paths": [str(x) for x in paths], "gtids": {t.gtid for t in done}, "problem": problem})
+    p_gtids = [t.gtid for t in p_done]
+    p_set = set(p_gtids)
+    held_by_any = set().union(*(s["gtids"] for s in sides)) if sides else set()
+    held_by_all = set.intersection(*(s["gtids"] for s in sides)) if sides else set()
+    last_common = None
+    for g in p_gtids:
+        if g in held_by_all:
+            last_common = g
+    # the un-acknowledged tail: primary transactions after the last one some replica holds
+    last_any = max((i for i, g in enumerate(p_gtids) if g in held_by_any), default=-1)
+    tail = [t for t in p_done[last_any + 1:]]
+    return {
+        "primary": {"transactions": len(p_done), "last": p_gtids[-1] if p_gtids else None,
+                    "incomplete": [{"gtid": t.gtid, "file": Path(t.start_file).name, "offset": t.start_offset}
+                                   for t in p_open], "problem": p_problem},
+        "last_common": last_common,
+        "unacknowledged": [{"gtid": t.gtid, "file": Path(t.start_file).name, "offset": t.start_offset,
+                            "end_offset": t.end_offset} for t in tail],
+        "replicas": [{"paths": s["paths"], "transactions": len(s["gtids"]),
+                      "missing_from_replica": sorted(p_set - s["gtids"] - {t.gtid for t in tail},
+                                                     key=p_gtids.index)[:100],
+                      "errant": sorted(s["gtids"] - p_set), "problem": s["problem"]} for s in sides],
+    }

@@ -1,0 +1,132 @@
+"""Repairing a crashed former primary's binlogs after semisync (seed 002).
+
+With ``rpl_semi_sync_master_wait_point=AFTER_SYNC`` a transaction is written and synced to the
+binlog *before* a replica acknowledges it, and committed in the storage engine only after. A
+primary killed while waiting leaves such transactions in its binlog, prepared but not committed;
+on restart its crash recovery commits every prepared transaction whose Xid it finds in the
+binlog — rows no replica ever had (phantoms), and a GTID history the promoted replica lacks.
+
+The plan cuts the last binlog(s) back to what the surviving replica holds (``keep_through``, or
+computed from its relay logs), plus any torn tail or partial transaction, and leaves the rest as
+the server needs it (the file stays marked in use, so the server still runs its own crash
+recovery): on restart the storage engine finds no Xid for the cut transactions and rolls them
+back. Same plan / apply / backup rules as the relay-log recovery.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..errors import BinlogError
+from ..gtid import GtidPos, MariadbGtid, MysqlGtid, MysqlGtidSet
+from .plan import Plan
+
+
+def keep_predicate(keep_through: str):
+    text = keep_through.strip()
+    if ":" in text:
+        s = MysqlGtidSet.parse(text)
+        return lambda g: g in s
+    pos = GtidPos.parse(text)
+    return lambda g: ":" not in g and pos.covers(MariadbGtid.parse(g))
+
+
+def replica_holds(relay_dir: str | os.PathLike) -> str:
+    """The GTIDs a replica holds, from its relay logs (complete transactions) — the position
+    (MariaDB) or set (MySQL) to keep the primary's binlog through."""
+    from .plan import _names
+    from ..api import transactions
+
+    d = Path(relay_dir)
+    index, _mi, _ri = _names(None, None, d)
+    maria: dict[int, MariadbGtid] = {}
+    mysql: list[MysqlGtid] = []
+    try:
+        for t in transactions([index], relay=True):
+            if not (t.complete and t.gtid):
+                continue
+            if t.kind == "mariadb":
+                x = MariadbGtid.parse(t.gtid)
+                if x.domain_id not in maria or x.seq_no > maria[x.domain_id].seq_no:
+                    maria[x.domain_id] = x
+            else:
+                mysql.append(MysqlGtid.parse(t.gtid))
+    except BinlogError:
+        pass
+    return str(MysqlGtidSet.of(mysql)) if mysql else str(GtidPos(maria.values()))
+
+
+def plan_binlog_recovery(binlog_dir: str | os.PathLike, *, keep_through: str | None = None,
+                         replica: str | os.PathLike | None = None, index: str | None = None) -> Plan:
+    """Plan the cut of a crashed primary's binlog set. Pure: reads only."""
+    from ..api import transactions
+
+    d = Path(binlog_dir)
+    idx = Path(index) if index else None
+    if idx is None:
+        cands = [p for p in d.glob("*.index") if "relay" not in p.name]
+        if len(cands) != 1:
+            raise BinlogError(f"cannot tell which binlog index to use in {d}: pass --index", file=str(d))
+        idx = cands[0]
+    lines = [l.strip() for l in idx.read_text().splitlines() if l.strip()]
+    files = [Path(l).name for l in lines]
+    plan = Plan(str(d), None, "binlog", None, idx.name)
+    if replica is not None and keep_through is None:
+        keep_through = replica_holds(replica)
+        plan.warnings.append(f"the replica holds {keep_through or '(nothing)'}")
+    keep = keep_predicate(keep_through) if keep_through else None
+    trx, err = [], None
+    try:
+        for t in transactions([idx], relay=False):
+            trx.append(t)
+    except BinlogError as exc:
+        err = exc
+    cut = None
+    if err is not None:
+        plan.problem = {"file": Path(err.file).name, "offset": err.offset, "kind": type(err).__name__,
+                        "message": err.message, "event_type": err.event_type}
+        cut = (Path(err.file).name, err.offset)
+    order = {n: i for i, n in enumerate(files)}
+    cut_trx = []
+    for t in trx:
+        unacked = keep is not None and t.gtid is not None and not keep(t.gtid)
+        if not t.complete or unacked:
+            cut_trx.append({"gtid": t.gtid, "file": Path(t.start_file).name, "offset": t.start_offset,
+                            "reason": "partial transaction" if not t.complete else "not held by the replica"})
+    if cut_trx:
+        first = cut_trx[0]
+        c = (first["file"], first["offset"])
+        if cut is None or (order[c[0]], c[1]) < (order[cut[0]], cut[1]):
+            cut = c
+    kept = [t for t in trx if t.complete and (cut is None or (order[Path(t.end_file).name], t.end_offset)
+                                               <= (order[cut[0]], cut[1]))]
+    plan.last_complete_gtid = kept[-1].gtid if kept else None
+    plan.partial_transaction = {"cut": cut_trx} if cut_trx else None
+    if cut is not None:
+        cf, co = cut
+        size = (d / cf).stat().st_size
+        if size > co:
+            plan.truncate.append({"file": cf, "size": size, "new_size": co,
+                                  "reason": ", ".join(sorted({c["reason"] for c in cut_trx} or {"torn tail"}))})
+        later = files[order[cf] + 1:]
+        for n in later:
+            plan.remove.append({"file": n, "reason": f"after the cut in {cf} at {co}"})
+        if later:
+            prefix = {Path(l).name: l[: -len(Path(l).name)] for l in lines}
+            plan.index = [prefix.get(n, "./") + n for n in files[: order[cf] + 1]]
+    gt = [t.gtid for t in kept if t.gtid]
+    plan.retrieved_gtids = _position(gt)
+    return plan
+
+
+def _position(gtids: list[str]) -> str | None:
+    if not gtids:
+        return None
+    if ":" in gtids[0]:
+        return str(MysqlGtidSet.of(MysqlGtid.parse(g) for g in gtids))
+    last: dict[int, MariadbGtid] = {}
+    for g in gtids:
+        x = MariadbGtid.parse(g)
+        last[x.domain_id] = x
+    return str(GtidPos(last.values()))
