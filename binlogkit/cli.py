@@ -470,8 +470,11 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
 
 def _print_plan(plan) -> None:
     ns = plan.next_source
-    click.echo(f"relay directory : {plan.relay_dir}" + (f"  (connection {plan.connection})" if plan.connection else ""))
-    click.echo(f"mode            : {plan.mode}   flavor: {plan.flavor}")
+    binlog = plan.mode == "binlog"
+    click.echo(f"{'binlog folder' if binlog else 'relay directory':<15} : {plan.relay_dir}"
+               + (f"  (connection {plan.connection})" if plan.connection else ""))
+    click.echo(f"mode            : {'crashed former primary' if binlog else plan.mode}"
+               + (f"   flavor: {plan.flavor}" if plan.flavor else ""))
     if plan.problem:
         p = plan.problem
         click.echo(f"problem         : {p['kind']} event at {p['file']}:{p['offset']} ({p['message']})")
@@ -482,8 +485,9 @@ def _print_plan(plan) -> None:
         p = plan.partial_transaction
         click.echo(f"partial trx     : {p['gtid'] or '-'} from {p['file']}:{p['offset']} (source {p['source_file']}:{p['source_start']})")
     click.echo(f"last complete   : {plan.last_complete_gtid or '-'}")
-    click.echo(f"next source     : {ns['file']}:{ns['position']}" if ns else "next source     : unknown")
-    click.echo(f"retrieved GTIDs : {plan.retrieved_gtids or '-'}")
+    if not binlog:
+        click.echo(f"next source     : {ns['file']}:{ns['position']}" if ns else "next source     : unknown")
+    click.echo(f"{'GTIDs kept' if binlog else 'retrieved GTIDs':<15} : {plan.retrieved_gtids or '-'}")
     rows = [("truncate", t["file"], f"{t['size']} -> {t['new_size']}", t["reason"]) for t in plan.truncate]
     rows += [("remove", r["file"], "", r["reason"]) for r in plan.remove]
     if plan.index is not None:
