@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 DEMO_SET := fixtures/mariadb-10.11
 
-.PHONY: demo test deps deps-py deps-system fixtures soak bench-data bench clean help
+.PHONY: demo test deps deps-py deps-system fixtures soak bench-data bench bench-audit clean help
 
 help:
 	@echo "make demo        decode committed fixtures made by a real MariaDB server"
@@ -45,6 +45,9 @@ bench-data: deps
 
 bench: bench-data
 	$(PY) bench/run.py
+
+bench-audit: bench-data
+	$(PY) bench/audit_archive.py --gb 20
 
 clean:
 	rm -rf build .pytest_cache .hypothesis

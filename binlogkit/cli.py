@@ -279,7 +279,8 @@ def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete) ->
 @main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--json", "as_json", is_flag=True, help="Findings and summary as one JSON document.")
-@click.option("--output", "output_dir", type=click.Path(file_okay=False), help="Also write findings.json and summary.json into this folder.")
+@click.option("--output", "output_dir", type=click.Path(file_okay=False),
+              help="Also write findings.json, findings.parquet (with pyarrow) and summary.json into this folder.")
 @click.option("--jobs", type=int, help="Worker processes (default: one per core).")
 @click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
               help="local: a process pool on this machine; spark: the spark-submit job in Spark local mode "
@@ -320,6 +321,15 @@ def audit(paths, as_json, output_dir, jobs, engine) -> None:
         out = Path(output_dir)
         out.mkdir(parents=True, exist_ok=True)
         (out / "findings.json").write_text(json.dumps(result["findings"], indent=1))
+        try:  # Parquet as well when pyarrow is there (the 'spark' extra installs it)
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            cols = ["kind", "severity", "file", "offset", "detail", "gtids", "series"]
+            pq.write_table(pa.table({c: [f[c] for f in result["findings"]] for c in cols}),
+                           out / "findings.parquet")
+        except ImportError:
+            pass
         (out / "summary.json").write_text(json.dumps({k: v for k, v in result.items() if k != "findings"}, indent=1))
     if as_json:
         click.echo(json.dumps(result, indent=1, default=str))

@@ -110,6 +110,8 @@ def test_cli_exit_codes_and_output(tmp_path):
     doc = json.loads(bad.output)
     assert doc["counts"]["error"] == 6
     assert json.loads((tmp_path / "out" / "findings.json").read_text()) == doc["findings"]
+    pq = pytest.importorskip("pyarrow.parquet")
+    assert pq.read_table(tmp_path / "out" / "findings.parquet").num_rows == len(doc["findings"])
     assert runner.invoke(main, ["audit", "/nonexistent"]).exit_code == 2
 
 
