@@ -55,6 +55,9 @@ def test_crash_snapshots(name):
     f = {x["kind"]: x for x in r["findings"]}
     assert f["partial_transaction"]["gtids"] == [truth["partial_transaction"]["gtid"]]
     assert f["partial_transaction"]["offset"] == truth["partial_transaction"]["start_offset"]
+    src = f["partial_transaction"]["source"]
+    assert src["position"] == truth["partial_transaction"]["source_start"]
+    assert src["file"] in (None, truth["partial_transaction"]["source_file"])  # None: its Rotate was purged
     if truth["torn"]:
         assert f["torn_event"]["offset"] == truth["torn"][0]["offset"] and f["torn_event"]["severity"] == "warning"
     if truth["dangling_rotate"]:

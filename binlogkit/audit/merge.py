@@ -34,6 +34,14 @@ class Finding:
         return asdict(self)
 
 
+def _src(t: dict) -> dict | None:
+    """Source coordinates of a transaction, as far as its file says them: a relay file whose
+    source Rotate was purged gives the position (end_log_pos) but no source file name."""
+    if t.get("source_start") is not None:
+        return {"file": t.get("source_file"), "position": t["source_start"]}
+    return None
+
+
 def _series_name(m: dict) -> str:
     return f"{m['directory']}/{m['base']}"
 
@@ -75,7 +83,8 @@ def merge(manifests: list[dict]) -> dict:
                     findings.append(Finding(
                         "duplicate_gtid", "warning", m["file"], t["offset"],
                         f"{t['gtid']} was also received over {first[2]} ({first[0]}@{first[1]}); without "
-                        "gtid_ignore_duplicates this copy would be applied a second time", [t["gtid"]], series=name))
+                        "gtid_ignore_duplicates this copy would be applied a second time", [t["gtid"]],
+                        source=_src(t), series=name))
     order = {"error": 0, "warning": 1, "info": 2}
     findings.sort(key=lambda f: (order[f.severity], f.series or "", f.file or "", f.offset or 0))
     counts = defaultdict(int)
@@ -140,16 +149,18 @@ def _files_and_chain(name: str, files: list[dict]) -> list[Finding]:
             if nxt is None:
                 out.append(Finding("partial_transaction", "warning", m["file"], open_trx["offset"],
                                    "begun at the tail of the archive, not finished (in flight)",
-                                   [open_trx["gtid"]] if open_trx["gtid"] else [], series=name))
+                                   [open_trx["gtid"]] if open_trx["gtid"] else [], source=_src(open_trx),
+                                   series=name))
             elif not nxt["starts_inside_transaction"]:
                 out.append(Finding("partial_transaction", "error", m["file"], open_trx["offset"],
                                    "begun but never finished: the next file does not continue it (lost data)",
-                                   [open_trx["gtid"]] if open_trx["gtid"] else [], series=name))
+                                   [open_trx["gtid"]] if open_trx["gtid"] else [], source=_src(open_trx),
+                                   series=name))
         for t in m["transactions"][:-1] if m["open_at_end"] else m["transactions"]:
             if not t["complete"]:  # interrupted inside the file by the next transaction
                 out.append(Finding("partial_transaction", "error", m["file"], t["offset"],
                                    "begun but interrupted by the next transaction (lost data)",
-                                   [t["gtid"]] if t["gtid"] else [], series=name))
+                                   [t["gtid"]] if t["gtid"] else [], source=_src(t), series=name))
     return out
 
 
@@ -177,14 +188,15 @@ def _gtids(name: str, files: list[dict]) -> tuple[list[Finding], str | None]:
                 prev = maria_last.get(x.domain_id)
                 if x in maria_seen:
                     out.append(Finding("duplicate_gtid", "error", m["file"], t["offset"],
-                                       f"{g} appears again in the stream", [g], series=name))
+                                       f"{g} appears again in the stream", [g], source=_src(t), series=name))
                 elif prev is not None and x.seq_no <= prev.seq_no:
                     out.append(Finding("out_of_order_gtid", "error", m["file"], t["offset"],
-                                       f"{g} comes after {prev} in domain {x.domain_id}", [g, str(prev)], series=name))
+                                       f"{g} comes after {prev} in domain {x.domain_id}", [g, str(prev)],
+                                       source=_src(t), series=name))
                 elif prev is not None and x.seq_no > prev.seq_no + 1:
                     out.append(Finding("gtid_gap", "error", m["file"], t["offset"],
                                        f"domain {x.domain_id}: seq_no {prev.seq_no + 1}..{x.seq_no - 1} missing "
-                                       f"between {prev} and {g}", [str(prev), g], series=name))
+                                       f"between {prev} and {g}", [str(prev), g], source=_src(t), series=name))
                 maria_seen.add(x)
                 if prev is None or x.seq_no > prev.seq_no:
                     maria_last[x.domain_id] = x
