@@ -71,7 +71,7 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
                  stop_position: int | None = None, start_datetime: datetime | None = None,
                  stop_datetime: datetime | None = None, types: set[int] | None = None,
                  verify: bool = True, strict: bool = True, include_gtids=None,
-                 exclude_gtids=None) -> Iterator[Event | Problem]:
+                 exclude_gtids=None, rows: bool = False) -> Iterator[Event | Problem]:
     """Decoded events of every file, filtered; a ``Problem`` where a file is damaged (then the
     next file). Positions are file offsets of the event start (per file, like mysqlbinlog).
     ``include_gtids`` / ``exclude_gtids`` are predicates on GTID text (``gtid_matcher``): the
@@ -81,6 +81,10 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
 
     gtid_filter = include_gtids is not None or exclude_gtids is not None
     keep_trx = True
+    from dataclasses import replace
+
+    from .rowvalues import ROWS_TYPES, decode_rows, table_from_map
+    tables: dict = {}
     from . import open_binlog
 
     t0 = start_datetime.timestamp() if start_datetime else None
@@ -96,6 +100,12 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
                     break
                 if t0 is not None and raw.timestamp < t0:
                     continue
+                if rows and raw.type_code == 19:  # table maps are needed even when not shown
+                    try:
+                        tm = decode(raw, strict=False)
+                        tables[tm.parsed.table_id] = table_from_map(tm.parsed)
+                    except BinlogError:
+                        pass
                 if gtid_filter and raw.type_code in GTID_TYPES:
                     g = decode(raw, strict=False).fields.get("gtid")
                     keep_trx = ((include_gtids is None or (g is not None and include_gtids(g)))
@@ -106,6 +116,10 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
                     continue
                 try:
                     ev = decode(raw, strict=strict)
+                    if rows and raw.type_code in ROWS_TYPES and ev.parsed is not None:
+                        table = tables.get(ev.parsed.table_id)
+                        if table is not None:
+                            ev = replace(ev, rows=decode_rows(table, ev.parsed, raw.type_code), table=table)
                 except BinlogError as exc:
                     yield Problem(str(path), exc.with_context(file=str(path), offset=raw.offset,
                                                               event_type=raw.type_name))

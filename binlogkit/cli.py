@@ -74,8 +74,8 @@ def _types(values: tuple[str, ...]) -> set[int] | None:
                 out.add(int(part))
                 continue
             key = part.upper()
-            matches = [t for t in EventType if t.name == key or t.name == key + "_EVENT"
-                       or t.name == key + "_LOG_EVENT"]
+            matches = [t for t in EventType if key in (t.name, t.name.replace("_LOG_EVENT", "").replace("_EVENT", ""))
+                       or t.name == key + "_EVENT" or t.name == key + "_LOG_EVENT"]
             if not matches:
                 raise click.BadParameter(f"unknown event type {part!r} (try QUERY, XID, GTID, ROTATE, 162...)")
             out.update(matches)
@@ -129,8 +129,10 @@ def _event_json(ev, path: str) -> dict:
 @click.option("--no-verify", is_flag=True, help="Do not stop on CRC32 mismatches (they show as checksum_ok=false).")
 @click.option("--lenient", is_flag=True, help="Carry on past events that do not decode (reported on stderr).")
 @click.option("--utc/--local-time", default=True, show_default=True, help="Print timestamps in UTC or in local time.")
+@click.option("-v", "--verbose", "verbose", is_flag=True,
+              help="Decode row images: `### INSERT INTO ... ###   @1=...` like mysqlbinlog -v; with --json, `rows`.")
 def decode(files, as_json, start_position, stop_position, start_datetime, stop_datetime, types,
-           include_gtids, exclude_gtids, no_verify, lenient, utc) -> None:
+           include_gtids, exclude_gtids, no_verify, lenient, utc, verbose) -> None:
     """Print the events of binlog / relay-log FILES (.index files and folders too) with exact offsets.
 
     Text output is modelled on mysqlbinlog: `# at OFFSET`, then the event's time, server id,
@@ -140,12 +142,18 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
     exit code is 1.
     """
     out = sys.stdout
+    if verbose:  # row values carry non-UTF-8 bytes as surrogate escapes: write them back raw
+        try:
+            out.reconfigure(errors="surrogateescape")
+        except (AttributeError, ValueError):
+            pass
     damaged = False
     try:
         items = decode_files(files, start_position=start_position, stop_position=stop_position,
                              start_datetime=_datetime(start_datetime), stop_datetime=_datetime(stop_datetime),
                              types=_types(types), verify=not no_verify, strict=not lenient,
-                             include_gtids=_gtids(include_gtids), exclude_gtids=_gtids(exclude_gtids))
+                             include_gtids=_gtids(include_gtids), exclude_gtids=_gtids(exclude_gtids),
+                             rows=verbose)
         for item in items:
             if isinstance(item, Problem):
                 damaged = True
@@ -153,9 +161,17 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
                 click.echo(f"binlogkit: error: {item.error}", err=True)
                 continue
             if as_json:
-                out.write(json.dumps(_event_json(item, item.raw.file), default=str) + "\n")
+                doc = _event_json(item, item.raw.file)
+                if item.rows is not None:
+                    from .rowvalues import rows_json
+                    doc["table"] = f"{item.table.db}.{item.table.name}"
+                    doc["rows"] = rows_json(item.rows)
+                out.write(json.dumps(doc, default=str) + "\n")
             else:
                 out.write("\n".join(render(item, utc)) + "\n")
+                if item.rows is not None:
+                    from .rowvalues import verbose_lines
+                    out.write("\n".join(verbose_lines(item.table, item.rows, item.raw.type_code)) + "\n")
     except BrokenPipeError:
         _quiet_broken_pipe()
     except OSError as exc:

@@ -44,6 +44,8 @@ class Event:
     codec: Codec | None
     parsed: Container | None = field(repr=False, default=None)
     fields: dict = field(default_factory=dict)
+    rows: list | None = field(repr=False, default=None)  # decoded row images, when asked for
+    table: object | None = field(repr=False, default=None)  # the Table they belong to
 
     @property
     def type_name(self) -> str:

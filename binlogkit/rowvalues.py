@@ -1,0 +1,341 @@
+"""Row images to column values (lazy: only when asked, never on the scan paths).
+
+A rows event's image holds, per row: a null bitmap over the *present* columns (the columns
+bitmap), then the values of the present, non-NULL columns, each stored by its type as the
+Table_map event declares it (type byte + per-type metadata). Layouts follow MySQL's
+``log_event_print_value`` / ``field.cc``; every value is read inside the image's window, and a
+value that runs past it is a ``BodyLengthError`` naming the column.
+"""
+
+from __future__ import annotations
+
+import decimal
+import struct
+from dataclasses import dataclass
+
+from .codecs.compression import uncompress
+from .codecs.rows import UPDATE_ROWS
+from .constants import EventType as T
+from .errors import BodyLengthError
+
+# column type codes (MySQL enum_field_types)
+DECIMAL, TINY, SHORT, LONG, FLOAT, DOUBLE, NULL, TIMESTAMP, LONGLONG, INT24 = range(10)
+DATE, TIME, DATETIME, YEAR, NEWDATE, VARCHAR, BIT, TIMESTAMP2, DATETIME2, TIME2 = range(10, 20)
+JSON, NEWDECIMAL, ENUM, SET, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB, BLOB, VAR_STRING, STRING, GEOMETRY = (
+    245, 246, 247, 248, 249, 250, 251, 252, 253, 254, 255)
+
+META_BYTES = {FLOAT: 1, DOUBLE: 1, BLOB: 1, GEOMETRY: 1, JSON: 1, TIMESTAMP2: 1, DATETIME2: 1, TIME2: 1,
+              VARCHAR: 2, VAR_STRING: 2, STRING: 2, NEWDECIMAL: 2, BIT: 2, ENUM: 2, SET: 2}
+COMPRESSED_ROWS = {T.WRITE_ROWS_COMPRESSED_EVENT, T.UPDATE_ROWS_COMPRESSED_EVENT, T.DELETE_ROWS_COMPRESSED_EVENT,
+                   T.WRITE_ROWS_COMPRESSED_EVENT_V1, T.UPDATE_ROWS_COMPRESSED_EVENT_V1,
+                   T.DELETE_ROWS_COMPRESSED_EVENT_V1}
+WRITE = {T.WRITE_ROWS_EVENT, T.WRITE_ROWS_EVENT_V1, T.PRE_GA_WRITE_ROWS_EVENT, T.WRITE_ROWS_COMPRESSED_EVENT,
+         T.WRITE_ROWS_COMPRESSED_EVENT_V1}
+ROWS_TYPES = frozenset({20, 21, 22, 23, 24, 25, 30, 31, 32, 166, 167, 168, 169, 170, 171})
+DELETE = {T.DELETE_ROWS_EVENT, T.DELETE_ROWS_EVENT_V1, T.PRE_GA_DELETE_ROWS_EVENT, T.DELETE_ROWS_COMPRESSED_EVENT,
+          T.DELETE_ROWS_COMPRESSED_EVENT_V1}
+
+
+@dataclass(frozen=True)
+class Column:
+    index: int
+    type: int
+    meta: int
+
+
+@dataclass(frozen=True)
+class Table:
+    table_id: int
+    db: str
+    name: str
+    columns: tuple[Column, ...]
+
+
+def table_from_map(fields) -> Table:
+    """A Table from a parsed Table_map body (the Construct container)."""
+    types = bytes(fields.column_types)
+    part = fields.metadata_part
+    meta = bytes(part.metadata) if part is not None else b""
+    cols, p = [], 0
+    for i, t in enumerate(types):
+        n = META_BYTES.get(t, 0)
+        if t in (VARCHAR, VAR_STRING):  # maximum length, 2 bytes little-endian
+            m = int.from_bytes(meta[p:p + 2], "little")
+        elif n == 2:  # NEWDECIMAL (precision, scale), BIT (bits % 8, bytes), STRING/ENUM/SET (type, length)
+            m = (meta[p] << 8 | meta[p + 1]) if p + 1 < len(meta) else 0
+        elif n == 1:
+            m = meta[p] if p < len(meta) else 0
+        else:
+            m = 0
+        cols.append(Column(i, t, m))
+        p += n
+    return Table(fields.table_id, bytes(fields.db).decode("utf-8", "replace"),
+                 bytes(fields.table).decode("utf-8", "replace"), tuple(cols))
+
+
+def _bits(b: bytes, n: int) -> list[bool]:
+    return [bool(b[i // 8] >> (i % 8) & 1) for i in range(n)]
+
+
+def _dec_size(digits: int) -> int:
+    return digits // 9 * 4 + (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)[digits % 9]
+
+
+def _decimal(b: bytes, p: int, precision: int, scale: int) -> tuple[decimal.Decimal, int]:
+    intg = precision - scale
+    size = _dec_size(intg) + _dec_size(scale)
+    raw = bytearray(b[p:p + size])
+    if len(raw) < size:
+        raise IndexError
+    negative = not raw[0] & 0x80
+    raw[0] ^= 0x80
+    if negative:
+        raw = bytearray(x ^ 0xFF for x in raw)
+    digits, q = [], 0
+    lead = intg % 9
+    sizes = ([(0, 1, 1, 2, 2, 3, 3, 4, 4, 4)[lead]] if lead else []) + [4] * (intg // 9)
+    for s in sizes:
+        digits.append(str(int.from_bytes(raw[q:q + s], "big")).zfill(9 if s == 4 and not (q == 0 and lead) else lead))
+        q += s
+    ip = "".join(digits).lstrip("0") or "0"
+    frac = []
+    for i in range(scale // 9):
+        frac.append(str(int.from_bytes(raw[q:q + 4], "big")).zfill(9))
+        q += 4
+    rest = scale % 9
+    if rest:
+        s = (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)[rest]
+        frac.append(str(int.from_bytes(raw[q:q + s], "big")).zfill(rest))
+        q += s
+    text = ("-" if negative else "") + ip + ("." + "".join(frac) if scale else "")
+    return decimal.Decimal(text), p + size
+
+
+def _frac(b: bytes, p: int, fsp: int) -> tuple[int, int]:
+    n = (fsp + 1) // 2
+    if not n:
+        return 0, p
+    v = int.from_bytes(b[p:p + n], "big")
+    return v * (100 ** (3 - n)), p + n
+
+
+@dataclass(frozen=True)
+class Value:
+    """A column value and how mysqlbinlog -v prints it."""
+
+    value: object
+    text: str
+
+
+def _quote(raw: bytes) -> str:
+    """As mysqlbinlog -v: bytes above 0x1F as they are (UTF-8 text stays readable; other bytes
+    are carried as surrogate escapes and written back raw), control bytes as \\xNN."""
+    out = bytearray()
+    for c in raw:
+        if c > 0x1F:
+            out.append(c)
+        else:
+            out += b"\\x%02x" % c
+    return "'" + out.decode("utf-8", "surrogateescape") + "'"
+
+
+def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
+    t, m = col.type, col.meta
+    if t in (TINY, SHORT, INT24, LONG, LONGLONG):
+        n = {TINY: 1, SHORT: 2, INT24: 3, LONG: 4, LONGLONG: 8}[t]
+        if p + n > len(b):
+            raise IndexError
+        u = int.from_bytes(b[p:p + n], "little")
+        s = u - (1 << (8 * n)) if u >> (8 * n - 1) else u
+        return Value(s, f"{s}" + (f" ({u})" if s < 0 else "")), p + n
+    if t == FLOAT:
+        (f,) = struct.unpack_from("<f", b, p)
+        return Value(f, f"{f:g}"), p + 4
+    if t == DOUBLE:
+        (f,) = struct.unpack_from("<d", b, p)
+        return Value(f, f"{f:.20g}"), p + 8
+    if t == NEWDECIMAL:
+        d, q = _decimal(b, p, m >> 8, m & 0xFF)
+        return Value(d, format(d, "f")), q
+    if t == YEAR:
+        y = b[p]
+        return Value(1900 + y if y else 0, f"{1900 + y if y else 0}"), p + 1
+    if t in (DATE, NEWDATE):
+        v = int.from_bytes(b[p:p + 3], "little")
+        y, mo, d = v >> 9, (v >> 5) & 15, v & 31
+        return Value((y, mo, d), f"'{y:04d}:{mo:02d}:{d:02d}'"), p + 3
+    if t == DATETIME2:
+        v = int.from_bytes(b[p:p + 5], "big") - 0x8000000000
+        q = p + 5
+        frac, q = _frac(b, q, m)
+        ymd, hms = v >> 17, v & ((1 << 17) - 1)
+        ym, day = ymd >> 5, ymd & 31
+        year, month = ym // 13, ym % 13
+        h, mi, s = hms >> 12, (hms >> 6) & 63, hms & 63
+        text = f"{year:04d}-{month:02d}-{day:02d} {h:02d}:{mi:02d}:{s:02d}"
+        if m:
+            text += "." + f"{frac:06d}"[:m]
+        return Value(text, f"'{text}'"), q
+    if t == TIMESTAMP2:
+        secs = int.from_bytes(b[p:p + 4], "big")
+        frac, q = _frac(b, p + 4, m)
+        text = f"{secs}" + (("." + f"{frac:06d}"[:m]) if m else "")
+        return Value(secs + frac / 1e6, text), q
+    if t == TIME2:  # MySQL my_time_packed_from_binary: a signed packed value, then printed
+        if m >= 5:
+            packed = int.from_bytes(b[p:p + 6], "big") - 0x800000000000
+            q = p + 6
+        else:
+            intpart = int.from_bytes(b[p:p + 3], "big") - 0x800000
+            q = p + 3
+            frac = 0
+            if m in (1, 2):
+                frac = b[q]
+                q += 1
+                if intpart < 0 and frac:
+                    intpart, frac = intpart + 1, frac - 0x100
+                frac *= 10000
+            elif m in (3, 4):
+                frac = int.from_bytes(b[q:q + 2], "big")
+                q += 2
+                if intpart < 0 and frac:
+                    intpart, frac = intpart + 1, frac - 0x10000
+                frac *= 100
+            packed = (intpart << 24) + frac
+        if q > len(b):
+            raise IndexError
+        neg = packed < 0
+        a = -packed if neg else packed
+        ip, us = a >> 24, a % (1 << 24)
+        h, mi, sec = (ip >> 12) % 1024, (ip >> 6) % 64, ip % 64
+        text = ("-" if neg else "") + f"{h:02d}:{mi:02d}:{sec:02d}" + (("." + f"{us:06d}"[:m]) if m else "")
+        return Value(text, f"'{text}'"), q
+    if t == TIMESTAMP:
+        (secs,) = struct.unpack_from("<I", b, p)
+        return Value(secs, f"{secs}"), p + 4
+    if t == DATETIME:
+        v = int.from_bytes(b[p:p + 8], "little")
+        d, tm = divmod(v, 1_000_000)
+        text = f"{d // 10000:04d}-{d // 100 % 100:02d}-{d % 100:02d} {tm // 10000:02d}:{tm // 100 % 100:02d}:{tm % 100:02d}"
+        return Value(text, f"'{text}'"), p + 8
+    if t == TIME:
+        v = int.from_bytes(b[p:p + 3], "little")
+        text = f"{v // 10000:02d}:{v // 100 % 100:02d}:{v % 100:02d}"
+        return Value(text, f"'{text}'"), p + 3
+    if t in (VARCHAR, VAR_STRING):
+        lb = 1 if m < 256 else 2
+        n = int.from_bytes(b[p:p + lb], "little")
+        raw = b[p + lb:p + lb + n]
+        if len(raw) < n:
+            raise IndexError
+        return Value(raw, _quote(raw)), p + lb + n
+    if t == STRING:
+        real = m >> 8
+        if real in (ENUM, SET):
+            n = m & 0xFF
+            v = int.from_bytes(b[p:p + n], "little")
+            if real == ENUM:
+                return Value(v, f"{v}"), p + n
+            return Value(v, "b'" + format(v, f"0{n * 8}b") + "'"), p + n
+        maxlen = (((m >> 4) & 0x300) ^ 0x300) + (m & 0xFF)
+        lb = 1 if maxlen < 256 else 2
+        n = int.from_bytes(b[p:p + lb], "little")
+        raw = b[p + lb:p + lb + n]
+        if len(raw) < n:
+            raise IndexError
+        return Value(raw, _quote(raw)), p + lb + n
+    if t in (BLOB, GEOMETRY, JSON, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB):
+        lb = m or 4
+        n = int.from_bytes(b[p:p + lb], "little")
+        raw = b[p + lb:p + lb + n]
+        if len(raw) < n:
+            raise IndexError
+        return Value(raw, _quote(raw)), p + lb + n
+    if t == BIT:
+        nbits = (m & 0xFF) * 8 + (m >> 8)  # whole bytes, then the bits of the last one
+        n = (nbits + 7) // 8
+        v = int.from_bytes(b[p:p + n], "big")
+        return Value(v, "b'" + format(v, f"0{nbits}b") + "'"), p + n
+    raise BodyLengthError(f"column type {t} is not decoded", field=f"@{col.index + 1}")
+
+
+def _image(table: Table, present: list[bool], b: bytes, p: int) -> tuple[list[tuple[int, Value | None]], int]:
+    cols = [c for c, on in zip(table.columns, present) if on]
+    nb = (len(cols) + 7) // 8
+    nulls = _bits(b[p:p + nb], len(cols))
+    p += nb
+    out = []
+    for c, is_null in zip(cols, nulls):
+        if is_null:
+            out.append((c.index, None))
+            continue
+        try:
+            v, p = _value(c, b, p)
+        except (IndexError, struct.error):
+            raise BodyLengthError(f"value of column @{c.index + 1} (type {c.type}) runs past the row image",
+                                  field=f"@{c.index + 1}") from None
+        out.append((c.index, v))
+    return out, p
+
+
+def decode_rows(table: Table, fields, type_code: int) -> list[dict]:
+    """[{"before": [(index, Value|None)...] | None, "after": [...] | None}, ...]"""
+    data = bytes(fields.rows)
+    if type_code in COMPRESSED_ROWS:
+        data = uncompress(data)
+    width = fields.width
+    before_cols = _bits(bytes(fields.columns_before_image), width)
+    after_cols = _bits(bytes(fields.columns_after_image), width) if fields.columns_after_image is not None else None
+    rows, p = [], 0
+    while p < len(data):
+        if type_code in UPDATE_ROWS:
+            before, p = _image(table, before_cols, data, p)
+            after, p = _image(table, after_cols, data, p)
+            rows.append({"before": before, "after": after})
+        elif type_code in DELETE:
+            before, p = _image(table, before_cols, data, p)
+            rows.append({"before": before, "after": None})
+        else:
+            after, p = _image(table, before_cols, data, p)
+            rows.append({"before": None, "after": after})
+    return rows
+
+
+def verbose_lines(table: Table, rows: list[dict], type_code: int) -> list[str]:
+    """``### INSERT INTO `db`.`t` / ### SET / ###   @1=...`` as mysqlbinlog -v prints them."""
+    out = []
+    name = f"`{table.db}`.`{table.name}`"
+
+    def image(img):
+        return [f"###   @{i + 1}={'NULL' if v is None else v.text}" for i, v in img]
+    for r in rows:
+        if r["before"] is not None and r["after"] is not None:
+            out += [f"### UPDATE {name}", "### WHERE"] + image(r["before"]) + ["### SET"] + image(r["after"])
+        elif r["before"] is not None:
+            out += [f"### DELETE FROM {name}", "### WHERE"] + image(r["before"])
+        else:
+            out += [f"### INSERT INTO {name}", "### SET"] + image(r["after"])
+    return out
+
+
+def json_value(v: Value | None):
+    """A JSON-safe form: numbers as numbers, DECIMAL as text, bytes as UTF-8 text or 0x-hex."""
+    if v is None:
+        return None
+    x = v.value
+    if isinstance(x, (bytes, bytearray)):
+        try:
+            return bytes(x).decode("utf-8")
+        except UnicodeDecodeError:
+            return "0x" + bytes(x).hex()
+    if isinstance(x, decimal.Decimal):
+        return str(x)
+    if isinstance(x, tuple):
+        return "%04d-%02d-%02d" % x
+    return x
+
+
+def rows_json(rows: list[dict]) -> list[dict]:
+    def img(i):
+        return None if i is None else {f"@{k + 1}": json_value(v) for k, v in i}
+    return [{"before": img(r["before"]), "after": img(r["after"])} for r in rows]
