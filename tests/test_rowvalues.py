@@ -63,3 +63,31 @@ def test_values_equal_what_select_returned():
             assert str(got) == sel[str(row["@1"])][c], (c, row)
             checked += 1
     assert checked == 22
+
+
+def _expected_sections(text: str) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    current = None
+    for line in text.splitlines():
+        if line.startswith("Verbose statements from : "):
+            current = line.split(" : ", 1)[1].strip()
+            out[current] = []
+        elif current and line.startswith("###"):
+            out[current].append(line.rstrip())
+        elif line.startswith("drop table"):
+            current = None
+    return out
+
+
+def test_corpus_verbose_outputs(corpus):
+    """MySQL-written files whose test suites hold the expected mysqlbinlog -v lines."""
+    checked = 0
+    for result in sorted((corpus / "expected").rglob("*row_mysqlbinlog_verbose*")):
+        for name, want in _expected_sections(result.read_text(errors="replace")).items():
+            src = next((p for p in corpus.rglob(name) if "expected" not in p.parts), None)
+            if src is None:
+                continue
+            got = CliRunner().invoke(main, ["decode", "-v", str(src)]).stdout_bytes.decode("utf-8", "replace")
+            assert [l.rstrip() for l in got.splitlines() if l.startswith("###")] == want, (result.name, name)
+            checked += 1
+    assert checked >= 4
