@@ -10,6 +10,7 @@ value that runs past it is a ``BodyLengthError`` naming the column.
 from __future__ import annotations
 
 import decimal
+import re
 import struct
 from dataclasses import dataclass
 
@@ -127,16 +128,15 @@ class Value:
     text: str
 
 
+_CONTROL = re.compile(rb"[\x00-\x1f]")
+
+
 def _quote(raw: bytes) -> str:
     """As mysqlbinlog -v: bytes above 0x1F as they are (UTF-8 text stays readable; other bytes
     are carried as surrogate escapes and written back raw), control bytes as \\xNN."""
-    out = bytearray()
-    for c in raw:
-        if c > 0x1F:
-            out.append(c)
-        else:
-            out += b"\\x%02x" % c
-    return "'" + out.decode("utf-8", "surrogateescape") + "'"
+    if _CONTROL.search(raw):
+        raw = _CONTROL.sub(lambda m: b"\\x%02x" % m.group()[0], raw)
+    return "'" + raw.decode("utf-8", "surrogateescape") + "'"
 
 
 def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
