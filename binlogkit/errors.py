@@ -5,6 +5,7 @@
     BinlogError                      every error binlogkit raises on purpose
     ├── FormatError                  bytes that do not follow the binlog format
     │   ├── BadMagicError            file does not start with the binlog magic
+    │   ├── NoFormatDescriptionError the first event is not a Format_description (nor Start_v3)
     │   ├── TruncatedEventError      an event runs past the end of the file (torn)
     │   ├── EventSizeError           event_size smaller than a header, or absurd
     │   ├── BodyLengthError          a body ran short of, or left bytes over, its window
@@ -67,6 +68,10 @@ class FormatError(BinlogError):
 
 class BadMagicError(FormatError):
     """The file does not start with the 4-byte binlog magic ``\\xfebin``."""
+
+
+class NoFormatDescriptionError(FormatError):
+    """The first event is not a Format_description (nor a v3 Start): nothing after can be trusted."""
 
 
 class TruncatedEventError(FormatError):

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from .codecs.format_description import fde_is_checksum_aware
 from .codecs.header import HEADER_STRUCT, LEN_HEADER
 from .constants import BINLOG_MAGIC, LEN_CHECKSUM, ChecksumAlg, EventType, event_type_name
-from .errors import (BadMagicError, BinlogError, ChecksumError, EventSizeError, TruncatedEventError,
+from .errors import (BadMagicError, BinlogError, ChecksumError, EventSizeError, NoFormatDescriptionError,
+                     TruncatedEventError,
                      UnsupportedFormatError)
 from .reader import MAX_EVENT_SIZE, MYSQL_ENCRYPTED_MAGIC, event_crc
 
@@ -123,6 +124,11 @@ def walk_events(fh, *, verify: bool = True,
             if avail < LEN_HEADER:
                 raise TruncatedEventError(f"torn event header: {avail} bytes where 19 are needed", offset=at)
             ts, code, sid, ev_size, log_pos, flags = unpack(buf, rel)
+            if at == 4 and code not in (_FDE, 1):  # 1: START_EVENT_V3 of binlog v3
+                raise NoFormatDescriptionError(
+                    f"the first event is {event_type_name(code)}, not a Format_description: the layout "
+                    "of everything after it (checksums included) is unknown", offset=at,
+                    event_type=event_type_name(code))
             if ev_size < LEN_HEADER:
                 raise EventSizeError(f"event_size {ev_size} is smaller than the 19-byte header",
                                      offset=at, event_type=event_type_name(code))
