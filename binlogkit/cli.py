@@ -165,7 +165,7 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
                 if item.rows is not None:
                     from .rowvalues import rows_json
                     doc["table"] = f"{item.table.db}.{item.table.name}"
-                    doc["rows"] = rows_json(item.rows)
+                    doc["rows"] = rows_json(item.rows, item.table)
                 out.write(json.dumps(doc, default=str) + "\n")
             else:
                 out.write("\n".join(render(item, utc)) + "\n")

@@ -50,6 +50,59 @@ class Table:
     db: str
     name: str
     columns: tuple[Column, ...]
+    # from the optional metadata (MySQL 8 / MariaDB 10.5+ with binlog_row_metadata=FULL)
+    column_names: tuple[str, ...] | None = None
+    unsigned: frozenset[int] = frozenset()      # indexes of unsigned numeric columns
+    primary_key: tuple[int, ...] | None = None
+    enum_values: dict[int, tuple[str, ...]] | None = None
+    set_values: dict[int, tuple[str, ...]] | None = None
+
+
+NUMERIC = {TINY, SHORT, INT24, LONG, LONGLONG, FLOAT, DOUBLE, NEWDECIMAL, DECIMAL}
+
+
+def parse_optional_metadata(data: bytes, columns: tuple[Column, ...]) -> dict:
+    """The TLV list after the null bitmap: 1 SIGNEDNESS (a bit per numeric column, high bit
+    first), 4 COLUMN_NAME, 5 SET_STR_VALUE, 6 ENUM_STR_VALUE, 8 SIMPLE_PRIMARY_KEY, others kept
+    as bytes. Source: MySQL ``Table_map_event::Optional_metadata_fields``."""
+    from .codecs.common import read_packed
+
+    out: dict = {}
+    p = 0
+    while p < len(data):
+        kind = data[p]
+        n, p = read_packed(data, p + 1)
+        v = data[p:p + n]
+        p += n
+        if kind == 1:
+            numeric = [c.index for c in columns if c.type in NUMERIC]
+            out["unsigned"] = frozenset(i for k, i in enumerate(numeric) if v[k // 8] >> (7 - k % 8) & 1)
+        elif kind == 4:
+            names, q = [], 0
+            while q < len(v):
+                ln, q = read_packed(v, q)
+                names.append(v[q:q + ln].decode("utf-8", "replace"))
+                q += ln
+            out["column_names"] = tuple(names)
+        elif kind in (5, 6):
+            cols = [c.index for c in columns if (c.meta >> 8 if c.type == STRING else c.type) == (SET if kind == 5 else ENUM)]
+            lists, q = [], 0
+            while q < len(v):
+                cnt, q = read_packed(v, q)
+                vals = []
+                for _ in range(cnt):
+                    ln, q = read_packed(v, q)
+                    vals.append(v[q:q + ln].decode("utf-8", "replace"))
+                    q += ln
+                lists.append(tuple(vals))
+            out["set_values" if kind == 5 else "enum_values"] = dict(zip(cols, lists))
+        elif kind == 8:
+            keys, q = [], 0
+            while q < len(v):
+                k, q = read_packed(v, q)
+                keys.append(k)
+            out["primary_key"] = tuple(keys)
+    return out
 
 
 def table_from_map(fields) -> Table:
@@ -70,8 +123,14 @@ def table_from_map(fields) -> Table:
             m = 0
         cols.append(Column(i, t, m))
         p += n
+    extra = {}
+    if part is not None and part.optional_metadata:
+        try:
+            extra = parse_optional_metadata(bytes(part.optional_metadata), tuple(cols))
+        except (IndexError, KeyError, ValueError):
+            extra = {}  # optional by definition: an unreadable TLV only loses names and signedness
     return Table(fields.table_id, bytes(fields.db).decode("utf-8", "replace"),
-                 bytes(fields.table).decode("utf-8", "replace"), tuple(cols))
+                 bytes(fields.table).decode("utf-8", "replace"), tuple(cols), **extra)
 
 
 def _bits(b: bytes, n: int) -> list[bool]:
@@ -335,7 +394,27 @@ def json_value(v: Value | None):
     return x
 
 
-def rows_json(rows: list[dict]) -> list[dict]:
+def rows_json(rows: list[dict], table: Table | None = None) -> list[dict]:
+    """JSON rows keyed ``@N``, or by column name when the binlog carries names; unsigned
+    columns (when the binlog says which) as unsigned numbers, ENUM/SET as their strings."""
+    names = table.column_names if table is not None else None
+    unsigned = table.unsigned if table is not None else frozenset()
+    widths = {TINY: 8, SHORT: 16, INT24: 24, LONG: 32, LONGLONG: 64}
+
+    def one(k, v):
+        x = json_value(v)
+        if table is not None and x is not None:
+            col = table.columns[k]
+            if k in unsigned and col.type in widths and isinstance(x, int):
+                x %= 1 << widths[col.type]
+            if table.enum_values and k in table.enum_values and isinstance(x, int) and 0 < x <= len(table.enum_values[k]):
+                x = table.enum_values[k][x - 1]
+            elif table.set_values and k in table.set_values and isinstance(x, int):
+                x = ",".join(s for b, s in enumerate(table.set_values[k]) if x >> b & 1)
+        return x
+
     def img(i):
-        return None if i is None else {f"@{k + 1}": json_value(v) for k, v in i}
+        if i is None:
+            return None
+        return {(names[k] if names and k < len(names) else f"@{k + 1}"): one(k, v) for k, v in i}
     return [{"before": img(r["before"]), "after": img(r["after"])} for r in rows]

@@ -91,3 +91,29 @@ def test_corpus_verbose_outputs(corpus):
             assert [l.rstrip() for l in got.splitlines() if l.startswith("###")] == want, (result.name, name)
             checked += 1
     assert checked >= 4
+
+
+def test_full_row_metadata_gives_names_signedness_and_enum_strings():
+    """binlog_row_metadata=FULL: JSON rows keyed by column name, unsigned columns unsigned,
+    ENUM/SET as strings — equal to what the server's SELECT returned."""
+    m = store.manifest("row-types-full-metadata")
+    path = store.materialize("row-types-full-metadata") / "primary" / "mariadb-bin.000001"
+    res = CliRunner().invoke(main, ["decode", "-v", "--json", str(path)])
+    inserted: dict[str, dict] = {}
+    for line in res.output.splitlines():
+        ev = json.loads(line)
+        if ev["type"] == "WRITE_ROWS_EVENT_V1":
+            for r in ev["rows"]:
+                inserted.setdefault(ev["table"], {})[str(r["after"]["id"])] = r["after"]
+    checked = 0
+    for want in m["select"]["ints"]:
+        if want["id"] not in ("1", "2"):
+            continue  # rows changed after their insert
+        got = inserted["types.ints"][want["id"]]
+        for col, value in want.items():
+            assert (None if got[col] is None else str(got[col])) == value, col
+            checked += 1
+    strs = inserted["types.strs"]["1"]
+    sel = next(r for r in m["select"]["strs"] if r["id"] == "1")
+    assert strs["e"] == sel["e"] == "b" and strs["st"] == sel["st"] == "x,z"
+    assert checked == 22
