@@ -32,7 +32,7 @@ COMPRESSED_ROWS = {T.WRITE_ROWS_COMPRESSED_EVENT, T.UPDATE_ROWS_COMPRESSED_EVENT
                    T.DELETE_ROWS_COMPRESSED_EVENT_V1}
 WRITE = {T.WRITE_ROWS_EVENT, T.WRITE_ROWS_EVENT_V1, T.PRE_GA_WRITE_ROWS_EVENT, T.WRITE_ROWS_COMPRESSED_EVENT,
          T.WRITE_ROWS_COMPRESSED_EVENT_V1}
-ROWS_TYPES = frozenset({20, 21, 22, 23, 24, 25, 30, 31, 32, 166, 167, 168, 169, 170, 171})
+ROWS_TYPES = frozenset({20, 21, 22, 23, 24, 25, 30, 31, 32, 39, 166, 167, 168, 169, 170, 171})
 DELETE = {T.DELETE_ROWS_EVENT, T.DELETE_ROWS_EVENT_V1, T.PRE_GA_DELETE_ROWS_EVENT, T.DELETE_ROWS_COMPRESSED_EVENT,
           T.DELETE_ROWS_COMPRESSED_EVENT_V1}
 
@@ -303,7 +303,20 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
         if len(raw) < n:
             raise IndexError
         return Value(raw, _quote(raw)), p + lb + n
-    if t in (BLOB, GEOMETRY, JSON, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB):
+    if t == JSON:  # MySQL's binary JSON, as JSON text
+        from .codecs.mysql_json import to_text
+
+        lb = m or 4
+        n = int.from_bytes(b[p:p + lb], "little")
+        raw = b[p + lb:p + lb + n]
+        if len(raw) < n:
+            raise IndexError
+        try:
+            text = to_text(raw)
+        except (ValueError, IndexError, KeyError, struct.error):
+            raise BodyLengthError(f"column @{col.index + 1}: malformed binary JSON", field=f"@{col.index + 1}") from None
+        return Value(text, _quote(text.encode("utf-8"))), p + lb + n
+    if t in (BLOB, GEOMETRY, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB):
         lb = m or 4
         n = int.from_bytes(b[p:p + lb], "little")
         raw = b[p + lb:p + lb + n]
@@ -318,7 +331,8 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
     raise BodyLengthError(f"column type {t} is not decoded", field=f"@{col.index + 1}")
 
 
-def _image(table: Table, present: list[bool], b: bytes, p: int) -> tuple[list[tuple[int, Value | None]], int]:
+def _image(table: Table, present: list[bool], b: bytes, p: int, partial: set[int] = frozenset(),
+           before: dict | None = None) -> tuple[list[tuple[int, Value | None]], int]:
     cols = [c for c, on in zip(table.columns, present) if on]
     nb = (len(cols) + 7) // 8
     nulls = _bits(b[p:p + nb], len(cols))
@@ -329,6 +343,18 @@ def _image(table: Table, present: list[bool], b: bytes, p: int) -> tuple[list[tu
             out.append((c.index, None))
             continue
         try:
+            if c.index in partial:  # a JSON diff against the before image's value
+                from .codecs.mysql_json import apply_diffs
+
+                lb = c.meta or 4  # the diff vector's length, sized like the column's own
+                n, q = int.from_bytes(b[p:p + lb], "little"), p + lb
+                if q + n > len(b):
+                    raise IndexError
+                old = json_loads((before or {}).get(c.index))
+                text = _dump(apply_diffs(old, b[q:q + n]))
+                out.append((c.index, Value(text, _quote(text.encode("utf-8")))))
+                p = q + n
+                continue
             v, p = _value(c, b, p)
         except (IndexError, struct.error):
             raise BodyLengthError(f"value of column @{c.index + 1} (type {c.type}) runs past the row image",
@@ -338,7 +364,15 @@ def _image(table: Table, present: list[bool], b: bytes, p: int) -> tuple[list[tu
 
 
 def decode_rows(table: Table, fields, type_code: int) -> list[dict]:
-    """[{"before": [(index, Value|None)...] | None, "after": [...] | None}, ...]"""
+    """[{"before": [(index, Value|None)...] | None, "after": [...] | None}, ...]; any image
+    that does not fit raises ``BodyLengthError``."""
+    try:
+        return _decode_rows(table, fields, type_code)
+    except (IndexError, ValueError, KeyError, TypeError, struct.error) as exc:
+        raise BodyLengthError(f"row image of `{table.db}`.`{table.name}` does not decode: {exc}") from None
+
+
+def _decode_rows(table: Table, fields, type_code: int) -> list[dict]:
     data = bytes(fields.rows)
     if type_code in COMPRESSED_ROWS:
         data = uncompress(data)
@@ -347,7 +381,21 @@ def decode_rows(table: Table, fields, type_code: int) -> list[dict]:
     after_cols = _bits(bytes(fields.columns_after_image), width) if fields.columns_after_image is not None else None
     rows, p = [], 0
     while p < len(data):
-        if type_code in UPDATE_ROWS:
+        if type_code == T.PARTIAL_UPDATE_ROWS_EVENT:
+            from .codecs.common import read_packed
+
+            before, p = _image(table, before_cols, data, p)
+            options, p = read_packed(data, p)
+            partial: set[int] = set()
+            if options & 1:  # PARTIAL_JSON_UPDATES: a bit per JSON column of the after image
+                json_cols = [c.index for c, on in zip(table.columns, after_cols) if on and c.type == JSON]
+                nb = (len(json_cols) + 7) // 8
+                partial = {i for i, bit in zip(json_cols, _bits(data[p:p + nb], len(json_cols))) if bit}
+                p += nb
+            after, p = _image(table, after_cols, data, p, partial,
+                              {i: v.value for i, v in before if v is not None})
+            rows.append({"before": before, "after": after})
+        elif type_code in UPDATE_ROWS:
             before, p = _image(table, before_cols, data, p)
             after, p = _image(table, after_cols, data, p)
             rows.append({"before": before, "after": after})
@@ -377,11 +425,25 @@ def verbose_lines(table: Table, rows: list[dict], type_code: int) -> list[str]:
     return out
 
 
+def json_loads(text):
+    import json as _json
+
+    return None if text is None else _json.loads(text)
+
+
+def _dump(doc) -> str:
+    import json as _json
+
+    return _json.dumps(doc, ensure_ascii=False, separators=(", ", ": "))
+
+
 def json_value(v: Value | None):
     """A JSON-safe form: numbers as numbers, DECIMAL as text, bytes as UTF-8 text or 0x-hex."""
     if v is None:
         return None
     x = v.value
+    if isinstance(x, str) and x[:1] in "{[":  # JSON columns: their text
+        return x
     if isinstance(x, (bytes, bytearray)):
         try:
             return bytes(x).decode("utf-8")

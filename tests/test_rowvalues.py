@@ -117,3 +117,19 @@ def test_full_row_metadata_gives_names_signedness_and_enum_strings():
     sel = next(r for r in m["select"]["strs"] if r["id"] == "1")
     assert strs["e"] == sel["e"] == "b" and strs["st"] == sel["st"] == "x,z"
     assert checked == 22
+
+
+def test_mysql_json_and_partial_json_update(corpus):
+    """MySQL 8.0.40 binlog (MDEV-35643): the JSON column's binary value decodes to the text the
+    replica's SELECT printed, and the PARTIAL_UPDATE_ROWS JSON diff applies to it."""
+    path = corpus / "mariadb/mysql-test/std_data/mdev35643_mysql_80_binlog.000001"
+    result = next((corpus / "expected" / "mariadb").glob("mdev35643*rpl_from_mysql80.result")).read_text()
+    expected = next(line.split("\t", 1)[1] for line in result.splitlines() if line.startswith('1\t{"a"'))
+    res = CliRunner().invoke(main, ["decode", "-v", "--json", "--type", "39", str(path)])
+    (ev,) = [json.loads(line) for line in res.output.splitlines()]
+    row = ev["rows"][0]
+    assert row["before"]["@2"] == expected  # the replica never applied the partial update
+    after = json.loads(row["after"]["@2"])
+    before = json.loads(expected)
+    assert after["a"] == before["a"] and after["c"] == before["c"] and after["b"] != before["b"]
+    assert set(after["b"]) == {"o", "O"}  # $.b replaced by the diff

@@ -1,0 +1,152 @@
+"""MySQL's binary JSON (the storage of JSON columns, in row images) to JSON text.
+
+Layout (MySQL ``sql-common/json_binary.cc``): a type byte, then the value. Objects and arrays
+come small (2-byte counts and offsets) or large (4-byte): element count, byte size, then for
+objects the key entries (offset, 2-byte length), then value entries (type byte + offset, or the
+value itself inline for literals and 16-bit integers — and 32-bit ones in large containers),
+offsets counted from the start of the container. Scalars: literal (0 null, 1 true, 2 false),
+int16/uint16/int32/uint32/int64/uint64, double, string (7-bit-group length + UTF-8), opaque
+(MySQL type byte + length + bytes: dates, decimals... shown base64 as MySQL's client does not;
+here as their raw hex).
+Text as MySQL prints it: ``{"a": 1, "b": [true, null]}``.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+
+SMALL_OBJ, LARGE_OBJ, SMALL_ARR, LARGE_ARR, LITERAL = 0, 1, 2, 3, 4
+INT16, UINT16, INT32, UINT32, INT64, UINT64, DOUBLE, STRING, OPAQUE = 5, 6, 7, 8, 9, 10, 11, 12, 15
+
+
+def _varlen(b: bytes, p: int) -> tuple[int, int]:
+    n = shift = 0
+    for _ in range(5):
+        c = b[p]
+        p += 1
+        n |= (c & 0x7F) << shift
+        if not c & 0x80:
+            return n, p
+        shift += 7
+    raise ValueError("JSON string length too long")
+
+
+def _scalar(t: int, b: bytes, p: int):
+    if t == LITERAL:
+        return {0: None, 1: True, 2: False}[b[p]]
+    if t in (INT16, UINT16, INT32, UINT32, INT64, UINT64, DOUBLE):
+        fmt = {INT16: "<h", UINT16: "<H", INT32: "<i", UINT32: "<I", INT64: "<q", UINT64: "<Q", DOUBLE: "<d"}[t]
+        return struct.unpack_from(fmt, b, p)[0]
+    if t == STRING:
+        n, q = _varlen(b, p)
+        return b[q:q + n].decode("utf-8", "replace")
+    if t == OPAQUE:
+        n, q = _varlen(b, p + 1)
+        return "base64:type%d:%s" % (b[p], b[q:q + n].hex())
+    raise ValueError(f"unknown JSON value type {t}")
+
+
+def _container(t: int, b: bytes, base: int):
+    large = t in (LARGE_OBJ, LARGE_ARR)
+    w = 4 if large else 2
+    count = int.from_bytes(b[base:base + w], "little")
+    p = base + 2 * w
+    keys = []
+    if t in (SMALL_OBJ, LARGE_OBJ):
+        for _ in range(count):
+            ko = int.from_bytes(b[p:p + w], "little")
+            kl = int.from_bytes(b[p + w:p + w + 2], "little")
+            keys.append(b[base + ko:base + ko + kl].decode("utf-8", "replace"))
+            p += w + 2
+    values = []
+    for _ in range(count):
+        vt = b[p]
+        inline = vt == LITERAL or vt in (INT16, UINT16) or (large and vt in (INT32, UINT32))
+        if inline:
+            values.append(_scalar(vt, b, p + 1))
+        else:
+            off = int.from_bytes(b[p + 1:p + 1 + w], "little")
+            values.append(_value(vt, b, base + off))
+        p += 1 + w
+    return dict(zip(keys, values)) if keys or t in (SMALL_OBJ, LARGE_OBJ) else values
+
+
+def _value(t: int, b: bytes, p: int):
+    if t in (SMALL_OBJ, LARGE_OBJ, SMALL_ARR, LARGE_ARR):
+        return _container(t, b, p)
+    return _scalar(t, b, p)
+
+
+def to_python(data: bytes):
+    """The value a binary JSON document holds (empty data: JSON null, as MySQL stores it)."""
+    if not data:
+        return None
+    return _value(data[0], data, 1)
+
+
+def to_text(data: bytes) -> str:
+    return json.dumps(to_python(data), ensure_ascii=False, separators=(", ", ": "))
+
+
+# --- partial updates (PARTIAL_UPDATE_ROWS, binlog_row_value_options=PARTIAL_JSON) -------------
+REPLACE, INSERT, REMOVE = 0, 1, 2
+
+
+def _path(text: str) -> list:
+    """``$.a."b c"[3]`` -> ["a", "b c", 3]."""
+    if not text.startswith("$"):
+        raise ValueError(f"JSON path {text!r} does not start with $")
+    out, i = [], 1
+    while i < len(text):
+        if text[i] == ".":
+            i += 1
+            if i < len(text) and text[i] == '"':
+                j = text.index('"', i + 1)
+                out.append(json.loads(text[i:j + 1]))
+                i = j + 1
+            else:
+                j = i
+                while j < len(text) and text[j] not in ".[":
+                    j += 1
+                out.append(text[i:j])
+                i = j
+        elif text[i] == "[":
+            j = text.index("]", i)
+            out.append(int(text[i + 1:j]))
+            i = j + 1
+        else:
+            raise ValueError(f"cannot read JSON path {text!r}")
+    return out
+
+
+def apply_diffs(doc, data: bytes):
+    """Apply a binary JSON diff vector to ``doc``: diffs back to back until the data ends, each
+    an operation byte, a packed path length and path, and (but for REMOVE) a packed value
+    length and a binary JSON value."""
+    from .common import read_packed
+
+    p = 0
+    while p < len(data):
+        op = data[p]
+        n, p = read_packed(data, p + 1)
+        path = _path(data[p:p + n].decode("utf-8"))
+        p += n
+        value = None
+        if op != REMOVE:
+            n, p = read_packed(data, p)
+            value = to_python(data[p:p + n])
+            p += n
+        parent = doc
+        for step in path[:-1]:
+            parent = parent[step]
+        last = path[-1] if path else None
+        if not path:
+            doc = value
+        elif op == REMOVE:
+            del parent[last]
+        elif op == INSERT and isinstance(parent, list):
+            parent.insert(last, value)
+        else:
+            parent[last] = value
+    return doc
