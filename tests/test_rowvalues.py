@@ -133,3 +133,24 @@ def test_mysql_json_and_partial_json_update(corpus):
     before = json.loads(expected)
     assert after["a"] == before["a"] and after["c"] == before["c"] and after["b"] != before["b"]
     assert set(after["b"]) == {"o", "O"}  # $.b replaced by the diff
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_damaged_row_images_give_typed_errors(tmp_path, data):
+    """Bytes changed anywhere in a binlog full of row events: decoding rows yields events or
+    Problems (typed errors), never another exception."""
+    from binlogkit.api import Problem, decode_files
+
+    src = (store.materialize("row-types") / "primary" / "mariadb-bin.000001").read_bytes()
+    raw = bytearray(src)
+    for _ in range(data.draw(st.integers(1, 6))):
+        raw[data.draw(st.integers(300, len(raw) - 1))] = data.draw(st.integers(0, 255))
+    f = tmp_path / "mariadb-bin.000001"
+    f.write_bytes(bytes(raw))
+    items = list(decode_files([f], verify=False, strict=False, rows=True))
+    assert all(isinstance(i, Problem) or i.raw is not None for i in items)
