@@ -198,6 +198,15 @@ def _quote(raw: bytes) -> str:
     return "'" + raw.decode("utf-8", "surrogateescape") + "'"
 
 
+def _prefixed(b: bytes, p: int, lb: int) -> tuple[bytes, int]:
+    """A value behind an ``lb``-byte little-endian length: (its bytes, the position after it)."""
+    n = int.from_bytes(b[p:p + lb], "little")
+    raw = b[p + lb:p + lb + n]
+    if len(raw) < n:
+        raise IndexError
+    return raw, p + lb + n
+
+
 def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
     t, m = col.type, col.meta
     if t in (TINY, SHORT, INT24, LONG, LONGLONG):
@@ -282,12 +291,8 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
         text = f"{v // 10000:02d}:{v // 100 % 100:02d}:{v % 100:02d}"
         return Value(text, f"'{text}'"), p + 3
     if t in (VARCHAR, VAR_STRING):
-        lb = 1 if m < 256 else 2
-        n = int.from_bytes(b[p:p + lb], "little")
-        raw = b[p + lb:p + lb + n]
-        if len(raw) < n:
-            raise IndexError
-        return Value(raw, _quote(raw)), p + lb + n
+        raw, q = _prefixed(b, p, 1 if m < 256 else 2)
+        return Value(raw, _quote(raw)), q
     if t == STRING:
         real = m >> 8
         if real in (ENUM, SET):
@@ -297,32 +302,20 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
                 return Value(v, f"{v}"), p + n
             return Value(v, "b'" + format(v, f"0{n * 8}b") + "'"), p + n
         maxlen = (((m >> 4) & 0x300) ^ 0x300) + (m & 0xFF)
-        lb = 1 if maxlen < 256 else 2
-        n = int.from_bytes(b[p:p + lb], "little")
-        raw = b[p + lb:p + lb + n]
-        if len(raw) < n:
-            raise IndexError
-        return Value(raw, _quote(raw)), p + lb + n
+        raw, q = _prefixed(b, p, 1 if maxlen < 256 else 2)
+        return Value(raw, _quote(raw)), q
     if t == JSON:  # MySQL's binary JSON, as JSON text
         from .codecs.mysql_json import to_text
 
-        lb = m or 4
-        n = int.from_bytes(b[p:p + lb], "little")
-        raw = b[p + lb:p + lb + n]
-        if len(raw) < n:
-            raise IndexError
+        raw, q = _prefixed(b, p, m or 4)
         try:
             text = to_text(raw)
         except (ValueError, IndexError, KeyError, struct.error):
             raise BodyLengthError(f"column @{col.index + 1}: malformed binary JSON", field=f"@{col.index + 1}") from None
-        return Value(text, _quote(text.encode("utf-8"))), p + lb + n
+        return Value(text, _quote(text.encode("utf-8"))), q
     if t in (BLOB, GEOMETRY, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB):
-        lb = m or 4
-        n = int.from_bytes(b[p:p + lb], "little")
-        raw = b[p + lb:p + lb + n]
-        if len(raw) < n:
-            raise IndexError
-        return Value(raw, _quote(raw)), p + lb + n
+        raw, q = _prefixed(b, p, m or 4)
+        return Value(raw, _quote(raw)), q
     if t == BIT:
         nbits = (m & 0xFF) * 8 + (m >> 8)  # whole bytes, then the bits of the last one
         n = (nbits + 7) // 8
@@ -346,14 +339,10 @@ def _image(table: Table, present: list[bool], b: bytes, p: int, partial: set[int
             if c.index in partial:  # a JSON diff against the before image's value
                 from .codecs.mysql_json import apply_diffs
 
-                lb = c.meta or 4  # the diff vector's length, sized like the column's own
-                n, q = int.from_bytes(b[p:p + lb], "little"), p + lb
-                if q + n > len(b):
-                    raise IndexError
+                diffs, p = _prefixed(b, p, c.meta or 4)  # length sized like the column's own
                 old = json_loads((before or {}).get(c.index))
-                text = _dump(apply_diffs(old, b[q:q + n]))
+                text = _dump(apply_diffs(old, diffs))
                 out.append((c.index, Value(text, _quote(text.encode("utf-8")))))
-                p = q + n
                 continue
             v, p = _value(c, b, p)
         except (IndexError, struct.error):

@@ -28,6 +28,7 @@ from typing import Iterable, Iterator
 
 from .codecs import compression
 from .codecs.fast import Irregular, query as fast_query
+from .codecs.format_description import fde_is_checksum_aware
 from .codecs.gtid import decode_previous_gtids
 from .codecs.header import LEN_HEADER
 from .codecs.common import uuid_text
@@ -199,7 +200,7 @@ class Grouper:
                     fdes += 1
                     if fdes == 1 and flags & EventFlag.RELAY_LOG and self.relay_forced is None:
                         info.relay = True  # the replica marks what it writes into its relay logs
-                    aware = len(data) >= 5 and _aware(data)
+                    aware = len(data) >= 5 and fde_is_checksum_aware(data)
                     self.fmt = Format.from_fde_body(data[LEN_HEADER:len(data) - (4 if aware else 0)])
                     info.server_version = self.fmt.server_version
                     if fdes == 2 and self.relay_forced is None:
@@ -339,12 +340,6 @@ class Grouper:
             except (ValueError, IndexError):
                 return None, "mysql", False
         return None, "mysql", False
-
-
-def _aware(fde: bytes) -> bool:
-    from .codecs.format_description import fde_is_checksum_aware
-
-    return fde_is_checksum_aware(fde)
 
 
 def group_files(paths: Iterable[str | os.PathLike], *, verify: bool = True, relay: bool | None = None,

@@ -18,6 +18,7 @@ from binlogkit.compare import compare
 from binlogkit.api import expand_paths
 from fixtures.lab import Lab, Server, catch_up, connect, grant_replication
 from fixtures.lab import workload
+from fixtures.lab.topology import enable_semisync
 from fixtures.lab.oracle import table_fingerprints
 
 pytestmark = pytest.mark.server
@@ -28,10 +29,7 @@ def test_unacknowledged_transaction_is_cut_and_the_old_primary_rejoins(tmp_path)
         p = lab.server("primary", 1).start()
         r = lab.server("replica", 2).start()
         grant_replication(p)
-        p.execute("SET GLOBAL rpl_semi_sync_master_enabled=1",
-                  "SET GLOBAL rpl_semi_sync_master_wait_point='AFTER_SYNC'",
-                  "SET GLOBAL rpl_semi_sync_master_timeout=100000")
-        r.execute("SET GLOBAL rpl_semi_sync_slave_enabled=1")
+        enable_semisync(p, r, timeout_ms=100000)  # the commit must still be waiting when killed
         connect(r, p, gtid=True)
         workload.schema(p)
         workload.small(p, 40)

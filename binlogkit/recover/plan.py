@@ -290,8 +290,7 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
 
 def _applied(d: Path, relay_index: str, text: str | None, replica_binlog):
     """A predicate telling whether a GTID was committed by the replica, or None if unknown."""
-    from ..api import transactions
-    from ..gtid import GtidPos, MariadbGtid, MysqlGtid, MysqlGtidSet
+    from ..gtid import GtidPos, MariadbGtid, MysqlGtidSet
 
     if text:
         text = text.strip()
@@ -305,21 +304,29 @@ def _applied(d: Path, relay_index: str, text: str | None, replica_binlog):
         if len(cands) != 1:
             return None
         replica_binlog = cands[0]
-    maria: dict[int, MariadbGtid] = {}
+    pos, s = held_gtids([replica_binlog], relay=False)
+    return lambda g: (g in s) if ":" in g else pos.covers(MariadbGtid.parse(g))
+
+
+def held_gtids(paths, *, relay: bool):
+    """The GTIDs of the complete transactions of ``paths``: a MariaDB position (highest seq_no
+    per domain) and a MySQL set. A damaged tail ends the reading; what was read still counts
+    (a crashed server's logs may end torn)."""
+    from ..api import transactions
+    from ..gtid import GtidPos, MariadbGtid, MysqlGtid, MysqlGtidSet
+
+    maria: list[MariadbGtid] = []
     mysql: list[MysqlGtid] = []
     try:
-        for t in transactions([replica_binlog], relay=False):
+        for t in transactions(paths, relay=relay):
             if t.complete and t.gtid:
                 if t.kind == "mariadb":
-                    x = MariadbGtid.parse(t.gtid)
-                    if x.domain_id not in maria or x.seq_no > maria[x.domain_id].seq_no:
-                        maria[x.domain_id] = x
+                    maria.append(MariadbGtid.parse(t.gtid))
                 elif t.kind == "mysql":
                     mysql.append(MysqlGtid.parse(t.gtid))
     except BinlogError:
-        pass  # a crashed replica's binlog may end torn: what was read still counts
-    pos, s = GtidPos(maria.values()), MysqlGtidSet.of(mysql)
-    return lambda g: (g in s) if ":" in g else pos.covers(MariadbGtid.parse(g))
+        pass
+    return GtidPos.from_gtid_list(maria), MysqlGtidSet.of(mysql)
 
 
 def _retrieved(g: Grouper, complete: list[Transaction]) -> str | None:

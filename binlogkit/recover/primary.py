@@ -35,26 +35,11 @@ def keep_predicate(keep_through: str):
 def replica_holds(relay_dir: str | os.PathLike) -> str:
     """The GTIDs a replica holds, from its relay logs (complete transactions) — the position
     (MariaDB) or set (MySQL) to keep the primary's binlog through."""
-    from .plan import _names
-    from ..api import transactions
+    from .plan import _names, held_gtids
 
-    d = Path(relay_dir)
-    index, _mi, _ri = _names(None, None, d)
-    maria: dict[int, MariadbGtid] = {}
-    mysql: list[MysqlGtid] = []
-    try:
-        for t in transactions([index], relay=True):
-            if not (t.complete and t.gtid):
-                continue
-            if t.kind == "mariadb":
-                x = MariadbGtid.parse(t.gtid)
-                if x.domain_id not in maria or x.seq_no > maria[x.domain_id].seq_no:
-                    maria[x.domain_id] = x
-            else:
-                mysql.append(MysqlGtid.parse(t.gtid))
-    except BinlogError:
-        pass
-    return str(MysqlGtidSet.of(mysql)) if mysql else str(GtidPos(maria.values()))
+    index, _mi, _ri = _names(None, None, Path(relay_dir))
+    pos, mysql = held_gtids([index], relay=True)
+    return str(mysql) if mysql else str(pos)
 
 
 def plan_binlog_recovery(binlog_dir: str | os.PathLike, *, keep_through: str | None = None,
