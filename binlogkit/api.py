@@ -71,12 +71,16 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
                  stop_position: int | None = None, start_datetime: datetime | None = None,
                  stop_datetime: datetime | None = None, types: set[int] | None = None,
                  verify: bool = True, strict: bool = True, include_gtids=None,
-                 exclude_gtids=None, rows: bool = False) -> Iterator[Event | Problem]:
+                 exclude_gtids=None, rows: bool = False,
+                 column_types: dict[str, str] | None = None) -> Iterator[Event | Problem]:
     """Decoded events of every file, filtered; a ``Problem`` where a file is damaged (then the
     next file). Positions are file offsets of the event start (per file, like mysqlbinlog).
     ``include_gtids`` / ``exclude_gtids`` are predicates on GTID text (``gtid_matcher``): the
     events of a transaction follow its GTID event's verdict until the next GTID event; events
-    outside transactions (FDE, Rotate, ...) are always kept, as mysqlbinlog does."""
+    outside transactions (FDE, Rotate, ...) are always kept, as mysqlbinlog does.
+    ``rows=True`` decodes row images (``Event.rows``, ``Event.table``); ``column_types`` maps
+    ``db.table.column`` patterns to types the binlog cannot name (``uuid``, ``inet6``, ``inet4``:
+    MariaDB writes them as BINARY(n)), see ``rowvalues.parse_hints``."""
     from .transactions import GTID_TYPES, OUTSIDE
 
     gtid_filter = include_gtids is not None or exclude_gtids is not None
@@ -103,7 +107,8 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
                 if rows and raw.type_code == 19:  # table maps are needed even when not shown
                     try:
                         tm = decode(raw, strict=False)
-                        tables[tm.parsed.table_id] = table_from_map(tm.parsed)
+                        tables[tm.parsed.table_id] = table_from_map(
+                            tm.parsed, raw.format.flavor if raw.format else None, column_types)
                     except BinlogError:
                         pass
                 if gtid_filter and raw.type_code in GTID_TYPES:

@@ -131,8 +131,11 @@ def _event_json(ev, path: str) -> dict:
 @click.option("--utc/--local-time", default=True, show_default=True, help="Print timestamps in UTC or in local time.")
 @click.option("-v", "--verbose", "verbose", is_flag=True,
               help="Decode row images: `### INSERT INTO ... ###   @1=...` like mysqlbinlog -v; with --json, `rows`.")
+@click.option("--column-type", "column_types", multiple=True, metavar="DB.TABLE.COLUMN=TYPE",
+              help="With -v: show a column as uuid, inet6 or inet4 (MariaDB logs these types as BINARY(n)); "
+                   "COLUMN is a name (when the binlog carries names) or @N; wildcards allowed; repeatable.")
 def decode(files, as_json, start_position, stop_position, start_datetime, stop_datetime, types,
-           include_gtids, exclude_gtids, no_verify, lenient, utc, verbose) -> None:
+           include_gtids, exclude_gtids, no_verify, lenient, utc, verbose, column_types) -> None:
     """Print the events of binlog / relay-log FILES (.index files and folders too) with exact offsets.
 
     Text output is modelled on mysqlbinlog: `# at OFFSET`, then the event's time, server id,
@@ -149,11 +152,16 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
             pass
     damaged = False
     try:
+        from .rowvalues import parse_hints
+        hints = parse_hints(column_types)
+    except ValueError as exc:
+        _fail(str(exc), EXIT_USAGE)
+    try:
         items = decode_files(files, start_position=start_position, stop_position=stop_position,
                              start_datetime=_datetime(start_datetime), stop_datetime=_datetime(stop_datetime),
                              types=_types(types), verify=not no_verify, strict=not lenient,
                              include_gtids=_gtids(include_gtids), exclude_gtids=_gtids(exclude_gtids),
-                             rows=verbose)
+                             rows=verbose, column_types=hints)
         for item in items:
             if isinstance(item, Problem):
                 damaged = True

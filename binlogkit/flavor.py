@@ -37,3 +37,11 @@ def checksum_aware(flavor: Flavor, version: tuple[int, int, int]) -> bool:
     if flavor is Flavor.MARIADB:
         return version >= (5, 3, 0)
     return version >= (5, 6, 1)
+
+
+def geometry_has_charset(flavor: Flavor | None) -> bool:
+    """Whether GEOMETRY columns count among the character columns that a Table_map's optional
+    DEFAULT_CHARSET / COLUMN_CHARSET fields index. MariaDB counts them (its geometry field is a
+    blob with a charset: ``is_character_type`` in ``sql/log_event.cc``), MySQL does not. Unknown
+    flavor: MariaDB's rule, the flavor whose servers write this metadata most."""
+    return flavor is not Flavor.MYSQL

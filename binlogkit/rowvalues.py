@@ -10,14 +10,18 @@ value that runs past it is a ``BodyLengthError`` naming the column.
 from __future__ import annotations
 
 import decimal
+import fnmatch
+import ipaddress
 import re
 import struct
-from dataclasses import dataclass
+import uuid
+from dataclasses import dataclass, replace
 
 from .codecs.compression import uncompress
 from .codecs.rows import UPDATE_ROWS
 from .constants import EventType as T
 from .errors import BodyLengthError
+from .flavor import geometry_has_charset
 
 # column type codes (MySQL enum_field_types)
 DECIMAL, TINY, SHORT, LONG, FLOAT, DOUBLE, NULL, TIMESTAMP, LONGLONG, INT24 = range(10)
@@ -37,11 +41,38 @@ DELETE = {T.DELETE_ROWS_EVENT, T.DELETE_ROWS_EVENT_V1, T.PRE_GA_DELETE_ROWS_EVEN
           T.DELETE_ROWS_COMPRESSED_EVENT_V1}
 
 
+BINARY_COLLATION = 63
+# what a column hint may ask for: types the binlog does not name (MariaDB's UUID and INET6 reach
+# it as BINARY(16), INET4 as BINARY(4)); see ``hinted``
+HINTS = ("uuid", "inet6", "inet4")
+GEOMETRY_NAMES = ("GEOMETRY", "POINT", "LINESTRING", "POLYGON", "MULTIPOINT", "MULTILINESTRING",
+                  "MULTIPOLYGON", "GEOMETRYCOLLECTION")
+
+
 @dataclass(frozen=True)
 class Column:
     index: int
     type: int
     meta: int
+    collation: int | None = None   # from the optional metadata; 63 = binary
+    hint: str | None = None        # a type the user says this column has (HINTS)
+
+    @property
+    def real_type(self) -> int:
+        """STRING columns carry ENUM / SET in their metadata's high byte."""
+        return self.meta >> 8 if self.type == STRING and self.meta >> 8 in (ENUM, SET) else self.type
+
+    @property
+    def is_character(self) -> bool:
+        return self.real_type in (STRING, VAR_STRING, VARCHAR, BLOB, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB)
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """A spatial value as the server stores it: SRID, then the geometry as WKB."""
+
+    srid: int
+    wkb: bytes
 
 
 @dataclass(frozen=True)
@@ -56,18 +87,26 @@ class Table:
     primary_key: tuple[int, ...] | None = None
     enum_values: dict[int, tuple[str, ...]] | None = None
     set_values: dict[int, tuple[str, ...]] | None = None
+    geometry_types: dict[int, str] | None = None  # POINT, POLYGON, ... per geometry column
+
+    def column_name(self, index: int) -> str:
+        names = self.column_names
+        return names[index] if names and index < len(names) else f"@{index + 1}"
 
 
 NUMERIC = {TINY, SHORT, INT24, LONG, LONGLONG, FLOAT, DOUBLE, NEWDECIMAL, DECIMAL}
 
 
-def parse_optional_metadata(data: bytes, columns: tuple[Column, ...]) -> dict:
+def parse_optional_metadata(data: bytes, columns: tuple[Column, ...], flavor=None) -> dict:
     """The TLV list after the null bitmap: 1 SIGNEDNESS (a bit per numeric column, high bit
-    first), 4 COLUMN_NAME, 5 SET_STR_VALUE, 6 ENUM_STR_VALUE, 8 SIMPLE_PRIMARY_KEY, others kept
-    as bytes. Source: MySQL ``Table_map_event::Optional_metadata_fields``."""
+    first), 2 DEFAULT_CHARSET (a default collation, then (index, collation) pairs for the
+    character columns that differ), 3 COLUMN_CHARSET (a collation per character column),
+    4 COLUMN_NAME, 5 SET_STR_VALUE, 6 ENUM_STR_VALUE, 7 GEOMETRY_TYPE, 8 SIMPLE_PRIMARY_KEY;
+    others are skipped. Source: MySQL ``Table_map_event::Optional_metadata_fields``."""
     from .codecs.common import read_packed
 
     out: dict = {}
+    chars = [c.index for c in columns if c.is_character or (c.type == GEOMETRY and geometry_has_charset(flavor))]
     p = 0
     while p < len(data):
         kind = data[p]
@@ -77,6 +116,23 @@ def parse_optional_metadata(data: bytes, columns: tuple[Column, ...]) -> dict:
         if kind == 1:
             numeric = [c.index for c in columns if c.type in NUMERIC]
             out["unsigned"] = frozenset(i for k, i in enumerate(numeric) if v[k // 8] >> (7 - k % 8) & 1)
+        elif kind in (2, 3):
+            nums, q = [], 0
+            while q < len(v):
+                k, q = read_packed(v, q)
+                nums.append(k)
+            if kind == 2:
+                coll = dict.fromkeys(chars, nums[0])
+                coll.update({chars[i]: c for i, c in zip(nums[1::2], nums[2::2]) if i < len(chars)})
+            else:
+                coll = dict(zip(chars, nums))
+            out["collations"] = coll
+        elif kind == 7:
+            kinds, q = [], 0
+            while q < len(v):
+                k, q = read_packed(v, q)
+                kinds.append(GEOMETRY_NAMES[k] if k < len(GEOMETRY_NAMES) else str(k))
+            out["geometry_types"] = dict(zip([c.index for c in columns if c.type == GEOMETRY], kinds))
         elif kind == 4:
             names, q = [], 0
             while q < len(v):
@@ -105,8 +161,10 @@ def parse_optional_metadata(data: bytes, columns: tuple[Column, ...]) -> dict:
     return out
 
 
-def table_from_map(fields) -> Table:
-    """A Table from a parsed Table_map body (the Construct container)."""
+def table_from_map(fields, flavor=None, hints: dict[str, str] | None = None) -> Table:
+    """A Table from a parsed Table_map body (the Construct container). ``hints`` maps
+    ``db.table.column`` patterns (a column by name when the binlog carries names, or ``@N``;
+    shell wildcards allowed) to a type of ``HINTS``."""
     types = bytes(fields.column_types)
     part = fields.metadata_part
     meta = bytes(part.metadata) if part is not None else b""
@@ -126,11 +184,60 @@ def table_from_map(fields) -> Table:
     extra = {}
     if part is not None and part.optional_metadata:
         try:
-            extra = parse_optional_metadata(bytes(part.optional_metadata), tuple(cols))
+            extra = parse_optional_metadata(bytes(part.optional_metadata), tuple(cols), flavor)
         except (IndexError, KeyError, ValueError):
             extra = {}  # optional by definition: an unreadable TLV only loses names and signedness
-    return Table(fields.table_id, bytes(fields.db).decode("utf-8", "replace"),
-                 bytes(fields.table).decode("utf-8", "replace"), tuple(cols), **extra)
+    collations = extra.pop("collations", {})
+    table = Table(fields.table_id, bytes(fields.db).decode("utf-8", "replace"),
+                  bytes(fields.table).decode("utf-8", "replace"), tuple(cols), **extra)
+    if collations or hints:
+        cols = [replace(c, collation=collations.get(c.index), hint=_hint_for(table, c.index, hints))
+                for c in cols]
+        table = replace(table, columns=tuple(cols))
+    return table
+
+
+def _hint_for(table: Table, index: int, hints: dict[str, str] | None) -> str | None:
+    if not hints:
+        return None
+    keys = {f"{table.db}.{table.name}.@{index + 1}", f"{table.db}.{table.name}.{table.column_name(index)}"}
+    for pattern, kind in hints.items():
+        if any(fnmatch.fnmatchcase(k, pattern) for k in keys):
+            if kind not in HINTS:
+                raise ValueError(f"unknown column type hint {kind!r} (known: {', '.join(HINTS)})")
+            return kind
+    return None
+
+
+def parse_hints(specs) -> dict[str, str]:
+    """``["db.t.col=uuid", ...]`` (also comma-separated) to a hints mapping; ValueError if bad."""
+    out = {}
+    for spec in specs or ():
+        for one in spec.split(","):
+            if not one.strip():
+                continue
+            pattern, sep, kind = one.strip().rpartition("=")
+            if not sep or pattern.count(".") < 2 or kind.lower() not in HINTS:
+                raise ValueError(f"column type hint {one!r}: expected DB.TABLE.COLUMN=TYPE with TYPE one of "
+                                 f"{', '.join(HINTS)} (COLUMN a name or @N; wildcards allowed)")
+            out[pattern] = kind.lower()
+    return out
+
+
+def hinted(kind: str, raw: bytes) -> str:
+    """The text a MariaDB server shows for a UUID / INET6 / INET4 value read as BINARY(n) bytes
+    (the binlog drops trailing zero bytes of BINARY columns: they are padded back here)."""
+    if kind == "inet4":
+        return str(ipaddress.IPv4Address(raw.ljust(4, b"\0")[:4]))
+    data = raw.ljust(16, b"\0")[:16]
+    if kind == "uuid":
+        return str(uuid.UUID(bytes=data))
+    if data[:10] == bytes(10) and data[10:12] == b"\xff\xff":  # IPv4-mapped, as MariaDB prints it
+        return "::ffff:" + str(ipaddress.IPv4Address(data[12:]))
+    if data[:12] == bytes(12) and int.from_bytes(data[12:], "big") > 1:  # IPv4-compatible (IN6_IS_ADDR_V4COMPAT)
+        return "::" + str(ipaddress.IPv4Address(data[12:]))
+    addr = ipaddress.IPv6Address(data)
+    return str(addr)
 
 
 def _bits(b: bytes, n: int) -> list[bool]:
@@ -292,6 +399,8 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
         return Value(text, f"'{text}'"), p + 3
     if t in (VARCHAR, VAR_STRING):
         raw, q = _prefixed(b, p, 1 if m < 256 else 2)
+        if col.hint:
+            return _hinted_value(col, raw), q
         return Value(raw, _quote(raw)), q
     if t == STRING:
         real = m >> 8
@@ -303,7 +412,11 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
             return Value(v, "b'" + format(v, f"0{n * 8}b") + "'"), p + n
         maxlen = (((m >> 4) & 0x300) ^ 0x300) + (m & 0xFF)
         raw, q = _prefixed(b, p, 1 if maxlen < 256 else 2)
-        return Value(raw, _quote(raw)), q
+        if col.hint:
+            return _hinted_value(col, raw), q
+        # BINARY(n): the binlog drops trailing zero bytes, the column's value has them
+        value = raw.ljust(maxlen, b"\0") if col.collation == BINARY_COLLATION else raw
+        return Value(value, _quote(raw)), q
     if t == JSON:  # MySQL's binary JSON, as JSON text
         from .codecs.mysql_json import to_text
 
@@ -313,7 +426,13 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
         except (ValueError, IndexError, KeyError, struct.error):
             raise BodyLengthError(f"column @{col.index + 1}: malformed binary JSON", field=f"@{col.index + 1}") from None
         return Value(text, _quote(text.encode("utf-8"))), q
-    if t in (BLOB, GEOMETRY, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB):
+    if t == GEOMETRY:  # 4-byte SRID, then WKB
+        raw, q = _prefixed(b, p, m or 4)
+        if len(raw) < 4:
+            raise BodyLengthError(f"column @{col.index + 1}: a geometry of {len(raw)} bytes has no SRID",
+                                  field=f"@{col.index + 1}")
+        return Value(Geometry(int.from_bytes(raw[:4], "little"), raw[4:]), _quote(raw)), q
+    if t in (BLOB, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB):
         raw, q = _prefixed(b, p, m or 4)
         return Value(raw, _quote(raw)), q
     if t == BIT:
@@ -321,7 +440,30 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
         n = (nbits + 7) // 8
         v = int.from_bytes(b[p:p + n], "big")
         return Value(v, "b'" + format(v, f"0{nbits}b") + "'"), p + n
-    raise BodyLengthError(f"column type {t} is not decoded", field=f"@{col.index + 1}")
+    raise UnknownColumnType(f"column @{col.index + 1} has type {t}, which binlogkit does not decode",
+                            field=f"@{col.index + 1}")
+
+
+class UnknownColumnType(BodyLengthError):
+    """A column type this decoder does not know: its length is unknown, so the row image is
+    kept raw (``RawRows``) instead of guessed at."""
+
+
+@dataclass(frozen=True)
+class RawRows:
+    """The undecoded row images of an event whose table has a column of an unknown type."""
+
+    data: bytes
+    reason: str
+
+
+def _hinted_value(col: Column, raw: bytes) -> Value:
+    try:
+        text = hinted(col.hint, raw)
+    except ValueError as exc:
+        raise BodyLengthError(f"column @{col.index + 1}: not a {col.hint} value: {exc}",
+                              field=f"@{col.index + 1}") from None
+    return Value(text, f"'{text}'")
 
 
 def _image(table: Table, present: list[bool], b: bytes, p: int, partial: set[int] = frozenset(),
@@ -352,11 +494,15 @@ def _image(table: Table, present: list[bool], b: bytes, p: int, partial: set[int
     return out, p
 
 
-def decode_rows(table: Table, fields, type_code: int) -> list[dict]:
+def decode_rows(table: Table, fields, type_code: int) -> list[dict] | RawRows:
     """[{"before": [(index, Value|None)...] | None, "after": [...] | None}, ...]; any image
-    that does not fit raises ``BodyLengthError``."""
+    that does not fit raises ``BodyLengthError``; a table with a column type this decoder does
+    not know gives ``RawRows`` (the images undecoded, and why)."""
     try:
         return _decode_rows(table, fields, type_code)
+    except UnknownColumnType as exc:
+        data = bytes(fields.rows)
+        return RawRows(uncompress(data) if type_code in COMPRESSED_ROWS else data, str(exc))
     except (IndexError, ValueError, KeyError, TypeError, struct.error) as exc:
         raise BodyLengthError(f"row image of `{table.db}`.`{table.name}` does not decode: {exc}") from None
 
@@ -399,8 +545,10 @@ def _decode_rows(table: Table, fields, type_code: int) -> list[dict]:
 
 def verbose_lines(table: Table, rows: list[dict], type_code: int) -> list[str]:
     """``### INSERT INTO `db`.`t` / ### SET / ###   @1=...`` as mysqlbinlog -v prints them."""
-    out = []
     name = f"`{table.db}`.`{table.name}`"
+    if isinstance(rows, RawRows):
+        return [f"### {name}: row images not decoded ({len(rows.data)} bytes): {rows.reason}"]
+    out = []
 
     def image(img):
         return [f"###   @{i + 1}={'NULL' if v is None else v.text}" for i, v in img]
@@ -421,9 +569,9 @@ def json_loads(text):
 
 
 def _dump(doc) -> str:
-    import json as _json
+    from .codecs.mysql_json import dumps
 
-    return _json.dumps(doc, ensure_ascii=False, separators=(", ", ": "))
+    return dumps(doc)
 
 
 def json_value(v: Value | None):
@@ -440,6 +588,8 @@ def json_value(v: Value | None):
             return "0x" + bytes(x).hex()
     if isinstance(x, decimal.Decimal):
         return str(x)
+    if isinstance(x, Geometry):
+        return {"srid": x.srid, "wkb": x.wkb.hex()}
     if isinstance(x, tuple):
         return "%04d-%02d-%02d" % x
     return x
@@ -448,6 +598,8 @@ def json_value(v: Value | None):
 def rows_json(rows: list[dict], table: Table | None = None) -> list[dict]:
     """JSON rows keyed ``@N``, or by column name when the binlog carries names; unsigned
     columns (when the binlog says which) as unsigned numbers, ENUM/SET as their strings."""
+    if isinstance(rows, RawRows):
+        return [{"raw": rows.data.hex(), "reason": rows.reason}]
     names = table.column_names if table is not None else None
     unsigned = table.unsigned if table is not None else frozenset()
     widths = {TINY: 8, SHORT: 16, INT24: 24, LONG: 32, LONGLONG: 64}
@@ -456,6 +608,8 @@ def rows_json(rows: list[dict], table: Table | None = None) -> list[dict]:
         x = json_value(v)
         if table is not None and x is not None:
             col = table.columns[k]
+            if col.collation == BINARY_COLLATION and isinstance(v.value, (bytes, bytearray)):
+                return "0x" + bytes(v.value).hex()  # BINARY / VARBINARY / BLOB: bytes, never text
             if k in unsigned and col.type in widths and isinstance(x, int):
                 x %= 1 << widths[col.type]
             if table.enum_values and k in table.enum_values and isinstance(x, int) and 0 < x <= len(table.enum_values[k]):

@@ -119,6 +119,59 @@ def test_full_row_metadata_gives_names_signedness_and_enum_strings():
     assert checked == 22
 
 
+def _last_images(path, *args) -> dict[str, dict]:
+    """id -> the last after image of each row of types.extra, as `decode -v --json` gives it."""
+    res = CliRunner().invoke(main, ["decode", "-v", "--json", *args, str(path)])
+    assert res.exit_code == 0, res.output
+    last: dict[str, dict] = {}
+    for line in res.output.splitlines():
+        ev = json.loads(line)
+        if ev.get("table") == "types.extra":
+            for r in ev["rows"]:
+                if r["after"] is not None:
+                    last[str(r["after"].get("id", r["after"].get("@1")))] = r["after"]
+    return last
+
+
+def test_geometry_json_uuid_inet6_binary_and_wide_rows_equal_select():
+    """MariaDB's extra types, with binlog_row_metadata=FULL: geometry as SRID + WKB, JSON text,
+    BINARY(16) with the trailing zero bytes the binlog drops, a row over 8 KB, and UUID / INET6
+    (logged as BINARY(16): shown as the server shows them when the user names their type)."""
+    import hashlib
+
+    m = store.manifest("row-types-full-metadata")
+    path = store.materialize("row-types-full-metadata") / "primary"
+    last = _last_images(path, "--column-type", "types.extra.u=uuid", "--column-type", "types.extra.i6=inet6")
+    checked = 0
+    for want in m["select"]["extra"]:
+        got = last[want["id"]]
+        for col in ("g", "pt", "pg"):
+            if want[col] is None:
+                assert got[col] is None
+            else:
+                assert got[col]["srid"].to_bytes(4, "little").hex() + got[col]["wkb"] == want[col], col
+                checked += 1
+        assert got["j"] == want["j"] and got["u"] == want["u"] and got["i6"] == want["i6"]
+        assert (None if got["bn"] is None else got["bn"][2:]) == want["bn"]
+        wide = None if got["wide"] is None else hashlib.sha256(got["wide"].encode()).hexdigest()
+        assert wide == want["wide_sha256"]
+        checked += 1
+    assert checked == 9
+    # without the hint, UUID / INET6 are what the binlog says: BINARY(16) bytes
+    plain = _last_images(path)
+    assert plain["1"]["u"] == "0x123e4567e89b12d3a456426655440000"
+    assert plain["1"]["pt"] == {"srid": 4326, "wkb": "0101000000000000000000f83f00000000000000c0"}
+
+
+def test_column_type_hints_need_a_known_type():
+    path = store.materialize("row-types") / "primary"
+    res = CliRunner().invoke(main, ["decode", "-v", "--column-type", "types.extra.u=ulid", str(path)])
+    assert res.exit_code == 2 and "uuid, inet6, inet4" in res.output
+    # without names in the binlog, a column is named by position
+    last = _last_images(path, "--column-type", "types.extra.@6=uuid")
+    assert last["2"]["@6"] == "f47ac10b-58cc-4372-a567-0e02b2c3d479"
+
+
 def test_mysql_json_and_partial_json_update(corpus):
     """MySQL 8.0.40 binlog (MDEV-35643): the JSON column's binary value decodes to the text the
     replica's SELECT printed, and the PARTIAL_UPDATE_ROWS JSON diff applies to it."""
@@ -154,3 +207,37 @@ def test_damaged_row_images_give_typed_errors(tmp_path, data):
     f.write_bytes(bytes(raw))
     items = list(decode_files([f], verify=False, strict=False, rows=True))
     assert all(isinstance(i, Problem) or i.raw is not None for i in items)
+
+
+def _opaque_doc(field_type: int, payload: bytes) -> bytes:
+    """A binary JSON array holding one opaque value (small array: count, size, value entry)."""
+    value = bytes([field_type, len(payload)]) + payload  # a one-byte 7-bit length
+    header = 2 + 2 + 3
+    return bytes([2]) + (1).to_bytes(2, "little") + (header + len(value)).to_bytes(2, "little") + \
+        bytes([15]) + header.to_bytes(2, "little") + value
+
+
+def _packed(y, mo, d, h=0, mi=0, s=0, us=0) -> bytes:
+    return (((((y * 13 + mo) << 5 | d) << 17 | (h << 12 | mi << 6 | s)) << 24) + us).to_bytes(8, "little", signed=True)
+
+
+@pytest.mark.parametrize("field_type,payload,text", [
+    (12, _packed(2015, 1, 15, 23, 24, 25), '["2015-01-15 23:24:25.000000"]'),
+    (7, _packed(2038, 1, 19, 3, 14, 7, 999999), '["2038-01-19 03:14:07.999999"]'),
+    (10, _packed(1999, 12, 31), '["1999-12-31"]'),
+    (11, (-((((838 << 12) | (59 << 6) | 59) << 24) + 5)).to_bytes(8, "little", signed=True), '["-838:59:59.000005"]'),
+    (246, bytes([5, 2]) + bytes([0x80 ^ 0x00, 0x7B, 0x2D]), '[123.45]'),   # DECIMAL(5,2) 123.45
+    (252, b"\x00\xffblob", '["base64:type252:AP9ibG9i"]'),
+])
+def test_json_opaque_values_print_as_the_servers_print_them(field_type, payload, text):
+    """Opaque JSON scalars: temporals quoted with six fractional digits, decimals exact,
+    anything else base64 (MariaDB's mysql_json.cc rules)."""
+    from binlogkit.codecs.mysql_json import to_text
+
+    assert to_text(_opaque_doc(field_type, payload)) == text
+
+
+def test_json_text_escapes_like_the_server():
+    from binlogkit.codecs.mysql_json import dumps
+
+    assert dumps({"k\"": ["a\\b\n\t", "\x01é", None, True, 1.5, -3]}) == '{"k\\"": ["a\\\\b\\n\\t", "\x01é", null, true, 1.5, -3]}'

@@ -6,13 +6,18 @@ objects the key entries (offset, 2-byte length), then value entries (type byte +
 value itself inline for literals and 16-bit integers — and 32-bit ones in large containers),
 offsets counted from the start of the container. Scalars: literal (0 null, 1 true, 2 false),
 int16/uint16/int32/uint32/int64/uint64, double, string (7-bit-group length + UTF-8), opaque
-(MySQL type byte + length + bytes: dates, decimals... shown base64 as MySQL's client does not;
-here as their raw hex).
-Text as MySQL prints it: ``{"a": 1, "b": [true, null]}``.
+(MySQL type byte + length + bytes: DATE / TIME / DATETIME / TIMESTAMP as a packed 8-byte
+integer, DECIMAL as precision, scale and the binary decimal; any other type is shown
+``"base64:typeN:..."``).
+Text as the servers print it (MariaDB's ``mysql_json.cc``, MySQL's ``Json_wrapper``):
+``{"a": 1, "b": [true, null]}``, strings escaping only ``\\ " \n \r \b \f \t``, dates quoted
+with six fractional digits, decimals as exact numbers.
 """
 
 from __future__ import annotations
 
+import base64
+import decimal
 import json
 import struct
 
@@ -43,8 +48,45 @@ def _scalar(t: int, b: bytes, p: int):
         return b[q:q + n].decode("utf-8", "replace")
     if t == OPAQUE:
         n, q = _varlen(b, p + 1)
-        return "base64:type%d:%s" % (b[p], b[q:q + n].hex())
+        data = b[q:q + n]
+        if len(data) < n:
+            raise ValueError("opaque JSON value runs past the document")
+        return _opaque(b[p], data)
     raise ValueError(f"unknown JSON value type {t}")
+
+
+# MySQL field types an opaque JSON value may carry and that print as themselves
+_DATE, _TIME, _DATETIME, _TIMESTAMP, _NEWDECIMAL = 10, 11, 12, 7, 246
+
+
+class Temporal(str):
+    """A DATE / TIME / DATETIME / TIMESTAMP held in a JSON document (printed as a string)."""
+
+
+def _opaque(field_type: int, data: bytes):
+    if field_type in (_DATE, _TIME, _DATETIME, _TIMESTAMP):
+        if len(data) < 8:
+            raise ValueError("opaque JSON temporal shorter than 8 bytes")
+        packed = int.from_bytes(data[:8], "little", signed=True)
+        neg = packed < 0
+        a = -packed if neg else packed
+        ip, us = a >> 24, a % (1 << 24)
+        if field_type == _TIME:
+            h, mi, sec = (ip >> 12) % (1 << 10), (ip >> 6) % 64, ip % 64
+            return Temporal(f"{'-' if neg else ''}{h:02d}:{mi:02d}:{sec:02d}.{us:06d}")
+        ymd, hms = ip >> 17, ip % (1 << 17)
+        ym, day = ymd >> 5, ymd % 32
+        date = f"{ym // 13:04d}-{ym % 13:02d}-{day:02d}"
+        if field_type == _DATE:
+            return Temporal(date)
+        return Temporal(f"{date} {hms >> 12:02d}:{(hms >> 6) % 64:02d}:{hms % 64:02d}.{us:06d}")
+    if field_type == _NEWDECIMAL:
+        from ..rowvalues import _dec_size, _decimal  # the row-image decimal reader
+
+        if len(data) < 2 or len(data) - 2 != _dec_size(data[0] - data[1]) + _dec_size(data[1]):
+            raise ValueError("opaque JSON decimal of the wrong size")
+        return _decimal(data, 2, data[0], data[1])[0]
+    return "base64:type%d:%s" % (field_type, base64.b64encode(data).decode("ascii"))
 
 
 def _container(t: int, b: bytes, base: int):
@@ -86,7 +128,30 @@ def to_python(data: bytes):
 
 
 def to_text(data: bytes) -> str:
-    return json.dumps(to_python(data), ensure_ascii=False, separators=(", ", ": "))
+    return dumps(to_python(data))
+
+
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\b": "\\b", "\f": "\\f", "\t": "\\t"}
+_ESCAPE_TABLE = str.maketrans(_ESCAPES)
+
+
+def dumps(value) -> str:
+    """JSON text the way the servers print a JSON column (see the module docstring)."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return '"' + value.translate(_ESCAPE_TABLE) + '"'
+    if isinstance(value, decimal.Decimal):
+        return format(value, "f")
+    if isinstance(value, (int, float)):
+        return json.dumps(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{dumps(str(k))}: {dumps(v)}" for k, v in value.items()) + "}"
+    return "[" + ", ".join(dumps(v) for v in value) + "]"
 
 
 # --- partial updates (PARTIAL_UPDATE_ROWS, binlog_row_value_options=PARTIAL_JSON) -------------
