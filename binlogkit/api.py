@@ -71,14 +71,15 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
                  stop_position: int | None = None, start_datetime: datetime | None = None,
                  stop_datetime: datetime | None = None, types: set[int] | None = None,
                  verify: bool = True, strict: bool = True, include_gtids=None,
-                 exclude_gtids=None, rows: bool = False,
+                 exclude_gtids=None, rows: bool | str = False,
                  column_types: dict[str, str] | None = None) -> Iterator[Event | Problem]:
     """Decoded events of every file, filtered; a ``Problem`` where a file is damaged (then the
     next file). Positions are file offsets of the event start (per file, like mysqlbinlog).
     ``include_gtids`` / ``exclude_gtids`` are predicates on GTID text (``gtid_matcher``): the
     events of a transaction follow its GTID event's verdict until the next GTID event; events
     outside transactions (FDE, Rotate, ...) are always kept, as mysqlbinlog does.
-    ``rows=True`` decodes row images (``Event.rows``, ``Event.table``); ``column_types`` maps
+    ``rows=True`` decodes row images (``Event.rows``, ``Event.table``); ``rows="text"`` gives
+    only their `decode -v` lines (``Event.rows_text``, bytes: the fast path); ``column_types`` maps
     ``db.table.column`` patterns to types the binlog cannot name (``uuid``, ``inet6``, ``inet4``:
     MariaDB writes them as BINARY(n)), see ``rowvalues.parse_hints``."""
     from .transactions import GTID_TYPES, OUTSIDE
@@ -87,7 +88,7 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
     keep_trx = True
     from dataclasses import replace
 
-    from .rowvalues import ROWS_TYPES, decode_rows, table_from_map
+    from .rowvalues import ROWS_TYPES, decode_rows, table_from_map, verbose_text
     tables: dict = {}
     from . import open_binlog
 
@@ -104,13 +105,14 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
                     break
                 if t0 is not None and raw.timestamp < t0:
                     continue
+                tm = None
                 if rows and raw.type_code == 19:  # table maps are needed even when not shown
                     try:
-                        tm = decode(raw, strict=False)
+                        tm = decode(raw, strict=strict)
                         tables[tm.parsed.table_id] = table_from_map(
                             tm.parsed, raw.format.flavor if raw.format else None, column_types)
                     except BinlogError:
-                        pass
+                        tm = None
                 if gtid_filter and raw.type_code in GTID_TYPES:
                     g = decode(raw, strict=False).fields.get("gtid")
                     keep_trx = ((include_gtids is None or (g is not None and include_gtids(g)))
@@ -120,10 +122,13 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
                 if types and raw.type_code not in types:
                     continue
                 try:
-                    ev = decode(raw, strict=strict)
+                    ev = tm if tm is not None else decode(raw, strict=strict)
                     if rows and raw.type_code in ROWS_TYPES and ev.parsed is not None:
                         table = tables.get(ev.parsed.table_id)
-                        if table is not None:
+                        if table is not None and rows == "text":
+                            ev = Event(raw, ev.codec, ev.parsed, ev.fields, None, table,
+                                       verbose_text(table, ev.parsed, raw.type_code))
+                        elif table is not None:
                             ev = replace(ev, rows=decode_rows(table, ev.parsed, raw.type_code), table=table)
                 except BinlogError as exc:
                     yield Problem(str(path), exc.with_context(file=str(path), offset=raw.offset,

@@ -156,15 +156,29 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
         hints = parse_hints(column_types)
     except ValueError as exc:
         _fail(str(exc), EXIT_USAGE)
+    # text goes out as bytes in ~1 MiB writes (row values are written as stored)
+    sink = getattr(out, "buffer", None) if not as_json else None
+    pending: list[bytes] = []
+    size = 0
+
+    def drain():
+        nonlocal size
+        if pending:
+            sink.write(b"".join(pending))
+            pending.clear()
+            size = 0
     try:
         items = decode_files(files, start_position=start_position, stop_position=stop_position,
                              start_datetime=_datetime(start_datetime), stop_datetime=_datetime(stop_datetime),
                              types=_types(types), verify=not no_verify, strict=not lenient,
                              include_gtids=_gtids(include_gtids), exclude_gtids=_gtids(exclude_gtids),
-                             rows=verbose, column_types=hints)
+                             rows=(verbose and ("text" if not as_json else True)), column_types=hints)
         for item in items:
             if isinstance(item, Problem):
                 damaged = True
+                if sink is not None:
+                    drain()
+                    sink.flush()
                 out.flush()
                 click.echo(f"binlogkit: error: {item.error}", err=True)
                 continue
@@ -175,14 +189,31 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
                     doc["table"] = f"{item.table.db}.{item.table.name}"
                     doc["rows"] = rows_json(item.rows, item.table)
                 out.write(json.dumps(doc, default=str) + "\n")
-            else:
+            elif sink is None:
                 out.write("\n".join(render(item, utc)) + "\n")
-                if item.rows is not None:
-                    from .rowvalues import verbose_lines
-                    out.write("\n".join(verbose_lines(item.table, item.rows, item.raw.type_code)) + "\n")
+                if item.rows_text is not None:
+                    out.write(item.rows_text.decode("utf-8", "surrogateescape"))
+            else:
+                text = ("\n".join(render(item, utc)) + "\n").encode("utf-8", "surrogateescape")
+                pending.append(text)
+                size += len(text)
+                if item.rows_text is not None:
+                    pending.append(item.rows_text)
+                    size += len(item.rows_text)
+                if size > 1 << 20:
+                    drain()
+        if sink is not None:
+            drain()
+            sink.flush()
     except BrokenPipeError:
         _quiet_broken_pipe()
     except OSError as exc:
+        if sink is not None:  # what was decoded before the failure is still printed
+            try:
+                drain()
+                sink.flush()
+            except OSError:
+                pass
         _fail(str(exc), EXIT_USAGE)
     sys.exit(EXIT_DAMAGED if damaged else EXIT_OK)
 

@@ -514,8 +514,12 @@ def _decode_rows(table: Table, fields, type_code: int) -> list[dict]:
     width = fields.width
     before_cols = _bits(bytes(fields.columns_before_image), width)
     after_cols = _bits(bytes(fields.columns_after_image), width) if fields.columns_after_image is not None else None
-    rows, p = [], 0
+    rows, p, start = [], 0, -1
     while p < len(data):
+        if p == start:
+            raise BodyLengthError(f"a row image of `{table.db}`.`{table.name}` holds no bytes: "
+                                  f"{len(data) - p} bytes left undecoded")
+        start = p
         if type_code == T.PARTIAL_UPDATE_ROWS_EVENT:
             from .codecs.common import read_packed
 
@@ -541,6 +545,41 @@ def _decode_rows(table: Table, fields, type_code: int) -> list[dict]:
             after, p = _image(table, before_cols, data, p)
             rows.append({"before": None, "after": after})
     return rows
+
+
+try:  # the optional C accelerator (setup.py); BINLOGKIT_PURE_PYTHON=1 turns it off
+    import os as _os
+
+    from . import _rowtext
+    if _os.environ.get("BINLOGKIT_PURE_PYTHON"):
+        _rowtext = None
+except ImportError:  # built without a C compiler: the Python decoder does everything
+    _rowtext = None
+
+_KIND = {**{t: 0 for t in WRITE}, **{t: 2 for t in DELETE}}
+
+
+def verbose_text(table: Table, fields, type_code: int) -> bytes:
+    """`decode -v` lines of one rows event, as bytes (string values are written as stored):
+    by the C accelerator when it is built and knows every column, else by ``verbose_lines``;
+    a malformed image raises ``BodyLengthError`` either way (the Python decoder names it)."""
+    if _rowtext is not None and type_code != T.PARTIAL_UPDATE_ROWS_EVENT and not any(c.hint for c in table.columns):
+        key = table.__dict__.get("_c_args")
+        if key is None:
+            key = (bytes(c.type for c in table.columns),
+                   b"".join(c.meta.to_bytes(2, "little") for c in table.columns),
+                   f"`{table.db}`.`{table.name}`".encode("utf-8", "surrogateescape"))
+            object.__setattr__(table, "_c_args", key)
+        data = bytes(fields.rows)
+        if type_code in COMPRESSED_ROWS:
+            data = uncompress(data)
+        after = fields.columns_after_image
+        out = _rowtext.verbose(data, _KIND.get(type_code, 1), key[0], key[1], bytes(fields.columns_before_image),
+                               b"" if after is None else bytes(after), key[2])
+        if out is not None:
+            return out
+    lines = verbose_lines(table, decode_rows(table, fields, type_code), type_code)
+    return "".join(line + "\n" for line in lines).encode("utf-8", "surrogateescape")
 
 
 def verbose_lines(table: Table, rows: list[dict], type_code: int) -> list[str]:
