@@ -124,7 +124,7 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
                 try:
                     ev = tm if tm is not None else decode(raw, strict=strict)
                     if rows and raw.type_code in ROWS_TYPES and ev.parsed is not None:
-                        table = tables.get(ev.parsed.table_id)
+                        table = tables.get(ev.parsed["table_id"])
                         if table is not None and rows == "text":
                             ev = Event(raw, ev.codec, ev.parsed, ev.fields, None, table,
                                        verbose_text(table, ev.parsed, raw.type_code))

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import decimal
 import fnmatch
-import ipaddress
 import re
 import struct
-import uuid
 from dataclasses import dataclass, replace
 
 from .codecs.compression import uncompress
@@ -227,6 +225,8 @@ def parse_hints(specs) -> dict[str, str]:
 def hinted(kind: str, raw: bytes) -> str:
     """The text a MariaDB server shows for a UUID / INET6 / INET4 value read as BINARY(n) bytes
     (the binlog drops trailing zero bytes of BINARY columns: they are padded back here)."""
+    import ipaddress
+    import uuid
     if kind == "inet4":
         return str(ipaddress.IPv4Address(raw.ljust(4, b"\0")[:4]))
     data = raw.ljust(16, b"\0")[:16]
@@ -563,19 +563,19 @@ def verbose_text(table: Table, fields, type_code: int) -> bytes:
     """`decode -v` lines of one rows event, as bytes (string values are written as stored):
     by the C accelerator when it is built and knows every column, else by ``verbose_lines``;
     a malformed image raises ``BodyLengthError`` either way (the Python decoder names it)."""
-    if _rowtext is not None and type_code != T.PARTIAL_UPDATE_ROWS_EVENT and not any(c.hint for c in table.columns):
-        key = table.__dict__.get("_c_args")
-        if key is None:
-            key = (bytes(c.type for c in table.columns),
-                   b"".join(c.meta.to_bytes(2, "little") for c in table.columns),
-                   f"`{table.db}`.`{table.name}`".encode("utf-8", "surrogateescape"))
-            object.__setattr__(table, "_c_args", key)
-        data = bytes(fields.rows)
+    key = table.__dict__.get("_c_args")
+    if key is None:  # what the C call needs, once per table map; None: the table is not for C
+        key = None if any(c.hint for c in table.columns) else (
+            bytes(c.type for c in table.columns), b"".join(c.meta.to_bytes(2, "little") for c in table.columns),
+            f"`{table.db}`.`{table.name}`".encode("utf-8", "surrogateescape"))
+        object.__setattr__(table, "_c_args", key or ())
+    if _rowtext is not None and key and type_code != T.PARTIAL_UPDATE_ROWS_EVENT:
+        data = fields["rows"]  # item access: a Container's attribute access is ~1 us on this path
         if type_code in COMPRESSED_ROWS:
-            data = uncompress(data)
-        after = fields.columns_after_image
-        out = _rowtext.verbose(data, _KIND.get(type_code, 1), key[0], key[1], bytes(fields.columns_before_image),
-                               b"" if after is None else bytes(after), key[2])
+            data = uncompress(bytes(data))
+        after = fields["columns_after_image"]
+        out = _rowtext.verbose(data, _KIND.get(type_code, 1), key[0], key[1], fields["columns_before_image"],
+                               b"" if after is None else after, key[2])
         if out is not None:
             return out
     lines = verbose_lines(table, decode_rows(table, fields, type_code), type_code)

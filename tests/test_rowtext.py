@@ -14,6 +14,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+from construct import Container
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -103,8 +104,8 @@ def test_c_steps_aside_for_what_it_does_not_print(rowtext):
     table = rowvalues.Table(1, "d", "t", (rowvalues.Column(0, rowvalues.JSON, 4),))
     assert rowtext.verbose(b"\x00\x02\x00\x00\x00\x04\x00", 0, bytes([rowvalues.JSON]), b"\x04\x00", b"\x01", b"",
                            b"`d`.`t`") is None
-    assert rowvalues.verbose_text(table, type("F", (), {"rows": b"\x00\x00\x00\x00\x00", "columns_before_image": b"\x01",
-                                                         "columns_after_image": None, "width": 1})(), 23) == b"### INSERT INTO `d`.`t`\n### SET\n###   @1='null'\n"
+    fields = Container(rows=b"\x00\x00\x00\x00\x00", columns_before_image=b"\x01", columns_after_image=None, width=1)
+    assert rowvalues.verbose_text(table, fields, 23) == b"### INSERT INTO `d`.`t`\n### SET\n###   @1='null'\n"
 
 
 def _seed_events():
