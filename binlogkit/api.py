@@ -90,6 +90,7 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
 
     from .rowvalues import ROWS_TYPES, decode_rows, table_from_map, verbose_text
     tables: dict = {}
+    known: dict = {}  # table map body -> Table
     from . import open_binlog
 
     t0 = start_datetime.timestamp() if start_datetime else None
@@ -109,8 +110,14 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
                 if rows and raw.type_code == 19:  # table maps are needed even when not shown
                     try:
                         tm = decode(raw, strict=strict)
-                        tables[tm.parsed.table_id] = table_from_map(
-                            tm.parsed, raw.format.flavor if raw.format else None, column_types)
+                        flavor = raw.format.flavor if raw.format else None
+                        key = (flavor, raw.body)  # servers repeat a table's map before every statement
+                        table = known.get(key)
+                        if table is None:
+                            if len(known) > 4096:
+                                known.clear()
+                            table = known[key] = table_from_map(tm.parsed, flavor, column_types)
+                        tables[tm.parsed["table_id"]] = table
                     except BinlogError:
                         tm = None
                 if gtid_filter and raw.type_code in GTID_TYPES:

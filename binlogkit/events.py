@@ -73,19 +73,35 @@ _SCALARS = (int, str, float, bool, type(None))
 
 
 def to_jsonable(obj, key: str | None = None):
-    """Containers to dicts, bytes to text (name-like fields) or hex; bulk bytes by length."""
+    """Containers to dicts, bytes to text (name-like fields) or hex; bulk bytes by length.
+    Exact types are tested first: this runs for every event `decode` prints."""
+    tv = type(obj)
+    if tv is int or tv is str or obj is None:
+        return obj
+    if tv is bytes or tv is bytearray:
+        return _text(obj).rstrip("\x00") if key in TEXT_FIELDS else bytes(obj).hex()
+    if isinstance(obj, dict):
+        out = {}
+        for k, v in obj.items():
+            if k[:1] == "_":
+                continue
+            tv = type(v)
+            if tv is int or v is None:
+                out[k] = v
+            elif tv is bytes or tv is bytearray:
+                if k in BULK_FIELDS and len(v) > 64:
+                    out[k] = f"<{len(v)} bytes>"
+                else:
+                    out[k] = _text(v).rstrip("\x00") if k in TEXT_FIELDS else bytes(v).hex()
+            else:
+                out[k] = to_jsonable(v, k)
+        return out
     if isinstance(obj, _SCALARS):
         return obj
-    if isinstance(obj, dict):
-        return {k: (f"<{len(v)} bytes>" if k in BULK_FIELDS and isinstance(v, (bytes, bytearray)) and len(v) > 64
-                    else to_jsonable(v, k))
-                for k, v in obj.items() if not k.startswith("_")}
     if isinstance(obj, (list, ListContainer)):
         return [to_jsonable(v) for v in obj]
     if isinstance(obj, (bytes, bytearray)):
-        if key in TEXT_FIELDS:
-            return _text(obj).rstrip("\x00")
-        return bytes(obj).hex()
+        return _text(obj).rstrip("\x00") if key in TEXT_FIELDS else bytes(obj).hex()
     return obj
 
 
@@ -128,24 +144,6 @@ def decode(raw: RawEvent, *, strict: bool = True) -> Event:
     return Event(raw, codec, parsed, fields)
 
 
-def _flat_view(p: Container) -> dict:
-    """``to_jsonable`` for a container of scalars and bytes (what the fast parsers give for
-    rows events), in one pass: the hot path of `decode` on row-based binlogs."""
-    out = {}
-    for k, v in p.items():
-        tv = type(v)
-        if tv is bytes or tv is bytearray:
-            if k in BULK_FIELDS and len(v) > 64:
-                out[k] = f"<{len(v)} bytes>"
-            else:
-                out[k] = _text(v).rstrip("\x00") if k in TEXT_FIELDS else v.hex()
-        elif tv is int or v is None:
-            out[k] = v
-        elif k[0] != "_":
-            out[k] = to_jsonable(v, k)
-    return out
-
-
 _FLAT = frozenset({20, 21, 22, 23, 24, 25, 30, 31, 32, 39})  # rows events (compressed ones add a field)
 _PLAIN = frozenset({T.XID_EVENT, T.TABLE_MAP_EVENT, T.ANNOTATE_ROWS_EVENT})  # fields as parsed, nothing derived
 
@@ -154,7 +152,7 @@ def _view(raw: RawEvent, p: Container, flavor: Flavor | None) -> dict:
     """The JSON-friendly fields of an event, with derived values people look for."""
     t = raw.type_code
     if t in _FLAT:
-        f = _flat_view(p)
+        f = to_jsonable(p)
         n = len(p["rows"])  # item access: a Container's attribute access is ~1 us on this path
         f["len_rows"] = n
         f["rows"] = f"<{n} bytes>"

@@ -53,62 +53,84 @@ def _sql(text: str) -> str:
     return f"{text}\n/*!*/;"
 
 
+def _start(ev, f, utc):
+    startup = " at startup" if f.get("create_timestamp") else ""
+    return (f"Start: binlog v {f['binlog_version']}, server v {f['server_version']} created "
+            f"{stamp(ev.raw.timestamp, utc)}{startup}")
+
+
+def _query(ev, f, utc):
+    shows_xid = ev.raw.format is not None and ev.raw.format.flavor in QUERY_SHOWS_XID
+    xid = f"\txid={f['status_vars'].get('xid', 0)}" if shows_xid else ""
+    return f"{ev.name}\tthread_id={f['thread_id']}\texec_time={f['exec_time']}\terror_code={f['error_code']}{xid}"
+
+
+def _mariadb_gtid(ev, f, utc):
+    kind = "ddl" if "DDL" in f["flags"] else ("trans" if "TRANSACTIONAL" in f["flags"] else "")
+    cid = f" cid={f['commit_id']}" if f.get("commit_id") is not None else ""
+    return f"GTID {f['gtid']}{cid} {kind}".rstrip()
+
+
+def _rows(ev, f, utc):
+    flags = " ".join(n for b, n in ROW_FLAGS.items() if f["flags"] & b)
+    return f"{ROWS_NAMES[ev.raw.type_code]}: table id {f['table_id']}" + (f" flags: {flags}" if flags else "")
+
+
+def _mysql_gtid(ev, f, utc):
+    t = ev.raw.type_code
+    name = "Anonymous_GTID" if t == T.ANONYMOUS_GTID_LOG_EVENT else "GTID"
+    lc = f"\tlast_committed={f['last_committed']}\tsequence_number={f['sequence_number']}" if "last_committed" in f else ""
+    tl = f"\ttransaction_length={f['transaction_length']}" if "transaction_length" in f else ""
+    flags = f.get("flags", f.get("gtid_flags", 0))
+    return f"{name}{lc}\trbr_only={'no' if flags & 1 else 'yes'}{tl}"
+
+
+def _payload(ev, f, utc):
+    return (f"Transaction_Payload\tpayload_size={f.get('payload_size')}\tcompression_type={f['compression']}"
+            f"\tuncompressed_size={f.get('uncompressed_size')}")
+
+
+# the summary after the header fields, per event type (a dict: this runs for every event)
+_SUMMARY = {
+    T.FORMAT_DESCRIPTION_EVENT: _start, T.START_EVENT_V3: _start,
+    T.ROTATE_EVENT: lambda ev, f, utc: f"Rotate to {f['new_log_ident']}  pos: {f.get('position')}",
+    T.QUERY_EVENT: _query, T.QUERY_COMPRESSED_EVENT: _query, T.EXECUTE_LOAD_QUERY_EVENT: _query,
+    T.XID_EVENT: lambda ev, f, utc: f"Xid = {f['xid']}",
+    T.GTID_EVENT: _mariadb_gtid,
+    T.GTID_LIST_EVENT: lambda ev, f, utc: f"Gtid list [{','.join(f['gtids'])}]",
+    T.BINLOG_CHECKPOINT_EVENT: lambda ev, f, utc: f"Binlog checkpoint {f['binlog_file']}",
+    T.ANNOTATE_ROWS_EVENT: lambda ev, f, utc: "Annotate_rows:",
+    T.TABLE_MAP_EVENT: lambda ev, f, utc: f"Table_map: `{f['db']}`.`{f['table']}` mapped to number {f['table_id']}",
+    **{t: _rows for t in ROWS_NAMES},
+    T.GTID_LOG_EVENT: _mysql_gtid, T.ANONYMOUS_GTID_LOG_EVENT: _mysql_gtid, T.GTID_TAGGED_LOG_EVENT: _mysql_gtid,
+    T.PREVIOUS_GTIDS_LOG_EVENT: lambda ev, f, utc: "Previous-GTIDs",
+    T.INCIDENT_EVENT: lambda ev, f, utc: f"Incident: {f['incident_name']}",
+    T.TRANSACTION_PAYLOAD_EVENT: _payload,
+    T.INTVAR_EVENT: lambda ev, f, utc: "Intvar",
+    T.XA_PREPARE_LOG_EVENT: lambda ev, f, utc: f"XID = {_xid(f)}",
+    T.USER_VAR_EVENT: lambda ev, f, utc: "User_var",
+}
+_SUMMARY = {int(k): v for k, v in _SUMMARY.items()}
+
+
 def summary(ev: Event, utc: bool = False) -> str:
-    f, t = ev.fields, ev.raw.type_code
+    t = ev.raw.type_code
     if ev.codec is None:
         return f"Unknown event type {t}" + (" (ignorable)" if ev.raw.flags & 0x80 else "")
-    if t == T.FORMAT_DESCRIPTION_EVENT or t == T.START_EVENT_V3:
-        startup = " at startup" if f.get("create_timestamp") else ""
-        return (f"Start: binlog v {f['binlog_version']}, server v {f['server_version']} created "
-                f"{stamp(ev.raw.timestamp, utc)}{startup}")
-    if t == T.ROTATE_EVENT:
-        return f"Rotate to {f['new_log_ident']}  pos: {f.get('position')}"
-    if t in (T.QUERY_EVENT, T.QUERY_COMPRESSED_EVENT, T.EXECUTE_LOAD_QUERY_EVENT):
-        shows_xid = ev.raw.format is not None and ev.raw.format.flavor in QUERY_SHOWS_XID
-        xid = f"\txid={f['status_vars'].get('xid', 0)}" if shows_xid else ""
-        return f"{ev.name}\tthread_id={f['thread_id']}\texec_time={f['exec_time']}\terror_code={f['error_code']}{xid}"
-    if t == T.XID_EVENT:
-        return f"Xid = {f['xid']}"
-    if t == T.GTID_EVENT:
-        kind = "ddl" if "DDL" in f["flags"] else ("trans" if "TRANSACTIONAL" in f["flags"] else "")
-        cid = f" cid={f['commit_id']}" if f.get("commit_id") is not None else ""
-        return f"GTID {f['gtid']}{cid} {kind}".rstrip()
-    if t == T.GTID_LIST_EVENT:
-        return f"Gtid list [{','.join(f['gtids'])}]"
-    if t == T.BINLOG_CHECKPOINT_EVENT:
-        return f"Binlog checkpoint {f['binlog_file']}"
-    if t == T.ANNOTATE_ROWS_EVENT:
-        return "Annotate_rows:"
-    if t == T.TABLE_MAP_EVENT:
-        return f"Table_map: `{f['db']}`.`{f['table']}` mapped to number {f['table_id']}"
-    if t in ROWS_NAMES:
-        flags = " ".join(n for b, n in ROW_FLAGS.items() if f["flags"] & b)
-        return f"{ROWS_NAMES[t]}: table id {f['table_id']}" + (f" flags: {flags}" if flags else "")
-    if t in (T.GTID_LOG_EVENT, T.ANONYMOUS_GTID_LOG_EVENT, T.GTID_TAGGED_LOG_EVENT):
-        name = "Anonymous_GTID" if t == T.ANONYMOUS_GTID_LOG_EVENT else "GTID"
-        lc = f"\tlast_committed={f['last_committed']}\tsequence_number={f['sequence_number']}" if "last_committed" in f else ""
-        tl = f"\ttransaction_length={f['transaction_length']}" if "transaction_length" in f else ""
-        flags = f.get("flags", f.get("gtid_flags", 0))
-        return f"{name}{lc}\trbr_only={'no' if flags & 1 else 'yes'}{tl}"
-    if t == T.PREVIOUS_GTIDS_LOG_EVENT:
-        return "Previous-GTIDs"
-    if t == T.INCIDENT_EVENT:
-        return f"Incident: {f['incident_name']}"
-    if t == T.TRANSACTION_PAYLOAD_EVENT:
-        return (f"Transaction_Payload\tpayload_size={f.get('payload_size')}\tcompression_type={f['compression']}"
-                f"\tuncompressed_size={f.get('uncompressed_size')}")
-    if t == T.INTVAR_EVENT:
-        return "Intvar"
-    if t == T.XA_PREPARE_LOG_EVENT:
-        return f"XID = {_xid(f)}"
-    if t == T.USER_VAR_EVENT:
-        return "User_var"
-    return ev.name
+    fn = _SUMMARY.get(t)
+    return fn(ev, ev.fields, utc) if fn is not None else ev.name
+
+
+_HAS_BODY = frozenset(int(t) for t in (
+    T.QUERY_EVENT, T.QUERY_COMPRESSED_EVENT, T.EXECUTE_LOAD_QUERY_EVENT, T.XID_EVENT, T.GTID_EVENT,
+    T.GTID_LOG_EVENT, T.GTID_TAGGED_LOG_EVENT, T.ANONYMOUS_GTID_LOG_EVENT, T.PREVIOUS_GTIDS_LOG_EVENT,
+    T.ANNOTATE_ROWS_EVENT, T.ROWS_QUERY_LOG_EVENT, T.INCIDENT_EVENT, T.INTVAR_EVENT, T.RAND_EVENT,
+    T.USER_VAR_EVENT, T.XA_PREPARE_LOG_EVENT, T.START_ENCRYPTION_EVENT))
 
 
 def body_lines(ev: Event) -> list[str]:
     f, t = ev.fields, ev.raw.type_code
-    if ev.codec is None:
+    if ev.codec is None or t not in _HAS_BODY:
         return []
     if t in (T.QUERY_EVENT, T.QUERY_COMPRESSED_EVENT, T.EXECUTE_LOAD_QUERY_EVENT):
         out = []
