@@ -187,6 +187,8 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
                 if item.rows is not None:
                     from .rowvalues import rows_json
                     doc["table"] = f"{item.table.db}.{item.table.name}"
+                    if item.table.primary_key is not None:  # from binlog_row_metadata=FULL
+                        doc["primary_key"] = [item.table.column_name(i) for i in item.table.primary_key]
                     doc["rows"] = rows_json(item.rows, item.table)
                 out.write(json.dumps(doc, default=str) + "\n")
             elif sink is None:

@@ -99,8 +99,8 @@ def parse_optional_metadata(data: bytes, columns: tuple[Column, ...], flavor=Non
     """The TLV list after the null bitmap: 1 SIGNEDNESS (a bit per numeric column, high bit
     first), 2 DEFAULT_CHARSET (a default collation, then (index, collation) pairs for the
     character columns that differ), 3 COLUMN_CHARSET (a collation per character column),
-    4 COLUMN_NAME, 5 SET_STR_VALUE, 6 ENUM_STR_VALUE, 7 GEOMETRY_TYPE, 8 SIMPLE_PRIMARY_KEY;
-    others are skipped. Source: MySQL ``Table_map_event::Optional_metadata_fields``."""
+    4 COLUMN_NAME, 5 SET_STR_VALUE, 6 ENUM_STR_VALUE, 7 GEOMETRY_TYPE, 8 SIMPLE_PRIMARY_KEY,
+    9 PRIMARY_KEY_WITH_PREFIX; others are skipped. Source: MySQL ``Table_map_event::Optional_metadata_fields``."""
     from .codecs.common import read_packed
 
     out: dict = {}
@@ -150,11 +150,13 @@ def parse_optional_metadata(data: bytes, columns: tuple[Column, ...], flavor=Non
                     q += ln
                 lists.append(tuple(vals))
             out["set_values" if kind == 5 else "enum_values"] = dict(zip(cols, lists))
-        elif kind == 8:
+        elif kind in (8, 9):  # SIMPLE_PRIMARY_KEY: column indexes; PRIMARY_KEY_WITH_PREFIX: (index, prefix)
             keys, q = [], 0
             while q < len(v):
                 k, q = read_packed(v, q)
                 keys.append(k)
+                if kind == 9:
+                    _, q = read_packed(v, q)
             out["primary_key"] = tuple(keys)
     return out
 
@@ -613,6 +615,37 @@ def _dump(doc) -> str:
     return dumps(doc)
 
 
+# server character set -> Python codec (none: no codec in Python; the value stays bytes)
+CODECS = {
+    "utf8mb4": "utf-8", "utf8mb3": "utf-8", "ascii": "ascii", "latin1": "cp1252", "latin2": "iso8859_2",
+    "latin5": "iso8859_9", "latin7": "iso8859_13", "cp1250": "cp1250", "cp1251": "cp1251",
+    "cp1256": "cp1256", "cp1257": "cp1257", "cp850": "cp850", "cp852": "cp852", "cp866": "cp866",
+    "cp932": "cp932", "greek": "iso8859_7", "hebrew": "iso8859_8", "koi8r": "koi8_r", "koi8u": "koi8_u",
+    "macce": "mac_latin2", "macroman": "mac_roman", "sjis": "shift_jis", "ujis": "euc_jp",
+    "eucjpms": "euc_jp", "euckr": "euc_kr", "gb2312": "gb2312", "gbk": "gbk", "gb18030": "gb18030",
+    "big5": "big5", "tis620": "tis_620", "ucs2": "utf-16-be", "utf16": "utf-16-be",
+    "utf16le": "utf-16-le", "utf32": "utf-32-be",
+}
+
+
+def column_text(col: Column, raw: bytes) -> str | None:
+    """A text column's value as a str, by the character set its collation names (optional
+    metadata); None when unknown or not decodable. MySQL's latin1 is cp1252 with the five
+    bytes cp1252 leaves undefined mapped straight to U+0081... (as latin-1 does)."""
+    from .collations import CHARSET_OF
+
+    codec = CODECS.get(CHARSET_OF.get(col.collation)) if col.collation is not None else None
+    if codec is None:
+        return None
+    try:
+        return raw.decode(codec)
+    except UnicodeDecodeError:
+        if codec == "cp1252":
+            return "".join(bytes([b]).decode("cp1252", "strict") if b not in (0x81, 0x8D, 0x8F, 0x90, 0x9D)
+                           else chr(b) for b in raw)
+        return None
+
+
 def json_value(v: Value | None):
     """A JSON-safe form: numbers as numbers, DECIMAL as text, bytes as UTF-8 text or 0x-hex."""
     if v is None:
@@ -647,8 +680,12 @@ def rows_json(rows: list[dict], table: Table | None = None) -> list[dict]:
         x = json_value(v)
         if table is not None and x is not None:
             col = table.columns[k]
-            if col.collation == BINARY_COLLATION and isinstance(v.value, (bytes, bytearray)):
-                return "0x" + bytes(v.value).hex()  # BINARY / VARBINARY / BLOB: bytes, never text
+            if isinstance(v.value, (bytes, bytearray)) and col.collation is not None and col.is_character:
+                if col.collation == BINARY_COLLATION:
+                    return "0x" + bytes(v.value).hex()  # BINARY / VARBINARY / BLOB: bytes, never text
+                text = column_text(col, bytes(v.value))  # text in its own character set
+                if text is not None:
+                    return text
             if k in unsigned and col.type in widths and isinstance(x, int):
                 x %= 1 << widths[col.type]
             if table.enum_values and k in table.enum_values and isinstance(x, int) and 0 < x <= len(table.enum_values[k]):

@@ -163,6 +163,27 @@ def test_geometry_json_uuid_inet6_binary_and_wide_rows_equal_select():
     assert plain["1"]["pt"] == {"srid": 4326, "wkb": "0101000000000000000000f83f00000000000000c0"}
 
 
+def test_text_in_its_own_character_set_and_the_primary_key():
+    """binlog_row_metadata=FULL names each text column's collation: latin1 (MySQL's cp1252),
+    cp1251, ucs2, sjis, utf8mb4 and utf8mb3 values come out as the text SELECT returned; the
+    event says which columns form the primary key."""
+    m = store.manifest("row-types-full-metadata")
+    path = store.materialize("row-types-full-metadata") / "primary"
+    res = CliRunner().invoke(main, ["decode", "-v", "--json", "--type", "write_rows_v1", str(path)])
+    evs = [json.loads(line) for line in res.output.splitlines()]
+    evs = [e for e in evs if e["table"] == "types.charsets"]
+    assert evs and all(e["primary_key"] == ["id"] for e in evs)
+    got = {str(r["after"]["id"]): r["after"] for e in evs for r in e["rows"]}
+    for want in m["select"]["charsets"]:
+        assert {k: (None if v is None else str(v)) for k, v in got[want["id"]].items()} == want
+    # without the metadata the same bytes are only bytes: latin1 'café' is not UTF-8
+    plain = store.materialize("row-types") / "primary"
+    res = CliRunner().invoke(main, ["decode", "-v", "--json", "--type", "write_rows_v1", str(plain)])
+    row = next(r["after"] for line in res.output.splitlines() for r in json.loads(line)["rows"]
+               if json.loads(line)["table"] == "types.charsets" and r["after"]["@1"] == 1)
+    assert row["@2"] == "0x" + "café € ‰".encode("cp1252").hex() and "primary_key" not in res.output
+
+
 def test_column_type_hints_need_a_known_type():
     path = store.materialize("row-types") / "primary"
     res = CliRunner().invoke(main, ["decode", "-v", "--column-type", "types.extra.u=ulid", str(path)])
