@@ -1,7 +1,7 @@
 /*
  * binlogkit._rowtext: the `decode -v` text of a rows event's images, in C.
  *
- * An optional accelerator for binlogkit/rowvalues.py, which stays the reference: this code
+ * An optional accelerator for binlogkit/rowvalues/images.py, which stays the reference: this code
  * prints exactly what rowvalues.verbose_lines prints (tests compare the two on every fixture
  * event and on random images), for the column types it knows. Anything else -- a type it does
  * not print (JSON), an image that runs past its end, a value that is not finite -- makes it

@@ -1,0 +1,176 @@
+"""Row images of a rows event to rows of values, and to the ``### INSERT INTO ...`` lines of
+``decode -v`` (by the optional C accelerator ``binlogkit._rowtext`` when it is built and knows
+every column; this module is the reference it is tested against).
+
+Per row: a null bitmap over the *present* columns (the columns bitmap), then the values of the
+present, non-NULL columns."""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from ..codecs.compression import uncompress
+from ..codecs.rows import UPDATE_ROWS
+from ..constants import EventType as T
+from ..errors import BodyLengthError
+from .tables import COMPRESSED_ROWS, DELETE, JSON, WRITE, Table
+from .values import UnknownColumnType, Value, _prefixed, _quote, _value
+
+def _bits(b: bytes, n: int) -> list[bool]:
+    return [bool(b[i // 8] >> (i % 8) & 1) for i in range(n)]
+
+
+@dataclass(frozen=True)
+class RawRows:
+    """The undecoded row images of an event whose table has a column of an unknown type."""
+
+    data: bytes
+    reason: str
+
+
+def _image(table: Table, present: list[bool], b: bytes, p: int, partial: set[int] = frozenset(),
+           before: dict | None = None) -> tuple[list[tuple[int, Value | None]], int]:
+    cols = [c for c, on in zip(table.columns, present) if on]
+    nb = (len(cols) + 7) // 8
+    nulls = _bits(b[p:p + nb], len(cols))
+    p += nb
+    out = []
+    for c, is_null in zip(cols, nulls):
+        if is_null:
+            out.append((c.index, None))
+            continue
+        try:
+            if c.index in partial:  # a JSON diff against the before image's value
+                from ..codecs.mysql_json import apply_diffs
+
+                diffs, p = _prefixed(b, p, c.meta or 4)  # length sized like the column's own
+                old = json_loads((before or {}).get(c.index))
+                text = _dump(apply_diffs(old, diffs))
+                out.append((c.index, Value(text, _quote(text.encode("utf-8")))))
+                continue
+            v, p = _value(c, b, p)
+        except (IndexError, struct.error):
+            raise BodyLengthError(f"value of column @{c.index + 1} (type {c.type}) runs past the row image",
+                                  field=f"@{c.index + 1}") from None
+        out.append((c.index, v))
+    return out, p
+
+
+def decode_rows(table: Table, fields, type_code: int) -> list[dict] | RawRows:
+    """[{"before": [(index, Value|None)...] | None, "after": [...] | None}, ...]; any image
+    that does not fit raises ``BodyLengthError``; a table with a column type this decoder does
+    not know gives ``RawRows`` (the images undecoded, and why)."""
+    try:
+        return _decode_rows(table, fields, type_code)
+    except UnknownColumnType as exc:
+        data = bytes(fields.rows)
+        return RawRows(uncompress(data) if type_code in COMPRESSED_ROWS else data, str(exc))
+    except (IndexError, ValueError, KeyError, TypeError, struct.error) as exc:
+        raise BodyLengthError(f"row image of `{table.db}`.`{table.name}` does not decode: {exc}") from None
+
+
+def _decode_rows(table: Table, fields, type_code: int) -> list[dict]:
+    data = bytes(fields.rows)
+    if type_code in COMPRESSED_ROWS:
+        data = uncompress(data)
+    width = fields.width
+    before_cols = _bits(bytes(fields.columns_before_image), width)
+    after_cols = _bits(bytes(fields.columns_after_image), width) if fields.columns_after_image is not None else None
+    rows, p, start = [], 0, -1
+    while p < len(data):
+        if p == start:
+            raise BodyLengthError(f"a row image of `{table.db}`.`{table.name}` holds no bytes: "
+                                  f"{len(data) - p} bytes left undecoded")
+        start = p
+        if type_code == T.PARTIAL_UPDATE_ROWS_EVENT:
+            from ..codecs.common import read_packed
+
+            before, p = _image(table, before_cols, data, p)
+            options, p = read_packed(data, p)
+            partial: set[int] = set()
+            if options & 1:  # PARTIAL_JSON_UPDATES: a bit per JSON column of the after image
+                json_cols = [c.index for c, on in zip(table.columns, after_cols) if on and c.type == JSON]
+                nb = (len(json_cols) + 7) // 8
+                partial = {i for i, bit in zip(json_cols, _bits(data[p:p + nb], len(json_cols))) if bit}
+                p += nb
+            after, p = _image(table, after_cols, data, p, partial,
+                              {i: v.value for i, v in before if v is not None})
+            rows.append({"before": before, "after": after})
+        elif type_code in UPDATE_ROWS:
+            before, p = _image(table, before_cols, data, p)
+            after, p = _image(table, after_cols, data, p)
+            rows.append({"before": before, "after": after})
+        elif type_code in DELETE:
+            before, p = _image(table, before_cols, data, p)
+            rows.append({"before": before, "after": None})
+        else:
+            after, p = _image(table, before_cols, data, p)
+            rows.append({"before": None, "after": after})
+    return rows
+
+
+try:  # the optional C accelerator (setup.py); BINLOGKIT_PURE_PYTHON=1 turns it off
+    import os as _os
+
+    from .. import _rowtext
+    if _os.environ.get("BINLOGKIT_PURE_PYTHON"):
+        _rowtext = None
+except ImportError:  # built without a C compiler: the Python decoder does everything
+    _rowtext = None
+
+_KIND = {**{t: 0 for t in WRITE}, **{t: 2 for t in DELETE}}
+
+
+def verbose_text(table: Table, fields, type_code: int) -> bytes:
+    """`decode -v` lines of one rows event, as bytes (string values are written as stored):
+    by the C accelerator when it is built and knows every column, else by ``verbose_lines``;
+    a malformed image raises ``BodyLengthError`` either way (the Python decoder names it)."""
+    key = table.__dict__.get("_c_args")
+    if key is None:  # what the C call needs, once per table map; None: the table is not for C
+        key = None if any(c.hint for c in table.columns) else (
+            bytes(c.type for c in table.columns), b"".join(c.meta.to_bytes(2, "little") for c in table.columns),
+            f"`{table.db}`.`{table.name}`".encode("utf-8", "surrogateescape"))
+        object.__setattr__(table, "_c_args", key or ())
+    if _rowtext is not None and key and type_code != T.PARTIAL_UPDATE_ROWS_EVENT:
+        data = fields["rows"]  # item access: a Container's attribute access is ~1 us on this path
+        if type_code in COMPRESSED_ROWS:
+            data = uncompress(bytes(data))
+        after = fields["columns_after_image"]
+        out = _rowtext.verbose(data, _KIND.get(type_code, 1), key[0], key[1], fields["columns_before_image"],
+                               b"" if after is None else after, key[2])
+        if out is not None:
+            return out
+    lines = verbose_lines(table, decode_rows(table, fields, type_code), type_code)
+    return "".join(line + "\n" for line in lines).encode("utf-8", "surrogateescape")
+
+
+def verbose_lines(table: Table, rows: list[dict], type_code: int) -> list[str]:
+    """``### INSERT INTO `db`.`t` / ### SET / ###   @1=...`` as mysqlbinlog -v prints them."""
+    name = f"`{table.db}`.`{table.name}`"
+    if isinstance(rows, RawRows):
+        return [f"### {name}: row images not decoded ({len(rows.data)} bytes): {rows.reason}"]
+    out = []
+
+    def image(img):
+        return [f"###   @{i + 1}={'NULL' if v is None else v.text}" for i, v in img]
+    for r in rows:
+        if r["before"] is not None and r["after"] is not None:
+            out += [f"### UPDATE {name}", "### WHERE"] + image(r["before"]) + ["### SET"] + image(r["after"])
+        elif r["before"] is not None:
+            out += [f"### DELETE FROM {name}", "### WHERE"] + image(r["before"])
+        else:
+            out += [f"### INSERT INTO {name}", "### SET"] + image(r["after"])
+    return out
+
+
+def json_loads(text):
+    import json as _json
+
+    return None if text is None else _json.loads(text)
+
+
+def _dump(doc) -> str:
+    from ..codecs.mysql_json import dumps
+
+    return dumps(doc)
