@@ -262,3 +262,38 @@ def test_json_text_escapes_like_the_server():
     from binlogkit.codecs.mysql_json import dumps
 
     assert dumps({"k\"": ["a\\b\n\t", "\x01é", None, True, 1.5, -3]}) == '{"k\\"": ["a\\\\b\\n\\t", "\x01é", null, true, 1.5, -3]}'
+
+
+def _all_columns():
+    from binlogkit import open_binlog
+    from binlogkit.events import decode
+    from binlogkit.rowvalues import table_from_map
+
+    cols = {}
+    for name in ("row-types", "row-types-full-metadata", "replication-gtid"):
+        for path in sorted((store.materialize(name)).rglob("mariadb-bin.0*")):
+            for raw in open_binlog(str(path), verify=False):
+                if raw.type_code == 19:
+                    for c in table_from_map(decode(raw).parsed, raw.format.flavor).columns:
+                        cols[(c.type, c.meta, c.collation)] = c
+    return list(cols.values())
+
+
+@settings(max_examples=400, deadline=None)
+@given(col=st.sampled_from(_all_columns()), data=st.binary(max_size=80), at=st.integers(0, 8))
+def test_specialised_readers_equal_the_generic_one(col, data, at):
+    """The per-table readers (integers, strings, blobs) give what ``_value`` gives, or fail the
+    same way, on any bytes."""
+    import struct as _struct
+
+    from binlogkit.errors import BinlogError
+    from binlogkit.rowvalues.values import _value, reader
+
+    def run(fn):
+        try:
+            return fn()
+        except (IndexError, _struct.error):
+            return "short"
+        except BinlogError as exc:
+            return type(exc).__name__
+    assert run(lambda: reader(col)(data, at)) == run(lambda: _value(col, data, at))

@@ -15,7 +15,8 @@ from ..codecs.rows import UPDATE_ROWS
 from ..constants import EventType as T
 from ..errors import BodyLengthError
 from .tables import COMPRESSED_ROWS, DELETE, JSON, WRITE, Table
-from .values import UnknownColumnType, Value, _prefixed, _quote, _value
+from .values import UnknownColumnType, Value, _prefixed, _quote, reader
+
 
 def _bits(b: bytes, n: int) -> list[bool]:
     return [bool(b[i // 8] >> (i % 8) & 1) for i in range(n)]
@@ -29,19 +30,35 @@ class RawRows:
     reason: str
 
 
-def _image(table: Table, present: list[bool], b: bytes, p: int, partial: set[int] = frozenset(),
+def _plan(table: Table, bitmap: bytes, width: int) -> tuple:
+    """The present columns of a columns bitmap, the size of their null bitmap and a reader per
+    column: made once per table map and bitmap, reused for every row."""
+    plans = table.__dict__.get("_plans")
+    if plans is None:
+        plans = {}
+        object.__setattr__(table, "_plans", plans)
+    key = (bytes(bitmap), width)
+    plan = plans.get(key)
+    if plan is None:
+        cols = tuple(c for c, on in zip(table.columns, _bits(key[0], width)) if on)
+        plan = plans[key] = (cols, (len(cols) + 7) // 8, tuple(reader(c) for c in cols))
+    return plan
+
+
+def _image(plan: tuple, b: bytes, p: int, partial: set[int] = frozenset(),
            before: dict | None = None) -> tuple[list[tuple[int, Value | None]], int]:
-    cols = [c for c, on in zip(table.columns, present) if on]
-    nb = (len(cols) + 7) // 8
-    nulls = _bits(b[p:p + nb], len(cols))
+    cols, nb, readers = plan
+    if p + nb > len(b):
+        raise IndexError
+    nulls = int.from_bytes(b[p:p + nb], "little")
     p += nb
     out = []
-    for c, is_null in zip(cols, nulls):
-        if is_null:
+    for k, c in enumerate(cols):
+        if nulls >> k & 1:
             out.append((c.index, None))
             continue
         try:
-            if c.index in partial:  # a JSON diff against the before image's value
+            if partial and c.index in partial:  # a JSON diff against the before image's value
                 from ..codecs.mysql_json import apply_diffs
 
                 diffs, p = _prefixed(b, p, c.meta or 4)  # length sized like the column's own
@@ -49,7 +66,7 @@ def _image(table: Table, present: list[bool], b: bytes, p: int, partial: set[int
                 text = _dump(apply_diffs(old, diffs))
                 out.append((c.index, Value(text, _quote(text.encode("utf-8")))))
                 continue
-            v, p = _value(c, b, p)
+            v, p = readers[k](b, p)
         except (IndexError, struct.error):
             raise BodyLengthError(f"value of column @{c.index + 1} (type {c.type}) runs past the row image",
                                   field=f"@{c.index + 1}") from None
@@ -75,8 +92,8 @@ def _decode_rows(table: Table, fields, type_code: int) -> list[dict]:
     if type_code in COMPRESSED_ROWS:
         data = uncompress(data)
     width = fields.width
-    before_cols = _bits(bytes(fields.columns_before_image), width)
-    after_cols = _bits(bytes(fields.columns_after_image), width) if fields.columns_after_image is not None else None
+    before_plan = _plan(table, fields.columns_before_image, width)
+    after_plan = _plan(table, fields.columns_after_image, width) if fields.columns_after_image is not None else None
     rows, p, start = [], 0, -1
     while p < len(data):
         if p == start:
@@ -86,26 +103,25 @@ def _decode_rows(table: Table, fields, type_code: int) -> list[dict]:
         if type_code == T.PARTIAL_UPDATE_ROWS_EVENT:
             from ..codecs.common import read_packed
 
-            before, p = _image(table, before_cols, data, p)
+            before, p = _image(before_plan, data, p)
             options, p = read_packed(data, p)
             partial: set[int] = set()
             if options & 1:  # PARTIAL_JSON_UPDATES: a bit per JSON column of the after image
-                json_cols = [c.index for c, on in zip(table.columns, after_cols) if on and c.type == JSON]
+                json_cols = [c.index for c in after_plan[0] if c.type == JSON]
                 nb = (len(json_cols) + 7) // 8
                 partial = {i for i, bit in zip(json_cols, _bits(data[p:p + nb], len(json_cols))) if bit}
                 p += nb
-            after, p = _image(table, after_cols, data, p, partial,
-                              {i: v.value for i, v in before if v is not None})
+            after, p = _image(after_plan, data, p, partial, {i: v.value for i, v in before if v is not None})
             rows.append({"before": before, "after": after})
         elif type_code in UPDATE_ROWS:
-            before, p = _image(table, before_cols, data, p)
-            after, p = _image(table, after_cols, data, p)
+            before, p = _image(before_plan, data, p)
+            after, p = _image(after_plan, data, p)
             rows.append({"before": before, "after": after})
         elif type_code in DELETE:
-            before, p = _image(table, before_cols, data, p)
+            before, p = _image(before_plan, data, p)
             rows.append({"before": before, "after": None})
         else:
-            after, p = _image(table, before_cols, data, p)
+            after, p = _image(before_plan, data, p)
             rows.append({"before": None, "after": after})
     return rows
 

@@ -9,6 +9,7 @@ import decimal
 import re
 import struct
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..errors import BodyLengthError
 from .tables import (BINARY_COLLATION, BIT, BLOB, DATE, DATETIME, DATETIME2, DOUBLE, ENUM, FLOAT, GEOMETRY, INT24,
@@ -79,13 +80,12 @@ def _frac(b: bytes, p: int, fsp: int) -> tuple[int, int]:
     n = (fsp + 1) // 2
     if not n:
         return 0, p
-    v = int.from_bytes(b[p:p + n], "big")
+    v = int.from_bytes(_take(b, p, n), "big")
     return v * (100 ** (3 - n)), p + n
 
 
-@dataclass(frozen=True)
-class Value:
-    """A column value and how mysqlbinlog -v prints it."""
+class Value(NamedTuple):
+    """A column value and how mysqlbinlog -v prints it (a named tuple: made once per value)."""
 
     value: object
     text: str
@@ -102,9 +102,16 @@ def _quote(raw: bytes) -> str:
     return "'" + raw.decode("utf-8", "surrogateescape") + "'"
 
 
+def _take(b: bytes, p: int, n: int) -> bytes:
+    """``n`` bytes at ``p``, or IndexError: a slice alone would come back short, silently."""
+    if p + n > len(b):
+        raise IndexError
+    return b[p:p + n]
+
+
 def _prefixed(b: bytes, p: int, lb: int) -> tuple[bytes, int]:
     """A value behind an ``lb``-byte little-endian length: (its bytes, the position after it)."""
-    n = int.from_bytes(b[p:p + lb], "little")
+    n = int.from_bytes(_take(b, p, lb), "little")
     raw = b[p + lb:p + lb + n]
     if len(raw) < n:
         raise IndexError
@@ -117,7 +124,7 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
         n = {TINY: 1, SHORT: 2, INT24: 3, LONG: 4, LONGLONG: 8}[t]
         if p + n > len(b):
             raise IndexError
-        u = int.from_bytes(b[p:p + n], "little")
+        u = int.from_bytes(_take(b, p, n), "little")
         s = u - (1 << (8 * n)) if u >> (8 * n - 1) else u
         return Value(s, f"{s}" + (f" ({u})" if s < 0 else "")), p + n
     if t == FLOAT:
@@ -133,11 +140,11 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
         y = b[p]
         return Value(1900 + y if y else 0, f"{1900 + y if y else 0}"), p + 1
     if t in (DATE, NEWDATE):
-        v = int.from_bytes(b[p:p + 3], "little")
+        v = int.from_bytes(_take(b, p, 3), "little")
         y, mo, d = v >> 9, (v >> 5) & 15, v & 31
         return Value((y, mo, d), f"'{y:04d}:{mo:02d}:{d:02d}'"), p + 3
     if t == DATETIME2:
-        v = int.from_bytes(b[p:p + 5], "big") - 0x8000000000
+        v = int.from_bytes(_take(b, p, 5), "big") - 0x8000000000
         q = p + 5
         frac, q = _frac(b, q, m)
         ymd, hms = v >> 17, v & ((1 << 17) - 1)
@@ -149,16 +156,16 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
             text += "." + f"{frac:06d}"[:m]
         return Value(text, f"'{text}'"), q
     if t == TIMESTAMP2:
-        secs = int.from_bytes(b[p:p + 4], "big")
+        secs = int.from_bytes(_take(b, p, 4), "big")
         frac, q = _frac(b, p + 4, m)
         text = f"{secs}" + (("." + f"{frac:06d}"[:m]) if m else "")
         return Value(secs + frac / 1e6, text), q
     if t == TIME2:  # MySQL my_time_packed_from_binary: a signed packed value, then printed
         if m >= 5:
-            packed = int.from_bytes(b[p:p + 6], "big") - 0x800000000000
+            packed = int.from_bytes(_take(b, p, 6), "big") - 0x800000000000
             q = p + 6
         else:
-            intpart = int.from_bytes(b[p:p + 3], "big") - 0x800000
+            intpart = int.from_bytes(_take(b, p, 3), "big") - 0x800000
             q = p + 3
             frac = 0
             if m in (1, 2):
@@ -168,7 +175,7 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
                     intpart, frac = intpart + 1, frac - 0x100
                 frac *= 10000
             elif m in (3, 4):
-                frac = int.from_bytes(b[q:q + 2], "big")
+                frac = int.from_bytes(_take(b, q, 2), "big")
                 q += 2
                 if intpart < 0 and frac:
                     intpart, frac = intpart + 1, frac - 0x10000
@@ -186,12 +193,12 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
         (secs,) = struct.unpack_from("<I", b, p)
         return Value(secs, f"{secs}"), p + 4
     if t == DATETIME:
-        v = int.from_bytes(b[p:p + 8], "little")
+        v = int.from_bytes(_take(b, p, 8), "little")
         d, tm = divmod(v, 1_000_000)
         text = f"{d // 10000:04d}-{d // 100 % 100:02d}-{d % 100:02d} {tm // 10000:02d}:{tm // 100 % 100:02d}:{tm % 100:02d}"
         return Value(text, f"'{text}'"), p + 8
     if t == TIME:
-        v = int.from_bytes(b[p:p + 3], "little")
+        v = int.from_bytes(_take(b, p, 3), "little")
         text = f"{v // 10000:02d}:{v // 100 % 100:02d}:{v % 100:02d}"
         return Value(text, f"'{text}'"), p + 3
     if t in (VARCHAR, VAR_STRING):
@@ -203,7 +210,7 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
         real = m >> 8
         if real in (ENUM, SET):
             n = m & 0xFF
-            v = int.from_bytes(b[p:p + n], "little")
+            v = int.from_bytes(_take(b, p, n), "little")
             if real == ENUM:
                 return Value(v, f"{v}"), p + n
             return Value(v, "b'" + format(v, f"0{n * 8}b") + "'"), p + n
@@ -235,7 +242,7 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
     if t == BIT:
         nbits = (m & 0xFF) * 8 + (m >> 8)  # whole bytes, then the bits of the last one
         n = (nbits + 7) // 8
-        v = int.from_bytes(b[p:p + n], "big")
+        v = int.from_bytes(_take(b, p, n), "big")
         return Value(v, "b'" + format(v, f"0{nbits}b") + "'"), p + n
     raise UnknownColumnType(f"column @{col.index + 1} has type {t}, which binlogkit does not decode",
                             field=f"@{col.index + 1}")
@@ -253,3 +260,44 @@ def _hinted_value(col: Column, raw: bytes) -> Value:
         raise BodyLengthError(f"column @{col.index + 1}: not a {col.hint} value: {exc}",
                               field=f"@{col.index + 1}") from None
     return Value(text, f"'{text}'")
+
+
+_INTS = {TINY: (struct.Struct("<b").unpack_from, 1), SHORT: (struct.Struct("<h").unpack_from, 2),
+         LONG: (struct.Struct("<i").unpack_from, 4), LONGLONG: (struct.Struct("<q").unpack_from, 8)}
+
+
+def reader(col: Column):
+    """``(image, position) -> (Value, next position)`` for one column: ``_value`` itself, or an
+    equivalent specialised for the commonest types (integers, strings, blobs), made once per
+    table map (``images._plan``)."""
+    t, m = col.type, col.meta
+    if col.hint is None and t in _INTS:
+        unpack, n = _INTS[t]
+        wrap = 1 << (8 * n)
+
+        def read_int(b, p):
+            s = unpack(b, p)[0]
+            return Value(s, str(s) if s >= 0 else f"{s} ({s + wrap})"), p + n
+        return read_int
+    lb = None
+    if col.hint is None:
+        if t in (VARCHAR, VAR_STRING):
+            lb = 1 if m < 256 else 2
+        elif t == STRING and m >> 8 not in (ENUM, SET) and col.collation != BINARY_COLLATION:
+            lb = 1 if (((m >> 4) & 0x300) ^ 0x300) + (m & 0xFF) < 256 else 2
+        elif t in (BLOB, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB):
+            lb = m or 4
+    if lb == 1:
+        def read_short(b, p):
+            q = p + 1 + b[p]
+            if q > len(b):
+                raise IndexError
+            raw = b[p + 1:q]
+            return Value(raw, _quote(raw)), q
+        return read_short
+    if lb is not None:
+        def read_prefixed(b, p):
+            raw, q = _prefixed(b, p, lb)
+            return Value(raw, _quote(raw)), q
+        return read_prefixed
+    return lambda b, p: _value(col, b, p)
