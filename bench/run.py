@@ -60,7 +60,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="first 100 MB only")
     ap.add_argument("--no-spark", action="store_true", help="skip the Spark measurement")
-    ap.add_argument("--quick-rows", action="store_true", help="skip decode -v (it takes minutes on 1 GB)")
+    ap.add_argument("--quick-rows", action="store_true", help="skip decode -v and decode -v --json")
     args = ap.parse_args(argv)
     path = args.file
     if not path.exists():
@@ -90,6 +90,9 @@ def main(argv=None) -> int:
     t_trx = line("binlogkit transactions --json", [bk, "transactions", "--json", str(path)], t_verify_o)
     if t_verbose_o is not None:
         line("binlogkit decode -v", [bk, "decode", "-v", str(path)], t_verbose_o)
+        pure = ["env", "BINLOGKIT_PURE_PYTHON=1", bk, "decode", "-v", str(path)]
+        line("binlogkit decode -v (pure Python)", pure, t_verbose_o)
+        line("binlogkit decode -v --json", [bk, "decode", "-v", "--json", str(path)], t_verbose_o)
     print(f"file: {path} ({mb:,.0f} MB); plain read {t_read:.3f} s ({mb / t_read:,.0f} MB/s)")
     print(f"{'command':<42} {'seconds':>8} {'MB/s':>7} {'peak RSS MB':>12} {'vs read':>8} {'vs oracle':>10}")
     for name, t, rss, ref in rows:

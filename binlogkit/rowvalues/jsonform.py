@@ -7,7 +7,8 @@ from __future__ import annotations
 import decimal
 
 from .images import RawRows
-from .tables import BINARY_COLLATION, INT24, LONG, LONGLONG, SHORT, TINY, Column, Table
+from .tables import (BINARY_COLLATION, BLOB, ENUM, INT24, LONG, LONG_BLOB, LONGLONG, MEDIUM_BLOB, SET, SHORT, STRING,
+                     TINY, TINY_BLOB, VAR_STRING, VARCHAR, Column, Table)
 from .values import Geometry, Value
 
 # server character set -> Python codec (none: no codec in Python; the value stays bytes)
@@ -62,35 +63,72 @@ def json_value(v: Value | None):
     return x
 
 
+WIDTHS = {TINY: 8, SHORT: 16, INT24: 24, LONG: 32, LONGLONG: 64}
+
+
+def _bytes_json(v: Value):
+    x = v.value
+    try:
+        return x.decode("utf-8")
+    except UnicodeDecodeError:
+        return "0x" + x.hex()
+
+
+def _converter(table: Table, k: int):
+    """Value -> JSON-safe value for column ``k`` of ``table`` (made once per table map)."""
+    col = table.columns[k]
+    if col.type in WIDTHS:
+        if k in table.unsigned:
+            wrap = 1 << WIDTHS[col.type]
+            return lambda v: v.value % wrap
+        return lambda v: v.value
+    if col.hint is None and col.collation is None and (
+            col.type in (VARCHAR, VAR_STRING, BLOB, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB)
+            or (col.type == STRING and col.meta >> 8 not in (ENUM, SET))):
+        return _bytes_json
+    enums = (table.enum_values or {}).get(k)
+    sets = (table.set_values or {}).get(k)
+
+    def convert(v):
+        x = json_value(v)
+        if x is None:
+            return x
+        if isinstance(v.value, (bytes, bytearray)) and col.collation is not None and col.is_character:
+            if col.collation == BINARY_COLLATION:
+                return "0x" + bytes(v.value).hex()  # BINARY / VARBINARY / BLOB: bytes, never text
+            text = column_text(col, bytes(v.value))  # text in its own character set
+            if text is not None:
+                return text
+        if enums and isinstance(x, int) and 0 < x <= len(enums):
+            x = enums[x - 1]
+        elif sets and isinstance(x, int):
+            x = ",".join(s for b, s in enumerate(sets) if x >> b & 1)
+        return x
+    return convert
+
+
+def _json_plan(table: Table) -> tuple:
+    plan = table.__dict__.get("_json_plan")
+    if plan is None:
+        plan = tuple((table.column_name(k), _converter(table, k)) for k in range(len(table.columns)))
+        object.__setattr__(table, "_json_plan", plan)
+    return plan
+
+
 def rows_json(rows: list[dict], table: Table | None = None) -> list[dict]:
     """JSON rows keyed ``@N``, or by column name when the binlog carries names; unsigned
-    columns (when the binlog says which) as unsigned numbers, ENUM/SET as their strings."""
+    columns (when the binlog says which) as unsigned numbers, ENUM/SET as their strings, text
+    in its character set (when the binlog says which)."""
     if isinstance(rows, RawRows):
         return [{"raw": rows.data.hex(), "reason": rows.reason}]
-    names = table.column_names if table is not None else None
-    unsigned = table.unsigned if table is not None else frozenset()
-    widths = {TINY: 8, SHORT: 16, INT24: 24, LONG: 32, LONGLONG: 64}
+    if table is None:
+        def img(i):
+            return None if i is None else {f"@{k + 1}": json_value(v) for k, v in i}
+    else:
+        plan = _json_plan(table)
 
-    def one(k, v):
-        x = json_value(v)
-        if table is not None and x is not None:
-            col = table.columns[k]
-            if isinstance(v.value, (bytes, bytearray)) and col.collation is not None and col.is_character:
-                if col.collation == BINARY_COLLATION:
-                    return "0x" + bytes(v.value).hex()  # BINARY / VARBINARY / BLOB: bytes, never text
-                text = column_text(col, bytes(v.value))  # text in its own character set
-                if text is not None:
-                    return text
-            if k in unsigned and col.type in widths and isinstance(x, int):
-                x %= 1 << widths[col.type]
-            if table.enum_values and k in table.enum_values and isinstance(x, int) and 0 < x <= len(table.enum_values[k]):
-                x = table.enum_values[k][x - 1]
-            elif table.set_values and k in table.set_values and isinstance(x, int):
-                x = ",".join(s for b, s in enumerate(table.set_values[k]) if x >> b & 1)
-        return x
-
-    def img(i):
-        if i is None:
-            return None
-        return {(names[k] if names and k < len(names) else f"@{k + 1}"): one(k, v) for k, v in i}
+        def img(i):
+            if i is None:
+                return None
+            return {plan[k][0]: (None if v is None else plan[k][1](v)) for k, v in i}
     return [{"before": img(r["before"]), "after": img(r["after"])} for r in rows]
