@@ -484,8 +484,13 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
 }
 
 /* one image: null bitmap over the present columns, then their values */
+typedef struct {
+    const char *s;
+    Py_ssize_t n;
+} Note;
+
 static Py_ssize_t image(Out *o, const unsigned char *types, const uint16_t *metas, const unsigned char *present,
-                        Py_ssize_t ncols, const unsigned char *p, const unsigned char *end) {
+                        Py_ssize_t ncols, const unsigned char *p, const unsigned char *end, const Note *notes) {
     Py_ssize_t npresent = 0;
     for (Py_ssize_t i = 0; i < ncols; i++)
         npresent += (present[i / 8] >> (i % 8)) & 1;
@@ -509,6 +514,8 @@ static Py_ssize_t image(Out *o, const unsigned char *types, const uint16_t *meta
                 return -1;
             q += used;
         }
+        if (notes && put(o, notes[i].s, notes[i].n))
+            return -1;
         if (PUTS(o, "\n"))
             return -1;
         k++;
@@ -519,11 +526,13 @@ static Py_ssize_t image(Out *o, const unsigned char *types, const uint16_t *meta
 static PyObject *verbose(PyObject *self, PyObject *args) {
     Py_buffer data, types, metas, before, after, name;
     int kind; /* 0 insert, 1 update, 2 delete */
-    if (!PyArg_ParseTuple(args, "y*iy*y*y*y*y*", &data, &kind, &types, &metas, &before, &after, &name))
+    PyObject *note_objs = Py_None;
+    if (!PyArg_ParseTuple(args, "y*iy*y*y*y*y*|O", &data, &kind, &types, &metas, &before, &after, &name, &note_objs))
         return NULL;
     PyObject *result = NULL;
     Out o = {NULL, 0, 0};
     Py_ssize_t ncols = types.len;
+    Note *notes = NULL;
     int ok = metas.len == 2 * ncols && before.len >= (ncols + 7) / 8 &&
              (kind != 1 || after.len >= (ncols + 7) / 8) && kind >= 0 && kind <= 2;
     const unsigned char *p = data.buf, *end = p + data.len;
@@ -541,15 +550,30 @@ static PyObject *verbose(PyObject *self, PyObject *args) {
         for (Py_ssize_t i = 0; i < ncols; i++)
             m[i] = (uint16_t)le((const unsigned char *)metas.buf + 2 * i, 2);
     }
+    if (ok && note_objs != Py_None) { /* a bytes suffix per column (the column's name) */
+        ok = PyTuple_Check(note_objs) && PyTuple_GET_SIZE(note_objs) == ncols;
+        if (ok && !(notes = PyMem_Malloc(sizeof(Note) * (ncols ? ncols : 1)))) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (Py_ssize_t i = 0; ok && i < ncols; i++) {
+            PyObject *item = PyTuple_GET_ITEM(note_objs, i);
+            ok = PyBytes_Check(item);
+            if (ok) {
+                notes[i].s = PyBytes_AS_STRING(item);
+                notes[i].n = PyBytes_GET_SIZE(item);
+            }
+        }
+    }
     while (ok && p < end) {
         Py_ssize_t used;
         const unsigned char *row = p;
         if (kind == 1) {
             ok = !PUTS(&o, "### UPDATE ") && !put(&o, name.buf, name.len) && !PUTS(&o, "\n### WHERE\n");
-            if (ok && (used = image(&o, types.buf, m, before.buf, ncols, p, end)) >= 0) {
+            if (ok && (used = image(&o, types.buf, m, before.buf, ncols, p, end, notes)) >= 0) {
                 p += used;
                 ok = !PUTS(&o, "### SET\n");
-                if (ok && (used = image(&o, types.buf, m, after.buf, ncols, p, end)) >= 0)
+                if (ok && (used = image(&o, types.buf, m, after.buf, ncols, p, end, notes)) >= 0)
                     p += used;
                 else
                     ok = 0;
@@ -559,7 +583,7 @@ static PyObject *verbose(PyObject *self, PyObject *args) {
         } else {
             ok = kind == 2 ? !PUTS(&o, "### DELETE FROM ") && !put(&o, name.buf, name.len) && !PUTS(&o, "\n### WHERE\n")
                            : !PUTS(&o, "### INSERT INTO ") && !put(&o, name.buf, name.len) && !PUTS(&o, "\n### SET\n");
-            if (ok && (used = image(&o, types.buf, m, before.buf, ncols, p, end)) >= 0)
+            if (ok && (used = image(&o, types.buf, m, before.buf, ncols, p, end, notes)) >= 0)
                 p += used;
             else
                 ok = 0;
@@ -574,6 +598,7 @@ static PyObject *verbose(PyObject *self, PyObject *args) {
         result = Py_None;
     }
 done:
+    PyMem_Free(notes);
     PyMem_Free(m);
     PyMem_Free(o.buf);
     PyBuffer_Release(&data);
@@ -587,10 +612,11 @@ done:
 
 static PyMethodDef methods[] = {
     {"verbose", verbose, METH_VARARGS,
-     "verbose(rows, kind, types, metas, before_bits, after_bits, name) -> bytes | None\n\n"
+     "verbose(rows, kind, types, metas, before_bits, after_bits, name, notes=None) -> bytes | None\n\n"
      "The `### INSERT INTO ...` lines of one rows event (kind 0 insert, 1 update, 2 delete) from\n"
      "its uncompressed row images, the table's column types (a byte each), their metadata (2 bytes\n"
-     "little-endian each) and the column bitmaps; None when the Python decoder must do it."},
+     "little-endian each) and the column bitmaps; notes, a bytes suffix per column, ends each value\n"
+     "line (the column's name); None when the Python decoder must do it."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_rowtext",

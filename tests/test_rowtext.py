@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from binlogkit import open_binlog, rowvalues
 from binlogkit.errors import BinlogError
 from binlogkit.events import decode
+from binlogkit.rowvalues.images import name_notes
 from binlogkit.rowvalues import COMPRESSED_ROWS, ROWS_TYPES, decode_rows, table_from_map, verbose_lines
 
 from test_codecs import fixture_files
@@ -53,10 +54,12 @@ def _c_text(mod, table, fields, type_code, data=None):
             data = uncompress(data)
     after = fields.columns_after_image
     kind = 0 if type_code in rowvalues.WRITE else 2 if type_code in rowvalues.DELETE else 1
+    notes = name_notes(table)
     return mod.verbose(data, kind, bytes(c.type for c in table.columns),
                        b"".join(c.meta.to_bytes(2, "little") for c in table.columns),
                        bytes(fields.columns_before_image), b"" if after is None else bytes(after),
-                       f"`{table.db}`.`{table.name}`".encode())
+                       f"`{table.db}`.`{table.name}`".encode(),
+                       None if notes is None else tuple(n.encode() for n in notes))
 
 
 def _rows_events(path):

@@ -144,9 +144,11 @@ def verbose_text(table: Table, fields, type_code: int) -> bytes:
     a malformed image raises ``BodyLengthError`` either way (the Python decoder names it)."""
     key = table.__dict__.get("_c_args")
     if key is None:  # what the C call needs, once per table map; None: the table is not for C
+        notes = name_notes(table)
         key = None if any(c.hint for c in table.columns) else (
             bytes(c.type for c in table.columns), b"".join(c.meta.to_bytes(2, "little") for c in table.columns),
-            f"`{table.db}`.`{table.name}`".encode("utf-8", "surrogateescape"))
+            f"`{table.db}`.`{table.name}`".encode("utf-8", "surrogateescape"),
+            None if notes is None else tuple(n.encode("utf-8", "surrogateescape") for n in notes))
         object.__setattr__(table, "_c_args", key or ())
     if _rowtext is not None and key and type_code != T.PARTIAL_UPDATE_ROWS_EVENT:
         data = fields["rows"]  # item access: a Container's attribute access is ~1 us on this path
@@ -154,21 +156,35 @@ def verbose_text(table: Table, fields, type_code: int) -> bytes:
             data = uncompress(bytes(data))
         after = fields["columns_after_image"]
         out = _rowtext.verbose(data, _KIND.get(type_code, 1), key[0], key[1], fields["columns_before_image"],
-                               b"" if after is None else after, key[2])
+                               b"" if after is None else after, key[2], key[3])
         if out is not None:
             return out
     lines = verbose_lines(table, decode_rows(table, fields, type_code), type_code)
     return "".join(line + "\n" for line in lines).encode("utf-8", "surrogateescape")
 
 
+def name_notes(table: Table) -> tuple[str, ...] | None:
+    """`` /* name */`` per column when the binlog carries column names (optional metadata),
+    the way mysqlbinlog -vv ends value lines with a comment; None without names."""
+    names = table.column_names
+    if not names:
+        return None
+    return tuple(f" /* {names[i].replace('*/', '* /')} */" if i < len(names) else ""
+                 for i in range(len(table.columns)))
+
+
 def verbose_lines(table: Table, rows: list[dict], type_code: int) -> list[str]:
-    """``### INSERT INTO `db`.`t` / ### SET / ###   @1=...`` as mysqlbinlog -v prints them."""
+    """``### INSERT INTO `db`.`t` / ### SET / ###   @1=...`` as mysqlbinlog -v prints them,
+    each value line ending `` /* name */`` when the binlog carries column names."""
     name = f"`{table.db}`.`{table.name}`"
     if isinstance(rows, RawRows):
         return [f"### {name}: row images not decoded ({len(rows.data)} bytes): {rows.reason}"]
     out = []
+    notes = name_notes(table)
 
     def image(img):
+        if notes:
+            return [f"###   @{i + 1}={'NULL' if v is None else v.text}{notes[i]}" for i, v in img]
         return [f"###   @{i + 1}={'NULL' if v is None else v.text}" for i, v in img]
     for r in rows:
         if r["before"] is not None and r["after"] is not None:
