@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 DEMO_SET := fixtures/mariadb-10.11
 
-.PHONY: demo test deps deps-py deps-system fixtures soak bench-data bench bench-audit clean help
+.PHONY: demo test deps deps-py deps-system fixtures soak bench-data bench bench-audit asan-rowtext clean help
 
 help:
 	@echo "make demo        decode committed fixtures made by a real MariaDB server"
@@ -13,6 +13,7 @@ help:
 	@echo "make fixtures    rebuild every fixture set from real servers (needs mariadb-server, strace)"
 	@echo "make bench-data  make the ~1 GB benchmark binlog in bench/data (not committed)"
 	@echo "make bench       run the benchmarks"
+	@echo "make asan-rowtext  the C row-text accelerator under AddressSanitizer + UBSan, fuzzed"
 	@echo "make soak        50 kill -9 trials, each repaired by binlogkit recover and compared (TRIALS=n)"
 
 $(BIN)/.installed: pyproject.toml setup.py binlogkit/_rowtext.c
@@ -51,3 +52,6 @@ bench-audit: bench-data
 
 clean:
 	rm -rf build .pytest_cache .hypothesis
+
+asan-rowtext: deps-py
+	PY=$(PY) bash scripts/asan-rowtext.sh
