@@ -72,7 +72,7 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
                  stop_datetime: datetime | None = None, types: set[int] | None = None,
                  verify: bool = True, strict: bool = True, include_gtids=None,
                  exclude_gtids=None, rows: bool | str = False,
-                 column_types: dict[str, str] | None = None) -> Iterator[Event | Problem]:
+                 column_types: dict[str, str] | None = None, payloads: bool = False) -> Iterator[Event | Problem]:
     """Decoded events of every file, filtered; a ``Problem`` where a file is damaged (then the
     next file). Positions are file offsets of the event start (per file, like mysqlbinlog).
     ``include_gtids`` / ``exclude_gtids`` are predicates on GTID text (``gtid_matcher``): the
@@ -81,7 +81,9 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
     ``rows=True`` decodes row images (``Event.rows``, ``Event.table``); ``rows="text"`` gives
     only their `decode -v` lines (``Event.rows_text``, bytes: the fast path); ``column_types`` maps
     ``db.table.column`` patterns to types the binlog cannot name (``uuid``, ``inet6``, ``inet4``:
-    MariaDB writes them as BINARY(n)), see ``rowvalues.parse_hints``."""
+    MariaDB writes them as BINARY(n)), see ``rowvalues.parse_hints``. ``payloads=True`` also
+    yields the events inside MySQL's Transaction_payload events, right after each (their raw
+    events carry ``payload_offset``)."""
     from .transactions import GTID_TYPES, OUTSIDE
 
     gtid_filter = include_gtids is not None or exclude_gtids is not None
@@ -91,10 +93,37 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
     from .rowvalues import ROWS_TYPES, decode_rows, table_from_map, verbose_text
     tables: dict = {}
     known: dict = {}  # table map body -> Table
+    from collections import deque
+
+    from .events import payload_events
     from . import open_binlog
 
     t0 = start_datetime.timestamp() if start_datetime else None
     t1 = stop_datetime.timestamp() if stop_datetime else None
+    def register(raw):
+        """A table map, decoded once: its Table kept for the rows events that follow."""
+        tm = decode(raw, strict=strict)
+        flavor = raw.format.flavor if raw.format else None
+        key = (flavor, raw.body)  # servers repeat a table's map before every statement
+        table = known.get(key)
+        if table is None:
+            if len(known) > 4096:
+                known.clear()
+            table = known[key] = table_from_map(tm.parsed, flavor, column_types)
+        tables[tm.parsed["table_id"]] = table
+        return tm
+
+    def one(raw, tm=None):
+        ev = tm if tm is not None else decode(raw, strict=strict)
+        if rows and raw.type_code in ROWS_TYPES and ev.parsed is not None:
+            table = tables.get(ev.parsed["table_id"])
+            if table is not None and rows == "text":
+                ev = Event(raw, ev.codec, ev.parsed, ev.fields, None, table,
+                           verbose_text(table, ev.parsed, raw.type_code))
+            elif table is not None:
+                ev = replace(ev, rows=decode_rows(table, ev.parsed, raw.type_code), table=table)
+        return ev
+
     for path in expand_paths(paths):
         try:
             for raw in open_binlog(str(path), verify=verify):
@@ -106,46 +135,49 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
                     break
                 if t0 is not None and raw.timestamp < t0:
                     continue
-                tm = None
-                if rows and raw.type_code == 19:  # table maps are needed even when not shown
-                    try:
-                        tm = decode(raw, strict=strict)
-                        flavor = raw.format.flavor if raw.format else None
-                        key = (flavor, raw.body)  # servers repeat a table's map before every statement
-                        table = known.get(key)
-                        if table is None:
-                            if len(known) > 4096:
-                                known.clear()
-                            table = known[key] = table_from_map(tm.parsed, flavor, column_types)
-                        tables[tm.parsed["table_id"]] = table
-                    except BinlogError:
-                        tm = None
                 if gtid_filter and raw.type_code in GTID_TYPES:
                     g = decode(raw, strict=False).fields.get("gtid")
                     keep_trx = ((include_gtids is None or (g is not None and include_gtids(g)))
                                 and (exclude_gtids is None or g is None or not exclude_gtids(g)))
                 if gtid_filter and not keep_trx and raw.type_code not in OUTSIDE:
                     continue
-                if types and raw.type_code not in types:
-                    continue
-                try:
-                    ev = tm if tm is not None else decode(raw, strict=strict)
-                    if rows and raw.type_code in ROWS_TYPES and ev.parsed is not None:
-                        table = tables.get(ev.parsed["table_id"])
-                        if table is not None and rows == "text":
-                            ev = Event(raw, ev.codec, ev.parsed, ev.fields, None, table,
-                                       verbose_text(table, ev.parsed, raw.type_code))
-                        elif table is not None:
-                            ev = replace(ev, rows=decode_rows(table, ev.parsed, raw.type_code), table=table)
-                except BinlogError as exc:
-                    yield Problem(str(path), exc.with_context(file=str(path), offset=raw.offset,
-                                                              event_type=raw.type_name))
-                    if strict:
-                        break
-                    continue
-                yield ev
+                expand = payloads and raw.type_code == T_PAYLOAD
+                batch = deque([raw])
+                failed = False
+                while batch:
+                    r = batch.popleft()
+                    try:
+                        tm = register(r) if rows and r.type_code == 19 else None
+                        shown = not types or r.type_code in types
+                        ev = one(r, tm) if shown or (expand and r is raw) else None
+                        if expand and r is raw:  # the events inside, after it (as mysqlbinlog shows them)
+                            batch.extend(_inner(i, raw) for i in payload_events(ev))
+                    except BinlogError as exc:
+                        yield Problem(str(path), exc.with_context(file=str(path), offset=r.offset,
+                                                                  event_type=r.type_name))
+                        failed = True
+                        if strict:
+                            break
+                        continue
+                    if shown:
+                        yield ev
+                if failed and strict:
+                    break
         except BinlogError as exc:
             yield Problem(str(path), exc.with_context(file=str(path)))
+
+
+T_PAYLOAD = 40
+
+
+def _inner(inner, payload):
+    """An event from inside a Transaction_payload, placed as mysqlbinlog places it: at the
+    payload's end position (where a replica would resume), ``payload_offset`` saying where
+    the payload starts and ``inner_offset`` where the event sits in the uncompressed bytes."""
+    from dataclasses import replace
+
+    return replace(inner, offset=payload.end_offset, log_pos=payload.end_offset, file=payload.file,
+                   payload_offset=payload.offset, inner_offset=inner.offset)
 
 
 def verify_files(paths: Iterable[str | os.PathLike], *, progress=None) -> list[ScanResult]:

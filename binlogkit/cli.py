@@ -18,7 +18,7 @@ import click
 from pathlib import Path
 
 from . import __version__
-from .api import Problem, decode_files, expand_paths, gtid_summary, transactions as list_transactions, verify_files
+from .api import T_PAYLOAD, Problem, decode_files, expand_paths, gtid_summary, transactions as list_transactions, verify_files
 from .constants import EventType
 from .errors import BinlogError
 from .render import render
@@ -110,10 +110,15 @@ def _quiet_broken_pipe() -> None:
 
 def _event_json(ev, path: str) -> dict:
     raw = ev.raw
-    return {"file": path, "offset": raw.offset, "end_offset": raw.end_offset, "type": raw.type_name,
-            "type_code": raw.type_code, "name": ev.name, "timestamp": raw.timestamp,
-            "server_id": raw.server_id, "event_size": raw.event_size, "log_pos": raw.log_pos,
-            "flags": raw.flags, "checksum_ok": raw.checksum_ok, "fields": ev.fields}
+    doc = {"file": path, "offset": raw.offset, "end_offset": raw.end_offset, "type": raw.type_name,
+           "type_code": raw.type_code, "name": ev.name, "timestamp": raw.timestamp,
+           "server_id": raw.server_id, "event_size": raw.event_size, "log_pos": raw.log_pos,
+           "flags": raw.flags, "checksum_ok": raw.checksum_ok, "fields": ev.fields}
+    if raw.payload_offset is not None:  # inside a Transaction_payload: offset is the payload's end
+        doc["end_offset"] = raw.offset
+        doc["payload_offset"] = raw.payload_offset
+        doc["inner_offset"] = raw.inner_offset
+    return doc
 
 
 @main.command()
@@ -172,7 +177,9 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
                              start_datetime=_datetime(start_datetime), stop_datetime=_datetime(stop_datetime),
                              types=_types(types), verify=not no_verify, strict=not lenient,
                              include_gtids=_gtids(include_gtids), exclude_gtids=_gtids(exclude_gtids),
-                             rows=(verbose and ("text" if not as_json else True)), column_types=hints)
+                             rows=(verbose and ("text" if not as_json else True)), column_types=hints,
+                             payloads=True)
+        in_payload = False  # text: the inner events of a Transaction_payload sit between markers
         for item in items:
             if isinstance(item, Problem):
                 damaged = True
@@ -196,7 +203,14 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
                 if item.rows_text is not None:
                     out.write(item.rows_text.decode("utf-8", "surrogateescape"))
             else:
-                text = ("\n".join(render(item, utc)) + "\n").encode("utf-8", "surrogateescape")
+                text = "\n".join(render(item, utc)) + "\n"
+                inner = item.raw.payload_offset is not None
+                if in_payload and not inner:
+                    text = "# End of compressed events!\n" + text
+                if item.raw.type_code == T_PAYLOAD:
+                    text += "# Start of compressed events!\n"
+                in_payload = inner or item.raw.type_code == T_PAYLOAD
+                text = text.encode("utf-8", "surrogateescape")
                 pending.append(text)
                 size += len(text)
                 if item.rows_text is not None:
@@ -205,6 +219,8 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
                 if size > 1 << 20:
                     drain()
         if sink is not None:
+            if in_payload:
+                pending.append(b"# End of compressed events!\n")
             drain()
             sink.flush()
     except BrokenPipeError:

@@ -44,6 +44,8 @@ class RawEvent:
     format: Format | None  # the format in force for this event (for an FDE: its own)
     checksum_ok: bool | None  # None: no checksum to verify
     file: str | None = None  # the name the reader was given
+    payload_offset: int | None = None  # events inside a Transaction_payload: where it starts
+    inner_offset: int | None = None  # ... and where this event sits in its uncompressed bytes
 
     @property
     def type_name(self) -> str:

@@ -302,3 +302,21 @@ def test_specialised_readers_equal_the_generic_one(col, data, at):
         except BinlogError as exc:
             return type(exc).__name__
     assert run(lambda: reader(col)(data, at)) == run(lambda: _value(col, data, at))
+
+
+def test_rows_inside_a_transaction_payload(corpus):
+    """MySQL 8's compressed transactions: `decode` shows the events inside a Transaction_payload
+    between mysqlbinlog's markers, placed at the payload's end position, and `-v` decodes their
+    rows (100 inserts of (i + 1000, i, '--i--...'), as the corpus catalog describes them)."""
+    path = corpus / "mariadb/mysql-test/std_data/mdev35643_mysql_80_binlog.000001"
+    text = CliRunner().invoke(main, ["decode", "-v", str(path)]).stdout_bytes.decode("utf-8", "replace")
+    inside = text.split("# Start of compressed events!\n", 1)[1].split("# End of compressed events!\n", 1)[0]
+    assert inside.count("### INSERT INTO `test`.`t1`") == 100
+    assert set(re.findall(r"# at (\d+)", inside)) == {"2297"}  # the payload spans 1468..2297
+    firsts = [int(v) for v in re.findall(r"###   @1=(\d+)", inside)]
+    seconds = [int(v) for v in re.findall(r"###   @2=(\d+)", inside)]
+    assert firsts == list(range(1000, 1100)) and seconds == list(range(100))
+    res = CliRunner().invoke(main, ["decode", "--json", "--type", "30", str(path)])
+    inner = [json.loads(line) for line in res.output.splitlines() if '"payload_offset"' in line]
+    assert len(inner) == 100 and {e["payload_offset"] for e in inner} == {1468}
+    assert sorted(e["inner_offset"] for e in inner) == [e["inner_offset"] for e in inner]
