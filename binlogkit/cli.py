@@ -30,7 +30,8 @@ class Progress:
     """Progress on stderr, only when stderr is a terminal."""
 
     def __init__(self, total: int, label: str) -> None:
-        self.on = sys.stderr.isatty() and total > (32 << 20)
+        least = int(os.environ.get("BINLOGKIT_PROGRESS_MIN_BYTES", 32 << 20))  # small inputs: no noise
+        self.on = sys.stderr.isatty() and total > least
         self.total, self.label = total, label
 
     def __call__(self, done: int) -> None:
@@ -147,7 +148,9 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
     end_log_pos, CRC32 and type with its key fields, then its SQL (queries, GTIDs, Xid
     COMMITs). Compressed archives (.xz, .gz, .bz2) are read as streams. A torn tail or a
     damaged event is reported with its offset after everything before it was printed, and the
-    exit code is 1.
+    exit code is 1. Events inside MySQL Transaction_payload events follow it, between
+    `# Start/End of compressed events!`. With output redirected and stderr a terminal, progress
+    shows on stderr.
     """
     out = sys.stdout
     if verbose:  # row values carry non-UTF-8 bytes as surrogate escapes: write them back raw
@@ -180,7 +183,19 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
                              rows=(verbose and ("text" if not as_json else True)), column_types=hints,
                              payloads=True)
         in_payload = False  # text: the inner events of a Transaction_payload sit between markers
+        # progress on stderr when it is a terminal and the output goes elsewhere (a file, a pipe)
+        watch = sys.stderr.isatty() and not out.isatty()
+        prog, prog_file, count = None, None, 0
         for item in items:
+            count += 1
+            if watch and not count & 1023 and not isinstance(item, Problem):
+                if item.raw.file != prog_file:
+                    if prog is not None:
+                        prog.close()
+                    prog_file = item.raw.file
+                    plain = prog_file and not prog_file.endswith((".xz", ".gz", ".bz2")) and os.path.isfile(prog_file)
+                    prog = Progress(os.path.getsize(prog_file) if plain else 0, f"decode {os.path.basename(prog_file)}")
+                prog(item.raw.offset)
             if isinstance(item, Problem):
                 damaged = True
                 if sink is not None:
@@ -218,6 +233,8 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
                     size += len(item.rows_text)
                 if size > 1 << 20:
                     drain()
+        if prog is not None:
+            prog.close()
         if sink is not None:
             if in_payload:
                 pending.append(b"# End of compressed events!\n")

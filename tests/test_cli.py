@@ -132,3 +132,37 @@ def test_decode_lenient_carries_on(tmp_path):
     n_lenient = sum(1 for l in lenient.output.splitlines() if l.startswith("{"))
     assert n_strict < n_lenient == len(js) - 1
     assert f"offset {victim['offset']}" in strict.output
+
+
+def test_decode_progress_goes_to_a_terminal_stderr_only(tmp_path):
+    """Output redirected, stderr a terminal: progress on stderr, output untouched; stderr not a
+    terminal: nothing on stderr."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    from fixtures import store
+
+    path = store.materialize("replication-gtid") / "primary"  # 8 files, ~8 000 events
+    cmd = [sys.executable, "-m", "binlogkit.cli", "decode", str(path)]
+    env = dict(os.environ, BINLOGKIT_PROGRESS_MIN_BYTES="0")
+    plain = subprocess.run(cmd, capture_output=True, env=env)
+    assert plain.returncode == 0 and plain.stderr == b""
+    master, slave = pty.openpty()
+    with open(tmp_path / "out.txt", "wb") as out:
+        proc = subprocess.run(cmd, stdout=out, stderr=slave, env=env)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    assert proc.returncode == 0
+    assert b"decode mariadb-bin.00000" in seen and b"%" in seen
+    assert (tmp_path / "out.txt").read_bytes() == plain.stdout
