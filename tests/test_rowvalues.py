@@ -320,3 +320,34 @@ def test_rows_inside_a_transaction_payload(corpus):
     inner = [json.loads(line) for line in res.output.splitlines() if '"payload_offset"' in line]
     assert len(inner) == 100 and {e["payload_offset"] for e in inner} == {1468}
     assert sorted(e["inner_offset"] for e in inner) == [e["inner_offset"] for e in inner]
+
+
+def test_temporal_values_are_python_types_equal_to_select():
+    """DATE, TIME, DATETIME, TIMESTAMP come out as date, timedelta, datetime and UTC datetime,
+    equal to what the server's SELECT returned through PyMySQL; the zero date stays text."""
+    import datetime
+
+    from binlogkit.api import decode_files
+
+    m = store.manifest("row-types-full-metadata")
+    path = store.materialize("row-types-full-metadata") / "primary"
+    last: dict[int, dict] = {}
+    for ev in decode_files([path], rows=True):
+        if getattr(ev, "table", None) is not None and ev.table.name == "times" and isinstance(ev.rows, list):
+            for row in ev.rows:
+                if row["after"] is not None:  # MINIMAL updates: the key is in the before image
+                    key = dict(row["before"] or row["after"])[0].value
+                    vals = {ev.table.column_name(i): (None if v is None else v.value) for i, v in row["after"]}
+                    last.setdefault(key, {}).update(vals)
+    checked = 0
+    for want in m["select"]["times"]:
+        got = last[int(want["id"])]
+        for col, value in want.items():
+            x = got[col]
+            if isinstance(x, datetime.datetime) and x.tzinfo is not None:
+                assert x.tzinfo == datetime.timezone.utc
+                x = x.replace(tzinfo=None)  # the lab's server runs in UTC
+            assert (None if x is None else str(x)) == value, (want["id"], col)
+            checked += x is not None and not isinstance(x, (int, str))
+    assert checked >= 15
+    assert isinstance(last[2]["dt"], str) and isinstance(last[1]["dt"], datetime.date)

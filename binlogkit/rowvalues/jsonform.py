@@ -4,6 +4,7 @@ column name when the binlog carries names."""
 
 from __future__ import annotations
 
+import datetime
 import decimal
 
 from .images import RawRows
@@ -58,8 +59,16 @@ def json_value(v: Value | None):
         return str(x)
     if isinstance(x, Geometry):
         return {"srid": x.srid, "wkb": x.wkb.hex()}
-    if isinstance(x, tuple):
-        return "%04d-%02d-%02d" % x
+    if isinstance(x, datetime.datetime):
+        if x.tzinfo is not None:  # TIMESTAMP: seconds since the epoch, as mysqlbinlog prints it
+            return float(v.text) if "." in v.text else int(v.text)
+        return v.text.strip("'")  # DATETIME with its own fractional digits
+    if isinstance(x, datetime.date):
+        return x.isoformat()
+    if isinstance(x, datetime.timedelta):
+        return v.text.strip("'")
+    if x == "0000-00-00 00:00:00" and v.text.isdigit():
+        return int(v.text)  # the zero TIMESTAMP
     return x
 
 

@@ -5,6 +5,7 @@ text ``mysqlbinlog -v`` prints for it. Layouts follow MySQL's ``log_event_print_
 
 from __future__ import annotations
 
+import datetime
 import decimal
 import re
 import struct
@@ -84,6 +85,37 @@ def _frac(b: bytes, p: int, fsp: int) -> tuple[int, int]:
     return v * (100 ** (3 - n)), p + n
 
 
+# Temporal values as Python's types, as PyMySQL gives them: DATE -> date, DATETIME -> datetime,
+# TIMESTAMP -> datetime in UTC, TIME -> timedelta. What those types cannot hold (zero dates,
+# ALLOW_INVALID_DATES days) stays the server's text, as PyMySQL leaves it.
+def _date(y: int, mo: int, d: int):
+    try:
+        return datetime.date(y, mo, d)
+    except ValueError:
+        return f"{y:04d}-{mo:02d}-{d:02d}"
+
+
+def _datetime(text: str, y: int, mo: int, d: int, h: int, mi: int, s: int, us: int = 0):
+    try:
+        return datetime.datetime(y, mo, d, h, mi, s, us)
+    except ValueError:
+        return text
+
+
+def _timestamp(secs: int, us: int):
+    if secs == 0 and us == 0:
+        return "0000-00-00 00:00:00"  # the zero timestamp
+    try:
+        return datetime.datetime.fromtimestamp(secs, datetime.timezone.utc).replace(microsecond=us)
+    except (ValueError, OverflowError):
+        return secs + us / 1e6
+
+
+def _time(neg: bool, h: int, mi: int, s: int, us: int) -> datetime.timedelta:
+    delta = datetime.timedelta(hours=h, minutes=mi, seconds=s, microseconds=us)
+    return -delta if neg else delta
+
+
 class Value(NamedTuple):
     """A column value and how mysqlbinlog -v prints it (a named tuple: made once per value)."""
 
@@ -142,7 +174,7 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
     if t in (DATE, NEWDATE):
         v = int.from_bytes(_take(b, p, 3), "little")
         y, mo, d = v >> 9, (v >> 5) & 15, v & 31
-        return Value((y, mo, d), f"'{y:04d}:{mo:02d}:{d:02d}'"), p + 3
+        return Value(_date(y, mo, d), f"'{y:04d}:{mo:02d}:{d:02d}'"), p + 3
     if t == DATETIME2:
         v = int.from_bytes(_take(b, p, 5), "big") - 0x8000000000
         q = p + 5
@@ -154,12 +186,12 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
         text = f"{year:04d}-{month:02d}-{day:02d} {h:02d}:{mi:02d}:{s:02d}"
         if m:
             text += "." + f"{frac:06d}"[:m]
-        return Value(text, f"'{text}'"), q
+        return Value(_datetime(text, year, month, day, h, mi, s, frac), f"'{text}'"), q
     if t == TIMESTAMP2:
         secs = int.from_bytes(_take(b, p, 4), "big")
         frac, q = _frac(b, p + 4, m)
         text = f"{secs}" + (("." + f"{frac:06d}"[:m]) if m else "")
-        return Value(secs + frac / 1e6, text), q
+        return Value(_timestamp(secs, frac), text), q
     if t == TIME2:  # MySQL my_time_packed_from_binary: a signed packed value, then printed
         if m >= 5:
             packed = int.from_bytes(_take(b, p, 6), "big") - 0x800000000000
@@ -188,19 +220,20 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
         ip, us = a >> 24, a % (1 << 24)
         h, mi, sec = (ip >> 12) % 1024, (ip >> 6) % 64, ip % 64
         text = ("-" if neg else "") + f"{h:02d}:{mi:02d}:{sec:02d}" + (("." + f"{us:06d}"[:m]) if m else "")
-        return Value(text, f"'{text}'"), q
+        return Value(_time(neg, h, mi, sec, us), f"'{text}'"), q
     if t == TIMESTAMP:
         (secs,) = struct.unpack_from("<I", b, p)
-        return Value(secs, f"{secs}"), p + 4
+        return Value(_timestamp(secs, 0), f"{secs}"), p + 4
     if t == DATETIME:
         v = int.from_bytes(_take(b, p, 8), "little")
         d, tm = divmod(v, 1_000_000)
         text = f"{d // 10000:04d}-{d // 100 % 100:02d}-{d % 100:02d} {tm // 10000:02d}:{tm // 100 % 100:02d}:{tm % 100:02d}"
-        return Value(text, f"'{text}'"), p + 8
+        return Value(_datetime(text, d // 10000, d // 100 % 100, d % 100, tm // 10000, tm // 100 % 100, tm % 100),
+                     f"'{text}'"), p + 8
     if t == TIME:
         v = int.from_bytes(_take(b, p, 3), "little")
         text = f"{v // 10000:02d}:{v // 100 % 100:02d}:{v % 100:02d}"
-        return Value(text, f"'{text}'"), p + 3
+        return Value(_time(False, v // 10000, v // 100 % 100, v % 100, 0), f"'{text}'"), p + 3
     if t in (VARCHAR, VAR_STRING):
         raw, q = _prefixed(b, p, 1 if m < 256 else 2)
         if col.hint:
