@@ -10,6 +10,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <datetime.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +30,28 @@ typedef struct {
     char *buf;
     Py_ssize_t len, cap;
 } Out;
+
+/* for rows(): the Python types values are made of (set once by configure()) */
+static PyObject *ValueType, *DecimalType, *GeometryType, *TimestampFn;
+
+/* a Python value for a column, or NULL with no exception: not for us (the Python path decides) */
+typedef struct {
+    PyObject *obj; /* the value made, when asked for */
+    int want;      /* make it? */
+    int pad;       /* BINARY(n): pad the bytes with zeros to n */
+} Made;
+
+/* whether a failure was ours to hide (fall back to Python) or a real error (memory) */
+static int hard_error(void) {
+    if (!PyErr_Occurred())
+        return 0;
+    if (PyErr_ExceptionMatches(PyExc_MemoryError))
+        return 1;
+    PyErr_Clear();
+    return 0;
+}
+
+static PyObject *text_or(const char *text) { return PyUnicode_FromString(text); }
 
 static int grow(Out *o, Py_ssize_t need) {
     if (o->len + need <= o->cap)
@@ -266,8 +289,9 @@ static Py_ssize_t prefixed(const unsigned char *p, const unsigned char *end, int
 }
 
 /* one value; returns the bytes it used, or -1 (not for us: fall back to Python) */
-static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsigned char *end) {
+static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsigned char *end, Made *mk) {
     const unsigned char *q = p;
+    Py_ssize_t start = o->len;
     switch (t) {
     case T_TINY: case T_SHORT: case T_INT24: case T_LONG: case T_LONGLONG: {
         int n = t == T_TINY ? 1 : t == T_SHORT ? 2 : t == T_INT24 ? 3 : t == T_LONG ? 4 : 8;
@@ -281,6 +305,10 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
         } else if (put_u64(o, u)) {
             return -1;
         }
+        if (mk->want && !(mk->obj = ((u >> (8 * n - 1)) & 1)
+                                        ? PyLong_FromLongLong(n < 8 ? (int64_t)u - ((int64_t)1 << (8 * n)) : (int64_t)u)
+                                        : PyLong_FromUnsignedLongLong(u)))
+            return -1;
         return n;
     }
     case T_FLOAT: {
@@ -290,6 +318,8 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
         uint32_t u = (uint32_t)le(p, 4);
         memcpy(&f, &u, 4);
         if (!isfinite(f) || putf(o, "%g", (double)f))
+            return -1;
+        if (mk->want && !(mk->obj = PyFloat_FromDouble((double)f)))
             return -1;
         return 4;
     }
@@ -301,11 +331,15 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
         memcpy(&d, &u, 8);
         if (!isfinite(d) || putf(o, "%.20g", d))
             return -1;
+        if (mk->want && !(mk->obj = PyFloat_FromDouble(d)))
+            return -1;
         return 8;
     }
     case T_NEWDECIMAL: {
         Py_ssize_t used;
         if (decimal(o, p, end, m >> 8, m & 0xFF, &used))
+            return -1;
+        if (mk->want && !(mk->obj = PyObject_CallFunction(DecimalType, "s#", o->buf + start, o->len - start)))
             return -1;
         return used;
     }
@@ -314,13 +348,27 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
             return -1;
         if (putf(o, "%d", p[0] ? 1900 + p[0] : 0))
             return -1;
+        if (mk->want && !(mk->obj = PyLong_FromLong(p[0] ? 1900 + p[0] : 0)))
+            return -1;
         return 1;
     case T_DATE: case T_NEWDATE: {
         if (p + 3 > end)
             return -1;
         uint64_t v = le(p, 3);
-        if (putf(o, "'%04d:%02d:%02d'", (int)(v >> 9), (int)((v >> 5) & 15), (int)(v & 31)))
+        int y = (int)(v >> 9), mo = (int)((v >> 5) & 15), d = (int)(v & 31);
+        if (putf(o, "'%04d:%02d:%02d'", y, mo, d))
             return -1;
+        if (mk->want) {
+            mk->obj = PyDate_FromDate(y, mo, d);
+            if (!mk->obj) { /* a zero or invalid date: its text, as the Python path gives it */
+                char tmp[32];
+                if (hard_error())
+                    return -1;
+                snprintf(tmp, sizeof tmp, "%04d-%02d-%02d", y, mo, d);
+                if (!(mk->obj = text_or(tmp)))
+                    return -1;
+            }
+        }
         return 3;
     }
     case T_DATETIME2: {
@@ -340,6 +388,17 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
             return -1;
         if (PUTS(o, "'"))
             return -1;
+        if (mk->want) {
+            mk->obj = PyDateTime_FromDateAndTime((int)(ym / 13), (int)(ym % 13), (int)day, (int)(hms >> 12),
+                                                 (int)((hms >> 6) & 63), (int)(hms & 63), (int)us);
+            if (!mk->obj) {
+                if (hard_error())
+                    return -1;
+                mk->obj = PyUnicode_DecodeUTF8(o->buf + start + 1, o->len - start - 2, "strict");
+                if (!mk->obj)
+                    return -1;
+            }
+        }
         return q - p;
     }
     case T_TIMESTAMP2: {
@@ -351,6 +410,8 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
         if (frac(&q, end, m, &us) || putf(o, "%llu", (unsigned long long)secs))
             return -1;
         if (m && frac_text(o, us, m))
+            return -1;
+        if (mk->want && !(mk->obj = PyObject_CallFunction(TimestampFn, "Kl", (unsigned long long)secs, us)))
             return -1;
         return q - p;
     }
@@ -402,10 +463,23 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
             return -1;
         if (PUTS(o, "'"))
             return -1;
+        if (mk->want) {
+            long long h = (long long)((ip >> 12) % 1024), mi = (long long)((ip >> 6) % 64), sec = (long long)(ip % 64);
+            long long total = ((h * 60 + mi) * 60 + sec) * 1000000LL + (long long)us;
+            if (neg)
+                total = -total;
+            long long day_us = 86400LL * 1000000LL;
+            long long days = total >= 0 ? total / day_us : -((-total + day_us - 1) / day_us);
+            long long rest = total - days * day_us;
+            if (!(mk->obj = PyDelta_FromDSU((int)days, (int)(rest / 1000000LL), (int)(rest % 1000000LL))))
+                return -1;
+        }
         return q - p;
     }
     case T_TIMESTAMP:
         if (p + 4 > end || putf(o, "%llu", (unsigned long long)le(p, 4)))
+            return -1;
+        if (mk->want && !(mk->obj = PyObject_CallFunction(TimestampFn, "Kl", (unsigned long long)le(p, 4), 0L)))
             return -1;
         return 4;
     case T_DATETIME: {
@@ -418,6 +492,17 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
                  (unsigned long long)(tm / 10000), (unsigned long long)(tm / 100 % 100),
                  (unsigned long long)(tm % 100)))
             return -1;
+        if (mk->want) {
+            mk->obj = d / 10000 > 9999 ? NULL
+                      : PyDateTime_FromDateAndTime((int)(d / 10000), (int)(d / 100 % 100), (int)(d % 100),
+                                                   (int)(tm / 10000), (int)(tm / 100 % 100), (int)(tm % 100), 0);
+            if (!mk->obj) {
+                if (hard_error())
+                    return -1;
+                if (!(mk->obj = PyUnicode_DecodeUTF8(o->buf + start + 1, o->len - start - 2, "strict")))
+                    return -1;
+            }
+        }
         return 8;
     }
     case T_TIME: {
@@ -427,6 +512,11 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
         if (putf(o, "'%02llu:%02llu:%02llu'", (unsigned long long)(v / 10000), (unsigned long long)(v / 100 % 100),
                  (unsigned long long)(v % 100)))
             return -1;
+        if (mk->want) {
+            long long secs = (long long)(v / 10000) * 3600 + (long long)(v / 100 % 100) * 60 + (long long)(v % 100);
+            if (!(mk->obj = PyDelta_FromDSU((int)(secs / 86400), (int)(secs % 86400), 0)))
+                return -1;
+        }
         return 3;
     }
     case T_VARCHAR: case T_VAR_STRING: {
@@ -434,6 +524,8 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
         int lb = m < 256 ? 1 : 2;
         Py_ssize_t n = prefixed(p, end, lb, &v);
         if (n < 0 || quote(o, v, n))
+            return -1;
+        if (mk->want && !(mk->obj = PyBytes_FromStringAndSize((const char *)v, n)))
             return -1;
         return lb + n;
     }
@@ -446,6 +538,8 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
             uint64_t v = le(p, n);
             if (real == T_ENUM ? putf(o, "%llu", (unsigned long long)v) : bits(o, v, n * 8))
                 return -1;
+            if (mk->want && !(mk->obj = PyLong_FromUnsignedLongLong(v)))
+                return -1;
             return n;
         }
         int maxlen = (((m >> 4) & 0x300) ^ 0x300) + (m & 0xFF);
@@ -454,6 +548,13 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
         Py_ssize_t n = prefixed(p, end, lb, &v);
         if (n < 0 || quote(o, v, n))
             return -1;
+        if (mk->want) {
+            Py_ssize_t size = mk->pad > n ? mk->pad : n; /* BINARY(n): zeros the binlog dropped */
+            if (!(mk->obj = PyBytes_FromStringAndSize(NULL, size)))
+                return -1;
+            memcpy(PyBytes_AS_STRING(mk->obj), v, n);
+            memset(PyBytes_AS_STRING(mk->obj) + n, 0, size - n);
+        }
         return lb + n;
     }
     case T_BLOB: case T_TINY_BLOB: case T_MEDIUM_BLOB: case T_LONG_BLOB: case T_GEOMETRY: {
@@ -464,6 +565,13 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
         Py_ssize_t n = prefixed(p, end, lb, &v);
         if (n < 0 || (t == T_GEOMETRY && n < 4) || quote(o, v, n))
             return -1;
+        if (mk->want) {
+            mk->obj = t == T_GEOMETRY ? PyObject_CallFunction(GeometryType, "ky#", (unsigned long)le(v, 4),
+                                                               (const char *)v + 4, n - 4)
+                                      : PyBytes_FromStringAndSize((const char *)v, n);
+            if (!mk->obj)
+                return -1;
+        }
         return lb + n;
     }
     case T_BIT: {
@@ -475,6 +583,8 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
         if (nbits < 64 && v >> nbits)
             return -1; /* more bits set than the column has: damage, the Python path's to show */
         if (bits(o, v, nbits))
+            return -1;
+        if (mk->want && !(mk->obj = PyLong_FromUnsignedLongLong(v)))
             return -1;
         return n;
     }
@@ -509,7 +619,8 @@ static Py_ssize_t image(Out *o, const unsigned char *types, const uint16_t *meta
             if (PUTS(o, "NULL"))
                 return -1;
         } else {
-            Py_ssize_t used = value(o, types[i], metas[i], q, end);
+            Made none = {NULL, 0, 0};
+            Py_ssize_t used = value(o, types[i], metas[i], q, end, &none);
             if (used < 0)
                 return -1;
             q += used;
@@ -610,7 +721,171 @@ done:
     return result;
 }
 
+/* one image as [(index, Value | None), ...]; NULL: not for us (no exception) or an error */
+static PyObject *values_image(Out *scratch, const unsigned char *types, const uint16_t *metas, const int *pads,
+                              const unsigned char *present, Py_ssize_t ncols, const unsigned char **pp,
+                              const unsigned char *end) {
+    const unsigned char *p = *pp;
+    Py_ssize_t npresent = 0;
+    for (Py_ssize_t i = 0; i < ncols; i++)
+        npresent += (present[i / 8] >> (i % 8)) & 1;
+    Py_ssize_t nb = (npresent + 7) / 8;
+    if (p + nb > end)
+        return NULL;
+    const unsigned char *nulls = p;
+    const unsigned char *q = p + nb;
+    PyObject *list = PyList_New(npresent);
+    if (!list)
+        return NULL;
+    Py_ssize_t k = 0;
+    for (Py_ssize_t i = 0; i < ncols; i++) {
+        if (!((present[i / 8] >> (i % 8)) & 1))
+            continue;
+        PyObject *val;
+        if ((nulls[k / 8] >> (k % 8)) & 1) {
+            Py_INCREF(Py_None);
+            val = Py_None;
+        } else {
+            Made mk = {NULL, 1, pads[i]};
+            scratch->len = 0;
+            Py_ssize_t used = value(scratch, types[i], metas[i], q, end, &mk);
+            if (used < 0) {
+                Py_XDECREF(mk.obj);
+                Py_DECREF(list);
+                return NULL;
+            }
+            q += used;
+            PyObject *text = PyUnicode_DecodeUTF8(scratch->buf ? scratch->buf : "", scratch->len, "surrogateescape");
+            if (!text) {
+                Py_DECREF(mk.obj);
+                Py_DECREF(list);
+                return NULL;
+            }
+            val = ((PyTypeObject *)ValueType)->tp_alloc((PyTypeObject *)ValueType, 2);
+            if (!val) {
+                Py_DECREF(mk.obj);
+                Py_DECREF(text);
+                Py_DECREF(list);
+                return NULL;
+            }
+            PyTuple_SET_ITEM(val, 0, mk.obj);
+            PyTuple_SET_ITEM(val, 1, text);
+        }
+        PyObject *pair = Py_BuildValue("(nN)", i, val);
+        if (!pair) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, k, pair);
+        k++;
+    }
+    *pp = q;
+    return list;
+}
+
+static PyObject *configure(PyObject *self, PyObject *args) {
+    PyObject *v, *d, *g, *ts;
+    if (!PyArg_ParseTuple(args, "O!OOO", &PyType_Type, &v, &d, &g, &ts))
+        return NULL;
+    if (!PyType_IsSubtype((PyTypeObject *)v, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "Value must be a tuple subclass");
+        return NULL;
+    }
+    Py_XSETREF(ValueType, Py_NewRef(v));
+    Py_XSETREF(DecimalType, Py_NewRef(d));
+    Py_XSETREF(GeometryType, Py_NewRef(g));
+    Py_XSETREF(TimestampFn, Py_NewRef(ts));
+    Py_RETURN_NONE;
+}
+
+static PyObject *rows(PyObject *self, PyObject *args) {
+    Py_buffer data, types, metas, before, after, pads_buf;
+    int kind;
+    if (!ValueType) {
+        PyErr_SetString(PyExc_RuntimeError, "_rowtext.configure() was not called");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "y*iy*y*y*y*y*", &data, &kind, &types, &metas, &before, &after, &pads_buf))
+        return NULL;
+    PyObject *result = NULL, *out = NULL;
+    Out scratch = {NULL, 0, 0};
+    Py_ssize_t ncols = types.len;
+    uint16_t *m = NULL;
+    int *pads = NULL;
+    int ok = metas.len == 2 * ncols && pads_buf.len == 2 * ncols && before.len >= (ncols + 7) / 8 &&
+             (kind != 1 || after.len >= (ncols + 7) / 8) && kind >= 0 && kind <= 2;
+    const unsigned char *p = data.buf, *end = p + data.len;
+    if (ok) {
+        m = PyMem_Malloc(sizeof(uint16_t) * (ncols ? ncols : 1));
+        pads = PyMem_Malloc(sizeof(int) * (ncols ? ncols : 1));
+        out = PyList_New(0);
+        if (!m || !pads || !out) {
+            if (!PyErr_Occurred())
+                PyErr_NoMemory();
+            goto done;
+        }
+        for (Py_ssize_t i = 0; i < ncols; i++) {
+            m[i] = (uint16_t)le((const unsigned char *)metas.buf + 2 * i, 2);
+            pads[i] = (int)le((const unsigned char *)pads_buf.buf + 2 * i, 2);
+        }
+    }
+    while (ok && p < end) {
+        const unsigned char *row = p;
+        PyObject *b = NULL, *a = NULL;
+        if (kind == 1) {
+            b = values_image(&scratch, types.buf, m, pads, before.buf, ncols, &p, end);
+            a = b ? values_image(&scratch, types.buf, m, pads, after.buf, ncols, &p, end) : NULL;
+            ok = b && a;
+        } else {
+            PyObject *img = values_image(&scratch, types.buf, m, pads, before.buf, ncols, &p, end);
+            ok = img != NULL;
+            if (kind == 2)
+                b = img;
+            else
+                a = img;
+        }
+        if (ok && p == row)
+            ok = 0; /* a row of no bytes: never loop forever */
+        PyObject *d = ok ? PyDict_New() : NULL;
+        if (d && (PyDict_SetItemString(d, "before", b ? b : Py_None) || PyDict_SetItemString(d, "after", a ? a : Py_None) ||
+                  PyList_Append(out, d))) {
+            Py_CLEAR(d);
+        }
+        Py_XDECREF(b);
+        Py_XDECREF(a);
+        if (ok && !d)
+            goto done; /* a real error (memory) */
+        Py_XDECREF(d);
+    }
+    if (ok) {
+        result = out;
+        out = NULL;
+    } else if (!PyErr_Occurred() || !hard_error()) {
+        Py_INCREF(Py_None);
+        result = Py_None;
+    }
+done:
+    Py_XDECREF(out);
+    PyMem_Free(m);
+    PyMem_Free(pads);
+    PyMem_Free(scratch.buf);
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&types);
+    PyBuffer_Release(&metas);
+    PyBuffer_Release(&before);
+    PyBuffer_Release(&after);
+    PyBuffer_Release(&pads_buf);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"configure", configure, METH_VARARGS,
+     "configure(Value, Decimal, Geometry, timestamp) -> None: the types rows() makes values of."},
+    {"rows", rows, METH_VARARGS,
+     "rows(rows, kind, types, metas, before_bits, after_bits, pads) -> list | None\n\n"
+     "The rows of one rows event as rowvalues.decode_rows gives them ([{'before': [(index, Value |\n"
+     "None), ...] | None, 'after': ...}]); pads: 2 bytes per column, the length BINARY(n) values are\n"
+     "padded to (0: none); None when the Python decoder must do it."},
     {"verbose", verbose, METH_VARARGS,
      "verbose(rows, kind, types, metas, before_bits, after_bits, name, notes=None) -> bytes | None\n\n"
      "The `### INSERT INTO ...` lines of one rows event (kind 0 insert, 1 update, 2 delete) from\n"
@@ -622,4 +897,9 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_rowtext",
                                     "C accelerator for rowvalues.verbose_lines (optional).", -1, methods};
 
-PyMODINIT_FUNC PyInit__rowtext(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__rowtext(void) {
+    PyDateTime_IMPORT;
+    if (!PyDateTimeAPI)
+        return NULL;
+    return PyModule_Create(&module);
+}

@@ -14,13 +14,20 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 spec = importlib.util.spec_from_file_location("_rowtext", sys.argv[1])
 asan_mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(asan_mod)
-from test_rowtext import SEEDS, _c_text, _files, _rows_events  # noqa: E402
+import decimal  # noqa: E402
+
+from binlogkit.rowvalues.values import Geometry, Value, _timestamp  # noqa: E402
+
+asan_mod.configure(Value, decimal.Decimal, Geometry, _timestamp)
+from test_rowtext import SEEDS, _c_rows, _c_text, _files, _rows_events  # noqa: E402
 from binlogkit.rowvalues import COMPRESSED_ROWS  # noqa: E402
 # every real event
 n = 0
 for path in _files():
     for table, fields, code in _rows_events(path):
-        _c_text(asan_mod, table, fields, code); n += 1
+        _c_text(asan_mod, table, fields, code)
+        _c_rows(asan_mod, table, fields, code)
+        n += 1
 print("real events", n)
 rnd = random.Random(int(sys.argv[2]) if len(sys.argv) > 2 else 3)
 for it in range(30000):
@@ -37,9 +44,10 @@ for it in range(30000):
     bm = bytes(fields.columns_before_image)
     if rnd.random() < 0.1:
         bm = bytes(rnd.randrange(256) for _ in range(len(bm)))
-    asan_mod.verbose(bytes(rows), rnd.randrange(3), bytes(c.type for c in table.columns),
-                     b"".join(c.meta.to_bytes(2, "little") for c in table.columns), bm,
-                     bytes(fields.columns_after_image or bm), b"`x`.`y`")
+    args = (bytes(rows), rnd.randrange(3), bytes(c.type for c in table.columns),
+            b"".join(c.meta.to_bytes(2, "little") for c in table.columns), bm, bytes(fields.columns_after_image or bm))
+    asan_mod.verbose(*args, b"`x`.`y`")
+    asan_mod.rows(*args, bytes(2 * len(table.columns)))
 # random types/metas too
 for it in range(30000):
     ncols = rnd.randint(0, 12)
@@ -48,4 +56,5 @@ for it in range(30000):
     data = bytes(rnd.randrange(256) for _ in range(rnd.randint(0, 64)))
     bits = bytes(rnd.randrange(256) for _ in range((ncols + 7) // 8))
     asan_mod.verbose(data, rnd.randrange(4), types, metas, bits, bits, b"n", tuple(b"x" for _ in range(ncols)) if rnd.random() < .5 else None)
+    asan_mod.rows(data, rnd.randrange(4), types, metas, bits, bits, bytes(rnd.randrange(256) for _ in range(2 * ncols)))
 print("fuzz done")

@@ -14,8 +14,22 @@ from ..codecs.compression import uncompress
 from ..codecs.rows import UPDATE_ROWS
 from ..constants import EventType as T
 from ..errors import BodyLengthError
-from .tables import COMPRESSED_ROWS, DELETE, JSON, WRITE, Table
+from .tables import BINARY_COLLATION, COMPRESSED_ROWS, DELETE, ENUM, JSON, SET, STRING, WRITE, Table
 from .values import UnknownColumnType, Value, _prefixed, _quote, reader
+
+try:  # the optional C accelerator (setup.py); BINLOGKIT_PURE_PYTHON=1 turns it off
+    import os as _os
+
+    from .. import _rowtext
+    if _os.environ.get("BINLOGKIT_PURE_PYTHON"):
+        _rowtext = None
+except ImportError:  # built without a C compiler: the Python decoder does everything
+    _rowtext = None
+if _rowtext is not None:
+    import decimal as _decimal
+
+    from .values import Geometry, _timestamp
+    _rowtext.configure(Value, _decimal.Decimal, Geometry, _timestamp)
 
 
 def _bits(b: bytes, n: int) -> list[bool]:
@@ -78,6 +92,25 @@ def decode_rows(table: Table, fields, type_code: int) -> list[dict] | RawRows:
     """[{"before": [(index, Value|None)...] | None, "after": [...] | None}, ...]; any image
     that does not fit raises ``BodyLengthError``; a table with a column type this decoder does
     not know gives ``RawRows`` (the images undecoded, and why)."""
+    if _rowtext is not None and type_code != T.PARTIAL_UPDATE_ROWS_EVENT:
+        key = _c_args(table)
+        if key:
+            data = fields["rows"]
+            if type_code in COMPRESSED_ROWS:
+                try:
+                    data = uncompress(bytes(data))
+                except (ValueError, IndexError) as exc:
+                    raise BodyLengthError(f"row image of `{table.db}`.`{table.name}` does not decode: {exc}") from None
+            after = fields["columns_after_image"]
+            out = _rowtext.rows(data, _KIND.get(type_code, 1), key[0], key[1], fields["columns_before_image"],
+                                b"" if after is None else after, key[4])
+            if out is not None:
+                return out
+    return decode_rows_python(table, fields, type_code)
+
+
+def decode_rows_python(table: Table, fields, type_code: int) -> list[dict] | RawRows:
+    """``decode_rows`` without the C accelerator: the reference it is tested against."""
     try:
         return _decode_rows(table, fields, type_code)
     except UnknownColumnType as exc:
@@ -126,14 +159,27 @@ def _decode_rows(table: Table, fields, type_code: int) -> list[dict]:
     return rows
 
 
-try:  # the optional C accelerator (setup.py); BINLOGKIT_PURE_PYTHON=1 turns it off
-    import os as _os
+def _c_args(table: Table) -> tuple:
+    """What the C calls need, made once per table map: column types, metadata, the quoted name,
+    the ` /* name */` notes, the BINARY(n) pad lengths; () when the table is not for C (hints)."""
+    key = table.__dict__.get("_c_args")
+    if key is None:
+        notes = name_notes(table)
+        pads = b"".join((_binary_len(c) or 0).to_bytes(2, "little") for c in table.columns)
+        key = () if any(c.hint for c in table.columns) else (
+            bytes(c.type for c in table.columns), b"".join(c.meta.to_bytes(2, "little") for c in table.columns),
+            f"`{table.db}`.`{table.name}`".encode("utf-8", "surrogateescape"),
+            None if notes is None else tuple(n.encode("utf-8", "surrogateescape") for n in notes), pads)
+        object.__setattr__(table, "_c_args", key)
+    return key
 
-    from .. import _rowtext
-    if _os.environ.get("BINLOGKIT_PURE_PYTHON"):
-        _rowtext = None
-except ImportError:  # built without a C compiler: the Python decoder does everything
-    _rowtext = None
+
+def _binary_len(c) -> int | None:
+    """BINARY(n) columns (binary collation, known from the optional metadata): n."""
+    if c.type == STRING and c.meta >> 8 not in (ENUM, SET) and c.collation == BINARY_COLLATION:
+        return (((c.meta >> 4) & 0x300) ^ 0x300) + (c.meta & 0xFF)
+    return None
+
 
 _KIND = {**{t: 0 for t in WRITE}, **{t: 2 for t in DELETE}}
 
@@ -142,14 +188,7 @@ def verbose_text(table: Table, fields, type_code: int) -> bytes:
     """`decode -v` lines of one rows event, as bytes (string values are written as stored):
     by the C accelerator when it is built and knows every column, else by ``verbose_lines``;
     a malformed image raises ``BodyLengthError`` either way (the Python decoder names it)."""
-    key = table.__dict__.get("_c_args")
-    if key is None:  # what the C call needs, once per table map; None: the table is not for C
-        notes = name_notes(table)
-        key = None if any(c.hint for c in table.columns) else (
-            bytes(c.type for c in table.columns), b"".join(c.meta.to_bytes(2, "little") for c in table.columns),
-            f"`{table.db}`.`{table.name}`".encode("utf-8", "surrogateescape"),
-            None if notes is None else tuple(n.encode("utf-8", "surrogateescape") for n in notes))
-        object.__setattr__(table, "_c_args", key or ())
+    key = _c_args(table)
     if _rowtext is not None and key and type_code != T.PARTIAL_UPDATE_ROWS_EVENT:
         data = fields["rows"]  # item access: a Container's attribute access is ~1 us on this path
         if type_code in COMPRESSED_ROWS:
