@@ -141,7 +141,21 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
                                 and (exclude_gtids is None or g is None or not exclude_gtids(g)))
                 if gtid_filter and not keep_trx and raw.type_code not in OUTSIDE:
                     continue
-                expand = payloads and raw.type_code == T_PAYLOAD
+                if not (payloads and raw.type_code == T_PAYLOAD):  # the common case, kept lean
+                    try:
+                        tm = register(raw) if rows and raw.type_code == 19 else None
+                        if types and raw.type_code not in types:
+                            continue
+                        ev = one(raw, tm)
+                    except BinlogError as exc:
+                        yield Problem(str(path), exc.with_context(file=str(path), offset=raw.offset,
+                                                                  event_type=raw.type_name))
+                        if strict:
+                            break
+                        continue
+                    yield ev
+                    continue
+                # a Transaction_payload: it, then the events inside (as mysqlbinlog shows them)
                 batch = deque([raw])
                 failed = False
                 while batch:
@@ -149,8 +163,8 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
                     try:
                         tm = register(r) if rows and r.type_code == 19 else None
                         shown = not types or r.type_code in types
-                        ev = one(r, tm) if shown or (expand and r is raw) else None
-                        if expand and r is raw:  # the events inside, after it (as mysqlbinlog shows them)
+                        ev = one(r, tm) if shown or r is raw else None
+                        if r is raw:
                             batch.extend(_inner(i, raw) for i in payload_events(ev))
                     except BinlogError as exc:
                         yield Problem(str(path), exc.with_context(file=str(path), offset=r.offset,

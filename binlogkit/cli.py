@@ -21,7 +21,7 @@ from . import __version__
 from .api import T_PAYLOAD, Problem, decode_files, expand_paths, gtid_summary, transactions as list_transactions, verify_files
 from .constants import EventType
 from .errors import BinlogError
-from .render import render
+from .render import render, render_text
 
 EXIT_OK, EXIT_DAMAGED, EXIT_USAGE = 0, 1, 2
 
@@ -218,7 +218,7 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
                 if item.rows_text is not None:
                     out.write(item.rows_text.decode("utf-8", "surrogateescape"))
             else:
-                text = "\n".join(render(item, utc)) + "\n"
+                text = render_text(item, utc)
                 inner = item.raw.payload_offset is not None
                 if in_payload and not inner:
                     text = "# End of compressed events!\n" + text

@@ -177,6 +177,13 @@ def body_lines(ev: Event) -> list[str]:
     return []
 
 
+def render_text(ev: Event, utc: bool = False) -> str:
+    """``render`` as one newline-terminated string (the `decode` command's hot path)."""
+    head = f"# at {ev.raw.offset}\n{header_line(ev, utc)}\n"
+    body = body_lines(ev)
+    return head + "\n".join(body) + "\n" if body else head
+
+
 def render(ev: Event, utc: bool = False) -> Iterator[str]:
     yield f"# at {ev.raw.offset}"
     yield header_line(ev, utc)
