@@ -229,6 +229,10 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
                 pending.append(text)
                 size += len(text)
                 if item.rows_text is not None:
+                    if len(item.rows_text) > 1 << 16:  # big images: written as they are, not copied again
+                        drain()
+                        sink.write(item.rows_text)
+                        continue
                     pending.append(item.rows_text)
                     size += len(item.rows_text)
                 if size > 1 << 20:
