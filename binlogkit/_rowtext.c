@@ -51,8 +51,6 @@ static int hard_error(void) {
     return 0;
 }
 
-static PyObject *text_or(const char *text) { return PyUnicode_FromString(text); }
-
 static int grow(Out *o, Py_ssize_t need) {
     if (o->len + need <= o->cap)
         return 0;
@@ -365,7 +363,7 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
                 if (hard_error())
                     return -1;
                 snprintf(tmp, sizeof tmp, "%04d-%02d-%02d", y, mo, d);
-                if (!(mk->obj = text_or(tmp)))
+                if (!(mk->obj = PyUnicode_FromString(tmp)))
                     return -1;
             }
         }
@@ -599,11 +597,29 @@ typedef struct {
     Py_ssize_t n;
 } Note;
 
+/* n little-endian 16-bit numbers (column metadata, pad lengths) as an array; NULL: no memory */
+static uint16_t *u16s(const Py_buffer *b, Py_ssize_t n) {
+    uint16_t *out = PyMem_Malloc(sizeof(uint16_t) * (n ? n : 1));
+    if (!out) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        out[i] = (uint16_t)le((const unsigned char *)b->buf + 2 * i, 2);
+    return out;
+}
+
+/* how many columns a columns bitmap marks present */
+static Py_ssize_t count_present(const unsigned char *present, Py_ssize_t ncols) {
+    Py_ssize_t n = 0;
+    for (Py_ssize_t i = 0; i < ncols; i++)
+        n += (present[i / 8] >> (i % 8)) & 1;
+    return n;
+}
+
 static Py_ssize_t image(Out *o, const unsigned char *types, const uint16_t *metas, const unsigned char *present,
                         Py_ssize_t ncols, const unsigned char *p, const unsigned char *end, const Note *notes) {
-    Py_ssize_t npresent = 0;
-    for (Py_ssize_t i = 0; i < ncols; i++)
-        npresent += (present[i / 8] >> (i % 8)) & 1;
+    Py_ssize_t npresent = count_present(present, ncols);
     Py_ssize_t nb = (npresent + 7) / 8;
     if (p + nb > end)
         return -1;
@@ -652,15 +668,8 @@ static PyObject *verbose(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    if (ok) {
-        m = PyMem_Malloc(sizeof(uint16_t) * (ncols ? ncols : 1));
-        if (!m) {
-            PyErr_NoMemory();
-            goto done;
-        }
-        for (Py_ssize_t i = 0; i < ncols; i++)
-            m[i] = (uint16_t)le((const unsigned char *)metas.buf + 2 * i, 2);
-    }
+    if (ok && !(m = u16s(&metas, ncols)))
+        goto done;
     if (ok && note_objs != Py_None) { /* a bytes suffix per column (the column's name) */
         ok = PyTuple_Check(note_objs) && PyTuple_GET_SIZE(note_objs) == ncols;
         if (ok && !(notes = PyMem_Malloc(sizeof(Note) * (ncols ? ncols : 1)))) {
@@ -722,13 +731,11 @@ done:
 }
 
 /* one image as [(index, Value | None), ...]; NULL: not for us (no exception) or an error */
-static PyObject *values_image(Out *scratch, const unsigned char *types, const uint16_t *metas, const int *pads,
+static PyObject *values_image(Out *scratch, const unsigned char *types, const uint16_t *metas, const uint16_t *pads,
                               const unsigned char *present, Py_ssize_t ncols, const unsigned char **pp,
                               const unsigned char *end) {
     const unsigned char *p = *pp;
-    Py_ssize_t npresent = 0;
-    for (Py_ssize_t i = 0; i < ncols; i++)
-        npresent += (present[i / 8] >> (i % 8)) & 1;
+    Py_ssize_t npresent = count_present(present, ncols);
     Py_ssize_t nb = (npresent + 7) / 8;
     if (p + nb > end)
         return NULL;
@@ -811,24 +818,12 @@ static PyObject *rows(PyObject *self, PyObject *args) {
     Out scratch = {NULL, 0, 0};
     Py_ssize_t ncols = types.len;
     uint16_t *m = NULL;
-    int *pads = NULL;
+    uint16_t *pads = NULL;
     int ok = metas.len == 2 * ncols && pads_buf.len == 2 * ncols && before.len >= (ncols + 7) / 8 &&
              (kind != 1 || after.len >= (ncols + 7) / 8) && kind >= 0 && kind <= 2;
     const unsigned char *p = data.buf, *end = p + data.len;
-    if (ok) {
-        m = PyMem_Malloc(sizeof(uint16_t) * (ncols ? ncols : 1));
-        pads = PyMem_Malloc(sizeof(int) * (ncols ? ncols : 1));
-        out = PyList_New(0);
-        if (!m || !pads || !out) {
-            if (!PyErr_Occurred())
-                PyErr_NoMemory();
-            goto done;
-        }
-        for (Py_ssize_t i = 0; i < ncols; i++) {
-            m[i] = (uint16_t)le((const unsigned char *)metas.buf + 2 * i, 2);
-            pads[i] = (int)le((const unsigned char *)pads_buf.buf + 2 * i, 2);
-        }
-    }
+    if (ok && (!(m = u16s(&metas, ncols)) || !(pads = u16s(&pads_buf, ncols)) || !(out = PyList_New(0))))
+        goto done;
     while (ok && p < end) {
         const unsigned char *row = p;
         PyObject *b = NULL, *a = NULL;
@@ -860,7 +855,7 @@ static PyObject *rows(PyObject *self, PyObject *args) {
     if (ok) {
         result = out;
         out = NULL;
-    } else if (!PyErr_Occurred() || !hard_error()) {
+    } else if (!hard_error()) {
         Py_INCREF(Py_None);
         result = Py_None;
     }

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from binlogkit import open_binlog, rowvalues
 from binlogkit.errors import BinlogError
 from binlogkit.events import decode
-from binlogkit.rowvalues.images import decode_rows_python, name_notes
+from binlogkit.rowvalues.images import _c_args, _c_inputs, decode_rows_python
 from binlogkit.rowvalues import COMPRESSED_ROWS, ROWS_TYPES, table_from_map, verbose_lines
 
 from test_codecs import fixture_files
@@ -46,20 +46,9 @@ def _python_text(table, fields, type_code) -> bytes:
     return "".join(line + "\n" for line in verbose_lines(table, rows, type_code)).encode("utf-8", "surrogateescape")
 
 
-def _c_text(mod, table, fields, type_code, data=None):
-    if data is None:
-        data = bytes(fields.rows)
-        if type_code in COMPRESSED_ROWS:
-            from binlogkit.codecs.compression import uncompress
-            data = uncompress(data)
-    after = fields.columns_after_image
-    kind = 0 if type_code in rowvalues.WRITE else 2 if type_code in rowvalues.DELETE else 1
-    notes = name_notes(table)
-    return mod.verbose(data, kind, bytes(c.type for c in table.columns),
-                       b"".join(c.meta.to_bytes(2, "little") for c in table.columns),
-                       bytes(fields.columns_before_image), b"" if after is None else bytes(after),
-                       f"`{table.db}`.`{table.name}`".encode(),
-                       None if notes is None else tuple(n.encode() for n in notes))
+def _c_text(mod, table, fields, type_code):
+    """``mod.verbose`` called the way ``verbose_text`` calls the accelerator."""
+    return mod.verbose(*_c_inputs(table, fields, type_code), *_c_args(table)[2:4])
 
 
 def _rows_events(path):
@@ -178,16 +167,8 @@ def _same_rows(got, want) -> bool:
 
 
 def _c_rows(mod, table, fields, code):
-    from binlogkit.rowvalues.images import _KIND, _c_args
-
-    key = _c_args(table)
-    data = bytes(fields.rows)
-    if code in COMPRESSED_ROWS:
-        from binlogkit.codecs.compression import uncompress
-        data = uncompress(data)
-    after = fields.columns_after_image
-    return mod.rows(data, _KIND.get(code, 1), key[0], key[1], bytes(fields.columns_before_image),
-                    b"" if after is None else bytes(after), key[4])
+    """``mod.rows`` called the way ``decode_rows`` calls the accelerator."""
+    return mod.rows(*_c_inputs(table, fields, code), _c_args(table)[4])
 
 
 def test_c_typed_rows_equal_the_python_ones(rowtext):

@@ -7,7 +7,9 @@ present, non-NULL columns."""
 
 from __future__ import annotations
 
+import json
 import struct
+import zlib
 from dataclasses import dataclass
 
 from ..codecs.compression import uncompress
@@ -73,11 +75,11 @@ def _image(plan: tuple, b: bytes, p: int, partial: set[int] = frozenset(),
             continue
         try:
             if partial and c.index in partial:  # a JSON diff against the before image's value
-                from ..codecs.mysql_json import apply_diffs
+                from ..codecs.mysql_json import apply_diffs, dumps
 
                 diffs, p = _prefixed(b, p, c.meta or 4)  # length sized like the column's own
-                old = json_loads((before or {}).get(c.index))
-                text = _dump(apply_diffs(old, diffs))
+                old = (before or {}).get(c.index)
+                text = dumps(apply_diffs(None if old is None else json.loads(old), diffs))
                 out.append((c.index, Value(text, _quote(text.encode("utf-8")))))
                 continue
             v, p = readers[k](b, p)
@@ -88,25 +90,36 @@ def _image(plan: tuple, b: bytes, p: int, partial: set[int] = frozenset(),
     return out, p
 
 
+def _uncompressed(table: Table, fields, type_code: int) -> bytes:
+    """The row images of an event, MariaDB's compressed rows events inflated."""
+    data = fields["rows"]
+    if type_code not in COMPRESSED_ROWS:
+        return data
+    try:
+        return uncompress(bytes(data))
+    except (ValueError, zlib.error) as exc:
+        raise BodyLengthError(f"row image of `{table.db}`.`{table.name}` does not decode: {exc}") from None
+
+
+def _c_inputs(table: Table, fields, type_code: int) -> tuple | None:
+    """The arguments both C entry points take for this event (images, kind, column types and
+    metadata, column bitmaps), or None when the accelerator is not built or the table / event
+    is not for it."""
+    if _rowtext is None or type_code == T.PARTIAL_UPDATE_ROWS_EVENT or not _c_args(table):
+        return None
+    key = _c_args(table)
+    after = fields["columns_after_image"]  # item access: a Container's attribute access is ~1 us here
+    return (_uncompressed(table, fields, type_code), _KIND.get(type_code, 1), key[0], key[1],
+            fields["columns_before_image"], b"" if after is None else after)
+
+
 def decode_rows(table: Table, fields, type_code: int) -> list[dict] | RawRows:
     """[{"before": [(index, Value|None)...] | None, "after": [...] | None}, ...]; any image
     that does not fit raises ``BodyLengthError``; a table with a column type this decoder does
     not know gives ``RawRows`` (the images undecoded, and why)."""
-    if _rowtext is not None and type_code != T.PARTIAL_UPDATE_ROWS_EVENT:
-        key = _c_args(table)
-        if key:
-            data = fields["rows"]
-            if type_code in COMPRESSED_ROWS:
-                try:
-                    data = uncompress(bytes(data))
-                except (ValueError, IndexError) as exc:
-                    raise BodyLengthError(f"row image of `{table.db}`.`{table.name}` does not decode: {exc}") from None
-            after = fields["columns_after_image"]
-            out = _rowtext.rows(data, _KIND.get(type_code, 1), key[0], key[1], fields["columns_before_image"],
-                                b"" if after is None else after, key[4])
-            if out is not None:
-                return out
-    return decode_rows_python(table, fields, type_code)
+    args = _c_inputs(table, fields, type_code)
+    out = None if args is None else _rowtext.rows(*args, _c_args(table)[4])
+    return out if out is not None else decode_rows_python(table, fields, type_code)
 
 
 def decode_rows_python(table: Table, fields, type_code: int) -> list[dict] | RawRows:
@@ -114,16 +127,13 @@ def decode_rows_python(table: Table, fields, type_code: int) -> list[dict] | Raw
     try:
         return _decode_rows(table, fields, type_code)
     except UnknownColumnType as exc:
-        data = bytes(fields.rows)
-        return RawRows(uncompress(data) if type_code in COMPRESSED_ROWS else data, str(exc))
+        return RawRows(bytes(_uncompressed(table, fields, type_code)), str(exc))
     except (IndexError, ValueError, KeyError, TypeError, struct.error) as exc:
         raise BodyLengthError(f"row image of `{table.db}`.`{table.name}` does not decode: {exc}") from None
 
 
 def _decode_rows(table: Table, fields, type_code: int) -> list[dict]:
-    data = bytes(fields.rows)
-    if type_code in COMPRESSED_ROWS:
-        data = uncompress(data)
+    data = bytes(_uncompressed(table, fields, type_code))
     width = fields.width
     before_plan = _plan(table, fields.columns_before_image, width)
     after_plan = _plan(table, fields.columns_after_image, width) if fields.columns_after_image is not None else None
@@ -177,7 +187,7 @@ def _c_args(table: Table) -> tuple:
 def _binary_len(c) -> int | None:
     """BINARY(n) columns (binary collation, known from the optional metadata): n."""
     if c.type == STRING and c.meta >> 8 not in (ENUM, SET) and c.collation == BINARY_COLLATION:
-        return (((c.meta >> 4) & 0x300) ^ 0x300) + (c.meta & 0xFF)
+        return c.max_length
     return None
 
 
@@ -188,17 +198,12 @@ def verbose_text(table: Table, fields, type_code: int) -> bytes:
     """`decode -v` lines of one rows event, as bytes (string values are written as stored):
     by the C accelerator when it is built and knows every column, else by ``verbose_lines``;
     a malformed image raises ``BodyLengthError`` either way (the Python decoder names it)."""
-    key = _c_args(table)
-    if _rowtext is not None and key and type_code != T.PARTIAL_UPDATE_ROWS_EVENT:
-        data = fields["rows"]  # item access: a Container's attribute access is ~1 us on this path
-        if type_code in COMPRESSED_ROWS:
-            data = uncompress(bytes(data))
-        after = fields["columns_after_image"]
-        out = _rowtext.verbose(data, _KIND.get(type_code, 1), key[0], key[1], fields["columns_before_image"],
-                               b"" if after is None else after, key[2], key[3])
-        if out is not None:
-            return out
-    lines = verbose_lines(table, decode_rows(table, fields, type_code), type_code)
+    args = _c_inputs(table, fields, type_code)
+    out = None if args is None else _rowtext.verbose(*args, *_c_args(table)[2:4])
+    if out is not None:
+        return out
+    # C stepped aside: the reference decoder prints the rows or names what is wrong with them
+    lines = verbose_lines(table, decode_rows_python(table, fields, type_code), type_code)
     return "".join(line + "\n" for line in lines).encode("utf-8", "surrogateescape")
 
 
@@ -234,14 +239,3 @@ def verbose_lines(table: Table, rows: list[dict], type_code: int) -> list[str]:
             out += [f"### INSERT INTO {name}", "### SET"] + image(r["after"])
     return out
 
-
-def json_loads(text):
-    import json as _json
-
-    return None if text is None else _json.loads(text)
-
-
-def _dump(doc) -> str:
-    from ..codecs.mysql_json import dumps
-
-    return dumps(doc)

@@ -50,6 +50,13 @@ class Column:
         return self.meta >> 8 if self.type == STRING and self.meta >> 8 in (ENUM, SET) else self.type
 
     @property
+    def max_length(self) -> int:
+        """CHAR/BINARY columns (type STRING): the most bytes a value takes, which sets the size
+        of its length prefix (MySQL packs bits of it into the metadata's high byte)."""
+        m = self.meta
+        return (((m >> 4) & 0x300) ^ 0x300) + (m & 0xFF)
+
+    @property
     def is_character(self) -> bool:
         return self.real_type in (STRING, VAR_STRING, VARCHAR, BLOB, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB)
 

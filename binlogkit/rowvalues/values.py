@@ -17,6 +17,7 @@ from .tables import (BINARY_COLLATION, BIT, BLOB, DATE, DATETIME, DATETIME2, DOU
                      JSON, LONG, LONG_BLOB, LONGLONG, MEDIUM_BLOB, NEWDATE, NEWDECIMAL, SET, SHORT, STRING, TIME,
                      TIME2, TIMESTAMP, TIMESTAMP2, TINY, TINY_BLOB, VAR_STRING, VARCHAR, YEAR, Column)
 
+
 @dataclass(frozen=True)
 class Geometry:
     """A spatial value as the server stores it: SRID, then the geometry as WKB."""
@@ -39,8 +40,7 @@ def hinted(kind: str, raw: bytes) -> str:
         return "::ffff:" + str(ipaddress.IPv4Address(data[12:]))
     if data[:12] == bytes(12) and int.from_bytes(data[12:], "big") > 1:  # IPv4-compatible (IN6_IS_ADDR_V4COMPAT)
         return "::" + str(ipaddress.IPv4Address(data[12:]))
-    addr = ipaddress.IPv6Address(data)
-    return str(addr)
+    return str(ipaddress.IPv6Address(data))
 
 
 def _dec_size(digits: int) -> int:
@@ -247,7 +247,7 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
             if real == ENUM:
                 return Value(v, f"{v}"), p + n
             return Value(v, "b'" + format(v, f"0{n * 8}b") + "'"), p + n
-        maxlen = (((m >> 4) & 0x300) ^ 0x300) + (m & 0xFF)
+        maxlen = col.max_length
         raw, q = _prefixed(b, p, 1 if maxlen < 256 else 2)
         if col.hint:
             return _hinted_value(col, raw), q
@@ -317,7 +317,7 @@ def reader(col: Column):
         if t in (VARCHAR, VAR_STRING):
             lb = 1 if m < 256 else 2
         elif t == STRING and m >> 8 not in (ENUM, SET) and col.collation != BINARY_COLLATION:
-            lb = 1 if (((m >> 4) & 0x300) ^ 0x300) + (m & 0xFF) < 256 else 2
+            lb = 1 if col.max_length < 256 else 2
         elif t in (BLOB, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB):
             lb = m or 4
     if lb == 1:
