@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from .constants import EventType
 from .errors import BinlogError
 from .events import Event, decode
 from .scan import ScanResult, scan
@@ -93,8 +94,6 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
     from .rowvalues import ROWS_TYPES, decode_rows, table_from_map, verbose_text
     tables: dict = {}
     known: dict = {}  # table map body -> Table
-    from collections import deque
-
     from .events import payload_events
     from . import open_binlog
 
@@ -141,31 +140,18 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
                                 and (exclude_gtids is None or g is None or not exclude_gtids(g)))
                 if gtid_filter and not keep_trx and raw.type_code not in OUTSIDE:
                     continue
-                if not (payloads and raw.type_code == T_PAYLOAD):  # the common case, kept lean
-                    try:
-                        tm = register(raw) if rows and raw.type_code == 19 else None
-                        if types and raw.type_code not in types:
-                            continue
-                        ev = one(raw, tm)
-                    except BinlogError as exc:
-                        yield Problem(str(path), exc.with_context(file=str(path), offset=raw.offset,
-                                                                  event_type=raw.type_name))
-                        if strict:
-                            break
-                        continue
-                    yield ev
-                    continue
-                # a Transaction_payload: it, then the events inside (as mysqlbinlog shows them)
-                batch = deque([raw])
+                todo = [raw]  # a Transaction_payload adds the events inside it, shown right after it
                 failed = False
-                while batch:
-                    r = batch.popleft()
+                for r in todo:
                     try:
                         tm = register(r) if rows and r.type_code == 19 else None
                         shown = not types or r.type_code in types
-                        ev = one(r, tm) if shown or r is raw else None
-                        if r is raw:
-                            batch.extend(_inner(i, raw) for i in payload_events(ev))
+                        expand = payloads and r is raw and r.type_code == _PAYLOAD
+                        if not (shown or expand):
+                            continue
+                        ev = one(r, tm)
+                        if expand:
+                            todo.extend(_inner(i, raw) for i in payload_events(ev))
                     except BinlogError as exc:
                         yield Problem(str(path), exc.with_context(file=str(path), offset=r.offset,
                                                                   event_type=r.type_name))
@@ -181,7 +167,7 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
             yield Problem(str(path), exc.with_context(file=str(path)))
 
 
-T_PAYLOAD = 40
+_PAYLOAD = int(EventType.TRANSACTION_PAYLOAD_EVENT)  # an int: compared for every event
 
 
 def _inner(inner, payload):

@@ -18,12 +18,13 @@ import click
 from pathlib import Path
 
 from . import __version__
-from .api import T_PAYLOAD, Problem, decode_files, expand_paths, gtid_summary, transactions as list_transactions, verify_files
+from .api import Problem, decode_files, expand_paths, gtid_summary, transactions as list_transactions, verify_files
 from .constants import EventType
 from .errors import BinlogError
-from .render import render, render_text
+from .render import render_text
 
 EXIT_OK, EXIT_DAMAGED, EXIT_USAGE = 0, 1, 2
+PAYLOAD = int(EventType.TRANSACTION_PAYLOAD_EVENT)
 
 
 class Progress:
@@ -213,18 +214,19 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
                         doc["primary_key"] = [item.table.column_name(i) for i in item.table.primary_key]
                     doc["rows"] = rows_json(item.rows, item.table)
                 out.write(json.dumps(doc, default=str) + "\n")
-            elif sink is None:
-                out.write("\n".join(render(item, utc)) + "\n")
-                if item.rows_text is not None:
-                    out.write(item.rows_text.decode("utf-8", "surrogateescape"))
             else:
                 text = render_text(item, utc)
                 inner = item.raw.payload_offset is not None
                 if in_payload and not inner:
                     text = "# End of compressed events!\n" + text
-                if item.raw.type_code == T_PAYLOAD:
+                if item.raw.type_code == PAYLOAD:
                     text += "# Start of compressed events!\n"
-                in_payload = inner or item.raw.type_code == T_PAYLOAD
+                in_payload = (in_payload and inner) or item.raw.type_code == PAYLOAD  # markers in pairs
+                if sink is None:  # a stream without a byte buffer: text as it is
+                    out.write(text)
+                    if item.rows_text is not None:
+                        out.write(item.rows_text.decode("utf-8", "surrogateescape"))
+                    continue
                 text = text.encode("utf-8", "surrogateescape")
                 pending.append(text)
                 size += len(text)
@@ -239,9 +241,12 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
                     drain()
         if prog is not None:
             prog.close()
-        if sink is not None:
-            if in_payload:
+        if in_payload:
+            if sink is None:
+                out.write("# End of compressed events!\n")
+            else:
                 pending.append(b"# End of compressed events!\n")
+        if sink is not None:
             drain()
             sink.flush()
     except BrokenPipeError:

@@ -157,6 +157,8 @@ def rows_fields(p: Container) -> dict:
             "extra_data": extra.hex(), "width": p["width"], "columns_before_image": p["columns_before_image"].hex(),
             "columns_after_image": None if after is None else after.hex(), "rows": f"<{len(rows)} bytes>",
             "len_rows": len(rows)}
+
+
 _PLAIN = frozenset({T.XID_EVENT, T.TABLE_MAP_EVENT, T.ANNOTATE_ROWS_EVENT})  # fields as parsed, nothing derived
 
 

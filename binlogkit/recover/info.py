@@ -41,6 +41,11 @@ class InfoFile:
         i = n - 1 if self.has_count else n - 2
         return self.lines[i] if 0 <= i < len(self.lines) else None
 
+    def int_field(self, n: int) -> int | None:
+        """A position line as a number; None when absent or not a number."""
+        v = self.field(n)
+        return int(v) if v and v.strip().isdigit() else None
+
     def with_field(self, n: int, value: str) -> "InfoFile":
         i = n - 1 if self.has_count else n - 2
         lines = list(self.lines)
@@ -102,8 +107,7 @@ class MasterInfo:
 
     @property
     def position(self) -> int | None:
-        v = self.info.field(3)
-        return int(v) if v and v.strip().isdigit() else None
+        return self.info.int_field(3)
 
     @property
     def using_gtid(self) -> int:
@@ -125,8 +129,7 @@ class RelayLogInfo:
 
     @property
     def relay_pos(self) -> int | None:
-        v = self.info.field(3)
-        return int(v) if v and v.strip().isdigit() else None
+        return self.info.int_field(3)
 
     @property
     def master_file(self) -> str | None:
@@ -134,8 +137,7 @@ class RelayLogInfo:
 
     @property
     def master_pos(self) -> int | None:
-        v = self.info.field(5)
-        return int(v) if v and v.strip().isdigit() else None
+        return self.info.int_field(5)
 
     def moved_to(self, relay_file_line: str, relay_pos: int, master_file: str, master_pos: int) -> "RelayLogInfo":
         i = self.info.with_field(2, relay_file_line).with_field(3, str(relay_pos))
