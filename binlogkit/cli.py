@@ -20,10 +20,10 @@ from pathlib import Path
 from . import __version__
 from .api import Problem, decode_files, expand_paths, gtid_summary, transactions as list_transactions, verify_files
 from .constants import EventType
-from .errors import BinlogError
+from .errors import BinlogError, PartialWrite, WriteRefused
 from .render import render_text
 
-EXIT_OK, EXIT_DAMAGED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_DAMAGED, EXIT_USAGE, EXIT_PARTIAL = 0, 1, 2, 3
 PAYLOAD = int(EventType.TRANSACTION_PAYLOAD_EVENT)
 
 
@@ -493,24 +493,45 @@ def compare(primary, replicas, as_json) -> None:
               help="LOST_EVENTS, NEW_INCIDENT, or a number (replicas stop on any incident).")
 @click.option("--message", default="", help="Why (at most 255 bytes); replicas report it.")
 @click.option("--index", type=click.Path(exists=True, dir_okay=False), help="The binlog index, when the folder holds several.")
-def incident(binlog_dir, code, message, index) -> None:
+@click.option("--backup-dir", type=click.Path(file_okay=False),
+              help="Where to keep the verified copy of the binlog before it changes (default: a new folder "
+                   "beside BINLOG_DIR, BINLOG_DIR.binlogkit-incident-TIME-RANDOM).")
+@click.option("--follow-links", is_flag=True,
+              help="When the last binlog is a symbolic link, change the file it points to (default: refuse).")
+def incident(binlog_dir, code, message, index, backup_dir, follow_links) -> None:
     """Record an incident in a stopped server's binlog set: an Incident event then a Rotate to
     the next file, at the end of the last binlog, so the log after the gap starts clean.
 
     Replicas reading it stop with error 1590 and the message, until an operator decides
-    (e.g. SET GLOBAL sql_slave_skip_counter=1; START SLAVE). Refuses while a process holds
-    the folder's files, or when the last binlog is torn or still marked in use.
+    (e.g. SET GLOBAL sql_slave_skip_counter=1; START SLAVE). Refuses while any process holds a
+    file of the folder open (compared by device and inode, so a bind mount cannot hide a running
+    server), while another binlogkit command writes there, and when the last binlog is torn,
+    still marked in use, or a symbolic link. The binlog is copied (verified) before it changes and
+    keeps its owner and mode. Running it again changes nothing.
+
+    Exit codes: 0 written (or already there), 2 refused or error (nothing changed), 3 the write
+    failed part-way (the file is unchanged; the message says where the copy is).
     """
-    from .writer import WriteRefused, record_incident
+    from .writer import record_incident
 
     try:
-        done = record_incident(binlog_dir, code=code, message=message, index=index)
-    except (WriteRefused, KeyError) as exc:
+        done = record_incident(binlog_dir, code=code, message=message, index=index, backup_dir=backup_dir,
+                               follow_links=follow_links)
+    except KeyError as exc:
+        _fail(f"refused: unknown incident code {exc}", EXIT_USAGE)
+    except WriteRefused as exc:
         _fail(f"refused: {exc}", EXIT_USAGE)
+    except PartialWrite as exc:
+        _fail(str(exc), EXIT_PARTIAL)
     except (BinlogError, OSError) as exc:
         _fail(str(exc), EXIT_USAGE)
+    if done.already:
+        click.echo(f"{Path(done.file).name}: already ends with an Incident at {done.offsets[0]} and a Rotate to "
+                   f"{done.next_file} at {done.offsets[1]}; nothing to do")
+        return
     click.echo(f"{Path(done.file).name}: Incident at {done.offsets[0]}, Rotate to {done.next_file} at "
                f"{done.offsets[1]}; the file now ends at {done.new_size}")
+    click.echo(f"the file as it was is in {done.backup}", err=True)
 
 
 @main.command()
@@ -530,8 +551,11 @@ def incident(binlog_dir, code, message, index) -> None:
 @click.option("--keep-through", help="With --binlog: the GTIDs the surviving replica holds (position or set).")
 @click.option("--replica", "replica_dir", type=click.Path(exists=True, file_okay=False),
               help="With --binlog: the surviving replica's relay directory, to compute --keep-through.")
+@click.option("--follow-links", is_flag=True,
+              help="Relay logs / info files that are symbolic links: change the files they point to "
+                   "(default: refuse, naming the link).")
 def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_dir, applied_gtids, replica_binlog,
-            is_binlog, keep_through, replica_dir) -> None:
+            is_binlog, keep_through, replica_dir, follow_links) -> None:
     """Repair a stopped replica's relay directory so it resumes with nothing lost and nothing
     applied twice.
 
@@ -539,8 +563,14 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
     files; cuts back to the last complete event (position mode) or transaction (GTID mode);
     computes the next source position from the relay logs themselves (master.info can lag) and
     the retrieved GTIDs without the partial transaction; rewrites master.info / relay-log.info.
-    Dry run by default. Exit codes: 0 nothing to do or applied, 1 repair pending (dry run),
-    2 refused or error.
+    Dry run by default. --apply holds the folder's lock, refuses while any process has one of its
+    files open (by device and inode: bind mounts and symlinked paths included), copies every file
+    it will change into a new backup folder and verifies the copies before the first change,
+    keeps owners and modes, never writes through a link, and replaces files atomically. A run
+    that was killed or failed part-way leaves a journal in the folder; the next run finishes it.
+
+    Exit codes: 0 nothing to do or applied, 1 repair pending (dry run), 2 refused or error
+    (nothing changed), 3 the apply failed part-way (originals in the backup; run again to finish).
     """
     from .recover import RecoveryRefused, apply_plan, plan_recovery
     from .recover.primary import plan_binlog_recovery
@@ -568,12 +598,16 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
             click.echo("dry run: nothing was changed; run again with --apply to repair")
         sys.exit(EXIT_DAMAGED)
     try:
-        backup = apply_plan(plan, backup_dir=backup_dir)
+        backup = apply_plan(plan, backup_dir=backup_dir, follow_links=follow_links)
     except RecoveryRefused as exc:
         _fail(f"refused: {exc}", EXIT_USAGE)
+    except PartialWrite as exc:
+        _fail(str(exc), EXIT_PARTIAL)
     except (BinlogError, OSError) as exc:
         _fail(str(exc), EXIT_USAGE)
-    click.echo(f"applied; the files changed were copied to {backup} (journal.json says what was done)", err=as_json)
+    what = "finished the interrupted repair" if plan.resume else "applied"
+    click.echo(f"{what}; the files changed were copied to {backup} and verified (journal.json says what was done)",
+               err=as_json)
     sys.exit(EXIT_OK)
 
 

@@ -32,6 +32,9 @@ from .info import MasterInfo, RelayLogInfo, read_info
 
 _NUM = re.compile(r"\.(\d+)$")
 
+#: the journal an apply leaves in the folder it changes until it has finished
+JOURNAL = ".binlogkit-recover.journal"
+
 
 @dataclass
 class Plan:
@@ -54,16 +57,51 @@ class Plan:
     change_source_sql: str | None = None        # for MySQL 8 (repositories in tables)
     warnings: list[str] = field(default_factory=list)
     refuse: str | None = None
+    resume: dict | None = None                  # the journal of an interrupted apply, when finishing it
 
     @property
     def nothing_to_do(self) -> bool:
         return not (self.truncate or self.remove or self.index is not None or self.master_info
-                    or self.relay_log_info)
+                    or self.relay_log_info or self.resume)
 
     def to_json(self) -> dict:
         d = asdict(self)
+        if self.resume is not None:  # the journal carries checksums and file contents: say less
+            d["resume"] = {k: self.resume[k] for k in ("backup", "started", "done")}
         d["nothing_to_do"] = self.nothing_to_do
         return d
+
+    @classmethod
+    def from_json(cls, doc: dict) -> "Plan":
+        names = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in doc.items() if k in names and k != "resume"})
+
+
+def pending_journal(directory: str | os.PathLike) -> Plan | None:
+    """The plan of an apply that was interrupted in ``directory`` (its journal is still there),
+    to be finished before anything else; None when there is none."""
+    import json
+
+    path = Path(directory) / JOURNAL
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise BinlogError(f"cannot read the journal of an interrupted run: {exc.strerror}", file=str(path)) from None
+    try:
+        journal = json.loads(raw)
+        plan = Plan.from_json(journal["plan"])
+        journal["backup"], journal["files"], journal["contents"], journal["done"]  # noqa: B018 (shape check)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise BinlogError(f"the journal of an interrupted run is unreadable ({exc}); the backup it names "
+                          "holds the originals: restore them by hand and remove the journal", file=str(path)) from None
+    plan.resume = journal
+    plan.relay_dir = str(directory)
+    plan.warnings.insert(0, f"an earlier apply was interrupted (started {journal.get('started')}, done: "
+                            f"{'; '.join(journal['done']) or 'nothing yet'}); this finishes it, the originals "
+                            f"are in {journal['backup']}")
+    return plan
 
 
 def _names(connection: str | None, base: str | None, relay_dir: Path) -> tuple[Path, Path, Path]:
@@ -112,7 +150,12 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
     directory by default when the replica logs its updates) let the plan move relay-log.info
     past transactions the SQL thread committed but did not record there before the crash —
     relay-log.info is rewritten after the commit, not with it, so a crash between the two
-    would apply such a transaction twice."""
+    would apply such a transaction twice.
+
+    When an earlier ``apply_plan`` in this directory was interrupted, its journal is the plan."""
+    pending = pending_journal(relay_dir)
+    if pending is not None:
+        return pending
     d = Path(relay_dir)
     index_path, mi_path, ri_path = _names(connection, relay_base, d)
     base = index_path.name[: -len(".index")]

@@ -46,7 +46,11 @@ def plan_binlog_recovery(binlog_dir: str | os.PathLike, *, keep_through: str | N
                          replica: str | os.PathLike | None = None, index: str | None = None) -> Plan:
     """Plan the cut of a crashed primary's binlog set. Pure: reads only."""
     from ..api import transactions
+    from .plan import pending_journal
 
+    pending = pending_journal(binlog_dir)
+    if pending is not None:
+        return pending
     d = Path(binlog_dir)
     idx = Path(index) if index else None
     if idx is None:
