@@ -9,6 +9,7 @@ Exit codes scripts can rely on:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -572,6 +573,22 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
     Exit codes: 0 nothing to do or applied, 1 repair pending (dry run), 2 refused or error
     (nothing changed), 3 the apply failed part-way (originals in the backup; run again to finish).
     """
+    from .safeio import SafeDir
+
+    with contextlib.ExitStack() as stack:
+        held = None
+        if do_apply:  # the lock is held from before the plan is made until the last write
+            try:
+                held = stack.enter_context(SafeDir(relaydir))
+                stack.enter_context(held.locked())
+            except WriteRefused as exc:
+                _fail(f"refused: {exc}", EXIT_USAGE)
+        _recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_dir, applied_gtids,
+                 replica_binlog, is_binlog, keep_through, replica_dir, follow_links, held)
+
+
+def _recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_dir, applied_gtids, replica_binlog,
+             is_binlog, keep_through, replica_dir, follow_links, held) -> None:
     from .recover import RecoveryRefused, apply_plan, plan_recovery
     from .recover.primary import plan_binlog_recovery
 
@@ -598,7 +615,7 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
             click.echo("dry run: nothing was changed; run again with --apply to repair")
         sys.exit(EXIT_DAMAGED)
     try:
-        backup = apply_plan(plan, backup_dir=backup_dir, follow_links=follow_links)
+        backup = apply_plan(plan, backup_dir=backup_dir, follow_links=follow_links, held=held)
     except RecoveryRefused as exc:
         _fail(f"refused: {exc}", EXIT_USAGE)
     except PartialWrite as exc:

@@ -234,9 +234,11 @@ class SafeDir:
         return True
 
     def replace(self, name: str, content: bytes | Callable[[int], None], *,
-                owner_like: os.stat_result | None = None, new_mode: int = 0o640) -> None:
+                owner_like: os.stat_result | None = None, owner: tuple[int, int] | None = None,
+                new_mode: int = 0o640) -> None:
         """Replace (or create) ``name`` atomically: exclusive temporary file, owner / group / mode
-        of the file it replaces (or of the folder, for a new file), fsync, rename, fsync the folder.
+        of the file it replaces (or of the folder, for a new file; or ``owner`` and ``new_mode``
+        when given), fsync, rename, fsync the folder.
         ``content`` is bytes or a function that writes to the descriptor it is given."""
         old = self.lstat(name)
         if old is not None and not stat.S_ISREG(old.st_mode):
@@ -244,6 +246,8 @@ class SafeDir:
         like = owner_like or old
         uid, gid = (like.st_uid, like.st_gid) if like is not None else (self.st.st_uid, self.st.st_gid)
         mode = stat.S_IMODE(like.st_mode) if like is not None else new_mode
+        if owner is not None:
+            (uid, gid), mode = owner, new_mode
         tmp = temp_name(name)
         fd = os.open(tmp, _NEW, 0o600, dir_fd=self.fd)
         try:
@@ -444,6 +448,9 @@ def processes_holding(identities: set[tuple[int, int]], *, names: dict | None = 
         if hit is not None:
             try:
                 comm = Path(f"/proc/{pid}/comm").read_text().strip()
+                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                if any(b"binlogkit" in a for a in argv[:3]):
+                    comm = "another binlogkit command"
             except OSError:
                 comm = "?"
             label = (names or {}).get(hit) or f"inode {hit[1]}"

@@ -10,6 +10,7 @@ log after the gap starts clean in a new file.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import dataclass
@@ -62,12 +63,14 @@ class BinlogAppender:
     it over the old one. A link as the last binlog is refused unless ``follow_links``."""
 
     def __init__(self, binlog_dir: str | os.PathLike, *, index: str | None = None, check_processes: bool = True,
-                 backup_dir: str | os.PathLike | None = None, follow_links: bool = False):
+                 backup_dir: str | os.PathLike | None = None, follow_links: bool = False,
+                 held: SafeDir | None = None):
         self.dir = Path(binlog_dir)
         self.index, self.file = _last_file(self.dir, index)
         self.check_processes = check_processes
         self.backup_dir = backup_dir
         self.follow_links = follow_links
+        self.held = held  # the folder, locked by the caller
         with SafeDir(self.dir) as d:
             t = d.target(self.file.name, follow_links=follow_links)
             if t is None:
@@ -107,9 +110,9 @@ class BinlogAppender:
     def commit(self) -> Appended:
         """Write the queued events: lock, back up (verified), copy + append into an exclusive
         temporary file with the original's owner and mode, fsync, rename over, fsync the folder."""
-        d = SafeDir(self.dir)
+        d = self.held or SafeDir(self.dir)
         try:
-            with d.locked():
+            with contextlib.nullcontext() if self.held else d.locked():
                 t = d.target(self.file.name, follow_links=self.follow_links)
                 if t is None:
                     raise WriteRefused(f"{self.file.name} disappeared", file=str(self.file))
@@ -145,7 +148,8 @@ class BinlogAppender:
                 if t.dir is not d:
                     t.dir.close()
         finally:
-            d.close()
+            if not self.held:
+                d.close()
         offsets = [at for at, _ in self.pending]
         self.size += sum(len(x) for _, x in self.pending)
         self.pending = []
@@ -173,8 +177,14 @@ def record_incident(binlog_dir: str | os.PathLike, *, code: int | str = "LOST_EV
     msg = message.encode("utf-8")
     if len(msg) > 255:
         raise WriteRefused("an Incident message holds at most 255 bytes")
+    with SafeDir(binlog_dir) as d, d.locked():  # held from the first read to the last write
+        return _record_incident(d, binlog_dir, code, msg, index, check_processes, backup_dir, follow_links)
+
+
+def _record_incident(d: SafeDir, binlog_dir, code: int, msg: bytes, index, check_processes, backup_dir,
+                     follow_links) -> Appended:
     w = BinlogAppender(binlog_dir, index=index, check_processes=check_processes, backup_dir=backup_dir,
-                       follow_links=follow_links)
+                       follow_links=follow_links, held=d)
     nxt = _next_name(w.file.name)
     last = _last_two(w.file)
     body = code.to_bytes(2, "little") + bytes([len(msg)]) + msg

@@ -47,9 +47,12 @@ def processes_using(directory: Path) -> list[int]:
 
 
 def _crash_point(step: str) -> None:
-    """Test hook: BINLOGKIT_RECOVER_KILL_AT=<step> makes this process SIGKILL itself there."""
+    """Test hooks: BINLOGKIT_RECOVER_KILL_AT=<step> makes this process SIGKILL itself there;
+    BINLOGKIT_RECOVER_PAUSE_AT=<step> stops it (SIGSTOP) until the test sends SIGCONT."""
     if os.environ.get("BINLOGKIT_RECOVER_KILL_AT") == step:
         os.kill(os.getpid(), signal.SIGKILL)
+    if os.environ.get("BINLOGKIT_RECOVER_PAUSE_AT") == step:
+        os.kill(os.getpid(), signal.SIGSTOP)
 
 
 def _info_names(plan: Plan) -> tuple[str, str]:
@@ -87,9 +90,11 @@ def _new_contents(plan: Plan, targets: dict[str, Target]) -> dict[str, str]:
 
 
 def apply_plan(plan: Plan, *, backup_dir: str | os.PathLike | None = None, check_processes: bool = True,
-               follow_links: bool = False) -> Path | None:
+               follow_links: bool = False, held: SafeDir | None = None) -> Path | None:
     """Apply ``plan`` to its directory. Returns the backup folder (None when nothing to do).
 
+    ``held``: the directory, already locked by the caller (``SafeDir.locked``) — hold the lock
+    from before planning, as the CLI does, and no other writer can make the plan stale.
     Raises ``RecoveryRefused`` (a ``WriteRefused``) when nothing was changed, ``PartialWrite``
     when a step failed after the first change (run again to finish)."""
     if plan.refuse:
@@ -97,6 +102,8 @@ def apply_plan(plan: Plan, *, backup_dir: str | os.PathLike | None = None, check
     if plan.nothing_to_do and not plan.resume:
         return None
     try:
+        if held is not None:
+            return _apply_locked(plan, held, backup_dir, check_processes, follow_links)
         d = SafeDir(plan.relay_dir)
         try:
             with d.locked():
@@ -148,6 +155,9 @@ def _apply_locked(plan: Plan, d: SafeDir, backup_dir, check_processes: bool, fol
 
     if resume:
         jr = resume
+        if not _same_journal(d, jr):
+            raise RecoveryRefused("the interrupted run was finished (or changed) by another command meanwhile: "
+                                  "plan again", file=str(d.path))
         backup_path = Path(jr["backup"])
         verify_backup(backup_path, jr["files"])
         contents = jr["contents"]
@@ -175,7 +185,7 @@ def _apply_locked(plan: Plan, d: SafeDir, backup_dir, check_processes: bool, fol
         if d.free_bytes() < sum(len(c) for c in contents.values()) + (64 << 10):
             raise RecoveryRefused(f"{d.path} has too little free space to rewrite the info files: nothing was "
                                   f"changed (the backup is in {backup_path})", file=str(d.path))
-        d.replace(JOURNAL, _dump(journal), owner_like=None, new_mode=0o600)
+        d.replace(JOURNAL, _dump(journal), owner=(os.geteuid(), os.getegid()), new_mode=0o600)
         _crash_point("after-journal")
 
     step = "start"
@@ -183,7 +193,7 @@ def _apply_locked(plan: Plan, d: SafeDir, backup_dir, check_processes: bool, fol
     def done(what: str) -> None:
         if what not in journal["done"]:
             journal["done"].append(what)
-        d.replace(JOURNAL, _dump(journal), new_mode=0o600)
+        d.replace(JOURNAL, _dump(journal), owner=(os.geteuid(), os.getegid()), new_mode=0o600)
 
     try:
         for t in plan.truncate:
@@ -222,6 +232,18 @@ def _apply_locked(plan: Plan, d: SafeDir, backup_dir, check_processes: bool, fol
                            f"(verified); run the same command again to finish the repair", file=str(d.path),
                            backup=str(backup_path), done=journal["done"]) from None
     return backup_path
+
+
+def _same_journal(d: SafeDir, journal: dict) -> bool:
+    try:
+        fd = os.open(JOURNAL, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=d.fd)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            return json.loads(fh.read(16 << 20)) == journal
+        except ValueError:
+            return False
 
 
 def _mode_of_index(d: SafeDir, plan: Plan) -> int:

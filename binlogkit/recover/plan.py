@@ -73,8 +73,10 @@ class Plan:
 
     @classmethod
     def from_json(cls, doc: dict) -> "Plan":
+        import copy
+
         names = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in doc.items() if k in names and k != "resume"})
+        return cls(**{k: copy.deepcopy(v) for k, v in doc.items() if k in names and k != "resume"})
 
 
 def pending_journal(directory: str | os.PathLike) -> Plan | None:
@@ -82,17 +84,33 @@ def pending_journal(directory: str | os.PathLike) -> Plan | None:
     to be finished before anything else; None when there is none."""
     import json
 
+    import stat as stat_
+
     path = Path(directory) / JOURNAL
     try:
-        raw = path.read_bytes()
+        st = os.lstat(path)
     except FileNotFoundError:
         return None
+    # binlogkit writes its journal as a regular file owned by the user who ran it: anything else
+    # (a link, a file another user planted) is not trusted to say what to cut
+    if not stat_.S_ISREG(st.st_mode) or st.st_uid not in (os.geteuid(), 0):
+        raise BinlogError(f"{JOURNAL} is not a journal binlogkit wrote (a link, or owned by uid {st.st_uid}): "
+                          "not trusted; remove it if no binlogkit run was interrupted here", file=str(path))
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as fh:
+            raw = fh.read(16 << 20)
     except OSError as exc:
         raise BinlogError(f"cannot read the journal of an interrupted run: {exc.strerror}", file=str(path)) from None
     try:
         journal = json.loads(raw)
         plan = Plan.from_json(journal["plan"])
         journal["backup"], journal["files"], journal["contents"], journal["done"]  # noqa: B018 (shape check)
+        names = ([t["file"] for t in plan.truncate] + [r["file"] for r in plan.remove] + list(journal["files"])
+                 + list(journal["contents"]) + [plan.relay_index])
+        bad = [n for n in names if not isinstance(n, str) or "/" in n or n in ("", ".", "..") or "\0" in n]
+        if bad:
+            raise ValueError(f"file names that are not plain names: {bad[:3]}")
     except (ValueError, KeyError, TypeError) as exc:
         raise BinlogError(f"the journal of an interrupted run is unreadable ({exc}); the backup it names "
                           "holds the originals: restore them by hand and remove the journal", file=str(path)) from None
