@@ -46,13 +46,35 @@ class Progress:
             sys.stderr.write("\r" + " " * (len(self.label) + 6) + "\r")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """Output that cannot be written ends every command the same way: a reader that went away
+    (``| head``) quietly, as Unix tools do; a full disk or another I/O error with one line, exit 2
+    — never a traceback."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            _quiet_broken_pipe()
+        except OSError as exc:
+            where = f" ({exc.filename})" if exc.filename else ""
+            what = "" if exc.filename else "cannot write the output: "
+            try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            except OSError:
+                pass
+            click.echo(f"binlogkit: error: {what}{exc.strerror or exc}{where}", err=True)
+            sys.exit(EXIT_USAGE)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="binlogkit")
 def main() -> None:
     """binlogkit: read, check and repair MySQL and MariaDB binary logs and relay logs.
 
     Works from files alone: no server connection is needed for any command.
-    Exit codes: 0 ok, 1 damaged input or findings, 2 usage or I/O error.
+    Exit codes: 0 ok, 1 damaged input or findings, 2 usage or I/O error, 3 a repair stopped
+    part-way (run it again to finish it).
     """
 
 
@@ -102,6 +124,26 @@ def _fail(message: str, code: int) -> None:
         _quiet_broken_pipe()
     click.echo(f"binlogkit: error: {message}", err=True)
     sys.exit(code)
+
+
+def _check_inputs(paths, *, missing_ok: bool = False, recursive: bool = False) -> None:
+    """Every argument must stand for at least one log, and every log an index lists must exist:
+    exit 2 saying what was looked for, instead of a silent success or a traceback.
+    ``recursive``: folders are searched all the way down (the audit's archives)."""
+    from .api import _is_log_name
+
+    for p in paths:
+        if recursive and os.path.isdir(p):
+            files = [Path(r, f) for r, _d, fs in os.walk(p) for f in fs
+                     if f.endswith(".index") or _is_log_name(Path(f))][:1]
+        else:
+            files = expand_paths([p])
+        if not files:
+            _fail(f"no binlog or relay log in {p}: looked for *.index files and files named like NAME.000001 "
+                  "(also .xz, .gz, .bz2)", EXIT_USAGE)
+        for f in [] if missing_ok else files:
+            if not os.path.exists(f):
+                _fail(f"{f} is listed by the index in {p} but does not exist", EXIT_USAGE)
 
 
 def _quiet_broken_pipe() -> None:
@@ -154,6 +196,7 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
     `# Start/End of compressed events!`. With output redirected and stderr a terminal, progress
     shows on stderr.
     """
+    _check_inputs(files)
     out = sys.stdout
     if verbose:  # row values carry non-UTF-8 bytes as surrogate escapes: write them back raw
         try:
@@ -273,6 +316,7 @@ def verify(files, as_json) -> None:
     offset (torn event, checksum mismatch, impossible size, not a binlog, encrypted). Exit
     code 0 only when every file is sound.
     """
+    _check_inputs(files)
     bad = False
     for path in expand_paths(files):
         try:
@@ -311,6 +355,7 @@ def gtids(paths, as_json, relay) -> None:
     MariaDB the GTIDs that strict mode would refuse (out of order or duplicated in a domain).
     Exit 1 when a file is damaged or a transaction is incomplete.
     """
+    _check_inputs(paths)
     summary = gtid_summary(paths, relay=relay)
     if as_json:
         click.echo(json.dumps(summary, indent=1))
@@ -353,6 +398,7 @@ def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete) ->
     Row bodies are never decoded; only the events that carry boundaries are. Transactions that
     span relay-log rotations are followed across files. Exit 1 when a file is damaged.
     """
+    _check_inputs(paths)
     damaged = False
     if not as_json:
         click.echo(f"{'gtid':<44} {'start':<28} {'end':<28} {'source end':<26} {'events':>6} {'bytes':>10}  state")
@@ -394,6 +440,7 @@ def audit(paths, as_json, output_dir, jobs, engine) -> None:
     Incident events, partial transactions, torn events, checksum failures, encrypted or unknown
     content. Exit codes: 0 clean, 1 findings of severity error, 2 usage or I/O error.
     """
+    _check_inputs(paths, missing_ok=True, recursive=True)  # a missing file is a finding
     from .audit import run_local
 
     if engine == "spark":
@@ -465,6 +512,7 @@ def compare(primary, replicas, as_json) -> None:
     semisync AFTER_SYNC crash: written but never acknowledged), and each replica's errant
     transactions (ones the primary lacks). Exit 1 when anything differs.
     """
+    _check_inputs((primary, *replicas))
     from .compare import compare as run_compare
 
     def expand(p):
@@ -646,7 +694,9 @@ def _print_plan(plan) -> None:
         click.echo(f"partial trx     : {p['gtid'] or '-'} from {p['file']}:{p['offset']} (source {p['source_file']}:{p['source_start']})")
     click.echo(f"last complete   : {plan.last_complete_gtid or '-'}")
     if not binlog:
-        click.echo(f"next source     : {ns['file']}:{ns['position']}" if ns else "next source     : unknown")
+        click.echo(("next source     : " + (f"{ns['file']}:{ns['position']}" if ns['file'] else
+                                             f"position {ns['position']} of a source file whose name is unknown"))
+                   if ns else "next source     : unknown")
     click.echo(f"{'GTIDs kept' if binlog else 'retrieved GTIDs':<15} : {plan.retrieved_gtids or '-'}")
     rows = [("truncate", t["file"], f"{t['size']} -> {t['new_size']}", t["reason"]) for t in plan.truncate]
     rows += [("remove", r["file"], "", r["reason"]) for r in plan.remove]
@@ -663,7 +713,7 @@ def _print_plan(plan) -> None:
         click.echo(f"\n{'action':<9} {'file':<22} {'change':<34} reason")
         for a, f, c, r in rows:
             click.echo(f"{a:<9} {f:<22} {c:<34} {r}")
-    else:
+    elif not plan.refuse:
         click.echo("\nnothing to do")
     for w in plan.warnings:
         click.echo(f"warning: {w}")

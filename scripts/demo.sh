@@ -55,4 +55,9 @@ done
 echo "exit code: $? (1 = a repair is pending)"
 "$BK" recover --apply "$work/relay" | tail -1
 "$BK" recover "$work/relay" | grep -E "nothing to do|next source"
+bin_dir=$(cd "$(dirname "$BK")" && pwd)
+echo
+echo "== binlogkit is installed in $bin_dir (not on your PATH yet):"
+echo "     $bin_dir/binlogkit --help"
+echo "   or, for this shell:  source $(dirname "$bin_dir")/bin/activate  then  binlogkit --help"
 exit 0

@@ -26,7 +26,9 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..errors import BinlogError, ChecksumError, TruncatedEventError
+from ..constants import BINLOG_MAGIC
+from ..errors import BadMagicError, BinlogError, ChecksumError, TruncatedEventError
+from ..files import OPENERS as COMPRESSED
 from ..transactions import Grouper, Transaction
 from .info import MasterInfo, RelayLogInfo, read_info
 
@@ -197,6 +199,14 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
     if ri is not None and ri.info.stale_bytes:
         plan.warnings.append(f"relay-log.info has {ri.info.stale_bytes} stale bytes after its last line (ignored)")
 
+    # relay logs stored compressed cannot be cut where the server reads them
+    squeezed = sorted(p.name for p in d.glob(f"{base}.[0-9]*") if p.suffix in COMPRESSED)
+    if squeezed:
+        plan.refuse = (f"relay logs stored compressed ({', '.join(squeezed[:3])}{'...' if len(squeezed) > 3 else ''}): "
+                       "recover repairs the files the server reads; decompress them in place first "
+                       "(e.g. xz -dk), or read them with decode / transactions / audit")
+        return plan
+
     # the files
     present = [n for n in listed if (d / n).exists()]
     missing = [n for n in listed if n not in present]
@@ -230,6 +240,10 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
         plan.flavor = g.fmt.flavor.value
 
     cut: tuple[str, int] | None = None
+    if err is not None and _not_a_binlog(err):
+        plan.refuse = (f"{Path(err.file).name} is not a binlog or relay log (it does not start with the binlog "
+                       "magic): refusing to plan a cut; move it out of the folder if it does not belong there")
+        return plan
     if err is not None:
         kind = "torn" if isinstance(err, TruncatedEventError) else (
             "checksum" if isinstance(err, ChecksumError) else "corrupt")
@@ -341,12 +355,28 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
     if plan.mode == "position" and plan.next_source and plan.next_source["file"] and mi is not None:
         if (mi.file, mi.position) != (plan.next_source["file"], plan.next_source["position"]):
             plan.master_info = dict(plan.next_source)
+    elif mi is None and plan.next_source and not plan.next_source["file"]:
+        plan.warnings.append("the source binlog's name is unknown (no master.info, and no Rotate from the source "
+                             "in the relay logs): resume with GTID positioning (MariaDB MASTER_USE_GTID=slave_pos, "
+                             "MySQL SOURCE_AUTO_POSITION=1)")
     elif mi is None and plan.next_source:
         plan.change_source_sql = (
             f"CHANGE REPLICATION SOURCE TO SOURCE_LOG_FILE='{plan.next_source['file']}', "
             f"SOURCE_LOG_POS={plan.next_source['position']}"
             + (f" FOR CHANNEL '{connection}'" if connection else "") + ";")
     return plan
+
+
+def _not_a_binlog(err: BinlogError) -> bool:
+    """A file that is not a binlog at all (not one torn before its magic was written whole)."""
+    if not isinstance(err, BadMagicError) or err.file is None:
+        return False
+    try:
+        with open(err.file, "rb") as fh:
+            head = fh.read(4)
+    except OSError:
+        return False
+    return not BINLOG_MAGIC.startswith(head)
 
 
 def _applied(d: Path, relay_index: str, text: str | None, replica_binlog):
