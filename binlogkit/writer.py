@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .constants import EventFlag, EventType as T
-from .errors import BinlogError, PartialWrite, WriteRefused
+from .errors import PartialWrite, WriteRefused
 from .events import build_event
 from .safeio import Backup, SafeDir, copy_range, refuse_if_in_use, write_all
 from .scan import scan

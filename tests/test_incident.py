@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,17 +12,12 @@ from binlogkit.cli import main
 from binlogkit.constants import EventType
 from binlogkit.events import decode
 from binlogkit.writer import WriteRefused, record_incident
-from fixtures import store
+
+from conftest import stopped_primary_copy
 
 
 def _copy(tmp_path):
-    d = tmp_path / "binlogs"
-    d.mkdir(parents=True)
-    src = store.materialize("replication-gtid") / "primary"
-    for name in ("mariadb-bin.000015", "mariadb-bin.000016"):
-        shutil.copy(src / name, d / name)
-    (d / "mariadb-bin.index").write_text("./mariadb-bin.000015\n./mariadb-bin.000016\n")
-    return d
+    return stopped_primary_copy(tmp_path)
 
 
 def test_incident_then_rotate_appended(tmp_path):

@@ -21,14 +21,14 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from binlogkit.cli import main
 from binlogkit.errors import WriteRefused
 from binlogkit.recover import RecoveryRefused, apply_plan, plan_recovery
 from binlogkit.recover.plan import JOURNAL
 from binlogkit.writer import record_incident
 from fixtures import store
+
+from conftest import stopped_primary_copy
 
 CRASH = [s for s in store.set_names() if s.startswith("crash-")]
 ROOT = os.geteuid() == 0
@@ -54,13 +54,7 @@ def relay_copy(name: str, where: Path) -> Path:
 
 
 def binlog_copy(where: Path) -> Path:
-    d = where / "binlogs"
-    d.mkdir(parents=True)
-    src = store.materialize("replication-gtid") / "primary"
-    for name in ("mariadb-bin.000015", "mariadb-bin.000016"):
-        shutil.copy(src / name, d / name)
-    (d / "mariadb-bin.index").write_text("./mariadb-bin.000015\n./mariadb-bin.000016\n")
-    return d
+    return stopped_primary_copy(where)
 
 
 def state(d: Path) -> dict:
