@@ -10,7 +10,10 @@ allowed around ``,`` and ``:``)::
 
 A set may hold untagged and tagged intervals of the same uuid; they are never merged. The
 canonical text sorts uuids, puts the untagged intervals first and then tags in order:
-``uuid:1-3:alpha:1-5:7``.
+``uuid:1-3:alpha:1-5:7`` (``Gtid_set::to_string``'s order).
+
+Binary form (``encode`` / ``decode``): the Previous_gtids body, untagged or tagged layout, as
+``codecs/gtid.py`` declares it.
 """
 
 from __future__ import annotations
@@ -138,6 +141,27 @@ class MysqlGtidSet:
         for s in sids:
             m.setdefault((s["sid"], s.get("tag", "")), []).extend((a, b - 1) for a, b in s["intervals"] if b > a)
         return cls(m)
+
+    @classmethod
+    def decode(cls, data: bytes) -> "MysqlGtidSet":
+        """From the binary form (a Previous_gtids body, either layout; ``Gtid_set::encode``)."""
+        from ..codecs.gtid import decode_previous_gtids
+
+        try:
+            return cls.from_previous_gtids(decode_previous_gtids(bytes(data)))
+        except ValueError as exc:
+            raise GtidError(str(exc), part=bytes(data[:64]).hex()) from None
+
+    def encode(self, *, tagged: bool | None = None) -> bytes:
+        """The binary form as the server writes it: sorted by uuid then tag, the tagged layout
+        when the set holds a tagged GTID (or ``tagged`` asks for it). ``decode`` reads it back."""
+        from ..codecs.gtid import encode_previous_gtids
+
+        for key, ivs in self._m.items():
+            if ivs[-1][1] >= MAX_GNO:
+                raise GtidError("the binary form ends intervals below 2**63 - 1", part=f"{key[0]}:{ivs[-1][1]}")
+        return encode_previous_gtids([(u, t, [(a, b + 1) for a, b in ivs]) for (u, t), ivs in self._m.items()],
+                                     tagged=tagged)
 
     @classmethod
     def of(cls, gtids: Iterable[MysqlGtid]) -> "MysqlGtidSet":
