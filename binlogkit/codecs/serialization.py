@@ -29,7 +29,7 @@ wrote (published in go-mysql's ``serialization/serialization_test.go``, ``tests/
 
 from __future__ import annotations
 
-from construct import Construct, SizeofError, StreamError, stream_read, stream_write
+from construct import Construct, SizeofError, stream_read, stream_write
 
 from .common import uuid_text
 
