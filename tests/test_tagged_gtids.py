@@ -162,6 +162,19 @@ def test_server_written_untagged_previous_gtids(corpus):
     assert found["replicated-bin.000002"] == "2d6e8214-9918-11ec-ac13-0010e0dc39c0:1-5"
 
 
+def test_previous_gtids_printed_as_mysqlbinlog_prints_them():
+    """Gtid_set::commented_string_format: '# ' before each uuid, ',\\n# ' between, '# [empty]'
+    (the last as in the corpus's mysqlbinlog 8.0.45 .result files)."""
+    from binlogkit.render import render
+
+    b = BinlogBuilder()
+    ats = [b.previous_gtids(""), b.previous_gtids(f"{U2}:z:1,{U1}:1-3:a:7")]
+    lines = [[x for x in render(decode(r)) if x.startswith("# ") and "at " not in x[:5]]
+             for r in iter_raw_events(io.BytesIO(bytes(b.data))) if r.offset in ats]
+    assert lines[0][-1:] == ["# [empty]"]
+    assert lines[1][-2:] == [f"# {U1}:1-3:a:7,", f"# {U2}:z:1"]
+
+
 # --- round trips --------------------------------------------------------------------------------
 UUIDS = ["3e11fa47-71ca-11e1-9e33-c80aa9429562", "896e7882-18fe-11ef-ab88-22222d34d411",
          "00000000-0000-0000-0000-000000000001", "ffffffff-ffff-ffff-ffff-ffffffffffff"]
