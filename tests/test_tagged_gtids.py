@@ -231,6 +231,14 @@ def test_set_text_with_tags_parses_like_the_server():
             MysqlGtidSet.parse(bad)
 
 
+def test_largest_gno_is_the_servers():
+    """GNO_END = INT64_MAX is one past the last GNO: 2**63 - 2 is the largest, in text and binary."""
+    top = MysqlGtidSet.parse(f"{U1}:a:{2**63 - 2}")
+    assert MysqlGtidSet.decode(top.encode()) == top
+    with pytest.raises(GtidError):
+        MysqlGtidSet.parse(f"{U1}:{2**63 - 1}")
+
+
 # --- damage ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("what,body", damaged_previous_gtids(), ids=[w for w, _ in damaged_previous_gtids()])
 def test_damaged_tagged_bodies_are_typed_errors(what, body, tmp_path):

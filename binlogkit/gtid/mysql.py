@@ -5,7 +5,7 @@ allowed around ``,`` and ``:``)::
 
     set      := ""  |  group ("," group)*
     group    := uuid (":" (tag | interval))*        a tag applies to the intervals after it
-    interval := n | n "-" m                          closed, 1 <= n <= m < 2**63
+    interval := n | n "-" m                          closed, 1 <= n <= m <= 2**63 - 2
     tag      := [A-Za-z_][A-Za-z0-9_]{0,31}          case-insensitive, kept lowercase
 
 A set may hold untagged and tagged intervals of the same uuid; they are never merged. The
@@ -27,7 +27,7 @@ from ..errors import GtidError
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$")
 _TAG = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,31}$")
 _INTERVAL = re.compile(r"^(\d+)(?:-(\d+))?$")
-MAX_GNO = (1 << 63) - 1
+MAX_GNO = (1 << 63) - 2  # GNO_END - 1: the server's GNO_END (INT64_MAX) is one past the last
 
 Key = tuple[str, str]  # (uuid, tag); tag "" for untagged
 Intervals = tuple[tuple[int, int], ...]
@@ -157,9 +157,6 @@ class MysqlGtidSet:
         when the set holds a tagged GTID (or ``tagged`` asks for it). ``decode`` reads it back."""
         from ..codecs.gtid import encode_previous_gtids
 
-        for key, ivs in self._m.items():
-            if ivs[-1][1] >= MAX_GNO:
-                raise GtidError("the binary form ends intervals below 2**63 - 1", part=f"{key[0]}:{ivs[-1][1]}")
         return encode_previous_gtids([(u, t, [(a, b + 1) for a, b in ivs]) for (u, t), ivs in self._m.items()],
                                      tagged=tagged)
 
