@@ -371,6 +371,21 @@ def test_gtids_command_reads_both_layouts(two_binlogs):
     assert json.loads(r.output)["mysql"]["contained"] == str(everything)
 
 
+def test_large_tagged_previous_gtids_in_a_binlog(tmp_path):
+    """20 000 intervals over a tagged and an untagged uuid, in a file's Previous_gtids."""
+    big = MysqlGtidSet({(UUIDS[3], ""): [(3 * k + 1, 3 * k + 2) for k in range(10_000)],
+                        (UUIDS[3], TAG32): [(2 * k + 1, 2 * k + 1) for k in range(10_000)]})
+    b = BinlogBuilder()
+    at = b.previous_gtids(big)
+    b.transaction(f"{UUIDS[3]}:{TAG32}:20000")
+    path = b.write(tmp_path / "binlog.000009")
+    out = gtid_summary([str(path)])
+    assert out["files"][0]["previous_gtids"] == str(big)
+    assert out["mysql"]["contained"] == str(big | MysqlGtidSet.parse(f"{UUIDS[3]}:{TAG32}:20000"))
+    raw = [r for r in iter_raw_events(io.BytesIO(bytes(b.data))) if r.offset == at][0]
+    assert len(raw.body) == 8 + 2 * (16 + 8 + 16 * 10_000) + 1 + 33 and rebuild(decode(raw)) == raw.data
+
+
 def test_transactions_carry_tagged_gtids(two_binlogs):
     got = [t for t in transactions(two_binlogs["files"])]
     assert [t.gtid for t in got] == two_binlogs["gtids"][0] + two_binlogs["gtids"][1]
