@@ -148,9 +148,7 @@ def body_lines(ev: Event) -> list[str]:
     if t == T.ANONYMOUS_GTID_LOG_EVENT:
         return ["SET @@SESSION.GTID_NEXT= 'ANONYMOUS'/*!*/;"]
     if t == T.PREVIOUS_GTIDS_LOG_EVENT:  # as Gtid_set::commented_string_format prints it
-        from .gtid import MysqlGtidSet
-
-        text = str(MysqlGtidSet.from_previous_gtids(f["sids"]))
+        text = f["gtid_set"]
         return [f"# {line}" for line in text.replace(",", ",\n").split("\n")] if text else ["# [empty]"]
     if t == T.ANNOTATE_ROWS_EVENT:
         return [f"#Q> {line}" for line in f["query"].splitlines()]

@@ -350,6 +350,7 @@ def test_built_files_decode_and_rebuild_byte_exact(two_binlogs):
                 assert rebuild(ev) == raw.data, (path, raw.offset)
                 if raw.type_code == T.PREVIOUS_GTIDS_LOG_EVENT:
                     formats.append(ev.fields["format"])
+                    assert ev.fields["gtid_set"] == str(two_binlogs["prev"][two_binlogs["files"].index(path)])
                     assert MysqlGtidSet.from_previous_gtids(ev.fields["sids"]) == \
                         two_binlogs["prev"][two_binlogs["files"].index(path)]
                 if raw.type_code == T.GTID_TAGGED_LOG_EVENT:

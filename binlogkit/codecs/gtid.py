@@ -33,8 +33,8 @@ MySQL Previous_gtids (35), the binary GTID set of ``Gtid_set::encode`` (``sql/rp
     --  16n intervals       (start, end) end exclusive, 1 <= start < end, increasing, not
                             touching (start > the previous end)
 
-A server writes the tagged layout once it has ever executed a tagged GTID, sorted by uuid
-then tag. The header value and the tag length are kept as parsed, so a body builds back
+A server writes the tagged layout once any GTID it has known was tagged (then also for a set
+without tags), sorted by uuid then tag. The header value and the tag length are kept as parsed, so a body builds back
 byte-exact even if a writer used a longer varlen form than needed.
 
 MariaDB Gtid (162), post-header 19, zero-padded to it::
