@@ -101,7 +101,8 @@ def test_published_previous_gtids_bodies(hexbody, expected):
     # tsid it has known (Gtid_set::analyze_encoding_format walks the tsid map, not the set)
     assert PreviousGtidsBody.parse(body).format == 1
     assert s.encode(tagged=True) == body  # what the server writes for this set, byte for byte
-    assert s.encode() == body or not any(tag for _, tag in s.intervals())
+    if any(tag for _, tag in s.intervals()):
+        assert s.encode() == body  # a set with a tag picks the tagged layout by itself
 
 
 @pytest.mark.parametrize("text,hexbody", GO_MYSQL_ENCODED_SETS, ids=lambda v: v[:30])
