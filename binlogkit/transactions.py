@@ -33,7 +33,7 @@ from .codecs.gtid import decode_previous_gtids
 from .codecs.header import LEN_HEADER
 from .codecs.common import uuid_text
 from .constants import EventFlag, EventType as T
-from .errors import BinlogError
+from .errors import BinlogError, FormatError
 from .format import Format
 from .positions import SourceClock
 from .scan import walk_events
@@ -254,8 +254,8 @@ class Grouper:
                     if code == T.PREVIOUS_GTIDS_LOG_EVENT and info.previous_gtids is None:
                         try:
                             info.previous_gtids = decode_previous_gtids(self._body(data))
-                        except ValueError:
-                            pass
+                        except ValueError as exc:
+                            raise FormatError(str(exc), offset=at, event_type="PREVIOUS_GTIDS_LOG_EVENT") from None
                     elif code == T.GTID_LIST_EVENT and info.gtid_list is None:
                         body = self._body(data)
                         n = int.from_bytes(body[:4], "little") & 0x0FFFFFFF
@@ -267,7 +267,10 @@ class Grouper:
                 if code in GTID_TYPES:
                     if self.cur is not None:
                         yield self._close(False, None)
-                    gtid, kind, standalone = self._gtid(code, sid, self._body(data))
+                    try:
+                        gtid, kind, standalone = self._gtid(code, sid, self._body(data))
+                    except ValueError as exc:
+                        raise FormatError(f"Gtid_tagged: {exc}", offset=at, event_type="GTID_TAGGED_LOG_EVENT") from None
                     self.cur = Transaction(gtid, kind, path, at, ts, sid, standalone=standalone,
                                            source_file=src_file,
                                            source_start=(src_end - ev_size) if src_end else None,
@@ -346,12 +349,13 @@ class Grouper:
             return None, "anonymous", False
         if code == T.GTID_LOG_EVENT and len(body) >= 25:
             return f"{uuid_text(body[1:17])}:{int.from_bytes(body[17:25], 'little')}", "mysql", False
-        if code == T.GTID_TAGGED_LOG_EVENT:
+        if code == T.GTID_TAGGED_LOG_EVENT:  # ValueError on a damaged body: the caller types it
             from .codecs.serialization import decode_tagged_gtid
-            try:
-                return decode_tagged_gtid(body).get("gtid"), "mysql", False
-            except (ValueError, IndexError):
-                return None, "mysql", False
+
+            gtid = decode_tagged_gtid(body).get("gtid")
+            if gtid is None:
+                raise ValueError("no uuid or no gno")
+            return gtid, "mysql", False
         return None, "mysql", False
 
 
