@@ -315,7 +315,7 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
         float f;
         uint32_t u = (uint32_t)le(p, 4);
         memcpy(&f, &u, 4);
-        if (!isfinite(f) || putf(o, "%g", (double)f))
+        if (!isfinite(f) || putf(o, "%-20g", (double)f)) /* mysqlbinlog pads FLOAT to 20 columns */
             return -1;
         if (mk->want && !(mk->obj = PyFloat_FromDouble((double)f)))
             return -1;
@@ -534,7 +534,8 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
             if (n < 1 || n > 8 || p + n > end)
                 return -1;
             uint64_t v = le(p, n);
-            if (real == T_ENUM ? putf(o, "%llu", (unsigned long long)v) : bits(o, v, n * 8))
+            /* a SET prints as mysqlbinlog prints it: the stored (little-endian) bytes in order */
+            if (real == T_ENUM ? putf(o, "%llu", (unsigned long long)v) : bits(o, be(p, n), n * 8))
                 return -1;
             if (mk->want && !(mk->obj = PyLong_FromUnsignedLongLong(v)))
                 return -1;

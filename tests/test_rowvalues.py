@@ -19,8 +19,9 @@ from test_codecs import fixture_files
 
 
 def _hash_lines(data: bytes, names: bool = False) -> list[bytes]:
-    """The ### lines; ``names``: without the `` /* name */`` we add when the binlog has names."""
-    lines = [line.rstrip() for line in data.splitlines() if line.startswith(b"###")]
+    """The ### lines, byte for byte (trailing spaces too: mysqlbinlog pads FLOAT values);
+    ``names``: without the `` /* name */`` we add when the binlog has names."""
+    lines = [line for line in data.split(b"\n") if line.startswith(b"###")]
     return [re.sub(rb" /\* [^*]* \*/$", b"", line) for line in lines] if names else lines
 
 
@@ -296,11 +297,14 @@ def test_specialised_readers_equal_the_generic_one(col, data, at):
 
     def run(fn):
         try:
-            return fn()
+            v, q = fn()
         except (IndexError, _struct.error):
             return "short"
         except BinlogError as exc:
             return type(exc).__name__
+        # floats by their bits: a NaN is not == itself, the same NaN is the same bytes
+        value = ("float", _struct.pack("<d", v.value)) if isinstance(v.value, float) else v.value
+        return type(v.value), value, v.text, q
     assert run(lambda: reader(col)(data, at)) == run(lambda: _value(col, data, at))
 
 

@@ -161,7 +161,7 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
         return Value(s, f"{s}" + (f" ({u})" if s < 0 else "")), p + n
     if t == FLOAT:
         (f,) = struct.unpack_from("<f", b, p)
-        return Value(f, f"{f:g}"), p + 4
+        return Value(f, "%-20g" % f), p + 4  # mysqlbinlog pads FLOAT to 20 columns
     if t == DOUBLE:
         (f,) = struct.unpack_from("<d", b, p)
         return Value(f, f"{f:.20g}"), p + 8
@@ -243,10 +243,12 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
         real = m >> 8
         if real in (ENUM, SET):
             n = m & 0xFF
-            v = int.from_bytes(_take(b, p, n), "little")
+            raw = _take(b, p, n)
+            v = int.from_bytes(raw, "little")
             if real == ENUM:
                 return Value(v, f"{v}"), p + n
-            return Value(v, "b'" + format(v, f"0{n * 8}b") + "'"), p + n
+            # mysqlbinlog prints a SET's stored (little-endian) bytes in order, each high bit first
+            return Value(v, "b'" + "".join(format(x, "08b") for x in raw) + "'"), p + n
         maxlen = col.max_length
         raw, q = _prefixed(b, p, 1 if maxlen < 256 else 2)
         if col.hint:
