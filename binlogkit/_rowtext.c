@@ -503,16 +503,22 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
         }
         return 8;
     }
-    case T_TIME: {
+    case T_TIME: { /* a signed 3-byte hhmmss number */
         if (p + 3 > end)
             return -1;
-        uint64_t v = le(p, 3);
-        if (putf(o, "'%02llu:%02llu:%02llu'", (unsigned long long)(v / 10000), (unsigned long long)(v / 100 % 100),
-                 (unsigned long long)(v % 100)))
+        int64_t sv = (int64_t)le(p, 3);
+        if (sv & 0x800000)
+            sv -= 0x1000000;
+        uint64_t v = (uint64_t)(sv < 0 ? -sv : sv);
+        if (putf(o, "'%s%02llu:%02llu:%02llu'", sv < 0 ? "-" : "", (unsigned long long)(v / 10000),
+                 (unsigned long long)(v / 100 % 100), (unsigned long long)(v % 100)))
             return -1;
         if (mk->want) {
             long long secs = (long long)(v / 10000) * 3600 + (long long)(v / 100 % 100) * 60 + (long long)(v % 100);
-            if (!(mk->obj = PyDelta_FromDSU((int)(secs / 86400), (int)(secs % 86400), 0)))
+            if (sv < 0)
+                secs = -secs;
+            long long days = secs >= 0 ? secs / 86400 : -((-secs + 86399) / 86400);
+            if (!(mk->obj = PyDelta_FromDSU((int)days, (int)(secs - days * 86400), 0)))
                 return -1;
         }
         return 3;

@@ -26,7 +26,8 @@ def _hash_lines(data: bytes, names: bool = False) -> list[bytes]:
 
 
 @pytest.mark.server  # needs mariadb-binlog
-@pytest.mark.parametrize("path", [p for p in fixture_files() if "relay" not in p.parent.name],
+@pytest.mark.parametrize("path", [p for p in fixture_files() if "relay" not in p.parent.name
+                                  and "old-temporal" not in str(p)],  # mariadb-binlog cannot print those
                          ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}/{p.name}")
 def test_decode_v_equals_mariadb_binlog_v(path):
     if not shutil.which("mariadb-binlog"):
@@ -35,8 +36,18 @@ def test_decode_v_equals_mariadb_binlog_v(path):
                           capture_output=True, env=dict(os.environ, TZ="UTC")).stdout
     got = CliRunner().invoke(main, ["decode", "-v", str(path)]).stdout_bytes
     names = "full-metadata" in str(path)  # mariadb-binlog prints @N only; we add the names
-    assert _hash_lines(got, names) == _hash_lines(want)  # byte for byte, raw string bytes included
+    ours, theirs = _hash_lines(got, names), _hash_lines(want)
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):  # byte for byte, raw string bytes and FLOAT padding included
+        assert a == b or _server_over_mariadb_binlog(a, b), (a, b)
     assert (b" /* id */" in got) == (names and b"### INSERT" in got)
+
+
+def _server_over_mariadb_binlog(ours: bytes, theirs: bytes) -> bool:
+    """The documented exception (docs/rows.md): YEAR 0000 is 0 in SELECT and in our -v, where
+    mariadb-binlog prints 1900 (it adds 1900 to the stored byte 0 too)."""
+    m = re.fullmatch(rb"(###   @\d+=)0", ours)
+    return m is not None and theirs == m.group(1) + b"1900"
 
 
 def test_rows_json():

@@ -5,6 +5,7 @@ plus the column type hints a user gives for types the binlog cannot name."""
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass, replace
 
 from ..constants import EventType as T
@@ -32,6 +33,22 @@ BINARY_COLLATION = 63
 # what a column hint may ask for: types the binlog does not name (MariaDB's UUID and INET6 reach
 # it as BINARY(16), INET4 as BINARY(4)); see ``hinted``
 HINTS = ("uuid", "inet6", "inet4")
+# ... and the fractional precision of MariaDB's pre-10.1 TIME / DATETIME / TIMESTAMP columns
+# (mysql56_temporal_format=OFF, or tables made before 10.1): logged as types 11 / 12 / 7 with no
+# metadata, so the binlog does not say how many bytes a value takes. ``time(3)`` etc.
+TEMPORAL_HINTS = {"time": TIME, "datetime": DATETIME, "timestamp": TIMESTAMP}
+_TEMPORAL_HINT = re.compile(r"(time|datetime|timestamp)\(([0-6])\)")
+HINT_NAMES = ", ".join(HINTS) + ", time(N), datetime(N), timestamp(N) (N = 0-6)"
+
+
+def temporal_hint(hint: str | None) -> tuple[int, int] | None:
+    """``"time(3)"`` -> (TIME, 3); None for any other hint."""
+    m = _TEMPORAL_HINT.fullmatch(hint or "")
+    return (TEMPORAL_HINTS[m.group(1)], int(m.group(2))) if m else None
+
+
+def _known_hint(kind: str) -> bool:
+    return kind in HINTS or temporal_hint(kind) is not None
 GEOMETRY_NAMES = ("GEOMETRY", "POINT", "LINESTRING", "POLYGON", "MULTIPOINT", "MULTILINESTRING",
                   "MULTIPOLYGON", "GEOMETRYCOLLECTION")
 
@@ -245,10 +262,14 @@ def _hint_for(table: Table, index: int, hints: dict[str, str] | None) -> str | N
     if not hints:
         return None
     keys = {f"{table.db}.{table.name}.@{index + 1}", f"{table.db}.{table.name}.{table.column_name(index)}"}
+    col = table.columns[index]
     for pattern, kind in hints.items():
         if any(fnmatch.fnmatchcase(k, pattern) for k in keys):
-            if kind not in HINTS:
-                raise ValueError(f"unknown column type hint {kind!r} (known: {', '.join(HINTS)})")
+            if not _known_hint(kind):
+                raise ValueError(f"unknown column type hint {kind!r} (known: {HINT_NAMES})")
+            temporal = temporal_hint(kind)
+            if temporal is not None and temporal[0] != col.type:
+                continue  # time(N) names TIME columns only (a wildcard may match others)
             return kind
     return None
 
@@ -261,8 +282,9 @@ def parse_hints(specs) -> dict[str, str]:
             if not one.strip():
                 continue
             pattern, sep, kind = one.strip().rpartition("=")
-            if not sep or pattern.count(".") < 2 or kind.lower() not in HINTS:
+            kind = kind.strip().lower().replace(" ", "")
+            if not sep or pattern.count(".") < 2 or not _known_hint(kind):
                 raise ValueError(f"column type hint {one!r}: expected DB.TABLE.COLUMN=TYPE with TYPE one of "
-                                 f"{', '.join(HINTS)} (COLUMN a name or @N; wildcards allowed)")
-            out[pattern] = kind.lower()
+                                 f"{HINT_NAMES} (COLUMN a name or @N; wildcards allowed)")
+            out[pattern] = kind
     return out
