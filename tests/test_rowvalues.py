@@ -202,9 +202,13 @@ def test_text_in_its_own_character_set_and_the_primary_key():
 
 
 def test_column_type_hints_need_a_known_type():
+    from binlogkit.rowvalues import parse_hints
+
     path = store.materialize("row-types") / "primary"
-    res = CliRunner().invoke(main, ["decode", "-v", "--column-type", "types.extra.u=ulid", str(path)])
-    assert res.exit_code == 2 and "uuid, inet6, inet4" in res.output
+    for bad in ("types.extra.u=ulid", "types.fsp.t1=time(7)", "types.fsp.t1=time"):
+        res = CliRunner().invoke(main, ["decode", "-v", "--column-type", bad, str(path)])
+        assert res.exit_code == 2 and "uuid, inet6, inet4, time(N), datetime(N), timestamp(N)" in res.output
+    assert parse_hints(["a.b.c=TIME(3), a.b.@2=datetime(6)"]) == {"a.b.c": "time(3)", "a.b.@2": "datetime(6)"}
     # without names in the binlog, a column is named by position
     last = _last_images(path, "--column-type", "types.extra.@6=uuid")
     assert last["2"]["@6"] == "f47ac10b-58cc-4372-a567-0e02b2c3d479"
@@ -542,3 +546,13 @@ def test_pre_10_1_temporal_layout_without_hints_says_how(tmp_path):
         # what it does print (types.old0, the old layout without fractions) we print byte for byte
         mine = _hash_lines(res.stdout_bytes, names=True)
         assert _hash_lines(theirs.stdout) == mine[:len(_hash_lines(theirs.stdout))] and len(mine) > 30
+
+
+def test_temporal_hints_touch_only_old_layout_columns():
+    """`time(N)` names TIME columns in the old layout (type 11) only: a broad wildcard leaves
+    every other column, TIME2 included, as it was."""
+    path = store.materialize("row-types-full-metadata") / "primary" / "mariadb-bin.000002"
+    plain = CliRunner().invoke(main, ["decode", "-v", str(path)]).stdout_bytes
+    hinted = CliRunner().invoke(main, ["decode", "-v", "--column-type", "*.*.*=time(3)", "--column-type",
+                                       "*.*.*=datetime(2)", str(path)]).stdout_bytes
+    assert hinted == plain and b"###   @" in plain
