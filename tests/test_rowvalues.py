@@ -399,7 +399,7 @@ def charsets_of(name: str) -> list[str]:
 
 
 def _row_types_checks(name: str):
-    from fixtures.lab.row_types import DECIMALS, SET_SIZES
+    from fixtures.lab.row_types import DECIMALS, SET_SIZES, WIDE_DECIMALS
 
     m = store.manifest(name)
     path = store.materialize(name) / "primary"
@@ -410,7 +410,8 @@ def _row_types_checks(name: str):
     order = {"allcs": ["id"] + [f"{p}_{c}" for c in charsets for p in "ves"],
              "enumsets": ["id", "e", "e300"] + [f"s{n}" for n in SET_SIZES],
              "exactnums": ["id"] + [f"d{p}_{s}" for p, s in DECIMALS] + ["f", "d"],
-             "fsp": ["id", "dd", "y"] + [f"{k}{n}" for n in range(7) for k in ("t", "dt", "ts")]}
+             "fsp": ["id", "dd", "y"] + [f"{k}{n}" for n in range(7) for k in ("t", "dt", "ts")],
+             "decimals": ["id"] + [f"d{p}_{s}" for p, s in WIDE_DECIMALS]}
     for table, cols in order.items():
         got_rows = _final_rows(path, f"types.{table}")
         assert sorted(got_rows) == sorted(r["id"] for r in sel[table])
@@ -422,7 +423,7 @@ def _row_types_checks(name: str):
 @pytest.mark.parametrize("name", ["row-types", "row-types-full-metadata"])
 def test_every_value_equals_the_servers_text(name):
     """Every value of the exact-value tables against the server's SELECT: DECIMAL of every
-    width as the server's text (no exponent), FLOAT as the double it holds and DOUBLE, every
+    width and every pair of digit-group sizes as the server's text (no exponent), FLOAT as the double it holds and DOUBLE, every
     fractional precision of TIME/DATETIME (the server's text) and TIMESTAMP (UNIX_TIMESTAMP),
     zero and partial dates, YEAR 0; with FULL metadata ENUM/SET labels (index 0 is ''),
     SETs of 1-64 members, and text and labels in every character set the server has; without
@@ -475,7 +476,7 @@ def test_every_value_equals_the_servers_text(name):
                 assert x == value, (table, want["id"], col, x, value)
             checked[table] = checked.get(table, 0) + 1
     # non-NULL values compared; allcs: 40 charsets x (text, ENUM, SET) x 2 rows + the ids
-    assert checked == {"allcs": 243, "enumsets": 51, "exactnums": 78, "fsp": 105}
+    assert checked == {"allcs": 243, "enumsets": 51, "exactnums": 78, "fsp": 105, "decimals": 4 * 81}
     assert len(charsets_of(name)) == 40 and len(set(CHARSET_OF.values())) >= 40
 
 
