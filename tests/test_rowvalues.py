@@ -557,3 +557,35 @@ def test_temporal_hints_touch_only_old_layout_columns():
     hinted = CliRunner().invoke(main, ["decode", "-v", "--column-type", "*.*.*=time(3)", "--column-type",
                                        "*.*.*=datetime(2)", str(path)]).stdout_bytes
     assert hinted == plain and b"###   @" in plain
+
+
+def _mariadb_old_time(neg: bool, h: int, mi: int, s: int, us: int, dec: int) -> bytes:
+    """Field_time_hires::store_TIME, as sql/field.cc does it (C division truncates toward zero)."""
+    from binlogkit.rowvalues.values import OLD_TIME_BYTES
+
+    packed = (((h * 60 + mi) * 60 + s) * 1_000_000 + us) * (-1 if neg else 1)
+    shifted = abs(packed) // 10 ** (6 - dec) * (-1 if packed < 0 else 1)
+    return (shifted + 3020400 * 10 ** dec).to_bytes(OLD_TIME_BYTES[dec], "big")
+
+
+@settings(max_examples=300, deadline=None)
+@given(neg=st.booleans(), h=st.integers(0, 838), mi=st.integers(0, 59), s=st.integers(0, 59),
+       us=st.integers(0, 999_999), dec=st.integers(1, 6))
+def test_old_fractional_time_decodes_every_value(neg, h, mi, s, us, dec):
+    """Any TIME(n) value stored the way MariaDB stores it decodes to its text and timedelta."""
+    import datetime
+
+    from binlogkit.rowvalues import Column
+    from binlogkit.rowvalues.tables import TIME
+    from binlogkit.rowvalues.values import _value
+
+    us -= us % 10 ** (6 - dec)  # what a TIME(n) can hold
+    if not (h or mi or s or us):
+        neg = False
+    data = _mariadb_old_time(neg, h, mi, s, us, dec)
+    v, q = _value(Column(1, TIME, 0, hint=f"time({dec})"), data + b"\xff", 0)
+    assert q == len(data)
+    want = ("-" if neg else "") + f"{h:02d}:{mi:02d}:{s:02d}." + f"{us:06d}"[:dec]
+    assert v.text == f"'{want}'"
+    delta = datetime.timedelta(hours=h, minutes=mi, seconds=s, microseconds=us)
+    assert v.value == (-delta if neg else delta)
