@@ -589,3 +589,27 @@ def test_old_fractional_time_decodes_every_value(neg, h, mi, s, us, dec):
     assert v.text == f"'{want}'"
     delta = datetime.timedelta(hours=h, minutes=mi, seconds=s, microseconds=us)
     assert v.value == (-delta if neg else delta)
+
+
+def test_unsized_old_temporals_are_kept_raw_only_where_the_flavor_allows_them():
+    """An image of a TIME column that does not fit: for MariaDB (whose old TIME may be the
+    fractional layout) the images stay raw with the reason; for MySQL it is a damaged image,
+    a typed BodyLengthError."""
+    from construct import Container
+
+    from binlogkit.errors import BodyLengthError
+    from binlogkit.flavor import Flavor, old_temporals_may_be_fractional
+    from binlogkit.rowvalues import Column, RawRows, Table
+    from binlogkit.rowvalues.images import decode_rows_python
+    from binlogkit.rowvalues.tables import TIME
+
+    fields = Container(rows=b"\x00\x01\x02", columns_before_image=b"\x01", columns_after_image=None, width=1)
+    for flavor in Flavor:
+        table = Table(1, "d", "t", (Column(0, TIME, 0),),
+                      old_temporals_may_be_fractional=old_temporals_may_be_fractional(flavor))
+        if flavor is Flavor.MARIADB:
+            got = decode_rows_python(table, fields, 23)
+            assert isinstance(got, RawRows) and "--column-type 'd.t.@1=time(N)'" in got.reason
+        else:
+            with pytest.raises(BodyLengthError, match="runs past"):
+                decode_rows_python(table, fields, 23)

@@ -151,7 +151,10 @@ _OLD_NAMES = {TIME: "TIME", DATETIME: "DATETIME", TIMESTAMP: "TIMESTAMP"}
 
 
 def _old_temporals(table: Table) -> list:
-    """TIME / DATETIME / TIMESTAMP columns in the old layout with no precision hint."""
+    """TIME / DATETIME / TIMESTAMP columns that may be MariaDB's pre-10.1 fractional layout
+    (by the flavor) and have no precision hint."""
+    if not table.old_temporals_may_be_fractional:
+        return []
     return [c for c in table.columns if c.type in _OLD_NAMES and temporal_hint(c.hint) is None]
 
 

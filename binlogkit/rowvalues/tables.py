@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, replace
 
 from ..constants import EventType as T
-from ..flavor import geometry_has_charset
+from ..flavor import geometry_has_charset, old_temporals_may_be_fractional
 
 # column type codes (MySQL enum_field_types)
 DECIMAL, TINY, SHORT, LONG, FLOAT, DOUBLE, NULL, TIMESTAMP, LONGLONG, INT24 = range(10)
@@ -47,8 +47,11 @@ def temporal_hint(hint: str | None) -> tuple[int, int] | None:
     return (TEMPORAL_HINTS[m.group(1)], int(m.group(2))) if m else None
 
 
+
 def _known_hint(kind: str) -> bool:
     return kind in HINTS or temporal_hint(kind) is not None
+
+
 GEOMETRY_NAMES = ("GEOMETRY", "POINT", "LINESTRING", "POLYGON", "MULTIPOINT", "MULTILINESTRING",
                   "MULTIPOLYGON", "GEOMETRYCOLLECTION")
 
@@ -91,6 +94,8 @@ class Table:
     enum_values: dict[int, tuple[str, ...]] | None = None
     set_values: dict[int, tuple[str, ...]] | None = None
     geometry_types: dict[int, str] | None = None  # POINT, POLYGON, ... per geometry column
+    # flavor: may TIME/DATETIME/TIMESTAMP (11/12/7) be MariaDB's pre-10.1 fractional layout?
+    old_temporals_may_be_fractional: bool = False
 
     def column_name(self, index: int) -> str:
         names = self.column_names
@@ -250,7 +255,8 @@ def table_from_map(fields, flavor=None, hints: dict[str, str] | None = None) -> 
             extra = {}  # optional by definition: an unreadable TLV only loses names and signedness
     collations = extra.pop("collations", {})
     table = Table(fields.table_id, bytes(fields.db).decode("utf-8", "replace"),
-                  bytes(fields.table).decode("utf-8", "replace"), tuple(cols), **extra)
+                  bytes(fields.table).decode("utf-8", "replace"), tuple(cols),
+                  old_temporals_may_be_fractional=old_temporals_may_be_fractional(flavor), **extra)
     if collations or hints:
         cols = [replace(c, collation=collations.get(c.index), hint=_hint_for(table, c.index, hints))
                 for c in cols]
