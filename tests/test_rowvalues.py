@@ -550,45 +550,29 @@ def test_pre_10_1_temporal_layout_without_hints_says_how(tmp_path):
 
 
 def test_temporal_hints_touch_only_old_layout_columns():
-    """`time(N)` names TIME columns in the old layout (type 11) only: a broad wildcard leaves
-    every other column, TIME2 included, as it was."""
+    """`time(N)` names TIME columns in the old layout (type 11) only: a broad wildcard gives no
+    other column (TIME2, DATETIME2, TIMESTAMP2 included) a hint, and the output stays as it was;
+    in the old-layout set it reaches exactly the columns of its type."""
+    from binlogkit.api import decode_files
+    from binlogkit.rowvalues.tables import DATETIME, TIME
+
+    broad = {"*.*.*": "time(3)", "*.*.t*": "datetime(2)"}
     path = store.materialize("row-types-full-metadata") / "primary" / "mariadb-bin.000002"
+    tables = [ev.table for ev in decode_files([path], rows=True, column_types=broad) if getattr(ev, "table", None)]
+    assert tables and all(c.hint is None for t in tables for c in t.columns)
     plain = CliRunner().invoke(main, ["decode", "-v", str(path)]).stdout_bytes
     hinted = CliRunner().invoke(main, ["decode", "-v", "--column-type", "*.*.*=time(3)", "--column-type",
-                                       "*.*.*=datetime(2)", str(path)]).stdout_bytes
+                                       "*.*.t*=datetime(2)", str(path)]).stdout_bytes
     assert hinted == plain and b"###   @" in plain
-
-
-def _mariadb_old_time(neg: bool, h: int, mi: int, s: int, us: int, dec: int) -> bytes:
-    """Field_time_hires::store_TIME, as sql/field.cc does it (C division truncates toward zero)."""
-    from binlogkit.rowvalues.values import OLD_TIME_BYTES
-
-    packed = (((h * 60 + mi) * 60 + s) * 1_000_000 + us) * (-1 if neg else 1)
-    shifted = abs(packed) // 10 ** (6 - dec) * (-1 if packed < 0 else 1)
-    return (shifted + 3020400 * 10 ** dec).to_bytes(OLD_TIME_BYTES[dec], "big")
-
-
-@settings(max_examples=300, deadline=None)
-@given(neg=st.booleans(), h=st.integers(0, 838), mi=st.integers(0, 59), s=st.integers(0, 59),
-       us=st.integers(0, 999_999), dec=st.integers(1, 6))
-def test_old_fractional_time_decodes_every_value(neg, h, mi, s, us, dec):
-    """Any TIME(n) value stored the way MariaDB stores it decodes to its text and timedelta."""
-    import datetime
-
-    from binlogkit.rowvalues import Column
-    from binlogkit.rowvalues.tables import TIME
-    from binlogkit.rowvalues.values import _value
-
-    us -= us % 10 ** (6 - dec)  # what a TIME(n) can hold
-    if not (h or mi or s or us):
-        neg = False
-    data = _mariadb_old_time(neg, h, mi, s, us, dec)
-    v, q = _value(Column(1, TIME, 0, hint=f"time({dec})"), data + b"\xff", 0)
-    assert q == len(data)
-    want = ("-" if neg else "") + f"{h:02d}:{mi:02d}:{s:02d}." + f"{us:06d}"[:dec]
-    assert v.text == f"'{want}'"
-    delta = datetime.timedelta(hours=h, minutes=mi, seconds=s, microseconds=us)
-    assert v.value == (-delta if neg else delta)
+    old = store.materialize("row-types-old-temporal") / "primary"
+    hints = {t.name: {c.index: c.hint for c in t.columns if c.hint}
+             for t in (ev.table for ev in decode_files([old], rows=True, column_types=broad)
+                       if getattr(ev, "table", None))}
+    cols = {t.name: t.columns for t in (ev.table for ev in decode_files([old], rows=True)
+                                        if getattr(ev, "table", None))}
+    for name, hinted_cols in hints.items():
+        assert hinted_cols == {c.index: "time(3)" for c in cols[name] if c.type == TIME}
+        assert not any(c.type == DATETIME for c in cols[name] if c.index in hinted_cols)
 
 
 def test_unsized_old_temporals_are_kept_raw_only_where_the_flavor_allows_them():
