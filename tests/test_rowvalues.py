@@ -408,7 +408,7 @@ def _row_types_checks(name: str):
     charsets = charsets_of(name)
     # column order of each table, for the @N keys of a binlog without names
     order = {"allcs": ["id"] + [f"{p}_{c}" for c in charsets for p in "ves"],
-             "enumsets": ["id", "e", "e300"] + [f"s{n}" for n in SET_SIZES],
+             "enumsets": ["id", "e", "e300"] + [f"s{n}" for n in SET_SIZES] + ["ecy", "scy"],
              "exactnums": ["id"] + [f"d{p}_{s}" for p, s in DECIMALS] + ["f", "d"],
              "fsp": ["id", "dd", "y"] + [f"{k}{n}" for n in range(7) for k in ("t", "dt", "ts")],
              "decimals": ["id"] + [f"d{p}_{s}" for p, s in WIDE_DECIMALS]}
@@ -476,7 +476,7 @@ def test_every_value_equals_the_servers_text(name):
                 assert x == value, (table, want["id"], col, x, value)
             checked[table] = checked.get(table, 0) + 1
     # non-NULL values compared; allcs: 40 charsets x (text, ENUM, SET) x 2 rows + the ids
-    assert checked == {"allcs": 243, "enumsets": 51, "exactnums": 78, "fsp": 105, "decimals": 4 * 81}
+    assert checked == {"allcs": 243, "enumsets": 57, "exactnums": 78, "fsp": 105, "decimals": 4 * 81}
     assert len(charsets_of(name)) == 40 and len(set(CHARSET_OF.values())) >= 40
 
 
@@ -489,6 +489,9 @@ def test_enum_and_set_labels_in_their_own_charset():
     assert rows["1"]["e_latin1"] == sel["1"]["e_latin1"] == "aé€Šüß±z"
     assert rows["1"]["s_cp1251"] == sel["1"]["s_cp1251"] == "a€жщ±°z,y"
     assert rows["1"]["e_ucs2"] == sel["1"]["e_ucs2"] == "aé€жщ日本z"
+    # ENUM_AND_SET_DEFAULT_CHARSET with (n, collation) pairs: latin1 by default, cp1251 for two
+    sets = _final_rows(store.materialize("row-types-full-metadata") / "primary", "types.enumsets")
+    assert (sets["1"]["ecy"], sets["1"]["scy"], sets["3"]["ecy"], sets["3"]["scy"]) == ("щ", "ж,€", "", "€")
     assert not any("\ufffd" in str(v) for r in rows.values() for v in r.values())
 
 
