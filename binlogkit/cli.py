@@ -731,3 +731,50 @@ def _print_plan(plan) -> None:
 
 if __name__ == "__main__":  # pragma: no cover
     main()
+
+
+@main.command()
+@click.argument("binlogs", nargs=-1, required=True)
+@click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
+              help="The file to write: a binlog (or SQL with --sql). Never replaced without --force.")
+@click.option("--start-position", type=int, help="In the first file: undo transactions starting here or later.")
+@click.option("--stop-position", type=int, help="In the last file: undo transactions ending here or before.")
+@click.option("--start-datetime", help="Undo transactions that began at or after this time (UTC unless a zone is given).")
+@click.option("--stop-datetime", help="... and before this time.")
+@click.option("--include-gtids", "include_gtids", help="Undo the transactions of this GTID set (MySQL uuid:1-5, MariaDB 0-1-5,0-1-7..9).")
+@click.option("--database", help="Undo only the changes to tables of this database.")
+@click.option("--table", "table", help="Undo only the changes to this table (DB.TABLE).")
+@click.option("--sql", "as_sql", is_flag=True,
+              help="Write the undo as SQL statements (needs binlog_row_metadata=FULL: column names).")
+@click.option("--skip-statements", is_flag=True,
+              help="Leave statement events (DDL, statement-format DML) in the range out instead of refusing.")
+@click.option("--force", is_flag=True, help="Replace the output file when it exists.")
+def flashback(binlogs, output, start_position, stop_position, start_datetime, stop_datetime, include_gtids,
+              database, table, as_sql, skip_statements, force) -> None:
+    """Undo a range of row changes: write a binlog whose transactions undo the selected ones,
+    last first (inserts deleted, deletes inserted, updates reversed). Replay it with the server's
+    own tool: `mariadb-binlog OUTPUT | mariadb`, `mysqlbinlog OUTPUT | mysql`; `binlogkit decode -v
+    OUTPUT` shows what it will do. Needs row-based binlogs with FULL row images.
+
+    Refuses (exit 2, nothing written) statement events in the range (name them;
+    --skip-statements), MINIMAL/NOBLOB images, a range that cuts a transaction in two, an
+    existing output without --force. Exit 1: damaged input.
+    """
+    from .flashback import FlashbackRefused, flashback as run
+
+    if sum(x is not None for x in (start_position or stop_position, start_datetime or stop_datetime,
+                                    include_gtids)) > 1:
+        _fail("refused: choose one range: positions, date-times or --include-gtids", EXIT_USAGE)
+    _check_inputs(binlogs)
+    try:
+        res = run(binlogs, output, start_position=start_position, stop_position=stop_position,
+                  start_datetime=_datetime(start_datetime), stop_datetime=_datetime(stop_datetime),
+                  gtids=_gtids(include_gtids), database=database, table=table, skip_statements=skip_statements,
+                  sql=as_sql, force=force)
+    except (FlashbackRefused, WriteRefused) as exc:
+        _fail(f"refused: {exc}", EXIT_USAGE)
+    except BinlogError as exc:
+        _fail(str(exc), EXIT_DAMAGED)
+    gt = f" ({res.first_gtid} .. {res.last_gtid})" if res.first_gtid else ""
+    click.echo(f"{output}: {res.undone} undo transaction(s) of {res.transactions} selected{gt}, "
+               f"{res.rows} row(s), {res.events} events, {res.bytes} bytes")
