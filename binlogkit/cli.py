@@ -729,10 +729,6 @@ def _print_plan(plan) -> None:
         click.echo(f"warning: {w}")
 
 
-if __name__ == "__main__":  # pragma: no cover
-    main()
-
-
 @main.command()
 @click.argument("binlogs", nargs=-1, required=True)
 @click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
@@ -749,16 +745,19 @@ if __name__ == "__main__":  # pragma: no cover
 @click.option("--skip-statements", is_flag=True,
               help="Leave statement events (DDL, statement-format DML) in the range out instead of refusing.")
 @click.option("--force", is_flag=True, help="Replace the output file when it exists.")
+@click.option("--json", "as_json", is_flag=True, help="The summary as one JSON object.")
 def flashback(binlogs, output, start_position, stop_position, start_datetime, stop_datetime, include_gtids,
-              database, table, as_sql, skip_statements, force) -> None:
+              database, table, as_sql, skip_statements, force, as_json) -> None:
     """Undo a range of row changes: write a binlog whose transactions undo the selected ones,
     last first (inserts deleted, deletes inserted, updates reversed). Replay it with the server's
     own tool: `mariadb-binlog OUTPUT | mariadb`, `mysqlbinlog OUTPUT | mysql`; `binlogkit decode -v
-    OUTPUT` shows what it will do. Needs row-based binlogs with FULL row images.
+    OUTPUT` shows what it will do. Needs row-based binlogs with FULL row images. BINLOGS are
+    binlogs or relay logs (files, .index files, folders, archives), all from one server version.
 
-    Refuses (exit 2, nothing written) statement events in the range (name them;
-    --skip-statements), MINIMAL/NOBLOB images, a range that cuts a transaction in two, an
-    existing output without --force. Exit 1: damaged input.
+    Refuses (exit 2, nothing written) statements in the range, named (DDL, statement-format
+    DML; --skip-statements leaves them out), MINIMAL/NOBLOB images, a range that cuts a
+    transaction in two, an existing output without --force, a link as the output.
+    Exit 1: damaged input (nothing written).
     """
     from .flashback import FlashbackRefused, flashback as run
 
@@ -775,6 +774,15 @@ def flashback(binlogs, output, start_position, stop_position, start_datetime, st
         _fail(f"refused: {exc}", EXIT_USAGE)
     except BinlogError as exc:
         _fail(str(exc), EXIT_DAMAGED)
+    if as_json:
+        click.echo(json.dumps(res.to_json()))
+        return
     gt = f" ({res.first_gtid} .. {res.last_gtid})" if res.first_gtid else ""
     click.echo(f"{output}: {res.undone} undo transaction(s) of {res.transactions} selected{gt}, "
                f"{res.rows} row(s), {res.events} events, {res.bytes} bytes")
+    for st in res.skipped:
+        where = st["gtid"] or f"{os.path.basename(st['file'])}:{st['start']}"
+        click.echo(f"left out (--skip-statements): {where} {st['statement'][:100]!r}", err=True)
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

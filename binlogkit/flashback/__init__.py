@@ -50,6 +50,10 @@ class Result:
     bytes: int
     first_gtid: str | None
     last_gtid: str | None
+    skipped: list[dict]        # one-statement transactions left out (--skip-statements)
+
+    def to_json(self) -> dict:
+        return dict(vars(self))
 
 
 def _seekable(path: str, stack: contextlib.ExitStack, tmpdir: str | None) -> str:
@@ -100,7 +104,18 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
             if (other.flavor, other.post_header_lengths) != (fmt.flavor, fmt.post_header_lengths):
                 raise FlashbackRefused(f"{f} was written by {other.server_version}, {plan.files[0]} by "
                                        f"{fmt.server_version}: flash back one server version at a time", file=f)
-        res = Result(str(output), len(plan), 0, 0, 0, 0, plan.first_gtid, plan.last_gtid)
+        statements = _statements(plan, local, fmt)
+        if statements and not skip_statements:
+            shown = "; ".join(f"{s['gtid'] or s['file'] + ':' + str(s['start'])}: {s['statement'][:120]!r}"
+                              for s in statements[:5])
+            more = f" and {len(statements) - 5} more" if len(statements) > 5 else ""
+            raise FlashbackRefused(f"{len(statements)} statement(s) in the range cannot be undone from row images "
+                                   f"(DDL or statement-format DML): {shown}{more}; --skip-statements leaves "
+                                   "them out (their effect stays)", file=statements[0]["file"],
+                                   offset=statements[0]["start"])
+        if not len(plan):
+            raise FlashbackRefused("the range holds only statements: no row change to undo")
+        res = Result(str(output), len(plan), 0, 0, 0, 0, plan.first_gtid, plan.last_gtid, statements)
         if sql:
             from .sql import produce_sql
             produce = produce_sql(plan, local, fmt, filters, res)
@@ -108,6 +123,17 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
             produce = _produce_binlog(plan, local, fmt, fde_raw, fde_crc, filters, res)
         write_output(output, produce, force=force)
     return res
+
+
+def _statements(plan: Plan, local: dict, fmt: Format) -> list[dict]:
+    from .undo import statement_text
+
+    out = []
+    for name, start, end, gtid in plan.statements:
+        with open(local[name], "rb") as fh:
+            text = statement_text(fh, name, start, end, fmt)
+        out.append({"file": name, "start": start, "end": end, "gtid": gtid, "statement": text})
+    return out
 
 
 def _produce_binlog(plan: Plan, local: dict, fmt: Format, fde_raw, fde_crc: bool, filters: Filters,

@@ -11,7 +11,9 @@ decoded). A range is one of:
   before the stop;
 * GTIDs: a transaction is in when its GTID is in the set.
 
-A range that cuts a transaction in two is refused (the message names the transaction and the
+Transactions that are one statement (DDL; a statement-format change without BEGIN) are kept
+apart in ``statements``: they cannot be undone from row images. A range that cuts a
+transaction in two is refused (the message names the transaction and the
 positions that would take it whole), and so are incomplete transactions and transactions that
 continue into another file. The plan keeps three integers per transaction (file, start, end) in
 arrays: 24 bytes a transaction, whatever the input size.
@@ -27,6 +29,8 @@ from typing import Callable, Iterable
 
 from ..errors import WriteRefused
 
+STATEMENTS = frozenset({"DDL", "STATEMENT"})   # terminators of one-statement transactions
+
 
 class FlashbackRefused(WriteRefused):
     """What cannot be undone from row images, or a range that cannot be taken whole: nothing
@@ -41,6 +45,9 @@ class Plan:
     ends: array = field(default_factory=lambda: array("q"))
     first_gtid: str | None = None
     last_gtid: str | None = None
+    # transactions of the range that are one statement (DDL, statement-format DML): never
+    # undone; named in the refusal, or left out with --skip-statements
+    statements: list[tuple[str, int, int, str | None]] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -113,10 +120,13 @@ def select(paths: Iterable[str | os.PathLike], *, start_position: int | None = N
         if not t.complete:
             raise FlashbackRefused(f"{name} ({whole}) is incomplete (no terminating event): it was never "
                                    "committed and cannot be undone", file=t.start_file, offset=t.start_offset)
+        if t.terminator in STATEMENTS:
+            plan.statements.append((t.start_file, t.start_offset, end, t.gtid))
+            continue
         if t.end_file != t.start_file:
             raise FlashbackRefused(f"{name} starts in {t.start_file} and ends in {t.end_file}: a transaction "
                                    "across files is not supported", file=t.start_file, offset=t.start_offset)
         plan.add(i, t.start_offset, end, t.gtid)
-    if not len(plan):
+    if not len(plan) and not plan.statements:
         raise FlashbackRefused("no complete transaction in the range: nothing to undo")
     return plan

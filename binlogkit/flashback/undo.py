@@ -104,6 +104,20 @@ def _query_text(ev) -> str:
     return q if isinstance(q, str) else bytes(q).decode("utf-8", "replace")
 
 
+def statement_text(fh: BinaryIO, name: str, start: int, end: int, fmt: Format) -> str:
+    """The statement of a one-statement transaction at [start, end) (its first Query event that
+    is not BEGIN), for the refusal that names it."""
+    at = start
+    while at < end:
+        raw = read_event(fh, at, fmt, name)
+        if raw.type_code in QUERY_TYPES:
+            q = _query_text(decode(raw)).strip()
+            if not q.upper().startswith("BEGIN"):
+                return q[:1000]
+        at += raw.event_size
+    return "?"
+
+
 class _Walk:
     """The forward walk of one transaction: table maps by id, rows events by offset (or, inside
     a Transaction_payload, as events), the first timestamp and the terminator."""
