@@ -33,7 +33,7 @@ from ..events import build_event
 from ..files import OPENERS, is_url, open_input
 from ..format import Format
 from .invert import MinimalImage
-from .plan import FlashbackRefused, Plan, select
+from .plan import NOTHING, FlashbackRefused, Plan, select
 from .undo import Filters, Out, undo_transaction
 from .write import write_output
 
@@ -170,5 +170,7 @@ def _produce_binlog(plan: Plan, local: dict, fmt: Format, fde_raw, fde_crc: bool
         finally:
             for fh in handles.values():
                 fh.close()
+        if not res.undone:
+            raise FlashbackRefused(NOTHING)
         res.bytes = at
     return produce

@@ -29,6 +29,7 @@ from typing import Callable, Iterable
 
 from ..errors import WriteRefused
 
+NOTHING = "the filters (--database, --table) leave no row change to undo in the range: nothing written"
 STATEMENTS = frozenset({"DDL", "STATEMENT"})   # terminators of one-statement transactions
 
 
@@ -84,6 +85,7 @@ def select(paths: Iterable[str | os.PathLike], *, start_position: int | None = N
     number = {f: i for i, f in enumerate(files)}
     last = len(files) - 1
     t0, t1 = _ts(start_datetime), _ts(stop_datetime)
+    incomplete: FlashbackRefused | None = None
     for t in group_files(files):
         if t.kind == "continuation":
             continue
@@ -117,9 +119,11 @@ def select(paths: Iterable[str | os.PathLike], *, start_position: int | None = N
             continue
         if gtids is not None and (t.gtid is None or not gtids(t.gtid)):
             continue
-        if not t.complete:
-            raise FlashbackRefused(f"{name} ({whole}) is incomplete (no terminating event): it was never "
-                                   "committed and cannot be undone", file=t.start_file, offset=t.start_offset)
+        if not t.complete:   # refused after the scan: damage that made it incomplete is raised first
+            incomplete = incomplete or FlashbackRefused(
+                f"{name} ({whole}) is incomplete (no terminating event): it was never committed and cannot "
+                "be undone", file=t.start_file, offset=t.start_offset)
+            continue
         if t.terminator in STATEMENTS:
             plan.statements.append((t.start_file, t.start_offset, end, t.gtid))
             continue
@@ -127,6 +131,8 @@ def select(paths: Iterable[str | os.PathLike], *, start_position: int | None = N
             raise FlashbackRefused(f"{name} starts in {t.start_file} and ends in {t.end_file}: a transaction "
                                    "across files is not supported", file=t.start_file, offset=t.start_offset)
         plan.add(i, t.start_offset, end, t.gtid)
+    if incomplete is not None:
+        raise incomplete
     if not len(plan) and not plan.statements:
         raise FlashbackRefused("no complete transaction in the range: nothing to undo")
     return plan
