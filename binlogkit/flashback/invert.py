@@ -26,8 +26,15 @@ from ..codecs.compression import uncompress
 from ..codecs.rows import RowsBody, V2_ROWS
 from ..constants import EventType as T
 from ..errors import BodyLengthError, FormatError
-from ..rowvalues.tables import Table
-from ..rowvalues.values import reader
+from ..rowvalues.tables import (BINARY_COLLATION, BIT, BLOB, DATE, DATETIME, DATETIME2, DOUBLE, ENUM, FLOAT,
+                                GEOMETRY, INT24, JSON, LONG, LONG_BLOB, LONGLONG, MEDIUM_BLOB, NEWDATE, NEWDECIMAL,
+                                SET, SHORT, STRING, TIME, TIME2, TIMESTAMP, TIMESTAMP2, TINY, TINY_BLOB,
+                                VAR_STRING, VARCHAR, YEAR, Table)
+from ..rowvalues.values import _dec_size, reader
+
+# fixed sizes of values (sql/field.cc pack_length; old DATETIME/TIME/TIMESTAMP: no fraction)
+FIXED = {TINY: 1, SHORT: 2, INT24: 3, LONG: 4, LONGLONG: 8, FLOAT: 4, DOUBLE: 8, YEAR: 1, DATE: 3, NEWDATE: 3,
+         TIME: 3, DATETIME: 8, TIMESTAMP: 4}
 
 STMT_END_F = 0x0001
 
@@ -65,39 +72,86 @@ def _full(bitmap: bytes, width: int) -> bool:
     return bitmap[:whole] == b"\xff" * whole and (not rest or bitmap[whole] & ((1 << rest) - 1) == (1 << rest) - 1)
 
 
-def _readers(table: Table) -> tuple:
-    r = table.__dict__.get("_flashback_readers")
-    if r is None:
-        r = tuple(reader(c) for c in table.columns)
-        object.__setattr__(table, "_flashback_readers", r)
-    return r
+def _width(col) -> int:
+    """How a value of ``col`` is sized: > 0 a fixed number of bytes, < 0 a little-endian length
+    prefix of that many bytes, 0 ask the value reader (``rowvalues.values.reader``, the one
+    declaration of every layout; ``test_flashback`` keeps the two in agreement)."""
+    t, m = col.type, col.meta
+    if col.hint is not None:
+        return 0
+    if t in FIXED:
+        return FIXED[t]
+    if t in (DATETIME2, TIMESTAMP2, TIME2):
+        return {DATETIME2: 5, TIMESTAMP2: 4, TIME2: 3}[t] + (m + 1) // 2
+    if t == NEWDECIMAL:
+        precision, scale = m >> 8, m & 0xFF
+        return _dec_size(precision - scale) + _dec_size(scale)
+    if t == BIT:
+        return ((m & 0xFF) * 8 + (m >> 8) + 7) // 8
+    if t in (VARCHAR, VAR_STRING):
+        return -(1 if m < 256 else 2)
+    if t == STRING:
+        if m >> 8 in (ENUM, SET):
+            return m & 0xFF
+        if col.collation == BINARY_COLLATION:
+            return 0
+        return -(1 if col.max_length < 256 else 2)
+    if t in (BLOB, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB, GEOMETRY, JSON):
+        return -(m or 4)
+    return 0
 
 
-def image_end(readers: tuple, data: bytes, p: int) -> int:
-    """Where the full row image starting at ``p`` ends."""
-    n = len(readers)
+def _compile(widths: tuple, readers: tuple):
+    """``end(data, p)``: where a full row image starting at ``p`` ends, as straight-line code
+    made once per table map (one branch per column on its NULL bit, no loop, no Value made):
+    the hot path of a large flashback. Reading past the data raises IndexError."""
+    n = len(widths)
     nb = (n + 7) // 8
-    if p + nb > len(data):
-        raise IndexError
-    nulls = int.from_bytes(data[p:p + nb], "little")
-    p += nb
-    for k in range(n):
-        if not nulls >> k & 1:
-            p = readers[k](data, p)[1]
-    if p > len(data):
-        raise IndexError
-    return p
+    lines = ["def end(data, p):", f"    nulls = int.from_bytes(data[p:p + {nb}], 'little')",
+             f"    if p + {nb} > len(data): raise IndexError", f"    p += {nb}"]
+    for k, w in enumerate(widths):
+        cond = f"    if not nulls & {1 << k}:"
+        if w > 0:
+            lines.append(f"{cond} p += {w}")
+        elif w == -1:
+            lines.append(f"{cond} p += 1 + data[p]")
+        elif w < 0:
+            lines.append(f"{cond} p += {-w} + int.from_bytes(data[p:p + {-w}], 'little')")
+        else:
+            lines.append(f"{cond} p = readers[{k}](data, p)[1]")
+    lines += ["    if p > len(data): raise IndexError", "    return p"]
+    scope: dict = {"readers": readers}
+    exec("\n".join(lines), scope)  # noqa: S102 - code made from integers above, no input text
+    return scope["end"]
+
+
+_COMPILED: dict[tuple, object] = {}    # by columns (types, metadata, collations): a few per schema
+
+
+def _sizing(table: Table):
+    end = _COMPILED.get(table.columns)
+    if end is None:
+        if len(_COMPILED) > 4096:
+            _COMPILED.clear()
+        end = _COMPILED[table.columns] = _compile(tuple(_width(c) for c in table.columns),
+                                                  tuple(reader(c) for c in table.columns))
+    return end
+
+
+def image_end(table: Table, data: bytes, p: int) -> int:
+    """Where the full row image of ``table`` starting at ``p`` ends."""
+    return _sizing(table)(data, p)
 
 
 def split_rows(table: Table, data: bytes, update: bool) -> list[tuple[bytes, bytes | None]]:
     """The images of an event's rows: (image, None) or, for updates, (before, after)."""
-    readers = _readers(table)
+    end = _sizing(table)
     out, p = [], 0
     try:
         while p < len(data):
-            q = image_end(readers, data, p)
+            q = end(data, p)
             if update:
-                r = image_end(readers, data, q)
+                r = end(data, q)
                 out.append((data[p:q], data[q:r]))
                 p = r
             else:

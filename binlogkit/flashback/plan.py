@@ -94,6 +94,8 @@ def select(paths: Iterable[str | os.PathLike], *, start_position: int | None = N
         end = t.end_offset if t.end_offset is not None else t.start_offset
         lo = start_position if start_position is not None and i == 0 else None
         hi = stop_position if stop_position is not None and i == last else None
+        if hi is not None and t.start_offset >= hi:
+            break                     # past the stop: the rest of the last file is not read
         whole = f"{os.path.basename(t.start_file)} {t.start_offset}..{end}"
         if lo is not None and t.start_offset < lo < end:
             raise FlashbackRefused(f"--start-position {lo} cuts {name} ({whole}) in two: start at "
