@@ -48,7 +48,14 @@ def _binlogs(cwd: Path) -> None:
     (d / "mariadb-bin.index").write_text("./mariadb-bin.000015\n./mariadb-bin.000016\n")
 
 
+def _primary(name: str):
+    def setup(cwd: Path) -> None:
+        shutil.copytree(store.materialize(name) / "primary", cwd / "binlogs")
+    return setup
+
+
 SETUPS = {
+    "row-types-full-metadata": _primary("row-types-full-metadata"),
     "crash-rotation-small-position": _relay("crash-rotation-small-position"),
     "crash-partial-gtid": _relay("crash-partial-gtid"),
     "stopped-primary": _binlogs,
