@@ -745,9 +745,11 @@ def _print_plan(plan) -> None:
 @click.option("--skip-statements", is_flag=True,
               help="Leave statement events (DDL, statement-format DML) in the range out instead of refusing.")
 @click.option("--force", is_flag=True, help="Replace the output file when it exists.")
+@click.option("--no-check-later", "no_check_later", is_flag=True,
+              help="Do not read the inputs after the range for later changes to the rows the undo puts back.")
 @click.option("--json", "as_json", is_flag=True, help="The summary as one JSON object.")
 def flashback(binlogs, output, start_position, stop_position, start_datetime, stop_datetime, include_gtids,
-              database, table, as_sql, skip_statements, force, as_json) -> None:
+              database, table, as_sql, skip_statements, force, no_check_later, as_json) -> None:
     """Undo a range of row changes: write a binlog whose transactions undo the selected ones,
     last first (inserts deleted, deletes inserted, updates reversed). Replay it with the server's
     own tool: `mariadb-binlog OUTPUT | mariadb`, `mysqlbinlog OUTPUT | mysql`; `binlogkit decode -v
@@ -758,6 +760,10 @@ def flashback(binlogs, output, start_position, stop_position, start_datetime, st
     DML; --skip-statements leaves them out), MINIMAL/NOBLOB images, a range that cuts a
     transaction in two, an existing output without --force, a link as the output.
     Exit 1: damaged input (nothing written).
+
+    Then it reads the inputs after the range: a later transaction that updated or deleted a
+    row the undo puts back is named in a warning (the replay would stop on that row, or the
+    SQL overwrite the later change); exit 0, the file is written.
     """
     from .flashback import FlashbackRefused, flashback as run
 
@@ -769,7 +775,7 @@ def flashback(binlogs, output, start_position, stop_position, start_datetime, st
         res = run(binlogs, output, start_position=start_position, stop_position=stop_position,
                   start_datetime=_datetime(start_datetime), stop_datetime=_datetime(stop_datetime),
                   gtids=_gtids(include_gtids), database=database, table=table, skip_statements=skip_statements,
-                  sql=as_sql, force=force)
+                  sql=as_sql, force=force, check_later=not no_check_later)
     except (FlashbackRefused, WriteRefused) as exc:
         _fail(f"refused: {exc}", EXIT_USAGE)
     except BinlogError as exc:
@@ -783,6 +789,16 @@ def flashback(binlogs, output, start_position, stop_position, start_datetime, st
     for st in res.skipped:
         where = st["gtid"] or f"{os.path.basename(st['file'])}:{st['start']}"
         click.echo(f"left out (--skip-statements): {where} {st['statement'][:100]!r}", err=True)
+    later = res.later or {}
+    for c in later.get("conflicts", ()):
+        where = f"{c['gtid'] + ' ' if c['gtid'] else ''}({os.path.basename(c['file'])}:{c['offset']})"
+        what = f"{c['rows']} row(s)" if c["rows"] is not None else "rows (not compared: too many to track, or MINIMAL images)"
+        click.echo(f"warning: a later transaction {where} changed {what} of {c['table']} that the undo puts back: "
+                   "replaying will stop on them (row not found) or overwrite that change", err=True)
+    if later.get("total", 0) > len(later.get("conflicts", ())):
+        click.echo(f"warning: ... {later['total'] - len(later['conflicts'])} more later change(s) like these", err=True)
+    if later.get("note"):
+        click.echo(f"warning: later changes {later['note']}", err=True)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -198,6 +198,22 @@ def test_damaged_input_exits_1_and_writes_nothing(fm, tmp_path):
     assert r.returncode == 2
 
 
+def test_later_changes_to_restored_rows_are_named(fm, tmp_path):
+    """0-1-8..13 insert rows that 0-1-34..36 (FULL images) update later: those rows are named
+    with their count; 0-1-43.. update with MINIMAL images: named at table level (rows None)."""
+    res = flashback([fm], tmp_path / "u.bin", gtids=gtid_matcher("0-1-8..13"))
+    got = [(c["gtid"], c["table"], c["rows"]) for c in res.later["conflicts"]]
+    assert got[:3] == [("0-1-34", "types.ints", 1), ("0-1-35", "types.strs", 1), ("0-1-36", "types.extra", 1)]
+    assert all(rows is None for _g, _t, rows in got[3:]) and res.later["total"] == len(got)
+    assert flashback([fm], tmp_path / "v.bin", gtids=gtid_matcher("0-1-8..13"), check_later=False).later is None
+    # 0-1-41 updates types.allcs, which no later transaction touches
+    res = flashback([fm], tmp_path / "w.bin", gtids=gtid_matcher("0-1-41"))
+    assert [c["table"] for c in res.later["conflicts"]] == []
+    r = cli(fm, "-o", tmp_path / "x.bin", "--include-gtids", "0-1-8..13")
+    assert r.returncode == 0 and "warning: a later transaction 0-1-34 (mariadb-bin.000003:3798) changed 1 row(s) " \
+        "of types.ints" in r.stderr
+
+
 def test_choose_one_range(fm, tmp_path):
     r = cli(fm, "-o", tmp_path / "u.bin", "--start-position", "4", "--include-gtids", "0-1-8")
     assert r.returncode == 2 and "choose one range" in r.stderr

@@ -143,6 +143,7 @@ def test_flashback_the_damage_replays_to_the_snapshot(server, tmp_path, how):
           "gtid": dict(gtids=__import__("binlogkit.api", fromlist=["gtid_matcher"]).gtid_matcher(r["gtids"]))}[how]
     res = flashback([r["file"]], out, **kw)
     assert res.transactions == r["n"] == res.undone == 13
+    assert res.later == {"conflicts": [], "total": 0, "note": None}   # the later changes touch other rows
     assert subprocess.run([".venv/bin/binlogkit", "verify", str(out)], cwd=Path(__file__).parent.parent,
                           capture_output=True).returncode == 0
     replay(server, out)
@@ -212,3 +213,30 @@ def test_table_filter_undoes_only_that_table(server, tmp_path):
     res = flashback([r["file"]], tmp_path / "rest.bin", start_position=r["start"], stop_position=r["stop"],
                     database="types")
     assert res.undone == 13
+
+
+def test_a_later_change_to_a_restored_row_is_named_and_the_replay_would_stop_on_it(server, tmp_path):
+    """Last: its replay fails on purpose. The damage updates every row of other.c; a later
+    transaction updates one of them again. The flashback names that transaction; replaying the
+    undo anyway stops on that row (error 1032, row not found), as the warning says."""
+    server.execute("CREATE TABLE other.c (id INT PRIMARY KEY, v VARCHAR(20))",
+                   "INSERT INTO other.c VALUES (1, 'one'), (2, 'two'), (3, 'three')")
+    f, start = master(server)
+    server.execute("UPDATE other.c SET v = 'damaged'")
+    stop = master(server)[1]
+    server.execute("UPDATE other.c SET v = 'later' WHERE id = 2")
+    later_gtid = server.var("gtid_binlog_pos")
+    out = tmp_path / "undo.bin"
+    res = flashback([_binlog(server, f)], out, start_position=start, stop_position=stop)
+    assert res.undone == 1
+    (c,) = res.later["conflicts"]
+    assert (c["gtid"], c["table"], c["rows"], res.later["total"]) == (later_gtid, "other.c", 1, 1)
+    r = subprocess.run([".venv/bin/binlogkit", "flashback", str(_binlog(server, f)), "-o", str(tmp_path / "cli.bin"),
+                        "--start-position", str(start), "--stop-position", str(stop)],
+                       cwd=Path(__file__).parent.parent, capture_output=True, text=True)
+    assert r.returncode == 0 and f"warning: a later transaction {later_gtid} " in r.stderr
+    dump = subprocess.run(["mariadb-binlog", str(out)], capture_output=True, check=True)
+    rep = subprocess.run(["mariadb", "--no-defaults", f"--socket={server.socket}", "-uroot"], input=dump.stdout,
+                         capture_output=True)
+    assert rep.returncode != 0 and b"1032" in rep.stderr
+    assert server.query("SELECT v FROM other.c ORDER BY id") == [{"v": "damaged"}, {"v": "later"}, {"v": "damaged"}]

@@ -32,6 +32,7 @@ from ..errors import BinlogError, FormatError
 from ..events import build_event
 from ..files import OPENERS, is_url, open_input
 from ..format import Format
+from .conflicts import Expected, later_changes
 from .invert import MinimalImage
 from .plan import NOTHING, FlashbackRefused, Plan, select
 from .undo import Filters, Out, undo_transaction
@@ -51,6 +52,9 @@ class Result:
     first_gtid: str | None
     last_gtid: str | None
     skipped: list[dict]        # one-statement transactions left out (--skip-statements)
+    # later transactions of the inputs that changed rows the undo expects (conflicts.py):
+    # {"conflicts": [{file, offset, gtid, table, rows}...], "total": n, "note": str|None}
+    later: dict | None = None
 
     def to_json(self) -> dict:
         return dict(vars(self))
@@ -88,9 +92,12 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
               stop_position: int | None = None, start_datetime: datetime | None = None,
               stop_datetime: datetime | None = None, gtids: Callable[[str], bool] | None = None,
               database: str | None = None, table: str | None = None, skip_statements: bool = False,
-              sql: bool = False, force: bool = False, tmpdir: str | None = None) -> Result:
+              sql: bool = False, force: bool = False, tmpdir: str | None = None,
+              check_later: bool = True) -> Result:
     """Write the undo of the selected transactions to ``output``. Raises ``FlashbackRefused``
-    (nothing written) for what cannot be undone, another ``BinlogError`` for damaged input."""
+    (nothing written) for what cannot be undone, another ``BinlogError`` for damaged input.
+    ``check_later``: then read the inputs after the range for later changes to the rows the
+    undo puts back (``Result.later``; ``conflicts``)."""
     if table is not None and "." not in table:
         raise FlashbackRefused(f"--table takes DB.TABLE, not {table!r}")
     plan = select(paths, start_position=start_position, stop_position=stop_position,
@@ -116,12 +123,15 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
         if not len(plan):
             raise FlashbackRefused("the range holds only statements: no row change to undo")
         res = Result(str(output), len(plan), 0, 0, 0, 0, plan.first_gtid, plan.last_gtid, statements)
+        expected = Expected() if check_later else None
         if sql:
             from .sql import produce_sql
-            produce = produce_sql(plan, local, fmt, filters, res)
+            produce = produce_sql(plan, local, fmt, filters, res, expected)
         else:
-            produce = _produce_binlog(plan, local, fmt, fde_raw, fde_crc, filters, res)
+            produce = _produce_binlog(plan, local, fmt, fde_raw, fde_crc, filters, res, expected)
         write_output(output, produce, force=force)
+        if expected:
+            res.later = later_changes(plan.files, local, fmt, plan.file_index[-1], plan.ends[-1], expected)
     return res
 
 
@@ -137,7 +147,7 @@ def _statements(plan: Plan, local: dict, fmt: Format) -> list[dict]:
 
 
 def _produce_binlog(plan: Plan, local: dict, fmt: Format, fde_raw, fde_crc: bool, filters: Filters,
-                    res: Result):
+                    res: Result, expected: Expected | None = None):
     checksum = fmt.len_checksum > 0
 
     def produce(sink) -> None:
@@ -165,6 +175,8 @@ def _produce_binlog(plan: Plan, local: dict, fmt: Format, fde_raw, fde_crc: bool
                     res.events += 1
                     if out.rows is not None:
                         res.rows += len(out.rows)
+                        if expected is not None:
+                            expected.add(out)
                     wrote = True
                 res.undone += wrote
         finally:

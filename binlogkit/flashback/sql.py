@@ -140,7 +140,7 @@ class _Writer:
         return out
 
 
-def produce_sql(plan, local: dict, fmt, filters, res):
+def produce_sql(plan, local: dict, fmt, filters, res, expected=None):
     """``produce(sink)`` writing the undo of ``plan`` as SQL (see the module docstring)."""
     from .undo import undo_transaction
 
@@ -171,6 +171,8 @@ def produce_sql(plan, local: dict, fmt, filters, res):
                         sink.write(stmt.encode("utf-8"))
                     res.rows += len(out.rows)
                     res.events += 1
+                    if expected is not None:
+                        expected.add(out)
                 if open_tx:
                     sink.write(b"COMMIT;\n")
                     res.undone += 1
