@@ -762,8 +762,8 @@ def flashback(binlogs, output, start_position, stop_position, start_datetime, st
     Exit 1: damaged input (nothing written).
 
     Then it reads the inputs after the range: a later transaction that updated or deleted a
-    row the undo puts back is named in a warning (the replay would stop on that row, or the
-    SQL overwrite the later change); exit 0, the file is written.
+    row the undo puts back is named in a warning (the replay would overwrite that later change,
+    or stop on it in a table without a key); exit 0, the file is written.
     """
     from .flashback import FlashbackRefused, flashback as run
 
@@ -794,7 +794,8 @@ def flashback(binlogs, output, start_position, stop_position, start_datetime, st
         where = f"{c['gtid'] + ' ' if c['gtid'] else ''}({os.path.basename(c['file'])}:{c['offset']})"
         what = f"{c['rows']} row(s)" if c["rows"] is not None else "rows (not compared: too many to track, or MINIMAL images)"
         click.echo(f"warning: a later transaction {where} changed {what} of {c['table']} that the undo puts back: "
-                   "replaying will stop on them (row not found) or overwrite that change", err=True)
+                   "replaying overwrites that later change (tables with a key) or stops on it (row not found)",
+                   err=True)
     if later.get("total", 0) > len(later.get("conflicts", ())):
         click.echo(f"warning: ... {later['total'] - len(later['conflicts'])} more later change(s) like these", err=True)
     if later.get("note"):

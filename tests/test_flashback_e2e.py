@@ -215,28 +215,38 @@ def test_table_filter_undoes_only_that_table(server, tmp_path):
     assert res.undone == 13
 
 
-def test_a_later_change_to_a_restored_row_is_named_and_the_replay_would_stop_on_it(server, tmp_path):
-    """Last: its replay fails on purpose. The damage updates every row of other.c; a later
-    transaction updates one of them again. The flashback names that transaction; replaying the
-    undo anyway stops on that row (error 1032, row not found), as the warning says."""
+def test_a_later_change_to_a_restored_row_is_named_and_is_what_the_replay_loses_or_stops_on(server, tmp_path):
+    """Last: its replays go wrong on purpose. The damage updates every row of other.c (primary
+    key) and other.nk (none); a later transaction updates one row of each again. The flashback
+    names that transaction. Replayed anyway, the undo overwrites the later change in other.c
+    (the server finds the row by its key) and stops in other.nk (error 1032: no row equals the
+    before image) — the two outcomes the warning announces."""
     server.execute("CREATE TABLE other.c (id INT PRIMARY KEY, v VARCHAR(20))",
-                   "INSERT INTO other.c VALUES (1, 'one'), (2, 'two'), (3, 'three')")
+                   "INSERT INTO other.c VALUES (1, 'one'), (2, 'two'), (3, 'three')",
+                   "CREATE TABLE other.nk (id INT, v VARCHAR(20))",
+                   "INSERT INTO other.nk VALUES (1, 'one'), (2, 'two'), (3, 'three')")
     f, start = master(server)
     server.execute("UPDATE other.c SET v = 'damaged'")
+    mid = master(server)[1]
+    server.execute("UPDATE other.nk SET v = 'damaged'")
     stop = master(server)[1]
-    server.execute("UPDATE other.c SET v = 'later' WHERE id = 2")
+    server.execute("BEGIN", "UPDATE other.c SET v = 'later' WHERE id = 2",
+                   "UPDATE other.nk SET v = 'later' WHERE id = 2", "COMMIT")
     later_gtid = server.var("gtid_binlog_pos")
-    out = tmp_path / "undo.bin"
-    res = flashback([_binlog(server, f)], out, start_position=start, stop_position=stop)
+    src = _binlog(server, f)
+    res = flashback([src], tmp_path / "c.bin", start_position=start, stop_position=mid)
     assert res.undone == 1
-    (c,) = res.later["conflicts"]
-    assert (c["gtid"], c["table"], c["rows"], res.later["total"]) == (later_gtid, "other.c", 1, 1)
-    r = subprocess.run([".venv/bin/binlogkit", "flashback", str(_binlog(server, f)), "-o", str(tmp_path / "cli.bin"),
+    assert [(c["gtid"], c["table"], c["rows"]) for c in res.later["conflicts"]] == [(later_gtid, "other.c", 1)]
+    res = flashback([src], tmp_path / "nk.bin", start_position=mid, stop_position=stop)
+    assert [(c["gtid"], c["table"], c["rows"]) for c in res.later["conflicts"]] == [(later_gtid, "other.nk", 1)]
+    r = subprocess.run([".venv/bin/binlogkit", "flashback", str(src), "-o", str(tmp_path / "cli.bin"),
                         "--start-position", str(start), "--stop-position", str(stop)],
                        cwd=Path(__file__).parent.parent, capture_output=True, text=True)
-    assert r.returncode == 0 and f"warning: a later transaction {later_gtid} " in r.stderr
-    dump = subprocess.run(["mariadb-binlog", str(out)], capture_output=True, check=True)
+    assert r.returncode == 0 and r.stderr.count(f"warning: a later transaction {later_gtid} ") == 2
+    replay(server, tmp_path / "c.bin")
+    assert server.query("SELECT v FROM other.c ORDER BY id") == [{"v": "one"}, {"v": "two"}, {"v": "three"}]
+    dump = subprocess.run(["mariadb-binlog", str(tmp_path / "nk.bin")], capture_output=True, check=True)
     rep = subprocess.run(["mariadb", "--no-defaults", f"--socket={server.socket}", "-uroot"], input=dump.stdout,
                          capture_output=True)
     assert rep.returncode != 0 and b"1032" in rep.stderr
-    assert server.query("SELECT v FROM other.c ORDER BY id") == [{"v": "damaged"}, {"v": "later"}, {"v": "damaged"}]
+    assert server.query("SELECT v FROM other.nk ORDER BY id") == [{"v": "damaged"}, {"v": "later"}, {"v": "damaged"}]

@@ -2,9 +2,10 @@
 
 The undo of an insert deletes the inserted row, the undo of an update finds the row as the
 update left it: both expect the row image the range produced. When a transaction *after* the
-range (in the same inputs) changed or deleted such a row, replaying the undo fails on it
-(row not found: the server stops the replay) or, with SQL and a primary key, overwrites that
-later change. So the flashback remembers the images its undo expects (a 64-bit hash each, per
+range (in the same inputs) changed or deleted such a row, replaying the undo overwrites that
+later change (the server finds the row by its primary key and does not compare the rest of
+the image) or, in a table without a key, stops on it (error 1032, row not found): both seen on a
+real MariaDB (test_flashback_e2e). So the flashback remembers the images its undo expects (a 64-bit hash each, per
 table) and reads the rest of the inputs after the range: every later Update_rows / Delete_rows
 before image of those tables that equals one is reported (GTID or position, table, rows).
 
@@ -25,7 +26,7 @@ from ..events import decode, payload_events
 from ..rowvalues.tables import table_from_map
 from .invert import COMPRESSED, ROWS_TYPES, UNDO_TYPE, _full, split_rows
 
-CAP = 2_000_000        # hashes kept (about 60 MB of Python ints in sets at most)
+CAP = 1_000_000        # hashes kept: about 70 MB of Python ints in sets at most
 SHOWN = 20             # later changes listed; the rest counted
 DELETE_KINDS = {code for code, (_undo, kind) in UNDO_TYPE.items() if kind == "d"}
 UPDATE_KINDS = {code for code, (_undo, kind) in UNDO_TYPE.items() if kind == "u"}
