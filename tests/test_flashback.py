@@ -214,6 +214,29 @@ def test_later_changes_to_restored_rows_are_named(fm, tmp_path):
         "of types.ints" in r.stderr
 
 
+def test_inputs_are_only_read_and_archives_work(tmp_path, monkeypatch):
+    """The committed .xz of the fixture as input (decompressed to a temporary file first);
+    every open of an input is read-only (the output goes through safeio, not open())."""
+    import builtins
+    import lzma
+
+    opened = []
+    real_open, real_lzma = builtins.open, lzma.open
+    monkeypatch.setattr(builtins, "open", lambda f, mode="r", *a, **k: (opened.append((str(f), mode)),
+                                                                         real_open(f, mode, *a, **k))[1])
+    monkeypatch.setattr(lzma, "open", lambda f, mode="rb", *a, **k: (opened.append((str(f), mode)),
+                                                                      real_lzma(f, mode, *a, **k))[1])
+    src = store.SETS_DIR / "row-types-full-metadata" / "primary" / "mariadb-bin.000001.xz"
+    res = flashback([src], tmp_path / "u.bin", gtids=gtid_matcher("0-1-8..11"))
+    assert res.undone == 4
+    inputs = [(f, m) for f, m in opened if f.startswith(str(store.SETS_DIR)) or "binlogkit-flashback-" in f]
+    assert any(f == str(src) for f, _m in inputs) and all(set(m) <= {"r", "b", "t"} for _f, m in inputs), inputs
+    monkeypatch.setattr(builtins, "open", real_open)
+    plain = store.materialize("row-types-full-metadata") / "primary" / "mariadb-bin.000001"
+    flashback([plain], tmp_path / "v.bin", gtids=gtid_matcher("0-1-8..11"))
+    assert raw_rows(tmp_path / "u.bin") == raw_rows(tmp_path / "v.bin") and plain.exists()
+
+
 def test_choose_one_range(fm, tmp_path):
     r = cli(fm, "-o", tmp_path / "u.bin", "--start-position", "4", "--include-gtids", "0-1-8")
     assert r.returncode == 2 and "choose one range" in r.stderr
