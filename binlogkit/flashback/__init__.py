@@ -28,14 +28,14 @@ from typing import Callable
 from ..codecs.format_description import fde_is_checksum_aware
 from ..codecs.header import LEN_HEADER
 from ..constants import LEN_CHECKSUM, EventFlag, EventType as T
-from ..errors import BinlogError, FormatError
+from ..errors import FormatError
 from ..events import build_event
 from ..files import OPENERS, is_url, open_input
 from ..format import Format
 from .conflicts import Expected, later_changes
 from .invert import MinimalImage
 from .plan import NOTHING, FlashbackRefused, Plan, select
-from .undo import Filters, Out, undo_transaction
+from .undo import Filters, undo_transaction
 from .write import write_output
 
 __all__ = ["flashback", "FlashbackRefused", "MinimalImage", "Result", "select", "Filters"]
@@ -105,7 +105,7 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
     filters = Filters(database, table, skip_statements)
     with contextlib.ExitStack() as stack:
         local = {f: _seekable(f, stack, tmpdir) for f in plan.files}
-        fde_body, fmt, fde_crc, fde_raw = _source_fde(local[plan.files[0]])
+        _body, fmt, fde_crc, fde_raw = _source_fde(local[plan.files[0]])
         for f in plan.files[1:]:
             other = _source_fde(local[f])[1]
             if (other.flavor, other.post_header_lengths) != (fmt.flavor, fmt.post_header_lengths):

@@ -31,7 +31,6 @@ a time, last first: memory holds one event, whatever the size of the transaction
 
 from __future__ import annotations
 
-import os
 from array import array
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator
@@ -208,7 +207,6 @@ def undo_transaction(fh: BinaryIO, name: str, start: int, end: int, fmt: Format,
         if walk.terminator is None and walk.rows:
             raise FlashbackRefused("the transaction has no Xid or COMMIT: it cannot be undone as a whole",
                                    offset=start)
-        body: list[Out] = []
         first = True
         for i in range(len(walk.rows) - 1, -1, -1):
             key = walk.rows[i]
