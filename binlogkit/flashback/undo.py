@@ -26,11 +26,14 @@ User_var preludes) are refused unless ``skip_statements``, and then left out.
 
 The events of a transaction are walked forward once to find table maps, rows events and the
 terminator (keeping only offsets), then the rows events are read again from the input one at
-a time, last first: memory holds one event, whatever the size of the transaction.
+a time, last first: memory holds one event, whatever the size of the transaction. The rows
+events inside a MySQL Transaction_payload cannot be read again from the input (they are
+compressed): they are spilled to a temporary file past 32 MB (``_Spill``).
 """
 
 from __future__ import annotations
 
+import tempfile
 from array import array
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator
@@ -117,20 +120,54 @@ def statement_text(fh: BinaryIO, name: str, start: int, end: int, fmt: Format) -
     return "?"
 
 
+SPILL = 32 << 20   # rows events of a Transaction_payload kept in memory up to this, then in a temporary file
+
+
+class _Spill:
+    """The rows events of a transaction's Transaction_payload(s), read back last first: in a
+    spooled temporary file (memory up to ``SPILL`` bytes, then disk), by a negative key."""
+
+    def __init__(self) -> None:
+        self.file = None
+        self.at, self.size = array("q"), array("q")
+        self.fmt = None
+
+    def add(self, raw: RawEvent) -> int:
+        if self.file is None:
+            self.file = tempfile.SpooledTemporaryFile(SPILL, prefix="binlogkit-flashback-")
+        self.fmt = raw.format
+        self.at.append(self.file.seek(0, 2))
+        self.size.append(len(raw.data))
+        self.file.write(raw.data)
+        return -len(self.at)
+
+    def get(self, key: int, outer: int, name: str) -> RawEvent:
+        i = -key - 1
+        self.file.seek(self.at[i])
+        data = self.file.read(self.size[i])
+        ts, code, sid, size, log_pos, flags = HEADER_STRUCT.unpack_from(data, 0)
+        return RawEvent(outer, ts, code, sid, size, log_pos, flags, data, self.fmt, None, name)
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+
+
 class _Walk:
     """The forward walk of one transaction: table maps by id, rows events by offset (or, inside
-    a Transaction_payload, as events), the first timestamp and the terminator."""
+    a Transaction_payload, spilled: ``_Spill``), the first timestamp and the terminator."""
 
     def __init__(self) -> None:
         self.maps: dict[int, tuple[bytes, Table, RawEvent]] = {}
-        self.rows = array("q")            # offsets of rows events in the input
-        self.inner: dict[int, RawEvent] = {}  # rows events from a payload, by a negative key
+        self.rows = array("q")            # offsets of rows events in the input; < 0: in the spill
+        self.spill = _Spill()
+        self.payload_at = 0               # the Transaction_payload's offset, for messages
         self.terminator: RawEvent | None = None
         self.timestamp = 0
         self.server_id = 0
         self.begin: RawEvent | None = None
 
-    def feed(self, raw: RawEvent, filters: Filters, *, key: int | None = None) -> None:
+    def feed(self, raw: RawEvent, filters: Filters, *, inner: bool = False) -> None:
         code = raw.type_code
         if not self.timestamp:
             self.timestamp, self.server_id = raw.timestamp, raw.server_id
@@ -142,18 +179,15 @@ class _Walk:
             self.maps[table.table_id] = (raw.body, table, raw)
             return
         if code in ROWS_TYPES:
-            if key is None:
-                self.rows.append(raw.offset)
-            else:
-                self.inner[key] = raw
-                self.rows.append(key)
+            self.rows.append(self.spill.add(raw) if inner else raw.offset)
             return
         if code == T.XID_EVENT:
             self.terminator = raw
             return
         if code == T.TRANSACTION_PAYLOAD_EVENT:
-            for k, inner in enumerate(payload_events(decode(raw))):
-                self.feed(inner, filters, key=-(len(self.inner) + 1))
+            self.payload_at = raw.offset
+            for ev in payload_events(decode(raw)):   # decompressed whole by the payload codec
+                self.feed(ev, filters, inner=True)
             return
         if code in QUERY_TYPES:
             q = _query_text(decode(raw)).lstrip()
@@ -210,7 +244,7 @@ def undo_transaction(fh: BinaryIO, name: str, start: int, end: int, fmt: Format,
         first = True
         for i in range(len(walk.rows) - 1, -1, -1):
             key = walk.rows[i]
-            raw = walk.inner[key] if key < 0 else read_event(fh, key, fmt, name)
+            raw = walk.spill.get(key, walk.payload_at, name) if key < 0 else read_event(fh, key, fmt, name)
             ev = decode(raw)
             tid = ev.parsed["table_id"]
             if tid not in walk.maps:
@@ -235,3 +269,5 @@ def undo_transaction(fh: BinaryIO, name: str, start: int, end: int, fmt: Format,
             yield Out(t.type_code, t.body, t.timestamp, t.server_id, t.flags)
     except BinlogError as exc:
         raise exc.with_context(file=name)
+    finally:
+        walk.spill.close()
