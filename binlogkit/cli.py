@@ -745,11 +745,14 @@ def _print_plan(plan) -> None:
 @click.option("--skip-statements", is_flag=True,
               help="Leave statement events (DDL, statement-format DML) in the range out instead of refusing.")
 @click.option("--force", is_flag=True, help="Replace the output file when it exists.")
+@click.option("--backup-dir", type=click.Path(file_okay=False),
+              help="With --force: where to keep the verified copy of the output it replaces (default: a new folder "
+                   "beside the output's folder, OUTDIR.binlogkit-flashback-TIME-RANDOM).")
 @click.option("--no-check-later", "no_check_later", is_flag=True,
               help="Do not read the inputs after the range for later changes to the rows the undo puts back.")
 @click.option("--json", "as_json", is_flag=True, help="The summary as one JSON object.")
 def flashback(binlogs, output, start_position, stop_position, start_datetime, stop_datetime, include_gtids,
-              database, table, as_sql, skip_statements, force, no_check_later, as_json) -> None:
+              database, table, as_sql, skip_statements, force, backup_dir, no_check_later, as_json) -> None:
     """Undo a range of row changes: write a binlog whose transactions undo the selected ones,
     last first (inserts deleted, deletes inserted, updates reversed). Replay it with the server's
     own tool: `mariadb-binlog OUTPUT | mariadb`, `mysqlbinlog OUTPUT | mysql`; `binlogkit decode -v
@@ -758,8 +761,9 @@ def flashback(binlogs, output, start_position, stop_position, start_datetime, st
 
     Refuses (exit 2, nothing written) statements in the range, named (DDL, statement-format
     DML; --skip-statements leaves them out), MINIMAL/NOBLOB images, a range that cuts a
-    transaction in two, an existing output without --force, a link as the output.
-    Exit 1: damaged input (nothing written).
+    transaction in two, an existing output without --force (with it: a verified copy first),
+    a link as the output, an output that is one of the inputs. Exit 1: damaged input (nothing
+    written).
 
     Then it reads the inputs after the range: a later transaction that updated or deleted a
     row the undo puts back is named in a warning (the replay would overwrite that later change,
@@ -775,7 +779,7 @@ def flashback(binlogs, output, start_position, stop_position, start_datetime, st
         res = run(binlogs, output, start_position=start_position, stop_position=stop_position,
                   start_datetime=_datetime(start_datetime), stop_datetime=_datetime(stop_datetime),
                   gtids=_gtids(include_gtids), database=database, table=table, skip_statements=skip_statements,
-                  sql=as_sql, force=force, check_later=not no_check_later)
+                  sql=as_sql, force=force, check_later=not no_check_later, backup_dir=backup_dir)
     except (FlashbackRefused, WriteRefused) as exc:
         _fail(f"refused: {exc}", EXIT_USAGE)
     except BinlogError as exc:
@@ -800,6 +804,8 @@ def flashback(binlogs, output, start_position, stop_position, start_datetime, st
         click.echo(f"warning: ... {later['total'] - len(later['conflicts'])} more later change(s) like these", err=True)
     if later.get("note"):
         click.echo(f"warning: later changes {later['note']}", err=True)
+    if res.backup:
+        click.echo(f"the file it replaced is in {res.backup}", err=True)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

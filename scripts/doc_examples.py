@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from fixtures import store  # noqa: E402
 
 MARK = re.compile(r"^<!-- example: (\S+) -->\s*$")
-NORMALISE = [(re.compile(r"binlogkit-(recover|incident)-\d{8}T\d{6}Z-[0-9a-f]{6}"), r"binlogkit-\1-<time>-<random>")]
+NORMALISE = [(re.compile(r"binlogkit-(recover|incident|flashback)-\d{8}T\d{6}Z-[0-9a-f]{6}"), r"binlogkit-\1-<time>-<random>")]
 
 
 def _relay(name: str):

@@ -167,20 +167,32 @@ def test_filters(fm, tmp_path):
 
 
 def test_output_is_never_replaced_without_force_nor_written_through_a_link(fm, tmp_path):
-    out = tmp_path / "u.bin"
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    out = outdir / "u.bin"
     out.write_bytes(b"keep")
     r = cli(fm, "-o", out, "--include-gtids", "0-1-8")
     assert r.returncode == 2 and "--force" in r.stderr and out.read_bytes() == b"keep"
     r = cli(fm, "-o", out, "--include-gtids", "0-1-8", "--force")
     assert r.returncode == 0 and verify_files([out])[0].ok
-    target = tmp_path / "target"
+    (kept,) = [p for p in tmp_path.iterdir() if p.name.startswith("out.binlogkit-flashback-")]
+    assert (kept / "u.bin").read_bytes() == b"keep" and f"the file it replaced is in {kept}" in r.stderr
+    res = flashback([fm], out, gtids=gtid_matcher("0-1-9"), force=True, backup_dir=tmp_path / "old")
+    assert res.backup == str(tmp_path / "old") and verify_files([tmp_path / "old" / "u.bin"])[0].ok
+    target = outdir / "target"
     target.write_bytes(b"precious")
-    link = tmp_path / "link.bin"
+    link = outdir / "link.bin"
     link.symlink_to(target)
     with pytest.raises(WriteRefused, match="symbolic link"):
         flashback([fm], link, gtids=gtid_matcher("0-1-8"), force=True)
     assert target.read_bytes() == b"precious" and link.is_symlink()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.bin", "target", "u.bin"]
+    assert sorted(p.name for p in outdir.iterdir()) == ["link.bin", "target", "u.bin"]
+    # the output is never one of the inputs, even with --force
+    src = outdir / "mariadb-bin.000001"
+    src.write_bytes((fm.parent / "mariadb-bin.000001").read_bytes())
+    with pytest.raises(WriteRefused, match="one of the inputs"):
+        flashback([src], src, gtids=gtid_matcher("0-1-8"), force=True)
+    assert src.read_bytes() == (fm.parent / "mariadb-bin.000001").read_bytes()
 
 
 def test_damaged_input_exits_1_and_writes_nothing(fm, tmp_path):

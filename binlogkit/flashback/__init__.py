@@ -55,6 +55,7 @@ class Result:
     # later transactions of the inputs that changed rows the undo expects (conflicts.py):
     # {"conflicts": [{file, offset, gtid, table, rows}...], "total": n, "note": str|None}
     later: dict | None = None
+    backup: str | None = None  # where the output it replaced (--force) was copied, verified
 
     def to_json(self) -> dict:
         return dict(vars(self))
@@ -93,7 +94,7 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
               stop_datetime: datetime | None = None, gtids: Callable[[str], bool] | None = None,
               database: str | None = None, table: str | None = None, skip_statements: bool = False,
               sql: bool = False, force: bool = False, tmpdir: str | None = None,
-              check_later: bool = True) -> Result:
+              check_later: bool = True, backup_dir: str | os.PathLike | None = None) -> Result:
     """Write the undo of the selected transactions to ``output``. Raises ``FlashbackRefused``
     (nothing written) for what cannot be undone, another ``BinlogError`` for damaged input.
     ``check_later``: then read the inputs after the range for later changes to the rows the
@@ -129,7 +130,8 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
             produce = produce_sql(plan, local, fmt, filters, res, expected)
         else:
             produce = _produce_binlog(plan, local, fmt, fde_raw, fde_crc, filters, res, expected)
-        write_output(output, produce, force=force)
+        res.backup = write_output(output, produce, force=force, inputs=[*plan.files, *local.values()],
+                                  backup_dir=backup_dir)
         if expected:
             res.later = later_changes(plan.files, local, fmt, plan.file_index[-1], plan.ends[-1], expected)
     return res
