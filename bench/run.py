@@ -54,13 +54,14 @@ def rss_of(cmd: list[str]) -> int:
     return int(out.strip() or 0)
 
 
-def timed_rss(cmd: list[str]) -> tuple[float, int]:
-    """Wall seconds and peak RSS (KiB) of one run, in a fresh child (long commands: run once)."""
+def timed_rss(cmd: list[str]) -> tuple[float, int, int]:
+    """Wall seconds, peak RSS (KiB) and exit code of one run, in a fresh child (long commands:
+    run once)."""
     code = ("import resource,subprocess,sys,time;t=time.perf_counter();"
-            "subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL);"
-            "print(time.perf_counter()-t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+            "r=subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL);"
+            "print(time.perf_counter()-t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r.returncode)")
     out = subprocess.run([sys.executable, "-c", code, *cmd], capture_output=True, text=True).stdout.split()
-    return float(out[0]), int(out[1])
+    return float(out[0]), int(out[1]), int(out[2])
 
 
 def flashback_bench(path: Path, bk: str, oracle: str, mb: float) -> None:
@@ -77,9 +78,10 @@ def flashback_bench(path: Path, bk: str, oracle: str, mb: float) -> None:
         print(f"{'command':<42} {'seconds':>8} {'MB/s':>7} {'peak RSS MB':>12} {'vs oracle':>10}")
         ref = None
         for name, cmd in runs:
-            t, rss = timed_rss(cmd)
+            t, rss, rc = timed_rss(cmd)
             ref = ref or t
-            print(f"{name:<42} {t:>8.2f} {mb / t:>7.0f} {rss / 1024:>12.0f} {t / ref:>10.2f}")
+            print(f"{name:<42} {t:>8.2f} {mb / t:>7.0f} {rss / 1024:>12.0f} {t / ref:>10.2f}"
+                  + (f"  (exit {rc})" if rc else ""))
 
 
 def main(argv=None) -> int:
