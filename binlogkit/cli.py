@@ -182,8 +182,10 @@ def _event_json(ev, path: str) -> dict:
 @click.option("-v", "--verbose", "verbose", is_flag=True,
               help="Decode row images: `### INSERT INTO ... ###   @1=...` like mysqlbinlog -v; with --json, `rows`.")
 @click.option("--column-type", "column_types", multiple=True, metavar="DB.TABLE.COLUMN=TYPE",
-              help="With -v: show a column as uuid, inet6 or inet4 (MariaDB logs these types as BINARY(n)); "
-                   "COLUMN is a name (when the binlog carries names) or @N; wildcards allowed; repeatable.")
+              help="With -v: show a column as uuid, inet6 or inet4 (MariaDB logs these types as BINARY(n)), or "
+                   "give the precision of MariaDB's pre-10.1 fractional temporals: time(N), datetime(N), "
+                   "timestamp(N) (the binlog does not carry it); COLUMN is a name (when the binlog carries "
+                   "names) or @N; wildcards allowed; repeatable.")
 def decode(files, as_json, start_position, stop_position, start_datetime, stop_datetime, types,
            include_gtids, exclude_gtids, no_verify, lenient, utc, verbose, column_types) -> None:
     """Print the events of binlog / relay-log FILES (.index files and folders too) with exact offsets.
@@ -618,8 +620,10 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
     keeps owners and modes, never writes through a link, and replaces files atomically. A run
     that was killed or failed part-way leaves a journal in the folder; the next run finishes it.
 
-    Exit codes: 0 nothing to do or applied, 1 repair pending (dry run), 2 refused or error
-    (nothing changed), 3 the apply failed part-way (originals in the backup; run again to finish).
+    Exit codes: 0 nothing to do or applied, 1 repair pending (dry run) or the replica cannot resume
+    in file/position mode (its next source position is past 4 GiB: use GTID positioning), 2
+    refused or error (nothing changed), 3 the apply failed part-way (originals in the backup; run
+    again to finish).
     """
     from .safeio import SafeDir
 
@@ -657,7 +661,7 @@ def _recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_d
         click.echo(f"binlogkit: refused: {plan.refuse}", err=True)
         sys.exit(EXIT_USAGE)
     if plan.nothing_to_do:
-        sys.exit(EXIT_OK)
+        sys.exit(EXIT_DAMAGED if plan.position_unreachable else EXIT_OK)
     if not do_apply:
         if not as_json:
             click.echo("dry run: nothing was changed; run again with --apply to repair")
@@ -673,6 +677,10 @@ def _recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_d
     what = "finished the interrupted repair" if plan.resume else "applied"
     click.echo(f"{what}; the files changed were copied to {backup} and verified (journal.json says what was done)",
                err=as_json)
+    if plan.position_unreachable:  # a script must not restart the replica in position mode blindly
+        click.echo("binlogkit: warning: the replica cannot resume in file/position mode: see the warning above",
+                   err=True)
+        sys.exit(EXIT_DAMAGED)
     sys.exit(EXIT_OK)
 
 
@@ -694,7 +702,9 @@ def _print_plan(plan) -> None:
         click.echo(f"partial trx     : {p['gtid'] or '-'} from {p['file']}:{p['offset']} (source {p['source_file']}:{p['source_start']})")
     click.echo(f"last complete   : {plan.last_complete_gtid or '-'}")
     if not binlog:
-        click.echo(("next source     : " + (f"{ns['file']}:{ns['position']}" if ns['file'] else
+        click.echo(("next source     : " + (f"{ns['file']}:{ns['position']}"
+                                             + ("  (past 4 GiB)" if ns['position'] and ns['position'] >= 1 << 32 else "")
+                                             if ns['file'] else
                                              f"position {ns['position']} of a source file whose name is unknown"))
                    if ns else "next source     : unknown")
     click.echo(f"{'GTIDs kept' if binlog else 'retrieved GTIDs':<15} : {plan.retrieved_gtids or '-'}")

@@ -29,6 +29,7 @@ from pathlib import Path
 from ..constants import BINLOG_MAGIC
 from ..errors import BadMagicError, BinlogError, ChecksumError, TruncatedEventError
 from ..files import OPENERS as COMPRESSED
+from ..positions import WRAP, reachable_by_dump
 from ..transactions import Grouper, Transaction
 from .info import MasterInfo, RelayLogInfo, read_info
 
@@ -60,6 +61,9 @@ class Plan:
     warnings: list[str] = field(default_factory=list)
     refuse: str | None = None
     resume: dict | None = None                  # the journal of an interrupted apply, when finishing it
+    # the next source position is past 4 GiB and the replica is in file/position mode: the dump
+    # request cannot ask for it (binlogkit.positions); the CLI exits 1 while this stands
+    position_unreachable: bool = False
 
     @property
     def nothing_to_do(self) -> bool:
@@ -349,6 +353,23 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
                                        "master_log_file": moved.source_file, "master_log_pos": moved.source_end}
                 plan.warnings.append(f"relay-log.info is behind the commits: the replica already committed "
                                      f"up to {moved.gtid}; the SQL thread position is moved past it")
+
+    # past 4 GiB: only GTID positioning can resume there
+    ns = plan.next_source
+    if ns and ns.get("position") and not reachable_by_dump(ns["position"]):
+        pos = ns["position"]
+        if plan.mode == "position":
+            plan.position_unreachable = True
+            plan.warnings.append(
+                f"the next source position {ns['file']}:{pos} is past 4 GiB: a replica in file/position mode "
+                f"cannot ask for it (the dump request carries 4 bytes: it would ask for {pos % WRAP}, inside a "
+                "transaction). Resume with GTID positioning instead: MariaDB CHANGE MASTER TO "
+                "MASTER_USE_GTID=slave_pos, MySQL SOURCE_AUTO_POSITION=1"
+                + (f" (the retrieved GTIDs: {plan.retrieved_gtids})" if plan.retrieved_gtids else "")
+                + "; the relay logs do not show the source rotating after it, so its next file cannot be assumed")
+        else:
+            plan.warnings.append(f"the next source position {ns['file']}:{pos} is past 4 GiB: GTID positioning "
+                                 "resumes there (no file position is asked for)")
 
     # master.info: its positions are what position mode resumes from; in GTID mode the server
     # resumes from GTIDs and does not keep them current, so they are left alone there
