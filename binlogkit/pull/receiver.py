@@ -256,7 +256,9 @@ class Receiver:
         if ours is None:
             return
         a, b = bytes(ours), bytes(ev)
-        if a[:13] != b[:13] or a[19:-4] != b[19:-4]:
+        # the re-sent copy differs in log_pos (0), flags, ``created`` (zeroed) and so its CRC32
+        created = 19 + 2 + 50
+        if len(a) != len(b) or a[:13] != b[:13] or a[19:created] != b[19:created] or a[created + 4:-4] != b[created + 4:-4]:
             raise PullError(f"{name} in the folder is not the primary's {name}: their Format_description events "
                             "differ (another server, or a file made again)", file=str(self.store.path / name))
         self.crc_on = fde_is_checksum_aware(b) and b[-5] == 1

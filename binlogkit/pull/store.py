@@ -31,6 +31,7 @@ STATE = ".binlogkit-pull.json"
 _NEW = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _APPEND = os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC
 FDE_FLAGS_AT = 4 + OFS_FLAGS
+_STALE = re.compile(r"\.(" + re.escape(STATE) + r"|[^/]+\.index)\.binlogkit-[0-9a-f]{16}")
 
 
 def split_name(name: str) -> tuple[str, int]:
@@ -127,8 +128,23 @@ class Store:
             body = "".join(f"./{n}\n" for n in self.binlogs()).encode()
             self.dir.replace(f"{base}.index", body, new_mode=0o640)
 
+    def remove_stale_temporaries(self) -> list[str]:
+        """Temporary files of an index or state replace that a kill interrupted (safeio names
+        them ``.NAME.binlogkit-<16 hex>``): ours, never renamed into place; removed."""
+        gone = []
+        for n in self.dir.names():
+            if _STALE.fullmatch(n):
+                st = self.dir.lstat(n)
+                if st is not None and stat.S_ISREG(st.st_mode):
+                    self.dir.unlink(n)
+                    gone.append(n)
+        if gone:
+            self.dir.fsync()
+        return gone
+
     def repair(self) -> Repair:
         """Cut the last file back to its last complete transaction; where to resume."""
+        self.remove_stale_temporaries()
         names = self.binlogs()
         if not names:
             return Repair()
