@@ -137,7 +137,7 @@ def pull(cfg: PullConfig, *, report: Callable[[dict], None] | None = None,
                     receiver.stats.reconnects += 1
                 outcome = receiver.run()
                 store.close_file()
-                done = {"event": "done", "outcome": outcome, **receiver.status()}
+                done = {**receiver.status(), "event": "done", "outcome": outcome}
                 done["reconnects"] = receiver.stats.reconnects
                 say(done)
                 return done
@@ -149,7 +149,10 @@ def pull(cfg: PullConfig, *, report: Callable[[dict], None] | None = None,
                 while time.monotonic() < deadline:
                     if stop():
                         store.close_file()
-                        return {"event": "done", "outcome": "stopped", **(receiver.status() if receiver else {})}
+                        done = {**(receiver.status() if receiver else {}), "event": "done", "outcome": "stopped",
+                                "reconnects": receiver.stats.reconnects if receiver else 0}
+                        say(done)
+                        return done
                     time.sleep(0.1)
                 backoff = min(backoff * 2, cfg.max_backoff_s)
                 connected = True
