@@ -15,7 +15,8 @@ import pytest
 
 from fixtures.lab import workload
 from fixtures.lab.pull_lab import (big_event_trx, compare_files, crash_campaign, folder_gtids, last_per_domain,
-                                   primary_binlogs, pull_cmd, run_pull, start_primary, start_pull)
+                                   primary_binlogs, pull_cmd, run_pull, semisync_proof, start_primary, start_pull,
+                                   strace_ack_order)
 from fixtures.lab.server import Server
 from fixtures.lab.topology import COMMON, Lab, grant_replication
 
@@ -53,6 +54,45 @@ def test_kill9_campaign_resumes_without_loss_or_doubles(tmp_path):
         if prev.get("reason"):
             told = nxt["repair_told"]
             assert len(told) == 1 and told[0]["cut_from"] == prev["size"] and told[0]["position"] == prev["keep"]
+
+
+def test_lossless_semisync_after_sync(tmp_path):
+    """AFTER_SYNC primary, pull --semisync its only replica (under strace): N commits return
+    promptly, yes_tx +N, no_tx +0, each commit's GTID is in the folder when it returns, no ack
+    before the fsync of what it acknowledges; without pull a commit waits for the timeout; a
+    commit waiting while pull is frozen and kill -9'd stays blocked, and returns once pull is
+    back, its transaction in the folder; the primary kill -9'd under a stream of commits: every
+    commit a client saw return is in the folder, and compare names nothing missing."""
+    r = semisync_proof(tmp_path, n=20, log=lambda s: None)
+    assert r["yes_tx"] == 20 and r["no_tx"] == 0 and r["semisync_status"] == "ON"
+    assert r["not_in_folder_at_return"] == []
+    assert r["max_commit_s"] < 1.5, r
+    assert r["strace"]["acks"] >= 20 and r["strace"]["unsafe"] == []
+    assert r["without_pull_commit_s"] >= 1.9 and r["without_pull_no_tx"] == 1
+    assert r["blocked_while_frozen"] and r["blocked_after_kill9"]
+    assert r["returned_after_restart"] and r["waited_commit_in_folder"]
+    assert r["acknowledged_by_clients"] > 0 and r["acknowledged_missing_from_folder"] == []
+    assert r["pull_exit_after_primary_died"] == 0 and r["pull_reconnects"]
+    rep = r["compare"]["replicas"][0]
+    assert rep["missing_from_replica"] == [] and rep["errant"] == [] and rep["problem"] is None
+
+
+def test_strace_ack_check_can_fail(tmp_path):
+    """The ordering check itself: an ack sent before the fsync of its bytes is reported."""
+    d = tmp_path / "d"
+    f = str(d / "mariadb-bin.000001")
+    ack = (b"\x1b\x00\x00\x00\xef" + (300).to_bytes(8, "little") + b"mariadb-bin.000001")
+    ack_hex = "".join(f"\\x{b:02x}" for b in ack)
+    lines = [f'write(5<{f}>, "\\xfe\\x62\\x69\\x6e", 4) = 4',
+             f'write(5<{f}>, "\\x00"..., 296) = 296',
+             f'sendto(4<socket:[1]>, "{ack_hex}", 31, 0, NULL, 0) = 31',
+             f'fsync(5<{f}>) = 0',
+             f'sendto(4<socket:[1]>, "{ack_hex}", 31, 0, NULL, 0) = 31']
+    t = tmp_path / "trace"
+    t.write_text("\n".join(lines) + "\n")
+    res = strace_ack_order(t, d)
+    assert res["acks"] == 2
+    assert res["unsafe"] == [{"file": "mariadb-bin.000001", "position": 300, "synced": 0, "written": 300}]
 
 
 @pytest.fixture(scope="module")

@@ -121,6 +121,7 @@ class Connection:
 
     def ack(self, file: str, position: int) -> None:
         self._send(semisync_ack(file, position))
+        self.framer.ack_sent()
 
     def close(self) -> None:
         try:

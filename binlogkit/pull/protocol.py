@@ -213,9 +213,16 @@ class Framer:
         self.seq = seq
         self._parts: list[bytes] | None = None
         self.bytes_in = 0
+        self.reset_allowed = False
 
     def expect_sequence(self, seq: int) -> None:
         self.seq = seq
+
+    def ack_sent(self) -> None:
+        """A semisync acknowledgement (sequence 0) went out. The primary reads it on the dump
+        connection's own NET, which resets its packet counter: from some packet after this one
+        (as soon as its ack thread has read the reply) the dump stream's sequence restarts at 1."""
+        self.reset_allowed = True
 
     def feed(self, chunk) -> None:
         if self.pos and self.pos >= len(self.buf) // 2:
@@ -234,7 +241,9 @@ class Framer:
                     break
                 seq = buf[pos + 3]
                 if seq != self.seq:
-                    raise ProtocolError(f"packet out of sequence: {seq}, expected {self.seq}")
+                    if not (self.reset_allowed and seq == 1):
+                        raise ProtocolError(f"packet out of sequence: {seq}, expected {self.seq}")
+                    self.reset_allowed = False
                 self.seq = (seq + 1) & 0xFF
                 body = bytes(buf[pos + 4:pos + 4 + n])
                 pos += LEN_PACKET_HEADER + n
