@@ -830,6 +830,8 @@ def pull(host, port, user, password_file, defaults_file, server_id, directory, s
         elif kind == "reconnect":
             click.echo(f"{chr(10) if tty else ''}connection lost ({ev['reason']}); reconnecting in {ev['in_s']:.1f}s",
                        err=True)
+        elif kind == "refetch":
+            click.echo(ev["reason"], err=True)
         elif kind == "reconnected":
             click.echo(f"reconnected; resuming at {ev['file']}:{ev['position']}", err=True)
         elif kind == "done":

@@ -294,3 +294,69 @@ def test_folder_of_another_primary_refused(primary, tmp_path):
     (d2 / "mariadb-bin.000001").write_bytes(b"\xfebin")
     r = run_pull(primary, d2, "--until-end")
     assert r.returncode == 2 and "not a folder binlogkit pull made" in r.stderr
+
+
+def test_resume_past_the_dump_requests_32_bits(primary, tmp_path):
+    """COM_BINLOG_DUMP carries a 32-bit position. A copy whose resume point lies past it (here
+    the limit is lowered to 1000 bytes so that a real primary shows the path) reads its file
+    again from 4, compares every byte it already has, and goes on writing from its end."""
+    from binlogkit.pull import PullConfig, PullError, pull
+    from fixtures.lab.topology import REPL_PASSWORD, REPL_USER
+
+    names = primary_binlogs(primary)
+    d = tmp_path / "pulled"
+    assert run_pull(primary, d, "--until-end").returncode == 0
+    k = next(i for i, n in enumerate(names) if (primary.datadir / n).stat().st_size > 20 << 20)
+    for n in names[k + 1:]:
+        os.unlink(d / n)
+    cut = _end_of_largest_event(primary.datadir / names[k])  # a partial transaction: repaired to its start
+    os.truncate(d / names[k], cut)
+    seen = []
+    cfg = PullConfig("127.0.0.1", primary.port, REPL_USER, REPL_PASSWORD, 4343, str(d), until_end=True,
+                     max_dump_position=1000)
+    done = pull(cfg, report=seen.append)
+    assert done["outcome"] == "end"
+    kinds = [x["event"] for x in seen]
+    assert kinds[:3] == ["repair", "start", "refetch"], kinds
+    keep = seen[0]["position"]
+    assert keep > 1000 and seen[2]["position"] == keep and seen[2]["file"] == names[k]
+    assert compare_files(primary, d, names) == {n: "identical" for n in names}
+    # a copy whose bytes differ from the primary's (a valid event, its CRC32 recomputed) is
+    # refused, not overwritten
+    import zlib
+
+    for n in names[k + 1:]:
+        os.unlink(d / n)
+    path = d / names[k]
+    fde_size = int.from_bytes(path.read_bytes()[4 + 9:4 + 13], "little")
+    fde = bytearray(path.read_bytes()[4:4 + fde_size])
+    fde[19 + 2] ^= 0x20   # the server version's first byte, another case
+    fde[-4:] = zlib.crc32(bytes(fde[:-4])).to_bytes(4, "little")
+    with open(path, "r+b") as fh:
+        fh.seek(4)
+        fh.write(fde)
+    before = path.read_bytes()
+    with pytest.raises(PullError) as err:
+        pull(cfg, report=lambda e: None)
+    assert f"{names[k]} in the folder differs from the primary's at 4" in str(err.value)
+    assert path.read_bytes() == before
+
+
+def test_iter_events_api_yields_the_files_events(primary):
+    """The Python API: a live primary's events as RawEvent values, the same offsets, bytes and
+    checksums as the file reader gives for the primary's own files."""
+    from binlogkit.pull import iter_events
+    from binlogkit.reader import iter_raw_events
+    from fixtures.lab.topology import REPL_PASSWORD, REPL_USER
+
+    names = primary_binlogs(primary)
+    live = list(iter_events("127.0.0.1", primary.port, REPL_USER, REPL_PASSWORD, server_id=4444, file=names[0]))
+    files = []
+    for n in names:
+        with open(primary.datadir / n, "rb") as fh:
+            files += [(n, e.offset, e.type_code, e.data) for e in iter_raw_events(fh, name=n)]
+    assert [(e.file, e.offset, e.type_code) for e in live] == [f[:3] for f in files]
+    assert all(e.checksum_ok for e in live)
+    # bytes equal, but for the in-use flag of each file's Format_description
+    differ = [(e.file, e.offset) for e, f in zip(live, files) if e.data != f[3]]
+    assert all(off == 4 for _, off in differ)

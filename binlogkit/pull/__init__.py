@@ -43,6 +43,7 @@ class PullConfig:
     heartbeat_s: float = 1.0
     connect_timeout: float = 10.0
     max_backoff_s: float = 30.0
+    max_dump_position: int = 0xFFFFFFFF   # the largest position COM_BINLOG_DUMP can ask for
 
 
 def _connect(cfg: PullConfig) -> Connection:
@@ -126,7 +127,14 @@ def pull(cfg: PullConfig, *, report: Callable[[dict], None] | None = None,
                     if store.name is not None:
                         file, pos = store.name, store.size
                     say({"event": "reconnected", "file": file, "position": pos})
-                conn.start_dump(cfg.server_id, file, pos, semisync=cfg.semisync, heartbeat_s=cfg.heartbeat_s,
+                # COM_BINLOG_DUMP carries a 32-bit position: past it, the file is asked for from
+                # its start and the bytes the copy already has are compared, not written again
+                dump_pos = pos if pos <= cfg.max_dump_position else 4
+                if dump_pos != pos:
+                    say({"event": "refetch", "file": file, "position": pos,
+                         "reason": f"position {pos} does not fit the dump request's 32 bits: reading {file} "
+                                   f"from 4 and checking the {pos - 4} bytes the copy has"})
+                conn.start_dump(cfg.server_id, file, dump_pos, semisync=cfg.semisync, heartbeat_s=cfg.heartbeat_s,
                                 non_block=cfg.until_end)
                 connected, backoff = True, 0.5
                 if receiver is None:
@@ -135,6 +143,7 @@ def pull(cfg: PullConfig, *, report: Callable[[dict], None] | None = None,
                 else:
                     receiver.conn = conn
                     receiver.stats.reconnects += 1
+                receiver.verify_from(dump_pos if dump_pos != pos else None)
                 outcome = receiver.run()
                 store.close_file()
                 done = {**receiver.status(), "event": "done", "outcome": outcome}

@@ -107,6 +107,12 @@ class Receiver:
         self._dirty_trx = False
         self._unsynced_events = 0
         self._expect_fde_check: bytes | None = None
+        self._verify_at: int | None = None
+
+    def verify_from(self, position: int | None) -> None:
+        """The dump restarts the current file at ``position`` (4), before the copy's end: the
+        events up to the copy's end are compared with the copy, not written (resume past 4 GiB)."""
+        self._verify_at = position
 
     # -- helpers ------------------------------------------------------------------------------
     def _flush(self) -> None:
@@ -128,6 +134,8 @@ class Receiver:
 
     def _switch(self, name: str, position: int) -> None:
         if self.store.name == name:
+            if self._verify_at is not None and position == self._verify_at:
+                return
             if position != self.store.size:
                 raise PullError(f"the primary resumes {name} at {position}, the copy is at {self.store.size}",
                                 file=str(self.store.path / name))
@@ -216,6 +224,9 @@ class Receiver:
         self.stats.caught_up = False
         if self.store.name is None:
             raise ProtocolError("an event before any Rotate named its file")
+        if self._verify_at is not None:
+            self._compare(ev, code, size, log_pos, need_ack)
+            return
         at = self.store.size + len(self._out)
         if code == T.FORMAT_DESCRIPTION_EVENT:
             if at != 4:
@@ -247,6 +258,30 @@ class Receiver:
             self._dirty_trx = True
         if need_ack:
             self._pending_ack = (self.store.name, end)
+
+    def _compare(self, ev: bytes, code: int, size: int, log_pos: int, need_ack: bool) -> None:
+        """An event the copy already holds (a file read again from its start): it must be the
+        same bytes at the same offset (the Format_description's in-use flag aside)."""
+        at, name = self._verify_at, self.store.name
+        end = at + size
+        if log_pos != end & 0xFFFFFFFF or end > self.store.size:
+            raise PullError(f"the primary's event at {at} ends at {log_pos}, not where the copy's events do",
+                            file=str(self.store.path / name), offset=at)
+        ours = self.store.pread(at, size)
+        theirs = ev
+        if code == T.FORMAT_DESCRIPTION_EVENT:
+            self.crc_on = fde_is_checksum_aware(ev) and ev[-5] == 1
+            self.boundary.query_phl = ev[19 + 2 + 50 + 4 + 1 + T.QUERY_EVENT - 1]
+            ours, theirs = bytearray(ours), bytearray(ev)
+            ours[OFS_FLAGS] &= ~EventFlag.BINLOG_IN_USE & 0xFF
+            theirs[OFS_FLAGS] &= ~EventFlag.BINLOG_IN_USE & 0xFF
+        if bytes(ours) != bytes(theirs):
+            raise PullError(f"{name} in the folder differs from the primary's at {at}: not the same file",
+                            file=str(self.store.path / name), offset=at)
+        self.boundary.ends(code, ev, 4 if self.crc_on else 0)
+        self._verify_at = None if end == self.store.size else end
+        if need_ack:
+            self._pending_ack = (name, end)
 
     def _check_fde(self, ev: bytes) -> None:
         """The Format_description re-sent for a dump starting inside a file must be the one at the

@@ -207,6 +207,9 @@ class Store:
         os.lseek(fd, position, os.SEEK_SET)
         self.fd, self.name, self.size = fd, name, position
 
+    def pread(self, offset: int, size: int) -> bytes:
+        return os.pread(self.fd, size, offset)
+
     def write(self, data) -> None:
         write_all(self.fd, data)
         self.size += len(data)
