@@ -43,7 +43,7 @@ class Connection:
                 raise ConnectionLost(f"cannot connect to {self.where}: {text}", code=code) from None
             raise PullError(f"{self.where}: {text}", code=code) from None
         version = self.conn.get_server_info() or ""
-        self.server_version = version
+        self.server_version = version.removeprefix("5.5.5-")   # MariaDB's protocol prefix
         self.flavor = Flavor.MARIADB if "mariadb" in version.lower() else Flavor.MYSQL
         self.framer: Framer | None = None
         self.sock: socket.socket | None = None
