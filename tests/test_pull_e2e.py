@@ -360,3 +360,26 @@ def test_iter_events_api_yields_the_files_events(primary):
     # bytes equal, but for the in-use flag of each file's Format_description
     differ = [(e.file, e.offset) for e, f in zip(live, files) if e.data != f[3]]
     assert all(off == 4 for _, off in differ)
+
+
+def test_server_id_in_use_refused_when_the_account_may_see_replicas(primary, tmp_path):
+    """SHOW SLAVE HOSTS needs REPLICATION MASTER ADMIN on MariaDB >= 10.5: with it, a server id
+    another replica (here another pull) registered is refused with exit 2, and the running one
+    is left alone."""
+    primary.execute("SET sql_log_bin=0", "GRANT REPLICATION MASTER ADMIN ON *.* TO 'repl'@'127.0.0.1'")
+    first = start_pull(primary, tmp_path / "a", "--json", server_id=5151)
+    try:
+        assert '"start"' in first.stdout.readline()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not any(
+                int(r["Server_id"]) == 5151 for r in primary.query("SHOW SLAVE HOSTS")):
+            time.sleep(0.1)
+        r = run_pull(primary, tmp_path / "b", "--until-end", server_id=5151)
+        assert r.returncode == 2, r.stderr
+        assert "server_id 5151 is already used by a replica" in r.stderr
+        assert first.poll() is None
+    finally:
+        first.send_signal(signal.SIGTERM)
+        first.communicate(timeout=30)
+        primary.execute("SET sql_log_bin=0", "REVOKE REPLICATION MASTER ADMIN ON *.* FROM 'repl'@'127.0.0.1'")
+    assert first.returncode == 0
