@@ -39,6 +39,21 @@ def test_purged_binlog_on_resume_exit_2(tmp_path):
         assert "1236" in r.stderr and "mariadb-bin.000001" in r.stderr
 
 
+def test_primary_without_checksums(tmp_path):
+    """binlog_checksum=NONE: the checksum negotiated is the primary's, the copy is identical."""
+    with Lab(tmp_path / "lab") as lab:
+        p = start_primary(lab, binlog_checksum="NONE")
+        workload.small(p, 50)
+        p.execute("FLUSH BINARY LOGS")
+        workload.multi(p)
+        d = tmp_path / "pulled"
+        r = run_pull(p, d, "--until-end")
+        assert r.returncode == 0, r.stderr
+        names = primary_binlogs(p)
+        assert compare_files(p, d, names) == {n: "identical" for n in names}
+        assert last_per_domain(folder_gtids(d)) == p.var("gtid_binlog_pos")
+
+
 def test_kill9_campaign_resumes_without_loss_or_doubles(tmp_path):
     """Bounded here (6 trials: 2 random, 2 inside a 25 MB transaction, 2 at rotation);
     ``make pull-soak`` runs 30."""
@@ -84,7 +99,7 @@ def test_strace_ack_check_can_fail(tmp_path):
     ack = (b"\x1b\x00\x00\x00\xef" + (300).to_bytes(8, "little") + b"mariadb-bin.000001")
     ack_hex = "".join(f"\\x{b:02x}" for b in ack)
     lines = [f'write(5<{f}>, "\\xfe\\x62\\x69\\x6e", 4) = 4',
-             f'write(5<{f}>, "\\x00"..., 296) = 296',
+             f'writev(5<{f}>, [{{iov_base="\\x00"..., iov_len=296}}], 1) = 296',
              f'sendto(4<socket:[1]>, "{ack_hex}", 31, 0, NULL, 0) = 31',
              f'fsync(5<{f}>) = 0',
              f'sendto(4<socket:[1]>, "{ack_hex}", 31, 0, NULL, 0) = 31']
@@ -383,3 +398,34 @@ def test_server_id_in_use_refused_when_the_account_may_see_replicas(primary, tmp
         first.communicate(timeout=30)
         primary.execute("SET sql_log_bin=0", "REVOKE REPLICATION MASTER ADMIN ON *.* FROM 'repl'@'127.0.0.1'")
     assert first.returncode == 0
+
+
+def test_tty_shows_rate_and_lag(primary, tmp_path):
+    """On a terminal, stderr carries one refreshed line: position, MB/s, events/s, lag."""
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(pull_cmd(primary, tmp_path / "pulled"), stdout=subprocess.DEVNULL, stderr=slave,
+                            cwd=Path(__file__).parent.parent)
+    os.close(slave)
+    time.sleep(4)
+    workload.small(primary, 5, start=5000)
+    time.sleep(2)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(30)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    text = out.decode("utf-8", "replace")
+    assert proc.returncode == 0, text
+    status = [s for s in text.split("\r") if " MB/s " in s]
+    assert status, text
+    assert " events/s  lag " in status[-1] and status[-1].startswith("mariadb-bin.")
+    assert "stopped: mariadb-bin." in text

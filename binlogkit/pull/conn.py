@@ -8,7 +8,7 @@ import socket
 
 from ..flavor import Flavor
 from .protocol import (BINLOG_DUMP_NON_BLOCK, ER_ACCESS_DENIED, PROTOCOLS, Framer, Message, ProtocolError,
-                       PullError, binlog_dump, mariadb_gtid_start_sql, packet, register_slave, semisync_ack)
+                       PullError, binlog_dump, packet, register_slave, semisync_ack)
 
 READ_SIZE = 4 << 20
 
@@ -71,10 +71,10 @@ class Connection:
         for sql in proto.session_sql(heartbeat_s=heartbeat_s, semisync=semisync):
             self.query(sql)
         if gtid is not None:
-            if self.flavor is not Flavor.MARIADB:
-                raise PullError("--gtid with a MySQL primary needs COM_BINLOG_DUMP_GTID, not wired to the command "
-                                "yet: start with --start-file")
-            for sql in mariadb_gtid_start_sql(gtid):
+            if proto.gtid_start_sql is None:
+                raise PullError(f"--gtid with a {self.flavor.value} primary needs COM_BINLOG_DUMP_GTID, not wired to "
+                                "the command yet: start with --start-file")
+            for sql in proto.gtid_start_sql(gtid):
                 self.query(sql)
             file, position = "", 4
         self.sock = self.conn._sock  # PyMySQL's socket after login: the stream is ours from here

@@ -32,6 +32,7 @@ import hashlib
 import struct
 import zlib
 from dataclasses import dataclass
+from typing import Callable, NamedTuple
 
 from ..constants import EventFlag, EventType as T
 from ..errors import BinlogError
@@ -129,6 +130,16 @@ def native_password_scramble(password: str, salt: bytes) -> bytes:
     return bytes(a ^ b for a, b in zip(h1, h3))
 
 
+def mariadb_gtid_start_sql(position: str) -> list[str]:
+    """Statements that make a MariaDB dump start after GTID position ``position`` (``file`` ''
+    and position 4 in the dump command then)."""
+    from ..gtid import GtidPos
+
+    text = str(GtidPos.parse(position)) if position.strip() else ""
+    return [f"SET @slave_connect_state = '{text}'", "SET @slave_gtid_strict_mode = 1",
+            "SET @slave_gtid_ignore_duplicates = 0"]
+
+
 # -- what the flavors want to hear before a dump ---------------------------------------------------
 @dataclass(frozen=True)
 class FlavorProtocol:
@@ -140,6 +151,7 @@ class FlavorProtocol:
     semisync_vars: tuple[str, ...]
     extra: tuple[str, ...]
     dump_flags: int
+    gtid_start_sql: Callable[[str], list[str]] | None = None   # None: no GTID start wired for this flavor
 
     def session_sql(self, *, heartbeat_s: float, semisync: bool) -> list[str]:
         sql = [f"SET {v} = @@global.binlog_checksum" for v in self.checksum_vars]
@@ -156,7 +168,8 @@ PROTOCOLS = {
         heartbeat_vars=("@master_heartbeat_period",),
         semisync_vars=("@rpl_semi_sync_slave",),
         extra=(f"SET @mariadb_slave_capability = {MARIA_SLAVE_CAPABILITY_MINE}",),
-        dump_flags=BINLOG_SEND_ANNOTATE_ROWS_EVENT),
+        dump_flags=BINLOG_SEND_ANNOTATE_ROWS_EVENT,
+        gtid_start_sql=mariadb_gtid_start_sql),
     Flavor.MYSQL: FlavorProtocol(
         Flavor.MYSQL,
         checksum_vars=("@master_binlog_checksum", "@source_binlog_checksum"),
@@ -167,21 +180,10 @@ PROTOCOLS = {
 }
 
 
-def mariadb_gtid_start_sql(position: str) -> list[str]:
-    """Statements that make a MariaDB dump start after GTID position ``position`` (``file`` ''
-    and position 4 in the dump command then)."""
-    from ..gtid import GtidPos
-
-    text = str(GtidPos.parse(position)) if position.strip() else ""
-    return [f"SET @slave_connect_state = '{text}'", "SET @slave_gtid_strict_mode = 1",
-            "SET @slave_gtid_ignore_duplicates = 0"]
-
-
 # -- the dump stream ---------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Message:
+class Message(NamedTuple):
     """One dump message: an event (``kind`` "event"), the end of a non-blocking dump ("eof"),
-    an OK ("ok", after COM_REGISTER_SLAVE) or an error ("error")."""
+    an OK ("ok", after COM_REGISTER_SLAVE) or an error ("error"). A tuple: one is made per event."""
 
     kind: str
     data: bytes = b""
@@ -234,6 +236,8 @@ class Framer:
     def messages(self):
         buf, pos = self.buf, self.pos
         end = len(buf)
+        semisync = self.semisync
+        mv = memoryview(buf)   # released before the next feed (finally): bytes(mv[a:b]) is one copy
         try:
             while end - pos >= LEN_PACKET_HEADER:
                 n = buf[pos] | buf[pos + 1] << 8 | buf[pos + 2] << 16
@@ -245,21 +249,31 @@ class Framer:
                         raise ProtocolError(f"packet out of sequence: {seq}, expected {self.seq}")
                     self.reset_allowed = False
                 self.seq = (seq + 1) & 0xFF
-                body = bytes(buf[pos + 4:pos + 4 + n])
-                pos += LEN_PACKET_HEADER + n
-                if n == MAX_PAYLOAD:
+                start = pos + LEN_PACKET_HEADER
+                pos = start + n
+                if n == MAX_PAYLOAD or self._parts is not None:
                     if self._parts is None:
                         self._parts = []
-                    self._parts.append(body)
-                    continue
-                if self._parts is not None:
-                    self._parts.append(body)
+                    self._parts.append(bytes(mv[start:pos]))
+                    if n == MAX_PAYLOAD:
+                        continue
                     body = b"".join(self._parts)
                     self._parts = None
+                    self.pos = pos
+                    yield self._message(body)
+                    continue
                 self.pos = pos
-                yield self._message(body)
+                # the common case, one packet: the event cut out of the buffer with one copy
+                if n >= 20 and buf[start] == 0 and not (semisync and buf[start + 1] != SEMISYNC_MAGIC):
+                    if semisync:
+                        yield Message("event", bytes(mv[start + 3:pos]), bool(buf[start + 2] & SEMISYNC_NEED_ACK))
+                    else:
+                        yield Message("event", bytes(mv[start + 1:pos]))
+                    continue
+                yield self._message(bytes(mv[start:pos]))
         finally:
             self.pos = pos
+            mv.release()
 
     def _message(self, payload: bytes) -> Message:
         if not payload:

@@ -16,6 +16,7 @@ Rules, per event of the stream:
 
 from __future__ import annotations
 
+import struct
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -28,12 +29,19 @@ from ..errors import ChecksumError
 from ..reader import event_crc
 from ..transactions import _classify, _query_text
 from .conn import Connection, ConnectionLost
-from .protocol import (ER_MASTER_FATAL_ERROR_READING_BINLOG, ProtocolError, PullError, header, is_artificial,
-                       rotate_target)
+from .protocol import ER_MASTER_FATAL_ERROR_READING_BINLOG, ProtocolError, PullError, header, rotate_target
 from .store import Store
 
 QUERY_TYPES = (T.QUERY_EVENT, T.QUERY_COMPRESSED_EVENT)
 PRELUDE = (T.INTVAR_EVENT, T.RAND_EVENT, T.USER_VAR_EVENT, T.ANNOTATE_ROWS_EVENT)
+# plain ints for the per-event path (an IntEnum operation costs a Python call)
+_BOUNDARY_CODES = frozenset(int(c) for c in (T.GTID_EVENT, T.GTID_LOG_EVENT, T.ANONYMOUS_GTID_LOG_EVENT,
+                                             T.GTID_TAGGED_LOG_EVENT, T.XID_EVENT, T.XA_PREPARE_LOG_EVENT,
+                                             *QUERY_TYPES, T.TRANSACTION_PAYLOAD_EVENT))
+_HEARTBEAT_CODES = frozenset(int(c) for c in (T.HEARTBEAT_LOG_EVENT, T.HEARTBEAT_LOG_EVENT_V2))
+_ARTIFICIAL = int(EventFlag.ARTIFICIAL)
+_FDE, _ROTATE = int(T.FORMAT_DESCRIPTION_EVENT), int(T.ROTATE_EVENT)
+_HEADER = struct.Struct("<IBIIIH")
 
 
 class Boundary:
@@ -45,6 +53,8 @@ class Boundary:
         self.query_phl = 13
 
     def ends(self, code: int, event: bytes, len_checksum: int) -> bool:
+        if code not in _BOUNDARY_CODES and not self.standalone:   # rows, table maps...: the common case
+            return False
         if code == T.GTID_EVENT:
             self.standalone = len(event) > 31 and bool(event[31] & 1)
             self.open_group = False
@@ -102,7 +112,8 @@ class Receiver:
         self.stats = Stats()
         self.crc_on = False
         self.boundary = Boundary()
-        self._out = bytearray()
+        self._out: list = []        # events received, not yet written (joined once per read)
+        self._out_len = 0
         self._pending_ack: tuple[str, int] | None = None
         self._dirty_trx = False
         self._unsynced_events = 0
@@ -117,8 +128,9 @@ class Receiver:
     # -- helpers ------------------------------------------------------------------------------
     def _flush(self) -> None:
         if self._out:
-            self.store.write(self._out)
+            self.store.write_parts(self._out)
             self._out.clear()
+            self._out_len = 0
 
     def _sync(self) -> None:
         self._flush()
@@ -202,21 +214,23 @@ class Receiver:
     def status(self) -> dict:
         s = self.stats
         lag = 0 if s.caught_up else (max(0, int(time.time()) - s.last_event_ts) if s.last_event_ts else None)
-        return {"event": "status", "file": self.store.name, "position": self.store.size + len(self._out),
+        return {"event": "status", "file": self.store.name, "position": self.store.size + self._out_len,
                 "bytes": s.bytes, "events": s.events, "transactions": s.transactions, "fsyncs": s.fsyncs,
                 "acks": s.acks, "lag_s": lag, "elapsed_s": round(time.monotonic() - s.started, 3)}
 
     def _event(self, ev: bytes, need_ack: bool) -> None:
-        ts, code, sid, size, log_pos, flags = header(ev)
+        if len(ev) < 19:
+            header(ev)   # raises the typed error
+        ts, code, sid, size, log_pos, flags = _HEADER.unpack_from(ev)
         if size != len(ev):
             raise ProtocolError(f"event_size {size} but the packet holds {len(ev)} bytes")
-        if is_artificial(code, log_pos, flags):
-            if code == T.ROTATE_EVENT:
+        if log_pos == 0 or flags & _ARTIFICIAL or code in _HEARTBEAT_CODES:   # protocol.is_artificial
+            if code == _ROTATE:
                 name, pos = rotate_target(ev)
                 self._switch(name, pos)
-            elif code == T.FORMAT_DESCRIPTION_EVENT:
+            elif code == _FDE:
                 self._check_fde(ev)
-            elif code in (T.HEARTBEAT_LOG_EVENT, T.HEARTBEAT_LOG_EVENT_V2):
+            elif code in _HEARTBEAT_CODES:
                 self.stats.caught_up = True
             if need_ack:
                 raise ProtocolError("the primary asks an acknowledgement for an artificial event")
@@ -227,8 +241,8 @@ class Receiver:
         if self._verify_at is not None:
             self._compare(ev, code, size, log_pos, need_ack)
             return
-        at = self.store.size + len(self._out)
-        if code == T.FORMAT_DESCRIPTION_EVENT:
+        at = self.store.size + self._out_len
+        if code == _FDE:
             if at != 4:
                 raise PullError(f"a Format_description at {at}, not at the top of the file",
                                 file=self.store.name, offset=at)
@@ -247,7 +261,8 @@ class Receiver:
         if log_pos != end & 0xFFFFFFFF:
             raise PullError(f"event ends at {end} in the copy but at {log_pos} on the primary: the copy does not "
                             "line up with the primary's file", file=self.store.name, offset=at)
-        self._out += ev
+        self._out.append(ev)
+        self._out_len += size
         st = self.stats
         st.bytes += size
         st.events += 1
