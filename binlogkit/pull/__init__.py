@@ -60,14 +60,15 @@ def _first_file(cfg: PullConfig, gtid: str | None) -> str:
         while True:
             for msg in conn.messages():
                 if msg.kind == "error":
-                    raise PullError(f"the primary refused GTID position {cfg.gtid}: {msg.text}", code=msg.code)
+                    raise PullError((f"the primary refused GTID position {gtid}: " if gtid else
+                                     "the primary refused a dump from its oldest binlog: ") + msg.text, code=msg.code)
                 if msg.kind == "eof":
                     raise PullError(f"the primary has nothing after GTID position {gtid}" if gtid else
                                     f"{conn.where} has no binary logs (is log_bin on?)")
                 if msg.kind == "event" and header(msg.data)[1] == 4:
                     return rotate_target(msg.data)[0]
             if conn.read(timeout=30.0) is None:
-                raise ConnectionLost(f"{conn.where} sent nothing for GTID position {cfg.gtid}")
+                raise ConnectionLost(f"{conn.where} sent nothing for 30 s after the dump request")
     finally:
         conn.close()
 
