@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 DEMO_SET := fixtures/mariadb-10.11
 
-.PHONY: past-4g demo test deps deps-py deps-system fixtures soak bench-data bench bench-audit asan-rowtext clean help
+.PHONY: bench-pull pull-soak past-4g demo test deps deps-py deps-system fixtures soak bench-data bench bench-audit asan-rowtext clean help
 
 help:
 	@echo "make demo        decode committed fixtures made by a real MariaDB server"
@@ -13,9 +13,11 @@ help:
 	@echo "make fixtures    rebuild every fixture set from real servers (needs mariadb-server, strace)"
 	@echo "make bench-data  make the ~1 GB benchmark binlog in bench/data (not committed)"
 	@echo "make bench       run the benchmarks"
+	@echo "make bench-pull  binlogkit pull vs mariadb-binlog --read-from-remote-server --raw on the bench binlog"
 	@echo "make asan-rowtext  the C row-text accelerator under AddressSanitizer + UBSan, fuzzed"
 	@echo "make past-4g     a real > 4 GiB transaction: replicas killed in it, recovered, resumed (25 GB disk)"
 	@echo "make soak        50 kill -9 trials, each repaired by binlogkit recover and compared (TRIALS=n)"
+	@echo "make pull-soak   30 kill -9 trials of binlogkit pull under a live workload, then cmp with the primary (TRIALS=n)"
 
 $(BIN)/.installed: pyproject.toml setup.py binlogkit/_rowtext.c
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +49,12 @@ bench-data: deps
 
 bench: bench-data
 	$(PY) bench/run.py
+
+pull-soak: deps
+	nice -n 19 $(PY) -m fixtures.lab.pull_lab --trials $${TRIALS:-30}
+
+bench-pull: bench-data
+	$(PY) bench/pull.py
 
 past-4g: deps
 	$(PY) -m fixtures.lab.past4g

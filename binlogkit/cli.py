@@ -72,7 +72,7 @@ class _Commands(click.Group):
 def main() -> None:
     """binlogkit: read, check and repair MySQL and MariaDB binary logs and relay logs.
 
-    Works from files alone: no server connection is needed for any command.
+    Works from files alone: no command but `pull` (a live copy from a primary) connects to a server.
     Exit codes: 0 ok, 1 damaged input or findings, 2 usage or I/O error, 3 a repair stopped
     part-way (run it again to finish it).
     """
@@ -806,6 +806,126 @@ def flashback(binlogs, output, start_position, stop_position, start_datetime, st
         click.echo(f"warning: later changes {later['note']}", err=True)
     if res.backup:
         click.echo(f"the file it replaced is in {res.backup}", err=True)
+def _client_defaults(path: str | None) -> dict:
+    """The [client] section of a mysql option file (user, password, host, port)."""
+    if not path:
+        return {}
+    import configparser
+
+    cp = configparser.ConfigParser(allow_no_value=True, interpolation=None, strict=False)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            cp.read_file(fh)
+    except (OSError, configparser.Error) as exc:
+        _fail(f"cannot read --defaults-file {path}: {exc}", EXIT_USAGE)
+    if not cp.has_section("client"):
+        return {}
+    return {k.replace("-", "_"): (v or "").strip().strip("'\"") for k, v in cp.items("client")}
+
+
+@main.command()
+@click.option("--host", help="The primary (default: 127.0.0.1, or host= in --defaults-file).")
+@click.option("--port", type=int, help="Its port (default 3306, or port= in --defaults-file).")
+@click.option("--user", help="A user with REPLICATION SLAVE (or user= in --defaults-file).")
+@click.option("--password-file", type=click.Path(exists=True, dir_okay=False),
+              help="A file whose first line is the password (never give it on the command line).")
+@click.option("--defaults-file", type=click.Path(exists=True, dir_okay=False),
+              help="A mysql option file: user, password, host, port from its [client] section. MYSQL_PWD is read too.")
+@click.option("--server-id", type=int, required=True, help="The server_id this receiver registers with (unique among replicas).")
+@click.option("--dir", "directory", required=True, type=click.Path(file_okay=False),
+              help="Where the copies go (created if absent); run again with the same folder to resume.")
+@click.option("--start-file", help="On an empty folder: the primary's binlog to start with (default: its oldest).")
+@click.option("--start-position", type=int, help="Only 4: files are copied whole, from their first byte.")
+@click.option("--gtid", help="On an empty folder (MariaDB): start with the binlog holding the transactions after this GTID position.")
+@click.option("--semisync", is_flag=True, help="Be a semisync replica: acknowledge each transaction once its file is fsynced.")
+@click.option("--sync", "sync_mode", default="trx", show_default=True,
+              help="fsync: trx (every read that completed a transaction), N (every N events), off (rotation and exit only).")
+@click.option("--until-end", is_flag=True, help="Stop at the end of the primary's last binlog (non-blocking dump).")
+@click.option("--heartbeat", type=float, default=1.0, show_default=True, help="Heartbeat period asked of the primary, seconds.")
+@click.option("--json", "as_json", is_flag=True, help="Status lines as JSON objects on stdout.")
+def pull(host, port, user, password_file, defaults_file, server_id, directory, start_file, start_position, gtid,
+         semisync, sync_mode, until_end, heartbeat, as_json) -> None:
+    """Copy a primary's binlogs live over the replication protocol into DIR: the primary's own
+    file names, byte for byte, with an index; crash-safe and resumable.
+
+    Registers as a replica (COM_REGISTER_SLAVE, COM_BINLOG_DUMP). Runs until SIGINT/SIGTERM
+    (then flushes, fsyncs and exits 0), or with --until-end until the primary's last event.
+    Run again on the same DIR: the torn tail or partial transaction a crash left is cut and the
+    pull asks for exactly the next byte. A dropped connection is retried with backoff. With
+    --semisync a transaction is acknowledged only after the file holding its commit is fsynced.
+
+    Exit codes: 0 done (stopped or at the end), 1 a damaged event received (CRC32), 2 refused
+    (login, purged binlog — error 1236 —, server id in use, a folder of another primary, lock held).
+    """
+    import signal
+    import time as _time
+
+    from .pull import PullConfig, PullError, pull as run_pull
+
+    d = _client_defaults(defaults_file)
+    if password_file:
+        with open(password_file, encoding="utf-8") as fh:
+            password = fh.readline().rstrip("\r\n")
+    else:
+        password = d.get("password") or os.environ.get("MYSQL_PWD", "")
+    user = user or d.get("user")
+    if not user:
+        _fail("--user is required (or user= in the [client] section of --defaults-file)", EXIT_USAGE)
+    if sync_mode not in ("trx", "off") and not (sync_mode.isdigit() and int(sync_mode) > 0):
+        _fail(f"--sync must be trx, off or a number of events, not {sync_mode!r}", EXIT_USAGE)
+    cfg = PullConfig(host=host or d.get("host") or "127.0.0.1", port=int(port or d.get("port") or 3306), user=user,
+                     password=password, server_id=server_id, dir=directory, start_file=start_file,
+                     start_position=start_position, gtid=gtid, semisync=semisync, sync=sync_mode,
+                     until_end=until_end, heartbeat_s=heartbeat)
+    stopping = []
+
+    def on_signal(signum, _frame):
+        stopping.append(signum)
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    tty = sys.stderr.isatty()
+
+    def report(ev: dict) -> None:
+        kind = ev.get("event")
+        if as_json:
+            click.echo(json.dumps({"time": round(_time.time(), 3), **ev}))
+            return
+        if kind == "status":
+            if tty:
+                el = max(ev["elapsed_s"], 1e-3)
+                lag = "-" if ev["lag_s"] is None else f"{ev['lag_s']}s"
+                sys.stderr.write(f"\r{ev['file']}:{ev['position']}  {ev['bytes'] / el / 1e6:.1f} MB/s  "
+                                 f"{ev['events'] / el:.0f} events/s  lag {lag}   ")
+                sys.stderr.flush()
+        elif kind == "repair":
+            click.echo(f"repaired {ev['file']}: cut from {ev['cut_from']} to {ev['position']} bytes ({ev['reason']})"
+                       + (f"; re-fetching {', '.join(ev['dropped_gtids'])}" if ev["dropped_gtids"] else ""), err=True)
+        elif kind == "start":
+            click.echo(f"pulling from {cfg.host}:{cfg.port} ({ev['server_version']}) at {ev['file']}:{ev['position']}",
+                       err=True)
+        elif kind == "reconnect":
+            click.echo(f"{chr(10) if tty else ''}connection lost ({ev['reason']}); reconnecting in {ev['in_s']:.1f}s",
+                       err=True)
+        elif kind == "refetch":
+            click.echo(ev["reason"], err=True)
+        elif kind == "reconnected":
+            click.echo(f"reconnected; resuming at {ev['file']}:{ev['position']}", err=True)
+        elif kind == "done":
+            click.echo(f"{chr(10) if tty else ''}{ev['outcome']}: {ev['file']}:{ev['position']}, {ev['bytes']} bytes, "
+                       f"{ev['events']} events, {ev['transactions']} transactions, {ev['fsyncs']} fsyncs, "
+                       f"{ev['acks']} acks", err=True)
+
+    try:
+        run_pull(cfg, report=report, stop=lambda: bool(stopping))
+    except WriteRefused as exc:
+        _fail(f"refused: {exc}", EXIT_USAGE)
+    except PullError as exc:
+        _fail(str(exc), EXIT_USAGE)
+    except BinlogError as exc:
+        _fail(str(exc), EXIT_DAMAGED)
+    sys.exit(EXIT_OK)
+
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,0 +1,217 @@
+"""``binlogkit pull``: a live, byte-identical copy of a primary's binlogs over the replication
+protocol — crash-safe, resumable, and a lossless semisync receiver.
+
+::
+
+    protocol.py   pure: packets a replica sends, the framing of the dump stream, artificial events
+    conn.py       the one connection: PyMySQL login + session settings, then raw socket reads
+    store.py      the folder: lock, files, index, state, start-up repair (through binlogkit.safeio)
+    receiver.py   the loop: events in, files out, fsync, semisync acknowledgements
+
+``pull(config)`` runs the command (reconnecting with backoff); ``iter_events(...)`` is the Python
+API: the raw events of a live primary as the same ``RawEvent`` values the file reader yields.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from ..format import Format
+from ..reader import RawEvent
+from .conn import Connection, ConnectionLost
+from .protocol import ProtocolError, PullError, header, is_artificial, rotate_target
+from .receiver import Receiver
+from .store import Repair, Store, split_name
+
+
+@dataclass
+class PullConfig:
+    host: str
+    port: int
+    user: str
+    password: str
+    server_id: int
+    dir: str
+    start_file: str | None = None
+    start_position: int | None = None
+    gtid: str | None = None
+    semisync: bool = False
+    sync: str = "trx"
+    until_end: bool = False
+    heartbeat_s: float = 1.0
+    connect_timeout: float = 10.0
+    max_backoff_s: float = 30.0
+    max_dump_position: int = 0xFFFFFFFF   # the largest position COM_BINLOG_DUMP can ask for
+
+
+def _connect(cfg: PullConfig) -> Connection:
+    return Connection(cfg.host, cfg.port, cfg.user, cfg.password, connect_timeout=cfg.connect_timeout)
+
+
+def _first_file(cfg: PullConfig, gtid: str | None) -> str:
+    """The binlog file a dump starts in (from its first Rotate): a MariaDB GTID dump from
+    ``gtid``, or a dump from file '' (the oldest binlog the primary has; SHOW BINARY LOGS needs
+    a privilege a replication account may lack)."""
+    conn = _connect(cfg)
+    try:
+        conn.start_dump(cfg.server_id, "", 4, gtid=gtid, heartbeat_s=cfg.heartbeat_s, non_block=True)
+        while True:
+            for msg in conn.messages():
+                if msg.kind == "error":
+                    raise PullError((f"the primary refused GTID position {gtid}: " if gtid else
+                                     "the primary refused a dump from its oldest binlog: ") + msg.text, code=msg.code)
+                if msg.kind == "eof":
+                    raise PullError(f"the primary has nothing after GTID position {gtid}" if gtid else
+                                    f"{conn.where} has no binary logs (is log_bin on?)")
+                if msg.kind == "event" and header(msg.data)[1] == 4:
+                    return rotate_target(msg.data)[0]
+            if conn.read(timeout=30.0) is None:
+                raise ConnectionLost(f"{conn.where} sent nothing for 30 s after the dump request")
+    finally:
+        conn.close()
+
+
+def _start_point(cfg: PullConfig, conn: Connection, rep: Repair) -> tuple[str, int]:
+    if rep.file is not None:
+        if cfg.start_file or cfg.gtid:
+            if cfg.start_file != rep.file or (cfg.start_position or 4) > rep.position:
+                raise PullError("the folder already holds a pull; it resumes by itself at "
+                                f"{rep.file}:{rep.position}: drop --start-file / --gtid (or use another folder)")
+        return rep.file, rep.position
+    if cfg.start_position not in (None, 4):
+        raise PullError("--start-position must be 4: a copy starts every file at its first byte so that it is "
+                        "byte-identical to the primary's (the events before the position come along)")
+    if cfg.start_file:
+        return cfg.start_file, 4
+    return _first_file(cfg, cfg.gtid), 4
+
+
+def pull(cfg: PullConfig, *, report: Callable[[dict], None] | None = None,
+         stop: Callable[[], bool] = lambda: False) -> dict:
+    """Run a pull into ``cfg.dir`` until the end (``until_end``) or until ``stop()``. Reports
+    dicts (``event``: repair, start, status, rotate, reconnect, done) through ``report``."""
+    say = report or (lambda d: None)
+    store = Store(cfg.dir)
+    try:
+        rep = store.repair()
+        if rep.cut_from is not None:
+            say({"event": "repair", **rep.to_json()})
+        receiver: Receiver | None = None
+        connected, backoff = False, 0.5
+        while True:
+            conn = None
+            try:
+                conn = _connect(cfg)
+                primary_id = int(conn.value("SELECT @@server_id"))
+                if not connected:
+                    if primary_id == cfg.server_id:
+                        raise PullError(f"--server-id {cfg.server_id} is the primary's own server_id: choose another")
+                    try:
+                        hosts = [r for r in conn.query("SHOW SLAVE HOSTS") if int(r[0]) == cfg.server_id]
+                    except PullError:  # needs REPLICATION MASTER ADMIN; the dump then tells
+                        hosts = []
+                    if hosts:
+                        raise PullError(f"server_id {cfg.server_id} is already used by a replica of {conn.where} "
+                                        f"(host {hosts[0][1] or '?'}, port {hosts[0][2]}): choose another --server-id")
+                    file, pos = _start_point(cfg, conn, rep)
+                    store.claim(server_id=primary_id, base=split_name(file)[0], flavor=conn.flavor.value,
+                                source=f"{cfg.host}:{cfg.port}")
+                    if pos > 4:
+                        store.open_file(file, pos)
+                    say({"event": "start", "file": file, "position": pos, "server_version": conn.server_version})
+                else:
+                    if primary_id != store.state.get("primary_server_id"):
+                        raise PullError(f"{conn.where} is now server_id {primary_id}, not the primary this folder "
+                                        f"copies ({store.state.get('primary_server_id')})")
+                    if store.name is not None:
+                        file, pos = store.name, store.size
+                    say({"event": "reconnected", "file": file, "position": pos})
+                # COM_BINLOG_DUMP carries a 32-bit position: past it, the file is asked for from
+                # its start and the bytes the copy already has are compared, not written again
+                dump_pos = pos if pos <= cfg.max_dump_position else 4
+                if dump_pos != pos:
+                    say({"event": "refetch", "file": file, "position": pos,
+                         "reason": f"position {pos} does not fit the dump request's 32 bits: reading {file} "
+                                   f"from 4 and checking the {pos - 4} bytes the copy has"})
+                conn.start_dump(cfg.server_id, file, dump_pos, semisync=cfg.semisync, heartbeat_s=cfg.heartbeat_s,
+                                non_block=cfg.until_end)
+                connected, backoff = True, 0.5
+                if receiver is None:
+                    receiver = Receiver(store, conn, sync=cfg.sync, semisync=cfg.semisync,
+                                        heartbeat_s=cfg.heartbeat_s, report=say, stop=stop)
+                else:
+                    receiver.conn = conn
+                    receiver.stats.reconnects += 1
+                receiver.verify_from(dump_pos if dump_pos != pos else None)
+                outcome = receiver.run()
+                store.close_file()
+                done = {**receiver.status(), "event": "done", "outcome": outcome}
+                done["reconnects"] = receiver.stats.reconnects
+                say(done)
+                return done
+            except (ConnectionLost, ProtocolError) as exc:
+                if not connected and receiver is None:
+                    raise PullError(str(exc)) from None
+                say({"event": "reconnect", "reason": str(exc), "in_s": backoff})
+                deadline = time.monotonic() + backoff
+                while time.monotonic() < deadline:
+                    if stop():
+                        store.close_file()
+                        done = {**(receiver.status() if receiver else {}), "event": "done", "outcome": "stopped",
+                                "reconnects": receiver.stats.reconnects if receiver else 0}
+                        say(done)
+                        return done
+                    time.sleep(0.1)
+                backoff = min(backoff * 2, cfg.max_backoff_s)
+                connected = True
+            finally:
+                if conn is not None:
+                    conn.close()
+    finally:
+        store.close()
+
+
+def iter_events(host: str, port: int, user: str, password: str, *, server_id: int, file: str, position: int = 4,
+                until_end: bool = True, semisync: bool = False) -> Iterator[RawEvent]:
+    """The raw events of a live primary from ``file``:``position`` as ``RawEvent`` values (the
+    same as the file reader's: offset, header fields, bytes, format in force, checksum checked).
+    Artificial events are left out. With ``semisync`` every event the primary asks for is
+    acknowledged as soon as it has been yielded and the caller asked for the next one."""
+    from ..codecs.format_description import fde_is_checksum_aware
+    from ..reader import event_crc
+    import zlib
+
+    conn = Connection(host, port, user, password)
+    try:
+        conn.start_dump(server_id, file, position, semisync=semisync, non_block=until_end)
+        fmt, name = None, file
+        while True:
+            for msg in conn.messages():
+                if msg.kind == "eof":
+                    return
+                if msg.kind == "error":
+                    raise PullError(f"the primary stopped the dump: {msg.text}", code=msg.code)
+                ev = msg.data
+                ts, code, sid, size, log_pos, flags = header(ev)
+                if code == 4 and is_artificial(code, log_pos, flags):
+                    name = rotate_target(ev)[0]
+                if code == 15:
+                    aware = fde_is_checksum_aware(ev)
+                    fmt = Format.from_fde_body(ev[19:size - (4 if aware else 0)])
+                    ok = event_crc(ev) == int.from_bytes(ev[-4:], "little") if aware else None
+                else:
+                    ok = (zlib.crc32(ev[:-4]) == int.from_bytes(ev[-4:], "little")) if fmt and fmt.len_checksum else None
+                if is_artificial(code, log_pos, flags):
+                    continue
+                yield RawEvent(log_pos - size, ts, code, sid, size, log_pos, flags, ev, fmt, ok, name)
+                if msg.need_ack:
+                    conn.ack(name, log_pos)
+            if conn.read(timeout=60.0) is None:
+                raise ConnectionLost(f"{conn.where} sent nothing for 60 s")
+    finally:
+        conn.close()
+
+
+__all__ = ["PullConfig", "PullError", "pull", "iter_events", "Store", "Receiver"]

@@ -1,0 +1,320 @@
+"""The replication protocol, pure: packets a replica sends, and the framing of the dump stream.
+
+Layouts (MariaDB ``sql/sql_repl.cc``, ``sql/semisync_slave.cc``; mysql-server
+``sql/rpl_source.cc``, ``sql/rpl_replica.cc``; integers little-endian)::
+
+    packet              len_payload:3  sequence:1  payload            (payload < 0xffffff; a payload
+                                                                    of exactly 0xffffff continues
+                                                                    in the next packet)
+    COM_REGISTER_SLAVE  0x15 server_id:4 len_host:1 host len_user:1 user len_password:1 password
+                        port:2 rpl_recovery_rank:4 master_id:4
+    COM_BINLOG_DUMP     0x12 position:4 flags:2 server_id:4 file_name (to the end)
+    COM_BINLOG_DUMP_GTID (MySQL)
+                        0x1e flags:2 server_id:4 len_name:4 name position:8
+                        [flags & BINLOG_THROUGH_GTID: len_sids:4 encoded GTID set]
+    dump message        0x00 [semisync: 0xef flag:1] event          (an event, header first)
+                        0xfe ... (< 9 bytes)                         end of a non-blocking dump
+                        0xff code:2 '#' sqlstate:5 message           error (e.g. 1236)
+    semisync ack        0xef position:8 file_name                    (its own command: sequence 0)
+
+``position`` in the ack is the end of the event the primary flagged (its end_log_pos); the
+primary releases every commit waiting at or before it.
+
+Artificial events the primary makes up for the stream and that are never in its files: the
+Rotate at the start of every file it switches to (``log_pos`` 0 or LOG_EVENT_ARTIFICIAL_F), the
+Format_description re-sent when a dump starts inside a file (``log_pos`` 0), MariaDB's Gtid_list
+when a GTID dump starts, and heartbeats (types 27 and 41).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+import zlib
+from dataclasses import dataclass
+from typing import Callable, NamedTuple
+
+from ..constants import EventFlag, EventType as T
+from ..errors import BinlogError
+from ..flavor import Flavor
+
+COM_BINLOG_DUMP = 0x12
+COM_REGISTER_SLAVE = 0x15
+COM_BINLOG_DUMP_GTID = 0x1E
+
+BINLOG_DUMP_NON_BLOCK = 0x01
+BINLOG_SEND_ANNOTATE_ROWS_EVENT = 0x02     # MariaDB: without it Annotate_rows are left out
+BINLOG_THROUGH_GTID = 0x04                 # MySQL COM_BINLOG_DUMP_GTID
+
+SEMISYNC_MAGIC = 0xEF
+SEMISYNC_NEED_ACK = 0x01
+MARIA_SLAVE_CAPABILITY_MINE = 4            # GTID events, Binlog_checkpoint, holes tolerated
+
+MAX_PAYLOAD = 0xFFFFFF
+LEN_PACKET_HEADER = 4
+
+ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
+ER_ACCESS_DENIED = 1045
+
+HEARTBEATS = frozenset({T.HEARTBEAT_LOG_EVENT, T.HEARTBEAT_LOG_EVENT_V2})
+_HEADER = struct.Struct("<IBIIIH")   # timestamp type_code server_id event_size log_pos flags
+
+
+class PullError(BinlogError):
+    """``pull`` cannot go on: the primary refused, or the folder does not match it. ``code`` is
+    the server's error number when it sent one."""
+
+    def __init__(self, message: str, *, code: int | None = None, **ctx):
+        super().__init__(message, **ctx)
+        self.code = code
+
+
+class ProtocolError(PullError):
+    """The byte stream does not follow the replication protocol (a broken connection or peer)."""
+
+
+# -- what a replica sends -------------------------------------------------------------------------
+def packet(payload: bytes, seq: int = 0) -> bytes:
+    """One command as protocol packets (split at 16 MiB - 1, with an empty packet after an exact
+    multiple, as the protocol requires)."""
+    out = bytearray()
+    view = memoryview(payload)
+    while True:
+        part = view[:MAX_PAYLOAD]
+        out += len(part).to_bytes(3, "little") + bytes([seq & 0xFF]) + part
+        seq += 1
+        view = view[MAX_PAYLOAD:]
+        if len(part) < MAX_PAYLOAD:
+            return bytes(out)
+
+
+def _short(text: bytes, what: str) -> bytes:
+    if len(text) > 255:
+        raise PullError(f"{what} longer than 255 bytes")
+    return bytes([len(text)]) + text
+
+
+def register_slave(server_id: int, *, host: str = "", user: str = "", password: str = "", port: int = 0) -> bytes:
+    return (bytes([COM_REGISTER_SLAVE]) + struct.pack("<I", server_id) + _short(host.encode(), "host")
+            + _short(user.encode(), "user") + _short(password.encode(), "password")
+            + struct.pack("<HII", port, 0, 0))
+
+
+def binlog_dump(server_id: int, file: str, position: int, *, flags: int = 0) -> bytes:
+    if not 0 <= position <= 0xFFFFFFFF:
+        raise PullError(f"COM_BINLOG_DUMP takes a 32-bit position, not {position}")
+    return bytes([COM_BINLOG_DUMP]) + struct.pack("<IHI", position, flags, server_id) + file.encode()
+
+
+def binlog_dump_gtid(server_id: int, file: str, position: int, *, flags: int = 0, sids: bytes | None = None) -> bytes:
+    """MySQL's COM_BINLOG_DUMP_GTID; ``sids`` is the GTID set in its binary encoding."""
+    name = file.encode()
+    out = bytes([COM_BINLOG_DUMP_GTID]) + struct.pack("<HII", flags | (BINLOG_THROUGH_GTID if sids is not None else 0),
+                                                      server_id, len(name)) + name + struct.pack("<Q", position)
+    if sids is not None:
+        out += struct.pack("<I", len(sids)) + sids
+    return out
+
+
+def semisync_ack(file: str, position: int) -> bytes:
+    return bytes([SEMISYNC_MAGIC]) + struct.pack("<Q", position) + file.encode()
+
+
+def native_password_scramble(password: str, salt: bytes) -> bytes:
+    """mysql_native_password: SHA1(pw) XOR SHA1(salt + SHA1(SHA1(pw))) (for tests of our framing)."""
+    if not password:
+        return b""
+    h1 = hashlib.sha1(password.encode()).digest()
+    h2 = hashlib.sha1(h1).digest()
+    h3 = hashlib.sha1(salt[:20] + h2).digest()
+    return bytes(a ^ b for a, b in zip(h1, h3))
+
+
+def mariadb_gtid_start_sql(position: str) -> list[str]:
+    """Statements that make a MariaDB dump start after GTID position ``position`` (``file`` ''
+    and position 4 in the dump command then)."""
+    from ..gtid import GtidPos
+
+    text = str(GtidPos.parse(position)) if position.strip() else ""
+    return [f"SET @slave_connect_state = '{text}'", "SET @slave_gtid_strict_mode = 1",
+            "SET @slave_gtid_ignore_duplicates = 0"]
+
+
+# -- what the flavors want to hear before a dump ---------------------------------------------------
+@dataclass(frozen=True)
+class FlavorProtocol:
+    """Session settings a replica of this flavor announces before dumping. Declared once."""
+
+    flavor: Flavor
+    checksum_vars: tuple[str, ...]
+    heartbeat_vars: tuple[str, ...]
+    semisync_vars: tuple[str, ...]
+    extra: tuple[str, ...]
+    dump_flags: int
+    gtid_start_sql: Callable[[str], list[str]] | None = None   # None: no GTID start wired for this flavor
+
+    def session_sql(self, *, heartbeat_s: float, semisync: bool) -> list[str]:
+        sql = [f"SET {v} = @@global.binlog_checksum" for v in self.checksum_vars]
+        sql += [f"SET {v} = {int(heartbeat_s * 1e9)}" for v in self.heartbeat_vars]
+        if semisync:
+            sql += [f"SET {v} = 1" for v in self.semisync_vars]
+        return sql + list(self.extra)
+
+
+PROTOCOLS = {
+    Flavor.MARIADB: FlavorProtocol(
+        Flavor.MARIADB,
+        checksum_vars=("@master_binlog_checksum",),
+        heartbeat_vars=("@master_heartbeat_period",),
+        semisync_vars=("@rpl_semi_sync_slave",),
+        extra=(f"SET @mariadb_slave_capability = {MARIA_SLAVE_CAPABILITY_MINE}",),
+        dump_flags=BINLOG_SEND_ANNOTATE_ROWS_EVENT,
+        gtid_start_sql=mariadb_gtid_start_sql),
+    Flavor.MYSQL: FlavorProtocol(
+        Flavor.MYSQL,
+        checksum_vars=("@master_binlog_checksum", "@source_binlog_checksum"),
+        heartbeat_vars=("@master_heartbeat_period", "@source_heartbeat_period"),
+        semisync_vars=("@rpl_semi_sync_slave", "@rpl_semi_sync_replica"),
+        extra=(),
+        dump_flags=0),
+}
+
+
+# -- the dump stream ---------------------------------------------------------------------------
+class Message(NamedTuple):
+    """One dump message: an event (``kind`` "event"), the end of a non-blocking dump ("eof"),
+    an OK ("ok", after COM_REGISTER_SLAVE) or an error ("error"). A tuple: one is made per event."""
+
+    kind: str
+    data: bytes = b""
+    need_ack: bool = False
+    code: int | None = None
+    text: str = ""
+
+
+def parse_error(payload: bytes) -> tuple[int, str]:
+    """(code, message) of an ERR packet payload (0xff code:2 ['#' sqlstate:5] message)."""
+    if len(payload) < 3:
+        return 0, "malformed error packet"
+    code = int.from_bytes(payload[1:3], "little")
+    rest = payload[3:]
+    if rest[:1] == b"#":
+        rest = rest[6:]
+    return code, rest.decode("utf-8", "replace")
+
+
+class Framer:
+    """Cuts dump messages out of bytes as they arrive. ``feed`` takes any chunk; ``messages``
+    yields every message complete so far. Payloads of 16 MiB - 1 are joined with the packets
+    that continue them; sequence numbers are checked."""
+
+    def __init__(self, *, semisync: bool = False, seq: int = 1) -> None:
+        self.semisync = semisync
+        self.buf = bytearray()
+        self.pos = 0
+        self.seq = seq
+        self._parts: list[bytes] | None = None
+        self.bytes_in = 0
+        self.reset_allowed = False
+
+    def expect_sequence(self, seq: int) -> None:
+        self.seq = seq
+
+    def ack_sent(self) -> None:
+        """A semisync acknowledgement (sequence 0) went out. The primary reads it on the dump
+        connection's own NET, which resets its packet counter: from some packet after this one
+        (as soon as its ack thread has read the reply) the dump stream's sequence restarts at 1."""
+        self.reset_allowed = True
+
+    def feed(self, chunk) -> None:
+        if self.pos and self.pos >= len(self.buf) // 2:
+            del self.buf[:self.pos]
+            self.pos = 0
+        self.buf += chunk
+        self.bytes_in += len(chunk)
+
+    def messages(self):
+        buf, pos = self.buf, self.pos
+        end = len(buf)
+        semisync = self.semisync
+        mv = memoryview(buf)   # released before the next feed (finally): bytes(mv[a:b]) is one copy
+        try:
+            while end - pos >= LEN_PACKET_HEADER:
+                n = buf[pos] | buf[pos + 1] << 8 | buf[pos + 2] << 16
+                if end - pos < LEN_PACKET_HEADER + n:
+                    break
+                seq = buf[pos + 3]
+                if seq != self.seq:
+                    if not (self.reset_allowed and seq == 1):
+                        raise ProtocolError(f"packet out of sequence: {seq}, expected {self.seq}")
+                    self.reset_allowed = False
+                self.seq = (seq + 1) & 0xFF
+                start = pos + LEN_PACKET_HEADER
+                pos = start + n
+                if n == MAX_PAYLOAD or self._parts is not None:
+                    if self._parts is None:
+                        self._parts = []
+                    self._parts.append(bytes(mv[start:pos]))
+                    if n == MAX_PAYLOAD:
+                        continue
+                    body = b"".join(self._parts)
+                    self._parts = None
+                    self.pos = pos
+                    yield self._message(body)
+                    continue
+                self.pos = pos
+                # the common case, one packet: the event cut out of the buffer with one copy
+                if n >= 20 and buf[start] == 0 and not (semisync and buf[start + 1] != SEMISYNC_MAGIC):
+                    if semisync:
+                        yield Message("event", bytes(mv[start + 3:pos]), bool(buf[start + 2] & SEMISYNC_NEED_ACK))
+                    else:
+                        yield Message("event", bytes(mv[start + 1:pos]))
+                    continue
+                yield self._message(bytes(mv[start:pos]))
+        finally:
+            self.pos = pos
+            mv.release()
+
+    def _message(self, payload: bytes) -> Message:
+        if not payload:
+            raise ProtocolError("empty packet in the dump stream")
+        first = payload[0]
+        if first == 0xFF:
+            code, text = parse_error(payload)
+            return Message("error", code=code, text=text)
+        if first == 0xFE and len(payload) < 9:
+            return Message("eof")
+        if first != 0x00:
+            raise ProtocolError(f"unexpected packet type {first:#04x} in the dump stream")
+        if len(payload) < 1 + 19:  # OK of COM_REGISTER_SLAVE: too short to be an event
+            return Message("ok", payload)
+        if self.semisync:
+            if payload[1] != SEMISYNC_MAGIC:
+                raise ProtocolError(f"semisync header missing: {payload[1]:#04x} where 0xef is expected")
+            return Message("event", payload[3:], need_ack=bool(payload[2] & SEMISYNC_NEED_ACK))
+        return Message("event", payload[1:])
+
+
+# -- events ---------------------------------------------------------------------------------------
+def header(event: bytes) -> tuple[int, int, int, int, int, int]:
+    """(timestamp, type_code, server_id, event_size, log_pos, flags) of an event's common header."""
+    if len(event) < 19:
+        raise ProtocolError(f"an event of {len(event)} bytes, shorter than its 19-byte header")
+    return _HEADER.unpack_from(event)
+
+
+def is_artificial(type_code: int, log_pos: int, flags: int) -> bool:
+    """Whether the primary made this event up for the stream (never written into a file)."""
+    return type_code in HEARTBEATS or log_pos == 0 or bool(flags & EventFlag.ARTIFICIAL)
+
+
+def rotate_target(event: bytes) -> tuple[str, int]:
+    """(file name, position) a Rotate names; its body: position:8 then the name, and a CRC32
+    when its last 4 bytes are the CRC32 of the rest (the first fake Rotate comes before any
+    Format_description says whether checksums are on)."""
+    body = event[19:]
+    if len(body) > 12 and zlib.crc32(event[:-4]) == int.from_bytes(event[-4:], "little"):
+        body = body[:-4]
+    if len(body) < 8:
+        raise ProtocolError("a Rotate event too short for its position")
+    return body[8:].decode("utf-8", "replace"), int.from_bytes(body[:8], "little")

@@ -1,0 +1,318 @@
+"""The receiver loop: dump messages in, the primary's files out, fsync, acknowledge.
+
+Rules, per event of the stream:
+
+* artificial events (fake Rotate, the Format_description re-sent at a dump that starts inside a
+  file, fake Gtid_list, heartbeats) are never written; a fake Rotate naming another file closes
+  the current one (in-use flag cleared, fsync) and starts the named one;
+* every written event must end where its header says (``log_pos`` = bytes in the file after it,
+  modulo 2^32) and pass its CRC32: a copy that does not line up with the primary stops;
+* the Format_description at the top of a file is written with LOG_EVENT_BINLOG_IN_USE_F set
+  (the primary's active file carries it); the flag is cleared when the primary moves on;
+* fsync: ``trx`` — every read that brought a transaction's last event is synced before the next
+  read; ``N`` — after N events; ``off`` — at rotation and exit only. A semisync acknowledgement is
+  always sent after the fsync of the file that holds the acknowledged event, never before.
+"""
+
+from __future__ import annotations
+
+import struct
+import time
+import zlib
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..codecs.format_description import fde_is_checksum_aware
+from ..codecs.header import OFS_FLAGS
+from ..constants import EventFlag, EventType as T
+from ..errors import ChecksumError
+from ..reader import event_crc
+from ..transactions import _classify, _query_text
+from .conn import Connection, ConnectionLost
+from .protocol import ER_MASTER_FATAL_ERROR_READING_BINLOG, ProtocolError, PullError, header, rotate_target
+from .store import Store
+
+QUERY_TYPES = (T.QUERY_EVENT, T.QUERY_COMPRESSED_EVENT)
+PRELUDE = (T.INTVAR_EVENT, T.RAND_EVENT, T.USER_VAR_EVENT, T.ANNOTATE_ROWS_EVENT)
+# plain ints for the per-event path (an IntEnum operation costs a Python call)
+_BOUNDARY_CODES = frozenset(int(c) for c in (T.GTID_EVENT, T.GTID_LOG_EVENT, T.ANONYMOUS_GTID_LOG_EVENT,
+                                             T.GTID_TAGGED_LOG_EVENT, T.XID_EVENT, T.XA_PREPARE_LOG_EVENT,
+                                             *QUERY_TYPES, T.TRANSACTION_PAYLOAD_EVENT))
+_HEARTBEAT_CODES = frozenset(int(c) for c in (T.HEARTBEAT_LOG_EVENT, T.HEARTBEAT_LOG_EVENT_V2))
+_ARTIFICIAL = int(EventFlag.ARTIFICIAL)
+_FDE, _ROTATE = int(T.FORMAT_DESCRIPTION_EVENT), int(T.ROTATE_EVENT)
+_HEADER = struct.Struct("<IBIIIH")
+
+
+class Boundary:
+    """Says when an event ends a transaction (the rules of ``transactions.Grouper``, streaming)."""
+
+    def __init__(self) -> None:
+        self.open_group = False
+        self.standalone = False
+        self.query_phl = 13
+
+    def ends(self, code: int, event: bytes, len_checksum: int) -> bool:
+        if code not in _BOUNDARY_CODES and not self.standalone:   # rows, table maps...: the common case
+            return False
+        if code == T.GTID_EVENT:
+            self.standalone = len(event) > 31 and bool(event[31] & 1)
+            self.open_group = False
+            return False
+        if code in (T.GTID_LOG_EVENT, T.ANONYMOUS_GTID_LOG_EVENT, T.GTID_TAGGED_LOG_EVENT):
+            self.open_group, self.standalone = False, False
+            return False
+        if code == T.XID_EVENT or code == T.XA_PREPARE_LOG_EVENT:
+            self.open_group = False
+            return True
+        if code in QUERY_TYPES:
+            c = _classify(_query_text(event[19:len(event) - len_checksum], code, self.query_phl))
+            if c == "begin":
+                self.open_group = True
+                return False
+            if c in ("COMMIT", "ROLLBACK", "XA_COMMIT", "XA_ROLLBACK"):
+                self.open_group = False
+                return True
+            return c == "statement" and not self.open_group
+        if code == T.TRANSACTION_PAYLOAD_EVENT:
+            return not self.open_group
+        if self.standalone and code not in PRELUDE and code not in (T.ROTATE_EVENT, T.FORMAT_DESCRIPTION_EVENT,
+                                                                     T.GTID_LIST_EVENT, T.BINLOG_CHECKPOINT_EVENT):
+            self.standalone = False
+            return True
+        return False
+
+
+@dataclass
+class Stats:
+    bytes: int = 0
+    events: int = 0
+    transactions: int = 0
+    fsyncs: int = 0
+    acks: int = 0
+    reconnects: int = 0
+    last_event_ts: int = 0
+    caught_up: bool = False
+    started: float = field(default_factory=time.monotonic)
+
+
+class Receiver:
+    """Writes one dump stream into the store. ``sync``: "trx", "off" or a number of events."""
+
+    def __init__(self, store: Store, conn: Connection, *, sync: str | int = "trx", semisync: bool = False,
+                 heartbeat_s: float = 1.0, report: Callable[[dict], None] | None = None,
+                 stop: Callable[[], bool] = lambda: False) -> None:
+        self.store, self.conn = store, conn
+        self.sync_every = None if sync in ("trx", "off") else int(sync)
+        self.sync_trx = sync == "trx"
+        self.semisync = semisync
+        self.heartbeat_s = heartbeat_s
+        self.report = report or (lambda d: None)
+        self.stop = stop
+        self.stats = Stats()
+        self.crc_on = False
+        self.boundary = Boundary()
+        self._out: list = []        # events received, not yet written (joined once per read)
+        self._out_len = 0
+        self._pending_ack: tuple[str, int] | None = None
+        self._dirty_trx = False
+        self._unsynced_events = 0
+        self._expect_fde_check: bytes | None = None
+        self._verify_at: int | None = None
+
+    def verify_from(self, position: int | None) -> None:
+        """The dump restarts the current file at ``position`` (4), before the copy's end: the
+        events up to the copy's end are compared with the copy, not written (resume past 4 GiB)."""
+        self._verify_at = position
+
+    # -- helpers ------------------------------------------------------------------------------
+    def _flush(self) -> None:
+        if self._out:
+            self.store.write_parts(self._out)
+            self._out.clear()
+            self._out_len = 0
+
+    def _sync(self) -> None:
+        self._flush()
+        self.store.sync()
+        self.stats.fsyncs += 1
+        self._dirty_trx = False
+        self._unsynced_events = 0
+        if self._pending_ack is not None:
+            name, pos = self._pending_ack
+            self._pending_ack = None
+            self.conn.ack(name, pos)
+            self.stats.acks += 1
+
+    def _switch(self, name: str, position: int) -> None:
+        if self.store.name == name:
+            if self._verify_at is not None and position == self._verify_at:
+                return
+            if position != self.store.size:
+                raise PullError(f"the primary resumes {name} at {position}, the copy is at {self.store.size}",
+                                file=str(self.store.path / name))
+            return
+        if self.store.name is not None:
+            self._sync()
+            self.store.finish_file()
+            self.report({"event": "rotate", "file": name})
+        if position != 4:
+            raise PullError(f"the primary starts {name} at {position}; a copy must start a file at 4",
+                            file=str(self.store.path / name))
+        self.store.open_file(name, 4)
+
+    # -- the loop ----------------------------------------------------------------------------
+    def run(self) -> str:
+        """Receive until the end of a non-blocking dump ("end") or until ``stop()`` ("stopped")."""
+        conn, last_rx = self.conn, time.monotonic()
+        dead_after = max(3 * self.heartbeat_s, 5.0)
+        next_report = time.monotonic() + 1.0
+        try:
+            while True:
+                got = conn.read(timeout=min(0.5, self.heartbeat_s))
+                now = time.monotonic()
+                if got is None:
+                    if self._dirty_trx or self._pending_ack or self._out:
+                        self._sync()
+                    if self.stop():
+                        return "stopped"
+                    if now - last_rx > dead_after:
+                        raise ConnectionLost(f"{conn.where}: no event nor heartbeat for {now - last_rx:.0f}s")
+                    continue
+                last_rx = now
+                for msg in conn.messages():
+                    if msg.kind == "event":
+                        self._event(msg.data, msg.need_ack)
+                    elif msg.kind == "eof":
+                        self._sync()
+                        return "end"
+                    elif msg.kind == "error":
+                        code = msg.code
+                        hint = ""
+                        if code == ER_MASTER_FATAL_ERROR_READING_BINLOG:
+                            hint = " (error 1236: the binlog asked for is gone or unreadable on the primary)"
+                        raise PullError(f"the primary stopped the dump: {msg.text}{hint}", code=code)
+                    else:
+                        raise ProtocolError(f"unexpected {msg.kind} packet in the dump stream")
+                if self._pending_ack is not None or (self.sync_trx and self._dirty_trx) or (
+                        self.sync_every is not None and self._unsynced_events >= self.sync_every):
+                    self._sync()
+                else:
+                    self._flush()
+                if now >= next_report:
+                    next_report = now + 1.0
+                    self.report(self.status())
+                if self.stop():
+                    self._sync()
+                    return "stopped"
+        finally:
+            try:
+                self._flush()
+            except OSError:
+                pass
+
+    def status(self) -> dict:
+        s = self.stats
+        lag = 0 if s.caught_up else (max(0, int(time.time()) - s.last_event_ts) if s.last_event_ts else None)
+        return {"event": "status", "file": self.store.name, "position": self.store.size + self._out_len,
+                "bytes": s.bytes, "events": s.events, "transactions": s.transactions, "fsyncs": s.fsyncs,
+                "acks": s.acks, "lag_s": lag, "elapsed_s": round(time.monotonic() - s.started, 3)}
+
+    def _event(self, ev: bytes, need_ack: bool) -> None:
+        if len(ev) < 19:
+            header(ev)   # raises the typed error
+        ts, code, sid, size, log_pos, flags = _HEADER.unpack_from(ev)
+        if size != len(ev):
+            raise ProtocolError(f"event_size {size} but the packet holds {len(ev)} bytes")
+        if log_pos == 0 or flags & _ARTIFICIAL or code in _HEARTBEAT_CODES:   # protocol.is_artificial
+            if code == _ROTATE:
+                name, pos = rotate_target(ev)
+                self._switch(name, pos)
+            elif code == _FDE:
+                self._check_fde(ev)
+            elif code in _HEARTBEAT_CODES:
+                self.stats.caught_up = True
+            if need_ack:
+                raise ProtocolError("the primary asks an acknowledgement for an artificial event")
+            return
+        self.stats.caught_up = False
+        if self.store.name is None:
+            raise ProtocolError("an event before any Rotate named its file")
+        if self._verify_at is not None:
+            self._compare(ev, code, size, log_pos, need_ack)
+            return
+        at = self.store.size + self._out_len
+        if code == _FDE:
+            if at != 4:
+                raise PullError(f"a Format_description at {at}, not at the top of the file",
+                                file=self.store.name, offset=at)
+            aware = fde_is_checksum_aware(ev)
+            self.crc_on = aware and ev[-5] == 1
+            if aware and event_crc(ev) != int.from_bytes(ev[-4:], "little"):
+                raise ChecksumError("CRC32 mismatch in the Format_description received", file=self.store.name,
+                                    offset=at, event_type="FORMAT_DESCRIPTION_EVENT")
+            self.boundary.query_phl = ev[19 + 2 + 50 + 4 + 1 + T.QUERY_EVENT - 1]
+            ev = bytearray(ev)
+            ev[OFS_FLAGS] |= EventFlag.BINLOG_IN_USE   # as the primary's own active file
+        elif self.crc_on and zlib.crc32(memoryview(ev)[:-4]) != int.from_bytes(ev[-4:], "little"):
+            raise ChecksumError("CRC32 mismatch in an event received", file=self.store.name, offset=at,
+                                event_type=str(code))
+        end = at + size
+        if log_pos != end & 0xFFFFFFFF:
+            raise PullError(f"event ends at {end} in the copy but at {log_pos} on the primary: the copy does not "
+                            "line up with the primary's file", file=self.store.name, offset=at)
+        self._out.append(ev)
+        self._out_len += size
+        st = self.stats
+        st.bytes += size
+        st.events += 1
+        st.last_event_ts = ts or st.last_event_ts
+        self._unsynced_events += 1
+        if self.boundary.ends(code, ev, 4 if self.crc_on else 0):
+            st.transactions += 1
+            self._dirty_trx = True
+        if need_ack:
+            self._pending_ack = (self.store.name, end)
+
+    def _compare(self, ev: bytes, code: int, size: int, log_pos: int, need_ack: bool) -> None:
+        """An event the copy already holds (a file read again from its start): it must be the
+        same bytes at the same offset (the Format_description's in-use flag aside)."""
+        at, name = self._verify_at, self.store.name
+        end = at + size
+        if log_pos != end & 0xFFFFFFFF or end > self.store.size:
+            raise PullError(f"the primary's event at {at} ends at {log_pos}, not where the copy's events do",
+                            file=str(self.store.path / name), offset=at)
+        ours = self.store.pread(at, size)
+        theirs = ev
+        if code == T.FORMAT_DESCRIPTION_EVENT:
+            self.crc_on = fde_is_checksum_aware(ev) and ev[-5] == 1
+            self.boundary.query_phl = ev[19 + 2 + 50 + 4 + 1 + T.QUERY_EVENT - 1]
+            ours, theirs = bytearray(ours), bytearray(ev)
+            ours[OFS_FLAGS] &= ~EventFlag.BINLOG_IN_USE & 0xFF
+            theirs[OFS_FLAGS] &= ~EventFlag.BINLOG_IN_USE & 0xFF
+        if bytes(ours) != bytes(theirs):
+            raise PullError(f"{name} in the folder differs from the primary's at {at}: not the same file",
+                            file=str(self.store.path / name), offset=at)
+        self.boundary.ends(code, ev, 4 if self.crc_on else 0)
+        self._verify_at = None if end == self.store.size else end
+        if need_ack:
+            self._pending_ack = (name, end)
+
+    def _check_fde(self, ev: bytes) -> None:
+        """The Format_description re-sent for a dump starting inside a file must be the one at the
+        top of our copy (same server, version, creation time): else the folder is another server's."""
+        name = self.store.name
+        ours = self.store.fde_of(name) if name else None
+        if ours is None:
+            return
+        a, b = bytes(ours), bytes(ev)
+        # the re-sent copy differs in log_pos (0), flags, ``created`` (zeroed) and so its CRC32
+        created = 19 + 2 + 50
+        if len(a) != len(b) or a[:13] != b[:13] or a[19:created] != b[19:created] or a[created + 4:-4] != b[created + 4:-4]:
+            raise PullError(f"{name} in the folder is not the primary's {name}: their Format_description events "
+                            "differ (another server, or a file made again)", file=str(self.store.path / name))
+        self.crc_on = fde_is_checksum_aware(b) and b[-5] == 1
+        self.boundary.query_phl = b[19 + 2 + 50 + 4 + 1 + T.QUERY_EVENT - 1]
+
+
+__all__ = ["Boundary", "Receiver", "Stats", "ConnectionLost"]
