@@ -80,7 +80,7 @@ def _walk(fh, res: ScanResult, verify: bool, count_types: bool, progress) -> Non
 
 
 def walk_events(fh, *, verify: bool = True,
-                want: frozenset[int] | set[int] | None = frozenset()):
+                want: frozenset[int] | set[int] | None = frozenset(), keys=None):
     """Yield ``(offset, type_code, timestamp, server_id, event_size, log_pos, flags, data,
     checksum_ok)`` for every event of a binary stream positioned at 0 (plain or decompressing:
     the end is found by reading). ``data`` is the whole event's bytes for FDEs and for types in
@@ -90,6 +90,10 @@ def walk_events(fh, *, verify: bool = True,
     problem. This is the one framing loop of binlogkit: the reader is built on it.
 
     Header walk over a sliding window: ``buf[rel:filled]`` holds the stream from ``at`` on.
+
+    Encrypted files (``crypto``): after a MariaDB Start_encryption every event is decrypted in
+    the window before anything looks at it, with ``keys`` (a ``crypto.Keys``); without a key
+    for it, ``KeyRequiredError``.
     """
     magic = fh.read(4)
     if magic != BINLOG_MAGIC:
@@ -106,6 +110,8 @@ def walk_events(fh, *, verify: bool = True,
     at = 4
     crc_on = False
     eof = False
+    decrypt = None  # crypto.mariadb.EventCipher once a Start_encryption was read
+    start_enc = None  # (body, offset) of a Start_encryption whose key is not looked up yet
     try:
         while True:
             if filled - rel < LEN_HEADER and not eof:  # slide the window, read behind what is left
@@ -152,6 +158,13 @@ def walk_events(fh, *, verify: bool = True,
                     raise TruncatedEventError(
                         f"torn event: event_size {ev_size} but only {filled} bytes left in the file",
                         offset=at, event_type=event_type_name(code))
+            if start_enc is not None:  # the first event after a Start_encryption
+                from .crypto.mariadb import cipher_for
+
+                decrypt, start_enc = cipher_for(start_enc[0], keys, offset=start_enc[1]), None
+            if decrypt is not None:  # event_len is in clear; the rest is not
+                decrypt.decrypt_into(mv[rel:rel + ev_size], at, crc_on)
+                ts, code, sid, ev_size, log_pos, flags = unpack(buf, rel)
             e = rel + ev_size
             end = at + ev_size
             ok = None
@@ -172,13 +185,13 @@ def walk_events(fh, *, verify: bool = True,
                 if want is None or code in want:
                     data = bytes(mv[rel:e])
             if ok is False and verify:
-                raise ChecksumError(f"CRC32 mismatch: stored {stored:#010x}, computed {actual:#010x}",
+                raise ChecksumError(f"CRC32 mismatch: stored {stored:#010x}, computed {actual:#010x}"
+                                    + (" (after decryption: the encrypted event is damaged)" if decrypt else ""),
                                     expected=stored, actual=actual, offset=at, event_type=event_type_name(code))
             yield at, code, ts, sid, ev_size, log_pos, flags, data, ok
             at, rel = end, e
-            if code == _START_ENCRYPTION and (filled > rel or fh.read(1)):
-                raise UnsupportedFormatError(
-                    f"the rest of the file is encrypted (Start_encryption at offset {at - ev_size}); "
-                    "it cannot be read without the server's keys", offset=at)
+            if code == _START_ENCRYPTION and decrypt is None:  # the key is needed from the next event on
+                start_enc = (bytes(mv[e - ev_size + LEN_HEADER:e - (LEN_CHECKSUM if crc_on else 0)]), at - ev_size)
     finally:
         mv.release()
+

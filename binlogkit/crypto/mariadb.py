@@ -1,0 +1,176 @@
+"""MariaDB ``encrypt_binlog=ON``: how each event is encrypted, and how to undo it.
+
+Source: sql/log_event.cc (``Log_event::read_log_event``, ``Binlog_crypt_data``),
+sql/log_event_server.cc (``Log_event_writer::write_header`` / ``encrypt_and_write`` /
+``maybe_write_event_len``), mysys_ssl/my_crypt.cc (``MyCTX_nopad``),
+plugin/file_key_management (key id 1 = ENCRYPTION_KEY_SYSTEM_DATA, version 1).
+
+The file starts in clear: magic, Format_description, then Start_encryption (type 164):
+
+======  ====  ============  ====================================================
+offset  len   field         meaning
+======  ====  ============  ====================================================
+0       1     scheme        1 (the only scheme)
+1       4     key_version   version of key id 1 (file_key_management: 1)
+5       12    nonce         random per file
+======  ====  ============  ====================================================
+
+Every later event is encrypted on its own, with key id 1 at ``key_version``, no padding, and
+IV = nonce (12) || the event's file offset (4, little-endian). The writer moves the timestamp
+into the event_len slot, encrypts bytes 4..end (checksum included: the CRC is over the
+plaintext), then stores ciphertext[5:9] first, ciphertext[0:5], event_len **in clear** at
+offset 9 (so the file can be framed without the key), and ciphertext[9:]::
+
+    plain P  = ev[4:9] | ev[0:4] | ev[13:]            (len = event_len - 4)
+    C        = AES(key, IV, P)
+    on disk  = C[5:9] | C[0:5] | event_len | C[9:]
+
+AES-CBC without padding encrypts whole blocks in CBC and XORs a last partial block with
+AES-ECB(key, IV) (``MyCTX_nopad::finish``: the *original* IV); AES-CTR is OpenSSL's CTR (a
+128-bit big-endian counter). Which of the two a server used is not in the file: the first
+encrypted event tells (only the right one gives its CRC32, or a sane header without checksums).
+"""
+
+from __future__ import annotations
+
+import zlib
+
+from ..errors import DecryptionError, FormatError, KeyFileError, KeyRequiredError
+from .keys import Cipher, Keys
+
+SCHEME = 1
+KEY_ID = 1  # ENCRYPTION_KEY_SYSTEM_DATA: the key binlogs and relay logs use
+LEN_NONCE = 12
+LEN_START_ENCRYPTION_BODY = 1 + 4 + LEN_NONCE
+
+
+def parse_start_encryption(body: bytes) -> tuple[int, int, bytes]:
+    """(scheme, key_version, nonce) of a Start_encryption body (header and CRC removed)."""
+    if len(body) != LEN_START_ENCRYPTION_BODY:
+        raise FormatError(f"Start_encryption body is {len(body)} bytes, expected {LEN_START_ENCRYPTION_BODY}",
+                          event_type="START_ENCRYPTION_EVENT")
+    return body[0], int.from_bytes(body[1:5], "little"), bytes(body[5:])
+
+
+def aes():
+    """The ``cryptography`` primitives (Cipher, algorithms, modes), or a KeyFileError saying
+    how to install them."""
+    try:
+        from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+    except ImportError:  # pragma: no cover - the extra is in every install target
+        raise KeyFileError("encrypted files need the 'cryptography' package: pip install 'binlogkit[encryption]'") \
+            from None
+    return Cipher, algorithms, modes
+
+
+def _crypt(cipher: Cipher, key: bytes, iv: bytes, data, encrypt: bool) -> bytes:
+    _Cipher, algorithms, modes = aes()
+    aes_ = algorithms.AES(key)
+    if cipher is Cipher.CTR:
+        c = _Cipher(aes_, modes.CTR(iv))
+        return (c.encryptor() if encrypt else c.decryptor()).update(data)
+    n = len(data)
+    full = n - n % 16
+    c = _Cipher(aes_, modes.CBC(iv))
+    out = (c.encryptor() if encrypt else c.decryptor()).update(data[:full]) if full else b""
+    if full == n:
+        return out
+    mask = _Cipher(aes_, modes.ECB()).encryptor().update(iv)
+    tail = bytes(a ^ b for a, b in zip(data[full:], mask))
+    return out + tail
+
+
+class EventCipher:
+    """Decrypts (and encrypts) the events of one file after its Start_encryption.
+
+    ``cipher`` None: the first ``decrypt_into`` finds it (CBC, then CTR) by the event's CRC32
+    (``crc_on``) or, without checksums, by a sane header; ``found`` then holds it.
+    """
+
+    def __init__(self, key: bytes, nonce: bytes, cipher: Cipher | None, *, key_version: int = 1,
+                 source: str = "") -> None:
+        self._key = key
+        self.nonce = nonce
+        self.cipher = cipher
+        self.key_version = key_version
+        self.source = source
+        self.checked = False  # the first encrypted event proved key and cipher
+
+    def __repr__(self) -> str:
+        return f"EventCipher(cipher={self.cipher and self.cipher.value}, key_version={self.key_version})"
+
+    def iv(self, offset: int) -> bytes:
+        return self.nonce + (offset & 0xFFFFFFFF).to_bytes(4, "little")
+
+    def _decrypt(self, cipher: Cipher, ev, offset: int) -> bytearray:
+        n = len(ev)
+        src = bytearray(ev[4:])
+        src[5:9] = ev[0:4]  # the 4 bytes stored first go back to their place (file offset 9..13)
+        plain = _crypt(cipher, self._key, self.iv(offset), src, encrypt=False)
+        out = bytearray(n)
+        out[4:] = plain
+        out[0:4] = plain[5:9]  # the timestamp rode in the event_len slot
+        out[9:13] = n.to_bytes(4, "little")
+        return out
+
+    def decrypt_into(self, ev: memoryview, offset: int, crc_on: bool) -> None:
+        """Replace the encrypted event ``ev`` (its whole bytes, at file ``offset``) by its plaintext.
+
+        The first event of the file decides key and cipher: no candidate giving a sound event
+        raises ``DecryptionError`` (wrong key, or that event is damaged)."""
+        if self.checked:
+            ev[:] = self._decrypt(self.cipher, ev, offset)
+            return
+        for cipher in ([self.cipher] if self.cipher else [Cipher.CBC, Cipher.CTR]):
+            plain = self._decrypt(cipher, ev, offset)
+            if _sound(plain, crc_on):
+                self.cipher, self.checked = cipher, True
+                ev[:] = plain
+                return
+        tried = self.cipher.value if self.cipher else "AES_CBC nor AES_CTR"
+        raise DecryptionError(
+            f"wrong key, or damaged event: the encrypted event does not decrypt to a sound event with "
+            f"key id {KEY_ID} version {self.key_version} from {self.source or 'the key file'} "
+            f"({'neither ' if not self.cipher else ''}{tried})", offset=offset)
+
+    def encrypt(self, event: bytes, offset: int) -> bytes:
+        """The bytes a server writes for plaintext ``event`` placed at file ``offset``."""
+        if self.cipher is None:
+            raise DecryptionError("the cipher of this file is not known yet (no encrypted event read)")
+        n = len(event)
+        plain = bytes(event[4:9]) + bytes(event[0:4]) + bytes(event[13:])
+        c = _crypt(self.cipher, self._key, self.iv(offset), plain, encrypt=True)
+        return c[5:9] + c[0:5] + n.to_bytes(4, "little") + c[9:]
+
+
+def _sound(plain: bytearray, crc_on: bool) -> bool:
+    if crc_on:
+        return len(plain) >= 23 and zlib.crc32(memoryview(plain)[:-4]) == int.from_bytes(plain[-4:], "little")
+    # no checksums: a known type code and only defined header flag bits
+    from ..constants import EventType
+
+    try:
+        EventType(plain[4])
+    except ValueError:
+        return False
+    return int.from_bytes(plain[17:19], "little") < 0x4000
+
+
+def cipher_for(start_body: bytes, keys: Keys | None, *, offset: int) -> EventCipher:
+    """The ``EventCipher`` for a file whose Start_encryption has ``start_body``.
+
+    No key for it: ``KeyRequiredError`` naming the key id and version and the option."""
+    aes()
+    scheme, version, nonce = parse_start_encryption(start_body)
+    if scheme != SCHEME:
+        raise FormatError(f"Start_encryption scheme {scheme}: only scheme 1 exists",
+                          offset=offset, event_type="START_ENCRYPTION_EVENT", field="scheme")
+    key = keys.mariadb_key(KEY_ID, version) if keys is not None else None
+    if key is None:
+        have = f"{keys.source} has no key id {KEY_ID} at version {version}" if keys is not None and keys.source \
+            else "no key was given"
+        raise KeyRequiredError(
+            f"encrypted (MariaDB encrypt_binlog, from offset {offset}): needs key id {KEY_ID} version {version}; "
+            f"{have}: pass --key-file FILE (or BINLOGKIT_KEY_FILE) with the server's file_key_management file",
+            key_id=KEY_ID, key_version=version, offset=offset, event_type="START_ENCRYPTION_EVENT")
+    return EventCipher(key, nonce, keys.cipher, key_version=version, source=keys.source)
