@@ -10,6 +10,7 @@ Exit codes scripts can rely on:
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import sys
@@ -21,7 +22,7 @@ from pathlib import Path
 from . import __version__
 from .api import Problem, decode_files, expand_paths, gtid_summary, transactions as list_transactions, verify_files
 from .constants import EventType
-from .errors import BinlogError, PartialWrite, WriteRefused
+from .errors import BinlogError, KeyFileError, KeyRequiredError, PartialWrite, WriteRefused
 from .render import render_text
 
 EXIT_OK, EXIT_DAMAGED, EXIT_USAGE, EXIT_PARTIAL = 0, 1, 2, 3
@@ -126,6 +127,46 @@ def _fail(message: str, code: int) -> None:
     sys.exit(code)
 
 
+_KEY_OPTIONS = (
+    click.option("--key-file", envvar="BINLOGKIT_KEY_FILE", type=click.Path(dir_okay=False),
+                 help="MariaDB encrypted binlogs / relay logs: the server's file_key_management key file "
+                      "(id;hexkey lines, plain or openssl-enc encrypted). Also BINLOGKIT_KEY_FILE."),
+    click.option("--key-file-secret-file", type=click.Path(dir_okay=False),
+                 help="File holding the secret of an encrypted key file (file_key_management_filekey); "
+                      "or BINLOGKIT_KEY_FILE_SECRET. Never on the command line."),
+    click.option("--cipher", type=click.Choice(["AES_CBC", "AES_CTR"], case_sensitive=False),
+                 help="The server's file_key_management_encryption_algorithm (default: found from the events)."),
+    click.option("--keyring-file", type=click.Path(dir_okay=False),
+                 help="MySQL binlog_encryption: the keyring (component_keyring_file JSON or keyring_file)."),
+)
+
+
+def key_options(command):
+    """The key options, declared once for every command that reads or writes log files; the
+    command receives ``keys`` (a ``crypto.Keys`` or None). A key file that cannot be used is a
+    usage error (exit 2); one that other users may read gives a warning."""
+    @functools.wraps(command)
+    def wrapper(*args, key_file=None, key_file_secret_file=None, cipher=None, keyring_file=None, **kw):
+        from .crypto.keys import load_keys, loose_permissions
+
+        try:
+            keys = load_keys(key_file, secret_file=key_file_secret_file, cipher=cipher, keyring_file=keyring_file)
+        except BinlogError as exc:
+            _fail(str(exc), EXIT_USAGE)
+        for f in filter(None, (key_file or os.environ.get("BINLOGKIT_KEY_FILE"), keyring_file)):
+            if loose_permissions(f):
+                click.echo(f"binlogkit: warning: {f} is readable by other users (chmod 600 it)", err=True)
+        return command(*args, keys=keys, **kw)
+    for opt in reversed(_KEY_OPTIONS):
+        wrapper = opt(wrapper)
+    return wrapper
+
+
+def _exit_for(exc: BaseException | None, damaged: int = 1) -> int:
+    """A missing or unusable key is a usage error (2), like a missing file; damage is 1."""
+    return EXIT_USAGE if isinstance(exc, (KeyRequiredError, KeyFileError)) else damaged
+
+
 def _check_inputs(paths, *, missing_ok: bool = False, recursive: bool = False) -> None:
     """Every argument must stand for at least one log, and every log an index lists must exist:
     exit 2 saying what was looked for, instead of a silent success or a traceback.
@@ -184,8 +225,9 @@ def _event_json(ev, path: str) -> dict:
 @click.option("--column-type", "column_types", multiple=True, metavar="DB.TABLE.COLUMN=TYPE",
               help="With -v: show a column as uuid, inet6 or inet4 (MariaDB logs these types as BINARY(n)); "
                    "COLUMN is a name (when the binlog carries names) or @N; wildcards allowed; repeatable.")
+@key_options
 def decode(files, as_json, start_position, stop_position, start_datetime, stop_datetime, types,
-           include_gtids, exclude_gtids, no_verify, lenient, utc, verbose, column_types) -> None:
+           include_gtids, exclude_gtids, no_verify, lenient, utc, verbose, column_types, keys) -> None:
     """Print the events of binlog / relay-log FILES (.index files and folders too) with exact offsets.
 
     Text output is modelled on mysqlbinlog: `# at OFFSET`, then the event's time, server id,
@@ -226,7 +268,7 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
                              types=_types(types), verify=not no_verify, strict=not lenient,
                              include_gtids=_gtids(include_gtids), exclude_gtids=_gtids(exclude_gtids),
                              rows=(verbose and ("text" if not as_json else True)), column_types=hints,
-                             payloads=True)
+                             payloads=True, keys=keys)
         in_payload = False  # text: the inner events of a Transaction_payload sit between markers
         # progress on stderr when it is a terminal and the output goes elsewhere (a file, a pipe)
         watch = sys.stderr.isatty() and not out.isatty()
@@ -242,7 +284,7 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
                     prog = Progress(os.path.getsize(prog_file) if plain else 0, f"decode {os.path.basename(prog_file)}")
                 prog(item.raw.offset)
             if isinstance(item, Problem):
-                damaged = True
+                damaged = max(damaged, _exit_for(item.error))
                 if sink is not None:
                     drain()
                     sink.flush()
@@ -303,13 +345,14 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
             except OSError:
                 pass
         _fail(str(exc), EXIT_USAGE)
-    sys.exit(EXIT_DAMAGED if damaged else EXIT_OK)
+    sys.exit(int(damaged))
 
 
 @main.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per file.")
-def verify(files, as_json) -> None:
+@key_options
+def verify(files, as_json, keys) -> None:
     """Check framing and CRC32 of every event of FILES (.index files and folders too) at full speed.
 
     Prints one line per file: OK with its event count, or BAD with the first problem and its
@@ -317,37 +360,40 @@ def verify(files, as_json) -> None:
     code 0 only when every file is sound.
     """
     _check_inputs(files)
-    bad = False
+    bad = 0
     for path in expand_paths(files):
         try:
             size = os.path.getsize(path)
         except OSError as exc:
             _fail(str(exc), EXIT_USAGE)
         prog = Progress(size, f"verify {path.name}")
-        (res,) = verify_files([path], progress=prog)
+        (res,) = verify_files([path], progress=prog, keys=keys)
         prog.close()
-        bad |= not res.ok
+        bad = max(bad, 0 if res.ok else _exit_for(res.problem))
         if as_json:
             click.echo(json.dumps({"file": str(path), "ok": res.ok, "size": res.size, "events": res.events,
                                    "checksummed": res.checksummed, "end_offset": res.end_offset,
+                                   "encryption": res.encryption,
                                    "problem": None if res.ok else {
                                        "kind": type(res.problem).__name__, "offset": res.problem.offset,
                                        "event_type": res.problem.event_type, "message": res.problem.message}}))
         elif res.ok:
-            click.echo(f"OK   {path}  {res.events} events, {res.checksummed} checksummed, {res.size} bytes")
+            click.echo(f"OK   {path}  {res.events} events, {res.checksummed} checksummed, {res.size} bytes"
+                       + (f", encrypted ({res.encryption})" if res.encryption else ""))
         else:
             p = res.problem
             click.echo(f"BAD  {path}  offset {p.offset}: {p.message}"
                        + (f" ({p.event_type})" if p.event_type else "")
                        + f"; {res.events} whole events before it")
-    sys.exit(EXIT_DAMAGED if bad else EXIT_OK)
+    sys.exit(bad)
 
 
 @main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--json", "as_json", is_flag=True, help="The whole summary as one JSON document.")
 @click.option("--relay/--binlog", default=None, help="Force reading as relay logs or binlogs (default: detect).")
-def gtids(paths, as_json, relay) -> None:
+@key_options
+def gtids(paths, as_json, relay, keys) -> None:
     """The GTIDs that binlogs / relay logs contain: a MySQL GTID set or a MariaDB position.
 
     Per file: Previous_gtids (MySQL) or Gtid_list (MariaDB), the GTIDs the file adds, its first
@@ -356,7 +402,7 @@ def gtids(paths, as_json, relay) -> None:
     Exit 1 when a file is damaged or a transaction is incomplete.
     """
     _check_inputs(paths)
-    summary = gtid_summary(paths, relay=relay)
+    summary = gtid_summary(paths, relay=relay, keys=keys)
     if as_json:
         click.echo(json.dumps(summary, indent=1))
     else:
@@ -381,6 +427,10 @@ def gtids(paths, as_json, relay) -> None:
                            + ", ".join(f"{x['gtid']} after {x['after']}" for x in m["out_of_order"][:10]))
         if summary["incomplete"]:
             click.echo(f"incomplete transactions: {', '.join(map(str, summary['incomplete']))}")
+    if summary.get("problem") and summary["problem"]["kind"] in ("KeyRequiredError", "KeyFileError"):
+        click.echo(f"binlogkit: error: {summary['problem']['file']}, offset {summary['problem']['offset']}: "
+                   f"{summary['problem']['message']}", err=True)
+        sys.exit(EXIT_USAGE)
     sys.exit(EXIT_DAMAGED if summary.get("problem") or summary["incomplete"] else EXIT_OK)
 
 
@@ -391,7 +441,8 @@ def gtids(paths, as_json, relay) -> None:
 @click.option("--relay/--binlog", default=None, help="Force reading as relay logs or binlogs (default: detect).")
 @click.option("--source-file", help="Source binlog name for relay logs whose Rotate was purged (from relay-log.info).")
 @click.option("--incomplete", is_flag=True, help="Only transactions that are not complete.")
-def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete) -> None:
+@key_options
+def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete, keys) -> None:
     """One line per transaction: GTID, where it starts and ends in the files and at the source
     (file:end_log_pos), its times, events, bytes, terminator, and whether it is complete.
 
@@ -403,7 +454,7 @@ def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete) ->
     if not as_json:
         click.echo(f"{'gtid':<44} {'start':<28} {'end':<28} {'source end':<26} {'events':>6} {'bytes':>10}  state")
     try:
-        for t in list_transactions(paths, gtids=gtid_filter, relay=relay, source_file=source_file):
+        for t in list_transactions(paths, gtids=gtid_filter, relay=relay, source_file=source_file, keys=keys):
             if incomplete and t.complete:
                 continue
             if as_json:
@@ -415,11 +466,11 @@ def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete) ->
                 state = t.terminator if t.complete else "INCOMPLETE"
                 click.echo(f"{t.gtid or '(' + t.kind + ')':<44} {start:<28} {end:<28} {src:<26} {t.events:>6} {t.bytes:>10}  {state}")
     except BinlogError as exc:
-        damaged = True
+        damaged = _exit_for(exc)
         click.echo(f"binlogkit: error: {exc}", err=True)
     except BrokenPipeError:
         _quiet_broken_pipe()
-    sys.exit(EXIT_DAMAGED if damaged else EXIT_OK)
+    sys.exit(int(damaged))
 
 
 @main.command()

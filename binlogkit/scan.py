@@ -32,6 +32,7 @@ class ScanResult:
     end_offset: int = 4  # end of the last whole, verified event
     problem: BinlogError | None = None
     type_counts: dict[int, int] = field(default_factory=dict)
+    encryption: str | None = None  # e.g. "MariaDB AES_CBC, key id 1 version 1"
 
     @property
     def ok(self) -> bool:
@@ -47,7 +48,7 @@ WINDOW = 4 << 20  # bytes read at a time: memory stays flat whatever the file si
 
 
 def scan(path: str | os.PathLike, *, verify: bool = True, count_types: bool = False,
-         progress=None) -> ScanResult:
+         progress=None, keys=None) -> ScanResult:
     """Walk every event of the file at ``path``; stop at the first problem and record it."""
     from .files import OPENERS, open_input
 
@@ -56,7 +57,7 @@ def scan(path: str | os.PathLike, *, verify: bool = True, count_types: bool = Fa
     res = ScanResult(path, 0 if compressed else os.path.getsize(path))
     with open_input(path) as fh:
         try:
-            _walk(fh, res, verify, count_types, progress)
+            _walk(fh, res, verify, count_types, progress, keys)
         except BinlogError as exc:
             exc.__traceback__ = None
             res.problem = exc.with_context(file=path)
@@ -65,10 +66,21 @@ def scan(path: str | os.PathLike, *, verify: bool = True, count_types: bool = Fa
     return res
 
 
-def _walk(fh, res: ScanResult, verify: bool, count_types: bool, progress) -> None:
+def _walk(fh, res: ScanResult, verify: bool, count_types: bool, progress, keys=None) -> None:
+    notes: dict = {}
+    try:
+        _walk_counting(fh, res, verify, count_types, progress, keys, notes)
+    finally:
+        c = notes.get("cipher")
+        if c is not None and c.cipher is not None:
+            res.encryption = c.describe()
+
+
+def _walk_counting(fh, res, verify, count_types, progress, keys, notes) -> None:
     counts = res.type_counts
     next_tick = 64 << 20
-    for at, code, _ts, _sid, ev_size, _pos, _flags, _data, ok in walk_events(fh, verify=verify):
+    for at, code, _ts, _sid, ev_size, _pos, _flags, _data, ok in walk_events(fh, verify=verify, keys=keys,
+                                                                             notes=notes):
         res.events += 1
         res.checksummed += ok is not None
         res.end_offset = at + ev_size
@@ -80,7 +92,7 @@ def _walk(fh, res: ScanResult, verify: bool, count_types: bool, progress) -> Non
 
 
 def walk_events(fh, *, verify: bool = True,
-                want: frozenset[int] | set[int] | None = frozenset(), keys=None):
+                want: frozenset[int] | set[int] | None = frozenset(), keys=None, notes: dict | None = None):
     """Yield ``(offset, type_code, timestamp, server_id, event_size, log_pos, flags, data,
     checksum_ok)`` for every event of a binary stream positioned at 0 (plain or decompressing:
     the end is found by reading). ``data`` is the whole event's bytes for FDEs and for types in
@@ -93,7 +105,8 @@ def walk_events(fh, *, verify: bool = True,
 
     Encrypted files (``crypto``): after a MariaDB Start_encryption every event is decrypted in
     the window before anything looks at it, with ``keys`` (a ``crypto.Keys``); without a key
-    for it, ``KeyRequiredError``.
+    for it, ``KeyRequiredError``. ``notes["cipher"]`` (when a dict is given) receives the
+    ``crypto.mariadb.EventCipher`` in use, whose ``cipher`` says what the events proved.
     """
     magic = fh.read(4)
     if magic != BINLOG_MAGIC:
@@ -162,6 +175,8 @@ def walk_events(fh, *, verify: bool = True,
                 from .crypto.mariadb import cipher_for
 
                 decrypt, start_enc = cipher_for(start_enc[0], keys, offset=start_enc[1]), None
+                if notes is not None:
+                    notes["cipher"] = decrypt
             if decrypt is not None:  # event_len is in clear; the rest is not
                 decrypt.decrypt_into(mv[rel:rel + ev_size], at, crc_on)
                 ts, code, sid, ev_size, log_pos, flags = unpack(buf, rel)

@@ -99,6 +99,9 @@ class EventCipher:
     def __repr__(self) -> str:
         return f"EventCipher(cipher={self.cipher and self.cipher.value}, key_version={self.key_version})"
 
+    def describe(self) -> str:
+        return f"MariaDB {self.cipher.value if self.cipher else 'cipher unknown'}, key id {KEY_ID} version {self.key_version}"
+
     def iv(self, offset: int) -> bytes:
         return self.nonce + (offset & 0xFFFFFFFF).to_bytes(4, "little")
 
