@@ -223,8 +223,10 @@ def _event_json(ev, path: str) -> dict:
 @click.option("-v", "--verbose", "verbose", is_flag=True,
               help="Decode row images: `### INSERT INTO ... ###   @1=...` like mysqlbinlog -v; with --json, `rows`.")
 @click.option("--column-type", "column_types", multiple=True, metavar="DB.TABLE.COLUMN=TYPE",
-              help="With -v: show a column as uuid, inet6 or inet4 (MariaDB logs these types as BINARY(n)); "
-                   "COLUMN is a name (when the binlog carries names) or @N; wildcards allowed; repeatable.")
+              help="With -v: show a column as uuid, inet6 or inet4 (MariaDB logs these types as BINARY(n)), or "
+                   "give the precision of MariaDB's pre-10.1 fractional temporals: time(N), datetime(N), "
+                   "timestamp(N) (the binlog does not carry it); COLUMN is a name (when the binlog carries "
+                   "names) or @N; wildcards allowed; repeatable.")
 @key_options
 def decode(files, as_json, start_position, stop_position, start_datetime, stop_datetime, types,
            include_gtids, exclude_gtids, no_verify, lenient, utc, verbose, column_types, keys) -> None:
