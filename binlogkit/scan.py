@@ -15,8 +15,7 @@ from .codecs.format_description import fde_is_checksum_aware
 from .codecs.header import HEADER_STRUCT, LEN_HEADER
 from .constants import BINLOG_MAGIC, LEN_CHECKSUM, ChecksumAlg, EventType, event_type_name
 from .errors import (BadMagicError, BinlogError, ChecksumError, EventSizeError, NoFormatDescriptionError,
-                     TruncatedEventError,
-                     UnsupportedFormatError)
+                     TruncatedEventError)
 from .reader import MAX_EVENT_SIZE, MYSQL_ENCRYPTED_MAGIC, event_crc
 
 _FDE = EventType.FORMAT_DESCRIPTION_EVENT
@@ -109,9 +108,11 @@ def walk_events(fh, *, verify: bool = True,
     ``crypto.mariadb.EventCipher`` in use, whose ``cipher`` says what the events proved.
     """
     magic = fh.read(4)
+    if magic == MYSQL_ENCRYPTED_MAGIC:  # MySQL binlog_encryption: read the plaintext stream
+        from .crypto.mysql import open_decrypted
+
+        fh, magic = open_decrypted(fh, keys), BINLOG_MAGIC
     if magic != BINLOG_MAGIC:
-        if magic == MYSQL_ENCRYPTED_MAGIC:
-            raise UnsupportedFormatError("MySQL encrypted binlog (magic fd 62 69 6e)", offset=0)
         if not magic:
             raise BadMagicError("empty file", offset=0)
         raise BadMagicError(f"not a binlog: starts with {magic!r}, expected {BINLOG_MAGIC!r}", offset=0)
