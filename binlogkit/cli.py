@@ -292,6 +292,8 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
                     sink.flush()
                 out.flush()
                 click.echo(f"binlogkit: error: {item.error}", err=True)
+                if isinstance(item.error, KeyRequiredError):
+                    break  # a usage error: the next files need the same key
                 continue
             if as_json:
                 doc = _event_json(item, item.raw.file)
@@ -372,6 +374,9 @@ def verify(files, as_json, keys) -> None:
         (res,) = verify_files([path], progress=prog, keys=keys)
         prog.close()
         bad = max(bad, 0 if res.ok else _exit_for(res.problem))
+        if isinstance(res.problem, KeyRequiredError) and not as_json:
+            click.echo(f"binlogkit: error: {res.problem}", err=True)  # one line: the next files need it too
+            sys.exit(EXIT_USAGE)
         if as_json:
             click.echo(json.dumps({"file": str(path), "ok": res.ok, "size": res.size, "events": res.events,
                                    "checksummed": res.checksummed, "end_offset": res.end_offset,
@@ -405,6 +410,9 @@ def gtids(paths, as_json, relay, keys) -> None:
     """
     _check_inputs(paths)
     summary = gtid_summary(paths, relay=relay, keys=keys)
+    if summary.get("problem") and summary["problem"]["kind"] in ("KeyRequiredError", "KeyFileError") and not as_json:
+        _fail(f"{summary['problem']['file']}, offset {summary['problem']['offset']}: {summary['problem']['message']}",
+              EXIT_USAGE)
     if as_json:
         click.echo(json.dumps(summary, indent=1))
     else:
@@ -484,14 +492,16 @@ def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete, ke
 @click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
               help="local: a process pool on this machine; spark: the spark-submit job in Spark local mode "
                    "(needs the 'spark' extra: pyspark, fsspec, pyarrow).")
-def audit(paths, as_json, output_dir, jobs, engine) -> None:
+@key_options
+def audit(paths, as_json, output_dir, jobs, engine, keys) -> None:
     """Audit binlog / relay-log archives for anything missing, doubled or damaged.
 
     PATHS are files or folders (searched recursively for NAME.NNNNNN files, compressed or not).
     Files are grouped into series (one server's binlogs, one connection's relay logs) and checked
     for missing files, broken Rotate and position chains, GTID gaps, duplicates and disorder,
-    Incident events, partial transactions, torn events, checksum failures, encrypted or unknown
-    content. Exit codes: 0 clean, 1 findings of severity error, 2 usage or I/O error.
+    Incident events, partial transactions, torn events, checksum failures, encrypted files
+    without their key (an error: they were not checked) or unknown content. Exit codes: 0 clean,
+    1 findings of severity error, 2 usage or I/O error.
     """
     _check_inputs(paths, missing_ok=True, recursive=True)  # a missing file is a finding
     from .audit import run_local
@@ -501,8 +511,13 @@ def audit(paths, as_json, output_dir, jobs, engine) -> None:
 
         spark = job.session(f"local[{jobs}]" if jobs else None)
         try:
+            spec = keys.spec if keys is not None else None
+            key_args = [a for opt, v in (("--key-file", spec and spec.key_file),
+                                          ("--key-file-secret-file", spec and spec.secret_file),
+                                          ("--cipher", spec and spec.cipher),
+                                          ("--keyring-file", spec and spec.keyring_file)) if v for a in (opt, v)]
             rc = job.main(spark, list(paths) + (["--output", output_dir] if output_dir else [])
-                          + (["--json"] if as_json else []))
+                          + (["--json"] if as_json else []) + key_args)
         finally:
             spark.stop()
         sys.exit(rc)
@@ -512,7 +527,7 @@ def audit(paths, as_json, output_dir, jobs, engine) -> None:
             sys.stderr.write(f"\raudit: {done}/{total} files")
             sys.stderr.flush()
     try:
-        result = run_local(paths, jobs=jobs, progress=prog)
+        result = run_local(paths, jobs=jobs, progress=prog, keys=keys)
     except OSError as exc:
         _fail(str(exc), EXIT_USAGE)
     if prog:
@@ -557,7 +572,8 @@ def audit(paths, as_json, output_dir, jobs, engine) -> None:
 @click.argument("primary", type=click.Path(exists=True))
 @click.argument("replicas", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--json", "as_json", is_flag=True, help="The comparison as JSON.")
-def compare(primary, replicas, as_json) -> None:
+@key_options
+def compare(primary, replicas, as_json, keys) -> None:
     """Compare a primary's binlogs with replicas' binlogs or relay logs, by GTID.
 
     PRIMARY and each of REPLICAS is a folder, an index file or a file. Prints the last
@@ -572,7 +588,10 @@ def compare(primary, replicas, as_json) -> None:
         from .api import expand_paths
         return expand_paths([p])
 
-    res = run_compare(expand(primary), [expand(r) for r in replicas])
+    try:
+        res = run_compare(expand(primary), [expand(r) for r in replicas], keys=keys)
+    except BinlogError as exc:  # a side that cannot be decrypted
+        _fail(str(exc), _exit_for(exc))
     if as_json:
         click.echo(json.dumps(res, indent=1))
     else:
@@ -600,7 +619,8 @@ def compare(primary, replicas, as_json) -> None:
                    "beside BINLOG_DIR, BINLOG_DIR.binlogkit-incident-TIME-RANDOM).")
 @click.option("--follow-links", is_flag=True,
               help="When the last binlog is a symbolic link, change the file it points to (default: refuse).")
-def incident(binlog_dir, code, message, index, backup_dir, follow_links) -> None:
+@key_options
+def incident(binlog_dir, code, message, index, backup_dir, follow_links, keys) -> None:
     """Record an incident in a stopped server's binlog set: an Incident event then a Rotate to
     the next file, at the end of the last binlog, so the log after the gap starts clean.
 
@@ -609,7 +629,8 @@ def incident(binlog_dir, code, message, index, backup_dir, follow_links) -> None
     file of the folder open (compared by device and inode, so a bind mount cannot hide a running
     server), while another binlogkit command writes there, and when the last binlog is torn,
     still marked in use, or a symbolic link. The binlog is copied (verified) before it changes and
-    keeps its owner and mode. Running it again changes nothing.
+    keeps its owner and mode. Running it again changes nothing. An encrypted binlog (MariaDB
+    encrypt_binlog) needs --key-file: the two events are written encrypted, as the server would.
 
     Exit codes: 0 written (or already there), 2 refused or error (nothing changed), 3 the write
     failed part-way (the file is unchanged; the message says where the copy is).
@@ -618,7 +639,7 @@ def incident(binlog_dir, code, message, index, backup_dir, follow_links) -> None
 
     try:
         done = record_incident(binlog_dir, code=code, message=message, index=index, backup_dir=backup_dir,
-                               follow_links=follow_links)
+                               follow_links=follow_links, keys=keys)
     except KeyError as exc:
         _fail(f"refused: unknown incident code {exc}", EXIT_USAGE)
     except WriteRefused as exc:
@@ -656,8 +677,9 @@ def incident(binlog_dir, code, message, index, backup_dir, follow_links) -> None
 @click.option("--follow-links", is_flag=True,
               help="Relay logs / info files that are symbolic links: change the files they point to "
                    "(default: refuse, naming the link).")
+@key_options
 def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_dir, applied_gtids, replica_binlog,
-            is_binlog, keep_through, replica_dir, follow_links) -> None:
+            is_binlog, keep_through, replica_dir, follow_links, keys) -> None:
     """Repair a stopped replica's relay directory so it resumes with nothing lost and nothing
     applied twice.
 
@@ -670,6 +692,9 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
     it will change into a new backup folder and verifies the copies before the first change,
     keeps owners and modes, never writes through a link, and replaces files atomically. A run
     that was killed or failed part-way leaves a journal in the folder; the next run finishes it.
+    Encrypted relay logs (--key-file / --keyring-file) are cut at event boundaries, which the
+    encryption keeps in clear, so they stay encrypted and readable by the server; without the
+    key (or with a wrong one) nothing is cut.
 
     Exit codes: 0 nothing to do or applied, 1 repair pending (dry run) or the replica cannot resume
     in file/position mode (its next source position is past 4 GiB: use GTID positioning), 2
@@ -687,21 +712,21 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
             except WriteRefused as exc:
                 _fail(f"refused: {exc}", EXIT_USAGE)
         _recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_dir, applied_gtids,
-                 replica_binlog, is_binlog, keep_through, replica_dir, follow_links, held)
+                 replica_binlog, is_binlog, keep_through, replica_dir, follow_links, held, keys)
 
 
 def _recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_dir, applied_gtids, replica_binlog,
-             is_binlog, keep_through, replica_dir, follow_links, held) -> None:
+             is_binlog, keep_through, replica_dir, follow_links, held, keys=None) -> None:
     from .recover import RecoveryRefused, apply_plan, plan_recovery
     from .recover.primary import plan_binlog_recovery
 
     try:
         if is_binlog:
-            plan = plan_binlog_recovery(relaydir, keep_through=keep_through, replica=replica_dir)
+            plan = plan_binlog_recovery(relaydir, keep_through=keep_through, replica=replica_dir, keys=keys)
         else:
             plan = plan_recovery(relaydir, connection=connection, mode=mode,
                                  relay_base=relay_base.removesuffix(".index") if relay_base else None,
-                                 applied_gtids=applied_gtids, replica_binlog=replica_binlog)
+                                 applied_gtids=applied_gtids, replica_binlog=replica_binlog, keys=keys)
     except (BinlogError, OSError) as exc:
         _fail(str(exc), EXIT_USAGE)
     if as_json:

@@ -32,6 +32,7 @@ class ScanResult:
     problem: BinlogError | None = None
     type_counts: dict[int, int] = field(default_factory=dict)
     encryption: str | None = None  # e.g. "MariaDB AES_CBC, key id 1 version 1"
+    cipher: object = field(default=None, repr=False)  # the crypto.mariadb.EventCipher that read it
 
     @property
     def ok(self) -> bool:
@@ -73,6 +74,7 @@ def _walk(fh, res: ScanResult, verify: bool, count_types: bool, progress, keys=N
         c = notes.get("cipher")
         if c is not None and c.cipher is not None:
             res.encryption = c.describe()
+            res.cipher = c
 
 
 def _walk_counting(fh, res, verify, count_types, progress, keys, notes) -> None:

@@ -113,8 +113,11 @@ def _files_and_chain(name: str, files: list[dict]) -> list[Finding]:
                 out.append(Finding("torn_event", sev, m["file"], p["offset"],
                                    p["message"] + ("" if sev == "error" else " (the tail of the last file: in flight?)"),
                                    series=name))
+            elif kind == "KeyRequiredError":  # fail closed: what cannot be read was not checked
+                out.append(Finding("encrypted", "error", m["file"], p["offset"],
+                                   p["message"] + "; the file was not checked", series=name))
             elif kind == "UnsupportedFormatError":
-                out.append(Finding("encrypted", "warning", m["file"], p["offset"], p["message"], series=name))
+                out.append(Finding("unsupported", "warning", m["file"], p["offset"], p["message"], series=name))
             else:
                 out.append(Finding("unreadable", "error", m["file"], p["offset"], f"{kind}: {p['message']}", series=name))
         for off in m["bad_checksums"]:

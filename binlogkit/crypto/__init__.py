@@ -11,6 +11,6 @@ state between files. Key bytes live only in ``Keys`` (whose ``repr`` hides them)
 cipher contexts of the ``cryptography`` package.
 """
 
-from .keys import Cipher, Keys, load_keys
+from .keys import Cipher, Keys, KeySpec, load_keys
 
-__all__ = ["Cipher", "Keys", "load_keys"]
+__all__ = ["Cipher", "KeySpec", "Keys", "load_keys"]

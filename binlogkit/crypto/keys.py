@@ -38,6 +38,27 @@ class Cipher(str, enum.Enum):
 
 
 @dataclass(frozen=True)
+class KeySpec:
+    """Where the keys are: paths and the cipher, never key bytes. This is what crosses to audit
+    worker processes and Spark executors, which load the keys themselves (``load``); the secret
+    of an encrypted key file comes from ``secret_file`` or the executor's
+    ``BINLOGKIT_KEY_FILE_SECRET``."""
+
+    key_file: str | None = None
+    secret_file: str | None = None
+    cipher: str | None = None
+    keyring_file: str | None = None
+
+    def load(self, resolve=None) -> "Keys | None":
+        """The keys (cached per process). ``resolve`` maps a path that does not exist here to
+        one that does (e.g. ``SparkFiles.get`` for files shipped with ``--files``)."""
+        paths = [self.key_file, self.secret_file, self.keyring_file]
+        if resolve is not None:
+            paths = [resolve(p) if p and not os.path.exists(p) else p for p in paths]
+        return _load_cached(paths[0], paths[1], self.cipher, paths[2])
+
+
+@dataclass(frozen=True)
 class Keys:
     """The one key value passed to readers and writers, like the format: never global.
 
@@ -51,6 +72,7 @@ class Keys:
     mysql: Mapping[str, bytes] = field(default_factory=dict, repr=False)
     cipher: Cipher | None = None
     source: str = ""
+    spec: KeySpec | None = None
 
     def __repr__(self) -> str:
         return (f"Keys(source={self.source!r}, mariadb_ids={sorted(self.mariadb)}, "
@@ -90,28 +112,44 @@ def decrypt_key_file(data: bytes, secret: bytes, *, name: str = "") -> bytes:
 
 
 def parse_key_file(text: bytes, *, name: str = "") -> dict[int, bytes]:
-    """``id;hexkey`` lines as file_key_management reads them; a line that is not is an error
-    naming its number (never its content: it may hold a key)."""
+    """Key lines as file_key_management's ``Parser::parse_line`` reads them: blanks and ``#``
+    lines are comments; otherwise digits (the id, 1..2^32-1), ``;``, then 16, 24 or 32 bytes of
+    hex; whatever follows the hex digits on the line is ignored; a later line with the same id
+    wins. Key id 1 must be there. Errors name the line and column, never the content (it may
+    hold a key)."""
     keys: dict[int, bytes] = {}
-    for no, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith(b"#"):
+    hexdigits = b"0123456789abcdefABCDEF"
+    for no, line in enumerate(text.split(b"\n"), 1):
+        p = 0
+        while p < len(line) and line[p:p + 1].isspace():
+            p += 1
+        if p == len(line) or line[p:p + 1] == b"#":
             continue
-        ident, sep, rest = line.partition(b";")
-        hexkey = rest.split(b"#", 1)[0].strip()
-        try:
-            key_id = int(ident.strip())
-            key = bytes.fromhex(hexkey.decode("ascii"))
-        except (ValueError, UnicodeDecodeError):
-            key_id, key = -1, b""
-        if not sep or not 1 <= key_id <= 0xFFFFFFFF or len(key) not in (16, 24, 32):
-            raise KeyFileError(f"{name}: line {no} is not 'id;hexkey' with a key id 1..4294967295 and a "
-                               "128-, 192- or 256-bit hex key (an encrypted key file needs its secret)")
-        if key_id in keys:
-            raise KeyFileError(f"{name}: line {no}: key id {key_id} is given twice")
+
+        def bad(reason: str, col: int) -> KeyFileError:
+            return KeyFileError(f"{name}: {reason} at line {no}, column {col + 1} (not 'id;hexkey'; an "
+                                "encrypted key file needs its secret)")
+
+        start = p
+        while p < len(line) and line[p:p + 1].isdigit():
+            p += 1
+        if p == start:
+            raise bad("syntax error", p)
+        key_id = int(line[start:p])
+        if not 1 <= key_id <= 0xFFFFFFFF:
+            raise bad("invalid key id", p)
+        if line[p:p + 1] != b";":
+            raise bad("syntax error", p)
+        p += 1
+        start = p
+        while (p + 1 < len(line) and line[p] in hexdigits and line[p + 1] in hexdigits and (p - start) // 2 < 32):
+            p += 2
+        key = bytes.fromhex(line[start:p].decode("ascii"))
+        if (p < len(line) and line[p] in hexdigits) or len(key) not in (16, 24, 32):
+            raise bad("invalid key (128-, 192- or 256-bit hex)", p)
         keys[key_id] = key
-    if not keys:
-        raise KeyFileError(f"{name}: no key in the file")
+    if 1 not in keys:
+        raise KeyFileError(f"{name}: system key id 1 is missing (binlogs use key id 1)")
     return keys
 
 
@@ -176,4 +214,17 @@ def load_keys(key_file: str | None = None, *, secret_file: str | None = None, ci
         chosen = Cipher(cipher.upper().replace("-", "_")) if cipher else None
     except ValueError:
         raise KeyFileError(f"unknown cipher {cipher!r}: AES_CBC or AES_CTR") from None
-    return Keys(mariadb=mariadb, mysql=mysql, cipher=chosen, source=", ".join(names))
+    spec = KeySpec(*(os.path.abspath(p) if p else None for p in (key_file, secret_file)), chosen and chosen.value,
+                   os.path.abspath(keyring_file) if keyring_file else None)
+    return Keys(mariadb=mariadb, mysql=mysql, cipher=chosen, source=", ".join(names), spec=spec)
+
+
+_CACHE: dict = {}
+
+
+def _load_cached(key_file, secret_file, cipher, keyring_file) -> Keys | None:
+    """One load per process and spec (audit workers read many files with the same keys)."""
+    k = (key_file, secret_file, cipher, keyring_file)
+    if k not in _CACHE:
+        _CACHE[k] = load_keys(key_file, secret_file=secret_file, cipher=cipher, keyring_file=keyring_file)
+    return _CACHE[k]
