@@ -44,11 +44,11 @@ LEN_NONCE = 12
 LEN_START_ENCRYPTION_BODY = 1 + 4 + LEN_NONCE
 
 
-def parse_start_encryption(body: bytes) -> tuple[int, int, bytes]:
+def parse_start_encryption(body: bytes, offset: int | None = None) -> tuple[int, int, bytes]:
     """(scheme, key_version, nonce) of a Start_encryption body (header and CRC removed)."""
     if len(body) != LEN_START_ENCRYPTION_BODY:
         raise FormatError(f"Start_encryption body is {len(body)} bytes, expected {LEN_START_ENCRYPTION_BODY}",
-                          event_type="START_ENCRYPTION_EVENT")
+                          offset=offset, event_type="START_ENCRYPTION_EVENT")
     return body[0], int.from_bytes(body[1:5], "little"), bytes(body[5:])
 
 
@@ -164,7 +164,7 @@ def cipher_for(start_body: bytes, keys: Keys | None, *, offset: int) -> EventCip
 
     No key for it: ``KeyRequiredError`` naming the key id and version and the option."""
     aes()
-    scheme, version, nonce = parse_start_encryption(start_body)
+    scheme, version, nonce = parse_start_encryption(start_body, offset)
     if scheme != SCHEME:
         raise FormatError(f"Start_encryption scheme {scheme}: only scheme 1 exists",
                           offset=offset, event_type="START_ENCRYPTION_EVENT", field="scheme")

@@ -47,14 +47,14 @@ OBFUSCATOR = b"*305=Ljt0*!@$Hnm(*-9-w;:"  # keyring_file's Key::xor_data
 
 def parse_header(header: bytes) -> tuple[str, bytes, bytes]:
     """(key id, encrypted file password, IV) of a 512-byte header; ``FormatError`` naming
-    what is wrong (offset inside the header)."""
+    what is wrong (at offset 0: the header lies before the binlog stream's position 0)."""
     if len(header) < HEADER_SIZE:
         raise FormatError(f"MySQL encryption header is {len(header)} bytes, expected {HEADER_SIZE}", offset=0,
                           field="encryption_header")
     if header[:4] != MAGIC:
         raise FormatError("not a MySQL encrypted binlog (magic)", offset=0, field="magic")
     if header[4] != VERSION:
-        raise FormatError(f"MySQL encryption header version {header[4]}: only version 1 exists", offset=4,
+        raise FormatError(f"MySQL encryption header version {header[4]}: only version 1 exists", offset=0,
                           field="version")
     key_id = password = iv = None
     at = 5
@@ -67,26 +67,26 @@ def parse_header(header: bytes) -> tuple[str, bytes, bytes]:
             n = header[at] if at < HEADER_SIZE else 0
             value, at = header[at + 1:at + 1 + n], at + 1 + n
             if at > HEADER_SIZE or not n:
-                raise FormatError("MySQL encryption header: the key id field runs past the header", offset=at,
+                raise FormatError("MySQL encryption header: the key id field runs past the header", offset=0,
                                   field="key_id")
             try:
                 key_id = value.decode("ascii")
             except UnicodeDecodeError:
-                raise FormatError("MySQL encryption header: the key id is not text", offset=at,
+                raise FormatError("MySQL encryption header: the key id is not text", offset=0,
                                   field="key_id") from None
         elif kind == FIELD_PASSWORD:
             password, at = header[at:at + LEN_PASSWORD], at + LEN_PASSWORD
         elif kind == FIELD_IV:
             iv, at = header[at:at + LEN_IV], at + LEN_IV
         else:
-            raise FormatError(f"MySQL encryption header: unknown field type {kind}", offset=at - 1,
+            raise FormatError(f"MySQL encryption header: unknown field type {kind}", offset=0,
                               field="encryption_header")
         if at > HEADER_SIZE:
-            raise FormatError("MySQL encryption header: a field runs past the header", offset=at,
+            raise FormatError("MySQL encryption header: a field runs past the header", offset=0,
                               field="encryption_header")
     missing = [n for n, v in (("key id", key_id), ("file password", password), ("IV", iv)) if v is None]
     if missing:
-        raise FormatError(f"MySQL encryption header lacks its {', '.join(missing)}", offset=5,
+        raise FormatError(f"MySQL encryption header lacks its {', '.join(missing)}", offset=0,
                           field="encryption_header")
     return key_id, bytes(password), bytes(iv)
 
