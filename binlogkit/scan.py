@@ -128,6 +128,7 @@ def walk_events(fh, *, verify: bool = True,
     eof = False
     decrypt = None  # crypto.mariadb.EventCipher once a Start_encryption was read
     start_enc = None  # (body, offset) of a Start_encryption whose key is not looked up yet
+    clear_until = 0  # file offset up to which the window holds decrypted events
     try:
         while True:
             if filled - rel < LEN_HEADER and not eof:  # slide the window, read behind what is left
@@ -180,9 +181,9 @@ def walk_events(fh, *, verify: bool = True,
                 decrypt, start_enc = cipher_for(start_enc[0], keys, offset=start_enc[1]), None
                 if notes is not None:
                     notes["cipher"] = decrypt
-            if decrypt is not None:  # event_len is in clear; the rest is not
-                decrypt.decrypt_into(mv[rel:rel + ev_size], at, crc_on)
-                ts, code, sid, ev_size, log_pos, flags = unpack(buf, rel)
+            if decrypt is not None and at >= clear_until:  # event_len is in clear; the rest is not
+                clear_until = at + decrypt.decrypt_run(mv, rel, filled, at, crc_on)  # this event and the
+                ts, code, sid, ev_size, log_pos, flags = unpack(buf, rel)            # whole ones after it
             e = rel + ev_size
             end = at + ev_size
             ok = None
