@@ -48,7 +48,17 @@ def _binlogs(cwd: Path) -> None:
     (d / "mariadb-bin.index").write_text("./mariadb-bin.000015\n./mariadb-bin.000016\n")
 
 
+def _encrypted(cwd: Path) -> None:
+    """A MariaDB AES_CBC set: the primary's encrypted binlogs and its key file (0600)."""
+    src = ROOT / "fixtures" / "encrypted" / "mariadb-aes-cbc"
+    shutil.copytree(src / "primary", cwd / "binlogs")
+    shutil.copytree(src / "keys", cwd / "keys")
+    for f in (cwd / "keys").iterdir():
+        os.chmod(f, 0o600)
+
+
 SETUPS = {
+    "encrypted-mariadb": _encrypted,
     "crash-rotation-small-position": _relay("crash-rotation-small-position"),
     "crash-partial-gtid": _relay("crash-partial-gtid"),
     "stopped-primary": _binlogs,

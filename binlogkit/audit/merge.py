@@ -5,8 +5,8 @@ binlogs, or one replica connection's relay logs. Findings are fail-closed: whate
 vouched for is reported.
 
 Kinds: missing_file, rotate_mismatch, position_gap, gtid_gap, duplicate_gtid,
-out_of_order_gtid, incident, partial_transaction, torn_event, checksum_mismatch, encrypted,
-unreadable, unknown_event.
+out_of_order_gtid, incident, partial_transaction, torn_event, checksum_mismatch, encrypted (no
+key: an error), unsupported, unreadable, unknown_event.
 """
 
 from __future__ import annotations
