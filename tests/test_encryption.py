@@ -560,3 +560,15 @@ def test_encrypt_binlog_round_trip(tmp_path, cipher):
         [(t.gtid, t.events, t.bytes) for t in transactions([src])]
     with pytest.raises(KeyRequiredError):
         list(open_binlog(str(dst)))
+
+
+def test_fuzz_campaign_bounded():
+    """A few seconds of scripts/fuzz_encryption.py (make fuzz-encryption runs 5 minutes)."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    res = subprocess.run([sys.executable, str(root / "scripts" / "fuzz_encryption.py"), "--seconds", "8", "--seed", "7"],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "all typed or clean" in res.stdout
