@@ -96,6 +96,7 @@ class EventCipher:
         self.source = source
         self.checked = False  # the first encrypted event proved key and cipher
         self._ctx = None
+        self._bufs: dict[int, bytearray] = {}
 
     def __repr__(self) -> str:
         return f"EventCipher(cipher={self.cipher and self.cipher.value}, key_version={self.key_version})"
@@ -141,15 +142,16 @@ class EventCipher:
         """Decrypt in place the whole encrypted event at ``mv[rel:]`` (file ``offset``) and
         every whole event after it in ``mv[:filled]``; returns how many bytes are now clear.
 
-        One OpenSSL call serves the whole run, so the cost per event is a few slices instead of
-        a cipher context (creating one costs more than decrypting a small event):
+        Creating a cipher context costs more than decrypting a small event, and so does letting
+        OpenSSL allocate a large output (page faults): runs go through a few reused contexts
+        into reused buffers (``update_into``), one OpenSSL call for many events:
 
         * CBC: the events' full blocks, each event's IV placed as a block in front of them, in
           one AES-CBC decryption (an IV block's own output is dropped: it only chains); the
           partial last blocks XOR AES-ECB(IV) (``MyCTX_nopad``), the IVs encrypted in one call.
-        * CTR: the counter blocks of all events in one AES-ECB call, XORed with the ciphertext
-          by ``_xor_blocks``; an event whose counter carries past its last byte gets its own
-          CTR run (``reset_nonce``).
+        * CTR: events under ``SMALL`` bytes: their counter blocks in one AES-ECB call, XORed with
+          the ciphertext by ``_xor_blocks``; larger ones (or whose counter carries past its last
+          byte) one CTR run each on the reused context (``reset_nonce``).
 
         Framing reads only the clear event_len (bytes 9..13), so a damaged length just ends the
         run: the framing loop then reports it."""
@@ -166,12 +168,7 @@ class EventCipher:
             batch.append((rel, n, offset + rel - start))
             rel += n
         if batch:
-            srcs = [b"".join((mv[r + 4:r + 9], mv[r:r + 4], mv[r + 13:r + n])) for r, n, _at in batch]
-            plains = (self._ctr_batch if self.cipher is Cipher.CTR else self._cbc_batch)(srcs, batch)
-            for (r, n, _at), p in zip(batch, plains):  # on disk: C[5:9] | C[0:5] | len | C[9:]
-                mv[r + 4:r + n] = p
-                mv[r:r + 4] = p[5:9]
-                mv[r + 9:r + 13] = n.to_bytes(4, "little")
+            (self._ctr_batch if self.cipher is Cipher.CTR else self._cbc_batch)(mv, batch)
         return rel - start
 
     def _contexts(self):
@@ -182,53 +179,102 @@ class EventCipher:
                          _Cipher, modes)
         return self._ctx
 
-    def _cbc_batch(self, srcs: list[bytes], batch) -> list[bytes]:
-        ecb, _ctr, a, _Cipher, modes = self._contexts()
-        parts, tails = [], []
-        for src, (_r, _n, at) in zip(srcs, batch):
-            iv = self.iv(at)
-            full = len(src) & ~15
-            parts.append(iv)
-            parts.append(src[:full])
-            if full < len(src):
-                tails.append(iv)
-        clear = _Cipher(a, modes.CBC(bytes(16))).decryptor().update(b"".join(parts))
-        masks = ecb.update(b"".join(tails)) if tails else b""
-        out, p, t = [], 0, 0
-        for src in srcs:
-            full = len(src) & ~15
-            body = clear[p + 16:p + 16 + full]
-            p += 16 + full
-            if full < len(src):
-                k = len(src) - full
-                body += (int.from_bytes(src[full:], "little") ^ int.from_bytes(masks[t:t + k], "little")).to_bytes(k, "little")
-                t += 16
-            out.append(body)
-        return out
+    def _into(self, ctx, data, slot: int) -> memoryview:
+        """``ctx.update(data)`` into reused buffer ``slot``, in 256 KiB steps."""
+        n = len(data)
+        buf = self._bufs.get(slot)
+        if buf is None or len(buf) < n + 16:
+            buf = self._bufs[slot] = bytearray(max(n + 16, 1 << 16))
+        out, src = memoryview(buf), memoryview(data)
+        for k in range(0, n, STEP):
+            ctx.update_into(src[k:k + STEP], out[k:k + STEP + 16])
+        return out[:n]
 
-    def _ctr_batch(self, srcs: list[bytes], batch) -> list[bytes]:
-        ecb, ctr, _a, _Cipher, _modes = self._contexts()
-        counters, padded, out = [], [], [None] * len(srcs)
-        small = []
-        for i, (src, (_r, _n, at)) in enumerate(zip(srcs, batch)):
+    def _scratch(self, slot: int, n: int) -> memoryview:
+        buf = self._bufs.get(slot)
+        if buf is None or len(buf) < n + 16:
+            buf = self._bufs[slot] = bytearray(max(n + 16, 1 << 16))
+        return memoryview(buf)
+
+    @staticmethod
+    def _gather(dst: memoryview, p: int, mv: memoryview, r: int, n: int) -> None:
+        """The ciphertext of the event at ``mv[r:r+n]`` into ``dst[p:]`` (n - 4 bytes): on disk
+        it is C[5:9] | C[0:5] | event_len | C[9:], so moving the first 4 bytes over event_len
+        (known: n) leaves C at mv[r+4:r+n]."""
+        mv[r + 9:r + 13] = mv[r:r + 4]
+        dst[p:p + n - 4] = mv[r + 4:r + n]
+
+    @staticmethod
+    def _fix(mv: memoryview, r: int, n: int) -> None:
+        """mv[r+4:r+n] holds the plaintext P: put the timestamp (P[5:9]) back and event_len."""
+        mv[r:r + 4] = mv[r + 9:r + 13]
+        mv[r + 9:r + 13] = n.to_bytes(4, "little")
+
+    def _cbc_batch(self, mv: memoryview, batch) -> None:
+        ecb, _ctr, a, _Cipher, modes = self._contexts()
+        total = sum(16 + n for _r, n, _at in batch)
+        src = self._scratch(7, total)
+        p, tails, ivs = 0, [], []
+        for r, n, at in batch:
             iv = self.iv(at)
-            blocks = (len(src) + 15) >> 4
-            if iv[15] + blocks > 256:  # the counter carries past the last byte: a run of its own
+            src[p:p + 16] = iv
+            self._gather(src, p + 16, mv, r, n)
+            full = (n - 4) & ~15
+            if full < n - 4:
+                tails.append(bytes(src[p + 16 + full:p + 12 + n]))
+                ivs.append(iv)
+            p += 16 + full  # the next IV block overwrites this event's partial tail (kept above)
+        clear = self._into(_Cipher(a, modes.CBC(bytes(16))).decryptor(), src[:p], 0)
+        masks = self._into(ecb, b"".join(ivs), 1) if ivs else b""
+        p, t = 0, 0
+        for r, n, _at in batch:
+            full = (n - 4) & ~15
+            mv[r + 4:r + 4 + full] = clear[p + 16:p + 16 + full]
+            p += 16 + full
+            if full < n - 4:
+                k = n - 4 - full
+                tail = tails[t]
+                mv[r + 4 + full:r + n] = (int.from_bytes(tail, "little")
+                                          ^ int.from_bytes(masks[16 * t:16 * t + k], "little")).to_bytes(k, "little")
+                t += 1
+            self._fix(mv, r, n)
+
+    def _ctr_batch(self, mv: memoryview, batch) -> None:
+        ecb, ctr, _a, _Cipher, _modes = self._contexts()
+        counters, small = [], []
+        out = self._scratch(8, STEP + 16)
+        for r, n, at in batch:
+            iv = self.iv(at)
+            blocks = (n - 4 + 15) >> 4
+            if n - 4 >= SMALL or iv[15] + blocks > 256:  # a run of its own on the reused context
+                mv[r + 9:r + 13] = mv[r:r + 4]
                 ctr.reset_nonce(iv)
-                out[i] = ctr.update(src)
+                if n - 4 <= STEP:
+                    ctr.update_into(mv[r + 4:r + n], out[:n + 12])
+                    mv[r + 4:r + n] = out[:n - 4]
+                else:
+                    mv[r + 4:r + n] = self._into(ctr, bytes(mv[r + 4:r + n]), 2)
+                mv[r:r + 4] = mv[r + 9:r + 13]
+                mv[r + 9:r + 13] = n.to_bytes(4, "little")
                 continue
             c = bytearray(iv * blocks)
             c[15::16] = bytes(range(iv[15], iv[15] + blocks))
             counters.append(c)
-            padded.append(src.ljust(blocks << 4, b"\0"))
-            small.append(i)
+            small.append((r, n, blocks << 4))
         if small:
-            clear = _xor_blocks(b"".join(padded), ecb.update(b"".join(counters)), self._contexts)
+            total = sum(b for _r, _n, b in small)
+            src = self._scratch(7, total)
             p = 0
-            for i, c in zip(small, counters):
-                out[i] = clear[p:p + len(srcs[i])]
-                p += len(c)
-        return out
+            for r, n, b in small:
+                self._gather(src, p, mv, r, n)
+                src[p + n - 4:p + b] = bytes(b - (n - 4))
+                p += b
+            clear = _xor_blocks(src[:total], self._into(ecb, b"".join(counters), 3), self)
+            p = 0
+            for r, n, b in small:
+                mv[r + 4:r + n] = clear[p:p + n - 4]
+                self._fix(mv, r, n)
+                p += b
 
     def encrypt(self, event: bytes, offset: int) -> bytes:
         """The bytes a server writes for plaintext ``event`` placed at file ``offset``."""
@@ -240,24 +286,28 @@ class EventCipher:
         return c[5:9] + c[0:5] + n.to_bytes(4, "little") + c[9:]
 
 
-def _xor_blocks(a: bytes, b: bytes, contexts) -> bytes:
+STEP = 256 << 10  # bytes per OpenSSL call into a reused buffer
+SMALL = 512  # CTR: smaller events are batched (a context run costs more than their bytes)
+
+
+def _xor_blocks(a: bytes, b, ec: "EventCipher") -> memoryview:
     """a XOR b for equal, block-aligned lengths, at OpenSSL speed (Python has no fast XOR of
     byte strings): CBC decryption of the interleaved blocks b0, E(a0), b1, E(a1), ... yields
     D(E(ak)) XOR bk = ak XOR bk at every second block."""
-    ecb, _ctr, a_, _Cipher, modes = contexts()
+    ecb, _ctr, a_, _Cipher, modes = ec._contexts()
     n = len(a)
-    if not n:
-        return b""
-    ea = memoryview(ecb.update(a)).cast("Q")
-    mixed = bytearray(2 * n)
-    m = memoryview(mixed).cast("Q")
+    ea = ec._into(ecb, a, 4).cast("Q")  # (a may be a view of a scratch buffer: read it first)
+    buf = ec._bufs.get(5)
+    if buf is None or len(buf) < 2 * n:
+        buf = ec._bufs[5] = bytearray(max(2 * n, 1 << 16))
+    m = memoryview(buf)[:2 * n].cast("Q")
     bq = memoryview(b).cast("Q")
     m[0::4], m[1::4], m[2::4], m[3::4] = bq[0::2], bq[1::2], ea[0::2], ea[1::2]
-    dec = memoryview(_Cipher(a_, modes.CBC(bytes(16))).decryptor().update(bytes(mixed))).cast("Q")
+    dec = ec._into(_Cipher(a_, modes.CBC(bytes(16))).decryptor(), m.cast("B"), 6).cast("Q")
     out = bytearray(n)
     o = memoryview(out).cast("Q")
     o[0::2], o[1::2] = dec[2::4], dec[3::4]
-    return bytes(out)
+    return memoryview(out)
 
 
 def _sound(plain: bytearray, crc_on: bool) -> bool:
