@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from fixtures import store  # noqa: E402
 
 MARK = re.compile(r"^<!-- example: (\S+) -->\s*$")
-NORMALISE = [(re.compile(r"binlogkit-(recover|incident)-\d{8}T\d{6}Z-[0-9a-f]{6}"), r"binlogkit-\1-<time>-<random>")]
+NORMALISE = [(re.compile(r"binlogkit-(recover|incident|flashback)-\d{8}T\d{6}Z-[0-9a-f]{6}"), r"binlogkit-\1-<time>-<random>")]
 
 
 def _relay(name: str):
@@ -48,6 +48,12 @@ def _binlogs(cwd: Path) -> None:
     (d / "mariadb-bin.index").write_text("./mariadb-bin.000015\n./mariadb-bin.000016\n")
 
 
+def _primary(name: str):
+    def setup(cwd: Path) -> None:
+        shutil.copytree(store.materialize(name) / "primary", cwd / "binlogs")
+    return setup
+
+
 def _encrypted(cwd: Path) -> None:
     """A MariaDB AES_CBC set: the primary's encrypted binlogs and its key file (0600)."""
     src = ROOT / "fixtures" / "encrypted" / "mariadb-aes-cbc"
@@ -58,6 +64,7 @@ def _encrypted(cwd: Path) -> None:
 
 
 SETUPS = {
+    "row-types-full-metadata": _primary("row-types-full-metadata"),
     "encrypted-mariadb": _encrypted,
     "crash-rotation-small-position": _relay("crash-rotation-small-position"),
     "crash-partial-gtid": _relay("crash-partial-gtid"),
