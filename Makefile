@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 DEMO_SET := fixtures/mariadb-10.11
 
-.PHONY: bench-pull pull-soak past-4g demo test deps deps-py deps-system fixtures soak bench-data bench bench-audit asan-rowtext clean help
+.PHONY: bench-pull pull-soak past-4g demo test deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit asan-rowtext clean help
 
 help:
 	@echo "make demo        decode committed fixtures made by a real MariaDB server"
@@ -14,6 +14,8 @@ help:
 	@echo "make bench-data  make the ~1 GB benchmark binlog in bench/data (not committed)"
 	@echo "make bench       run the benchmarks"
 	@echo "make bench-pull  binlogkit pull vs mariadb-binlog --read-from-remote-server --raw on the bench binlog"
+	@echo "make bench-encryption  verify/decode of encrypted copies of the bench binlog vs plain"
+	@echo "make fuzz-encryption   5 minutes of damaged encrypted files: typed errors only"
 	@echo "make asan-rowtext  the C row-text accelerator under AddressSanitizer + UBSan, fuzzed"
 	@echo "make past-4g     a real > 4 GiB transaction: replicas killed in it, recovered, resumed (25 GB disk)"
 	@echo "make soak        50 kill -9 trials, each repaired by binlogkit recover and compared (TRIALS=n)"
@@ -49,6 +51,13 @@ bench-data: deps
 
 bench: bench-data
 	$(PY) bench/run.py
+	$(PY) bench/encryption.py
+
+bench-encryption: bench-data
+	$(PY) bench/encryption.py
+
+fuzz-encryption: deps-py
+	nice -n 19 $(PY) scripts/fuzz_encryption.py --seconds 300
 
 pull-soak: deps
 	nice -n 19 $(PY) -m fixtures.lab.pull_lab --trials $${TRIALS:-30}

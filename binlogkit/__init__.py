@@ -23,12 +23,13 @@ __all__ = ["BinlogError", "Event", "Flavor", "Format", "RawEvent", "decode", "it
            "__version__"]
 
 
-def open_binlog(path: str, *, verify: bool = True) -> Iterator[RawEvent]:
+def open_binlog(path: str, *, verify: bool = True, keys=None) -> Iterator[RawEvent]:
     """Iterate the raw events of the binlog or relay log at ``path`` (opened read-only).
 
-    Archives compressed as ``.xz``, ``.gz`` or ``.bz2`` are decompressed as a stream.
+    Archives compressed as ``.xz``, ``.gz`` or ``.bz2`` are decompressed as a stream; encrypted
+    files are decrypted with ``keys`` (``binlogkit.crypto.load_keys``).
     """
     from .files import open_input
 
     with open_input(path) as fh:
-        yield from iter_raw_events(fh, name=str(path), verify=verify)
+        yield from iter_raw_events(fh, name=str(path), verify=verify, keys=keys)

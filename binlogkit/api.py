@@ -73,7 +73,8 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
                  stop_datetime: datetime | None = None, types: set[int] | None = None,
                  verify: bool = True, strict: bool = True, include_gtids=None,
                  exclude_gtids=None, rows: bool | str = False,
-                 column_types: dict[str, str] | None = None, payloads: bool = False) -> Iterator[Event | Problem]:
+                 column_types: dict[str, str] | None = None, payloads: bool = False,
+                 keys=None) -> Iterator[Event | Problem]:
     """Decoded events of every file, filtered; a ``Problem`` where a file is damaged (then the
     next file). Positions are file offsets of the event start (per file, like mysqlbinlog).
     ``include_gtids`` / ``exclude_gtids`` are predicates on GTID text (``gtid_matcher``): the
@@ -84,7 +85,7 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
     ``db.table.column`` patterns to types the binlog cannot name (``uuid``, ``inet6``, ``inet4``:
     MariaDB writes them as BINARY(n)), see ``rowvalues.parse_hints``. ``payloads=True`` also
     yields the events inside MySQL's Transaction_payload events, right after each (their raw
-    events carry ``payload_offset``)."""
+    events carry ``payload_offset``). ``keys`` (``crypto.load_keys``) decrypts encrypted files."""
     from .transactions import GTID_TYPES, OUTSIDE
 
     gtid_filter = include_gtids is not None or exclude_gtids is not None
@@ -125,7 +126,7 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
 
     for path in expand_paths(paths):
         try:
-            for raw in open_binlog(str(path), verify=verify):
+            for raw in open_binlog(str(path), verify=verify, keys=keys):
                 if stop_position is not None and raw.offset >= stop_position:
                     break
                 if start_position is not None and raw.offset < start_position:
@@ -180,19 +181,19 @@ def _inner(inner, payload):
                    payload_offset=payload.offset, inner_offset=inner.offset)
 
 
-def verify_files(paths: Iterable[str | os.PathLike], *, progress=None) -> list[ScanResult]:
+def verify_files(paths: Iterable[str | os.PathLike], *, progress=None, keys=None) -> list[ScanResult]:
     """Framing and CRC32 of every file at full speed (the fast scan path)."""
-    return [scan(p, progress=progress) for p in expand_paths(paths)]
+    return [scan(p, progress=progress, keys=keys) for p in expand_paths(paths)]
 
 
 def transactions(paths: Iterable[str | os.PathLike], *, gtids: str | None = None, verify: bool = True,
-                 relay: bool | None = None, source_file: str | None = None):
+                 relay: bool | None = None, source_file: str | None = None, keys=None):
     """Transactions of the files, optionally only those whose GTID is in ``gtids`` (a MySQL
     GTID set, or MariaDB GTIDs ``d-s-n`` / ranges ``d-s-a..b``). See ``transactions.py``."""
     from .transactions import group_files
 
     match = gtid_matcher(gtids) if gtids else None
-    for t in group_files(paths, verify=verify, relay=relay, source_file=source_file):
+    for t in group_files(paths, verify=verify, relay=relay, source_file=source_file, keys=keys):
         if match is None or (t.gtid is not None and match(t.gtid)):
             yield t
 
@@ -226,7 +227,8 @@ def gtid_matcher(text: str):
     return match
 
 
-def gtid_summary(paths: Iterable[str | os.PathLike], *, verify: bool = True, relay: bool | None = None) -> dict:
+def gtid_summary(paths: Iterable[str | os.PathLike], *, verify: bool = True, relay: bool | None = None,
+                 keys=None) -> dict:
     """What GTIDs the files contain, overall and per file (``binlogkit gtids``)."""
     from .gtid import GtidPos, MariadbGtid, MysqlGtid, MysqlGtidSet, order_violations
     from .transactions import Grouper, group_files
@@ -235,7 +237,7 @@ def gtid_summary(paths: Iterable[str | os.PathLike], *, verify: bool = True, rel
     problem = None
     trx = []
     try:
-        for t in group_files(paths, verify=verify, grouper=g):
+        for t in group_files(paths, verify=verify, grouper=g, keys=keys):
             trx.append(t)
     except BinlogError as exc:
         problem = exc

@@ -10,6 +10,7 @@ Exit codes scripts can rely on:
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import sys
@@ -21,7 +22,7 @@ from pathlib import Path
 from . import __version__
 from .api import Problem, decode_files, expand_paths, gtid_summary, transactions as list_transactions, verify_files
 from .constants import EventType
-from .errors import BinlogError, PartialWrite, WriteRefused
+from .errors import BinlogError, KeyFileError, KeyRequiredError, PartialWrite, WriteRefused
 from .render import render_text
 
 EXIT_OK, EXIT_DAMAGED, EXIT_USAGE, EXIT_PARTIAL = 0, 1, 2, 3
@@ -126,6 +127,46 @@ def _fail(message: str, code: int) -> None:
     sys.exit(code)
 
 
+_KEY_OPTIONS = (
+    click.option("--key-file", envvar="BINLOGKIT_KEY_FILE", type=click.Path(dir_okay=False),
+                 help="MariaDB encrypted binlogs / relay logs: the server's file_key_management key file "
+                      "(id;hexkey lines, plain or openssl-enc encrypted). Also BINLOGKIT_KEY_FILE."),
+    click.option("--key-file-secret-file", type=click.Path(dir_okay=False),
+                 help="File holding the secret of an encrypted key file (file_key_management_filekey); "
+                      "or BINLOGKIT_KEY_FILE_SECRET. Never on the command line."),
+    click.option("--cipher", type=click.Choice(["AES_CBC", "AES_CTR"], case_sensitive=False),
+                 help="The server's file_key_management_encryption_algorithm (default: found from the events)."),
+    click.option("--keyring-file", type=click.Path(dir_okay=False),
+                 help="MySQL binlog_encryption: the keyring (component_keyring_file JSON or keyring_file)."),
+)
+
+
+def key_options(command):
+    """The key options, declared once for every command that reads or writes log files; the
+    command receives ``keys`` (a ``crypto.Keys`` or None). A key file that cannot be used is a
+    usage error (exit 2); one that other users may read gives a warning."""
+    @functools.wraps(command)
+    def wrapper(*args, key_file=None, key_file_secret_file=None, cipher=None, keyring_file=None, **kw):
+        from .crypto.keys import load_keys, loose_permissions
+
+        try:
+            keys = load_keys(key_file, secret_file=key_file_secret_file, cipher=cipher, keyring_file=keyring_file)
+        except BinlogError as exc:
+            _fail(str(exc), EXIT_USAGE)
+        for f in filter(None, (key_file or os.environ.get("BINLOGKIT_KEY_FILE"), keyring_file)):
+            if loose_permissions(f):
+                click.echo(f"binlogkit: warning: {f} is readable by other users (chmod 600 it)", err=True)
+        return command(*args, keys=keys, **kw)
+    for opt in reversed(_KEY_OPTIONS):
+        wrapper = opt(wrapper)
+    return wrapper
+
+
+def _exit_for(exc: BaseException | None, damaged: int = 1) -> int:
+    """A missing or unusable key is a usage error (2), like a missing file; damage is 1."""
+    return EXIT_USAGE if isinstance(exc, (KeyRequiredError, KeyFileError)) else damaged
+
+
 def _check_inputs(paths, *, missing_ok: bool = False, recursive: bool = False) -> None:
     """Every argument must stand for at least one log, and every log an index lists must exist:
     exit 2 saying what was looked for, instead of a silent success or a traceback.
@@ -186,8 +227,9 @@ def _event_json(ev, path: str) -> dict:
                    "give the precision of MariaDB's pre-10.1 fractional temporals: time(N), datetime(N), "
                    "timestamp(N) (the binlog does not carry it); COLUMN is a name (when the binlog carries "
                    "names) or @N; wildcards allowed; repeatable.")
+@key_options
 def decode(files, as_json, start_position, stop_position, start_datetime, stop_datetime, types,
-           include_gtids, exclude_gtids, no_verify, lenient, utc, verbose, column_types) -> None:
+           include_gtids, exclude_gtids, no_verify, lenient, utc, verbose, column_types, keys) -> None:
     """Print the events of binlog / relay-log FILES (.index files and folders too) with exact offsets.
 
     Text output is modelled on mysqlbinlog: `# at OFFSET`, then the event's time, server id,
@@ -228,7 +270,7 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
                              types=_types(types), verify=not no_verify, strict=not lenient,
                              include_gtids=_gtids(include_gtids), exclude_gtids=_gtids(exclude_gtids),
                              rows=(verbose and ("text" if not as_json else True)), column_types=hints,
-                             payloads=True)
+                             payloads=True, keys=keys)
         in_payload = False  # text: the inner events of a Transaction_payload sit between markers
         # progress on stderr when it is a terminal and the output goes elsewhere (a file, a pipe)
         watch = sys.stderr.isatty() and not out.isatty()
@@ -244,12 +286,14 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
                     prog = Progress(os.path.getsize(prog_file) if plain else 0, f"decode {os.path.basename(prog_file)}")
                 prog(item.raw.offset)
             if isinstance(item, Problem):
-                damaged = True
+                damaged = max(damaged, _exit_for(item.error))
                 if sink is not None:
                     drain()
                     sink.flush()
                 out.flush()
                 click.echo(f"binlogkit: error: {item.error}", err=True)
+                if isinstance(item.error, KeyRequiredError):
+                    break  # a usage error: the next files need the same key
                 continue
             if as_json:
                 doc = _event_json(item, item.raw.file)
@@ -305,13 +349,14 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
             except OSError:
                 pass
         _fail(str(exc), EXIT_USAGE)
-    sys.exit(EXIT_DAMAGED if damaged else EXIT_OK)
+    sys.exit(int(damaged))
 
 
 @main.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per file.")
-def verify(files, as_json) -> None:
+@key_options
+def verify(files, as_json, keys) -> None:
     """Check framing and CRC32 of every event of FILES (.index files and folders too) at full speed.
 
     Prints one line per file: OK with its event count, or BAD with the first problem and its
@@ -319,37 +364,43 @@ def verify(files, as_json) -> None:
     code 0 only when every file is sound.
     """
     _check_inputs(files)
-    bad = False
+    bad = 0
     for path in expand_paths(files):
         try:
             size = os.path.getsize(path)
         except OSError as exc:
             _fail(str(exc), EXIT_USAGE)
         prog = Progress(size, f"verify {path.name}")
-        (res,) = verify_files([path], progress=prog)
+        (res,) = verify_files([path], progress=prog, keys=keys)
         prog.close()
-        bad |= not res.ok
+        bad = max(bad, 0 if res.ok else _exit_for(res.problem))
+        if isinstance(res.problem, KeyRequiredError) and not as_json:
+            click.echo(f"binlogkit: error: {res.problem}", err=True)  # one line: the next files need it too
+            sys.exit(EXIT_USAGE)
         if as_json:
             click.echo(json.dumps({"file": str(path), "ok": res.ok, "size": res.size, "events": res.events,
                                    "checksummed": res.checksummed, "end_offset": res.end_offset,
+                                   "encryption": res.encryption,
                                    "problem": None if res.ok else {
                                        "kind": type(res.problem).__name__, "offset": res.problem.offset,
                                        "event_type": res.problem.event_type, "message": res.problem.message}}))
         elif res.ok:
-            click.echo(f"OK   {path}  {res.events} events, {res.checksummed} checksummed, {res.size} bytes")
+            click.echo(f"OK   {path}  {res.events} events, {res.checksummed} checksummed, {res.size} bytes"
+                       + (f", encrypted ({res.encryption})" if res.encryption else ""))
         else:
             p = res.problem
             click.echo(f"BAD  {path}  offset {p.offset}: {p.message}"
                        + (f" ({p.event_type})" if p.event_type else "")
                        + f"; {res.events} whole events before it")
-    sys.exit(EXIT_DAMAGED if bad else EXIT_OK)
+    sys.exit(bad)
 
 
 @main.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--json", "as_json", is_flag=True, help="The whole summary as one JSON document.")
 @click.option("--relay/--binlog", default=None, help="Force reading as relay logs or binlogs (default: detect).")
-def gtids(paths, as_json, relay) -> None:
+@key_options
+def gtids(paths, as_json, relay, keys) -> None:
     """The GTIDs that binlogs / relay logs contain: a MySQL GTID set or a MariaDB position.
 
     Per file: Previous_gtids (MySQL) or Gtid_list (MariaDB), the GTIDs the file adds, its first
@@ -358,7 +409,10 @@ def gtids(paths, as_json, relay) -> None:
     Exit 1 when a file is damaged or a transaction is incomplete.
     """
     _check_inputs(paths)
-    summary = gtid_summary(paths, relay=relay)
+    summary = gtid_summary(paths, relay=relay, keys=keys)
+    if summary.get("problem") and summary["problem"]["kind"] in ("KeyRequiredError", "KeyFileError") and not as_json:
+        _fail(f"{summary['problem']['file']}, offset {summary['problem']['offset']}: {summary['problem']['message']}",
+              EXIT_USAGE)
     if as_json:
         click.echo(json.dumps(summary, indent=1))
     else:
@@ -383,6 +437,10 @@ def gtids(paths, as_json, relay) -> None:
                            + ", ".join(f"{x['gtid']} after {x['after']}" for x in m["out_of_order"][:10]))
         if summary["incomplete"]:
             click.echo(f"incomplete transactions: {', '.join(map(str, summary['incomplete']))}")
+    if summary.get("problem") and summary["problem"]["kind"] in ("KeyRequiredError", "KeyFileError"):
+        click.echo(f"binlogkit: error: {summary['problem']['file']}, offset {summary['problem']['offset']}: "
+                   f"{summary['problem']['message']}", err=True)
+        sys.exit(EXIT_USAGE)
     sys.exit(EXIT_DAMAGED if summary.get("problem") or summary["incomplete"] else EXIT_OK)
 
 
@@ -393,7 +451,8 @@ def gtids(paths, as_json, relay) -> None:
 @click.option("--relay/--binlog", default=None, help="Force reading as relay logs or binlogs (default: detect).")
 @click.option("--source-file", help="Source binlog name for relay logs whose Rotate was purged (from relay-log.info).")
 @click.option("--incomplete", is_flag=True, help="Only transactions that are not complete.")
-def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete) -> None:
+@key_options
+def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete, keys) -> None:
     """One line per transaction: GTID, where it starts and ends in the files and at the source
     (file:end_log_pos), its times, events, bytes, terminator, and whether it is complete.
 
@@ -405,7 +464,7 @@ def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete) ->
     if not as_json:
         click.echo(f"{'gtid':<44} {'start':<28} {'end':<28} {'source end':<26} {'events':>6} {'bytes':>10}  state")
     try:
-        for t in list_transactions(paths, gtids=gtid_filter, relay=relay, source_file=source_file):
+        for t in list_transactions(paths, gtids=gtid_filter, relay=relay, source_file=source_file, keys=keys):
             if incomplete and t.complete:
                 continue
             if as_json:
@@ -417,11 +476,11 @@ def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete) ->
                 state = t.terminator if t.complete else "INCOMPLETE"
                 click.echo(f"{t.gtid or '(' + t.kind + ')':<44} {start:<28} {end:<28} {src:<26} {t.events:>6} {t.bytes:>10}  {state}")
     except BinlogError as exc:
-        damaged = True
+        damaged = _exit_for(exc)
         click.echo(f"binlogkit: error: {exc}", err=True)
     except BrokenPipeError:
         _quiet_broken_pipe()
-    sys.exit(EXIT_DAMAGED if damaged else EXIT_OK)
+    sys.exit(int(damaged))
 
 
 @main.command()
@@ -433,14 +492,16 @@ def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete) ->
 @click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
               help="local: a process pool on this machine; spark: the spark-submit job in Spark local mode "
                    "(needs the 'spark' extra: pyspark, fsspec, pyarrow).")
-def audit(paths, as_json, output_dir, jobs, engine) -> None:
+@key_options
+def audit(paths, as_json, output_dir, jobs, engine, keys) -> None:
     """Audit binlog / relay-log archives for anything missing, doubled or damaged.
 
     PATHS are files or folders (searched recursively for NAME.NNNNNN files, compressed or not).
     Files are grouped into series (one server's binlogs, one connection's relay logs) and checked
     for missing files, broken Rotate and position chains, GTID gaps, duplicates and disorder,
-    Incident events, partial transactions, torn events, checksum failures, encrypted or unknown
-    content. Exit codes: 0 clean, 1 findings of severity error, 2 usage or I/O error.
+    Incident events, partial transactions, torn events, checksum failures, encrypted files
+    without their key (an error: they were not checked) or unknown content. Exit codes: 0 clean,
+    1 findings of severity error, 2 usage or I/O error.
     """
     _check_inputs(paths, missing_ok=True, recursive=True)  # a missing file is a finding
     from .audit import run_local
@@ -450,8 +511,13 @@ def audit(paths, as_json, output_dir, jobs, engine) -> None:
 
         spark = job.session(f"local[{jobs}]" if jobs else None)
         try:
+            spec = keys.spec if keys is not None else None
+            key_args = [a for opt, v in (("--key-file", spec and spec.key_file),
+                                          ("--key-file-secret-file", spec and spec.secret_file),
+                                          ("--cipher", spec and spec.cipher),
+                                          ("--keyring-file", spec and spec.keyring_file)) if v for a in (opt, v)]
             rc = job.main(spark, list(paths) + (["--output", output_dir] if output_dir else [])
-                          + (["--json"] if as_json else []))
+                          + (["--json"] if as_json else []) + key_args)
         finally:
             spark.stop()
         sys.exit(rc)
@@ -461,7 +527,7 @@ def audit(paths, as_json, output_dir, jobs, engine) -> None:
             sys.stderr.write(f"\raudit: {done}/{total} files")
             sys.stderr.flush()
     try:
-        result = run_local(paths, jobs=jobs, progress=prog)
+        result = run_local(paths, jobs=jobs, progress=prog, keys=keys)
     except OSError as exc:
         _fail(str(exc), EXIT_USAGE)
     if prog:
@@ -506,7 +572,8 @@ def audit(paths, as_json, output_dir, jobs, engine) -> None:
 @click.argument("primary", type=click.Path(exists=True))
 @click.argument("replicas", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--json", "as_json", is_flag=True, help="The comparison as JSON.")
-def compare(primary, replicas, as_json) -> None:
+@key_options
+def compare(primary, replicas, as_json, keys) -> None:
     """Compare a primary's binlogs with replicas' binlogs or relay logs, by GTID.
 
     PRIMARY and each of REPLICAS is a folder, an index file or a file. Prints the last
@@ -521,7 +588,10 @@ def compare(primary, replicas, as_json) -> None:
         from .api import expand_paths
         return expand_paths([p])
 
-    res = run_compare(expand(primary), [expand(r) for r in replicas])
+    try:
+        res = run_compare(expand(primary), [expand(r) for r in replicas], keys=keys)
+    except BinlogError as exc:  # a side that cannot be decrypted
+        _fail(str(exc), _exit_for(exc))
     if as_json:
         click.echo(json.dumps(res, indent=1))
     else:
@@ -549,7 +619,8 @@ def compare(primary, replicas, as_json) -> None:
                    "beside BINLOG_DIR, BINLOG_DIR.binlogkit-incident-TIME-RANDOM).")
 @click.option("--follow-links", is_flag=True,
               help="When the last binlog is a symbolic link, change the file it points to (default: refuse).")
-def incident(binlog_dir, code, message, index, backup_dir, follow_links) -> None:
+@key_options
+def incident(binlog_dir, code, message, index, backup_dir, follow_links, keys) -> None:
     """Record an incident in a stopped server's binlog set: an Incident event then a Rotate to
     the next file, at the end of the last binlog, so the log after the gap starts clean.
 
@@ -558,7 +629,8 @@ def incident(binlog_dir, code, message, index, backup_dir, follow_links) -> None
     file of the folder open (compared by device and inode, so a bind mount cannot hide a running
     server), while another binlogkit command writes there, and when the last binlog is torn,
     still marked in use, or a symbolic link. The binlog is copied (verified) before it changes and
-    keeps its owner and mode. Running it again changes nothing.
+    keeps its owner and mode. Running it again changes nothing. An encrypted binlog (MariaDB
+    encrypt_binlog) needs --key-file: the two events are written encrypted, as the server would.
 
     Exit codes: 0 written (or already there), 2 refused or error (nothing changed), 3 the write
     failed part-way (the file is unchanged; the message says where the copy is).
@@ -567,7 +639,7 @@ def incident(binlog_dir, code, message, index, backup_dir, follow_links) -> None
 
     try:
         done = record_incident(binlog_dir, code=code, message=message, index=index, backup_dir=backup_dir,
-                               follow_links=follow_links)
+                               follow_links=follow_links, keys=keys)
     except KeyError as exc:
         _fail(f"refused: unknown incident code {exc}", EXIT_USAGE)
     except WriteRefused as exc:
@@ -605,8 +677,9 @@ def incident(binlog_dir, code, message, index, backup_dir, follow_links) -> None
 @click.option("--follow-links", is_flag=True,
               help="Relay logs / info files that are symbolic links: change the files they point to "
                    "(default: refuse, naming the link).")
+@key_options
 def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_dir, applied_gtids, replica_binlog,
-            is_binlog, keep_through, replica_dir, follow_links) -> None:
+            is_binlog, keep_through, replica_dir, follow_links, keys) -> None:
     """Repair a stopped replica's relay directory so it resumes with nothing lost and nothing
     applied twice.
 
@@ -619,6 +692,9 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
     it will change into a new backup folder and verifies the copies before the first change,
     keeps owners and modes, never writes through a link, and replaces files atomically. A run
     that was killed or failed part-way leaves a journal in the folder; the next run finishes it.
+    Encrypted relay logs (--key-file / --keyring-file) are cut at event boundaries, which the
+    encryption keeps in clear, so they stay encrypted and readable by the server; without the
+    key (or with a wrong one) nothing is cut.
 
     Exit codes: 0 nothing to do or applied, 1 repair pending (dry run) or the replica cannot resume
     in file/position mode (its next source position is past 4 GiB: use GTID positioning), 2
@@ -636,21 +712,21 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
             except WriteRefused as exc:
                 _fail(f"refused: {exc}", EXIT_USAGE)
         _recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_dir, applied_gtids,
-                 replica_binlog, is_binlog, keep_through, replica_dir, follow_links, held)
+                 replica_binlog, is_binlog, keep_through, replica_dir, follow_links, held, keys)
 
 
 def _recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_dir, applied_gtids, replica_binlog,
-             is_binlog, keep_through, replica_dir, follow_links, held) -> None:
+             is_binlog, keep_through, replica_dir, follow_links, held, keys=None) -> None:
     from .recover import RecoveryRefused, apply_plan, plan_recovery
     from .recover.primary import plan_binlog_recovery
 
     try:
         if is_binlog:
-            plan = plan_binlog_recovery(relaydir, keep_through=keep_through, replica=replica_dir)
+            plan = plan_binlog_recovery(relaydir, keep_through=keep_through, replica=replica_dir, keys=keys)
         else:
             plan = plan_recovery(relaydir, connection=connection, mode=mode,
                                  relay_base=relay_base.removesuffix(".index") if relay_base else None,
-                                 applied_gtids=applied_gtids, replica_binlog=replica_binlog)
+                                 applied_gtids=applied_gtids, replica_binlog=replica_binlog, keys=keys)
     except (BinlogError, OSError) as exc:
         _fail(str(exc), EXIT_USAGE)
     if as_json:

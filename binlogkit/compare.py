@@ -13,25 +13,29 @@ from pathlib import Path
 from typing import Iterable
 
 from .api import transactions
-from .errors import BinlogError
+from .errors import BinlogError, DecryptionError, KeyFileError, KeyRequiredError
 
 
-def _gtid_trx(paths: Iterable[str | os.PathLike], relay: bool | None) -> tuple[list, list, str | None]:
+def _gtid_trx(paths: Iterable[str | os.PathLike], relay: bool | None, keys=None) -> tuple[list, list, str | None]:
     complete, incomplete, problem = [], [], None
     try:
-        for t in transactions(paths, relay=relay):
+        for t in transactions(paths, relay=relay, keys=keys):
             if t.gtid:
                 (complete if t.complete else incomplete).append(t)
+    except (KeyRequiredError, KeyFileError, DecryptionError):
+        raise  # a side that cannot be read is not a side that holds nothing
     except BinlogError as exc:
         problem = f"{exc}"
     return complete, incomplete, problem
 
 
-def compare(primary: Iterable[str | os.PathLike], replicas: list[Iterable[str | os.PathLike]]) -> dict:
-    p_done, p_open, p_problem = _gtid_trx(primary, relay=None)
+def compare(primary: Iterable[str | os.PathLike], replicas: list[Iterable[str | os.PathLike]], *,
+            keys=None) -> dict:
+    """``keys`` (``crypto.Keys``) reads encrypted sides; one that cannot be decrypted raises."""
+    p_done, p_open, p_problem = _gtid_trx(primary, relay=None, keys=keys)
     sides = []
     for paths in replicas:
-        done, _open, problem = _gtid_trx(paths, relay=None)
+        done, _open, problem = _gtid_trx(paths, relay=None, keys=keys)
         sides.append({"paths": [str(x) for x in paths], "gtids": {t.gtid for t in done}, "problem": problem})
     p_gtids = [t.gtid for t in p_done]
     p_set = set(p_gtids)

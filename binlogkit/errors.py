@@ -9,7 +9,11 @@
     │   ├── TruncatedEventError      an event runs past the end of the file (torn)
     │   ├── EventSizeError           event_size smaller than a header, or absurd
     │   ├── BodyLengthError          a body ran short of, or left bytes over, its window
-    │   └── UnsupportedFormatError   a format we recognise but cannot read (v1/v3, encrypted)
+    │   ├── UnsupportedFormatError   a format we recognise but cannot read (v1/v3)
+    │   └── DecryptionError          an encrypted event that no key/cipher makes sound
+    │                                (wrong key, or a damaged event)
+    ├── KeyRequiredError             an encrypted file and no key for it (names key id, version)
+    ├── KeyFileError                 a key file / keyring / secret that cannot be used
     ├── ChecksumError                CRC32 of an event does not match its trailer
     ├── GtidError                    GTID text that does not parse, or an impossible operation
     ├── WriteRefused                 a writer refused before changing anything (server running,
@@ -92,6 +96,24 @@ class BodyLengthError(FormatError):
 
 class UnsupportedFormatError(FormatError):
     """A format we recognise but cannot read: v1/v3 legacy files, encrypted files."""
+
+
+class DecryptionError(FormatError):
+    """An encrypted event that does not decrypt to a sound event: wrong key, or damaged."""
+
+
+class KeyRequiredError(BinlogError):
+    """The file is encrypted and no key for it was given: names the key id and version needed
+    and the option that gives it. A usage problem (exit 2), not damage."""
+
+    def __init__(self, message: str, *, key_id: int | None = None, key_version: int | None = None, **ctx):
+        super().__init__(message, **ctx)
+        self.key_id = key_id
+        self.key_version = key_version
+
+
+class KeyFileError(BinlogError):
+    """A key file, keyring or secret that cannot be read or used. Never quotes key material."""
 
 
 class ChecksumError(BinlogError):

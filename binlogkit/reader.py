@@ -84,18 +84,20 @@ def event_crc(data: bytes) -> int:
     return zlib.crc32(memoryview(data)[:-LEN_CHECKSUM])
 
 
-def iter_raw_events(stream: BinaryIO, *, name: str = "<stream>", verify: bool = True) -> Iterator[RawEvent]:
+def iter_raw_events(stream: BinaryIO, *, name: str = "<stream>", verify: bool = True,
+                    keys=None) -> Iterator[RawEvent]:
     """Yield every event of a binlog/relay-log stream positioned at byte 0.
 
     Raises a ``BinlogError`` subclass naming file and offset on bad magic, a torn event
     (``TruncatedEventError``), an impossible size or a checksum mismatch (when ``verify``;
-    otherwise the event comes with ``checksum_ok=False``). Framing is ``scan.walk_events``.
+    otherwise the event comes with ``checksum_ok=False``). Framing is ``scan.walk_events``;
+    encrypted events come out decrypted with ``keys`` (a ``crypto.Keys``).
     """
     from .scan import walk_events
 
     fmt: Format | None = None
     try:
-        for at, code, ts, sid, size, log_pos, flags, data, ok in walk_events(stream, verify=verify, want=None):
+        for at, code, ts, sid, size, log_pos, flags, data, ok in walk_events(stream, verify=verify, want=None, keys=keys):
             if code == EventType.FORMAT_DESCRIPTION_EVENT:
                 aware = fde_is_checksum_aware(data)
                 try:

@@ -15,8 +15,7 @@ from .codecs.format_description import fde_is_checksum_aware
 from .codecs.header import HEADER_STRUCT, LEN_HEADER
 from .constants import BINLOG_MAGIC, LEN_CHECKSUM, ChecksumAlg, EventType, event_type_name
 from .errors import (BadMagicError, BinlogError, ChecksumError, EventSizeError, NoFormatDescriptionError,
-                     TruncatedEventError,
-                     UnsupportedFormatError)
+                     TruncatedEventError)
 from .reader import MAX_EVENT_SIZE, MYSQL_ENCRYPTED_MAGIC, event_crc
 
 _FDE = EventType.FORMAT_DESCRIPTION_EVENT
@@ -32,6 +31,8 @@ class ScanResult:
     end_offset: int = 4  # end of the last whole, verified event
     problem: BinlogError | None = None
     type_counts: dict[int, int] = field(default_factory=dict)
+    encryption: str | None = None  # e.g. "MariaDB AES_CBC, key id 1 version 1"
+    cipher: object = field(default=None, repr=False)  # the crypto.mariadb.EventCipher that read it
 
     @property
     def ok(self) -> bool:
@@ -47,7 +48,7 @@ WINDOW = 4 << 20  # bytes read at a time: memory stays flat whatever the file si
 
 
 def scan(path: str | os.PathLike, *, verify: bool = True, count_types: bool = False,
-         progress=None) -> ScanResult:
+         progress=None, keys=None) -> ScanResult:
     """Walk every event of the file at ``path``; stop at the first problem and record it."""
     from .files import OPENERS, open_input
 
@@ -56,7 +57,7 @@ def scan(path: str | os.PathLike, *, verify: bool = True, count_types: bool = Fa
     res = ScanResult(path, 0 if compressed else os.path.getsize(path))
     with open_input(path) as fh:
         try:
-            _walk(fh, res, verify, count_types, progress)
+            _walk(fh, res, verify, count_types, progress, keys)
         except BinlogError as exc:
             exc.__traceback__ = None
             res.problem = exc.with_context(file=path)
@@ -65,10 +66,22 @@ def scan(path: str | os.PathLike, *, verify: bool = True, count_types: bool = Fa
     return res
 
 
-def _walk(fh, res: ScanResult, verify: bool, count_types: bool, progress) -> None:
+def _walk(fh, res: ScanResult, verify: bool, count_types: bool, progress, keys=None) -> None:
+    notes: dict = {}
+    try:
+        _walk_counting(fh, res, verify, count_types, progress, keys, notes)
+    finally:
+        c = notes.get("cipher")
+        if c is not None and c.cipher is not None:
+            res.encryption = c.describe()
+            res.cipher = c
+
+
+def _walk_counting(fh, res, verify, count_types, progress, keys, notes) -> None:
     counts = res.type_counts
     next_tick = 64 << 20
-    for at, code, _ts, _sid, ev_size, _pos, _flags, _data, ok in walk_events(fh, verify=verify):
+    for at, code, _ts, _sid, ev_size, _pos, _flags, _data, ok in walk_events(fh, verify=verify, keys=keys,
+                                                                             notes=notes):
         res.events += 1
         res.checksummed += ok is not None
         res.end_offset = at + ev_size
@@ -80,7 +93,7 @@ def _walk(fh, res: ScanResult, verify: bool, count_types: bool, progress) -> Non
 
 
 def walk_events(fh, *, verify: bool = True,
-                want: frozenset[int] | set[int] | None = frozenset()):
+                want: frozenset[int] | set[int] | None = frozenset(), keys=None, notes: dict | None = None):
     """Yield ``(offset, type_code, timestamp, server_id, event_size, log_pos, flags, data,
     checksum_ok)`` for every event of a binary stream positioned at 0 (plain or decompressing:
     the end is found by reading). ``data`` is the whole event's bytes for FDEs and for types in
@@ -90,11 +103,18 @@ def walk_events(fh, *, verify: bool = True,
     problem. This is the one framing loop of binlogkit: the reader is built on it.
 
     Header walk over a sliding window: ``buf[rel:filled]`` holds the stream from ``at`` on.
+
+    Encrypted files (``crypto``): after a MariaDB Start_encryption every event is decrypted in
+    the window before anything looks at it, with ``keys`` (a ``crypto.Keys``); without a key
+    for it, ``KeyRequiredError``. ``notes["cipher"]`` (when a dict is given) receives the
+    ``crypto.mariadb.EventCipher`` in use, whose ``cipher`` says what the events proved.
     """
     magic = fh.read(4)
+    if magic == MYSQL_ENCRYPTED_MAGIC:  # MySQL binlog_encryption: read the plaintext stream
+        from .crypto.mysql import open_decrypted
+
+        fh, magic = open_decrypted(fh, keys), BINLOG_MAGIC
     if magic != BINLOG_MAGIC:
-        if magic == MYSQL_ENCRYPTED_MAGIC:
-            raise UnsupportedFormatError("MySQL encrypted binlog (magic fd 62 69 6e)", offset=0)
         if not magic:
             raise BadMagicError("empty file", offset=0)
         raise BadMagicError(f"not a binlog: starts with {magic!r}, expected {BINLOG_MAGIC!r}", offset=0)
@@ -106,6 +126,9 @@ def walk_events(fh, *, verify: bool = True,
     at = 4
     crc_on = False
     eof = False
+    decrypt = None  # crypto.mariadb.EventCipher once a Start_encryption was read
+    start_enc = None  # (body, offset) of a Start_encryption whose key is not looked up yet
+    clear_until = 0  # file offset up to which the window holds decrypted events
     try:
         while True:
             if filled - rel < LEN_HEADER and not eof:  # slide the window, read behind what is left
@@ -152,6 +175,15 @@ def walk_events(fh, *, verify: bool = True,
                     raise TruncatedEventError(
                         f"torn event: event_size {ev_size} but only {filled} bytes left in the file",
                         offset=at, event_type=event_type_name(code))
+            if start_enc is not None:  # the first event after a Start_encryption
+                from .crypto.mariadb import cipher_for
+
+                decrypt, start_enc = cipher_for(start_enc[0], keys, offset=start_enc[1]), None
+                if notes is not None:
+                    notes["cipher"] = decrypt
+            if decrypt is not None and at >= clear_until:  # event_len is in clear; the rest is not
+                clear_until = at + decrypt.decrypt_run(mv, rel, filled, at, crc_on)  # this event and the
+                ts, code, sid, ev_size, log_pos, flags = unpack(buf, rel)            # whole ones after it
             e = rel + ev_size
             end = at + ev_size
             ok = None
@@ -172,13 +204,13 @@ def walk_events(fh, *, verify: bool = True,
                 if want is None or code in want:
                     data = bytes(mv[rel:e])
             if ok is False and verify:
-                raise ChecksumError(f"CRC32 mismatch: stored {stored:#010x}, computed {actual:#010x}",
+                raise ChecksumError(f"CRC32 mismatch: stored {stored:#010x}, computed {actual:#010x}"
+                                    + (" (after decryption: the encrypted event is damaged)" if decrypt else ""),
                                     expected=stored, actual=actual, offset=at, event_type=event_type_name(code))
             yield at, code, ts, sid, ev_size, log_pos, flags, data, ok
             at, rel = end, e
-            if code == _START_ENCRYPTION and (filled > rel or fh.read(1)):
-                raise UnsupportedFormatError(
-                    f"the rest of the file is encrypted (Start_encryption at offset {at - ev_size}); "
-                    "it cannot be read without the server's keys", offset=at)
+            if code == _START_ENCRYPTION and decrypt is None:  # the key is needed from the next event on
+                start_enc = (bytes(mv[e - ev_size + LEN_HEADER:e - (LEN_CHECKSUM if crc_on else 0)]), at - ev_size)
     finally:
         mv.release()
+

@@ -176,14 +176,14 @@ class Grouper:
             info.incomplete.append(t.gtid)
         return t
 
-    def feed_file(self, path: str, fh, *, verify: bool = True) -> Iterator[Transaction]:
+    def feed_file(self, path: str, fh, *, verify: bool = True, keys=None) -> Iterator[Transaction]:
         info = FileInfo(path, relay=bool(self.relay_forced))
         self.files.append(info)
         fdes = 0
         own_source = None  # for a binlog: its own name
         base = os.path.basename(path)
         try:
-            for at, code, ts, sid, ev_size, log_pos, flags, data, ok in walk_events(fh, verify=verify, want=BODIES):
+            for at, code, ts, sid, ev_size, log_pos, flags, data, ok in walk_events(fh, verify=verify, want=BODIES, keys=keys):
                 end = at + ev_size
                 self.last_whole = (path, end)
                 info.events += 1
@@ -360,7 +360,7 @@ class Grouper:
 
 
 def group_files(paths: Iterable[str | os.PathLike], *, verify: bool = True, relay: bool | None = None,
-                source_file: str | None = None, grouper: Grouper | None = None) -> Iterator[Transaction]:
+                source_file: str | None = None, grouper: Grouper | None = None, keys=None) -> Iterator[Transaction]:
     """Transactions of the files, in order (index files and folders expanded). A damaged file
     raises its ``BinlogError`` after the transactions before the damage were yielded; the
     transaction open at that point is yielded as incomplete first."""
@@ -372,7 +372,7 @@ def group_files(paths: Iterable[str | os.PathLike], *, verify: bool = True, rela
     for path in expand_paths(paths):
         with open_input(path) as fh:
             try:
-                yield from g.feed_file(str(path), fh, verify=verify)
+                yield from g.feed_file(str(path), fh, verify=verify, keys=keys)
             except BinlogError:
                 yield from g.finish()
                 raise

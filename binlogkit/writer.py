@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .constants import EventFlag, EventType as T
-from .errors import PartialWrite, WriteRefused
+from .errors import DecryptionError, KeyFileError, KeyRequiredError, PartialWrite, WriteRefused
 from .events import build_event
 from .safeio import Backup, SafeDir, copy_range, refuse_if_in_use, write_all
+from .reader import MYSQL_ENCRYPTED_MAGIC
 from .scan import scan
 
 INCIDENT_CODES = {"NONE": 0, "LOST_EVENTS": 1, "NEW_INCIDENT": 2}
@@ -64,7 +65,7 @@ class BinlogAppender:
 
     def __init__(self, binlog_dir: str | os.PathLike, *, index: str | None = None, check_processes: bool = True,
                  backup_dir: str | os.PathLike | None = None, follow_links: bool = False,
-                 held: SafeDir | None = None):
+                 held: SafeDir | None = None, keys=None):
         self.dir = Path(binlog_dir)
         self.index, self.file = _last_file(self.dir, index)
         self.check_processes = check_processes
@@ -79,13 +80,19 @@ class BinlogAppender:
                 refuse_if_in_use(d, extra=[t] if t.dir is not d else [])
             if t.dir is not d:
                 t.dir.close()
-        res = scan(self.file)
+        with open(self.file, "rb") as fh:
+            if fh.read(4) == MYSQL_ENCRYPTED_MAGIC:
+                raise WriteRefused(f"{self.file.name} is a MySQL encrypted binlog (binlog_encryption): appending to "
+                                   "one is not supported (docs/encryption.md)", file=str(self.file))
+        res = scan(self.file, keys=keys, count_types=True)
         if not res.ok:
+            if isinstance(res.problem, (KeyRequiredError, KeyFileError, DecryptionError)):
+                raise WriteRefused(res.problem.message, file=str(self.file))
             raise WriteRefused(f"{self.file.name} is damaged ({res.problem.message} at {res.problem.offset}): "
                                "repair it first (binlogkit recover)", file=str(self.file))
         from . import open_binlog
 
-        first = next(iter(open_binlog(str(self.file))))
+        first = next(iter(open_binlog(str(self.file), keys=keys)))
         if first.type_code != T.FORMAT_DESCRIPTION_EVENT:
             raise WriteRefused("the last binlog does not start with a Format_description", file=str(self.file))
         if first.flags & EventFlag.BINLOG_IN_USE:
@@ -94,6 +101,10 @@ class BinlogAppender:
         self.format = first.format
         self.server_id = first.server_id
         self.size = res.end_offset
+        self.keys = keys
+        self.cipher = res.cipher  # encrypted file: events are written encrypted, as the server does
+        if self.cipher is None and res.type_counts.get(T.START_ENCRYPTION_EVENT):
+            self.cipher = _cipher_without_events(self.file, keys)
         self.pending: list[tuple[int, bytes]] = []
 
     def add(self, type_code: int, body: bytes, *, flags: int = 0, timestamp: int | None = None) -> int:
@@ -104,6 +115,8 @@ class BinlogAppender:
         data = build_event(type_code=type_code, body=body, timestamp=int(timestamp or time.time()),
                            server_id=self.server_id, log_pos=(at + size) & 0xFFFFFFFF, flags=flags,
                            checksum=checksum)
+        if self.cipher is not None:
+            data = self.cipher.encrypt(data, at)
         self.pending.append((at, data))
         return at
 
@@ -156,37 +169,56 @@ class BinlogAppender:
         return Appended(str(self.file), offsets, self.size, None, str(backup.path))
 
 
-def _last_two(path: Path) -> list[tuple[int, bytes, int]]:
+def _cipher_without_events(path: Path, keys):
+    """The cipher of an encrypted file that has no encrypted event yet: only ``--cipher`` can
+    say which (the file does not record it)."""
+    from . import open_binlog
+    from .crypto.mariadb import cipher_for
+
+    for raw in open_binlog(str(path), keys=keys):
+        if raw.type_code == T.START_ENCRYPTION_EVENT:
+            c = cipher_for(raw.body, keys, offset=raw.offset)
+            if c.cipher is None:
+                raise WriteRefused(f"{path.name} is encrypted but holds no encrypted event yet, so the cipher is "
+                                   "unknown: pass --cipher (the server's file_key_management_encryption_algorithm)",
+                                   file=str(path))
+            c.checked = True
+            return c
+    return None
+
+
+def _last_two(path: Path, keys=None) -> list[tuple[int, bytes, int]]:
     """(type code, body, offset) of the file's last two events."""
     from . import open_binlog
 
     last: list[tuple[int, bytes, int]] = []
-    for raw in open_binlog(str(path)):
+    for raw in open_binlog(str(path), keys=keys):
         last = (last + [(raw.type_code, raw.body, raw.offset)])[-2:]
     return last
 
 
 def record_incident(binlog_dir: str | os.PathLike, *, code: int | str = "LOST_EVENTS", message: str = "",
                     index: str | None = None, check_processes: bool = True,
-                    backup_dir: str | os.PathLike | None = None, follow_links: bool = False) -> Appended:
+                    backup_dir: str | os.PathLike | None = None, follow_links: bool = False, keys=None) -> Appended:
     """Append Incident(code, message) and a Rotate to the next file name to the last binlog of
     a stopped server. The server starts that next file itself when it starts again.
-    Idempotent: when the file already ends with an Incident and that Rotate, nothing is written."""
+    Idempotent: when the file already ends with an Incident and that Rotate, nothing is written.
+    An encrypted binlog is read with ``keys`` and the two events are written encrypted."""
     if isinstance(code, str):
         code = INCIDENT_CODES[code.upper()] if not code.isdigit() else int(code)
     msg = message.encode("utf-8")
     if len(msg) > 255:
         raise WriteRefused("an Incident message holds at most 255 bytes")
     with SafeDir(binlog_dir) as d, d.locked():  # held from the first read to the last write
-        return _record_incident(d, binlog_dir, code, msg, index, check_processes, backup_dir, follow_links)
+        return _record_incident(d, binlog_dir, code, msg, index, check_processes, backup_dir, follow_links, keys)
 
 
 def _record_incident(d: SafeDir, binlog_dir, code: int, msg: bytes, index, check_processes, backup_dir,
-                     follow_links) -> Appended:
+                     follow_links, keys=None) -> Appended:
     w = BinlogAppender(binlog_dir, index=index, check_processes=check_processes, backup_dir=backup_dir,
-                       follow_links=follow_links, held=d)
+                       follow_links=follow_links, held=d, keys=keys)
     nxt = _next_name(w.file.name)
-    last = _last_two(w.file)
+    last = _last_two(w.file, keys)
     body = code.to_bytes(2, "little") + bytes([len(msg)]) + msg
     if len(last) == 2 and last[0][0] == T.INCIDENT_EVENT and last[1][0] == T.ROTATE_EVENT:
         # an earlier run wrote a marker and the server has not started since

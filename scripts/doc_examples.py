@@ -54,8 +54,18 @@ def _primary(name: str):
     return setup
 
 
+def _encrypted(cwd: Path) -> None:
+    """A MariaDB AES_CBC set: the primary's encrypted binlogs and its key file (0600)."""
+    src = ROOT / "fixtures" / "encrypted" / "mariadb-aes-cbc"
+    shutil.copytree(src / "primary", cwd / "binlogs")
+    shutil.copytree(src / "keys", cwd / "keys")
+    for f in (cwd / "keys").iterdir():
+        os.chmod(f, 0o600)
+
+
 SETUPS = {
     "row-types-full-metadata": _primary("row-types-full-metadata"),
+    "encrypted-mariadb": _encrypted,
     "crash-rotation-small-position": _relay("crash-rotation-small-position"),
     "crash-partial-gtid": _relay("crash-partial-gtid"),
     "stopped-primary": _binlogs,

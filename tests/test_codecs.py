@@ -77,7 +77,7 @@ def test_corpus_conformance(path):
         return
     if err is not None:  # framing problems: torn, encrypted, not a binlog — typed, with offset
         assert err.offset is not None and err.file == str(path)
-        assert type(err).__name__ in ("TruncatedEventError", "UnsupportedFormatError", "BadMagicError",
+        assert type(err).__name__ in ("TruncatedEventError", "UnsupportedFormatError", "KeyRequiredError", "BadMagicError",
                                       "EventSizeError", "NoFormatDescriptionError"), err
     if path.name == "binlog_no_fd_event.000001":  # the catalog: "Decoder oracle: reject, no FDE"
         assert type(err).__name__ == "NoFormatDescriptionError" and err.offset == 4

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from binlogkit import iter_raw_events, open_binlog
 from binlogkit.errors import (BadMagicError, BinlogError, ChecksumError, TruncatedEventError,
-                              UnsupportedFormatError)
+                              UnsupportedFormatError, KeyRequiredError)
 from binlogkit.reader import event_crc
 
 from conftest import catalog_rows
@@ -45,7 +45,7 @@ def test_event_counts_match_catalog(corpus, row):
         want = {k: v for k, v in want.items() if v}
         assert err.offset == events[-1].end_offset
     elif "rest encrypted" in " ".join(f"{k}" for k in [row["notes"]]) or 164 in want:
-        assert isinstance(err, UnsupportedFormatError)
+        assert isinstance(err, KeyRequiredError)  # read without its key (tests/test_encryption.py reads it)
         want.pop(None, None)
     elif "truncated tail" in row["notes"]:
         assert isinstance(err, TruncatedEventError)
@@ -128,8 +128,9 @@ def test_bad_magic_and_encrypted_are_typed(tmp_path, corpus):
     with pytest.raises(BadMagicError) as info:
         list(open_binlog(str(p)))
     assert info.value.offset == 0 and str(p) in str(info.value)
-    with pytest.raises(UnsupportedFormatError):
+    with pytest.raises(KeyRequiredError) as info:  # without its keyring (test_encryption reads it with)
         list(open_binlog(str(corpus / "mysql/mysql-test/std_data/rpl_nogtid_encryption_master-bin.000002")))
+    assert info.value.offset == 0 and "MySQLReplicationKey_" in str(info.value)
 
 
 def test_checksum_error_carries_context(corpus):

@@ -35,19 +35,22 @@ def _looks_like_log(p: Path) -> bool:
 
 
 def run_local(paths: Iterable[str | os.PathLike], *, jobs: int | None = None,
-              progress: Callable[[int, int], None] | None = None) -> dict:
-    """Audit with a process pool (``jobs`` workers; 1 = in this process)."""
+              progress: Callable[[int, int], None] | None = None, keys=None) -> dict:
+    """Audit with a process pool (``jobs`` workers; 1 = in this process). ``keys`` (a
+    ``crypto.Keys``) reads encrypted files; workers get only its ``KeySpec`` (paths) and load
+    the keys themselves, so no key bytes cross a pipe."""
+    spec = keys.spec if keys is not None else None
     files = audit_paths(paths)
     jobs = jobs or os.cpu_count() or 1
     manifests = []
     if jobs == 1 or len(files) <= 1:
         for i, f in enumerate(files):
-            manifests.append(file_manifest(f))
+            manifests.append(file_manifest(f, keys))
             if progress:
                 progress(i + 1, len(files))
     else:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for i, m in enumerate(pool.map(file_manifest, files, chunksize=1)):
+            for i, m in enumerate(pool.map(file_manifest, files, [spec] * len(files), chunksize=1)):
                 manifests.append(m)
                 if progress:
                     progress(i + 1, len(files))

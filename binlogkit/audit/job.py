@@ -49,10 +49,19 @@ def list_inputs(paths: list[str]) -> list[tuple[str, int]]:
     return sorted(out, key=lambda t: -t[1])
 
 
-def _manifest_json(item: tuple[str, int]) -> str:
+def _manifest_json(item: tuple[str, int], spec=None) -> str:
     from binlogkit.audit.manifest import file_manifest
 
-    return json.dumps(file_manifest(item[0]))
+    keys = spec.load(resolve=_shipped) if spec is not None else None
+    return json.dumps(file_manifest(item[0], keys))
+
+
+def _shipped(path: str) -> str:
+    """A key file that is not at its path on this executor: the copy ``--files`` (or the
+    driver's ``addFile``) shipped."""
+    from pyspark import SparkFiles
+
+    return SparkFiles.get(os.path.basename(path))
 
 
 def main(spark, argv: list[str]) -> int:
@@ -61,6 +70,12 @@ def main(spark, argv: list[str]) -> int:
     ap.add_argument("paths", nargs="+")
     ap.add_argument("--output", help="folder for findings.parquet and summary.json")
     ap.add_argument("--json", action="store_true", help="print findings and summary as JSON")
+    ap.add_argument("--key-file", default=os.environ.get("BINLOGKIT_KEY_FILE"),
+                    help="MariaDB file_key_management key file (a path on the workers, or shipped with --files)")
+    ap.add_argument("--key-file-secret-file", help="the secret of an encrypted key file (or BINLOGKIT_KEY_FILE_SECRET "
+                    "in the executors' environment; never in Spark configuration)")
+    ap.add_argument("--cipher", choices=["AES_CBC", "AES_CTR"])
+    ap.add_argument("--keyring-file", help="MySQL keyring (component_keyring_file JSON or keyring_file)")
     args = ap.parse_args(argv)
     from binlogkit.audit.merge import merge
 
@@ -69,9 +84,24 @@ def main(spark, argv: list[str]) -> int:
         print("binlogkit-audit-job: no binlog or relay-log files under the given paths", file=sys.stderr)
         return 2
     sc = spark.sparkContext
+    spec = None
+    if args.key_file or args.keyring_file:
+        from binlogkit.crypto.keys import KeySpec, load_keys
+        from binlogkit.errors import BinlogError
+
+        try:  # fail fast on the driver when the keys are here (they need not be: --files)
+            if all(os.path.exists(p) for p in (args.key_file, args.keyring_file) if p):
+                load_keys(args.key_file, secret_file=args.key_file_secret_file, cipher=args.cipher,
+                          keyring_file=args.keyring_file)
+        except BinlogError as exc:
+            print(f"binlogkit-audit-job: {exc}", file=sys.stderr)
+            return 2
+        spec = KeySpec(args.key_file, args.key_file_secret_file, args.cipher, args.keyring_file)
     rdd = sc.parallelize(inputs, numSlices=len(inputs))
-    # an explicit schema: inferring one would run the first files twice
-    manifests_df = spark.createDataFrame(rdd.map(lambda it: (it[0], _manifest_json(it))), "file string, manifest string")
+    # an explicit schema: inferring one would run the first files twice; only the KeySpec
+    # (paths) travels in the closure, executors read the key files themselves
+    manifests_df = spark.createDataFrame(rdd.map(lambda it: (it[0], _manifest_json(it, spec))),
+                                         "file string, manifest string")
     manifests = [json.loads(r["manifest"]) for r in manifests_df.collect()]
     result = merge(manifests)
     if args.output:

@@ -27,16 +27,21 @@ def series_key(path: str) -> tuple[str, str, int]:
     return str(p.parent), m.group(1), int(m.group(2))
 
 
-def file_manifest(path: str | os.PathLike) -> dict:
-    """Everything the merge needs about one file; never raises for damaged input."""
+def file_manifest(path: str | os.PathLike, keys=None) -> dict:
+    """Everything the merge needs about one file; never raises for damaged input. ``keys``: a
+    ``crypto.Keys``, or a ``crypto.KeySpec`` loaded here (worker processes, Spark executors)."""
     path = os.fspath(path)
+    from ..crypto.keys import KeySpec
+
+    if isinstance(keys, KeySpec):
+        keys = keys.load()
     directory, base, number = series_key(path)
     g = Grouper()
     trx = []
     problem = None
     try:
         with open_input(path) as fh:
-            for t in g.feed_file(path, fh, verify=False):
+            for t in g.feed_file(path, fh, verify=False, keys=keys):
                 trx.append(t)
     except BinlogError as exc:
         problem = {"kind": type(exc).__name__, "offset": exc.offset, "message": exc.message,

@@ -5,8 +5,8 @@ binlogs, or one replica connection's relay logs. Findings are fail-closed: whate
 vouched for is reported.
 
 Kinds: missing_file, rotate_mismatch, position_gap, gtid_gap, duplicate_gtid,
-out_of_order_gtid, incident, partial_transaction, torn_event, checksum_mismatch, encrypted,
-unreadable, unknown_event.
+out_of_order_gtid, incident, partial_transaction, torn_event, checksum_mismatch, encrypted (no
+key: an error), unsupported, unreadable, unknown_event.
 """
 
 from __future__ import annotations
@@ -113,8 +113,11 @@ def _files_and_chain(name: str, files: list[dict]) -> list[Finding]:
                 out.append(Finding("torn_event", sev, m["file"], p["offset"],
                                    p["message"] + ("" if sev == "error" else " (the tail of the last file: in flight?)"),
                                    series=name))
+            elif kind == "KeyRequiredError":  # fail closed: what cannot be read was not checked
+                out.append(Finding("encrypted", "error", m["file"], p["offset"],
+                                   p["message"] + "; the file was not checked", series=name))
             elif kind == "UnsupportedFormatError":
-                out.append(Finding("encrypted", "warning", m["file"], p["offset"], p["message"], series=name))
+                out.append(Finding("unsupported", "warning", m["file"], p["offset"], p["message"], series=name))
             else:
                 out.append(Finding("unreadable", "error", m["file"], p["offset"], f"{kind}: {p['message']}", series=name))
         for off in m["bad_checksums"]:

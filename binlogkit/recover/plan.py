@@ -27,7 +27,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..constants import BINLOG_MAGIC
-from ..errors import BadMagicError, BinlogError, ChecksumError, TruncatedEventError
+from ..errors import (BadMagicError, BinlogError, ChecksumError, DecryptionError, KeyFileError, KeyRequiredError,
+                      TruncatedEventError)
 from ..files import OPENERS as COMPRESSED
 from ..positions import WRAP, reachable_by_dump
 from ..transactions import Grouper, Transaction
@@ -166,7 +167,7 @@ def _later(a: tuple[str, int], b: tuple[str, int]) -> bool:
 
 def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None, mode: str | None = None,
                   relay_base: str | None = None, verify: bool = True, applied_gtids: str | None = None,
-                  replica_binlog: str | os.PathLike | None = None) -> Plan:
+                  replica_binlog: str | os.PathLike | None = None, keys=None) -> Plan:
     """Read the relay directory and return what ``apply_plan`` would do. Never writes.
 
     ``applied_gtids`` (what the replica committed: MariaDB gtid_slave_pos, MySQL
@@ -176,7 +177,9 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
     relay-log.info is rewritten after the commit, not with it, so a crash between the two
     would apply such a transaction twice.
 
-    When an earlier ``apply_plan`` in this directory was interrupted, its journal is the plan."""
+    When an earlier ``apply_plan`` in this directory was interrupted, its journal is the plan.
+    Encrypted relay logs are read with ``keys`` (``crypto.Keys``); cuts stay at event boundaries,
+    which the encryption leaves in clear, so the server still reads what is kept."""
     pending = pending_journal(relay_dir)
     if pending is not None:
         return pending
@@ -234,7 +237,7 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
     for name in present:
         try:
             with open_input(d / name) as fh:
-                for t in g.feed_file(str(d / name), fh, verify=verify):
+                for t in g.feed_file(str(d / name), fh, verify=verify, keys=keys):
                     trx.append(t)
         except BinlogError as exc:
             err = exc.with_context(file=str(d / name))
@@ -244,6 +247,9 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
         plan.flavor = g.fmt.flavor.value
 
     cut: tuple[str, int] | None = None
+    if err is not None and unreadable_encrypted(err):
+        plan.refuse = encrypted_refusal(err)
+        return plan
     if err is not None and _not_a_binlog(err):
         plan.refuse = (f"{Path(err.file).name} is not a binlog or relay log (it does not start with the binlog "
                        "magic): refusing to plan a cut; move it out of the folder if it does not belong there")
@@ -334,7 +340,7 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
 
     # relay-log.info lagging the commits
     if ri is not None and ri.relay_file in present and ri.relay_pos is not None:
-        applied = _applied(d, index_path.name, applied_gtids, replica_binlog)
+        applied = _applied(d, index_path.name, applied_gtids, replica_binlog, keys)
         if applied is not None:
             order = {n: i for i, n in enumerate(present)}
             here = (order[ri.relay_file], ri.relay_pos)
@@ -388,6 +394,16 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
     return plan
 
 
+def unreadable_encrypted(err: BinlogError) -> bool:
+    """An encrypted file read without its key, or with a wrong one: never a place to cut."""
+    return isinstance(err, (KeyRequiredError, DecryptionError, KeyFileError))
+
+
+def encrypted_refusal(err: BinlogError) -> str:
+    return (f"{Path(err.file or '?').name} at {err.offset}: {err.message}: refusing to plan a cut in a file "
+            "that cannot be read (give the right --key-file / --keyring-file)")
+
+
 def _not_a_binlog(err: BinlogError) -> bool:
     """A file that is not a binlog at all (not one torn before its magic was written whole)."""
     if not isinstance(err, BadMagicError) or err.file is None:
@@ -400,7 +416,7 @@ def _not_a_binlog(err: BinlogError) -> bool:
     return not BINLOG_MAGIC.startswith(head)
 
 
-def _applied(d: Path, relay_index: str, text: str | None, replica_binlog):
+def _applied(d: Path, relay_index: str, text: str | None, replica_binlog, keys=None):
     """A predicate telling whether a GTID was committed by the replica, or None if unknown."""
     from ..gtid import GtidPos, MariadbGtid, MysqlGtidSet
 
@@ -416,27 +432,29 @@ def _applied(d: Path, relay_index: str, text: str | None, replica_binlog):
         if len(cands) != 1:
             return None
         replica_binlog = cands[0]
-    pos, s = held_gtids([replica_binlog], relay=False)
+    pos, s = held_gtids([replica_binlog], relay=False, keys=keys)
     return lambda g: (g in s) if ":" in g else pos.covers(MariadbGtid.parse(g))
 
 
-def held_gtids(paths, *, relay: bool):
+def held_gtids(paths, *, relay: bool, keys=None):
     """The GTIDs of the complete transactions of ``paths``: a MariaDB position (highest seq_no
     per domain) and a MySQL set. A damaged tail ends the reading; what was read still counts
-    (a crashed server's logs may end torn)."""
+    (a crashed server's logs may end torn); a file that cannot be decrypted is an error."""
     from ..api import transactions
     from ..gtid import GtidPos, MariadbGtid, MysqlGtid, MysqlGtidSet
 
     maria: list[MariadbGtid] = []
     mysql: list[MysqlGtid] = []
     try:
-        for t in transactions(paths, relay=relay):
+        for t in transactions(paths, relay=relay, keys=keys):
             if t.complete and t.gtid:
                 if t.kind == "mariadb":
                     maria.append(MariadbGtid.parse(t.gtid))
                 elif t.kind == "mysql":
                     mysql.append(MysqlGtid.parse(t.gtid))
-    except BinlogError:
+    except BinlogError as exc:
+        if unreadable_encrypted(exc):
+            raise
         pass
     return GtidPos.from_gtid_list(maria), MysqlGtidSet.of(mysql)
 

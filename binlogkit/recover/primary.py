@@ -33,21 +33,21 @@ def keep_predicate(keep_through: str):
     return lambda g: ":" not in g and pos.covers(MariadbGtid.parse(g))
 
 
-def replica_holds(relay_dir: str | os.PathLike) -> str:
+def replica_holds(relay_dir: str | os.PathLike, keys=None) -> str:
     """The GTIDs a replica holds, from its relay logs (complete transactions) — the position
     (MariaDB) or set (MySQL) to keep the primary's binlog through."""
     from .plan import _names, held_gtids
 
     index, _mi, _ri = _names(None, None, Path(relay_dir))
-    pos, mysql = held_gtids([index], relay=True)
+    pos, mysql = held_gtids([index], relay=True, keys=keys)
     return str(mysql) if mysql else str(pos)
 
 
 def plan_binlog_recovery(binlog_dir: str | os.PathLike, *, keep_through: str | None = None,
-                         replica: str | os.PathLike | None = None, index: str | None = None) -> Plan:
+                         replica: str | os.PathLike | None = None, index: str | None = None, keys=None) -> Plan:
     """Plan the cut of a crashed primary's binlog set. Pure: reads only."""
     from ..api import transactions
-    from .plan import pending_journal
+    from .plan import encrypted_refusal, pending_journal, unreadable_encrypted
 
     pending = pending_journal(binlog_dir)
     if pending is not None:
@@ -74,16 +74,19 @@ def plan_binlog_recovery(binlog_dir: str | os.PathLike, *, keep_through: str | N
                            "restore the missing files (or remove them from the index) first")
         return plan
     if replica is not None and keep_through is None:
-        keep_through = replica_holds(replica)
+        keep_through = replica_holds(replica, keys)
         plan.warnings.append(f"the replica holds {keep_through or '(nothing)'}")
     keep = keep_predicate(keep_through) if keep_through else None
     trx, err = [], None
     try:
-        for t in transactions([idx], relay=False):
+        for t in transactions([idx], relay=False, keys=keys):
             trx.append(t)
     except BinlogError as exc:
         err = exc
     cut = None
+    if err is not None and unreadable_encrypted(err):
+        plan.refuse = encrypted_refusal(err)
+        return plan
     if err is not None:
         plan.problem = {"file": Path(err.file).name, "offset": err.offset, "kind": type(err).__name__,
                         "message": err.message, "event_type": err.event_type}
