@@ -512,6 +512,13 @@ def test_mysql_damaged_header_or_stream_is_typed(at, xor):
         assert exc.offset is not None and exc.offset <= max(0, at - 512)
         return
     header_used = 5 + 2 + len(kid) + 1 + 32 + 1 + 16  # fields before the end marker
+    if 512 + 4 + 19 + 2 <= at < 512 + 4 + 19 + 52:
+        # (AES-CTR: the plaintext byte flips in place) the first Format_description's server
+        # version: a version read as older than checksums (10.11 -> 00.11) turns CRC32 off for
+        # that event, so the damage reads without an error (a reader limit, not encryption's;
+        # docs/encryption.md); still no untyped failure, and the events are framed the same
+        assert [(o, t) for o, t, _ in got] == [(o, t) for o, t, _ in good]
+        return
     assert at > header_used and got == good
 
 
