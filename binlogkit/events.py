@@ -16,8 +16,6 @@ from datetime import datetime, timezone
 
 from construct import Container, ConstructError, ListContainer
 
-import struct
-
 from .codecs.fast import FAST, Irregular
 from .codecs import compression, gtid as gtid_codec, payload as payload_codec, status_vars
 from .codecs.common import uuid_text
@@ -122,7 +120,7 @@ def decode(raw: RawEvent, *, strict: bool = True) -> Event:
         try:
             parsed = fast(body, raw.type_code, fmt.post_header_length(raw.type_code) if fmt else None)
             left = 0
-        except (Irregular, IndexError, struct.error):
+        except Irregular:
             parsed = None
         if parsed is not None and raw.type_code in _FLAT:  # the hottest event: its fields in one step
             return Event(raw, codec, parsed, rows_fields(parsed))
@@ -220,6 +218,11 @@ def _view(raw: RawEvent, p: Container, flavor: Flavor | None) -> dict:
     elif "rows" in f and isinstance(f["rows"], str):
         f["len_rows"] = len(p.rows)
         f["rows"] = f"<{len(p.rows)} bytes>"
+    elif t == T.XA_PREPARE_LOG_EVENT:
+        data = bytes(p.data)
+        f["xid"] = f"X'{data[:p.len_gtrid].hex()}',X'{data[p.len_gtrid:].hex()}',{p.format_id}"
+    elif t == T.ROWS_QUERY_LOG_EVENT:
+        f["query"] = _text(p.query)
     elif t == T.XID_EVENT:
         pass
     elif t == T.ROTATE_EVENT:
@@ -232,8 +235,12 @@ def payload_events(event: Event) -> list[RawEvent]:
 
     p = event.parsed
     vals = payload_codec.tlv_values(p.fields, payload_codec.PAYLOAD_FIELDS)
-    inner = payload_codec.decompress_payload(bytes(p.payload), vals.get("compression_type", 255),
-                                             vals.get("uncompressed_size"))
+    try:
+        inner = payload_codec.decompress_payload(bytes(p.payload), vals.get("compression_type", 255),
+                                                 vals.get("uncompressed_size"))
+    except ValueError as exc:
+        raise FormatError(f"Transaction_payload: {exc}", offset=event.raw.offset,
+                          event_type=event.raw.type_name) from None
     fmt = event.raw.format
     # inner events carry no checksum: read them under the same format with checksums off
     from dataclasses import replace

@@ -43,10 +43,9 @@ def header_line(ev: Event, utc: bool) -> str:
 
 
 def _xid(f: dict) -> str:
-    """An XID as the servers print it: X'gtrid',X'bqual',formatID."""
-    data = bytes.fromhex(f["data"])
-    g, b = data[:f["len_gtrid"]], data[f["len_gtrid"]:]
-    return f"X'{g.hex()}',X'{b.hex()}',{f['format_id']}"
+    """An XID as the servers print it: X'gtrid',X'bqual',formatID (made by ``events._view``
+    from the parsed bytes: rendering never parses the display fields back)."""
+    return f["xid"]
 
 
 def _sql(text: str) -> str:
@@ -156,7 +155,7 @@ def body_lines(ev: Event) -> list[str]:
     if t == T.ANNOTATE_ROWS_EVENT:
         return [f"#Q> {line}" for line in f["query"].splitlines()]
     if t == T.ROWS_QUERY_LOG_EVENT:
-        return [f"# {line}" for line in bytes.fromhex(f["query"]).decode("utf-8", "replace").splitlines()]
+        return [f"# {line}" for line in f["query"].splitlines()]
     if t == T.INCIDENT_EVENT:
         return [f"# {f['text']}"]
     if t == T.INTVAR_EVENT:

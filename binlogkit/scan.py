@@ -138,12 +138,12 @@ def walk_events(fh, *, verify: bool = True,
             if avail < ev_size:
                 mv[:avail] = mv[rel:filled]
                 rel, filled = 0, avail
-                if ev_size > len(buf):
-                    mv.release()
-                    buf.extend(bytes(ev_size - len(buf)))
-                    mv = memoryview(buf)
                 while filled < ev_size and not eof:
-                    got = fh.readinto(mv[filled:])
+                    if filled == len(buf):  # grown only as bytes arrive: a lying event_size
+                        mv.release()        # costs at most twice what the file holds
+                        buf.extend(bytes(min(ev_size, 2 * len(buf)) - len(buf)))
+                        mv = memoryview(buf)
+                    got = fh.readinto(mv[filled:min(len(buf), ev_size)])
                     if not got:
                         eof = True
                         break

@@ -33,7 +33,7 @@ from .codecs.gtid import decode_previous_gtids
 from .codecs.header import LEN_HEADER
 from .codecs.common import uuid_text
 from .constants import EventFlag, EventType as T
-from .errors import BinlogError
+from .errors import BinlogError, BodyLengthError
 from .format import Format
 from .scan import walk_events
 
@@ -122,12 +122,12 @@ def _query_text(body: bytes, code: int, phl: int | None) -> str:
     try:
         q = fast_query(body, T.QUERY_EVENT, 13 if phl is None else phl)
         text = bytes(q.query)
-    except (Irregular, IndexError):
+    except Irregular:
         return ""
     if code == T.QUERY_COMPRESSED_EVENT:
         try:
             text = compression.uncompress(text)
-        except (ValueError, Exception):
+        except ValueError:
             return ""
     return text[:32].decode("utf-8", "replace").strip().upper()
 
@@ -246,6 +246,9 @@ class Grouper:
                     elif code == T.GTID_LIST_EVENT and info.gtid_list is None:
                         body = self._body(data)
                         n = int.from_bytes(body[:4], "little") & 0x0FFFFFFF
+                        if 4 + 16 * n > len(body):  # the count is checked against the bytes first
+                            raise BodyLengthError(f"Gtid_list: {n} entries need {4 + 16 * n} bytes, the body "
+                                                  f"has {len(body)}", offset=at, event_type="GTID_LIST_EVENT")
                         info.gtid_list = [
                             f"{int.from_bytes(body[4 + 16 * i:8 + 16 * i], 'little')}-"
                             f"{int.from_bytes(body[8 + 16 * i:12 + 16 * i], 'little')}-"
