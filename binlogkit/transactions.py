@@ -201,7 +201,10 @@ class Grouper:
                     if fdes == 1 and flags & EventFlag.RELAY_LOG and self.relay_forced is None:
                         info.relay = True  # the replica marks what it writes into its relay logs
                     aware = len(data) >= 5 and fde_is_checksum_aware(data)
-                    self.fmt = Format.from_fde_body(data[LEN_HEADER:len(data) - (4 if aware else 0)])
+                    try:
+                        self.fmt = Format.from_fde_body(data[LEN_HEADER:len(data) - (4 if aware else 0)])
+                    except BinlogError as exc:
+                        raise exc.with_context(offset=at)
                     info.server_version = self.fmt.server_version
                     if fdes == 2 and self.relay_forced is None:
                         info.relay = True

@@ -86,6 +86,14 @@ def read_packed(buf: bytes, pos: int) -> tuple[int | None, int]:
     return int.from_bytes(buf[pos + 1:pos + 1 + width], "little"), pos + 1 + width
 
 
+def read_length(buf: bytes, pos: int) -> tuple[int, int]:
+    """A packed integer that is a length or a count: the NULL form (251) is an error here."""
+    value, end = read_packed(buf, pos)
+    if value is None:
+        raise PackedIntError("packed integer: NULL (251) where a length is expected")
+    return value, end
+
+
 def uuid_text(raw: bytes) -> str:
     h = raw.hex()
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"

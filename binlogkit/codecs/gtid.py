@@ -47,7 +47,7 @@ from __future__ import annotations
 from construct import (Array, Bytes, GreedyBytes, If, Int8ul, Int32sl, Int32ul, Int64sl, Int64ul,
                        Struct, this)
 
-from .common import read_packed
+from .common import read_length, read_packed
 
 MysqlGtidBody = Struct(
     "flags" / Int8ul,
@@ -180,7 +180,7 @@ def decode_previous_gtids(data: bytes) -> list[dict]:
         pos += 16
         tag = ""
         if tagged:
-            n, pos = read_packed(data, pos)
+            n, pos = read_length(data, pos)
             tag = data[pos:pos + n].decode("ascii", "replace")
             pos += n
         n_iv = int.from_bytes(data[pos:pos + 8], "little")

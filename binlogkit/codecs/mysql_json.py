@@ -189,17 +189,17 @@ def apply_diffs(doc, data: bytes):
     """Apply a binary JSON diff vector to ``doc``: diffs back to back until the data ends, each
     an operation byte, a packed path length and path, and (but for REMOVE) a packed value
     length and a binary JSON value."""
-    from .common import read_packed
+    from .common import read_length
 
     p = 0
     while p < len(data):
         op = data[p]
-        n, p = read_packed(data, p + 1)
+        n, p = read_length(data, p + 1)
         path = _path(data[p:p + n].decode("utf-8"))
         p += n
         value = None
         if op != REMOVE:
-            n, p = read_packed(data, p)
+            n, p = read_length(data, p)
             value = to_python(data[p:p + n])
             p += n
         parent = doc

@@ -144,10 +144,10 @@ def _decode_rows(table: Table, fields, type_code: int) -> list[dict]:
                                   f"{len(data) - p} bytes left undecoded")
         start = p
         if type_code == T.PARTIAL_UPDATE_ROWS_EVENT:
-            from ..codecs.common import read_packed
+            from ..codecs.common import read_length
 
             before, p = _image(before_plan, data, p)
-            options, p = read_packed(data, p)
+            options, p = read_length(data, p)
             partial: set[int] = set()
             if options & 1:  # PARTIAL_JSON_UPDATES: a bit per JSON column of the after image
                 json_cols = [c.index for c in after_plan[0] if c.type == JSON]

@@ -89,14 +89,14 @@ def parse_optional_metadata(data: bytes, columns: tuple[Column, ...], flavor=Non
     character columns that differ), 3 COLUMN_CHARSET (a collation per character column),
     4 COLUMN_NAME, 5 SET_STR_VALUE, 6 ENUM_STR_VALUE, 7 GEOMETRY_TYPE, 8 SIMPLE_PRIMARY_KEY,
     9 PRIMARY_KEY_WITH_PREFIX; others are skipped. Source: MySQL ``Table_map_event::Optional_metadata_fields``."""
-    from ..codecs.common import read_packed
+    from ..codecs.common import read_length
 
     out: dict = {}
     chars = [c.index for c in columns if c.is_character or (c.type == GEOMETRY and geometry_has_charset(flavor))]
     p = 0
     while p < len(data):
         kind = data[p]
-        n, p = read_packed(data, p + 1)
+        n, p = read_length(data, p + 1)
         v = data[p:p + n]
         p += n
         if kind == 1:
@@ -105,7 +105,7 @@ def parse_optional_metadata(data: bytes, columns: tuple[Column, ...], flavor=Non
         elif kind in (2, 3):
             nums, q = [], 0
             while q < len(v):
-                k, q = read_packed(v, q)
+                k, q = read_length(v, q)
                 nums.append(k)
             if kind == 2:
                 coll = dict.fromkeys(chars, nums[0])
@@ -116,13 +116,13 @@ def parse_optional_metadata(data: bytes, columns: tuple[Column, ...], flavor=Non
         elif kind == 7:
             kinds, q = [], 0
             while q < len(v):
-                k, q = read_packed(v, q)
+                k, q = read_length(v, q)
                 kinds.append(GEOMETRY_NAMES[k] if k < len(GEOMETRY_NAMES) else str(k))
             out["geometry_types"] = dict(zip([c.index for c in columns if c.type == GEOMETRY], kinds))
         elif kind == 4:
             names, q = [], 0
             while q < len(v):
-                ln, q = read_packed(v, q)
+                ln, q = read_length(v, q)
                 names.append(v[q:q + ln].decode("utf-8", "replace"))
                 q += ln
             out["column_names"] = tuple(names)
@@ -130,10 +130,10 @@ def parse_optional_metadata(data: bytes, columns: tuple[Column, ...], flavor=Non
             cols = [c.index for c in columns if (c.meta >> 8 if c.type == STRING else c.type) == (SET if kind == 5 else ENUM)]
             lists, q = [], 0
             while q < len(v):
-                cnt, q = read_packed(v, q)
+                cnt, q = read_length(v, q)
                 vals = []
                 for _ in range(cnt):
-                    ln, q = read_packed(v, q)
+                    ln, q = read_length(v, q)
                     vals.append(v[q:q + ln].decode("utf-8", "replace"))
                     q += ln
                 lists.append(tuple(vals))
@@ -141,10 +141,10 @@ def parse_optional_metadata(data: bytes, columns: tuple[Column, ...], flavor=Non
         elif kind in (8, 9):  # SIMPLE_PRIMARY_KEY: column indexes; PRIMARY_KEY_WITH_PREFIX: (index, prefix)
             keys, q = [], 0
             while q < len(v):
-                k, q = read_packed(v, q)
+                k, q = read_length(v, q)
                 keys.append(k)
                 if kind == 9:
-                    _, q = read_packed(v, q)
+                    _, q = read_length(v, q)
             out["primary_key"] = tuple(keys)
     return out
 
