@@ -218,6 +218,17 @@ def _view(raw: RawEvent, p: Container, flavor: Flavor | None) -> dict:
     elif "rows" in f and isinstance(f["rows"], str):
         f["len_rows"] = len(p.rows)
         f["rows"] = f"<{len(p.rows)} bytes>"
+    elif t in (T.LOAD_EVENT, T.NEW_LOAD_EVENT, T.CREATE_FILE_EVENT):
+        from .codecs.load import SQL_EX_STRINGS, load_statement
+
+        f["sql_ex"] = {**{k: _text(p.sql_ex[k]) for k in SQL_EX_STRINGS}, "opt_flags": p.sql_ex.opt_flags}
+        f["fields"] = [_text(x) for x in p.fields]
+        f["fname"] = _text(p.fname)
+        f["query"] = load_statement(p, t)
+        if p.block is not None:
+            f["block_len"] = len(p.block)
+    elif t == T.APPEND_BLOCK_EVENT:
+        f["block_len"] = len(p.block)
     elif t == T.XA_PREPARE_LOG_EVENT:
         data = bytes(p.data)
         f["xid"] = f"X'{data[:p.len_gtrid].hex()}',X'{data[p.len_gtrid:].hex()}',{p.format_id}"

@@ -41,8 +41,10 @@ def run_cli(args: list[str]) -> int:
 
     main = _cli()
     out, err = sys.stdout, sys.stderr
-    with open(os.devnull, "w") as null:
-        sys.stdout = sys.stderr = null
+    # as a terminal would: stdout strict UTF-8, stderr with backslash escapes (Python's defaults)
+    with open(os.devnull, "w", encoding="utf-8") as null, \
+            open(os.devnull, "w", encoding="utf-8", errors="backslashreplace") as null_err:
+        sys.stdout, sys.stderr = null, null_err
         try:
             main.main(args=args, prog_name="binlogkit", standalone_mode=False)
             return 0
