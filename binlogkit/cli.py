@@ -20,6 +20,7 @@ from pathlib import Path
 from . import __version__
 from .api import Problem, decode_files, expand_paths, gtid_summary, transactions as list_transactions, verify_files
 from .constants import EventType
+from ._optional import MissingDependency, need
 from .errors import BinlogError
 from .render import render_text
 
@@ -45,7 +46,18 @@ class Progress:
             sys.stderr.write("\r" + " " * (len(self.label) + 6) + "\r")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    """Missing optional dependencies end every command the same way: one line naming the extra
+    to install, exit 2 (usage), never a traceback."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except MissingDependency as exc:
+            _fail(str(exc), EXIT_USAGE)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="binlogkit")
 def main() -> None:
     """binlogkit: read, check and repair MySQL and MariaDB binary logs and relay logs.
@@ -396,6 +408,7 @@ def audit(paths, as_json, output_dir, jobs, engine) -> None:
     from .audit import run_local
 
     if engine == "spark":
+        need("pyspark", "audit --engine spark")
         from .audit import job
 
         spark = job.session(f"local[{jobs}]" if jobs else None)
@@ -470,7 +483,10 @@ def compare(primary, replicas, as_json) -> None:
         from .api import expand_paths
         return expand_paths([p])
 
-    res = run_compare(expand(primary), [expand(r) for r in replicas])
+    try:
+        res = run_compare(expand(primary), [expand(r) for r in replicas])
+    except (BinlogError, OSError) as exc:
+        _fail(str(exc), EXIT_USAGE)
     if as_json:
         click.echo(json.dumps(res, indent=1))
     else:

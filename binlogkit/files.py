@@ -25,8 +25,9 @@ def open_input(path: str | os.PathLike) -> BinaryIO:
     """A read-only byte stream: local files, archives, or URLs (``hdfs://``, ``s3a://``, ...)
     through fsspec when it is installed."""
     if is_url(path):
-        import fsspec  # optional: only needed for remote archives
+        from ._optional import need
 
+        fsspec = need("fsspec", "reading URLs")  # optional: only needed for remote archives
         return fsspec.open(os.fspath(path), "rb", compression="infer").open()
     opener = OPENERS.get(PurePath(os.fspath(path)).suffix)
     if opener is not None:
@@ -37,8 +38,9 @@ def open_input(path: str | os.PathLike) -> BinaryIO:
 def input_size(path: str | os.PathLike) -> int:
     """Size in bytes of a file as stored (compressed size for archives)."""
     if is_url(path):
-        import fsspec
+        from ._optional import need
 
+        fsspec = need("fsspec", "reading URLs")
         fs, p = fsspec.core.url_to_fs(os.fspath(path))
         return int(fs.size(p))
     return os.path.getsize(path)

@@ -32,8 +32,8 @@ from .codecs.format_description import fde_is_checksum_aware
 from .codecs.gtid import decode_previous_gtids
 from .codecs.header import LEN_HEADER
 from .codecs.common import uuid_text
-from .constants import EventFlag, EventType as T
-from .errors import BinlogError, BodyLengthError
+from .constants import EventFlag, EventType as T, event_type_name
+from .errors import BinlogError, BodyLengthError, FormatError
 from .format import Format
 from .scan import walk_events
 
@@ -148,6 +148,9 @@ def _classify(q: str) -> str:
     return "statement"
 
 
+MAX_GNO = (1 << 63) - 1  # MySQL's transaction numbers: 1 .. 2^63-1
+
+
 class Grouper:
     """Feeds on events file by file; yields finished transactions as they close."""
 
@@ -260,7 +263,10 @@ class Grouper:
                 if code in GTID_TYPES:
                     if self.cur is not None:
                         yield self._close(False, None)
-                    gtid, kind, standalone = self._gtid(code, sid, self._body(data))
+                    try:
+                        gtid, kind, standalone = self._gtid(code, sid, self._body(data))
+                    except BinlogError as exc:
+                        raise exc.with_context(offset=at, event_type=event_type_name(code))
                     self.cur = Transaction(gtid, kind, path, at, ts, sid, standalone=standalone,
                                            source_file=src_file,
                                            source_start=(log_pos - ev_size) if log_pos else None,
@@ -338,13 +344,20 @@ class Grouper:
         if code == T.ANONYMOUS_GTID_LOG_EVENT:
             return None, "anonymous", False
         if code == T.GTID_LOG_EVENT and len(body) >= 25:
-            return f"{uuid_text(body[1:17])}:{int.from_bytes(body[17:25], 'little')}", "mysql", False
+            gno = int.from_bytes(body[17:25], "little")
+            if not 1 <= gno <= MAX_GNO:  # checked where it is read: the text must parse back
+                raise FormatError(f"Gtid event: transaction number {gno} outside 1..2^63-1")
+            return f"{uuid_text(body[1:17])}:{gno}", "mysql", False
         if code == T.GTID_TAGGED_LOG_EVENT:
             from .codecs.serialization import decode_tagged_gtid
+            from .gtid import MysqlGtid
             try:
-                return decode_tagged_gtid(body).get("gtid"), "mysql", False
+                gtid = decode_tagged_gtid(body).get("gtid")
             except (ValueError, IndexError):
                 return None, "mysql", False
+            if gtid is not None:
+                MysqlGtid.parse(gtid)  # a GtidError (a BinlogError) when a field is out of range
+            return gtid, "mysql", False
         return None, "mysql", False
 
 
