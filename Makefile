@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 DEMO_SET := fixtures/mariadb-10.11
 
-.PHONY: demo test deps deps-py deps-system fixtures soak bench-data bench bench-audit asan-rowtext clean help
+.PHONY: demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-audit asan-rowtext clean help
 
 help:
 	@echo "make demo        decode committed fixtures made by a real MariaDB server"
@@ -14,12 +14,16 @@ help:
 	@echo "make bench-data  make the ~1 GB benchmark binlog in bench/data (not committed)"
 	@echo "make bench       run the benchmarks"
 	@echo "make asan-rowtext  the C row-text accelerator under AddressSanitizer + UBSan, fuzzed"
+	@echo "make fuzz        mutation campaign over every file-facing command (FUZZ_MINUTES=5, FUZZ_ENGINE=plain|atheris)"
+	@echo "make typecheck   mypy on binlogkit/ (make test runs it)"
 	@echo "make soak        50 kill -9 trials, each repaired by binlogkit recover and compared (TRIALS=n)"
 
 $(BIN)/.installed: pyproject.toml setup.py binlogkit/_rowtext.c
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test,spark]'
+	@# quiet unless it fails: the build backend's chatter goes to a log shown on failure
+	@$(BIN)/pip install -q --upgrade pip > $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
+	@$(BIN)/pip install -q -e '.[test,spark]' >> $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
+	@echo "installed binlogkit and its test/spark extras in $(VENV) (log: $(VENV)/install.log)"
 	touch $@
 
 deps-py: $(BIN)/.installed
@@ -32,8 +36,23 @@ deps: deps-py deps-system
 demo: deps-py
 	@BINLOGKIT=$(BIN)/binlogkit bash scripts/demo.sh
 
-test: deps
+test: deps typecheck
 	$(BIN)/pytest -q
+
+typecheck: deps-py
+	$(BIN)/mypy
+
+FUZZ_MINUTES ?= 5
+FUZZ_ENGINE ?= plain
+FUZZ_OUT ?= fuzz-out
+fuzz: deps-py
+	@# atheris (coverage-guided) when it installs for this Python; else the plain mutation engine
+	@if [ "$(FUZZ_ENGINE)" = atheris ]; then \
+	  $(BIN)/pip install -q 'atheris>=2.3' > /dev/null 2>&1 || { echo "atheris does not install here: FUZZ_ENGINE=plain"; exit 2; }; \
+	  $(PY) -m fuzz atheris-all --minutes $(FUZZ_MINUTES) --out $(FUZZ_OUT); \
+	else \
+	  nice -n 19 $(PY) -m fuzz run --minutes $(FUZZ_MINUTES) --out $(FUZZ_OUT); \
+	fi
 
 fixtures: deps
 	$(PY) -m fixtures.lab build

@@ -122,7 +122,7 @@ def _quiet_broken_pipe() -> None:
     sys.exit(EXIT_OK)
 
 
-def _event_json(ev, path: str) -> dict:
+def _event_json(ev, path: str | None) -> dict:
     raw = ev.raw
     doc = {"file": path, "offset": raw.offset, "end_offset": raw.end_offset, "type": raw.type_name,
            "type_code": raw.type_code, "name": ev.name, "timestamp": raw.timestamp,
@@ -168,7 +168,7 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
     out = sys.stdout
     if verbose:  # row values carry non-UTF-8 bytes as surrogate escapes: write them back raw
         try:
-            out.reconfigure(errors="surrogateescape")
+            getattr(out, "reconfigure")(errors="surrogateescape")
         except (AttributeError, ValueError):
             pass
     damaged = False
@@ -184,6 +184,7 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
 
     def drain():
         nonlocal size
+        assert sink is not None
         if pending:
             sink.write(b"".join(pending))
             pending.clear()
@@ -206,9 +207,11 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
                     if prog is not None:
                         prog.close()
                     prog_file = item.raw.file
-                    plain = prog_file and not prog_file.endswith((".xz", ".gz", ".bz2")) and os.path.isfile(prog_file)
-                    prog = Progress(os.path.getsize(prog_file) if plain else 0, f"decode {os.path.basename(prog_file)}")
-                prog(item.raw.offset)
+                    name = prog_file or ""
+                    plain = name and not name.endswith((".xz", ".gz", ".bz2")) and os.path.isfile(name)
+                    prog = Progress(os.path.getsize(name) if plain else 0, f"decode {os.path.basename(name)}")
+                if prog is not None:
+                    prog(item.raw.offset)
             if isinstance(item, Problem):
                 damaged = True
                 if sink is not None:
@@ -239,9 +242,9 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
                     if item.rows_text is not None:
                         out.write(item.rows_text.decode("utf-8", "surrogateescape"))
                     continue
-                text = text.encode("utf-8", "surrogateescape")
-                pending.append(text)
-                size += len(text)
+                data = text.encode("utf-8", "surrogateescape")
+                pending.append(data)
+                size += len(data)
                 if item.rows_text is not None:
                     if len(item.rows_text) > 1 << 16:  # big images: written as they are, not copied again
                         drain()
@@ -294,16 +297,16 @@ def verify(files, as_json) -> None:
         (res,) = verify_files([path], progress=prog)
         prog.close()
         bad |= not res.ok
+        p = res.problem
         if as_json:
             click.echo(json.dumps({"file": str(path), "ok": res.ok, "size": res.size, "events": res.events,
                                    "checksummed": res.checksummed, "end_offset": res.end_offset,
-                                   "problem": None if res.ok else {
-                                       "kind": type(res.problem).__name__, "offset": res.problem.offset,
-                                       "event_type": res.problem.event_type, "message": res.problem.message}}))
-        elif res.ok:
+                                   "problem": None if p is None else {
+                                       "kind": type(p).__name__, "offset": p.offset,
+                                       "event_type": p.event_type, "message": p.message}}))
+        elif p is None:
             click.echo(f"OK   {path}  {res.events} events, {res.checksummed} checksummed, {res.size} bytes")
         else:
-            p = res.problem
             click.echo(f"BAD  {path}  offset {p.offset}: {p.message}"
                        + (f" ({p.event_type})" if p.event_type else "")
                        + f"; {res.events} whole events before it")
@@ -418,16 +421,16 @@ def audit(paths, as_json, output_dir, jobs, engine) -> None:
         finally:
             spark.stop()
         sys.exit(rc)
-    prog = None
-    if sys.stderr.isatty():
-        def prog(done: int, total: int) -> None:
-            sys.stderr.write(f"\raudit: {done}/{total} files")
-            sys.stderr.flush()
+    show = sys.stderr.isatty()
+
+    def prog(done: int, total: int) -> None:
+        sys.stderr.write(f"\raudit: {done}/{total} files")
+        sys.stderr.flush()
     try:
-        result = run_local(paths, jobs=jobs, progress=prog)
+        result = run_local(paths, jobs=jobs, progress=prog if show else None)
     except OSError as exc:
         _fail(str(exc), EXIT_USAGE)
-    if prog:
+    if show:
         sys.stderr.write("\n")
     if output_dir:
         out = Path(output_dir)

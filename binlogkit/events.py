@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import zlib
 from dataclasses import dataclass, field
+from typing import Any
 from datetime import datetime, timezone
 
 from construct import Container, ConstructError, ListContainer
@@ -43,7 +44,7 @@ class Event:
     parsed: Container | None = field(repr=False, default=None)
     fields: dict = field(default_factory=dict)
     rows: list | None = field(repr=False, default=None)  # decoded row images, when asked for
-    table: object | None = field(repr=False, default=None)  # the Table they belong to
+    table: Any = field(repr=False, default=None)  # a rowvalues Table (not imported: no circle)  # the Table they belong to
     rows_text: bytes | None = field(repr=False, default=None)  # `decode -v` lines, when asked for
 
     @property
@@ -206,7 +207,8 @@ def _view(raw: RawEvent, p: Container, flavor: Flavor | None) -> dict:
         f["text"] = f"The incident {name} occured on the master. Message: {p.message}"
     elif t == T.TRANSACTION_PAYLOAD_EVENT:
         vals = payload_codec.tlv_values(p.fields, payload_codec.PAYLOAD_FIELDS)
-        f = {**vals, "compression": payload_codec.COMPRESSION.get(vals.get("compression_type"), "?"),
+        ctype = vals.get("compression_type")
+        f = {**vals, "compression": payload_codec.COMPRESSION.get(ctype, "?") if isinstance(ctype, int) else "?",
              "len_payload": len(p.payload)}
     elif t == T.HEARTBEAT_LOG_EVENT_V2:
         f = payload_codec.tlv_values(p.fields, payload_codec.HEARTBEAT_FIELDS, {"log_filename"})
@@ -245,10 +247,14 @@ def payload_events(event: Event) -> list[RawEvent]:
     """The events inside a Transaction_payload, framed (their offsets are within the payload)."""
 
     p = event.parsed
+    if p is None:
+        raise FormatError("Transaction_payload: not decoded", offset=event.raw.offset, event_type=event.raw.type_name)
     vals = payload_codec.tlv_values(p.fields, payload_codec.PAYLOAD_FIELDS)
+    ctype, usize = vals.get("compression_type", 255), vals.get("uncompressed_size")
     try:
-        inner = payload_codec.decompress_payload(bytes(p.payload), vals.get("compression_type", 255),
-                                                 vals.get("uncompressed_size"))
+        if not isinstance(ctype, int) or not (usize is None or isinstance(usize, int)):
+            raise ValueError("compression_type / uncompressed_size is not a number")
+        inner = payload_codec.decompress_payload(bytes(p.payload), ctype, usize)
     except ValueError as exc:
         raise FormatError(f"Transaction_payload: {exc}", offset=event.raw.offset,
                           event_type=event.raw.type_name) from None

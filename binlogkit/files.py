@@ -12,9 +12,9 @@ import gzip
 import lzma
 import os
 from pathlib import PurePath
-from typing import BinaryIO
+from typing import Any, BinaryIO, Callable
 
-OPENERS = {".xz": lzma.open, ".lzma": lzma.open, ".gz": gzip.open, ".bz2": bz2.open}
+OPENERS: dict[str, Callable[..., Any]] = {".xz": lzma.open, ".lzma": lzma.open, ".gz": gzip.open, ".bz2": bz2.open}
 
 
 def is_url(path: str | os.PathLike) -> bool:

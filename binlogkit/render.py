@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import time
-from typing import Iterator
+from typing import Callable, Iterator
 
 from .constants import EventType as T
 from .events import Event
@@ -123,14 +123,14 @@ _SUMMARY = {
        for t in (T.LOAD_EVENT, T.NEW_LOAD_EVENT, T.CREATE_FILE_EVENT)},
     **{t: lambda ev, f, utc: "" for t in (T.APPEND_BLOCK_EVENT, T.EXEC_LOAD_EVENT, T.DELETE_FILE_EVENT)},
 }
-_SUMMARY = {int(k): v for k, v in _SUMMARY.items()}
+_SUMMARY_BY_CODE: dict[int, Callable[[Event, dict, bool], str]] = {int(k): v for k, v in _SUMMARY.items()}
 
 
 def summary(ev: Event, utc: bool = False) -> str:
     t = ev.raw.type_code
     if ev.codec is None:
         return f"Unknown event type {t}" + (" (ignorable)" if ev.raw.flags & 0x80 else "")
-    fn = _SUMMARY.get(t)
+    fn = _SUMMARY_BY_CODE.get(t)
     return fn(ev, ev.fields, utc) if fn is not None else ev.name
 
 

@@ -167,6 +167,7 @@ class Grouper:
 
     def _close(self, complete: bool, terminator: str | None) -> Transaction:
         t = self.cur
+        assert t is not None, "closing with no transaction open"
         t.complete, t.terminator = complete, terminator
         self.cur = None
         info = self.files[-1]
@@ -231,6 +232,7 @@ class Grouper:
                                                "source_file": name,
                                                "source_end": int.from_bytes(body[:8], "little") if len(body) >= 8 else 4}
                     continue
+                src_file: str | None
                 if not relay:
                     src_file = own_source = base
                 else:
@@ -323,6 +325,7 @@ class Grouper:
 
     def _account(self, end: int, ts: int, size: int, log_pos: int, path: str) -> None:
         t = self.cur
+        assert t is not None, "accounting with no transaction open"
         t.events += 1
         t.bytes += size
         t.end_file, t.end_offset, t.last_timestamp = path, end, ts

@@ -27,6 +27,9 @@ def main(argv: list[str] | None = None) -> int:
     a = sub.add_parser("atheris", help="coverage-guided (atheris); libFuzzer options after the target")
     a.add_argument("target", choices=list(TARGETS))
     a.add_argument("libfuzzer", nargs=argparse.REMAINDER)
+    aa = sub.add_parser("atheris-all", help="coverage-guided, every target for an equal share of the time")
+    aa.add_argument("--minutes", type=float, default=float(os.environ.get("FUZZ_MINUTES", 5)))
+    aa.add_argument("--out", default="fuzz-out")
     p = sub.add_parser("replay", help="run one input through one target")
     p.add_argument("target", choices=list(TARGETS))
     p.add_argument("file")
@@ -47,6 +50,12 @@ def main(argv: list[str] | None = None) -> int:
         from .coverage import fuzz_atheris
 
         return fuzz_atheris(args.target, args.libfuzzer)
+    if args.cmd == "atheris-all":
+        from .coverage import run_all
+
+        stats = run_all(args.minutes, Path(args.out))
+        (Path(args.out) / "atheris-stats.json").write_text(json.dumps(stats, indent=1))
+        return 1 if any(s["findings"] or s["exit"] not in (0,) for s in stats.values()) else 0
     from .runner import campaign
 
     targets = list(TARGETS) if args.targets == "all" else args.targets.split(",")

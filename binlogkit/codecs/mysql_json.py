@@ -210,7 +210,7 @@ def apply_diffs(doc, data: bytes):
             doc = value
         elif op == REMOVE:
             del parent[last]
-        elif op == INSERT and isinstance(parent, list):
+        elif op == INSERT and isinstance(parent, list) and isinstance(last, int):
             parent.insert(last, value)
         else:
             parent[last] = value

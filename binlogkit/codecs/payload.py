@@ -37,9 +37,9 @@ HEARTBEAT_FIELDS = {1: "log_filename", 2: "log_position"}
 COMPRESSION = {0: "ZSTD", 255: "NONE"}
 
 
-def tlv_values(fields, names: dict[int, str], strings: set[str] = frozenset()) -> dict:
+def tlv_values(fields, names: dict[int, str], strings: frozenset[str] | set[str] = frozenset()) -> dict[str, int | str | None]:
     """The fields of a parsed TLV header as a dict of names to ints (or strings)."""
-    out = {}
+    out: dict[str, int | str | None] = {}
     for f in fields:
         if f.type == 0:
             break
