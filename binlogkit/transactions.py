@@ -1,7 +1,7 @@
 """Transactions: an event stream (one file, an index, a relay directory) grouped into
 transactions with GTID, local and source coordinates, times, size and completeness.
 
-Runs on the fast scan path (``scan.walk_events``): only the bodies that carry boundaries are
+Runs on the fast scan path (``framing.walk_events``): only the bodies that carry boundaries are
 read — GTIDs, Query, Xid, XA_prepare, Transaction_payload, Rotate, Format_description,
 Previous_gtids, Gtid_list; row images are never decoded.
 
@@ -35,7 +35,7 @@ from .codecs.common import uuid_text
 from .constants import EventFlag, EventType as T, event_type_name
 from .errors import BinlogError, BodyLengthError, FormatError
 from .format import Format
-from .scan import walk_events
+from .framing import walk_events
 
 GTID_TYPES = {T.GTID_LOG_EVENT, T.ANONYMOUS_GTID_LOG_EVENT, T.GTID_TAGGED_LOG_EVENT, T.GTID_EVENT}
 QUERY_TYPES = {T.QUERY_EVENT, T.QUERY_COMPRESSED_EVENT}
@@ -369,7 +369,7 @@ def group_files(paths: Iterable[str | os.PathLike], *, verify: bool = True, rela
     """Transactions of the files, in order (index files and folders expanded). A damaged file
     raises its ``BinlogError`` after the transactions before the damage were yielded; the
     transaction open at that point is yielded as incomplete first."""
-    from .api import expand_paths
+    from .files import expand_paths
 
     g = grouper or Grouper(source_file=source_file, relay=relay)
     from .files import open_input
