@@ -36,6 +36,8 @@ from .constants import EventFlag, EventType as T, event_type_name
 from .errors import BinlogError, BodyLengthError, FormatError
 from .format import Format
 from .framing import walk_events
+from .gtid.mysql import MAX_GNO, MysqlGtid
+from .positions import SourceClock
 
 GTID_TYPES = {T.GTID_LOG_EVENT, T.ANONYMOUS_GTID_LOG_EVENT, T.GTID_TAGGED_LOG_EVENT, T.GTID_EVENT}
 QUERY_TYPES = {T.QUERY_EVENT, T.QUERY_COMPRESSED_EVENT}
@@ -65,7 +67,8 @@ class Transaction:
     terminator: str | None = None  # XID, COMMIT, ROLLBACK, DDL, STATEMENT, XA_PREPARE, XA_COMMIT, ...
     source_file: str | None = None
     source_start: int | None = None
-    source_end: int | None = None  # end_log_pos of the last event seen (of the terminator when complete)
+    source_end: int | None = None  # source end of the last event seen (of the terminator when complete),
+                                   # 64-bit: end_log_pos unwrapped (binlogkit.positions)
     standalone: bool = False
     # the last source event before this transaction began: where to resume to re-fetch it
     resume_source_file: str | None = None
@@ -148,9 +151,6 @@ def _classify(q: str) -> str:
     return "statement"
 
 
-MAX_GNO = (1 << 63) - 1  # MySQL's transaction numbers: 1 .. 2^63-1
-
-
 class Grouper:
     """Feeds on events file by file; yields finished transactions as they close."""
 
@@ -164,6 +164,9 @@ class Grouper:
         self.last_event: dict | None = None
         self.last_whole: tuple[str, int] | None = None  # (file, end) of the last whole event
         self.last_relay_rotate: dict | None = None
+        self.clock = SourceClock(source_file)  # the source's 64-bit positions (relay logs)
+        # the last Rotate the source itself wrote (the end of its file), in a relay log
+        self.last_source_rotate: dict | None = None
 
     def _close(self, complete: bool, terminator: str | None) -> Transaction:
         t = self.cur
@@ -227,19 +230,27 @@ class Grouper:
                         body = self._body(data)
                         name = body[8:].decode("utf-8", "replace") if len(body) >= 8 else ""
                         if relay or not own_source:
+                            pos = int.from_bytes(body[:8], "little") if len(body) >= 8 else 4
+                            if relay and log_pos:  # the source's own Rotate, at the end of its file
+                                self.last_source_rotate = {"file": path, "offset": at, "end": end,
+                                                           "from_file": self.source_file,
+                                                           "from_end": self.clock.unwrap(log_pos, ev_size),
+                                                           "target": name}
                             self.source_file = name
+                            self.clock.rotate(name, pos)
                             self.last_event = {"file": path, "offset": at, "end": end, "type": code,
-                                               "source_file": name,
-                                               "source_end": int.from_bytes(body[:8], "little") if len(body) >= 8 else 4}
+                                               "source_file": name, "source_end": pos}
                     continue
                 src_file: str | None
                 if not relay:
                     src_file = own_source = base
+                    src_end = end  # a binlog is its own source: the offset, 64-bit
                 else:
                     src_file = self.source_file
+                    src_end = self.clock.unwrap(log_pos, ev_size)
                 before = self.last_event or {}
                 self.last_event = {"file": path, "offset": at, "end": end, "type": code,
-                                   "source_file": src_file, "source_end": log_pos}
+                                   "source_file": src_file, "source_end": src_end}
                 if code in OUTSIDE:
                     if code == T.INCIDENT_EVENT:
                         body = self._body(data)
@@ -249,8 +260,8 @@ class Grouper:
                     if code == T.PREVIOUS_GTIDS_LOG_EVENT and info.previous_gtids is None:
                         try:
                             info.previous_gtids = decode_previous_gtids(self._body(data))
-                        except ValueError:
-                            pass
+                        except ValueError as exc:
+                            raise FormatError(str(exc), offset=at, event_type="PREVIOUS_GTIDS_LOG_EVENT") from None
                     elif code == T.GTID_LIST_EVENT and info.gtid_list is None:
                         body = self._body(data)
                         n = int.from_bytes(body[:4], "little") & 0x0FFFFFFF
@@ -269,9 +280,11 @@ class Grouper:
                         gtid, kind, standalone = self._gtid(code, sid, self._body(data))
                     except BinlogError as exc:
                         raise exc.with_context(offset=at, event_type=event_type_name(code))
+                    except ValueError as exc:
+                        raise FormatError(f"Gtid_tagged: {exc}", offset=at, event_type="GTID_TAGGED_LOG_EVENT") from None
                     self.cur = Transaction(gtid, kind, path, at, ts, sid, standalone=standalone,
                                            source_file=src_file,
-                                           source_start=(log_pos - ev_size) if log_pos else None,
+                                           source_start=(src_end - ev_size) if src_end else None,
                                            resume_source_file=before.get("source_file"),
                                            resume_source_pos=before.get("source_end"))
                     info.transactions += 1
@@ -282,19 +295,19 @@ class Grouper:
                     if info.first_transaction is None:
                         info.first_transaction = gtid or f"@{at}"
                     info.last_transaction = gtid or f"@{at}"
-                    self._account(end, ts, ev_size, log_pos, path)
+                    self._account(end, ts, ev_size, src_end, path)
                     continue
                 if self.cur is None:
                     kind = "continuation" if (info.transactions == 0 and not self.files[:-1] and
                                               code not in QUERY_TYPES and code not in PRELUDE) else "legacy"
                     self.cur = Transaction(None, kind, path, at, ts, sid, source_file=src_file,
-                                           source_start=(log_pos - ev_size) if log_pos else None)
+                                           source_start=(src_end - ev_size) if src_end else None)
                     info.transactions += 1
                     if info.first_transaction is None:
                         info.first_transaction = f"@{at}"
                     info.last_transaction = f"@{at}"
                 t = self.cur
-                self._account(end, ts, ev_size, log_pos, path)
+                self._account(end, ts, ev_size, src_end, path)
                 if code in QUERY_TYPES:
                     phl = self.fmt.post_header_length(T.QUERY_EVENT) if self.fmt else None
                     c = _classify(_query_text(self._body(data), code, phl))
@@ -323,14 +336,14 @@ class Grouper:
         if self.cur is not None:
             yield self._close(False, None)
 
-    def _account(self, end: int, ts: int, size: int, log_pos: int, path: str) -> None:
+    def _account(self, end: int, ts: int, size: int, src_end: int, path: str) -> None:
         t = self.cur
         assert t is not None, "accounting with no transaction open"
         t.events += 1
         t.bytes += size
         t.end_file, t.end_offset, t.last_timestamp = path, end, ts
-        if log_pos:
-            t.source_end = log_pos
+        if src_end:
+            t.source_end = src_end
 
     def _body(self, data: bytes) -> bytes:
         fmt = self.fmt
@@ -349,17 +362,15 @@ class Grouper:
         if code == T.GTID_LOG_EVENT and len(body) >= 25:
             gno = int.from_bytes(body[17:25], "little")
             if not 1 <= gno <= MAX_GNO:  # checked where it is read: the text must parse back
-                raise FormatError(f"Gtid event: transaction number {gno} outside 1..2^63-1")
+                raise FormatError(f"Gtid event: transaction number {gno} outside 1..{MAX_GNO}")
             return f"{uuid_text(body[1:17])}:{gno}", "mysql", False
-        if code == T.GTID_TAGGED_LOG_EVENT:
+        if code == T.GTID_TAGGED_LOG_EVENT:  # ValueError on a damaged body: the caller types it
             from .codecs.serialization import decode_tagged_gtid
-            from .gtid import MysqlGtid
-            try:
-                gtid = decode_tagged_gtid(body).get("gtid")
-            except (ValueError, IndexError):
-                return None, "mysql", False
-            if gtid is not None:
-                MysqlGtid.parse(gtid)  # a GtidError (a BinlogError) when a field is out of range
+
+            gtid = decode_tagged_gtid(body).get("gtid")
+            if gtid is None:
+                raise ValueError("no uuid or no gno")
+            MysqlGtid.parse(gtid)  # a GtidError (a BinlogError) when a field is out of range
             return gtid, "mysql", False
         return None, "mysql", False
 
