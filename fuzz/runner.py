@@ -149,7 +149,8 @@ def campaign(targets: list[str], seconds: float, *, out: Path, seed: int = 0, sl
     seeds = {t: seeds_for(t) for t in targets}
     stats = {t: {"inputs": 0, "seconds": 0.0, "findings": 0} for t in targets}
     found: dict[str, Finding] = {}
-    deadline = time.monotonic() + seconds
+    started = time.monotonic()
+    deadline = started + seconds
     shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
     with tempfile.TemporaryDirectory(prefix="binlogkit-fuzz-", dir=shm) as tmp:
         work = Path(tmp)
@@ -176,6 +177,7 @@ def campaign(targets: list[str], seconds: float, *, out: Path, seed: int = 0, sl
                         log(f"FOUND {f.kind} in {t}: {f.signature} ({len(small)} bytes) -> {out / name}.bin")
                 stats[t]["inputs"] += n
                 stats[t]["seconds"] += time.monotonic() - t0
+                _snapshot(out, stats, found, started, seed)  # a long run can be read while it runs
                 if time.monotonic() >= deadline:
                     break
     resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
@@ -188,6 +190,16 @@ def campaign(targets: list[str], seconds: float, *, out: Path, seed: int = 0, sl
         "targets": stats, "seconds": seconds, "seed": seed}
     (out / "stats.json").write_text(json.dumps(result, indent=1))
     return result
+
+
+def _snapshot(out: Path, stats: dict, found: dict, started: float, seed: int) -> None:
+    done = sum(s["inputs"] for s in stats.values())
+    snap = {"elapsed": round(time.monotonic() - started), "inputs": done,
+            "cpu_seconds": round(time.process_time()), "findings": sorted(found), "seed": seed,
+            "targets": {t: {"inputs": s["inputs"], "seconds": round(s["seconds"], 1)} for t, s in stats.items()}}
+    tmp = out / "progress.json.tmp"
+    tmp.write_text(json.dumps(snap, indent=1))
+    tmp.replace(out / "progress.json")
 
 
 def _vm_kb() -> int:
