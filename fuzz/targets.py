@@ -21,7 +21,7 @@ from .mutate import mutate, mutate_text
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "mariadb-10.11"
-CORPUS = ROOT.parent / "shared" / "corpus"
+CORPUS = Path(os.environ.get("FUZZ_CORPUS") or ROOT.parent / "shared" / "corpus")  # a copy of the tree elsewhere: say where
 SEED_MAX = 2 << 10  # seeds are cut to whole events within this size: fast inputs
 
 
