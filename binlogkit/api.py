@@ -58,6 +58,8 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
     def register(raw):
         """A table map, decoded once: its Table kept for the rows events that follow."""
         tm = decode(raw, strict=strict)
+        if tm.parsed is None:  # kept as bytes (no codec): no table to register
+            return tm
         flavor = raw.format.flavor if raw.format else None
         key = (flavor, raw.body)  # servers repeat a table's map before every statement
         table = known.get(key)

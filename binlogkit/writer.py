@@ -19,6 +19,7 @@ from pathlib import Path
 from .constants import EventFlag, EventType as T
 from .errors import PartialWrite, WriteRefused
 from .events import build_event
+from .format import Format
 from .safeio import Backup, SafeDir, copy_range, refuse_if_in_use, write_all
 from .scan import scan
 
@@ -80,18 +81,18 @@ class BinlogAppender:
             if t.dir is not d:
                 t.dir.close()
         res = scan(self.file)
-        if not res.ok:
+        if res.problem is not None:
             raise WriteRefused(f"{self.file.name} is damaged ({res.problem.message} at {res.problem.offset}): "
                                "repair it first (binlogkit recover)", file=str(self.file))
         from . import open_binlog
 
         first = next(iter(open_binlog(str(self.file))))
-        if first.type_code != T.FORMAT_DESCRIPTION_EVENT:
+        if first.type_code != T.FORMAT_DESCRIPTION_EVENT or first.format is None:
             raise WriteRefused("the last binlog does not start with a Format_description", file=str(self.file))
         if first.flags & EventFlag.BINLOG_IN_USE:
             raise WriteRefused(f"{self.file.name} is still marked in use: the server did not stop cleanly; "
                                "let it run its crash recovery first", file=str(self.file))
-        self.format = first.format
+        self.format: Format = first.format
         self.server_id = first.server_id
         self.size = res.end_offset
         self.pending: list[tuple[int, bytes]] = []

@@ -124,7 +124,8 @@ def charset_text(collation: int | None, raw: bytes) -> str | None:
     with the five bytes cp1252 leaves undefined mapped straight to U+0081... (as latin-1 does)."""
     from ..collations import CHARSET_OF
 
-    codec = CODECS.get(CHARSET_OF.get(collation)) if collation is not None else None
+    charset = CHARSET_OF.get(collation) if collation is not None else None
+    codec = CODECS.get(charset) if charset is not None else None
     if codec is None:
         return None
     try:

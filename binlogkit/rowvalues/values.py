@@ -133,8 +133,8 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
         (f,) = struct.unpack_from("<d", b, p)
         return Value(f, f"{f:.20g}"), p + 8
     if t == NEWDECIMAL:
-        d, q = _decimal(b, p, m >> 8, m & 0xFF)
-        return Value(d, format(d, "f")), q
+        dec, q = _decimal(b, p, m >> 8, m & 0xFF)
+        return Value(dec, format(dec, "f")), q
     if t == YEAR:
         y = b[p]
         return Value(1900 + y if y else 0, f"{1900 + y if y else 0}"), p + 1
@@ -304,6 +304,7 @@ class UnknownColumnType(BodyLengthError):
 
 
 def _hinted_value(col: Column, raw: bytes) -> Value:
+    assert col.hint is not None, "called for hinted columns only"
     try:
         text = hinted(col.hint, raw)
     except ValueError as exc:
