@@ -231,6 +231,18 @@ def t_compare(work, data, others=None):
     return run_cli(["compare", b, a])
 
 
+def t_incident(work, data, others=None):
+    """``incident`` on a stopped server's binlog folder whose last binlog is the input: it must
+    refuse damaged input (exit 2) or append the Incident + Rotate, never a traceback."""
+    d, backup = work / "binlogs", work / "incident-backup"
+    for x in (d, backup):
+        shutil.rmtree(x, ignore_errors=True)
+    d.mkdir()
+    files = _two(d, data, _rnd(data), others)
+    (d / "log-bin.index").write_text("".join(f"./{Path(f).name}\n" for f in files))
+    return run_cli(["incident", str(d), "--backup-dir", str(backup), "--message", "fuzz"])
+
+
 # recover: relay directories of the crash fixtures, the input as their last relay log
 _TEMPLATES: list[dict] | None = None
 
@@ -290,6 +302,7 @@ TARGETS = {
     "audit": t_audit,
     "compare": t_compare,
     "recover": t_recover,
+    "incident": t_incident,
 }
 
 
