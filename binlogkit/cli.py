@@ -479,14 +479,14 @@ def audit(paths, as_json, output_dir, jobs, engine) -> None:
         out.mkdir(parents=True, exist_ok=True)
         (out / "findings.json").write_text(json.dumps(result["findings"], indent=1))
         try:  # Parquet as well when pyarrow is there (the 'spark' extra installs it)
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-
+            pa = need("pyarrow", "findings.parquet")
+            pq = need("pyarrow.parquet", "findings.parquet")
+        except MissingDependency as exc:  # the JSON files are written all the same: say so, go on
+            click.echo(f"binlogkit: note: findings.parquet not written: {exc}", err=True)
+        else:
             cols = ["kind", "severity", "file", "offset", "detail", "gtids", "series"]
             pq.write_table(pa.table({c: [f[c] for f in result["findings"]] for c in cols}),
                            out / "findings.parquet")
-        except ImportError:
-            pass
         (out / "summary.json").write_text(json.dumps({k: v for k, v in result.items() if k != "findings"}, indent=1))
     if as_json:
         click.echo(json.dumps(result, indent=1, default=str))
