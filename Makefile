@@ -17,7 +17,7 @@ help:
 	@echo "make fuzz        mutation campaign over every file-facing command (FUZZ_MINUTES=5, FUZZ_ENGINE=plain|atheris)"
 	@echo "make typecheck   mypy on binlogkit/ (make test runs it)"
 	@echo "make past-4g     a real > 4 GiB transaction: replicas killed in it, recovered, resumed (25 GB disk)"
-	@echo "make soak        50 kill -9 trials spread over the workload, every 5th with 300 MB of relay logs on disk (TRIALS, LATE_EVERY, LATE_MB)"
+	@echo "make soak        50 kill -9 trials spread over the workload, every 5th with 300 MB of relay logs on disk (TRIALS, SEED, LATE_EVERY, LATE_MB)"
 
 $(BIN)/.installed: pyproject.toml setup.py binlogkit/_rowtext.c
 	$(PYTHON) -m venv $(VENV)
@@ -60,7 +60,7 @@ fixtures: deps
 	$(PY) -m fixtures.lab build
 
 soak: deps
-	nice -n 19 $(PY) -m fixtures.lab soak --trials $${TRIALS:-50} --late-every $${LATE_EVERY:-5} --late-mb $${LATE_MB:-300}
+	nice -n 19 $(PY) -m fixtures.lab soak --trials $${TRIALS:-50} --seed $${SEED:-1} --late-every $${LATE_EVERY:-5} --late-mb $${LATE_MB:-300}
 
 bench-data: deps
 	$(PY) -m fixtures.lab bench-data
