@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 DEMO_SET := fixtures/mariadb-10.11
 
-.PHONY: bench-pull pull-soak past-4g demo test deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit asan-rowtext clean help
+.PHONY: bench-pull pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit asan-rowtext clean help
 
 help:
 	@echo "make demo        decode committed fixtures made by a real MariaDB server"
@@ -17,14 +17,19 @@ help:
 	@echo "make bench-encryption  verify/decode of encrypted copies of the bench binlog vs plain"
 	@echo "make fuzz-encryption   5 minutes of damaged encrypted files: typed errors only"
 	@echo "make asan-rowtext  the C row-text accelerator under AddressSanitizer + UBSan, fuzzed"
+	@echo "make fuzz        mutation campaign over every file-facing command (FUZZ_MINUTES=5, FUZZ_ENGINE=plain|atheris)"
+	@echo "make typecheck   mypy on binlogkit/ (make test runs it)"
 	@echo "make past-4g     a real > 4 GiB transaction: replicas killed in it, recovered, resumed (25 GB disk)"
-	@echo "make soak        50 kill -9 trials, each repaired by binlogkit recover and compared (TRIALS=n)"
+	@echo "make soak        50 kill -9 trials spread over the workload, every 5th with 300 MB of relay logs on disk (TRIALS, SEED, LATE_EVERY, LATE_MB)"
 	@echo "make pull-soak   30 kill -9 trials of binlogkit pull under a live workload, then cmp with the primary (TRIALS=n)"
 
 $(BIN)/.installed: pyproject.toml setup.py binlogkit/_rowtext.c
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test,spark]'
+	@# quiet unless it fails: the build backend's chatter goes to a log shown on failure
+	@$(BIN)/pip install -q --upgrade pip > $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
+	@$(BIN)/pip install -q -e '.[test,spark]' >> $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
+	@echo "installed binlogkit and its test/spark extras in $(VENV) (log: $(VENV)/install.log)"
+	@$(PY) -c 'import binlogkit._rowtext' 2>/dev/null || echo "note: the C accelerator was not built (no C compiler or Python headers: apt-get install gcc python3-dev, then make deps-py); binlogkit uses its pure-Python row decoder (same output, slower)"
 	touch $@
 
 deps-py: $(BIN)/.installed
@@ -37,14 +42,29 @@ deps: deps-py deps-system
 demo: deps-py
 	@BINLOGKIT=$(BIN)/binlogkit bash scripts/demo.sh
 
-test: deps
+test: deps typecheck
 	$(BIN)/pytest -q
+
+typecheck: deps-py
+	$(BIN)/mypy
+
+FUZZ_MINUTES ?= 5
+FUZZ_ENGINE ?= plain
+FUZZ_OUT ?= fuzz-out
+fuzz: deps-py
+	@# atheris (coverage-guided) when it installs for this Python; else the plain mutation engine
+	@if [ "$(FUZZ_ENGINE)" = atheris ]; then \
+	  $(BIN)/pip install -q 'atheris>=2.3' > /dev/null 2>&1 || { echo "atheris does not install here: FUZZ_ENGINE=plain"; exit 2; }; \
+	  $(PY) -m fuzz atheris-all --minutes $(FUZZ_MINUTES) --out $(FUZZ_OUT); \
+	else \
+	  nice -n 19 $(PY) -m fuzz run --minutes $(FUZZ_MINUTES) --out $(FUZZ_OUT); \
+	fi
 
 fixtures: deps
 	$(PY) -m fixtures.lab build
 
 soak: deps
-	$(PY) -m fixtures.lab soak --trials $${TRIALS:-50}
+	nice -n 19 $(PY) -m fixtures.lab soak --trials $${TRIALS:-50} --seed $${SEED:-1} --late-every $${LATE_EVERY:-5} --late-mb $${LATE_MB:-300}
 
 bench-data: deps
 	$(PY) -m fixtures.lab bench-data

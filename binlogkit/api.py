@@ -12,52 +12,8 @@ from typing import Iterable, Iterator
 from .constants import EventType
 from .errors import BinlogError
 from .events import Event, decode
+from .files import COMPRESSED_SUFFIXES, expand_paths  # noqa: F401  (part of the API)
 from .scan import ScanResult, scan
-
-
-COMPRESSED_SUFFIXES = (".xz", ".gz", ".bz2", ".lzma")
-
-
-def _resolve(path: Path) -> Path:
-    """``path``, or its compressed twin (``path.xz`` ...) when only that exists (archives)."""
-    if path.exists():
-        return path
-    for suffix in COMPRESSED_SUFFIXES:
-        twin = path.with_name(path.name + suffix)
-        if twin.exists():
-            return twin
-    return path
-
-
-def _is_log_name(p: Path) -> bool:
-    name = p.name
-    for suffix in COMPRESSED_SUFFIXES:
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-    return Path(name).suffix[1:].isdigit()
-
-
-def expand_paths(paths: Iterable[str | os.PathLike]) -> list[Path]:
-    """Files in order: an ``.index`` file stands for the logs it lists (relative to itself); a
-    directory for its index files' logs, or else for its files named like ``NAME.000123``."""
-    out: list[Path] = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            indexes = sorted(p.glob("*.index"))
-            if indexes:
-                out += expand_paths(indexes)
-            else:
-                out += sorted(f for f in p.iterdir() if f.is_file() and _is_log_name(f))
-            continue
-        if p.suffix == ".index" and p.is_file():
-            for line in p.read_text().splitlines():
-                line = line.strip()
-                if line:
-                    name = Path(line)
-                    out.append(_resolve(name if name.is_absolute() else p.parent / name.name))
-        else:
-            out.append(p)
-    return out
 
 
 @dataclass(frozen=True)
@@ -103,6 +59,8 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
     def register(raw):
         """A table map, decoded once: its Table kept for the rows events that follow."""
         tm = decode(raw, strict=strict)
+        if tm.parsed is None:  # kept as bytes (no codec): no table to register
+            return tm
         flavor = raw.format.flavor if raw.format else None
         key = (flavor, raw.body)  # servers repeat a table's map before every statement
         table = known.get(key)

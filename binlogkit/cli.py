@@ -22,6 +22,7 @@ from pathlib import Path
 from . import __version__
 from .api import Problem, decode_files, expand_paths, gtid_summary, transactions as list_transactions, verify_files
 from .constants import EventType
+from ._optional import MissingDependency, need
 from .errors import BinlogError, KeyFileError, KeyRequiredError, PartialWrite, WriteRefused
 from .render import render_text
 
@@ -48,13 +49,16 @@ class Progress:
 
 
 class _Commands(click.Group):
-    """Output that cannot be written ends every command the same way: a reader that went away
-    (``| head``) quietly, as Unix tools do; a full disk or another I/O error with one line, exit 2
-    — never a traceback."""
+    """Every command ends the same way on these, never with a traceback: a missing optional
+    dependency is one line naming the extra to install, exit 2; output that cannot be written —
+    a reader that went away (``| head``) quietly, as Unix tools do; a full disk or another I/O
+    error with one line, exit 2."""
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
+        except MissingDependency as exc:
+            _fail(str(exc), EXIT_USAGE)
         except BrokenPipeError:
             _quiet_broken_pipe()
         except OSError as exc:
@@ -171,7 +175,7 @@ def _check_inputs(paths, *, missing_ok: bool = False, recursive: bool = False) -
     """Every argument must stand for at least one log, and every log an index lists must exist:
     exit 2 saying what was looked for, instead of a silent success or a traceback.
     ``recursive``: folders are searched all the way down (the audit's archives)."""
-    from .api import _is_log_name
+    from .files import _is_log_name
 
     for p in paths:
         if recursive and os.path.isdir(p):
@@ -194,7 +198,7 @@ def _quiet_broken_pipe() -> None:
     sys.exit(EXIT_OK)
 
 
-def _event_json(ev, path: str) -> dict:
+def _event_json(ev, path: str | None) -> dict:
     raw = ev.raw
     doc = {"file": path, "offset": raw.offset, "end_offset": raw.end_offset, "type": raw.type_name,
            "type_code": raw.type_code, "name": ev.name, "timestamp": raw.timestamp,
@@ -244,7 +248,7 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
     out = sys.stdout
     if verbose:  # row values carry non-UTF-8 bytes as surrogate escapes: write them back raw
         try:
-            out.reconfigure(errors="surrogateescape")
+            getattr(out, "reconfigure")(errors="surrogateescape")
         except (AttributeError, ValueError):
             pass
     damaged = False
@@ -260,6 +264,7 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
 
     def drain():
         nonlocal size
+        assert sink is not None
         if pending:
             sink.write(b"".join(pending))
             pending.clear()
@@ -282,9 +287,11 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
                     if prog is not None:
                         prog.close()
                     prog_file = item.raw.file
-                    plain = prog_file and not prog_file.endswith((".xz", ".gz", ".bz2")) and os.path.isfile(prog_file)
-                    prog = Progress(os.path.getsize(prog_file) if plain else 0, f"decode {os.path.basename(prog_file)}")
-                prog(item.raw.offset)
+                    name = prog_file or ""
+                    plain = name and not name.endswith((".xz", ".gz", ".bz2")) and os.path.isfile(name)
+                    prog = Progress(os.path.getsize(name) if plain else 0, f"decode {os.path.basename(name)}")
+                if prog is not None:
+                    prog(item.raw.offset)
             if isinstance(item, Problem):
                 damaged = max(damaged, _exit_for(item.error))
                 if sink is not None:
@@ -317,9 +324,9 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
                     if item.rows_text is not None:
                         out.write(item.rows_text.decode("utf-8", "surrogateescape"))
                     continue
-                text = text.encode("utf-8", "surrogateescape")
-                pending.append(text)
-                size += len(text)
+                data = text.encode("utf-8", "surrogateescape")
+                pending.append(data)
+                size += len(data)
                 if item.rows_text is not None:
                     if len(item.rows_text) > 1 << 16:  # big images: written as they are, not copied again
                         drain()
@@ -373,22 +380,22 @@ def verify(files, as_json, keys) -> None:
         prog = Progress(size, f"verify {path.name}")
         (res,) = verify_files([path], progress=prog, keys=keys)
         prog.close()
-        bad = max(bad, 0 if res.ok else _exit_for(res.problem))
-        if isinstance(res.problem, KeyRequiredError) and not as_json:
-            click.echo(f"binlogkit: error: {res.problem}", err=True)  # one line: the next files need it too
+        p = res.problem
+        bad = max(bad, 0 if p is None else _exit_for(p))
+        if isinstance(p, KeyRequiredError) and not as_json:
+            click.echo(f"binlogkit: error: {p}", err=True)  # one line: the next files need it too
             sys.exit(EXIT_USAGE)
         if as_json:
             click.echo(json.dumps({"file": str(path), "ok": res.ok, "size": res.size, "events": res.events,
                                    "checksummed": res.checksummed, "end_offset": res.end_offset,
                                    "encryption": res.encryption,
-                                   "problem": None if res.ok else {
-                                       "kind": type(res.problem).__name__, "offset": res.problem.offset,
-                                       "event_type": res.problem.event_type, "message": res.problem.message}}))
-        elif res.ok:
+                                   "problem": None if p is None else {
+                                       "kind": type(p).__name__, "offset": p.offset,
+                                       "event_type": p.event_type, "message": p.message}}))
+        elif p is None:
             click.echo(f"OK   {path}  {res.events} events, {res.checksummed} checksummed, {res.size} bytes"
                        + (f", encrypted ({res.encryption})" if res.encryption else ""))
         else:
-            p = res.problem
             click.echo(f"BAD  {path}  offset {p.offset}: {p.message}"
                        + (f" ({p.event_type})" if p.event_type else "")
                        + f"; {res.events} whole events before it")
@@ -507,6 +514,7 @@ def audit(paths, as_json, output_dir, jobs, engine, keys) -> None:
     from .audit import run_local
 
     if engine == "spark":
+        need("pyspark", "audit --engine spark")
         from .audit import job
 
         spark = job.session(f"local[{jobs}]" if jobs else None)
@@ -521,30 +529,30 @@ def audit(paths, as_json, output_dir, jobs, engine, keys) -> None:
         finally:
             spark.stop()
         sys.exit(rc)
-    prog = None
-    if sys.stderr.isatty():
-        def prog(done: int, total: int) -> None:
-            sys.stderr.write(f"\raudit: {done}/{total} files")
-            sys.stderr.flush()
+    show = sys.stderr.isatty()
+
+    def prog(done: int, total: int) -> None:
+        sys.stderr.write(f"\raudit: {done}/{total} files")
+        sys.stderr.flush()
     try:
-        result = run_local(paths, jobs=jobs, progress=prog, keys=keys)
+        result = run_local(paths, jobs=jobs, progress=prog if show else None, keys=keys)
     except OSError as exc:
         _fail(str(exc), EXIT_USAGE)
-    if prog:
+    if show:
         sys.stderr.write("\n")
     if output_dir:
         out = Path(output_dir)
         out.mkdir(parents=True, exist_ok=True)
         (out / "findings.json").write_text(json.dumps(result["findings"], indent=1))
         try:  # Parquet as well when pyarrow is there (the 'spark' extra installs it)
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-
+            pa = need("pyarrow", "findings.parquet")
+            pq = need("pyarrow.parquet", "findings.parquet")
+        except MissingDependency as exc:  # the JSON files are written all the same: say so, go on
+            click.echo(f"binlogkit: note: findings.parquet not written: {exc}", err=True)
+        else:
             cols = ["kind", "severity", "file", "offset", "detail", "gtids", "series"]
             pq.write_table(pa.table({c: [f[c] for f in result["findings"]] for c in cols}),
                            out / "findings.parquet")
-        except ImportError:
-            pass
         (out / "summary.json").write_text(json.dumps({k: v for k, v in result.items() if k != "findings"}, indent=1))
     if as_json:
         click.echo(json.dumps(result, indent=1, default=str))
@@ -592,6 +600,8 @@ def compare(primary, replicas, as_json, keys) -> None:
         res = run_compare(expand(primary), [expand(r) for r in replicas], keys=keys)
     except BinlogError as exc:  # a side that cannot be decrypted
         _fail(str(exc), _exit_for(exc))
+    except OSError as exc:
+        _fail(str(exc), EXIT_USAGE)
     if as_json:
         click.echo(json.dumps(res, indent=1))
     else:

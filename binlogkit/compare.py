@@ -9,15 +9,26 @@ Only complete transactions count; the primary's incomplete tail is reported apar
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
 from .api import transactions
+from .transactions import Transaction
 from .errors import BinlogError, DecryptionError, KeyFileError, KeyRequiredError
 
 
+@dataclass(frozen=True)
+class _Side:
+    paths: list[str]
+    gtids: set[str]
+    problem: str | None
+
+
 def _gtid_trx(paths: Iterable[str | os.PathLike], relay: bool | None, keys=None) -> tuple[list, list, str | None]:
-    complete, incomplete, problem = [], [], None
+    complete: list[Transaction] = []
+    incomplete: list[Transaction] = []
+    problem: str | None = None
     try:
         for t in transactions(paths, relay=relay, keys=keys):
             if t.gtid:
@@ -33,14 +44,15 @@ def compare(primary: Iterable[str | os.PathLike], replicas: list[Iterable[str | 
             keys=None) -> dict:
     """``keys`` (``crypto.Keys``) reads encrypted sides; one that cannot be decrypted raises."""
     p_done, p_open, p_problem = _gtid_trx(primary, relay=None, keys=keys)
-    sides = []
+    sides: list[_Side] = []
     for paths in replicas:
+        paths = list(paths)
         done, _open, problem = _gtid_trx(paths, relay=None, keys=keys)
-        sides.append({"paths": [str(x) for x in paths], "gtids": {t.gtid for t in done}, "problem": problem})
+        sides.append(_Side([str(x) for x in paths], {t.gtid for t in done if t.gtid}, problem))
     p_gtids = [t.gtid for t in p_done]
     p_set = set(p_gtids)
-    held_by_any = set().union(*(s["gtids"] for s in sides)) if sides else set()
-    held_by_all = set.intersection(*(s["gtids"] for s in sides)) if sides else set()
+    held_by_any: set[str] = set().union(*(s.gtids for s in sides)) if sides else set()
+    held_by_all: set[str] = set.intersection(*(s.gtids for s in sides)) if sides else set()
     last_common = None
     for g in p_gtids:
         if g in held_by_all:
@@ -55,8 +67,8 @@ def compare(primary: Iterable[str | os.PathLike], replicas: list[Iterable[str | 
         "last_common": last_common,
         "unacknowledged": [{"gtid": t.gtid, "file": Path(t.start_file).name, "offset": t.start_offset,
                             "end_offset": t.end_offset} for t in tail],
-        "replicas": [{"paths": s["paths"], "transactions": len(s["gtids"]),
-                      "missing_from_replica": sorted(p_set - s["gtids"] - {t.gtid for t in tail},
+        "replicas": [{"paths": s.paths, "transactions": len(s.gtids),
+                      "missing_from_replica": sorted(p_set - s.gtids - {t.gtid for t in tail},
                                                      key=p_gtids.index)[:100],
-                      "errant": sorted(s["gtids"] - p_set), "problem": s["problem"]} for s in sides],
+                      "errant": sorted(s.gtids - p_set), "problem": s.problem} for s in sides],
     }

@@ -12,11 +12,10 @@ from __future__ import annotations
 import io
 import zlib
 from dataclasses import dataclass, field
+from typing import Any
 from datetime import datetime, timezone
 
 from construct import Container, ConstructError, ListContainer
-
-import struct
 
 from .codecs.fast import FAST, Irregular
 from .codecs import compression, gtid as gtid_codec, payload as payload_codec, status_vars
@@ -45,7 +44,7 @@ class Event:
     parsed: Container | None = field(repr=False, default=None)
     fields: dict = field(default_factory=dict)
     rows: list | None = field(repr=False, default=None)  # decoded row images, when asked for
-    table: object | None = field(repr=False, default=None)  # the Table they belong to
+    table: Any = field(repr=False, default=None)  # a rowvalues Table (not imported: no circle)  # the Table they belong to
     rows_text: bytes | None = field(repr=False, default=None)  # `decode -v` lines, when asked for
 
     @property
@@ -122,7 +121,7 @@ def decode(raw: RawEvent, *, strict: bool = True) -> Event:
         try:
             parsed = fast(body, raw.type_code, fmt.post_header_length(raw.type_code) if fmt else None)
             left = 0
-        except (Irregular, IndexError, struct.error):
+        except Irregular:
             parsed = None
         if parsed is not None and raw.type_code in _FLAT:  # the hottest event: its fields in one step
             return Event(raw, codec, parsed, rows_fields(parsed))
@@ -212,7 +211,8 @@ def _view(raw: RawEvent, p: Container, flavor: Flavor | None) -> dict:
         f["text"] = f"The incident {name} occured on the master. Message: {p.message}"
     elif t == T.TRANSACTION_PAYLOAD_EVENT:
         vals = payload_codec.tlv_values(p.fields, payload_codec.PAYLOAD_FIELDS)
-        f = {**vals, "compression": payload_codec.COMPRESSION.get(vals.get("compression_type"), "?"),
+        ctype = vals.get("compression_type")
+        f = {**vals, "compression": payload_codec.COMPRESSION.get(ctype, "?") if isinstance(ctype, int) else "?",
              "len_payload": len(p.payload)}
     elif t == T.HEARTBEAT_LOG_EVENT_V2:
         f = payload_codec.tlv_values(p.fields, payload_codec.HEARTBEAT_FIELDS, {"log_filename"})
@@ -224,6 +224,22 @@ def _view(raw: RawEvent, p: Container, flavor: Flavor | None) -> dict:
     elif "rows" in f and isinstance(f["rows"], str):
         f["len_rows"] = len(p.rows)
         f["rows"] = f"<{len(p.rows)} bytes>"
+    elif t in (T.LOAD_EVENT, T.NEW_LOAD_EVENT, T.CREATE_FILE_EVENT):
+        from .codecs.load import SQL_EX_STRINGS, load_statement
+
+        f["sql_ex"] = {**{k: _text(p.sql_ex[k]) for k in SQL_EX_STRINGS}, "opt_flags": p.sql_ex.opt_flags}
+        f["fields"] = [_text(x) for x in p.fields]
+        f["fname"] = _text(p.fname)
+        f["query"] = load_statement(p, t)
+        if p.block is not None:
+            f["block_len"] = len(p.block)
+    elif t == T.APPEND_BLOCK_EVENT:
+        f["block_len"] = len(p.block)
+    elif t == T.XA_PREPARE_LOG_EVENT:
+        data = bytes(p.data)
+        f["xid"] = f"X'{data[:p.len_gtrid].hex()}',X'{data[p.len_gtrid:].hex()}',{p.format_id}"
+    elif t == T.ROWS_QUERY_LOG_EVENT:
+        f["query"] = _text(p.query)
     elif t == T.XID_EVENT:
         pass
     elif t == T.ROTATE_EVENT:
@@ -235,9 +251,17 @@ def payload_events(event: Event) -> list[RawEvent]:
     """The events inside a Transaction_payload, framed (their offsets are within the payload)."""
 
     p = event.parsed
+    if p is None:
+        raise FormatError("Transaction_payload: not decoded", offset=event.raw.offset, event_type=event.raw.type_name)
     vals = payload_codec.tlv_values(p.fields, payload_codec.PAYLOAD_FIELDS)
-    inner = payload_codec.decompress_payload(bytes(p.payload), vals.get("compression_type", 255),
-                                             vals.get("uncompressed_size"))
+    ctype, usize = vals.get("compression_type", 255), vals.get("uncompressed_size")
+    try:
+        if not isinstance(ctype, int) or not (usize is None or isinstance(usize, int)):
+            raise ValueError("compression_type / uncompressed_size is not a number")
+        inner = payload_codec.decompress_payload(bytes(p.payload), ctype, usize)
+    except ValueError as exc:
+        raise FormatError(f"Transaction_payload: {exc}", offset=event.raw.offset,
+                          event_type=event.raw.type_name) from None
     fmt = event.raw.format
     # inner events carry no checksum: read them under the same format with checksums off
     from dataclasses import replace

@@ -11,10 +11,10 @@ import bz2
 import gzip
 import lzma
 import os
-from pathlib import PurePath
-from typing import BinaryIO
+from pathlib import Path, PurePath
+from typing import Any, BinaryIO, Callable, Iterable
 
-OPENERS = {".xz": lzma.open, ".lzma": lzma.open, ".gz": gzip.open, ".bz2": bz2.open}
+OPENERS: dict[str, Callable[..., Any]] = {".xz": lzma.open, ".lzma": lzma.open, ".gz": gzip.open, ".bz2": bz2.open}
 
 
 def is_url(path: str | os.PathLike) -> bool:
@@ -25,8 +25,9 @@ def open_input(path: str | os.PathLike) -> BinaryIO:
     """A read-only byte stream: local files, archives, or URLs (``hdfs://``, ``s3a://``, ...)
     through fsspec when it is installed."""
     if is_url(path):
-        import fsspec  # optional: only needed for remote archives
+        from ._optional import need
 
+        fsspec = need("fsspec", "reading URLs")  # optional: only needed for remote archives
         return fsspec.open(os.fspath(path), "rb", compression="infer").open()
     opener = OPENERS.get(PurePath(os.fspath(path)).suffix)
     if opener is not None:
@@ -37,8 +38,54 @@ def open_input(path: str | os.PathLike) -> BinaryIO:
 def input_size(path: str | os.PathLike) -> int:
     """Size in bytes of a file as stored (compressed size for archives)."""
     if is_url(path):
-        import fsspec
+        from ._optional import need
 
+        fsspec = need("fsspec", "reading URLs")
         fs, p = fsspec.core.url_to_fs(os.fspath(path))
         return int(fs.size(p))
     return os.path.getsize(path)
+
+
+COMPRESSED_SUFFIXES = (".xz", ".gz", ".bz2", ".lzma")
+
+
+def _resolve(path: Path) -> Path:
+    """``path``, or its compressed twin (``path.xz`` ...) when only that exists (archives)."""
+    if path.exists():
+        return path
+    for suffix in COMPRESSED_SUFFIXES:
+        twin = path.with_name(path.name + suffix)
+        if twin.exists():
+            return twin
+    return path
+
+
+def _is_log_name(p: Path) -> bool:
+    name = p.name
+    for suffix in COMPRESSED_SUFFIXES:
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    return Path(name).suffix[1:].isdigit()
+
+
+def expand_paths(paths: Iterable[str | os.PathLike]) -> list[Path]:
+    """Files in order: an ``.index`` file stands for the logs it lists (relative to itself); a
+    directory for its index files' logs, or else for its files named like ``NAME.000123``."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            indexes = sorted(p.glob("*.index"))
+            if indexes:
+                out += expand_paths(indexes)
+            else:
+                out += sorted(f for f in p.iterdir() if f.is_file() and _is_log_name(f))
+            continue
+        if p.suffix == ".index" and p.is_file():
+            for line in p.read_text().splitlines():
+                line = line.strip()
+                if line:
+                    name = Path(line)
+                    out.append(_resolve(name if name.is_absolute() else p.parent / name.name))
+        else:
+            out.append(p)
+    return out

@@ -1,6 +1,6 @@
 """Streaming reader: cuts raw events out of a binlog or relay log and checks their CRC32.
 
-The reader frames (with ``scan.walk_events``, the one framing loop) and hands out ``RawEvent``
+The reader frames (with ``framing.walk_events``, the one framing loop) and hands out ``RawEvent``
 values; it does not decode bodies (that is a separate, pure call). It keeps the format in force
 (the last Format_description seen: relay logs carry several). Memory stays bounded by the
 largest event plus a 4 MiB window.
@@ -12,21 +12,15 @@ cleared, so the flag a crashed or open binlog still carries must be cleared befo
 
 from __future__ import annotations
 
-import zlib
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator
 
 from .codecs.format_description import fde_is_checksum_aware
-from .codecs.header import LEN_HEADER, OFS_FLAGS
-from .constants import (LEN_CHECKSUM, EventFlag, EventType,
-                        event_type_name)
+from .codecs.header import LEN_HEADER
+from .constants import LEN_CHECKSUM, EventType, event_type_name
 from .errors import BinlogError
 from .format import Format, v3_format
-
-MYSQL_ENCRYPTED_MAGIC = b"\xfdbin"
-# Servers cap an event at max_allowed_packet (at most 1 GiB); a bigger event_size is damage,
-# and must not make the reader try to buffer gigabytes.
-MAX_EVENT_SIZE = (1 << 30) + (1 << 16)
+from .framing import MAX_EVENT_SIZE, MYSQL_ENCRYPTED_MAGIC, event_crc, walk_events  # noqa: F401  (re-exported)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,26 +69,15 @@ class RawEvent:
         return self.data[self.len_header:self.event_size - self.len_checksum]
 
 
-def event_crc(data: bytes) -> int:
-    """CRC32 an event's last 4 bytes should hold (FDE in-use flag cleared, as MySQL does)."""
-    flags = data[OFS_FLAGS]
-    if data[4] == EventType.FORMAT_DESCRIPTION_EVENT and flags & EventFlag.BINLOG_IN_USE:
-        head = data[:OFS_FLAGS] + bytes([flags & ~EventFlag.BINLOG_IN_USE & 0xFF])
-        return zlib.crc32(data[OFS_FLAGS + 1:-LEN_CHECKSUM], zlib.crc32(head))
-    return zlib.crc32(memoryview(data)[:-LEN_CHECKSUM])
-
-
 def iter_raw_events(stream: BinaryIO, *, name: str = "<stream>", verify: bool = True,
                     keys=None) -> Iterator[RawEvent]:
     """Yield every event of a binlog/relay-log stream positioned at byte 0.
 
     Raises a ``BinlogError`` subclass naming file and offset on bad magic, a torn event
     (``TruncatedEventError``), an impossible size or a checksum mismatch (when ``verify``;
-    otherwise the event comes with ``checksum_ok=False``). Framing is ``scan.walk_events``;
+    otherwise the event comes with ``checksum_ok=False``). Framing is ``framing.walk_events``;
     encrypted events come out decrypted with ``keys`` (a ``crypto.Keys``).
     """
-    from .scan import walk_events
-
     fmt: Format | None = None
     try:
         for at, code, ts, sid, size, log_pos, flags, data, ok in walk_events(stream, verify=verify, want=None, keys=keys):

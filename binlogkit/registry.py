@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from construct import Construct
 
-from .codecs import control, gtid, payload, rows, statement
+from .codecs import control, gtid, load, payload, rows, statement
 from .codecs.format_description import FormatDescriptionBody
 from .constants import EventType as T
 from .flavor import Flavor
@@ -30,9 +30,12 @@ CODECS: dict[int, Codec] = {
     T.STOP_EVENT: _C("Stop", control.StopBody),
     T.ROTATE_EVENT: _C("Rotate", control.RotateBody),
     T.INTVAR_EVENT: _C("Intvar", statement.IntvarBody),
-    T.APPEND_BLOCK_EVENT: _C("Append_block", statement.AppendBlockBody),
-    T.EXEC_LOAD_EVENT: _C("Exec_load", statement.ExecLoadBody),
-    T.DELETE_FILE_EVENT: _C("Delete_file", statement.DeleteFileBody),
+    T.LOAD_EVENT: _C("Load", load.LoadBody),
+    T.CREATE_FILE_EVENT: _C("Create_file", load.CreateFileBody),
+    T.APPEND_BLOCK_EVENT: _C("Append_block", load.AppendBlockBody),
+    T.EXEC_LOAD_EVENT: _C("Exec_load", load.ExecLoadBody),
+    T.DELETE_FILE_EVENT: _C("Delete_file", load.DeleteFileBody),
+    T.NEW_LOAD_EVENT: _C("New_load", load.NewLoadBody),
     T.RAND_EVENT: _C("Rand", statement.RandBody),
     T.USER_VAR_EVENT: _C("User_var", statement.UserVarBody),
     T.FORMAT_DESCRIPTION_EVENT: _C("Format_desc", FormatDescriptionBody),

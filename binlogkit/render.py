@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import time
-from typing import Iterator
+from typing import Callable, Iterator
 
 from .constants import EventType as T
 from .events import Event
@@ -36,17 +36,27 @@ def stamp(ts: int, utc: bool) -> str:
     return f"{t.tm_year % 100:02d}{t.tm_mon:02d}{t.tm_mday:02d} {t.tm_hour:2d}:{t.tm_min:02d}:{t.tm_sec:02d}"
 
 
+def end_log_pos(raw) -> int:
+    """end_log_pos as mysqlbinlog prints it: binlog v3 writers stored the event's *start*
+    there, and the readers add the event's size (for the types before Format_description)."""
+    fmt = raw.format
+    if fmt is not None and fmt.binlog_version == 3 and raw.type_code < T.FORMAT_DESCRIPTION_EVENT and raw.log_pos:
+        return raw.log_pos + raw.event_size
+    return raw.log_pos
+
+
 def header_line(ev: Event, utc: bool) -> str:
     raw = ev.raw
     crc = f" CRC32 0x{int.from_bytes(raw.data[-4:], 'little'):08x}" if raw.len_checksum else ""
-    return f"#{stamp(raw.timestamp, utc)} server id {raw.server_id}  end_log_pos {raw.log_pos}{crc} \t{summary(ev, utc)}"
+    text = summary(ev, utc)
+    return (f"#{stamp(raw.timestamp, utc)} server id {raw.server_id}  end_log_pos {end_log_pos(raw)}{crc} "
+            + (f"\t{text}" if text else ""))
 
 
 def _xid(f: dict) -> str:
-    """An XID as the servers print it: X'gtrid',X'bqual',formatID."""
-    data = bytes.fromhex(f["data"])
-    g, b = data[:f["len_gtrid"]], data[f["len_gtrid"]:]
-    return f"X'{g.hex()}',X'{b.hex()}',{f['format_id']}"
+    """An XID as the servers print it: X'gtrid',X'bqual',formatID (made by ``events._view``
+    from the parsed bytes: rendering never parses the display fields back)."""
+    return f["xid"]
 
 
 def _sql(text: str) -> str:
@@ -109,15 +119,18 @@ _SUMMARY = {
     T.INTVAR_EVENT: lambda ev, f, utc: "Intvar",
     T.XA_PREPARE_LOG_EVENT: lambda ev, f, utc: f"XID = {_xid(f)}",
     T.USER_VAR_EVENT: lambda ev, f, utc: "User_var",
+    **{t: lambda ev, f, utc: f"Query\tthread_id={f['thread_id']}\texec_time={f['exec_time']}"
+       for t in (T.LOAD_EVENT, T.NEW_LOAD_EVENT, T.CREATE_FILE_EVENT)},
+    **{t: lambda ev, f, utc: "" for t in (T.APPEND_BLOCK_EVENT, T.EXEC_LOAD_EVENT, T.DELETE_FILE_EVENT)},
 }
-_SUMMARY = {int(k): v for k, v in _SUMMARY.items()}
+_SUMMARY_BY_CODE: dict[int, Callable[[Event, dict, bool], str]] = {int(k): v for k, v in _SUMMARY.items()}
 
 
 def summary(ev: Event, utc: bool = False) -> str:
     t = ev.raw.type_code
     if ev.codec is None:
         return f"Unknown event type {t}" + (" (ignorable)" if ev.raw.flags & 0x80 else "")
-    fn = _SUMMARY.get(t)
+    fn = _SUMMARY_BY_CODE.get(t)
     return fn(ev, ev.fields, utc) if fn is not None else ev.name
 
 
@@ -125,7 +138,8 @@ _HAS_BODY = frozenset(int(t) for t in (
     T.QUERY_EVENT, T.QUERY_COMPRESSED_EVENT, T.EXECUTE_LOAD_QUERY_EVENT, T.XID_EVENT, T.GTID_EVENT,
     T.GTID_LOG_EVENT, T.GTID_TAGGED_LOG_EVENT, T.ANONYMOUS_GTID_LOG_EVENT, T.PREVIOUS_GTIDS_LOG_EVENT,
     T.ANNOTATE_ROWS_EVENT, T.ROWS_QUERY_LOG_EVENT, T.INCIDENT_EVENT, T.INTVAR_EVENT, T.RAND_EVENT,
-    T.USER_VAR_EVENT, T.XA_PREPARE_LOG_EVENT, T.START_ENCRYPTION_EVENT))
+    T.USER_VAR_EVENT, T.XA_PREPARE_LOG_EVENT, T.START_ENCRYPTION_EVENT, T.LOAD_EVENT, T.NEW_LOAD_EVENT,
+    T.CREATE_FILE_EVENT, T.APPEND_BLOCK_EVENT, T.EXEC_LOAD_EVENT, T.DELETE_FILE_EVENT))
 
 
 def body_lines(ev: Event) -> list[str]:
@@ -153,7 +167,7 @@ def body_lines(ev: Event) -> list[str]:
     if t == T.ANNOTATE_ROWS_EVENT:
         return [f"#Q> {line}" for line in f["query"].splitlines()]
     if t == T.ROWS_QUERY_LOG_EVENT:
-        return [f"# {line}" for line in bytes.fromhex(f["query"]).decode("utf-8", "replace").splitlines()]
+        return [f"# {line}" for line in f["query"].splitlines()]
     if t == T.INCIDENT_EVENT:
         return [f"# {f['text']}"]
     if t == T.INTVAR_EVENT:
@@ -171,6 +185,16 @@ def body_lines(ev: Event) -> list[str]:
         return [f"{verb} {_xid(f)}" + (" ONE PHASE" if f["one_phase"] else ""), "/*!*/;"]
     if t == T.START_ENCRYPTION_EVENT:
         return ["# The rest of this file is encrypted"]
+    if t == T.CREATE_FILE_EVENT:  # the file is in the events: the statement is a comment
+        return [f"# {f['query']}/*!*/;", f"# file_id: {f['file_id']}  block_len: {f['block_len']}"]
+    if t in (T.LOAD_EVENT, T.NEW_LOAD_EVENT):
+        return ([f"use `{f['db']}`/*!*/;"] if f.get("db") else []) + [f"{f['query']}/*!*/;"]
+    if t == T.APPEND_BLOCK_EVENT:
+        return [f"#Append_block: file_id: {f['file_id']}  block_len: {f['block_len']}"]
+    if t == T.EXEC_LOAD_EVENT:
+        return [f"#Exec_load: file_id={f['file_id']}"]
+    if t == T.DELETE_FILE_EVENT:
+        return [f"#Delete_file: file_id={f['file_id']}"]
     return []
 
 

@@ -1,25 +1,17 @@
 """The fast scan path: walk event headers over mmap with one precompiled struct, verify CRC32,
 and return a verdict — no Python object per event unless asked for.
 
-Used by ``verify`` (and later by audit and recover). Agrees with ``reader.iter_raw_events``
+Used by ``verify``; the walk itself is ``framing.walk_events``. Agrees with ``reader.iter_raw_events``
 on every file (tested): same event boundaries, same first problem at the same offset.
 """
 
 from __future__ import annotations
 
 import os
-import zlib
 from dataclasses import dataclass, field
 
-from .codecs.format_description import fde_is_checksum_aware
-from .codecs.header import HEADER_STRUCT, LEN_HEADER
-from .constants import BINLOG_MAGIC, LEN_CHECKSUM, ChecksumAlg, EventType, event_type_name
-from .errors import (BadMagicError, BinlogError, ChecksumError, EventSizeError, NoFormatDescriptionError,
-                     TruncatedEventError)
-from .reader import MAX_EVENT_SIZE, MYSQL_ENCRYPTED_MAGIC, event_crc
-
-_FDE = EventType.FORMAT_DESCRIPTION_EVENT
-_START_ENCRYPTION = EventType.START_ENCRYPTION_EVENT
+from .errors import BinlogError
+from .framing import walk_events
 
 
 @dataclass
@@ -37,14 +29,6 @@ class ScanResult:
     @property
     def ok(self) -> bool:
         return self.problem is None
-
-
-def _checksum_on(fde: bytes) -> bool:
-    """Whether events after this FDE end with a CRC32 (alg byte sits before the FDE's own CRC)."""
-    return fde_is_checksum_aware(fde) and fde[-5] == ChecksumAlg.CRC32
-
-
-WINDOW = 4 << 20  # bytes read at a time: memory stays flat whatever the file size
 
 
 def scan(path: str | os.PathLike, *, verify: bool = True, count_types: bool = False,
@@ -90,127 +74,3 @@ def _walk_counting(fh, res, verify, count_types, progress, keys, notes) -> None:
         if progress is not None and res.end_offset >= next_tick:
             progress(res.end_offset)
             next_tick = res.end_offset + (64 << 20)
-
-
-def walk_events(fh, *, verify: bool = True,
-                want: frozenset[int] | set[int] | None = frozenset(), keys=None, notes: dict | None = None):
-    """Yield ``(offset, type_code, timestamp, server_id, event_size, log_pos, flags, data,
-    checksum_ok)`` for every event of a binary stream positioned at 0 (plain or decompressing:
-    the end is found by reading). ``data`` is the whole event's bytes for FDEs and for types in
-    ``want`` (every event when ``want`` is None), else None. ``checksum_ok`` is None when the
-    event carries no checksum; a mismatch raises ``ChecksumError`` when ``verify``, else it is
-    reported as False. Raises a ``BinlogError`` (no file name: callers add it) at the first
-    problem. This is the one framing loop of binlogkit: the reader is built on it.
-
-    Header walk over a sliding window: ``buf[rel:filled]`` holds the stream from ``at`` on.
-
-    Encrypted files (``crypto``): after a MariaDB Start_encryption every event is decrypted in
-    the window before anything looks at it, with ``keys`` (a ``crypto.Keys``); without a key
-    for it, ``KeyRequiredError``. ``notes["cipher"]`` (when a dict is given) receives the
-    ``crypto.mariadb.EventCipher`` in use, whose ``cipher`` says what the events proved.
-    """
-    magic = fh.read(4)
-    if magic == MYSQL_ENCRYPTED_MAGIC:  # MySQL binlog_encryption: read the plaintext stream
-        from .crypto.mysql import open_decrypted
-
-        fh, magic = open_decrypted(fh, keys), BINLOG_MAGIC
-    if magic != BINLOG_MAGIC:
-        if not magic:
-            raise BadMagicError("empty file", offset=0)
-        raise BadMagicError(f"not a binlog: starts with {magic!r}, expected {BINLOG_MAGIC!r}", offset=0)
-    unpack = HEADER_STRUCT.unpack_from
-    crc32 = zlib.crc32
-    buf = bytearray(WINDOW)
-    mv = memoryview(buf)
-    filled, rel = 0, 0
-    at = 4
-    crc_on = False
-    eof = False
-    decrypt = None  # crypto.mariadb.EventCipher once a Start_encryption was read
-    start_enc = None  # (body, offset) of a Start_encryption whose key is not looked up yet
-    clear_until = 0  # file offset up to which the window holds decrypted events
-    try:
-        while True:
-            if filled - rel < LEN_HEADER and not eof:  # slide the window, read behind what is left
-                keep = filled - rel
-                mv[:keep] = mv[rel:filled]
-                rel, filled = 0, keep
-                while filled < LEN_HEADER:
-                    got = fh.readinto(mv[filled:])
-                    if not got:
-                        eof = True
-                        break
-                    filled += got
-            avail = filled - rel
-            if avail == 0:
-                return
-            if avail < LEN_HEADER:
-                raise TruncatedEventError(f"torn event header: {avail} bytes where 19 are needed", offset=at)
-            ts, code, sid, ev_size, log_pos, flags = unpack(buf, rel)
-            if at == 4 and code not in (_FDE, 1):  # 1: START_EVENT_V3 of binlog v3
-                raise NoFormatDescriptionError(
-                    f"the first event is {event_type_name(code)}, not a Format_description: the layout "
-                    "of everything after it (checksums included) is unknown", offset=at,
-                    event_type=event_type_name(code))
-            if ev_size < LEN_HEADER:
-                raise EventSizeError(f"event_size {ev_size} is smaller than the 19-byte header",
-                                     offset=at, event_type=event_type_name(code))
-            if ev_size > MAX_EVENT_SIZE:
-                raise EventSizeError(f"event_size {ev_size} is larger than any server writes (1 GiB)",
-                                     offset=at, event_type=event_type_name(code))
-            if avail < ev_size:
-                mv[:avail] = mv[rel:filled]
-                rel, filled = 0, avail
-                if ev_size > len(buf):
-                    mv.release()
-                    buf.extend(bytes(ev_size - len(buf)))
-                    mv = memoryview(buf)
-                while filled < ev_size and not eof:
-                    got = fh.readinto(mv[filled:])
-                    if not got:
-                        eof = True
-                        break
-                    filled += got
-                if filled < ev_size:
-                    raise TruncatedEventError(
-                        f"torn event: event_size {ev_size} but only {filled} bytes left in the file",
-                        offset=at, event_type=event_type_name(code))
-            if start_enc is not None:  # the first event after a Start_encryption
-                from .crypto.mariadb import cipher_for
-
-                decrypt, start_enc = cipher_for(start_enc[0], keys, offset=start_enc[1]), None
-                if notes is not None:
-                    notes["cipher"] = decrypt
-            if decrypt is not None and at >= clear_until:  # event_len is in clear; the rest is not
-                clear_until = at + decrypt.decrypt_run(mv, rel, filled, at, crc_on)  # this event and the
-                ts, code, sid, ev_size, log_pos, flags = unpack(buf, rel)            # whole ones after it
-            e = rel + ev_size
-            end = at + ev_size
-            ok = None
-            data = None
-            if code == _FDE:
-                data = bytes(mv[rel:e])
-                crc_on = _checksum_on(data)
-                if fde_is_checksum_aware(data):  # its CRC is valid even when the alg is OFF
-                    stored, actual = int.from_bytes(data[-4:], "little"), event_crc(data)
-                    ok = stored == actual
-            else:
-                if crc_on:
-                    if ev_size < LEN_HEADER + LEN_CHECKSUM:
-                        raise EventSizeError(f"event_size {ev_size} leaves no room for the checksum",
-                                             offset=at, event_type=event_type_name(code))
-                    stored, actual = int.from_bytes(mv[e - 4:e], "little"), crc32(mv[rel:e - 4])
-                    ok = stored == actual
-                if want is None or code in want:
-                    data = bytes(mv[rel:e])
-            if ok is False and verify:
-                raise ChecksumError(f"CRC32 mismatch: stored {stored:#010x}, computed {actual:#010x}"
-                                    + (" (after decryption: the encrypted event is damaged)" if decrypt else ""),
-                                    expected=stored, actual=actual, offset=at, event_type=event_type_name(code))
-            yield at, code, ts, sid, ev_size, log_pos, flags, data, ok
-            at, rel = end, e
-            if code == _START_ENCRYPTION and decrypt is None:  # the key is needed from the next event on
-                start_enc = (bytes(mv[e - ev_size + LEN_HEADER:e - (LEN_CHECKSUM if crc_on else 0)]), at - ev_size)
-    finally:
-        mv.release()
-

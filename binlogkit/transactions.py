@@ -1,7 +1,7 @@
 """Transactions: an event stream (one file, an index, a relay directory) grouped into
 transactions with GTID, local and source coordinates, times, size and completeness.
 
-Runs on the fast scan path (``scan.walk_events``): only the bodies that carry boundaries are
+Runs on the fast scan path (``framing.walk_events``): only the bodies that carry boundaries are
 read — GTIDs, Query, Xid, XA_prepare, Transaction_payload, Rotate, Format_description,
 Previous_gtids, Gtid_list; row images are never decoded.
 
@@ -32,11 +32,12 @@ from .codecs.format_description import fde_is_checksum_aware
 from .codecs.gtid import decode_previous_gtids
 from .codecs.header import LEN_HEADER
 from .codecs.common import uuid_text
-from .constants import EventFlag, EventType as T
-from .errors import BinlogError, FormatError
+from .constants import EventFlag, EventType as T, event_type_name
+from .errors import BinlogError, BodyLengthError, FormatError
 from .format import Format
+from .framing import walk_events
+from .gtid.mysql import MAX_GNO, MysqlGtid
 from .positions import SourceClock
-from .scan import walk_events
 
 GTID_TYPES = {T.GTID_LOG_EVENT, T.ANONYMOUS_GTID_LOG_EVENT, T.GTID_TAGGED_LOG_EVENT, T.GTID_EVENT}
 QUERY_TYPES = {T.QUERY_EVENT, T.QUERY_COMPRESSED_EVENT}
@@ -124,12 +125,12 @@ def _query_text(body: bytes, code: int, phl: int | None) -> str:
     try:
         q = fast_query(body, T.QUERY_EVENT, 13 if phl is None else phl)
         text = bytes(q.query)
-    except (Irregular, IndexError):
+    except Irregular:
         return ""
     if code == T.QUERY_COMPRESSED_EVENT:
         try:
             text = compression.uncompress(text)
-        except (ValueError, Exception):
+        except ValueError:
             return ""
     return text[:32].decode("utf-8", "replace").strip().upper()
 
@@ -169,6 +170,7 @@ class Grouper:
 
     def _close(self, complete: bool, terminator: str | None) -> Transaction:
         t = self.cur
+        assert t is not None, "closing with no transaction open"
         t.complete, t.terminator = complete, terminator
         self.cur = None
         info = self.files[-1]
@@ -206,7 +208,10 @@ class Grouper:
                     if fdes == 1 and flags & EventFlag.RELAY_LOG and self.relay_forced is None:
                         info.relay = True  # the replica marks what it writes into its relay logs
                     aware = len(data) >= 5 and fde_is_checksum_aware(data)
-                    self.fmt = Format.from_fde_body(data[LEN_HEADER:len(data) - (4 if aware else 0)])
+                    try:
+                        self.fmt = Format.from_fde_body(data[LEN_HEADER:len(data) - (4 if aware else 0)])
+                    except BinlogError as exc:
+                        raise exc.with_context(offset=at)
                     info.server_version = self.fmt.server_version
                     if fdes == 2 and self.relay_forced is None:
                         info.relay = True
@@ -236,6 +241,7 @@ class Grouper:
                             self.last_event = {"file": path, "offset": at, "end": end, "type": code,
                                                "source_file": name, "source_end": pos}
                     continue
+                src_file: str | None
                 if not relay:
                     src_file = own_source = base
                     src_end = end  # a binlog is its own source: the offset, 64-bit
@@ -259,6 +265,9 @@ class Grouper:
                     elif code == T.GTID_LIST_EVENT and info.gtid_list is None:
                         body = self._body(data)
                         n = int.from_bytes(body[:4], "little") & 0x0FFFFFFF
+                        if 4 + 16 * n > len(body):  # the count is checked against the bytes first
+                            raise BodyLengthError(f"Gtid_list: {n} entries need {4 + 16 * n} bytes, the body "
+                                                  f"has {len(body)}", offset=at, event_type="GTID_LIST_EVENT")
                         info.gtid_list = [
                             f"{int.from_bytes(body[4 + 16 * i:8 + 16 * i], 'little')}-"
                             f"{int.from_bytes(body[8 + 16 * i:12 + 16 * i], 'little')}-"
@@ -269,6 +278,8 @@ class Grouper:
                         yield self._close(False, None)
                     try:
                         gtid, kind, standalone = self._gtid(code, sid, self._body(data))
+                    except BinlogError as exc:
+                        raise exc.with_context(offset=at, event_type=event_type_name(code))
                     except ValueError as exc:
                         raise FormatError(f"Gtid_tagged: {exc}", offset=at, event_type="GTID_TAGGED_LOG_EVENT") from None
                     self.cur = Transaction(gtid, kind, path, at, ts, sid, standalone=standalone,
@@ -327,6 +338,7 @@ class Grouper:
 
     def _account(self, end: int, ts: int, size: int, src_end: int, path: str) -> None:
         t = self.cur
+        assert t is not None, "accounting with no transaction open"
         t.events += 1
         t.bytes += size
         t.end_file, t.end_offset, t.last_timestamp = path, end, ts
@@ -348,13 +360,17 @@ class Grouper:
         if code == T.ANONYMOUS_GTID_LOG_EVENT:
             return None, "anonymous", False
         if code == T.GTID_LOG_EVENT and len(body) >= 25:
-            return f"{uuid_text(body[1:17])}:{int.from_bytes(body[17:25], 'little')}", "mysql", False
+            gno = int.from_bytes(body[17:25], "little")
+            if not 1 <= gno <= MAX_GNO:  # checked where it is read: the text must parse back
+                raise FormatError(f"Gtid event: transaction number {gno} outside 1..{MAX_GNO}")
+            return f"{uuid_text(body[1:17])}:{gno}", "mysql", False
         if code == T.GTID_TAGGED_LOG_EVENT:  # ValueError on a damaged body: the caller types it
             from .codecs.serialization import decode_tagged_gtid
 
             gtid = decode_tagged_gtid(body).get("gtid")
             if gtid is None:
                 raise ValueError("no uuid or no gno")
+            MysqlGtid.parse(gtid)  # a GtidError (a BinlogError) when a field is out of range
             return gtid, "mysql", False
         return None, "mysql", False
 
@@ -364,7 +380,7 @@ def group_files(paths: Iterable[str | os.PathLike], *, verify: bool = True, rela
     """Transactions of the files, in order (index files and folders expanded). A damaged file
     raises its ``BinlogError`` after the transactions before the damage were yielded; the
     transaction open at that point is yielded as incomplete first."""
-    from .api import expand_paths
+    from .files import expand_paths
 
     g = grouper or Grouper(source_file=source_file, relay=relay)
     from .files import open_input

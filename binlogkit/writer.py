@@ -19,6 +19,7 @@ from pathlib import Path
 from .constants import EventFlag, EventType as T
 from .errors import DecryptionError, KeyFileError, KeyRequiredError, PartialWrite, WriteRefused
 from .events import build_event
+from .format import Format
 from .safeio import Backup, SafeDir, copy_range, refuse_if_in_use, write_all
 from .reader import MYSQL_ENCRYPTED_MAGIC
 from .scan import scan
@@ -85,7 +86,7 @@ class BinlogAppender:
                 raise WriteRefused(f"{self.file.name} is a MySQL encrypted binlog (binlog_encryption): appending to "
                                    "one is not supported (docs/encryption.md)", file=str(self.file))
         res = scan(self.file, keys=keys, count_types=True)
-        if not res.ok:
+        if res.problem is not None:
             if isinstance(res.problem, (KeyRequiredError, KeyFileError, DecryptionError)):
                 raise WriteRefused(res.problem.message, file=str(self.file))
             raise WriteRefused(f"{self.file.name} is damaged ({res.problem.message} at {res.problem.offset}): "
@@ -93,12 +94,12 @@ class BinlogAppender:
         from . import open_binlog
 
         first = next(iter(open_binlog(str(self.file), keys=keys)))
-        if first.type_code != T.FORMAT_DESCRIPTION_EVENT:
+        if first.type_code != T.FORMAT_DESCRIPTION_EVENT or first.format is None:
             raise WriteRefused("the last binlog does not start with a Format_description", file=str(self.file))
         if first.flags & EventFlag.BINLOG_IN_USE:
             raise WriteRefused(f"{self.file.name} is still marked in use: the server did not stop cleanly; "
                                "let it run its crash recovery first", file=str(self.file))
-        self.format = first.format
+        self.format: Format = first.format
         self.server_id = first.server_id
         self.size = res.end_offset
         self.keys = keys

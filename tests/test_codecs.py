@@ -116,7 +116,7 @@ def test_every_registered_codec_is_exercised_or_declared_untested(corpus):
         except BinlogError:
             pass
     untested = {c for c in CODECS if c not in seen}
-    assert untested <= {EventType.DELETE_FILE_EVENT, EventType.HEARTBEAT_LOG_EVENT, EventType.IGNORABLE_LOG_EVENT,
+    assert untested <= {EventType.DELETE_FILE_EVENT, EventType.LOAD_EVENT, EventType.NEW_LOAD_EVENT, EventType.HEARTBEAT_LOG_EVENT, EventType.IGNORABLE_LOG_EVENT,
                         EventType.ROWS_QUERY_LOG_EVENT, EventType.TRANSACTION_CONTEXT_EVENT,
                         EventType.VIEW_CHANGE_EVENT,
                         EventType.HEARTBEAT_LOG_EVENT_V2, EventType.GTID_TAGGED_LOG_EVENT,

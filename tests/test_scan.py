@@ -35,7 +35,7 @@ def test_scan_agrees_with_reader(path):
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from binlogkit import scan as scan_mod  # noqa: E402
+from binlogkit import framing as framing_mod  # noqa: E402
 from fixtures import store  # noqa: E402
 
 
@@ -44,7 +44,7 @@ from fixtures import store  # noqa: E402
 def test_scan_window_agrees_under_damage(tmp_path, monkeypatch, data):
     """A tiny window forces every slide and growth path; cut and damaged copies of a real relay
     log still give the reader's verdict."""
-    monkeypatch.setattr(scan_mod, "WINDOW", data.draw(st.sampled_from([19, 64, 300, 4096])))
+    monkeypatch.setattr(framing_mod, "WINDOW", data.draw(st.sampled_from([19, 64, 300, 4096])))
     src = (store.materialize("crash-partial-gtid") / "relay" / "relay-bin.000004").read_bytes()
     raw = bytearray(src[:data.draw(st.integers(4, len(src)))])
     for _ in range(data.draw(st.integers(0, 3))):

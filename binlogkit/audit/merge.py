@@ -53,7 +53,7 @@ def merge(manifests: list[dict]) -> dict:
     for m in manifests:
         series[_series_name(m)].append(m)
     summary = {}
-    relay_gtids: dict[str, dict[str, tuple[str, int]]] = defaultdict(dict)  # directory -> gtid -> place
+    relay_gtids: dict[str, dict[str, tuple[str, int, str]]] = defaultdict(dict)  # directory -> gtid -> (file, offset, series)
     for name, files in sorted(series.items()):
         files.sort(key=lambda m: m["number"])
         findings += _files_and_chain(name, files)
@@ -87,7 +87,7 @@ def merge(manifests: list[dict]) -> dict:
                         source=_src(t), series=name))
     order = {"error": 0, "warning": 1, "info": 2}
     findings.sort(key=lambda f: (order[f.severity], f.series or "", f.file or "", f.offset or 0))
-    counts = defaultdict(int)
+    counts: dict[str, int] = defaultdict(int)
     for f in findings:
         counts[f.severity] += 1
     return {"findings": [f.to_json() for f in findings], "summary": summary,
@@ -204,12 +204,12 @@ def _gtids(name: str, files: list[dict]) -> tuple[list[Finding], str | None]:
                 if prev is None or x.seq_no > prev.seq_no:
                     maria_last[x.domain_id] = x
             elif t["kind"] == "mysql":
-                x = MysqlGtid.parse(g)
-                if x in mysql_seen:
+                y = MysqlGtid.parse(g)
+                if y in mysql_seen:
                     out.append(Finding("duplicate_gtid", "error", m["file"], t["offset"],
                                        f"{g} appears again in the stream", [g], series=name))
-                mysql_seen = mysql_seen.add(x)
-                mysql_added.append(x)
+                mysql_seen = mysql_seen.add(y)
+                mysql_added.append(y)
     covered = None
     if mysql_seen:
         for (uuid, tag), ivs in mysql_seen.intervals().items():

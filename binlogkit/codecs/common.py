@@ -60,17 +60,38 @@ def pack_int(value: int) -> bytes:
     return b"\xfe" + value.to_bytes(8, "little")
 
 
+class PackedIntError(ValueError, IndexError):
+    """A packed integer that runs past its buffer or starts with 255 (no such form).
+    A ValueError like every other "these bytes do not follow the layout" of the pure readers
+    (an IndexError too, for callers written before)."""
+
+
+_WIDTH = {252: 2, 253: 3, 254: 8}
+
+
 def read_packed(buf: bytes, pos: int) -> tuple[int | None, int]:
     """Pure-Python packed integer read: (value or None for 251, new position)."""
+    if pos >= len(buf):
+        raise PackedIntError("packed integer: no bytes left")
     first = buf[pos]
     if first < 251:
         return first, pos + 1
     if first == 251:
         return None, pos + 1
-    width = {252: 2, 253: 3, 254: 8}[first]
+    width = _WIDTH.get(first)
+    if width is None:
+        raise PackedIntError(f"packed integer: no form starts with {first:#x}")
     if pos + 1 + width > len(buf):
-        raise IndexError("packed integer runs past the end")
+        raise PackedIntError("packed integer runs past the end")
     return int.from_bytes(buf[pos + 1:pos + 1 + width], "little"), pos + 1 + width
+
+
+def read_length(buf: bytes, pos: int) -> tuple[int, int]:
+    """A packed integer that is a length or a count: the NULL form (251) is an error here."""
+    value, end = read_packed(buf, pos)
+    if value is None:
+        raise PackedIntError("packed integer: NULL (251) where a length is expected")
+    return value, end
 
 
 def uuid_text(raw: bytes) -> str:

@@ -25,32 +25,45 @@ class Irregular(Exception):
     """The fast path does not handle this body; use Construct."""
 
 
+_PACKED_WIDTH = {252: 2, 253: 3, 254: 8}
+
+
+def _need(b: bytes, end: int) -> None:
+    """Every fixed-size read checks its bytes first: a short body is Irregular, never an
+    IndexError or struct.error from deep inside."""
+    if end > len(b):
+        raise Irregular("short")
+
+
 def _packed(b: bytes, p: int) -> tuple[int, int]:
+    _need(b, p + 1)
     first = b[p]
     if first < 251:
         return first, p + 1
-    if first == 252:
-        return int.from_bytes(b[p + 1:p + 3], "little"), p + 3
-    if first == 253:
-        return int.from_bytes(b[p + 1:p + 4], "little"), p + 4
-    if first == 254:
-        return int.from_bytes(b[p + 1:p + 9], "little"), p + 9
-    raise Irregular("NULL packed integer")
+    width = _PACKED_WIDTH.get(first)
+    if width is None:
+        raise Irregular("NULL packed integer")
+    _need(b, p + 1 + width)
+    return int.from_bytes(b[p + 1:p + 1 + width], "little"), p + 1 + width
 
 
 def _table_id(b: bytes, phl: int | None) -> tuple[int, int]:
     if phl == 6:
+        _need(b, 4)
         return _U32(b, 0)[0], 4
+    _need(b, 6)
     return int.from_bytes(b[0:6], "little"), 6
 
 
 def rows(b: bytes, type_code: int, phl: int | None) -> Container:
     table_id, p = _table_id(b, phl)
+    _need(b, p + 2)
     flags = _U16(b, p)[0]
     p += 2
     len_extra = None
     extra = b""
     if type_code in V2_ROWS:
+        _need(b, p + 2)
         len_extra = _U16(b, p)[0]
         p += 2
         n = max(0, len_extra - 2)
@@ -72,16 +85,19 @@ def rows(b: bytes, type_code: int, phl: int | None) -> Container:
 
 def table_map(b: bytes, phl: int | None) -> Container:
     table_id, p = _table_id(b, phl)
+    _need(b, p + 3)
     flags = _U16(b, p)[0]
     p += 2
     len_db = b[p]
     db = b[p + 1:p + 1 + len_db]
     p += 1 + len_db
+    _need(b, p + 2)
     if b[p] != 0:
         raise Irregular("no NUL")
     len_table = b[p + 1]
     table = b[p + 2:p + 2 + len_table]
     p += 2 + len_table
+    _need(b, p + 1)
     if b[p] != 0:
         raise Irregular("no NUL")
     p += 1
@@ -106,10 +122,12 @@ def table_map(b: bytes, phl: int | None) -> Container:
 
 
 def mariadb_gtid(b: bytes) -> Container:
+    _need(b, 13)
     seq_no, domain_id, flags2 = _GTID(b, 0)
     p = 13
     commit_id = None
     if flags2 & 2:
+        _need(b, p + 8)
         commit_id = _U64(b, p)[0]
         p += 8
     if flags2 & (64 | 128):
@@ -132,6 +150,7 @@ def annotate(b: bytes) -> Container:
 def query(b: bytes, type_code: int, phl: int | None) -> Container:
     if type_code != 2 or phl != 13:
         raise Irregular("not a plain v4 Query")
+    _need(b, 13)
     thread_id, exec_time, len_db, error_code, len_sv = _QUERY(b, 0)
     p = 13
     sv = b[p:p + len_sv]

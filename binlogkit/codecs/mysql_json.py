@@ -81,7 +81,7 @@ def _opaque(field_type: int, data: bytes):
             return Temporal(date)
         return Temporal(f"{date} {hms >> 12:02d}:{(hms >> 6) % 64:02d}:{hms % 64:02d}.{us:06d}")
     if field_type == _NEWDECIMAL:
-        from ..rowvalues.values import _dec_size, _decimal  # the row-image decimal reader
+        from .newdecimal import _dec_size, _decimal  # the row-image decimal reader
 
         if len(data) < 2 or len(data) - 2 != _dec_size(data[0] - data[1]) + _dec_size(data[1]):
             raise ValueError("opaque JSON decimal of the wrong size")
@@ -189,17 +189,17 @@ def apply_diffs(doc, data: bytes):
     """Apply a binary JSON diff vector to ``doc``: diffs back to back until the data ends, each
     an operation byte, a packed path length and path, and (but for REMOVE) a packed value
     length and a binary JSON value."""
-    from .common import read_packed
+    from .common import read_length
 
     p = 0
     while p < len(data):
         op = data[p]
-        n, p = read_packed(data, p + 1)
+        n, p = read_length(data, p + 1)
         path = _path(data[p:p + n].decode("utf-8"))
         p += n
         value = None
         if op != REMOVE:
-            n, p = read_packed(data, p)
+            n, p = read_length(data, p)
             value = to_python(data[p:p + n])
             p += n
         parent = doc
@@ -210,7 +210,7 @@ def apply_diffs(doc, data: bytes):
             doc = value
         elif op == REMOVE:
             del parent[last]
-        elif op == INSERT and isinstance(parent, list):
+        elif op == INSERT and isinstance(parent, list) and isinstance(last, int):
             parent.insert(last, value)
         else:
             parent[last] = value

@@ -37,11 +37,11 @@ HEARTBEAT_FIELDS = {1: "log_filename", 2: "log_position"}
 COMPRESSION = {0: "ZSTD", 255: "NONE"}
 
 
-def tlv_values(fields, names: dict[int, str], strings: set[str] = frozenset()) -> dict:
+def tlv_values(fields, names: dict[int, str], strings: frozenset[str] | set[str] = frozenset()) -> dict[str, int | str | None]:
     """The fields of a parsed TLV header as a dict of names to ints (or strings); a field type
     not in ``names`` is skipped by the server, and reported here as ``field_N``: its bytes (hex),
     since nothing says what they hold."""
-    out = {}
+    out: dict[str, int | str | None] = {}
     for f in fields:
         if f.type == 0:
             break
@@ -58,15 +58,25 @@ def tlv_values(fields, names: dict[int, str], strings: set[str] = frozenset()) -
     return out
 
 
-def decompress_payload(payload: bytes, compression_type: int, uncompressed_size: int | None) -> bytes:
-    """The inner events of a Transaction_payload, decompressed (zstd streamed)."""
-    if compression_type == 255:
+def decompress_payload(payload: bytes, compression_type: int | None, uncompressed_size: int | None) -> bytes:
+    """The inner events of a Transaction_payload, decompressed (zstd streamed, never more than
+    ``uncompressed_size`` bytes produced). ``ValueError`` for an unknown compression type, a
+    missing or wrong ``uncompressed_size``, or damaged zstd data."""
+    if compression_type is None or compression_type == 255:
         return payload
     if compression_type != 0:
         raise ValueError(f"unknown compression type {compression_type}")
-    import zstandard
+    if uncompressed_size is None:
+        raise ValueError("ZSTD payload without an uncompressed_size field")
+    from .._optional import need
 
-    dctx = zstandard.ZstdDecompressor()
-    with dctx.stream_reader(payload) as reader:
-        out = reader.read(uncompressed_size) if uncompressed_size else reader.readall()
+    zstandard = need("zstandard", "MySQL compressed transactions")
+    try:
+        with zstandard.ZstdDecompressor().stream_reader(payload) as reader:
+            out = reader.read(uncompressed_size + 1) if uncompressed_size else reader.read(1)
+    except zstandard.ZstdError as exc:
+        raise ValueError(f"damaged ZSTD payload: {exc}") from None
+    if len(out) != uncompressed_size:
+        raise ValueError(f"payload: uncompressed_size says {uncompressed_size} bytes, "
+                         f"ZSTD gives {'more' if len(out) > uncompressed_size else len(out)}")
     return out

@@ -1,6 +1,6 @@
 """Statement events: Query (2), MariaDB Query_compressed (165), Begin_load_query (17),
-Execute_load_query (18), Append_block (9), Delete_file (11), Exec_load (10), Intvar (5),
-Rand (13), User_var (14), Xid (16), XA_prepare (38).
+Execute_load_query (18), Intvar (5), Rand (13), User_var (14), Xid (16), XA_prepare (38).
+The LOAD DATA events of old servers (6, 8-12) are in ``load``.
 
 Query (post-header 13 bytes; 11 before MySQL 5.0 — no status variables)::
 
@@ -43,10 +43,6 @@ BeginLoadQueryBody = Struct(
     "file_id" / Int32ul,
     "block" / GreedyBytes,
 )
-AppendBlockBody = BeginLoadQueryBody
-
-DeleteFileBody = Struct("file_id" / Int32ul, Terminated)
-ExecLoadBody = Struct("file_id" / Int32ul, Terminated)
 
 IntvarBody = Struct(
     "kind" / Int8ul,  # 1 LAST_INSERT_ID, 2 INSERT_ID

@@ -6,7 +6,7 @@
   encrypted on its own with AES-CBC or AES-CTR, IV = nonce || event offset.
 * ``mysql``    — ``binlog_encryption=ON``: the 512-byte file header and AES-CTR over the rest.
 
-The reader (``scan.walk_events``) calls in here; nothing here opens a binlog, prints or keeps
+The reader (``framing.walk_events``) calls in here; nothing here opens a binlog, prints or keeps
 state between files. Key bytes live only in ``Keys`` (whose ``repr`` hides them) and in the
 cipher contexts of the ``cryptography`` package.
 """

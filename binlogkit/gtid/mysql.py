@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Mapping
 
 from ..errors import GtidError
 
@@ -80,7 +80,7 @@ class MysqlGtidSet:
 
     __slots__ = ("_m", "_hash")
 
-    def __init__(self, mapping: dict[Key, Iterable[tuple[int, int]]] | None = None) -> None:
+    def __init__(self, mapping: Mapping[Key, Iterable[tuple[int, int]]] | None = None) -> None:
         m = {}
         for key, ivs in (mapping or {}).items():
             merged = _merge(ivs)
@@ -90,7 +90,7 @@ class MysqlGtidSet:
             if merged:
                 m[key] = merged
         self._m: dict[Key, Intervals] = dict(sorted(m.items()))
-        self._hash = None
+        self._hash: int | None = None
 
     # --- text -------------------------------------------------------------------------------
     @classmethod

@@ -137,13 +137,13 @@ def _apply_locked(plan: Plan, d: SafeDir, backup_dir, check_processes: bool, fol
     if check_processes:
         refuse_if_in_use(d, extra=[t for t in targets.values() if t.dir is not d])
     # nothing may have changed since the plan was made (a resumed plan: either state)
-    for t in plan.truncate:
-        cur = targets.get(t["file"])
-        ok = {t["size"], t["new_size"]} if resume else {t["size"]}
+    for tr in plan.truncate:
+        cur = targets.get(tr["file"])
+        ok = {tr["size"], tr["new_size"]} if resume else {tr["size"]}
         if cur is None or cur.st.st_size not in ok:
-            raise RecoveryRefused(f"{t['file']} changed since the plan was made "
-                                  f"({cur.st.st_size if cur else 'gone'} bytes, planned from {t['size']}): plan again",
-                                  file=str(d.path / t["file"]))
+            raise RecoveryRefused(f"{tr['file']} changed since the plan was made "
+                                  f"({cur.st.st_size if cur else 'gone'} bytes, planned from {tr['size']}): plan again",
+                                  file=str(d.path / tr["file"]))
     for name in (mi_name, ri_name, plan.relay_index):
         if name in touched and name not in targets and not (name == plan.relay_index):
             raise RecoveryRefused(f"{name} is missing", file=str(d.path / name))
@@ -196,25 +196,25 @@ def _apply_locked(plan: Plan, d: SafeDir, backup_dir, check_processes: bool, fol
         d.replace(JOURNAL, _dump(journal), owner=(os.geteuid(), os.getegid()), new_mode=0o600)
 
     try:
-        for t in plan.truncate:
-            step = f"truncate {t['file']} to {t['new_size']}"
-            tg = targets[t["file"]]
-            tg.dir.truncate(tg.name, t["new_size"], identity=tg.identity)
+        for tr in plan.truncate:
+            step = f"truncate {tr['file']} to {tr['new_size']}"
+            tg = targets[tr["file"]]
+            tg.dir.truncate(tg.name, tr["new_size"], identity=tg.identity)
             _crash_point("after-truncate")
             done(step)
         for r in plan.remove:
             step = f"remove {r['file']} (its copy is in the backup)"
-            tg = targets.get(r["file"])
-            if tg is not None:
-                tg.dir.unlink(tg.name)
-                tg.dir.fsync()
+            gone = targets.get(r["file"])
+            if gone is not None:
+                gone.dir.unlink(gone.name)
+                gone.dir.fsync()
             _crash_point("after-remove")
             done(step)
         for name, text in contents.items():
             step = f"rewrite {name}"
-            tg = targets.get(name)
-            owner = tg.st if tg is not None else None
-            where, wname = (tg.dir, tg.name) if tg is not None else (d, name)
+            old = targets.get(name)
+            owner = old.st if old is not None else None
+            where, wname = (old.dir, old.name) if old is not None else (d, name)
             where.replace(wname, text.encode("utf-8", "surrogateescape"), owner_like=owner,
                           new_mode=_mode_of_index(d, plan))
             _crash_point({plan.relay_index: "after-index", mi_name: "after-master-info"}.get(name, "after-relay-log-info"))

@@ -27,6 +27,13 @@ from pathlib import Path
 from ..errors import FormatError
 
 
+def _number(line: str | None) -> int | None:
+    """A line that is a number: ASCII digits between blanks (``str.isdigit`` also takes ``²``
+    and ``strip`` also drops control bytes, which ``int`` then refuses); else None."""
+    s = (line or "").strip(" \t\r")
+    return int(s) if s.isascii() and s.isdigit() else None
+
+
 @dataclass(frozen=True)
 class InfoFile:
     path: str
@@ -43,8 +50,7 @@ class InfoFile:
 
     def int_field(self, n: int) -> int | None:
         """A position line as a number; None when absent or not a number."""
-        v = self.field(n)
-        return int(v) if v and v.strip().isdigit() else None
+        return _number(self.field(n))
 
     def with_field(self, n: int, value: str) -> "InfoFile":
         i = n - 1 if self.has_count else n - 2
@@ -72,9 +78,10 @@ def parse_info(raw: bytes, *, kind: str, path: str | None = None) -> InfoFile:
     lines = text.split("\n")
     if not lines or not lines[0]:
         raise FormatError("empty info file", file=str(path), offset=0)
-    if lines[0].strip().isdigit():
+    first = _number(lines[0])
+    if first is not None:
         # master.info counts its own first line; relay-log.info does not (MySQL and MariaDB)
-        count = int(lines[0]) + (1 if kind == "relay" else 0)
+        count = first + (1 if kind == "relay" else 0)
         if count < 3 or count > len(lines):
             raise FormatError(f"line count {lines[0]} does not fit the {len(lines)} lines present",
                               file=str(path), offset=0)
@@ -116,7 +123,7 @@ class MasterInfo:
     @property
     def using_gtid(self) -> int:
         """MariaDB: 0 no, 1 current_pos, 2 slave_pos."""
-        return int(self.info.keys.get("using_gtid", "0") or 0)
+        return _number(self.info.keys.get("using_gtid")) or 0  # absent or not a number: no
 
     def moved_to(self, file: str, position: int) -> "MasterInfo":
         return MasterInfo(self.info.with_field(2, file).with_field(3, str(position)))

@@ -225,8 +225,8 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
             plan.remove.append({"file": n, "reason": "relay log not in the index (created by a crash)"})
         else:
             plan.warnings.append(f"{n} is on disk but not in the index: left alone")
-    for p in sorted(d.glob("*.~rec~")):
-        plan.remove.append({"file": p.name, "reason": "leftover of an interrupted index update"})
+    for leftover in sorted(d.glob("*.~rec~")):
+        plan.remove.append({"file": leftover.name, "reason": "leftover of an interrupted index update"})
 
     # the walk
     g = Grouper(relay=True, source_file=ri.master_file if ri else None)
@@ -250,16 +250,20 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
     if err is not None and unreadable_encrypted(err):
         plan.refuse = encrypted_refusal(err)
         return plan
+    err_file = Path(err.file or "").name if err is not None else ""  # the walk names the file
     if err is not None and _not_a_binlog(err):
-        plan.refuse = (f"{Path(err.file).name} is not a binlog or relay log (it does not start with the binlog "
+        plan.refuse = (f"{err_file} is not a binlog or relay log (it does not start with the binlog "
                        "magic): refusing to plan a cut; move it out of the folder if it does not belong there")
         return plan
     if err is not None:
+        if err.offset is None:  # every error of the walk carries one; never cut blind
+            plan.refuse = f"{err_file}: {err.message} (no offset to cut at): refusing to plan a cut"
+            return plan
         kind = "torn" if isinstance(err, TruncatedEventError) else (
             "checksum" if isinstance(err, ChecksumError) else "corrupt")
-        plan.problem = {"file": Path(err.file).name, "offset": err.offset, "kind": kind, "message": err.message,
+        plan.problem = {"file": err_file, "offset": err.offset, "kind": kind, "message": err.message,
                         "event_type": err.event_type}
-        cut = (Path(err.file).name, err.offset)
+        cut = (err_file, err.offset)
     complete = [t for t in trx if t.complete]
     partial = [t for t in trx if not t.complete]
     if partial:
@@ -280,8 +284,9 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
             plan.next_source = {"file": p.source_file, "position": p.source_start}
         elif p.resume_source_file is not None:
             plan.next_source = {"file": p.resume_source_file, "position": p.resume_source_pos}
-        plan.last_complete_event = {"file": Path(complete[-1].end_file).name if complete else None,
-                                    "end": complete[-1].end_offset if complete else None,
+        last_end = complete[-1] if complete and complete[-1].end_file is not None else None
+        plan.last_complete_event = {"file": Path(last_end.end_file).name if last_end and last_end.end_file else None,
+                                    "end": last_end.end_offset if last_end else None,
                                     "source_file": plan.next_source and plan.next_source["file"],
                                     "source_end": plan.next_source and plan.next_source["position"]}
     elif last is not None:
@@ -344,18 +349,18 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
         if applied is not None:
             order = {n: i for i, n in enumerate(present)}
             here = (order[ri.relay_file], ri.relay_pos)
-            moved = None
+            moved, moved_end = None, ("", 0)
             for t in trx:
                 start = (order.get(Path(t.start_file).name, -1), t.start_offset)
                 if start < here:
                     continue
-                if not (t.complete and t.gtid and applied(t.gtid)):
+                if not (t.complete and t.gtid and applied(t.gtid)) or t.end_file is None or t.end_offset is None:
                     break
-                moved = t
-                here = (order[Path(t.end_file).name], t.end_offset)
+                moved, moved_end = t, (Path(t.end_file).name, t.end_offset)
+                here = (order[moved_end[0]], moved_end[1])
             if moved is not None:
-                ef = Path(moved.end_file).name
-                plan.relay_log_info = {"relay_log_file": prefix.get(ef, "./") + ef, "relay_log_pos": moved.end_offset,
+                ef = moved_end[0]
+                plan.relay_log_info = {"relay_log_file": prefix.get(ef, "./") + ef, "relay_log_pos": moved_end[1],
                                        "master_log_file": moved.source_file, "master_log_pos": moved.source_end}
                 plan.warnings.append(f"relay-log.info is behind the commits: the replica already committed "
                                      f"up to {moved.gtid}; the SQL thread position is moved past it")

@@ -22,6 +22,7 @@ from ..errors import BinlogError
 from ..gtid import GtidPos, MariadbGtid, MysqlGtid, MysqlGtidSet
 from ..files import OPENERS as COMPRESSED
 from .plan import Plan
+from ..transactions import Transaction
 
 
 def keep_predicate(keep_through: str):
@@ -77,22 +78,27 @@ def plan_binlog_recovery(binlog_dir: str | os.PathLike, *, keep_through: str | N
         keep_through = replica_holds(replica, keys)
         plan.warnings.append(f"the replica holds {keep_through or '(nothing)'}")
     keep = keep_predicate(keep_through) if keep_through else None
-    trx, err = [], None
+    trx: list[Transaction] = []
+    err: BinlogError | None = None
     try:
         for t in transactions([idx], relay=False, keys=keys):
             trx.append(t)
     except BinlogError as exc:
         err = exc
-    cut = None
+    cut: tuple[str, int] | None = None
     if err is not None and unreadable_encrypted(err):
         plan.refuse = encrypted_refusal(err)
         return plan
     if err is not None:
-        plan.problem = {"file": Path(err.file).name, "offset": err.offset, "kind": type(err).__name__,
+        err_file = Path(err.file or "").name  # the walk names the file
+        if err.offset is None:  # every error of the walk carries one; never cut blind
+            plan.refuse = f"{err_file}: {err.message} (no offset to cut at): refusing to plan a cut"
+            return plan
+        plan.problem = {"file": err_file, "offset": err.offset, "kind": type(err).__name__,
                         "message": err.message, "event_type": err.event_type}
-        cut = (Path(err.file).name, err.offset)
+        cut = (err_file, err.offset)
     order = {n: i for i, n in enumerate(files)}
-    cut_trx = []
+    cut_trx: list[dict] = []
     for t in trx:
         unacked = keep is not None and t.gtid is not None and not keep(t.gtid)
         if not t.complete or unacked:
@@ -103,8 +109,8 @@ def plan_binlog_recovery(binlog_dir: str | os.PathLike, *, keep_through: str | N
         c = (first["file"], first["offset"])
         if cut is None or (order[c[0]], c[1]) < (order[cut[0]], cut[1]):
             cut = c
-    kept = [t for t in trx if t.complete and (cut is None or (order[Path(t.end_file).name], t.end_offset)
-                                               <= (order[cut[0]], cut[1]))]
+    kept = [t for t in trx if t.complete and t.end_file is not None and t.end_offset is not None and (
+        cut is None or (order[Path(t.end_file).name], t.end_offset) <= (order[cut[0]], cut[1]))]
     plan.last_complete_gtid = kept[-1].gtid if kept else None
     plan.partial_transaction = {"cut": cut_trx} if cut_trx else None
     if cut is not None:

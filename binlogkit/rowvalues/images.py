@@ -11,6 +11,7 @@ import json
 import struct
 import zlib
 from dataclasses import dataclass
+from typing import Any
 
 from ..codecs.compression import uncompress
 from ..codecs.rows import UPDATE_ROWS
@@ -20,10 +21,11 @@ from .tables import (BINARY_COLLATION, COMPRESSED_ROWS, DATETIME, DELETE, ENUM, 
                      WRITE, Table, temporal_hint)
 from .values import UnknownColumnType, Value, _prefixed, _quote, reader
 
+_rowtext: Any
 try:  # the optional C accelerator (setup.py); BINLOGKIT_PURE_PYTHON=1 turns it off
     import os as _os
 
-    from .. import _rowtext
+    from .. import _rowtext  # type: ignore[attr-defined,no-redef]  # built in place; no stubs
     if _os.environ.get("BINLOGKIT_PURE_PYTHON"):
         _rowtext = None
 except ImportError:  # built without a C compiler: the Python decoder does everything
@@ -62,14 +64,14 @@ def _plan(table: Table, bitmap: bytes, width: int) -> tuple:
     return plan
 
 
-def _image(plan: tuple, b: bytes, p: int, partial: set[int] = frozenset(),
+def _image(plan: tuple, b: bytes, p: int, partial: set[int] | frozenset[int] = frozenset(),
            before: dict | None = None) -> tuple[list[tuple[int, Value | None]], int]:
     cols, nb, readers = plan
     if p + nb > len(b):
         raise IndexError
     nulls = int.from_bytes(b[p:p + nb], "little")
     p += nb
-    out = []
+    out: list[tuple[int, Value | None]] = []
     for k, c in enumerate(cols):
         if nulls >> k & 1:
             out.append((c.index, None))
@@ -162,18 +164,22 @@ def _decode_rows(table: Table, fields, type_code: int) -> list[dict]:
     data = bytes(_uncompressed(table, fields, type_code))
     width = fields.width
     before_plan = _plan(table, fields.columns_before_image, width)
-    after_plan = _plan(table, fields.columns_after_image, width) if fields.columns_after_image is not None else None
-    rows, p, start = [], 0, -1
+    after_bitmap = fields.columns_after_image
+    if after_bitmap is None and (type_code in UPDATE_ROWS or type_code == T.PARTIAL_UPDATE_ROWS_EVENT):
+        raise BodyLengthError(f"update rows event of `{table.db}`.`{table.name}` without an after-image bitmap")
+    after_plan = before_plan if after_bitmap is None else _plan(table, after_bitmap, width)  # used by updates only
+    rows: list[dict] = []
+    p, start = 0, -1
     while p < len(data):
         if p == start:
             raise BodyLengthError(f"a row image of `{table.db}`.`{table.name}` holds no bytes: "
                                   f"{len(data) - p} bytes left undecoded")
         start = p
         if type_code == T.PARTIAL_UPDATE_ROWS_EVENT:
-            from ..codecs.common import read_packed
+            from ..codecs.common import read_length
 
             before, p = _image(before_plan, data, p)
-            options, p = read_packed(data, p)
+            options, p = read_length(data, p)
             partial: set[int] = set()
             if options & 1:  # PARTIAL_JSON_UPDATES: a bit per JSON column of the after image
                 json_cols = [c.index for c in after_plan[0] if c.type == JSON]
@@ -217,7 +223,7 @@ def _binary_len(c) -> int | None:
     return None
 
 
-_KIND = {**{t: 0 for t in WRITE}, **{t: 2 for t in DELETE}}
+_KIND: dict[int, int] = {**{t: 0 for t in WRITE}, **{t: 2 for t in DELETE}}
 
 
 def verbose_text(table: Table, fields, type_code: int) -> bytes:
@@ -243,7 +249,7 @@ def name_notes(table: Table) -> tuple[str, ...] | None:
                  for i in range(len(table.columns)))
 
 
-def verbose_lines(table: Table, rows: list[dict], type_code: int) -> list[str]:
+def verbose_lines(table: Table, rows: list[dict] | RawRows, type_code: int) -> list[str]:
     """``### INSERT INTO `db`.`t` / ### SET / ###   @1=...`` as mysqlbinlog -v prints them,
     each value line ending `` /* name */`` when the binlog carries column names."""
     name = f"`{table.db}`.`{table.name}`"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+from typing import cast
 
 from .images import RawRows
 from .tables import CODECS  # noqa: F401  (re-exported: rowvalues.CODECS)
@@ -53,7 +54,7 @@ WIDTHS = {TINY: 8, SHORT: 16, INT24: 24, LONG: 32, LONGLONG: 64}
 
 
 def _bytes_json(v: Value):
-    x = v.value
+    x = cast(bytes, v.value)  # called for byte-string columns only
     try:
         return x.decode("utf-8")
     except UnicodeDecodeError:

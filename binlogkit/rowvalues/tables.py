@@ -124,7 +124,8 @@ def charset_text(collation: int | None, raw: bytes) -> str | None:
     with the five bytes cp1252 leaves undefined mapped straight to U+0081... (as latin-1 does)."""
     from ..collations import CHARSET_OF
 
-    codec = CODECS.get(CHARSET_OF.get(collation)) if collation is not None else None
+    charset = CHARSET_OF.get(collation) if collation is not None else None
+    codec = CODECS.get(charset) if charset is not None else None
     if codec is None:
         return None
     try:
@@ -136,11 +137,11 @@ def charset_text(collation: int | None, raw: bytes) -> str | None:
 
 
 def _packed_list(v: bytes) -> list[int]:
-    from ..codecs.common import read_packed
+    from ..codecs.common import read_length
 
     nums, q = [], 0
     while q < len(v):
-        k, q = read_packed(v, q)
+        k, q = read_length(v, q)
         nums.append(k)
     return nums
 
@@ -150,7 +151,7 @@ def _charsets(kind_default: bool, v: bytes, cols: list[int]) -> dict[int, int]:
     pairs for the n-th column of ``cols`` when it differs; COLUMN_CHARSET /
     ENUM_AND_SET_COLUMN_CHARSET: a collation per column of ``cols``."""
     nums = _packed_list(v)
-    if not kind_default:
+    if not kind_default or not nums:
         return dict(zip(cols, nums))
     coll = dict.fromkeys(cols, nums[0])
     coll.update({cols[i]: c for i, c in zip(nums[1::2], nums[2::2]) if i < len(cols)})
@@ -166,7 +167,7 @@ def parse_optional_metadata(data: bytes, columns: tuple[Column, ...], flavor=Non
     (as 2 and 3, over the ENUM and SET columns: the character set their labels in 5 and 6 are
     written in); others are skipped. Source: MySQL ``Table_map_event::Optional_metadata_fields``,
     MariaDB ``Table_map_log_event::init_*_field``."""
-    from ..codecs.common import read_packed
+    from ..codecs.common import read_length
 
     out: dict = {}
     chars = [c.index for c in columns if c.is_character or (c.type == GEOMETRY and geometry_has_charset(flavor))]
@@ -175,7 +176,7 @@ def parse_optional_metadata(data: bytes, columns: tuple[Column, ...], flavor=Non
     p = 0
     while p < len(data):
         kind = data[p]
-        n, p = read_packed(data, p + 1)
+        n, p = read_length(data, p + 1)
         v = data[p:p + n]
         p += n
         if kind == 1:
@@ -191,7 +192,7 @@ def parse_optional_metadata(data: bytes, columns: tuple[Column, ...], flavor=Non
         elif kind == 4:
             names, q = [], 0
             while q < len(v):
-                ln, q = read_packed(v, q)
+                ln, q = read_length(v, q)
                 names.append(v[q:q + ln].decode("utf-8", "replace"))
                 q += ln
             out["column_names"] = tuple(names)
@@ -199,10 +200,10 @@ def parse_optional_metadata(data: bytes, columns: tuple[Column, ...], flavor=Non
             cols = [c.index for c in columns if c.real_type == (SET if kind == 5 else ENUM)]
             lists, q = [], 0
             while q < len(v):
-                cnt, q = read_packed(v, q)
+                cnt, q = read_length(v, q)
                 vals = []
                 for _ in range(cnt):
-                    ln, q = read_packed(v, q)
+                    ln, q = read_length(v, q)
                     vals.append(bytes(v[q:q + ln]))
                     q += ln
                 lists.append(vals)
@@ -210,10 +211,10 @@ def parse_optional_metadata(data: bytes, columns: tuple[Column, ...], flavor=Non
         elif kind in (8, 9):  # SIMPLE_PRIMARY_KEY: column indexes; PRIMARY_KEY_WITH_PREFIX: (index, prefix)
             keys, q = [], 0
             while q < len(v):
-                k, q = read_packed(v, q)
+                k, q = read_length(v, q)
                 keys.append(k)
                 if kind == 9:
-                    _, q = read_packed(v, q)
+                    _, q = read_length(v, q)
             out["primary_key"] = tuple(keys)
     # labels in their column's character set (the charset fields may come after the labels)
     for key in ("set_values", "enum_values"):

@@ -6,12 +6,12 @@ text ``mysqlbinlog -v`` prints for it. Layouts follow MySQL's ``log_event_print_
 from __future__ import annotations
 
 import datetime
-import decimal
 import re
 import struct
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from ..codecs.newdecimal import _dec_size, _decimal  # noqa: F401  (shared with JSON)
 from ..errors import BodyLengthError
 from .tables import (BINARY_COLLATION, BIT, BLOB, DATE, DATETIME, DATETIME2, DOUBLE, ENUM, FLOAT, GEOMETRY, INT24,
                      JSON, LONG, LONG_BLOB, LONGLONG, MEDIUM_BLOB, NEWDATE, NEWDECIMAL, SET, SHORT, STRING, TIME,
@@ -42,40 +42,6 @@ def hinted(kind: str, raw: bytes) -> str:
     if data[:12] == bytes(12) and int.from_bytes(data[12:], "big") > 1:  # IPv4-compatible (IN6_IS_ADDR_V4COMPAT)
         return "::" + str(ipaddress.IPv4Address(data[12:]))
     return str(ipaddress.IPv6Address(data))
-
-
-def _dec_size(digits: int) -> int:
-    return digits // 9 * 4 + (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)[digits % 9]
-
-
-def _decimal(b: bytes, p: int, precision: int, scale: int) -> tuple[decimal.Decimal, int]:
-    intg = precision - scale
-    size = _dec_size(intg) + _dec_size(scale)
-    raw = bytearray(b[p:p + size])
-    if len(raw) < size:
-        raise IndexError
-    negative = not raw[0] & 0x80
-    raw[0] ^= 0x80
-    if negative:
-        raw = bytearray(x ^ 0xFF for x in raw)
-    digits, q = [], 0
-    lead = intg % 9
-    sizes = ([(0, 1, 1, 2, 2, 3, 3, 4, 4, 4)[lead]] if lead else []) + [4] * (intg // 9)
-    for s in sizes:
-        digits.append(str(int.from_bytes(raw[q:q + s], "big")).zfill(9 if s == 4 and not (q == 0 and lead) else lead))
-        q += s
-    ip = "".join(digits).lstrip("0") or "0"
-    frac = []
-    for i in range(scale // 9):
-        frac.append(str(int.from_bytes(raw[q:q + 4], "big")).zfill(9))
-        q += 4
-    rest = scale % 9
-    if rest:
-        s = (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)[rest]
-        frac.append(str(int.from_bytes(raw[q:q + s], "big")).zfill(rest))
-        q += s
-    text = ("-" if negative else "") + ip + ("." + "".join(frac) if scale else "")
-    return decimal.Decimal(text), p + size
 
 
 def _frac(b: bytes, p: int, fsp: int) -> tuple[int, int]:
@@ -167,8 +133,8 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
         (f,) = struct.unpack_from("<d", b, p)
         return Value(f, f"{f:.20g}"), p + 8
     if t == NEWDECIMAL:
-        d, q = _decimal(b, p, m >> 8, m & 0xFF)
-        return Value(d, format(d, "f")), q
+        dec, q = _decimal(b, p, m >> 8, m & 0xFF)
+        return Value(dec, format(dec, "f")), q
     if t == YEAR:
         y = b[p]
         return Value(1900 + y if y else 0, f"{1900 + y if y else 0}"), p + 1
@@ -338,6 +304,7 @@ class UnknownColumnType(BodyLengthError):
 
 
 def _hinted_value(col: Column, raw: bytes) -> Value:
+    assert col.hint is not None, "called for hinted columns only"
     try:
         text = hinted(col.hint, raw)
     except ValueError as exc:

@@ -1,0 +1,166 @@
+"""Framing: the one loop that cuts events out of a binlog byte stream, and the CRC32 rule.
+
+``walk_events`` walks the 19-byte headers over a sliding window (no Python object per event
+unless asked for) and checks every event's CRC32; ``scan`` (verdicts) and ``reader`` (RawEvent
+values) are both built on it, and import it from here: neither imports the other.
+
+Checksum rule: CRC32 (zlib's, the same polynomial as ``crcmod.predefined 'crc-32'``) over the
+whole event minus its last 4 bytes. MySQL computes the FDE's CRC with LOG_EVENT_BINLOG_IN_USE_F
+cleared, so the flag a crashed or open binlog still carries must be cleared before checking.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+from .codecs.format_description import fde_is_checksum_aware
+from .codecs.header import HEADER_STRUCT, LEN_HEADER, OFS_FLAGS
+from .constants import BINLOG_MAGIC, LEN_CHECKSUM, ChecksumAlg, EventFlag, EventType, event_type_name
+from .errors import BadMagicError, ChecksumError, EventSizeError, NoFormatDescriptionError, TruncatedEventError
+
+_FDE = EventType.FORMAT_DESCRIPTION_EVENT
+_START_ENCRYPTION = EventType.START_ENCRYPTION_EVENT
+WINDOW = 4 << 20  # bytes read at a time: memory stays flat whatever the file size
+
+MYSQL_ENCRYPTED_MAGIC = b"\xfdbin"
+# Servers cap an event at max_allowed_packet (at most 1 GiB); a bigger event_size is damage,
+# and must not make the reader try to buffer gigabytes.
+MAX_EVENT_SIZE = (1 << 30) + (1 << 16)
+
+
+def event_crc(data: bytes) -> int:
+    """CRC32 an event's last 4 bytes should hold (FDE in-use flag cleared, as MySQL does)."""
+    flags = data[OFS_FLAGS]
+    if data[4] == EventType.FORMAT_DESCRIPTION_EVENT and flags & EventFlag.BINLOG_IN_USE:
+        head = data[:OFS_FLAGS] + bytes([flags & ~EventFlag.BINLOG_IN_USE & 0xFF])
+        return zlib.crc32(data[OFS_FLAGS + 1:-LEN_CHECKSUM], zlib.crc32(head))
+    return zlib.crc32(memoryview(data)[:-LEN_CHECKSUM])
+
+
+def _checksum_on(fde: bytes) -> bool:
+    """Whether events after this FDE end with a CRC32 (alg byte sits before the FDE's own CRC)."""
+    return fde_is_checksum_aware(fde) and fde[-5] == ChecksumAlg.CRC32
+
+
+def walk_events(fh, *, verify: bool = True,
+                want: frozenset[int] | set[int] | None = frozenset(), keys=None, notes: dict | None = None):
+    """Yield ``(offset, type_code, timestamp, server_id, event_size, log_pos, flags, data,
+    checksum_ok)`` for every event of a binary stream positioned at 0 (plain or decompressing:
+    the end is found by reading). ``data`` is the whole event's bytes for FDEs and for types in
+    ``want`` (every event when ``want`` is None), else None. ``checksum_ok`` is None when the
+    event carries no checksum; a mismatch raises ``ChecksumError`` when ``verify``, else it is
+    reported as False. Raises a ``BinlogError`` (no file name: callers add it) at the first
+    problem. This is the one framing loop of binlogkit: the reader is built on it.
+
+    Header walk over a sliding window: ``buf[rel:filled]`` holds the stream from ``at`` on.
+
+    Encrypted files (``crypto``): after a MariaDB Start_encryption every event is decrypted in
+    the window before anything looks at it, with ``keys`` (a ``crypto.Keys``); without a key
+    for it, ``KeyRequiredError``. ``notes["cipher"]`` (when a dict is given) receives the
+    ``crypto.mariadb.EventCipher`` in use, whose ``cipher`` says what the events proved. A MySQL
+    ``binlog_encryption`` file is read through its decrypting stream.
+    """
+    magic = fh.read(4)
+    if magic == MYSQL_ENCRYPTED_MAGIC:  # MySQL binlog_encryption: read the plaintext stream
+        from .crypto.mysql import open_decrypted
+
+        fh, magic = open_decrypted(fh, keys), BINLOG_MAGIC
+    if magic != BINLOG_MAGIC:
+        if not magic:
+            raise BadMagicError("empty file", offset=0)
+        raise BadMagicError(f"not a binlog: starts with {magic!r}, expected {BINLOG_MAGIC!r}", offset=0)
+    unpack = HEADER_STRUCT.unpack_from
+    crc32 = zlib.crc32
+    buf = bytearray(WINDOW)
+    mv = memoryview(buf)
+    filled, rel = 0, 0
+    at = 4
+    crc_on = False
+    eof = False
+    decrypt = None  # crypto.mariadb.EventCipher once a Start_encryption was read
+    start_enc = None  # (body, offset) of a Start_encryption whose key is not looked up yet
+    clear_until = 0  # file offset up to which the window holds decrypted events
+    try:
+        while True:
+            if filled - rel < LEN_HEADER and not eof:  # slide the window, read behind what is left
+                keep = filled - rel
+                mv[:keep] = mv[rel:filled]
+                rel, filled = 0, keep
+                while filled < LEN_HEADER:
+                    got = fh.readinto(mv[filled:])
+                    if not got:
+                        eof = True
+                        break
+                    filled += got
+            avail = filled - rel
+            if avail == 0:
+                return
+            if avail < LEN_HEADER:
+                raise TruncatedEventError(f"torn event header: {avail} bytes where 19 are needed", offset=at)
+            ts, code, sid, ev_size, log_pos, flags = unpack(buf, rel)
+            if at == 4 and code not in (_FDE, 1):  # 1: START_EVENT_V3 of binlog v3
+                raise NoFormatDescriptionError(
+                    f"the first event is {event_type_name(code)}, not a Format_description: the layout "
+                    "of everything after it (checksums included) is unknown", offset=at,
+                    event_type=event_type_name(code))
+            if ev_size < LEN_HEADER:
+                raise EventSizeError(f"event_size {ev_size} is smaller than the 19-byte header",
+                                     offset=at, event_type=event_type_name(code))
+            if ev_size > MAX_EVENT_SIZE:
+                raise EventSizeError(f"event_size {ev_size} is larger than any server writes (1 GiB)",
+                                     offset=at, event_type=event_type_name(code))
+            if avail < ev_size:
+                mv[:avail] = mv[rel:filled]
+                rel, filled = 0, avail
+                while filled < ev_size and not eof:
+                    if filled == len(buf):  # grown only as bytes arrive: a lying event_size
+                        mv.release()        # costs at most twice what the file holds
+                        buf.extend(bytes(min(ev_size, 2 * len(buf)) - len(buf)))
+                        mv = memoryview(buf)
+                    got = fh.readinto(mv[filled:min(len(buf), ev_size)])
+                    if not got:
+                        eof = True
+                        break
+                    filled += got
+                if filled < ev_size:
+                    raise TruncatedEventError(
+                        f"torn event: event_size {ev_size} but only {filled} bytes left in the file",
+                        offset=at, event_type=event_type_name(code))
+            if start_enc is not None:  # the first event after a Start_encryption
+                from .crypto.mariadb import cipher_for
+
+                decrypt, start_enc = cipher_for(start_enc[0], keys, offset=start_enc[1]), None
+                if notes is not None:
+                    notes["cipher"] = decrypt
+            if decrypt is not None and at >= clear_until:  # event_len is in clear; the rest is not
+                clear_until = at + decrypt.decrypt_run(mv, rel, filled, at, crc_on)  # this event and the
+                ts, code, sid, ev_size, log_pos, flags = unpack(buf, rel)            # whole ones after it
+            e = rel + ev_size
+            end = at + ev_size
+            ok = None
+            data = None
+            if code == _FDE:
+                data = bytes(mv[rel:e])
+                crc_on = _checksum_on(data)
+                if fde_is_checksum_aware(data):  # its CRC is valid even when the alg is OFF
+                    stored, actual = int.from_bytes(data[-4:], "little"), event_crc(data)
+                    ok = stored == actual
+            else:
+                if crc_on:
+                    if ev_size < LEN_HEADER + LEN_CHECKSUM:
+                        raise EventSizeError(f"event_size {ev_size} leaves no room for the checksum",
+                                             offset=at, event_type=event_type_name(code))
+                    stored, actual = int.from_bytes(mv[e - 4:e], "little"), crc32(mv[rel:e - 4])
+                    ok = stored == actual
+                if want is None or code in want:
+                    data = bytes(mv[rel:e])
+            if ok is False and verify:
+                raise ChecksumError(f"CRC32 mismatch: stored {stored:#010x}, computed {actual:#010x}"
+                                    + (" (after decryption: the encrypted event is damaged)" if decrypt else ""),
+                                    expected=stored, actual=actual, offset=at, event_type=event_type_name(code))
+            yield at, code, ts, sid, ev_size, log_pos, flags, data, ok
+            at, rel = end, e
+            if code == _START_ENCRYPTION and decrypt is None:  # the key is needed from the next event on
+                start_enc = (bytes(mv[e - ev_size + LEN_HEADER:e - (LEN_CHECKSUM if crc_on else 0)]), at - ev_size)
+    finally:
+        mv.release()

@@ -1,0 +1,310 @@
+"""The file-facing entry points under fuzz, each run as a user runs it: the click command
+in this process, on files written to a scratch folder, output thrown away.
+
+An outcome is clean when the command exits 0, 1 or 2 (``sys.exit``) or click reports a usage
+error; anything else escaping (a ``BinlogError`` included: a user would see a traceback) is a
+crash. The audit's per-file pass is also called directly, because it is documented never to
+raise for damaged input.
+"""
+
+from __future__ import annotations
+
+import lzma
+import os
+import random
+import shutil
+import sys
+import zlib
+from pathlib import Path
+
+from .mutate import mutate, mutate_text
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures" / "mariadb-10.11"
+CORPUS = Path(os.environ.get("FUZZ_CORPUS") or ROOT.parent / "shared" / "corpus")  # a copy of the tree elsewhere: say where
+SEED_MAX = 2 << 10  # seeds are cut to whole events within this size: fast inputs
+
+
+class Crash(Exception):
+    """An outcome that is not clean; ``__cause__`` holds what escaped."""
+
+
+def _cli():
+    from binlogkit.cli import main
+
+    return main
+
+
+def run_cli(args: list[str]) -> int:
+    """Run ``binlogkit ARGS``; the exit code, or ``Crash`` from whatever escaped."""
+    import click
+
+    main = _cli()
+    out, err = sys.stdout, sys.stderr
+    # as a terminal would: stdout strict UTF-8, stderr with backslash escapes (Python's defaults)
+    with open(os.devnull, "w", encoding="utf-8") as null, \
+            open(os.devnull, "w", encoding="utf-8", errors="backslashreplace") as null_err:
+        sys.stdout, sys.stderr = null, null_err
+        try:
+            main.main(args=args, prog_name="binlogkit", standalone_mode=False)
+            return 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+            if code not in (0, 1, 2):
+                raise Crash(f"exit code {code}") from exc
+            return code
+        except click.ClickException:
+            return 2
+        except click.exceptions.Exit as exc:
+            return exc.exit_code
+        except BaseException as exc:  # noqa: BLE001 - this is what a fuzzer is for
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            raise Crash(f"{type(exc).__name__}: {exc}"[:300]) from exc
+        finally:
+            sys.stdout, sys.stderr = out, err
+
+
+# --- seeds ----------------------------------------------------------------------------------
+
+def _read(path: Path) -> bytes:
+    data = path.read_bytes()
+    return lzma.decompress(data) if path.suffix == ".xz" else data
+
+
+def cut(data: bytes, limit: int = SEED_MAX, most: int = 40) -> list[bytes]:
+    """A file as small seeds (small inputs run fast): its Format_description followed by a run
+    of consecutive events, windows of at most ``limit`` bytes along the whole file (an event
+    bigger than that alone in its window, up to 4 x ``limit``); at most ``most`` windows, spread
+    evenly; the torn tail, if any, after the last one."""
+    from .mutate import join, split
+
+    events, tail = split(data)
+    if len(events) < 2:
+        return [data[:4 * limit]]
+    if len(data) <= limit:
+        return [data]
+    fde, rest = events[0], events[1:]
+    windows, cur, size = [], [], 0
+    for e in rest:
+        n = len(e.body) + 23
+        if cur and size + n > limit:
+            windows.append(cur)
+            cur, size = [], 0
+        if n <= 4 * limit:
+            cur.append(e)
+            size += n
+    if cur:
+        windows.append(cur)
+    if len(windows) > most:
+        step = len(windows) / most
+        windows = [windows[int(i * step)] for i in range(most - 1)] + [windows[-1]]
+    out = [join([fde] + w, fix_log_pos=False) for w in windows[:-1]]
+    out.append(join([fde] + windows[-1], tail[:limit], fix_log_pos=False))
+    return out
+
+
+def seed_files() -> list[Path]:
+    files = sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.name.split(".")[-1] in {"xz"}
+                   or p.is_file() and p.name[-6:].isdigit())
+    if CORPUS.is_dir():
+        files += sorted(p for p in CORPUS.rglob("*") if p.is_file() and "expected" not in p.parts
+                        and p.suffix not in {".md", ".result", ".txt"})
+    return files
+
+
+def built_seeds() -> list[bytes]:
+    """MySQL 8.4-shaped files made with the codecs (``fixtures/built_mysql.py``): tagged and
+    untagged GTIDs and Previous_gtids in both layouts (no server-written file here has tagged
+    ones), and one file per damaged tagged Previous_gtids body of ``damaged_previous_gtids``,
+    followed by a tagged transaction."""
+    try:
+        from fixtures.built_mysql import BinlogBuilder, damaged_previous_gtids
+    except ImportError:  # the fixtures are not installed with the package
+        return []
+    from binlogkit.constants import EventType as T
+
+    out = []
+    u1, u2 = "896e7882-18fe-11ef-ab88-22222d34d411", "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+    b = BinlogBuilder()
+    b.previous_gtids(f"{u1}:1-5:7,{u2}:tag_a:1-3:tagb:9")
+    b.transaction(f"{u1}:8")
+    b.transaction(f"{u1}:tag_a:4")
+    b.transaction(f"{u2}:tagb:10", complete=False)
+    b.rotate("binlog.000002")
+    out.append(bytes(b.data))
+    r = BinlogBuilder(relay=True, server_id=2)
+    r.previous_gtids(f"{u2}:x:1-2")
+    r.transaction(f"{u2}:x:3")
+    r.transaction(f"{u2}:4")
+    out.append(bytes(r.data))
+    for _what, body in damaged_previous_gtids():
+        d = BinlogBuilder()
+        d.add(T.PREVIOUS_GTIDS_LOG_EVENT, body)
+        d.transaction(f"{u1}:t:6")
+        out.append(bytes(d.data))
+    return out
+
+
+def load_seeds() -> list[bytes]:
+    seeds, seen = [], set()
+    for p in seed_files():
+        try:
+            data = _read(p)
+        except (OSError, lzma.LZMAError):
+            continue
+        if not data.startswith(b"\xfebin"):
+            continue
+        for s in cut(data):
+            h = zlib.crc32(s)
+            if h not in seen:
+                seen.add(h)
+                seeds.append(s)
+    built = built_seeds()
+    # the built files are a tenth of the pool: few files, but the only tagged GTIDs here
+    seeds += built * max(1, len(seeds) // (9 * len(built) or 1))
+    return seeds
+
+
+# --- targets --------------------------------------------------------------------------------
+
+def _one(work: Path, data: bytes, name: str = "log-bin.000001") -> str:
+    p = work / name
+    p.write_bytes(data)
+    return str(p)
+
+
+def _two(work: Path, data: bytes, rnd: random.Random, others) -> list[str]:
+    """The input as the second file of a series, after a mutant of itself (cross-file logic)."""
+    first = mutate(data, rnd, others=others) if rnd.random() < 0.7 else data
+    return [_one(work, first, "log-bin.000001"), _one(work, data, "log-bin.000002")]
+
+
+def _rnd(data: bytes) -> random.Random:
+    return random.Random(zlib.crc32(data))
+
+
+def t_decode(work, data, others=None):
+    return run_cli(["decode", _one(work, data)])
+
+
+def t_decode_json(work, data, others=None):
+    return run_cli(["decode", "--json", _one(work, data)])
+
+
+def t_decode_v(work, data, others=None):
+    return run_cli(["decode", "-v", _one(work, data)])
+
+
+def t_decode_lenient(work, data, others=None):
+    return run_cli(["decode", "--json", "-v", "--lenient", "--no-verify", _one(work, data)])
+
+
+def t_verify(work, data, others=None):
+    return run_cli(["verify", "--json", _one(work, data)])
+
+
+def t_gtids(work, data, others=None):
+    return run_cli(["gtids", "--json", *_two(work, data, _rnd(data), others)])
+
+
+def t_transactions(work, data, others=None):
+    return run_cli(["transactions", *_two(work, data, _rnd(data), others)])
+
+
+def t_audit(work, data, others=None):
+    from binlogkit.audit import file_manifest
+
+    d = work / "archive"
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir()
+    files = _two(d, data, _rnd(data), others)
+    try:
+        file_manifest(files[1])  # documented never to raise for damaged input
+    except Exception as exc:  # noqa: BLE001
+        raise Crash(f"file_manifest: {type(exc).__name__}: {exc}"[:300]) from exc
+    return run_cli(["audit", "--jobs", "1", "--json", str(d)])
+
+
+def t_compare(work, data, others=None):
+    a, b = _two(work, data, _rnd(data), others)
+    return run_cli(["compare", b, a])
+
+
+def t_incident(work, data, others=None):
+    """``incident`` on a stopped server's binlog folder whose last binlog is the input: it must
+    refuse damaged input (exit 2) or append the Incident + Rotate, never a traceback."""
+    d, backup = work / "binlogs", work / "incident-backup"
+    for x in (d, backup):
+        shutil.rmtree(x, ignore_errors=True)
+    d.mkdir()
+    files = _two(d, data, _rnd(data), others)
+    (d / "log-bin.index").write_text("".join(f"./{Path(f).name}\n" for f in files))
+    return run_cli(["incident", str(d), "--backup-dir", str(backup), "--message", "fuzz"])
+
+
+# recover: relay directories of the crash fixtures, the input as their last relay log
+_TEMPLATES: list[dict] | None = None
+
+
+def recover_templates() -> list[dict]:
+    global _TEMPLATES
+    if _TEMPLATES is None:
+        _TEMPLATES = []
+        for d in sorted(FIXTURES.glob("crash-*/relay")):
+            files = {p.name.removesuffix(".xz"): _read(p) for p in d.iterdir() if p.is_file()}
+            relays = sorted(n for n in files if n[-6:].isdigit())
+            if relays:
+                _TEMPLATES.append({"name": d.parent.name, "files": files, "last": relays[-1]})
+    return _TEMPLATES
+
+
+def recover_seeds() -> list[bytes]:
+    out = []
+    for t in recover_templates():
+        for s in cut(t["files"][t["last"]]):
+            out.append(s)
+    return out
+
+
+def t_recover(work, data, others=None):
+    templates = recover_templates()
+    if not templates:
+        return 0
+    ts = data[4:8]
+    t = next((t for t in templates if t["files"][t["last"]][4:8] == ts), templates[0])
+    rnd = _rnd(data)
+    d = work / "relay"
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir()
+    for name, content in t["files"].items():
+        if name == t["last"]:
+            content = data
+        elif not name[-6:].isdigit() and rnd.random() < 0.3:
+            content = mutate_text(content, rnd)
+        elif name[-6:].isdigit() and rnd.random() < 0.2:
+            content = mutate(content, rnd)
+        (d / name).write_bytes(content)
+    args = ["recover", str(d), "--json"]
+    if rnd.random() < 0.3:
+        args += ["--mode", rnd.choice(["gtid", "position"])]
+    return run_cli(args)
+
+
+TARGETS = {
+    "decode": t_decode,
+    "decode-json": t_decode_json,
+    "decode-v": t_decode_v,
+    "decode-lenient": t_decode_lenient,
+    "verify": t_verify,
+    "gtids": t_gtids,
+    "transactions": t_transactions,
+    "audit": t_audit,
+    "compare": t_compare,
+    "recover": t_recover,
+    "incident": t_incident,
+}
+
+
+def seeds_for(target: str) -> list[bytes]:
+    return recover_seeds() if target == "recover" else load_seeds()
