@@ -1,4 +1,9 @@
-"""The embedded default engine: the per-file pass over a process pool on this machine."""
+"""The embedded default engine: the per-file pass over a process pool on this machine.
+
+The parent process lists the files, hands paths to the pool (largest first), keeps the compact
+summaries that come back, and runs the pure merge (``merge.py``) directory by directory; the
+few files the merge wants scanned again with a context go back to the same pool.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +13,8 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..files import OPENERS
-from .manifest import file_manifest
-from .merge import merge
+from . import merge as m
+from .summary import file_summary
 
 
 def audit_paths(paths: Iterable[str | os.PathLike]) -> list[str]:
@@ -34,21 +39,26 @@ def _looks_like_log(p: Path) -> bool:
     return len(tail) == 2 and tail[1].isdigit()
 
 
-def run_local(paths: Iterable[str | os.PathLike], *, jobs: int | None = None,
+def _again(item: tuple[str, dict]) -> dict:
+    return file_summary(item[0], item[1])
+
+
+def run_local(paths: Iterable[str | os.PathLike], *, jobs: int | None = None, live: bool = False,
               progress: Callable[[int, int], None] | None = None) -> dict:
-    """Audit with a process pool (``jobs`` workers; 1 = in this process)."""
+    """Audit with a process pool (``jobs`` workers; 1 = in this process). ``live``: the last
+    file of a series may still be written by a server (a torn tail is then a warning)."""
     files = audit_paths(paths)
     jobs = jobs or os.cpu_count() or 1
-    manifests = []
+    summaries = []
     if jobs == 1 or len(files) <= 1:
         for i, f in enumerate(files):
-            manifests.append(file_manifest(f))
+            summaries.append(file_summary(f))
             if progress:
                 progress(i + 1, len(files))
-    else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for i, m in enumerate(pool.map(file_manifest, files, chunksize=1)):
-                manifests.append(m)
-                if progress:
-                    progress(i + 1, len(files))
-    return merge(manifests)
+        return m.merge(summaries, live=live)
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        for i, s in enumerate(pool.map(file_summary, files, chunksize=1)):
+            summaries.append(s)
+            if progress:
+                progress(i + 1, len(files))
+        return m.merge(summaries, live=live, rescan=lambda items: pool.map(_again, items, chunksize=1))
