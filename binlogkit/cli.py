@@ -384,14 +384,19 @@ def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete) ->
 @click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
               help="local: a process pool on this machine; spark: the spark-submit job in Spark local mode "
                    "(needs the 'spark' extra: pyspark, fsspec, pyarrow).")
-def audit(paths, as_json, output_dir, jobs, engine) -> None:
+@click.option("--live", "--may-be-active", "live", is_flag=True,
+              help="A server may still be writing the last file of a series: its torn tail is a warning, "
+                   "not an error.")
+def audit(paths, as_json, output_dir, jobs, engine, live) -> None:
     """Audit binlog / relay-log archives for anything missing, doubled or damaged.
 
     PATHS are files or folders (searched recursively for NAME.NNNNNN files, compressed or not).
     Files are grouped into series (one server's binlogs, one connection's relay logs) and checked
     for missing files, broken Rotate and position chains, GTID gaps, duplicates and disorder,
     Incident events, partial transactions, torn events, checksum failures, encrypted or unknown
-    content. Exit codes: 0 clean, 1 findings of severity error, 2 usage or I/O error.
+    content. A torn tail on the last file of a series may be a live server's: it fails the
+    audit unless --live says the series may be active. Exit codes: 0 clean, 1 findings of
+    severity error, 2 usage or I/O error.
     """
     from .audit import run_local
 
@@ -401,7 +406,7 @@ def audit(paths, as_json, output_dir, jobs, engine) -> None:
         spark = job.session(f"local[{jobs}]" if jobs else None)
         try:
             rc = job.main(spark, list(paths) + (["--output", output_dir] if output_dir else [])
-                          + (["--json"] if as_json else []))
+                          + (["--json"] if as_json else []) + (["--live"] if live else []))
         finally:
             spark.stop()
         sys.exit(rc)
@@ -411,7 +416,7 @@ def audit(paths, as_json, output_dir, jobs, engine) -> None:
             sys.stderr.write(f"\raudit: {done}/{total} files")
             sys.stderr.flush()
     try:
-        result = run_local(paths, jobs=jobs, progress=prog)
+        result = run_local(paths, jobs=jobs, live=live, progress=prog)
     except OSError as exc:
         _fail(str(exc), EXIT_USAGE)
     if prog:
@@ -424,8 +429,9 @@ def audit(paths, as_json, output_dir, jobs, engine) -> None:
             import pyarrow as pa
             import pyarrow.parquet as pq
 
-            cols = ["kind", "severity", "file", "offset", "detail", "gtids", "series"]
-            pq.write_table(pa.table({c: [f[c] for f in result["findings"]] for c in cols}),
+            from .audit.merge import FINDING_COLUMNS
+
+            pq.write_table(pa.table({c: [f[c] for f in result["findings"]] for c in FINDING_COLUMNS}),
                            out / "findings.parquet")
         except ImportError:
             pass
@@ -433,22 +439,9 @@ def audit(paths, as_json, output_dir, jobs, engine) -> None:
     if as_json:
         click.echo(json.dumps(result, indent=1, default=str))
     else:
-        click.echo(f"{result['files']} files, {result['bytes']:,} bytes: {result['counts']['error']} errors, "
-                   f"{result['counts']['warning']} warnings")
-        names = list(result["summary"])
-        common = os.path.commonpath(names) if len(names) > 1 else os.path.dirname(names[0]) if names else ""
-        short = {n: os.path.relpath(n, common) if common else n for n in names}
-        width = max([len(v) for v in short.values()] + [6])
-        click.echo(f"{'series':<{width}} {'files':>5} {'bytes':>12}  GTIDs covered")
-        for name, s in result["summary"].items():
-            click.echo(f"{short[name]:<{width}} {s['files']:>5} {s['bytes']:>12,}  {(s['gtids_covered'] or '-')[:60]}")
-        if result["findings"]:
-            click.echo(f"\n{'severity':<8} {'kind':<20} {'where':<48} detail")
-            for f in result["findings"][:200]:
-                where = f"{Path(f['file']).name}@{f['offset']}" if f["file"] else (f["series"] or "")[-48:]
-                click.echo(f"{f['severity']:<8} {f['kind']:<20} {where:<48} {f['detail'][:110]}")
-            if len(result["findings"]) > 200:
-                click.echo(f"... and {len(result['findings']) - 200} more (--json or --output for all)")
+        from .audit.render import table
+
+        click.echo("\n".join(table(result)))
     sys.exit(EXIT_DAMAGED if result["counts"]["error"] else EXIT_OK)
 
 

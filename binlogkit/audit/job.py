@@ -1,23 +1,34 @@
-"""The spark-submit audit job: the per-file pass on executors, the merge on the driver.
+"""The spark-submit audit job: summaries, merge and findings all on executors.
 
 Run it on this machine (Spark local mode, the default master)::
 
     spark-submit --master 'local[*]' binlogkit/audit/job.py /archive/binlogs --output /tmp/audit
 
-On a cluster, ship the package and its dependencies with the job, e.g. a packed virtualenv
-(``venv-pack`` / ``conda-pack``) holding binlogkit, construct, click, zstandard and fsspec::
+On a standalone cluster whose executors do not have binlogkit installed, ship it (and its one
+pure-Python dependency on this path, construct) as a zip made by ``binlogkit.audit.pack``::
 
-    spark-submit --master yarn --archives binlogkit-env.tar.gz#env \\
-        --conf spark.pyspark.python=./env/bin/python \\
-        binlogkit/audit/job.py hdfs:///archive/binlogs s3a://bucket/relay --output hdfs:///audit/run1
+    python -m binlogkit.audit.pack /tmp/binlogkit-audit.zip
+    spark-submit --master spark://HOST:7077 --py-files /tmp/binlogkit-audit.zip \\
+        binlogkit/audit/job.py /archive/binlogs --output /shared/audit/run1
 
-The driver lists the files (local paths, or any fsspec URL: ``hdfs://``, ``s3a://`` ...) and
-hands out **paths** with their sizes, largest first, one partition per file; each executor
-opens and streams its files itself. Files never travel through Spark as binary records
-(``binaryFile`` cannot hand a >= 1 GiB file to Python and refuses files over 2 GiB). The
-manifests come back as a DataFrame of JSON strings, the merge runs on the driver, and the
-findings are written as Parquet (``DIR/findings.parquet``) with ``DIR/summary.json``. Exit code
-as ``binlogkit audit``: 0 clean, 1 findings of severity error, 2 usage error.
+(or a packed virtualenv with ``--archives env.tar.gz#env --conf spark.pyspark.python=./env/bin/python``
+for ``hdfs://`` / ``s3a://`` inputs, which need fsspec and its filesystem packages).
+
+The stages, none of which brings per-transaction data to the driver:
+
+1. the driver lists the files (local paths or fsspec URLs) and hands out **paths** with their
+   sizes, largest first, one partition per file; each executor opens and streams its file and
+   returns a compact summary (``summary.py``, about 1 KB per clean file);
+2. summaries are grouped by directory (the series of one server, the connections of one
+   replica); each group plans which of its files must be scanned again with the GTID state
+   before them (``merge.plan_directory``: files that overlap the past, usually none);
+3. those scans run as their own tasks, one per file;
+4. each directory's summaries and scans are merged (``merge.merge_directory``) on an executor;
+   the findings become a DataFrame that executors write as Parquet (``DIR/findings.parquet``);
+5. the driver receives the counts, the per-series summaries and the first ``--max-findings``
+   findings in report order, and writes ``DIR/summary.json``.
+
+Exit code as ``binlogkit audit``: 0 clean, 1 findings of severity error, 2 usage error.
 """
 
 from __future__ import annotations
@@ -49,10 +60,113 @@ def list_inputs(paths: list[str]) -> list[tuple[str, int]]:
     return sorted(out, key=lambda t: -t[1])
 
 
-def _manifest_json(item: tuple[str, int]) -> str:
-    from binlogkit.audit.manifest import file_manifest
+# --- what executors run (module-level functions: pickled by reference, importable from the zip) --
 
-    return json.dumps(file_manifest(item[0]))
+def _summary(item: tuple[str, int]) -> tuple[str, dict]:
+    from binlogkit.audit.summary import file_summary
+
+    s = file_summary(item[0])
+    return s["directory"], s
+
+
+def _plan(kv) -> list[tuple[str, tuple[str, dict]]]:
+    from binlogkit.audit.merge import plan_directory
+
+    directory, summaries = kv
+    return [(path, (directory, ctx)) for path, ctx in sorted(plan_directory(list(summaries)).items())]
+
+
+def _again(item) -> tuple[str, dict]:
+    from binlogkit.audit.summary import file_summary
+
+    path, (directory, ctx) = item
+    return directory, file_summary(path, ctx)
+
+
+def _merge(live: bool):
+    def run(kv):
+        from binlogkit.audit.merge import merge_directory
+
+        directory, (groups, again) = kv  # groups: the one grouped list of the directory's summaries
+        found, summary = merge_directory([s for g in groups for s in g], {r["file"]: r for r in again}, live=live)
+        return found, summary
+    return run
+
+
+def _series_items(part):
+    return list(part[1].items())
+
+
+def _rows(part):
+    from binlogkit.audit.merge import SEVERITY_RANK
+
+    found, _summary = part
+    for i, f in enumerate(found):
+        src = f["source"]
+        yield (SEVERITY_RANK[f["severity"]], i, f["kind"], f["severity"], f["file"], f["offset"], f["detail"],
+               f["gtids"], f["series"], f["place"],
+               None if src is None else (src.get("file"), src.get("position")))
+
+
+def _schema():
+    from pyspark.sql.types import (ArrayType, IntegerType, LongType, StringType, StructField, StructType)
+
+    return StructType([
+        StructField("rank", IntegerType()), StructField("order", LongType()),
+        StructField("kind", StringType()), StructField("severity", StringType()),
+        StructField("file", StringType()), StructField("offset", LongType()),
+        StructField("detail", StringType()), StructField("gtids", ArrayType(StringType())),
+        StructField("series", StringType()), StructField("place", StringType()),
+        StructField("source", StructType([StructField("file", StringType()), StructField("position", LongType())])),
+    ])
+
+
+from binlogkit.audit.merge import FINDING_COLUMNS  # noqa: E402  (the same columns as the local engine)
+
+
+def audit(spark, paths: list[str], *, live: bool = False, output: str | None = None,
+          max_findings: int = 1000) -> dict | None:
+    """The result document (as ``run_local`` gives, with at most ``max_findings`` findings and
+    ``findings_omitted``); None when no file was found."""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    inputs = list_inputs(paths)
+    if not inputs:
+        return None
+    sc = spark.sparkContext
+    n = len(inputs)
+    summaries = sc.parallelize(inputs, numSlices=n).map(_summary)
+    groups = summaries.groupByKey(numPartitions=max(1, min(n, sc.defaultParallelism * 2)))
+    groups.persist(StorageLevel.MEMORY_AND_DISK)
+    wanted = groups.flatMap(_plan)
+    again = wanted.repartition(max(1, sc.defaultParallelism)).map(_again)
+    merged = groups.cogroup(again).map(_merge(live))
+    merged.persist(StorageLevel.MEMORY_AND_DISK)
+    findings = spark.createDataFrame(merged.flatMap(_rows), _schema()).persist(StorageLevel.MEMORY_AND_DISK)
+    order = [F.col("rank"), F.coalesce(F.col("series"), F.lit("")), F.coalesce(F.col("file"), F.lit("")),
+             F.coalesce(F.col("offset"), F.lit(0)), F.col("order")]
+    if output:
+        (findings.orderBy(*order).drop("rank", "order").write.mode("overwrite")
+         .parquet(f"{output.rstrip('/')}/findings.parquet"))
+    counts = {"error": 0, "warning": 0, "info": 0}
+    for r in findings.groupBy("severity").count().collect():
+        counts[r["severity"]] = r["count"]
+    first = [_finding(r) for r in findings.orderBy(*order).limit(max_findings).collect()]
+    series = dict(sorted(merged.flatMap(_series_items).collect()))
+    for cached in (findings, merged, groups):
+        cached.unpersist()
+    total = sum(counts.values())
+    return {"findings": first, "summary": series, "counts": counts, "files": n,
+            "bytes": sum(size for _p, size in inputs), "findings_omitted": total - len(first)}
+
+
+def _finding(r) -> dict:
+    src = r["source"]
+    return {"kind": r["kind"], "severity": r["severity"], "file": r["file"], "offset": r["offset"],
+            "detail": r["detail"], "gtids": list(r["gtids"] or []),
+            "source": None if src is None else {"file": src["file"], "position": src["position"]},
+            "series": r["series"], "place": r["place"]}
 
 
 def main(spark, argv: list[str]) -> int:
@@ -61,43 +175,28 @@ def main(spark, argv: list[str]) -> int:
     ap.add_argument("paths", nargs="+")
     ap.add_argument("--output", help="folder for findings.parquet and summary.json")
     ap.add_argument("--json", action="store_true", help="print findings and summary as JSON")
+    ap.add_argument("--live", action="store_true",
+                    help="the last file of a series may still be written by a server: a torn tail is a warning")
+    ap.add_argument("--max-findings", type=int, default=1000,
+                    help="findings brought to the driver (all are in findings.parquet)")
     args = ap.parse_args(argv)
-    from binlogkit.audit.merge import merge
-
-    inputs = list_inputs(args.paths)
-    if not inputs:
+    result = audit(spark, args.paths, live=args.live, output=args.output, max_findings=args.max_findings)
+    if result is None:
         print("binlogkit-audit-job: no binlog or relay-log files under the given paths", file=sys.stderr)
         return 2
-    sc = spark.sparkContext
-    rdd = sc.parallelize(inputs, numSlices=len(inputs))
-    # an explicit schema: inferring one would run the first files twice
-    manifests_df = spark.createDataFrame(rdd.map(lambda it: (it[0], _manifest_json(it))), "file string, manifest string")
-    manifests = [json.loads(r["manifest"]) for r in manifests_df.collect()]
-    result = merge(manifests)
     if args.output:
-        _write(spark, result, args.output)
+        _write_summary(result, args.output)
     if args.json:
         print(json.dumps(result, indent=1, default=str))
     else:
-        c = result["counts"]
-        print(f"{result['files']} files, {result['bytes']:,} bytes: {c['error']} errors, {c['warning']} warnings")
-        for f in result["findings"][:50]:
-            print(f"{f['severity']:<8} {f['kind']:<20} {f['file']}@{f['offset']}  {f['detail'][:100]}")
+        from binlogkit.audit.render import table
+
+        for line in table(result):
+            print(line)
     return 1 if result["counts"]["error"] else 0
 
 
-FINDING_COLUMNS = ["kind", "severity", "file", "offset", "detail", "gtids", "series"]
-
-
-def _write(spark, result: dict, output: str) -> None:
-    from pyspark.sql.types import ArrayType, LongType, StringType, StructField, StructType
-
-    schema = StructType([StructField("kind", StringType()), StructField("severity", StringType()),
-                         StructField("file", StringType()), StructField("offset", LongType()),
-                         StructField("detail", StringType()), StructField("gtids", ArrayType(StringType())),
-                         StructField("series", StringType())])
-    rows = [tuple(f[c] for c in FINDING_COLUMNS) for f in result["findings"]]
-    spark.createDataFrame(rows, schema).coalesce(1).write.mode("overwrite").parquet(f"{output.rstrip('/')}/findings.parquet")
+def _write_summary(result: dict, output: str) -> None:
     summary = json.dumps({k: v for k, v in result.items() if k != "findings"}, indent=1, default=str)
     if "://" in output:
         import fsspec
@@ -117,10 +216,11 @@ def session(master: str | None = None):
     b = SparkSession.builder.appName("binlogkit-audit")
     if master:
         b = b.master(master)
-    elif not os.environ.get("SPARK_MASTER") and "spark.master" not in os.environ.get("PYSPARK_SUBMIT_ARGS", ""):
+    elif not (os.environ.get("PYSPARK_GATEWAY_PORT") or os.environ.get("SPARK_MASTER")
+              or "--master" in os.environ.get("PYSPARK_SUBMIT_ARGS", "")):  # spark-submit sets the master
         b = b.master("local[*]")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    return b.config("spark.ui.enabled", "false").getOrCreate()
+    return b.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").getOrCreate()
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ from . import intervals as iv
 
 INCIDENT_NAMES = {1: "LOST_EVENTS", 2: "NEW_INCIDENT"}
 SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
-FINDING_COLUMNS = ["kind", "severity", "file", "offset", "detail", "gtids", "series", "place"]
+FINDING_COLUMNS = ["kind", "severity", "file", "offset", "detail", "gtids", "series", "place", "source"]
 
 
 @dataclass
