@@ -93,8 +93,17 @@ def _merge(live: bool):
     return run
 
 
-def _series_items(part):
-    return list(part[1].items())
+def _stats(part) -> tuple[dict, dict]:
+    found, summary = part
+    c = {"error": 0, "warning": 0, "info": 0}
+    for f in found:
+        c[f["severity"]] += 1
+    return c, summary
+
+
+def _order(row: tuple) -> tuple:
+    """Report order of a row of ``_rows``: severity, series, file, offset, the merge's order."""
+    return row[0], row[8] or "", row[4] or "", row[5] or 0, row[1]
 
 
 def _rows(part):
@@ -143,30 +152,32 @@ def audit(spark, paths: list[str], *, live: bool = False, output: str | None = N
     again = wanted.repartition(max(1, sc.defaultParallelism)).map(_again)
     merged = groups.cogroup(again).map(_merge(live))
     merged.persist(StorageLevel.MEMORY_AND_DISK)
-    findings = spark.createDataFrame(merged.flatMap(_rows), _schema()).persist(StorageLevel.MEMORY_AND_DISK)
-    order = [F.col("rank"), F.coalesce(F.col("series"), F.lit("")), F.coalesce(F.col("file"), F.lit("")),
-             F.coalesce(F.col("offset"), F.lit(0)), F.col("order")]
+    counts = {"error": 0, "warning": 0, "info": 0}
+    series: dict[str, dict] = {}
+    for c, summ in merged.map(_stats).collect():  # one small record per directory
+        for k, v in c.items():
+            counts[k] += v
+        series.update(summ)
+    series = dict(sorted(series.items()))
+    first = [_finding(r) for r in merged.flatMap(_rows).takeOrdered(max_findings, key=_order)]
     if output:
+        findings = spark.createDataFrame(merged.flatMap(_rows), _schema())
+        order = [F.col("rank"), F.coalesce(F.col("series"), F.lit("")), F.coalesce(F.col("file"), F.lit("")),
+                 F.coalesce(F.col("offset"), F.lit(0)), F.col("order")]
         (findings.orderBy(*order).drop("rank", "order").write.mode("overwrite")
          .parquet(f"{output.rstrip('/')}/findings.parquet"))
-    counts = {"error": 0, "warning": 0, "info": 0}
-    for r in findings.groupBy("severity").count().collect():
-        counts[r["severity"]] = r["count"]
-    first = [_finding(r) for r in findings.orderBy(*order).limit(max_findings).collect()]
-    series = dict(sorted(merged.flatMap(_series_items).collect()))
-    for cached in (findings, merged, groups):
-        cached.unpersist()
+    merged.unpersist()
+    groups.unpersist()
     total = sum(counts.values())
     return {"findings": first, "summary": series, "counts": counts, "files": n,
             "bytes": sum(size for _p, size in inputs), "findings_omitted": total - len(first)}
 
 
-def _finding(r) -> dict:
-    src = r["source"]
-    return {"kind": r["kind"], "severity": r["severity"], "file": r["file"], "offset": r["offset"],
-            "detail": r["detail"], "gtids": list(r["gtids"] or []),
-            "source": None if src is None else {"file": src["file"], "position": src["position"]},
-            "series": r["series"], "place": r["place"]}
+def _finding(r: tuple) -> dict:
+    _rank, _i, kind, severity, file, offset, detail, gtids, series, place, src = r
+    return {"kind": kind, "severity": severity, "file": file, "offset": offset, "detail": detail,
+            "gtids": list(gtids or []), "source": None if src is None else {"file": src[0], "position": src[1]},
+            "series": series, "place": place}
 
 
 def main(spark, argv: list[str]) -> int:

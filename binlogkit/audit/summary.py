@@ -50,6 +50,8 @@ _XID, _XA_PREPARE, _PAYLOAD, _ANNOTATE = (T.XID_EVENT, T.XA_PREPARE_LOG_EVENT, T
 _INCIDENT, _PREVIOUS, _GTID_LIST = T.INCIDENT_EVENT, T.PREVIOUS_GTIDS_LOG_EVENT, T.GTID_LIST_EVENT
 _IGNORABLE, _ARTIFICIAL, _RELAY = int(EventFlag.IGNORABLE), int(EventFlag.ARTIFICIAL), int(EventFlag.RELAY_LOG)
 _NOT_STANDALONE_END = PRELUDE | {_ANNOTATE}
+# events with no say in boundaries or headers: the loop's fast path
+_PLAIN = frozenset(range(256)) - {_FDE, _ROTATE, _XID, _XA_PREPARE, _PAYLOAD} - OUTSIDE - GTID_TYPES - QUERY_TYPES
 
 
 def series_key(path: str) -> tuple[str, str, int]:
@@ -248,94 +250,115 @@ class _Scan:
         fdes = 0
         own_source = None
         base = self.base
-        for at, code, ts, sid, ev_size, log_pos, flags, data, ok in walk_events(fh, verify=False, want=BODIES):
-            end = at + ev_size
-            self.events += 1
-            self.end_offset = end
-            if ok is not None:
-                self.checksummed += 1
-                if ok is False:
-                    self.bad_checksums.append(at)
-            if ts:
-                if self.first_ts is None:
-                    self.first_ts = ts
-                self.last_ts = ts
-            if code not in KNOWN_TYPES and not flags & _IGNORABLE:
-                self.unknown.append({"offset": at, "type_code": code})
-            if not self.relay and fdes >= 1 and log_pos and not flags & _ARTIFICIAL \
-                    and code != _FDE and log_pos != end & 0xFFFFFFFF:
-                self.breaks.append({"offset": at, "expected": end & 0xFFFFFFFF, "log_pos": log_pos})
-            if code == _FDE:
-                fdes += 1
-                if fdes == 1 and flags & _RELAY:
-                    self.relay = True
-                aware = len(data) >= 5 and fde_is_checksum_aware(data)
-                self.fmt = Format.from_fde_body(data[LEN_HEADER:len(data) - (4 if aware else 0)])
-                if fdes == 2:
-                    self.relay = True
-                continue
-            relay = self.relay
-            if code == _ROTATE:
-                rb = self.body(data)
-                r = {"offset": at, "target": rb[8:].decode("utf-8", "replace"),
-                     "position": int.from_bytes(rb[:8], "little") if len(rb) >= 8 else None,
-                     "relay": bool(flags & _RELAY), "server_id": sid}
-                self.last_rotate = r
-                if flags & _RELAY:
-                    self.last_relay_rotate = r
-                elif (relay or fdes < 2) and (relay or not own_source):
-                    self.source_file = rb[8:].decode("utf-8", "replace") if len(rb) >= 8 else ""
-                continue
-            if not relay:
-                src_file = own_source = base
-            else:
-                src_file = self.source_file
-            if code in OUTSIDE:
-                if code == _INCIDENT:
-                    body = self.body(data)
-                    n = body[2] if len(body) > 2 else 0
-                    self.incidents.append({"offset": at, "code": int.from_bytes(body[:2], "little"),
-                                           "message": body[3:3 + n].decode("utf-8", "replace")})
-                elif code == _PREVIOUS and self.previous_gtids is None:
-                    try:
-                        self.previous_gtids = decode_previous_gtids(self.body(data))
-                    except ValueError:
-                        pass
-                elif code == _GTID_LIST and self.gtid_list is None:
-                    body = self.body(data)
-                    n = int.from_bytes(body[:4], "little") & 0x0FFFFFFF
-                    self.gtid_list = [
-                        f"{int.from_bytes(body[4 + 16 * i:8 + 16 * i], 'little')}-"
-                        f"{int.from_bytes(body[8 + 16 * i:12 + 16 * i], 'little')}-"
-                        f"{int.from_bytes(body[12 + 16 * i:20 + 16 * i], 'little')}" for i in range(n)]
-                continue
-            if code in GTID_TYPES:
-                if self.cur is not None:
-                    self.close(False)
-                self.open_gtid(at, code, sid, ev_size, log_pos, data, src_file)
-                self.transactions += 1
-                self.server_ids.add(sid)
-                continue
-            t = self.cur
-            if t is None:
-                cont = self.transactions == 0 and code not in QUERY_TYPES and code not in PRELUDE
-                t = self.cur = _Trx(None, None, None, "continuation" if cont else "legacy", at, src_file,
-                                    (log_pos - ev_size) if log_pos else None)
-                if cont:
-                    self.continuation_head = True
-                self.transactions += 1
-            if code in QUERY_TYPES:
-                phl = self.fmt.post_header_length(T.QUERY_EVENT) if self.fmt else None
-                c = _classify(_query_text(self.body(data), code, phl))
-                if c == "begin":
-                    t.open_group = True
-                elif c in ("COMMIT", "ROLLBACK", "XA_COMMIT", "XA_ROLLBACK"):
+        relay = self.relay
+        bad, known, plain = self.bad_checksums, KNOWN_TYPES, _PLAIN
+        events = checksummed = 0
+        end = 4
+        first_ts = last_ts = None
+        try:
+            for at, code, ts, sid, ev_size, log_pos, flags, data, ok in walk_events(fh, verify=False, want=BODIES):
+                end = at + ev_size
+                events += 1
+                if ok is not None:
+                    checksummed += 1
+                    if ok is False:
+                        bad.append(at)
+                if ts:
+                    if first_ts is None:
+                        first_ts = ts
+                    last_ts = ts
+                if code not in known and not flags & _IGNORABLE:
+                    self.unknown.append({"offset": at, "type_code": code})
+                if log_pos != end & 0xFFFFFFFF and not relay and fdes >= 1 and log_pos and not flags & _ARTIFICIAL \
+                        and code != _FDE:
+                    self.breaks.append({"offset": at, "expected": end & 0xFFFFFFFF, "log_pos": log_pos})
+                if code in plain:  # row images, table maps, annotations...: only a boundary matters
+                    if not relay:
+                        own_source = base
+                    t = self.cur
+                    if t is None:
+                        cont = self.transactions == 0 and code not in PRELUDE
+                        self.cur = _Trx(None, None, None, "continuation" if cont else "legacy", at,
+                                        self.source_file if relay else base, (log_pos - ev_size) if log_pos else None)
+                        self.continuation_head |= cont
+                        self.transactions += 1
+                    elif t.standalone and code not in _NOT_STANDALONE_END:
+                        self.close(True)
+                    continue
+                if code == _FDE:
+                    fdes += 1
+                    if fdes == 1 and flags & _RELAY:
+                        self.relay = True
+                    aware = len(data) >= 5 and fde_is_checksum_aware(data)
+                    self.fmt = Format.from_fde_body(data[LEN_HEADER:len(data) - (4 if aware else 0)])
+                    if fdes == 2:
+                        self.relay = True
+                    relay = self.relay
+                    continue
+                if code == _ROTATE:
+                    rb = self.body(data)
+                    r = {"offset": at, "target": rb[8:].decode("utf-8", "replace"),
+                         "position": int.from_bytes(rb[:8], "little") if len(rb) >= 8 else None,
+                         "relay": bool(flags & _RELAY), "server_id": sid}
+                    self.last_rotate = r
+                    if flags & _RELAY:
+                        self.last_relay_rotate = r
+                    elif (relay or fdes < 2) and (relay or not own_source):
+                        self.source_file = rb[8:].decode("utf-8", "replace") if len(rb) >= 8 else ""
+                    continue
+                if not relay:
+                    src_file = own_source = base
+                else:
+                    src_file = self.source_file
+                if code in OUTSIDE:
+                    if code == _INCIDENT:
+                        body = self.body(data)
+                        n = body[2] if len(body) > 2 else 0
+                        self.incidents.append({"offset": at, "code": int.from_bytes(body[:2], "little"),
+                                               "message": body[3:3 + n].decode("utf-8", "replace")})
+                    elif code == _PREVIOUS and self.previous_gtids is None:
+                        try:
+                            self.previous_gtids = decode_previous_gtids(self.body(data))
+                        except ValueError:
+                            pass
+                    elif code == _GTID_LIST and self.gtid_list is None:
+                        body = self.body(data)
+                        n = int.from_bytes(body[:4], "little") & 0x0FFFFFFF
+                        self.gtid_list = [
+                            f"{int.from_bytes(body[4 + 16 * i:8 + 16 * i], 'little')}-"
+                            f"{int.from_bytes(body[8 + 16 * i:12 + 16 * i], 'little')}-"
+                            f"{int.from_bytes(body[12 + 16 * i:20 + 16 * i], 'little')}" for i in range(n)]
+                    continue
+                if code in GTID_TYPES:
+                    if self.cur is not None:
+                        self.close(False)
+                    self.open_gtid(at, code, sid, ev_size, log_pos, data, src_file)
+                    self.transactions += 1
+                    self.server_ids.add(sid)
+                    continue
+                t = self.cur
+                if t is None:
+                    cont = self.transactions == 0 and code not in QUERY_TYPES and code not in PRELUDE
+                    t = self.cur = _Trx(None, None, None, "continuation" if cont else "legacy", at, src_file,
+                                        (log_pos - ev_size) if log_pos else None)
+                    if cont:
+                        self.continuation_head = True
+                    self.transactions += 1
+                if code in QUERY_TYPES:
+                    phl = self.fmt.post_header_length(T.QUERY_EVENT) if self.fmt else None
+                    c = _classify(_query_text(self.body(data), code, phl))
+                    if c == "begin":
+                        t.open_group = True
+                    elif c in ("COMMIT", "ROLLBACK", "XA_COMMIT", "XA_ROLLBACK"):
+                        self.close(True)
+                    elif c == "statement" and not t.open_group:
+                        self.close(True)
+                elif code == _XID or code == _XA_PREPARE:
                     self.close(True)
-                elif c == "statement" and not t.open_group:
+                elif code == _PAYLOAD and not t.open_group:
                     self.close(True)
-            elif code == _XID or code == _XA_PREPARE:
-                self.close(True)
-            elif code == _PAYLOAD and not t.open_group:
-                self.close(True)
-            elif t.standalone and code not in _NOT_STANDALONE_END:
-                self.close(True)
+                elif t.standalone and code not in _NOT_STANDALONE_END:
+                    self.close(True)
+        finally:  # a damaged file stops the walk: what was counted up to there stays
+            self.events, self.checksummed, self.end_offset = events, checksummed, end
+            self.first_ts, self.last_ts = first_ts, last_ts
