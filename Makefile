@@ -13,6 +13,7 @@ help:
 	@echo "make fixtures    rebuild every fixture set from real servers (needs mariadb-server, strace)"
 	@echo "make bench-data  make the ~1 GB benchmark binlog in bench/data (not committed)"
 	@echo "make bench       run the benchmarks"
+	@echo "make bench-audit audit throughput (20 GB), peak RSS (100 GB of symlinks), merge of 100,000 summaries"
 	@echo "make asan-rowtext  the C row-text accelerator under AddressSanitizer + UBSan, fuzzed"
 	@echo "make soak        50 kill -9 trials, each repaired by binlogkit recover and compared (TRIALS=n)"
 
@@ -48,7 +49,7 @@ bench: bench-data
 	$(PY) bench/run.py
 
 bench-audit: bench-data
-	$(PY) bench/audit_archive.py --gb 20
+	$(PY) bench/audit_archive.py --gb 20 --big-gb 100 --merge-files 100000
 
 clean:
 	rm -rf build .pytest_cache .hypothesis

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..files import OPENERS
-from . import merge as m
+from .merge import merge
 from .summary import file_summary
 
 
@@ -55,10 +55,10 @@ def run_local(paths: Iterable[str | os.PathLike], *, jobs: int | None = None, li
             summaries.append(file_summary(f))
             if progress:
                 progress(i + 1, len(files))
-        return m.merge(summaries, live=live)
+        return merge(summaries, live=live)
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         for i, s in enumerate(pool.map(file_summary, files, chunksize=1)):
             summaries.append(s)
             if progress:
                 progress(i + 1, len(files))
-        return m.merge(summaries, live=live, rescan=lambda items: pool.map(_again, items, chunksize=1))
+        return merge(summaries, live=live, rescan=lambda items: pool.map(_again, items, chunksize=1))

@@ -96,6 +96,22 @@ def union(*sets: IntervalSet) -> IntervalSet:
     return {k: normalize(v) for k, v in sorted(acc.items()) if v}
 
 
+def add_into(acc: IntervalSet, s: IntervalSet) -> None:
+    """``acc |= s`` in place (``acc`` is the caller's own): appending intervals that lie past
+    ``acc``'s end, the common case of a series read in order, costs O(len(s))."""
+    for k, ivs in s.items():
+        mine = acc.get(k)
+        if not mine:
+            acc[k] = [list(iv) for iv in ivs]
+        elif ivs[0][0] > mine[-1][1] + 1:
+            mine.extend(list(iv) for iv in ivs)
+        elif ivs[0][0] == mine[-1][1] + 1:
+            mine[-1][1] = ivs[0][1]
+            mine.extend(list(iv) for iv in ivs[1:])
+        else:
+            acc[k] = normalize(mine + list(ivs))
+
+
 def intersect(a: IntervalSet, b: IntervalSet) -> IntervalSet:
     out: IntervalSet = {}
     for k in sorted(a.keys() & b.keys()):

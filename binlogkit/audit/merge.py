@@ -92,7 +92,7 @@ class _Fold:
             x = MariadbGtid.parse(g)
             if x.domain_id not in self.last or x.seq_no > self.last[x.domain_id][1]:
                 self.last[x.domain_id] = [str(x), x.seq_no]
-        self.maria_seen: iv.IntervalSet = {}
+        self.maria_seen: iv.IntervalSet = {}  # owned by the fold: grown in place
         self.mysql_seen: iv.IntervalSet = _previous_set(first["previous_gtids"]) if first["previous_gtids"] else {}
         self.any_maria = bool(first["gtid_list"])
 
@@ -106,8 +106,9 @@ class _Fold:
         return bool(s["mysql"] and iv.intersect(s["mysql"], self.mysql_seen))
 
     def context(self) -> dict:
-        return {"maria_last": {str(d): v for d, v in self.last.items()}, "maria_seen": self.maria_seen,
-                "mysql_seen": self.mysql_seen}
+        """The state as a rescan's context (a copy: the fold goes on)."""
+        return {"maria_last": {str(d): list(v) for d, v in self.last.items()},
+                "maria_seen": iv.union(self.maria_seen), "mysql_seen": iv.union(self.mysql_seen)}
 
     def advance(self, s: dict) -> None:
         maria = s["maria"]
@@ -117,9 +118,9 @@ class _Fold:
                 p = self.last.get(int(d))
                 if p is None or seq > p[1]:
                     self.last[int(d)] = [g, seq]
-            self.maria_seen = iv.union(self.maria_seen, maria["all"])
+            iv.add_into(self.maria_seen, maria["all"])
         if s["mysql"]:
-            self.mysql_seen = iv.union(self.mysql_seen, s["mysql"])
+            iv.add_into(self.mysql_seen, s["mysql"])
 
 
 def _previous_set(prev: list[dict]) -> iv.IntervalSet:
