@@ -225,7 +225,7 @@ def main(argv=None) -> int:
             r = bench_merge(files, every, trx)
             print(f"{r['files']:>7,} files ({r['files'] / 1024:,.0f} TiB), {r['trx_per_file']:>9,} trx/file, "
                   f"{r['findings']:>6,} findings: {r['seconds']:6.1f} s; summaries held {r['held_mb']:5.0f} MB "
-                  f"(as JSON {r['summaries_mb']:.0f} MB), peak with the merge {r["peak_mb"]:5.0f} MB")
+                  f"(as JSON {r['summaries_mb']:.0f} MB), peak with the merge {r['peak_mb']:5.0f} MB")
     return 0
 
 
