@@ -436,7 +436,12 @@ def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete) ->
 @click.option("--live", "--may-be-active", "live", is_flag=True,
               help="A server may still be writing the last file of a series: its torn tail is a warning, "
                    "not an error.")
-def audit(paths, as_json, output_dir, jobs, engine, live) -> None:
+@click.option("--max-findings", type=click.IntRange(min=0),
+              help="Show only the first N findings (the counts cover all; --output writes all). "
+                   "Default: all (local), 1000 (spark).")
+@click.option("--max-series", type=click.IntRange(min=0),
+              help="Show only the first N series' records (--output writes all). Default: all (local), 1000 (spark).")
+def audit(paths, as_json, output_dir, jobs, engine, live, max_findings, max_series) -> None:
     """Audit binlog / relay-log archives for anything missing, doubled or damaged.
 
     PATHS are files or folders (searched recursively for NAME.NNNNNN files, compressed or not).
@@ -456,7 +461,9 @@ def audit(paths, as_json, output_dir, jobs, engine, live) -> None:
         spark = job.session(f"local[{jobs}]" if jobs else None)
         try:
             rc = job.main(spark, list(paths) + (["--output", output_dir] if output_dir else [])
-                          + (["--json"] if as_json else []) + (["--live"] if live else []))
+                          + (["--json"] if as_json else []) + (["--live"] if live else [])
+                          + (["--max-findings", str(max_findings)] if max_findings is not None else [])
+                          + (["--max-series", str(max_series)] if max_series is not None else []))
         finally:
             spark.stop()
         sys.exit(rc)
@@ -472,20 +479,14 @@ def audit(paths, as_json, output_dir, jobs, engine, live) -> None:
     if prog:
         sys.stderr.write("\n")
     if output_dir:
-        out = Path(output_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "findings.json").write_text(json.dumps(result["findings"], indent=1))
-        try:  # Parquet as well when pyarrow is there (the 'spark' extra installs it)
-            import pyarrow as pa
-            import pyarrow.parquet as pq
+        try:
+            _write_audit(Path(output_dir), result)
+        except (OSError, BinlogError) as exc:
+            _fail(f"--output {output_dir}: {exc}", EXIT_USAGE)
+    if max_findings is not None or max_series is not None:
+        from .audit.merge import limit
 
-            from .audit.merge import FINDING_COLUMNS
-
-            pq.write_table(pa.table({c: [f[c] for f in result["findings"]] for c in FINDING_COLUMNS}),
-                           out / "findings.parquet")
-        except ImportError:
-            pass
-        (out / "summary.json").write_text(json.dumps({k: v for k, v in result.items() if k != "findings"}, indent=1))
+        result = limit(result, max_findings=max_findings, max_series=max_series)
     if as_json:
         click.echo(json.dumps(result, indent=1, default=str))
     else:
@@ -493,6 +494,29 @@ def audit(paths, as_json, output_dir, jobs, engine, live) -> None:
 
         click.echo("\n".join(table(result)))
     sys.exit(EXIT_DAMAGED if result["counts"]["error"] else EXIT_OK)
+
+
+def _write_audit(out: Path, result: dict) -> None:
+    """findings.json, findings.parquet (with pyarrow) and summary.json, each replaced atomically
+    through safeio (the folder locked, no writing through links)."""
+    from .safeio import SafeDir
+
+    out.mkdir(parents=True, exist_ok=True)
+    with SafeDir(out) as d, d.locked():
+        d.replace("findings.json", json.dumps(result["findings"], indent=1).encode(), new_mode=0o644)
+        try:  # Parquet as well when pyarrow is there (the 'spark' extra installs it)
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            from .audit.merge import FINDING_COLUMNS
+
+            buf = pa.BufferOutputStream()
+            pq.write_table(pa.table({c: [f[c] for f in result["findings"]] for c in FINDING_COLUMNS}), buf)
+            d.replace("findings.parquet", buf.getvalue().to_pybytes(), new_mode=0o644)
+        except ImportError:
+            pass
+        d.replace("summary.json", json.dumps({k: v for k, v in result.items() if k != "findings"},
+                                             indent=1).encode(), new_mode=0o644)
 
 
 @main.command()
