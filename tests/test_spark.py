@@ -85,3 +85,12 @@ def test_driver_gets_the_first_n_and_parquet_has_all(spark, tmp_path, capsys):
     job.main(spark, [str(tmp_path / "arch"), "--max-findings", "2"])
     text = capsys.readouterr().out
     assert "None@None" not in text and f"and {len(local['findings']) - 2:,} more" in text
+
+
+def test_files_are_dealt_into_a_bounded_number_of_tasks_of_equal_work():
+    sizes = [(f"f{i}", 10_000 - i * 7) for i in range(1000)]
+    deal = job.deal_files(sizes, 64)
+    assert len(deal) == 64 and sorted(x for d in deal for x in d) == sorted(sizes)
+    work = [sum(s for _p, s in d) for d in deal]
+    assert max(work) - min(work) <= 10_000  # at most one file's worth apart
+    assert job.deal_files(sizes[:5], 64) == [[x] for x in sizes[:5]]  # few files: one task each

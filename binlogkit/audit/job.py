@@ -17,8 +17,9 @@ for ``hdfs://`` / ``s3a://`` inputs, which need fsspec and its filesystem packag
 The stages, none of which brings per-transaction data to the driver:
 
 1. the driver lists the files (local paths or fsspec URLs) and hands out **paths** with their
-   sizes, largest first, one partition per file; each executor opens and streams its file and
-   returns a compact summary (``summary.py``, about 1 KB per clean file);
+   sizes, largest first, one task per file up to max(64, 4 x the cluster's cores) tasks (beyond
+   that, files are dealt round-robin so that tasks are of about equal work); each executor opens
+   and streams its files and returns compact summaries (``summary.py``, about 1 KB per clean file);
 2. summaries are grouped by directory (the series of one server, the connections of one
    replica); each group plans which of its files must be scanned again with the GTID state
    before them (``merge.plan_directory``: files that overlap the past, usually none);
@@ -64,11 +65,22 @@ def list_inputs(paths: list[str]) -> list[tuple[str, int]]:
 
 # --- what executors run (module-level functions: pickled by reference, importable from the zip) --
 
-def _summary(item: tuple[str, int]) -> tuple[str, dict]:
+def _summaries(deal: list[tuple[str, int]]) -> list[tuple[str, dict]]:
+    """The summaries of one task's files, keyed by directory."""
     from binlogkit.audit.summary import file_summary
 
-    s = file_summary(item[0])
-    return s["directory"], s
+    out = []
+    for path, _size in deal:
+        s = file_summary(path)
+        out.append((s["directory"], s))
+    return out
+
+
+def deal_files(inputs: list[tuple[str, int]], tasks: int) -> list[list[tuple[str, int]]]:
+    """``inputs`` (largest first) dealt round-robin into at most ``tasks`` lists of about equal
+    work: file i goes to list i mod tasks."""
+    k = max(1, min(len(inputs), tasks))
+    return [inputs[j::k] for j in range(k)]
 
 
 def _plan(kv) -> list[tuple[str, tuple[str, dict]]]:
@@ -182,7 +194,10 @@ def audit(spark, paths: list[str], *, live: bool = False, output: str | None = N
         return None
     sc = spark.sparkContext
     n = len(inputs)
-    summaries = sc.parallelize(inputs, numSlices=n).map(_summary)
+    # one task per file up to a bound: Spark keeps per-task state in the driver, so the number
+    # of tasks, not of files, is what the driver's memory follows
+    deal = deal_files(inputs, max(64, 4 * sc.defaultParallelism))
+    summaries = sc.parallelize(deal, numSlices=len(deal)).flatMap(_summaries)
     groups = summaries.groupByKey(numPartitions=max(1, min(n, sc.defaultParallelism * 2)))
     groups.persist(StorageLevel.MEMORY_AND_DISK)
     wanted = groups.flatMap(_plan)
