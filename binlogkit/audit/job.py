@@ -23,7 +23,7 @@ The stages, none of which brings per-transaction data to the driver:
 2. summaries are grouped by directory (the series of one server, the connections of one
    replica); each group plans which of its files must be scanned again with the GTID state
    before them (``merge.plan_directory``: files that overlap the past, usually none);
-3. those scans run as their own tasks, one per file;
+3. those scans run as tasks of their own, spread over the cluster's cores;
 4. each directory's summaries and scans are merged (``merge.merge_directory``) on an executor;
    the findings become a DataFrame that executors write as Parquet (``DIR/findings.parquet``);
 5. the driver receives the counts (added up on executors), the first ``--max-series``
