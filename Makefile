@@ -16,6 +16,7 @@ help:
 	@echo "make bench-pull  binlogkit pull vs mariadb-binlog --read-from-remote-server --raw on the bench binlog"
 	@echo "make bench-encryption  verify/decode of encrypted copies of the bench binlog vs plain"
 	@echo "make fuzz-encryption   5 minutes of damaged encrypted files: typed errors only"
+	@echo "make bench-audit audit throughput (20 GB), peak RSS (100 GB of symlinks), merge of 100,000 summaries"
 	@echo "make asan-rowtext  the C row-text accelerator under AddressSanitizer + UBSan, fuzzed"
 	@echo "make fuzz        mutation campaign over every file-facing command (FUZZ_MINUTES=5, FUZZ_ENGINE=plain|atheris)"
 	@echo "make typecheck   mypy on binlogkit/ (make test runs it)"
@@ -89,7 +90,7 @@ past-4g: deps
 	$(PY) -m fixtures.lab.past4g
 
 bench-audit: bench-data
-	$(PY) bench/audit_archive.py --gb 20
+	$(PY) bench/audit_archive.py --gb 20 --big-gb 100 --merge-files 100000
 
 clean:
 	rm -rf build .pytest_cache .hypothesis

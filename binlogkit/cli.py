@@ -499,16 +499,25 @@ def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete, ke
 @click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
               help="local: a process pool on this machine; spark: the spark-submit job in Spark local mode "
                    "(needs the 'spark' extra: pyspark, fsspec, pyarrow).")
+@click.option("--live", "--may-be-active", "live", is_flag=True,
+              help="A server may still be writing the last file of a series: its torn tail is a warning, "
+                   "not an error.")
+@click.option("--max-findings", type=click.IntRange(min=0),
+              help="Show only the first N findings (the counts cover all; --output writes all). "
+                   "Default: all (local), 1000 (spark).")
+@click.option("--max-series", type=click.IntRange(min=0),
+              help="Show only the first N series' records (--output writes all). Default: all (local), 1000 (spark).")
 @key_options
-def audit(paths, as_json, output_dir, jobs, engine, keys) -> None:
+def audit(paths, as_json, output_dir, jobs, engine, live, max_findings, max_series, keys) -> None:
     """Audit binlog / relay-log archives for anything missing, doubled or damaged.
 
     PATHS are files or folders (searched recursively for NAME.NNNNNN files, compressed or not).
     Files are grouped into series (one server's binlogs, one connection's relay logs) and checked
     for missing files, broken Rotate and position chains, GTID gaps, duplicates and disorder,
     Incident events, partial transactions, torn events, checksum failures, encrypted files
-    without their key (an error: they were not checked) or unknown content. Exit codes: 0 clean,
-    1 findings of severity error, 2 usage or I/O error.
+    without their key (an error: they were not checked) or unknown content. A torn tail on the
+    last file of a series may be a live server's: it fails the audit unless --live says the
+    series may be active. Exit codes: 0 clean, 1 findings of severity error, 2 usage or I/O error.
     """
     _check_inputs(paths, missing_ok=True, recursive=True)  # a missing file is a finding
     from .audit import run_local
@@ -525,7 +534,9 @@ def audit(paths, as_json, output_dir, jobs, engine, keys) -> None:
                                           ("--cipher", spec and spec.cipher),
                                           ("--keyring-file", spec and spec.keyring_file)) if v for a in (opt, v)]
             rc = job.main(spark, list(paths) + (["--output", output_dir] if output_dir else [])
-                          + (["--json"] if as_json else []) + key_args)
+                          + (["--json"] if as_json else []) + (["--live"] if live else [])
+                          + (["--max-findings", str(max_findings)] if max_findings is not None else [])
+                          + (["--max-series", str(max_series)] if max_series is not None else []) + key_args)
         finally:
             spark.stop()
         sys.exit(rc)
@@ -535,45 +546,50 @@ def audit(paths, as_json, output_dir, jobs, engine, keys) -> None:
         sys.stderr.write(f"\raudit: {done}/{total} files")
         sys.stderr.flush()
     try:
-        result = run_local(paths, jobs=jobs, progress=prog if show else None, keys=keys)
+        result = run_local(paths, jobs=jobs, live=live, progress=prog if show else None, keys=keys)
     except OSError as exc:
         _fail(str(exc), EXIT_USAGE)
     if show:
         sys.stderr.write("\n")
     if output_dir:
-        out = Path(output_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "findings.json").write_text(json.dumps(result["findings"], indent=1))
+        try:
+            _write_audit(Path(output_dir), result)
+        except (OSError, BinlogError) as exc:
+            _fail(f"--output {output_dir}: {exc}", EXIT_USAGE)
+    if max_findings is not None or max_series is not None:
+        from .audit.merge import limit
+
+        result = limit(result, max_findings=max_findings, max_series=max_series)
+    if as_json:
+        click.echo(json.dumps(result, indent=1, default=str))
+    else:
+        from .audit.render import table
+
+        click.echo("\n".join(table(result)))
+    sys.exit(EXIT_DAMAGED if result["counts"]["error"] else EXIT_OK)
+
+
+def _write_audit(out: Path, result: dict) -> None:
+    """findings.json, findings.parquet (with pyarrow) and summary.json, each replaced atomically
+    through safeio (the folder locked, no writing through links)."""
+    from .safeio import SafeDir
+
+    out.mkdir(parents=True, exist_ok=True)
+    with SafeDir(out) as d, d.locked():
+        d.replace("findings.json", json.dumps(result["findings"], indent=1).encode(), new_mode=0o644)
         try:  # Parquet as well when pyarrow is there (the 'spark' extra installs it)
             pa = need("pyarrow", "findings.parquet")
             pq = need("pyarrow.parquet", "findings.parquet")
         except MissingDependency as exc:  # the JSON files are written all the same: say so, go on
             click.echo(f"binlogkit: note: findings.parquet not written: {exc}", err=True)
         else:
-            cols = ["kind", "severity", "file", "offset", "detail", "gtids", "series"]
-            pq.write_table(pa.table({c: [f[c] for f in result["findings"]] for c in cols}),
-                           out / "findings.parquet")
-        (out / "summary.json").write_text(json.dumps({k: v for k, v in result.items() if k != "findings"}, indent=1))
-    if as_json:
-        click.echo(json.dumps(result, indent=1, default=str))
-    else:
-        click.echo(f"{result['files']} files, {result['bytes']:,} bytes: {result['counts']['error']} errors, "
-                   f"{result['counts']['warning']} warnings")
-        names = list(result["summary"])
-        common = os.path.commonpath(names) if len(names) > 1 else os.path.dirname(names[0]) if names else ""
-        short = {n: os.path.relpath(n, common) if common else n for n in names}
-        width = max([len(v) for v in short.values()] + [6])
-        click.echo(f"{'series':<{width}} {'files':>5} {'bytes':>12}  GTIDs covered")
-        for name, s in result["summary"].items():
-            click.echo(f"{short[name]:<{width}} {s['files']:>5} {s['bytes']:>12,}  {(s['gtids_covered'] or '-')[:60]}")
-        if result["findings"]:
-            click.echo(f"\n{'severity':<8} {'kind':<20} {'where':<48} detail")
-            for f in result["findings"][:200]:
-                where = f"{Path(f['file']).name}@{f['offset']}" if f["file"] else (f["series"] or "")[-48:]
-                click.echo(f"{f['severity']:<8} {f['kind']:<20} {where:<48} {f['detail'][:110]}")
-            if len(result["findings"]) > 200:
-                click.echo(f"... and {len(result['findings']) - 200} more (--json or --output for all)")
-    sys.exit(EXIT_DAMAGED if result["counts"]["error"] else EXIT_OK)
+            from .audit.merge import FINDING_COLUMNS
+
+            buf = pa.BufferOutputStream()
+            pq.write_table(pa.table({c: [f[c] for f in result["findings"]] for c in FINDING_COLUMNS}), buf)
+            d.replace("findings.parquet", buf.getvalue().to_pybytes(), new_mode=0o644)
+        d.replace("summary.json", json.dumps({k: v for k, v in result.items() if k != "findings"},
+                                             indent=1).encode(), new_mode=0o644)
 
 
 @main.command()

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Install what binlogkit's tests and lab need from Debian: mariadb-server, mariadb-client, strace.
+# Install what binlogkit's tests and lab need from Debian: mariadb-server, mariadb-client, strace,
+# and a Java runtime for Spark (default-jre-headless).
 # Does nothing when they are present; needs root (or passwordless sudo) otherwise, and says so.
 set -euo pipefail
 need=()
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
 command -v mariadb-binlog >/dev/null 2>&1 || need+=(mariadb-client)
 command -v strace >/dev/null 2>&1 || need+=(strace)
-[ ${#need[@]} -eq 0 ] && { echo "deps: mariadb-server, mariadb-client and strace are present"; exit 0; }
+# pyspark's JVM, for the Spark audit tests (local mode and the standalone cluster)
+command -v java >/dev/null 2>&1 || [ -x "${JAVA_HOME:-/nonexistent}/bin/java" ] || need+=(default-jre-headless)
+[ ${#need[@]} -eq 0 ] && { echo "deps: mariadb-server, mariadb-client, strace and java are present"; exit 0; }
 uid="${DEPS_UID:-$(id -u)}"
 if [ "$uid" = 0 ]; then
     SUDO=""

@@ -1,13 +1,15 @@
-"""Audit binlog / relay-log archives for gaps: a pure per-file pass and a merge.
+"""Audit binlog / relay-log archives for gaps: a pure per-file pass and a pure merge.
 
-``file_manifest(path)`` streams one file on the fast scan path (no row bodies) into a small
-JSON-able manifest; ``merge(manifests)`` orders files into series and derives the findings with
-GTID algebra. Both are plain Python; ``run_local`` fans the per-file pass out over a process
-pool (the embedded default). See docs/audit.md.
+``file_summary(path)`` streams one file on the fast scan path (no row bodies) into a compact
+summary whose size does not depend on the transaction count; ``merge(summaries)`` orders files
+into series and derives the findings with interval-set algebra (``plan_directory`` /
+``merge_directory`` per directory, the unit both engines parallelise). ``run_local`` fans the
+per-file pass out over a process pool (the embedded default); ``job.py`` is the Spark job.
+See docs/audit.md.
 """
 
 from .engine import audit_paths, run_local
-from .manifest import file_manifest
-from .merge import Finding, merge
+from .merge import Finding, merge, merge_directory, plan_directory
+from .summary import file_summary
 
-__all__ = ["Finding", "audit_paths", "file_manifest", "merge", "run_local"]
+__all__ = ["Finding", "audit_paths", "file_summary", "merge", "merge_directory", "plan_directory", "run_local"]

@@ -1,23 +1,37 @@
-"""The spark-submit audit job: the per-file pass on executors, the merge on the driver.
+"""The spark-submit audit job: summaries, merge and findings all on executors.
 
 Run it on this machine (Spark local mode, the default master)::
 
     spark-submit --master 'local[*]' binlogkit/audit/job.py /archive/binlogs --output /tmp/audit
 
-On a cluster, ship the package and its dependencies with the job, e.g. a packed virtualenv
-(``venv-pack`` / ``conda-pack``) holding binlogkit, construct, click, zstandard and fsspec::
+On a standalone cluster whose executors do not have binlogkit installed, ship it (and its one
+pure-Python dependency on this path, construct) as a zip made by ``binlogkit.audit.pack``::
 
-    spark-submit --master yarn --archives binlogkit-env.tar.gz#env \\
-        --conf spark.pyspark.python=./env/bin/python \\
-        binlogkit/audit/job.py hdfs:///archive/binlogs s3a://bucket/relay --output hdfs:///audit/run1
+    python -m binlogkit.audit.pack /tmp/binlogkit-audit.zip
+    spark-submit --master spark://HOST:7077 --py-files /tmp/binlogkit-audit.zip \\
+        binlogkit/audit/job.py /archive/binlogs --output /shared/audit/run1
 
-The driver lists the files (local paths, or any fsspec URL: ``hdfs://``, ``s3a://`` ...) and
-hands out **paths** with their sizes, largest first, one partition per file; each executor
-opens and streams its files itself. Files never travel through Spark as binary records
-(``binaryFile`` cannot hand a >= 1 GiB file to Python and refuses files over 2 GiB). The
-manifests come back as a DataFrame of JSON strings, the merge runs on the driver, and the
-findings are written as Parquet (``DIR/findings.parquet``) with ``DIR/summary.json``. Exit code
-as ``binlogkit audit``: 0 clean, 1 findings of severity error, 2 usage error.
+(or a packed virtualenv with ``--archives env.tar.gz#env --conf spark.pyspark.python=./env/bin/python``
+for ``hdfs://`` / ``s3a://`` inputs, which need fsspec and its filesystem packages).
+
+The stages, none of which brings per-transaction data to the driver:
+
+1. the driver lists the files (local paths or fsspec URLs) and hands out **paths** with their
+   sizes, largest first, one task per file up to max(64, 4 x the cluster's cores) tasks (beyond
+   that, files are dealt round-robin so that tasks are of about equal work); each executor opens
+   and streams its files and returns compact summaries (``summary.py``, about 1 KB per clean file);
+2. summaries are grouped by directory (the series of one server, the connections of one
+   replica); each group plans which of its files must be scanned again with the GTID state
+   before them (``merge.plan_directory``: files that overlap the past, usually none);
+3. those scans run as tasks of their own, spread over the cluster's cores;
+4. each directory's summaries and scans are merged (``merge.merge_directory``) on an executor;
+   the findings become a DataFrame that executors write as Parquet (``DIR/findings.parquet``);
+5. the driver receives the counts (added up on executors), the first ``--max-series``
+   per-series records (all in ``DIR/series.parquet``) and the first ``--max-findings`` findings
+   in report order (all in ``DIR/findings.parquet``), and writes ``DIR/summary.json``: what it
+   holds does not grow with the archive beyond those two limits and the list of input paths.
+
+Exit code as ``binlogkit audit``: 0 clean, 1 findings of severity error, 2 usage error.
 """
 
 from __future__ import annotations
@@ -26,6 +40,7 @@ import argparse
 import json
 import os
 import sys
+from functools import partial
 
 
 def list_inputs(paths: list[str]) -> list[tuple[str, int]]:
@@ -49,11 +64,12 @@ def list_inputs(paths: list[str]) -> list[tuple[str, int]]:
     return sorted(out, key=lambda t: -t[1])
 
 
-def _manifest_json(item: tuple[str, int], spec=None) -> str:
-    from binlogkit.audit.manifest import file_manifest
+# --- what executors run (module-level functions: pickled by reference, importable from the zip) --
 
-    keys = spec.load(resolve=_shipped) if spec is not None else None
-    return json.dumps(file_manifest(item[0], keys))
+def _keys(spec):
+    """The keys on an executor: read there from the key files' paths (``spec``, a
+    ``crypto.KeySpec``), or from the copies ``--files`` shipped; no key bytes travel."""
+    return spec.load(resolve=_shipped) if spec is not None else None
 
 
 def _shipped(path: str) -> str:
@@ -64,12 +80,186 @@ def _shipped(path: str) -> str:
     return SparkFiles.get(os.path.basename(path))
 
 
+def _summaries(deal: list[tuple[str, int]], spec=None) -> list[tuple[str, dict]]:
+    """The summaries of one task's files, keyed by directory."""
+    from binlogkit.audit.summary import file_summary
+
+    keys = _keys(spec)
+    out = []
+    for path, _size in deal:
+        s = file_summary(path, keys=keys)
+        out.append((s["directory"], s))
+    return out
+
+
+def deal_files(inputs: list[tuple[str, int]], tasks: int) -> list[list[tuple[str, int]]]:
+    """``inputs`` (largest first) dealt round-robin into at most ``tasks`` lists of about equal
+    work: file i goes to list i mod tasks."""
+    k = max(1, min(len(inputs), tasks))
+    return [inputs[j::k] for j in range(k)]
+
+
+def _plan(kv) -> list[tuple[str, tuple[str, dict]]]:
+    from binlogkit.audit.merge import plan_directory
+
+    directory, summaries = kv
+    return [(path, (directory, ctx)) for path, ctx in sorted(plan_directory(list(summaries)).items())]
+
+
+def _again(item, spec=None) -> tuple[str, dict]:
+    from binlogkit.audit.summary import file_summary
+
+    path, (directory, ctx) = item
+    return directory, file_summary(path, ctx, keys=_keys(spec))
+
+
+def _merge(live: bool):
+    def run(kv):
+        from binlogkit.audit.merge import merge_directory
+
+        directory, (groups, again) = kv  # groups: the one grouped list of the directory's summaries
+        found, summary = merge_directory([s for g in groups for s in g], {r["file"]: r for r in again}, live=live)
+        return found, summary
+    return run
+
+
+def _tally(part) -> list[int]:
+    """[errors, warnings, infos, series] of one directory's merge."""
+    found, summary = part
+    c = [0, 0, 0, len(summary)]
+    for f in found:
+        c[SEVERITY_RANK[f["severity"]]] += 1
+    return c
+
+
+def _add(a: list[int], b: list[int]) -> list[int]:
+    return [x + y for x, y in zip(a, b)]
+
+
+def _series(part):
+    return part[1].items()
+
+
+def _series_name(item) -> str:
+    return item[0]
+
+
+def _series_rows(part):
+    for name, r in part[1].items():
+        yield (name, r["files"], r["bytes"], r["events"], r["first_timestamp"], r["last_timestamp"], r["relay"],
+               r["gtids_covered"], r["gtid_intervals"], r["first_file"], r["last_file"])
+
+
+def _order(row: tuple) -> tuple:
+    """Report order of a row of ``_rows``: severity, series, file, offset, the merge's order."""
+    return row[0], row[8] or "", row[4] or "", row[5] or 0, row[1]
+
+
+def _rows(part):
+    found, _summary = part
+    for i, f in enumerate(found):
+        src = f["source"]
+        yield (SEVERITY_RANK[f["severity"]], i, f["kind"], f["severity"], f["file"], f["offset"], f["detail"],
+               f["gtids"], f["series"], f["place"],
+               None if src is None else (src.get("file"), src.get("position")))
+
+
+def _series_schema():
+    from pyspark.sql.types import BooleanType, IntegerType, LongType, StringType, StructField, StructType
+
+    return StructType([
+        StructField("series", StringType()), StructField("files", LongType()), StructField("bytes", LongType()),
+        StructField("events", LongType()), StructField("first_timestamp", LongType()),
+        StructField("last_timestamp", LongType()), StructField("relay", BooleanType()),
+        StructField("gtids_covered", StringType()), StructField("gtid_intervals", IntegerType()),
+        StructField("first_file", StringType()), StructField("last_file", StringType()),
+    ])
+
+
+def _schema():
+    from pyspark.sql.types import (ArrayType, IntegerType, LongType, StringType, StructField, StructType)
+
+    return StructType([
+        StructField("rank", IntegerType()), StructField("order", LongType()),
+        StructField("kind", StringType()), StructField("severity", StringType()),
+        StructField("file", StringType()), StructField("offset", LongType()),
+        StructField("detail", StringType()), StructField("gtids", ArrayType(StringType())),
+        StructField("series", StringType()), StructField("place", StringType()),
+        StructField("source", StructType([StructField("file", StringType()), StructField("position", LongType())])),
+    ])
+
+
+from binlogkit.audit.merge import FINDING_COLUMNS, SEVERITY_RANK  # noqa: E402,F401  (as the local engine)
+
+
+def audit(spark, paths: list[str], *, live: bool = False, output: str | None = None,
+          max_findings: int = 1000, max_series: int = 1000, spec=None) -> dict | None:
+    """The result document (as ``run_local`` gives with the same ``max_findings`` and
+    ``max_series``); None when no file was found.
+
+    What reaches the driver is bounded by the two limits, whatever the archive: the counts (one
+    short list per partition, added up), the first ``max_series`` per-series records and the
+    first ``max_findings`` findings, in report order. With ``output``, executors write every
+    finding to ``OUTPUT/findings.parquet`` and every series' record to ``OUTPUT/series.parquet``.
+    The driver itself holds the list of input paths and sizes (about 200 bytes per file)."""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    inputs = list_inputs(paths)
+    if not inputs:
+        return None
+    sc = spark.sparkContext
+    n = len(inputs)
+    # one task per file up to a bound: Spark keeps per-task state in the driver, so the number
+    # of tasks, not of files, is what the driver's memory follows
+    deal = deal_files(inputs, max(64, 4 * sc.defaultParallelism))
+    summaries = sc.parallelize(deal, numSlices=len(deal)).flatMap(partial(_summaries, spec=spec))
+    groups = summaries.groupByKey(numPartitions=max(1, min(n, sc.defaultParallelism * 2)))
+    groups.persist(StorageLevel.MEMORY_AND_DISK)
+    wanted = groups.flatMap(_plan)
+    again = wanted.repartition(max(1, sc.defaultParallelism)).map(partial(_again, spec=spec))
+    merged = groups.cogroup(again).map(_merge(live))
+    merged.persist(StorageLevel.MEMORY_AND_DISK)
+    errors, warnings, infos, n_series = merged.map(_tally).treeAggregate([0, 0, 0, 0], _add, _add)
+    counts = {"error": errors, "warning": warnings, "info": infos}
+    series = dict(merged.flatMap(_series).takeOrdered(max_series, key=_series_name)) if max_series else {}
+    first = [_finding(r) for r in merged.flatMap(_rows).takeOrdered(max_findings, key=_order)] if max_findings else []
+    if output:
+        out = output.rstrip("/")
+        findings = spark.createDataFrame(merged.flatMap(_rows), _schema())
+        order = [F.col("rank"), F.coalesce(F.col("series"), F.lit("")), F.coalesce(F.col("file"), F.lit("")),
+                 F.coalesce(F.col("offset"), F.lit(0)), F.col("order")]
+        (findings.orderBy(*order).drop("rank", "order").write.mode("overwrite")
+         .parquet(f"{out}/findings.parquet"))
+        (spark.createDataFrame(merged.flatMap(_series_rows), _series_schema()).orderBy("series")
+         .write.mode("overwrite").parquet(f"{out}/series.parquet"))
+    merged.unpersist()
+    groups.unpersist()
+    total = errors + warnings + infos
+    return {"findings": first, "summary": series, "counts": counts, "files": n,
+            "bytes": sum(size for _p, size in inputs), "findings_omitted": total - len(first),
+            "series": n_series, "series_omitted": n_series - len(series)}
+
+
+def _finding(r: tuple) -> dict:
+    _rank, _i, kind, severity, file, offset, detail, gtids, series, place, src = r
+    return {"kind": kind, "severity": severity, "file": file, "offset": offset, "detail": detail,
+            "gtids": list(gtids or []), "source": None if src is None else {"file": src[0], "position": src[1]},
+            "series": series, "place": place}
+
+
 def main(spark, argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="binlogkit-audit-job", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("paths", nargs="+")
     ap.add_argument("--output", help="folder for findings.parquet and summary.json")
     ap.add_argument("--json", action="store_true", help="print findings and summary as JSON")
+    ap.add_argument("--live", action="store_true",
+                    help="the last file of a series may still be written by a server: a torn tail is a warning")
+    ap.add_argument("--max-findings", type=int, default=1000,
+                    help="findings brought to the driver (all are in findings.parquet)")
+    ap.add_argument("--max-series", type=int, default=1000,
+                    help="per-series records brought to the driver (all are in series.parquet)")
     ap.add_argument("--key-file", default=os.environ.get("BINLOGKIT_KEY_FILE"),
                     help="MariaDB file_key_management key file (a path on the workers, or shipped with --files)")
     ap.add_argument("--key-file-secret-file", help="the secret of an encrypted key file (or BINLOGKIT_KEY_FILE_SECRET "
@@ -77,13 +267,6 @@ def main(spark, argv: list[str]) -> int:
     ap.add_argument("--cipher", choices=["AES_CBC", "AES_CTR"])
     ap.add_argument("--keyring-file", help="MySQL keyring (component_keyring_file JSON or keyring_file)")
     args = ap.parse_args(argv)
-    from binlogkit.audit.merge import merge
-
-    inputs = list_inputs(args.paths)
-    if not inputs:
-        print("binlogkit-audit-job: no binlog or relay-log files under the given paths", file=sys.stderr)
-        return 2
-    sc = spark.sparkContext
     spec = None
     if args.key_file or args.keyring_file:
         from binlogkit.crypto.keys import KeySpec, load_keys
@@ -97,47 +280,36 @@ def main(spark, argv: list[str]) -> int:
             print(f"binlogkit-audit-job: {exc}", file=sys.stderr)
             return 2
         spec = KeySpec(args.key_file, args.key_file_secret_file, args.cipher, args.keyring_file)
-    rdd = sc.parallelize(inputs, numSlices=len(inputs))
-    # an explicit schema: inferring one would run the first files twice; only the KeySpec
-    # (paths) travels in the closure, executors read the key files themselves
-    manifests_df = spark.createDataFrame(rdd.map(lambda it: (it[0], _manifest_json(it, spec))),
-                                         "file string, manifest string")
-    manifests = [json.loads(r["manifest"]) for r in manifests_df.collect()]
-    result = merge(manifests)
+    result = audit(spark, args.paths, live=args.live, output=args.output, max_findings=args.max_findings,
+                   max_series=args.max_series, spec=spec)
+    if result is None:
+        print("binlogkit-audit-job: no binlog or relay-log files under the given paths", file=sys.stderr)
+        return 2
     if args.output:
-        _write(spark, result, args.output)
+        _write_summary(result, args.output)
     if args.json:
         print(json.dumps(result, indent=1, default=str))
     else:
-        c = result["counts"]
-        print(f"{result['files']} files, {result['bytes']:,} bytes: {c['error']} errors, {c['warning']} warnings")
-        for f in result["findings"][:50]:
-            print(f"{f['severity']:<8} {f['kind']:<20} {f['file']}@{f['offset']}  {f['detail'][:100]}")
+        from binlogkit.audit.render import table
+
+        for line in table(result):
+            print(line)
     return 1 if result["counts"]["error"] else 0
 
 
-FINDING_COLUMNS = ["kind", "severity", "file", "offset", "detail", "gtids", "series"]
-
-
-def _write(spark, result: dict, output: str) -> None:
-    from pyspark.sql.types import ArrayType, LongType, StringType, StructField, StructType
-
-    schema = StructType([StructField("kind", StringType()), StructField("severity", StringType()),
-                         StructField("file", StringType()), StructField("offset", LongType()),
-                         StructField("detail", StringType()), StructField("gtids", ArrayType(StringType())),
-                         StructField("series", StringType())])
-    rows = [tuple(f[c] for c in FINDING_COLUMNS) for f in result["findings"]]
-    spark.createDataFrame(rows, schema).coalesce(1).write.mode("overwrite").parquet(f"{output.rstrip('/')}/findings.parquet")
+def _write_summary(result: dict, output: str) -> None:
     summary = json.dumps({k: v for k, v in result.items() if k != "findings"}, indent=1, default=str)
     if "://" in output:
         import fsspec
 
         with fsspec.open(f"{output.rstrip('/')}/summary.json", "w") as fh:
             fh.write(summary)
-    else:
+    else:  # the folder Spark wrote the Parquet files into; replaced atomically, never through a link
+        from binlogkit.safeio import SafeDir
+
         os.makedirs(output, exist_ok=True)
-        with open(os.path.join(output, "summary.json"), "w") as fh:
-            fh.write(summary)
+        with SafeDir(output) as d, d.locked():
+            d.replace("summary.json", summary.encode(), new_mode=0o644)
 
 
 def session(master: str | None = None):
@@ -147,10 +319,11 @@ def session(master: str | None = None):
     b = SparkSession.builder.appName("binlogkit-audit")
     if master:
         b = b.master(master)
-    elif not os.environ.get("SPARK_MASTER") and "spark.master" not in os.environ.get("PYSPARK_SUBMIT_ARGS", ""):
+    elif not (os.environ.get("PYSPARK_GATEWAY_PORT") or os.environ.get("SPARK_MASTER")
+              or "--master" in os.environ.get("PYSPARK_SUBMIT_ARGS", "")):  # spark-submit sets the master
         b = b.master("local[*]")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    return b.config("spark.ui.enabled", "false").getOrCreate()
+    return b.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").getOrCreate()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,37 @@
+"""A zip for ``spark-submit --py-files``: binlogkit and construct, pure Python, nothing else.
+
+    python -m binlogkit.audit.pack /tmp/binlogkit-audit.zip
+
+Executors (and the driver) then import both from the zip: no pip install on the cluster.
+The audit's path needs only these two (zstandard, click and the C row-text accelerator are
+not imported by it); local paths need nothing more, ``hdfs://`` / ``s3a://`` inputs need
+fsspec and its filesystem package on the executors (pack a virtualenv for those).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import zipfile
+from pathlib import Path
+
+
+def pack(out: str | os.PathLike) -> Path:
+    import construct
+
+    import binlogkit
+
+    out = Path(out)
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for pkg in (binlogkit, construct):
+            root = Path(pkg.__file__).resolve().parent
+            for f in sorted(root.rglob("*.py")):
+                if "__pycache__" not in f.parts:
+                    z.write(f, Path(root.name) / f.relative_to(root))
+    return out
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m binlogkit.audit.pack OUT.zip")
+    print(pack(sys.argv[1]))

@@ -1,0 +1,371 @@
+"""The per-file pass: one binlog or relay log in, one compact summary out.
+
+A summary's size depends on the file's anomalies and on the number of GTID streams, never on
+its transaction count (a clean 1 GB binlog gives about 1 KB of JSON). It holds:
+
+* header facts: relay or binlog, server version, events, end of the last whole event, first and
+  last timestamps, the first Previous_gtids / Gtid_list, the Rotate that ends the file;
+* the **head** (does the file start inside a transaction?) and the **tail** (the transaction
+  still open at its end: GTID, offset, source coordinates);
+* GTID coverage as interval sets (``intervals.py``): every GTID (``all``) and the ones whose
+  transaction completed in this file (``complete``), per MariaDB domain-server / MySQL uuid[:tag];
+  for MariaDB also each domain's first GTID (with offset) and highest GTID;
+* every anomaly with its offset: bad checksums, incidents, unknown events, breaks of the
+  end_log_pos chain, transactions interrupted inside the file, the first problem (torn event,
+  unreadable, encrypted), and the GTID order findings *inside* the file.
+
+The GTID order findings depend on what came before the file. ``file_summary(path)`` assumes
+nothing came before; the merge computes the true incoming state from the summaries of the
+earlier files (``merge.plan``) and, only where the file's own GTIDs overlap it, has the file
+scanned again with that state as ``context`` — the same code path, so the findings are those of
+one sequential pass over the whole series. ``context["collect"]`` lists GTIDs whose every
+occurrence (offset, completeness, source) the merge needs for findings across connections.
+
+Transaction boundaries are the ones of ``binlogkit.transactions.Grouper`` (a test keeps the two
+in agreement); this loop only keeps what an audit needs, so it runs close to ``verify``'s speed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from ..codecs.format_description import fde_is_checksum_aware
+from ..codecs.gtid import decode_previous_gtids
+from ..codecs.header import LEN_HEADER
+from ..constants import EventFlag, EventType as T
+from ..errors import BinlogError
+from ..files import OPENERS, input_size, open_input
+from ..format import Format
+from ..scan import walk_events
+from ..transactions import (BODIES, GTID_TYPES, KNOWN_TYPES, OUTSIDE, PRELUDE, QUERY_TYPES, Grouper,
+                            _classify, _query_text)
+from . import intervals as iv
+
+_NUM = re.compile(r"^(.*)\.(\d+)$")
+_FDE, _ROTATE, _GTID_MARIA = T.FORMAT_DESCRIPTION_EVENT, T.ROTATE_EVENT, T.GTID_EVENT
+_XID, _XA_PREPARE, _PAYLOAD, _ANNOTATE = (T.XID_EVENT, T.XA_PREPARE_LOG_EVENT, T.TRANSACTION_PAYLOAD_EVENT,
+                                          T.ANNOTATE_ROWS_EVENT)
+_INCIDENT, _PREVIOUS, _GTID_LIST = T.INCIDENT_EVENT, T.PREVIOUS_GTIDS_LOG_EVENT, T.GTID_LIST_EVENT
+_IGNORABLE, _ARTIFICIAL, _RELAY = int(EventFlag.IGNORABLE), int(EventFlag.ARTIFICIAL), int(EventFlag.RELAY_LOG)
+_NOT_STANDALONE_END = PRELUDE | {_ANNOTATE}
+# events with no say in boundaries or headers: the loop's fast path
+_PLAIN = frozenset(range(256)) - {_FDE, _ROTATE, _XID, _XA_PREPARE, _PAYLOAD} - OUTSIDE - GTID_TYPES - QUERY_TYPES
+
+
+def series_key(path: str) -> tuple[str, str, int]:
+    """(directory, base name, number) of ``dir/base.000123`` (compression suffix ignored)."""
+    p = Path(path)
+    name = p.name
+    for suffix in OPENERS:
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    m = _NUM.match(name)
+    if not m:
+        return str(p.parent), name, -1
+    return str(p.parent), m.group(1), int(m.group(2))
+
+
+class _Trx:
+    __slots__ = ("gtid", "key", "n", "kind", "offset", "source_file", "source_start", "standalone", "open_group")
+
+    def __init__(self, gtid, key, n, kind, offset, source_file, source_start, standalone=False):
+        self.gtid, self.key, self.n, self.kind, self.offset = gtid, key, n, kind, offset
+        self.source_file, self.source_start, self.standalone = source_file, source_start, standalone
+        self.open_group = False
+
+    def source(self) -> dict | None:
+        if self.source_start is not None:
+            return {"file": self.source_file, "position": self.source_start}
+        return None
+
+
+class GtidOrder:
+    """The sequential GTID rules of one series, started from a known state.
+
+    MariaDB, per domain: a GTID seen before is a duplicate; a seq_no not above the domain's
+    highest so far is out of order; one more than a step above it leaves a gap. MySQL: a GTID in
+    the set so far is a duplicate (holes are found on the whole series' set by the merge)."""
+
+    def __init__(self, context: dict | None) -> None:
+        ctx = context or {}
+        # domain -> [gtid text, seq_no] of the highest GTID so far (the first one to reach it)
+        self.last: dict[int, list] = {int(d): [g, n] for d, (g, n) in ctx.get("maria_last", {}).items()}
+        self.maria_before: iv.IntervalSet = ctx.get("maria_seen") or {}
+        self.mysql_before: iv.IntervalSet = ctx.get("mysql_seen") or {}
+        self.maria = iv.Runs()
+        self.mysql = iv.Runs()
+        self.first: dict[int, list] = {}   # domain -> [gtid, offset, source, seq]
+        self.high: dict[int, list] = {}    # domain -> [gtid, seq] highest in this file
+        self.anomalies: list[dict] = []
+
+    def mariadb(self, t: _Trx, domain: int) -> None:
+        key, n = t.key, t.n
+        if domain not in self.first:
+            self.first[domain] = [t.gtid, t.offset, t.source(), n]
+        h = self.high.get(domain)
+        if h is None or n > h[1]:
+            self.high[domain] = [t.gtid, n]
+        prev = self.last.get(domain)
+        if (key, n) in self.maria or iv.contains(self.maria_before, key, n):
+            self._note("duplicate_gtid", t, None)
+        elif prev is not None and n <= prev[1]:
+            self._note("out_of_order_gtid", t, prev[0])
+        elif prev is not None and n > prev[1] + 1:
+            self._note("gtid_gap", t, prev[0])
+        self.maria.add(key, n)
+        if prev is None or n > prev[1]:
+            self.last[domain] = [t.gtid, n]
+
+    def mysql_gtid(self, t: _Trx) -> None:
+        if (t.key, t.n) in self.mysql or iv.contains(self.mysql_before, t.key, t.n):
+            self.anomalies.append({"kind": "duplicate_gtid", "gtid": t.gtid, "prev": None, "offset": t.offset,
+                                   "source": None})
+        self.mysql.add(t.key, t.n)
+
+    def _note(self, kind: str, t: _Trx, prev: str | None) -> None:
+        self.anomalies.append({"kind": kind, "gtid": t.gtid, "prev": prev, "offset": t.offset, "source": t.source()})
+
+
+def file_summary(path: str | os.PathLike, context: dict | None = None, *, observe=None, keys=None) -> dict:
+    """The compact summary of one file (see the module docstring); never raises for damaged
+    input. ``observe(gtid, kind, offset, complete)`` is called per transaction (for tests).
+    ``keys``: a ``crypto.Keys``, or a ``crypto.KeySpec`` loaded here (worker processes, Spark
+    executors), for encrypted files; without one an encrypted file is a finding."""
+    path = os.fspath(path)
+    from ..crypto.keys import KeySpec
+
+    if isinstance(keys, KeySpec):
+        keys = keys.load()
+    directory, base, number = series_key(path)
+    s = _Scan(path, context, observe)
+    problem = None
+    try:
+        with open_input(path) as fh:
+            s.run(fh, keys)
+    except BinlogError as exc:
+        problem = {"kind": type(exc).__name__, "offset": exc.offset, "message": exc.message,
+                   "event_type": exc.event_type}
+    except OSError as exc:
+        problem = {"kind": "OSError", "offset": None, "message": str(exc), "event_type": None}
+    tail = None
+    if s.cur is not None:
+        t = s.cur
+        tail = {"gtid": t.gtid, "offset": t.offset, "source": t.source()}
+        s.close(False, final=True)
+    o = s.order
+    maria = {"all": o.maria.m, "first": {str(d): v for d, v in sorted(o.first.items())},
+             "high": {str(d): v for d, v in sorted(o.high.items())}} if o.maria.m else None
+    out = {
+        "file": path, "directory": directory, "base": base, "number": number,
+        "size": input_size(path), "problem": problem,
+        "relay": s.relay, "server_version": s.fmt.server_version if s.fmt else None,
+        "flavor": s.fmt.flavor.value if s.fmt else None,
+        "events": s.events, "end_offset": s.end_offset, "checksummed": s.checksummed,
+        "first_timestamp": s.first_ts, "last_timestamp": s.last_ts,
+        "bad_checksums": s.bad_checksums, "incidents": s.incidents, "unknown_events": s.unknown,
+        "position_breaks": s.breaks,
+        "end_rotate": s.last_relay_rotate if s.relay else s.last_rotate,
+        "previous_gtids": s.previous_gtids, "gtid_list": s.gtid_list,
+        "server_ids": sorted(s.server_ids), "transactions": s.transactions,
+        "head": {"continuation": s.continuation_head},
+        "tail": tail,
+        "interrupted": s.interrupted,
+        "maria": maria, "mysql": o.mysql.m or None, "complete": s.complete.m,
+        "gtid_anomalies": o.anomalies,
+    }
+    if context is not None:
+        out["context"] = True
+        out["collected"] = s.collected
+    return out
+
+
+class _Scan:
+    """One file's walk; the state of a fresh ``Grouper`` on one file, kept lean."""
+
+    def __init__(self, path: str, context: dict | None, observe) -> None:
+        self.path, self.base = path, os.path.basename(path)
+        self.order = GtidOrder(context)
+        self.collect: iv.IntervalSet = (context or {}).get("collect") or {}
+        self.collected: list[list] = []
+        self.observe = observe
+        self.complete = iv.Runs()
+        self.cur: _Trx | None = None
+        self.fmt: Format | None = None
+        self.relay = False
+        self.events = self.checksummed = self.transactions = 0
+        self.end_offset = 4
+        self.first_ts = self.last_ts = None
+        self.bad_checksums: list[int] = []
+        self.incidents: list[dict] = []
+        self.unknown: list[dict] = []
+        self.breaks: list[dict] = []
+        self.interrupted: list[dict] = []
+        self.last_rotate = self.last_relay_rotate = None
+        self.previous_gtids = self.gtid_list = None
+        self.server_ids: set[int] = set()
+        self.source_file: str | None = None
+        self.continuation_head = False
+        self._keys: dict = {}
+        self._grouper = Grouper()
+
+    def body(self, data: bytes) -> bytes:
+        fmt = self.fmt
+        lc = fmt.len_checksum if fmt else 0
+        hl = max(LEN_HEADER, fmt.header_length) if fmt else LEN_HEADER
+        return data[hl:len(data) - lc]
+
+    def close(self, complete: bool, final: bool = False) -> None:
+        t = self.cur
+        self.cur = None
+        if t.gtid is not None:
+            if complete:
+                self.complete.add(t.key, t.n)
+            if self.collect and iv.contains(self.collect, t.key, t.n):
+                self.collected.append([t.gtid, t.offset, complete, t.source()])
+        if not complete and not final:
+            self.interrupted.append({"gtid": t.gtid, "offset": t.offset, "source": t.source()})
+        if self.observe is not None:
+            self.observe(t.gtid, t.kind, t.offset, complete)
+
+    def open_gtid(self, at, code, sid, ev_size, log_pos, data, src_file) -> None:
+        body = self.body(data)
+        if code == _GTID_MARIA:
+            seq = int.from_bytes(body[0:8], "little")
+            domain = int.from_bytes(body[8:12], "little")
+            standalone = bool(body[12] & 1) if len(body) > 12 else False
+            key = self._keys.get((domain, sid))
+            if key is None:
+                key = self._keys[(domain, sid)] = f"{domain}-{sid}"
+            t = _Trx(f"{key}-{seq}", key, seq, "mariadb", at, src_file,
+                     (log_pos - ev_size) if log_pos else None, standalone)
+            self.cur = t
+            self.order.mariadb(t, domain)
+            return
+        gtid, kind, standalone = self._grouper._gtid(code, sid, body)
+        key = n = None
+        if gtid is not None:
+            key, n = iv.split_gtid(gtid)
+        t = _Trx(gtid, key, n, kind, at, src_file, (log_pos - ev_size) if log_pos else None, standalone)
+        self.cur = t
+        if gtid is not None:
+            self.order.mysql_gtid(t)
+
+    def run(self, fh, keys=None) -> None:
+        fdes = 0
+        own_source = None
+        base = self.base
+        relay = self.relay
+        bad, known, plain = self.bad_checksums, KNOWN_TYPES, _PLAIN
+        events = checksummed = 0
+        end = 4
+        first_ts = last_ts = None
+        try:
+            for at, code, ts, sid, ev_size, log_pos, flags, data, ok in walk_events(fh, verify=False, want=BODIES,
+                                                                                             keys=keys):
+                end = at + ev_size
+                events += 1
+                if ok is not None:
+                    checksummed += 1
+                    if ok is False:
+                        bad.append(at)
+                if ts:
+                    if first_ts is None:
+                        first_ts = ts
+                    last_ts = ts
+                if code not in known and not flags & _IGNORABLE:
+                    self.unknown.append({"offset": at, "type_code": code})
+                if log_pos != end & 0xFFFFFFFF and not relay and fdes >= 1 and log_pos and not flags & _ARTIFICIAL \
+                        and code != _FDE:
+                    self.breaks.append({"offset": at, "expected": end & 0xFFFFFFFF, "log_pos": log_pos})
+                if code in plain:  # row images, table maps, annotations...: only a boundary matters
+                    if not relay:
+                        own_source = base
+                    t = self.cur
+                    if t is None:
+                        cont = self.transactions == 0 and code not in PRELUDE
+                        self.cur = _Trx(None, None, None, "continuation" if cont else "legacy", at,
+                                        self.source_file if relay else base, (log_pos - ev_size) if log_pos else None)
+                        self.continuation_head |= cont
+                        self.transactions += 1
+                    elif t.standalone and code not in _NOT_STANDALONE_END:
+                        self.close(True)
+                    continue
+                if code == _FDE:
+                    fdes += 1
+                    if fdes == 1 and flags & _RELAY:
+                        self.relay = True
+                    aware = len(data) >= 5 and fde_is_checksum_aware(data)
+                    self.fmt = Format.from_fde_body(data[LEN_HEADER:len(data) - (4 if aware else 0)])
+                    if fdes == 2:
+                        self.relay = True
+                    relay = self.relay
+                    continue
+                if code == _ROTATE:
+                    rb = self.body(data)
+                    r = {"offset": at, "target": rb[8:].decode("utf-8", "replace"),
+                         "position": int.from_bytes(rb[:8], "little") if len(rb) >= 8 else None,
+                         "relay": bool(flags & _RELAY), "server_id": sid}
+                    self.last_rotate = r
+                    if flags & _RELAY:
+                        self.last_relay_rotate = r
+                    elif (relay or fdes < 2) and (relay or not own_source):
+                        self.source_file = rb[8:].decode("utf-8", "replace") if len(rb) >= 8 else ""
+                    continue
+                if not relay:
+                    src_file = own_source = base
+                else:
+                    src_file = self.source_file
+                if code in OUTSIDE:
+                    if code == _INCIDENT:
+                        body = self.body(data)
+                        n = body[2] if len(body) > 2 else 0
+                        self.incidents.append({"offset": at, "code": int.from_bytes(body[:2], "little"),
+                                               "message": body[3:3 + n].decode("utf-8", "replace")})
+                    elif code == _PREVIOUS and self.previous_gtids is None:
+                        try:
+                            self.previous_gtids = decode_previous_gtids(self.body(data))
+                        except ValueError:
+                            pass
+                    elif code == _GTID_LIST and self.gtid_list is None:
+                        body = self.body(data)
+                        n = int.from_bytes(body[:4], "little") & 0x0FFFFFFF
+                        self.gtid_list = [
+                            f"{int.from_bytes(body[4 + 16 * i:8 + 16 * i], 'little')}-"
+                            f"{int.from_bytes(body[8 + 16 * i:12 + 16 * i], 'little')}-"
+                            f"{int.from_bytes(body[12 + 16 * i:20 + 16 * i], 'little')}" for i in range(n)]
+                    continue
+                if code in GTID_TYPES:
+                    if self.cur is not None:
+                        self.close(False)
+                    self.open_gtid(at, code, sid, ev_size, log_pos, data, src_file)
+                    self.transactions += 1
+                    self.server_ids.add(sid)
+                    continue
+                t = self.cur
+                if t is None:
+                    cont = self.transactions == 0 and code not in QUERY_TYPES and code not in PRELUDE
+                    t = self.cur = _Trx(None, None, None, "continuation" if cont else "legacy", at, src_file,
+                                        (log_pos - ev_size) if log_pos else None)
+                    if cont:
+                        self.continuation_head = True
+                    self.transactions += 1
+                if code in QUERY_TYPES:
+                    phl = self.fmt.post_header_length(T.QUERY_EVENT) if self.fmt else None
+                    c = _classify(_query_text(self.body(data), code, phl))
+                    if c == "begin":
+                        t.open_group = True
+                    elif c in ("COMMIT", "ROLLBACK", "XA_COMMIT", "XA_ROLLBACK"):
+                        self.close(True)
+                    elif c == "statement" and not t.open_group:
+                        self.close(True)
+                elif code == _XID or code == _XA_PREPARE:
+                    self.close(True)
+                elif code == _PAYLOAD and not t.open_group:
+                    self.close(True)
+                elif t.standalone and code not in _NOT_STANDALONE_END:
+                    self.close(True)
+        finally:  # a damaged file stops the walk: what was counted up to there stays
+            self.events, self.checksummed, self.end_offset = events, checksummed, end
+            self.first_ts, self.last_ts = first_ts, last_ts
