@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 DEMO_SET := fixtures/mariadb-10.11
 
-.PHONY: demo test deps deps-py deps-system fixtures soak bench-data bench bench-audit asan-rowtext clean help
+.PHONY: past-4g demo test deps deps-py deps-system fixtures soak bench-data bench bench-audit asan-rowtext clean help
 
 help:
 	@echo "make demo        decode committed fixtures made by a real MariaDB server"
@@ -15,6 +15,7 @@ help:
 	@echo "make bench       run the benchmarks"
 	@echo "make bench-audit audit throughput (20 GB), peak RSS (100 GB of symlinks), merge of 100,000 summaries"
 	@echo "make asan-rowtext  the C row-text accelerator under AddressSanitizer + UBSan, fuzzed"
+	@echo "make past-4g     a real > 4 GiB transaction: replicas killed in it, recovered, resumed (25 GB disk)"
 	@echo "make soak        50 kill -9 trials, each repaired by binlogkit recover and compared (TRIALS=n)"
 
 $(BIN)/.installed: pyproject.toml setup.py binlogkit/_rowtext.c
@@ -47,6 +48,9 @@ bench-data: deps
 
 bench: bench-data
 	$(PY) bench/run.py
+
+past-4g: deps
+	$(PY) -m fixtures.lab.past4g
 
 bench-audit: bench-data
 	$(PY) bench/audit_archive.py --gb 20 --big-gb 100 --merge-files 100000

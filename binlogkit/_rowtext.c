@@ -315,7 +315,7 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
         float f;
         uint32_t u = (uint32_t)le(p, 4);
         memcpy(&f, &u, 4);
-        if (!isfinite(f) || putf(o, "%g", (double)f))
+        if (!isfinite(f) || putf(o, "%-20g", (double)f)) /* mysqlbinlog pads FLOAT to 20 columns */
             return -1;
         if (mk->want && !(mk->obj = PyFloat_FromDouble((double)f)))
             return -1;
@@ -503,16 +503,22 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
         }
         return 8;
     }
-    case T_TIME: {
+    case T_TIME: { /* a signed 3-byte hhmmss number */
         if (p + 3 > end)
             return -1;
-        uint64_t v = le(p, 3);
-        if (putf(o, "'%02llu:%02llu:%02llu'", (unsigned long long)(v / 10000), (unsigned long long)(v / 100 % 100),
-                 (unsigned long long)(v % 100)))
+        int64_t sv = (int64_t)le(p, 3);
+        if (sv & 0x800000)
+            sv -= 0x1000000;
+        uint64_t v = (uint64_t)(sv < 0 ? -sv : sv);
+        if (putf(o, "'%s%02llu:%02llu:%02llu'", sv < 0 ? "-" : "", (unsigned long long)(v / 10000),
+                 (unsigned long long)(v / 100 % 100), (unsigned long long)(v % 100)))
             return -1;
         if (mk->want) {
             long long secs = (long long)(v / 10000) * 3600 + (long long)(v / 100 % 100) * 60 + (long long)(v % 100);
-            if (!(mk->obj = PyDelta_FromDSU((int)(secs / 86400), (int)(secs % 86400), 0)))
+            if (sv < 0)
+                secs = -secs;
+            long long days = secs >= 0 ? secs / 86400 : -((-secs + 86399) / 86400);
+            if (!(mk->obj = PyDelta_FromDSU((int)days, (int)(secs - days * 86400), 0)))
                 return -1;
         }
         return 3;
@@ -534,7 +540,8 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
             if (n < 1 || n > 8 || p + n > end)
                 return -1;
             uint64_t v = le(p, n);
-            if (real == T_ENUM ? putf(o, "%llu", (unsigned long long)v) : bits(o, v, n * 8))
+            /* a SET prints as mysqlbinlog prints it: the stored (little-endian) bytes in order */
+            if (real == T_ENUM ? putf(o, "%llu", (unsigned long long)v) : bits(o, be(p, n), n * 8))
                 return -1;
             if (mk->want && !(mk->obj = PyLong_FromUnsignedLongLong(v)))
                 return -1;

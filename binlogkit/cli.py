@@ -9,6 +9,7 @@ Exit codes scripts can rely on:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -20,10 +21,10 @@ from pathlib import Path
 from . import __version__
 from .api import Problem, decode_files, expand_paths, gtid_summary, transactions as list_transactions, verify_files
 from .constants import EventType
-from .errors import BinlogError
+from .errors import BinlogError, PartialWrite, WriteRefused
 from .render import render_text
 
-EXIT_OK, EXIT_DAMAGED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_DAMAGED, EXIT_USAGE, EXIT_PARTIAL = 0, 1, 2, 3
 PAYLOAD = int(EventType.TRANSACTION_PAYLOAD_EVENT)
 
 
@@ -45,13 +46,35 @@ class Progress:
             sys.stderr.write("\r" + " " * (len(self.label) + 6) + "\r")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """Output that cannot be written ends every command the same way: a reader that went away
+    (``| head``) quietly, as Unix tools do; a full disk or another I/O error with one line, exit 2
+    — never a traceback."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            _quiet_broken_pipe()
+        except OSError as exc:
+            where = f" ({exc.filename})" if exc.filename else ""
+            what = "" if exc.filename else "cannot write the output: "
+            try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            except OSError:
+                pass
+            click.echo(f"binlogkit: error: {what}{exc.strerror or exc}{where}", err=True)
+            sys.exit(EXIT_USAGE)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="binlogkit")
 def main() -> None:
     """binlogkit: read, check and repair MySQL and MariaDB binary logs and relay logs.
 
     Works from files alone: no server connection is needed for any command.
-    Exit codes: 0 ok, 1 damaged input or findings, 2 usage or I/O error.
+    Exit codes: 0 ok, 1 damaged input or findings, 2 usage or I/O error, 3 a repair stopped
+    part-way (run it again to finish it).
     """
 
 
@@ -103,6 +126,26 @@ def _fail(message: str, code: int) -> None:
     sys.exit(code)
 
 
+def _check_inputs(paths, *, missing_ok: bool = False, recursive: bool = False) -> None:
+    """Every argument must stand for at least one log, and every log an index lists must exist:
+    exit 2 saying what was looked for, instead of a silent success or a traceback.
+    ``recursive``: folders are searched all the way down (the audit's archives)."""
+    from .api import _is_log_name
+
+    for p in paths:
+        if recursive and os.path.isdir(p):
+            files = [Path(r, f) for r, _d, fs in os.walk(p) for f in fs
+                     if f.endswith(".index") or _is_log_name(Path(f))][:1]
+        else:
+            files = expand_paths([p])
+        if not files:
+            _fail(f"no binlog or relay log in {p}: looked for *.index files and files named like NAME.000001 "
+                  "(also .xz, .gz, .bz2)", EXIT_USAGE)
+        for f in [] if missing_ok else files:
+            if not os.path.exists(f):
+                _fail(f"{f} is listed by the index in {p} but does not exist", EXIT_USAGE)
+
+
 def _quiet_broken_pipe() -> None:
     """The reader of our output went away (``| head``): stop quietly, it is not an error."""
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -139,8 +182,10 @@ def _event_json(ev, path: str) -> dict:
 @click.option("-v", "--verbose", "verbose", is_flag=True,
               help="Decode row images: `### INSERT INTO ... ###   @1=...` like mysqlbinlog -v; with --json, `rows`.")
 @click.option("--column-type", "column_types", multiple=True, metavar="DB.TABLE.COLUMN=TYPE",
-              help="With -v: show a column as uuid, inet6 or inet4 (MariaDB logs these types as BINARY(n)); "
-                   "COLUMN is a name (when the binlog carries names) or @N; wildcards allowed; repeatable.")
+              help="With -v: show a column as uuid, inet6 or inet4 (MariaDB logs these types as BINARY(n)), or "
+                   "give the precision of MariaDB's pre-10.1 fractional temporals: time(N), datetime(N), "
+                   "timestamp(N) (the binlog does not carry it); COLUMN is a name (when the binlog carries "
+                   "names) or @N; wildcards allowed; repeatable.")
 def decode(files, as_json, start_position, stop_position, start_datetime, stop_datetime, types,
            include_gtids, exclude_gtids, no_verify, lenient, utc, verbose, column_types) -> None:
     """Print the events of binlog / relay-log FILES (.index files and folders too) with exact offsets.
@@ -153,6 +198,7 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
     `# Start/End of compressed events!`. With output redirected and stderr a terminal, progress
     shows on stderr.
     """
+    _check_inputs(files)
     out = sys.stdout
     if verbose:  # row values carry non-UTF-8 bytes as surrogate escapes: write them back raw
         try:
@@ -272,6 +318,7 @@ def verify(files, as_json) -> None:
     offset (torn event, checksum mismatch, impossible size, not a binlog, encrypted). Exit
     code 0 only when every file is sound.
     """
+    _check_inputs(files)
     bad = False
     for path in expand_paths(files):
         try:
@@ -310,6 +357,7 @@ def gtids(paths, as_json, relay) -> None:
     MariaDB the GTIDs that strict mode would refuse (out of order or duplicated in a domain).
     Exit 1 when a file is damaged or a transaction is incomplete.
     """
+    _check_inputs(paths)
     summary = gtid_summary(paths, relay=relay)
     if as_json:
         click.echo(json.dumps(summary, indent=1))
@@ -352,6 +400,7 @@ def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete) ->
     Row bodies are never decoded; only the events that carry boundaries are. Transactions that
     span relay-log rotations are followed across files. Exit 1 when a file is damaged.
     """
+    _check_inputs(paths)
     damaged = False
     if not as_json:
         click.echo(f"{'gtid':<44} {'start':<28} {'end':<28} {'source end':<26} {'events':>6} {'bytes':>10}  state")
@@ -398,6 +447,7 @@ def audit(paths, as_json, output_dir, jobs, engine, live) -> None:
     audit unless --live says the series may be active. Exit codes: 0 clean, 1 findings of
     severity error, 2 usage or I/O error.
     """
+    _check_inputs(paths, missing_ok=True, recursive=True)  # a missing file is a finding
     from .audit import run_local
 
     if engine == "spark":
@@ -457,6 +507,7 @@ def compare(primary, replicas, as_json) -> None:
     semisync AFTER_SYNC crash: written but never acknowledged), and each replica's errant
     transactions (ones the primary lacks). Exit 1 when anything differs.
     """
+    _check_inputs((primary, *replicas))
     from .compare import compare as run_compare
 
     def expand(p):
@@ -486,24 +537,45 @@ def compare(primary, replicas, as_json) -> None:
               help="LOST_EVENTS, NEW_INCIDENT, or a number (replicas stop on any incident).")
 @click.option("--message", default="", help="Why (at most 255 bytes); replicas report it.")
 @click.option("--index", type=click.Path(exists=True, dir_okay=False), help="The binlog index, when the folder holds several.")
-def incident(binlog_dir, code, message, index) -> None:
+@click.option("--backup-dir", type=click.Path(file_okay=False),
+              help="Where to keep the verified copy of the binlog before it changes (default: a new folder "
+                   "beside BINLOG_DIR, BINLOG_DIR.binlogkit-incident-TIME-RANDOM).")
+@click.option("--follow-links", is_flag=True,
+              help="When the last binlog is a symbolic link, change the file it points to (default: refuse).")
+def incident(binlog_dir, code, message, index, backup_dir, follow_links) -> None:
     """Record an incident in a stopped server's binlog set: an Incident event then a Rotate to
     the next file, at the end of the last binlog, so the log after the gap starts clean.
 
     Replicas reading it stop with error 1590 and the message, until an operator decides
-    (e.g. SET GLOBAL sql_slave_skip_counter=1; START SLAVE). Refuses while a process holds
-    the folder's files, or when the last binlog is torn or still marked in use.
+    (e.g. SET GLOBAL sql_slave_skip_counter=1; START SLAVE). Refuses while any process holds a
+    file of the folder open (compared by device and inode, so a bind mount cannot hide a running
+    server), while another binlogkit command writes there, and when the last binlog is torn,
+    still marked in use, or a symbolic link. The binlog is copied (verified) before it changes and
+    keeps its owner and mode. Running it again changes nothing.
+
+    Exit codes: 0 written (or already there), 2 refused or error (nothing changed), 3 the write
+    failed part-way (the file is unchanged; the message says where the copy is).
     """
-    from .writer import WriteRefused, record_incident
+    from .writer import record_incident
 
     try:
-        done = record_incident(binlog_dir, code=code, message=message, index=index)
-    except (WriteRefused, KeyError) as exc:
+        done = record_incident(binlog_dir, code=code, message=message, index=index, backup_dir=backup_dir,
+                               follow_links=follow_links)
+    except KeyError as exc:
+        _fail(f"refused: unknown incident code {exc}", EXIT_USAGE)
+    except WriteRefused as exc:
         _fail(f"refused: {exc}", EXIT_USAGE)
+    except PartialWrite as exc:
+        _fail(str(exc), EXIT_PARTIAL)
     except (BinlogError, OSError) as exc:
         _fail(str(exc), EXIT_USAGE)
+    if done.already:
+        click.echo(f"{Path(done.file).name}: already ends with an Incident at {done.offsets[0]} and a Rotate to "
+                   f"{done.next_file} at {done.offsets[1]}; nothing to do")
+        return
     click.echo(f"{Path(done.file).name}: Incident at {done.offsets[0]}, Rotate to {done.next_file} at "
                f"{done.offsets[1]}; the file now ends at {done.new_size}")
+    click.echo(f"the file as it was is in {done.backup}", err=True)
 
 
 @main.command()
@@ -523,8 +595,11 @@ def incident(binlog_dir, code, message, index) -> None:
 @click.option("--keep-through", help="With --binlog: the GTIDs the surviving replica holds (position or set).")
 @click.option("--replica", "replica_dir", type=click.Path(exists=True, file_okay=False),
               help="With --binlog: the surviving replica's relay directory, to compute --keep-through.")
+@click.option("--follow-links", is_flag=True,
+              help="Relay logs / info files that are symbolic links: change the files they point to "
+                   "(default: refuse, naming the link).")
 def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_dir, applied_gtids, replica_binlog,
-            is_binlog, keep_through, replica_dir) -> None:
+            is_binlog, keep_through, replica_dir, follow_links) -> None:
     """Repair a stopped replica's relay directory so it resumes with nothing lost and nothing
     applied twice.
 
@@ -532,9 +607,33 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
     files; cuts back to the last complete event (position mode) or transaction (GTID mode);
     computes the next source position from the relay logs themselves (master.info can lag) and
     the retrieved GTIDs without the partial transaction; rewrites master.info / relay-log.info.
-    Dry run by default. Exit codes: 0 nothing to do or applied, 1 repair pending (dry run),
-    2 refused or error.
+    Dry run by default. --apply holds the folder's lock, refuses while any process has one of its
+    files open (by device and inode: bind mounts and symlinked paths included), copies every file
+    it will change into a new backup folder and verifies the copies before the first change,
+    keeps owners and modes, never writes through a link, and replaces files atomically. A run
+    that was killed or failed part-way leaves a journal in the folder; the next run finishes it.
+
+    Exit codes: 0 nothing to do or applied, 1 repair pending (dry run) or the replica cannot resume
+    in file/position mode (its next source position is past 4 GiB: use GTID positioning), 2
+    refused or error (nothing changed), 3 the apply failed part-way (originals in the backup; run
+    again to finish).
     """
+    from .safeio import SafeDir
+
+    with contextlib.ExitStack() as stack:
+        held = None
+        if do_apply:  # the lock is held from before the plan is made until the last write
+            try:
+                held = stack.enter_context(SafeDir(relaydir))
+                stack.enter_context(held.locked())
+            except WriteRefused as exc:
+                _fail(f"refused: {exc}", EXIT_USAGE)
+        _recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_dir, applied_gtids,
+                 replica_binlog, is_binlog, keep_through, replica_dir, follow_links, held)
+
+
+def _recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_dir, applied_gtids, replica_binlog,
+             is_binlog, keep_through, replica_dir, follow_links, held) -> None:
     from .recover import RecoveryRefused, apply_plan, plan_recovery
     from .recover.primary import plan_binlog_recovery
 
@@ -555,18 +654,26 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
         click.echo(f"binlogkit: refused: {plan.refuse}", err=True)
         sys.exit(EXIT_USAGE)
     if plan.nothing_to_do:
-        sys.exit(EXIT_OK)
+        sys.exit(EXIT_DAMAGED if plan.position_unreachable else EXIT_OK)
     if not do_apply:
         if not as_json:
             click.echo("dry run: nothing was changed; run again with --apply to repair")
         sys.exit(EXIT_DAMAGED)
     try:
-        backup = apply_plan(plan, backup_dir=backup_dir)
+        backup = apply_plan(plan, backup_dir=backup_dir, follow_links=follow_links, held=held)
     except RecoveryRefused as exc:
         _fail(f"refused: {exc}", EXIT_USAGE)
+    except PartialWrite as exc:
+        _fail(str(exc), EXIT_PARTIAL)
     except (BinlogError, OSError) as exc:
         _fail(str(exc), EXIT_USAGE)
-    click.echo(f"applied; the files changed were copied to {backup} (journal.json says what was done)", err=as_json)
+    what = "finished the interrupted repair" if plan.resume else "applied"
+    click.echo(f"{what}; the files changed were copied to {backup} and verified (journal.json says what was done)",
+               err=as_json)
+    if plan.position_unreachable:  # a script must not restart the replica in position mode blindly
+        click.echo("binlogkit: warning: the replica cannot resume in file/position mode: see the warning above",
+                   err=True)
+        sys.exit(EXIT_DAMAGED)
     sys.exit(EXIT_OK)
 
 
@@ -588,7 +695,11 @@ def _print_plan(plan) -> None:
         click.echo(f"partial trx     : {p['gtid'] or '-'} from {p['file']}:{p['offset']} (source {p['source_file']}:{p['source_start']})")
     click.echo(f"last complete   : {plan.last_complete_gtid or '-'}")
     if not binlog:
-        click.echo(f"next source     : {ns['file']}:{ns['position']}" if ns else "next source     : unknown")
+        click.echo(("next source     : " + (f"{ns['file']}:{ns['position']}"
+                                             + ("  (past 4 GiB)" if ns['position'] and ns['position'] >= 1 << 32 else "")
+                                             if ns['file'] else
+                                             f"position {ns['position']} of a source file whose name is unknown"))
+                   if ns else "next source     : unknown")
     click.echo(f"{'GTIDs kept' if binlog else 'retrieved GTIDs':<15} : {plan.retrieved_gtids or '-'}")
     rows = [("truncate", t["file"], f"{t['size']} -> {t['new_size']}", t["reason"]) for t in plan.truncate]
     rows += [("remove", r["file"], "", r["reason"]) for r in plan.remove]
@@ -605,7 +716,7 @@ def _print_plan(plan) -> None:
         click.echo(f"\n{'action':<9} {'file':<22} {'change':<34} reason")
         for a, f, c, r in rows:
             click.echo(f"{a:<9} {f:<22} {c:<34} {r}")
-    else:
+    elif not plan.refuse:
         click.echo("\nnothing to do")
     for w in plan.warnings:
         click.echo(f"warning: {w}")

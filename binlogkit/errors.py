@@ -12,6 +12,10 @@
     │   └── UnsupportedFormatError   a format we recognise but cannot read (v1/v3, encrypted)
     ├── ChecksumError                CRC32 of an event does not match its trailer
     ├── GtidError                    GTID text that does not parse, or an impossible operation
+    ├── WriteRefused                 a writer refused before changing anything (server running,
+    │                                lock held, a link, a backup that could not be made...)
+    ├── PartialWrite                 a writer's step failed after changes began: the backup is
+    │                                whole, the journal says what was done, a rerun finishes it
     └── LabError                     the real-server lab could not do what was asked
 
 Context (file, offset, event type, field path) is attached where it is known, usually at
@@ -109,3 +113,17 @@ class GtidError(BinlogError, ValueError):
 
 class LabError(BinlogError):
     """The real-server lab could not do what was asked (port in use, server failed...)."""
+
+
+class WriteRefused(BinlogError):
+    """A command that writes refused before changing anything: nothing was written."""
+
+
+class PartialWrite(BinlogError):
+    """A writing step failed after the first change. The backup holds every original (verified),
+    the journal names the steps done; running the same command again finishes the work."""
+
+    def __init__(self, message: str, *, backup: str | None = None, done: list[str] | None = None, **ctx):
+        super().__init__(message, **ctx)
+        self.backup = backup
+        self.done = list(done or [])

@@ -193,7 +193,11 @@ def _view(raw: RawEvent, p: Container, flavor: Flavor | None) -> dict:
         from .codecs.serialization import decode_tagged_gtid
         f = decode_tagged_gtid(bytes(p.data))
     elif t == T.PREVIOUS_GTIDS_LOG_EVENT:
-        f = {"sids": gtid_codec.decode_previous_gtids(bytes(p.data))}
+        from .gtid import MysqlGtidSet
+
+        sids = gtid_codec.previous_gtids_sids(p)
+        f = {"format": gtid_codec.GTID_FORMATS[p.format], "gtid_set": str(MysqlGtidSet.from_previous_gtids(sids)),
+             "sids": sids}
     elif t == T.GTID_EVENT:
         f["gtid"] = f"{p.domain_id}-{raw.server_id}-{p.seq_no}"
         f["flags"] = [n for bit, n in MARIADB_GTID_FLAGS.items() if p.flags2 & bit]

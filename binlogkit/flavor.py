@@ -45,3 +45,11 @@ def geometry_has_charset(flavor: Flavor | None) -> bool:
     blob with a charset: ``is_character_type`` in ``sql/log_event.cc``), MySQL does not. Unknown
     flavor: MariaDB's rule, the flavor whose servers write this metadata most."""
     return flavor is not Flavor.MYSQL
+
+
+def old_temporals_may_be_fractional(flavor: Flavor | None) -> bool:
+    """Whether a Table_map's TIME / DATETIME / TIMESTAMP (types 11, 12, 7, no metadata) may be
+    MariaDB's pre-10.1 fractional layout, whose size the binlog does not carry (MariaDB with
+    mysql56_temporal_format=OFF or tables made before 10.1: ``sql/field.cc`` Field_*_hires).
+    MySQL's old types have no fractions. Unknown flavor: MariaDB's rule."""
+    return flavor is not Flavor.MYSQL

@@ -147,12 +147,9 @@ def body_lines(ev: Event) -> list[str]:
         return [f"SET @@SESSION.GTID_NEXT= '{f['gtid']}'/*!*/;"]
     if t == T.ANONYMOUS_GTID_LOG_EVENT:
         return ["SET @@SESSION.GTID_NEXT= 'ANONYMOUS'/*!*/;"]
-    if t == T.PREVIOUS_GTIDS_LOG_EVENT:
-        sets = []
-        for s in f["sids"]:
-            ivs = ":".join(f"{a}-{b - 1}" if b - 1 > a else f"{a}" for a, b in s["intervals"])
-            sets.append(f"{s['sid']}{':' + s['tag'] if s['tag'] else ''}:{ivs}")
-        return [f"# {','.join(sets)}"] if sets else []
+    if t == T.PREVIOUS_GTIDS_LOG_EVENT:  # as Gtid_set::commented_string_format prints it
+        text = f["gtid_set"]
+        return [f"# {line}" for line in text.replace(",", ",\n").split("\n")] if text else ["# [empty]"]
     if t == T.ANNOTATE_ROWS_EVENT:
         return [f"#Q> {line}" for line in f["query"].splitlines()]
     if t == T.ROWS_QUERY_LOG_EVENT:

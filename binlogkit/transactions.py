@@ -33,8 +33,9 @@ from .codecs.gtid import decode_previous_gtids
 from .codecs.header import LEN_HEADER
 from .codecs.common import uuid_text
 from .constants import EventFlag, EventType as T
-from .errors import BinlogError
+from .errors import BinlogError, FormatError
 from .format import Format
+from .positions import SourceClock
 from .scan import walk_events
 
 GTID_TYPES = {T.GTID_LOG_EVENT, T.ANONYMOUS_GTID_LOG_EVENT, T.GTID_TAGGED_LOG_EVENT, T.GTID_EVENT}
@@ -65,7 +66,8 @@ class Transaction:
     terminator: str | None = None  # XID, COMMIT, ROLLBACK, DDL, STATEMENT, XA_PREPARE, XA_COMMIT, ...
     source_file: str | None = None
     source_start: int | None = None
-    source_end: int | None = None  # end_log_pos of the last event seen (of the terminator when complete)
+    source_end: int | None = None  # source end of the last event seen (of the terminator when complete),
+                                   # 64-bit: end_log_pos unwrapped (binlogkit.positions)
     standalone: bool = False
     # the last source event before this transaction began: where to resume to re-fetch it
     resume_source_file: str | None = None
@@ -161,6 +163,9 @@ class Grouper:
         self.last_event: dict | None = None
         self.last_whole: tuple[str, int] | None = None  # (file, end) of the last whole event
         self.last_relay_rotate: dict | None = None
+        self.clock = SourceClock(source_file)  # the source's 64-bit positions (relay logs)
+        # the last Rotate the source itself wrote (the end of its file), in a relay log
+        self.last_source_rotate: dict | None = None
 
     def _close(self, complete: bool, terminator: str | None) -> Transaction:
         t = self.cur
@@ -220,18 +225,26 @@ class Grouper:
                         body = self._body(data)
                         name = body[8:].decode("utf-8", "replace") if len(body) >= 8 else ""
                         if relay or not own_source:
+                            pos = int.from_bytes(body[:8], "little") if len(body) >= 8 else 4
+                            if relay and log_pos:  # the source's own Rotate, at the end of its file
+                                self.last_source_rotate = {"file": path, "offset": at, "end": end,
+                                                           "from_file": self.source_file,
+                                                           "from_end": self.clock.unwrap(log_pos, ev_size),
+                                                           "target": name}
                             self.source_file = name
+                            self.clock.rotate(name, pos)
                             self.last_event = {"file": path, "offset": at, "end": end, "type": code,
-                                               "source_file": name,
-                                               "source_end": int.from_bytes(body[:8], "little") if len(body) >= 8 else 4}
+                                               "source_file": name, "source_end": pos}
                     continue
                 if not relay:
                     src_file = own_source = base
+                    src_end = end  # a binlog is its own source: the offset, 64-bit
                 else:
                     src_file = self.source_file
+                    src_end = self.clock.unwrap(log_pos, ev_size)
                 before = self.last_event or {}
                 self.last_event = {"file": path, "offset": at, "end": end, "type": code,
-                                   "source_file": src_file, "source_end": log_pos}
+                                   "source_file": src_file, "source_end": src_end}
                 if code in OUTSIDE:
                     if code == T.INCIDENT_EVENT:
                         body = self._body(data)
@@ -241,8 +254,8 @@ class Grouper:
                     if code == T.PREVIOUS_GTIDS_LOG_EVENT and info.previous_gtids is None:
                         try:
                             info.previous_gtids = decode_previous_gtids(self._body(data))
-                        except ValueError:
-                            pass
+                        except ValueError as exc:
+                            raise FormatError(str(exc), offset=at, event_type="PREVIOUS_GTIDS_LOG_EVENT") from None
                     elif code == T.GTID_LIST_EVENT and info.gtid_list is None:
                         body = self._body(data)
                         n = int.from_bytes(body[:4], "little") & 0x0FFFFFFF
@@ -254,10 +267,13 @@ class Grouper:
                 if code in GTID_TYPES:
                     if self.cur is not None:
                         yield self._close(False, None)
-                    gtid, kind, standalone = self._gtid(code, sid, self._body(data))
+                    try:
+                        gtid, kind, standalone = self._gtid(code, sid, self._body(data))
+                    except ValueError as exc:
+                        raise FormatError(f"Gtid_tagged: {exc}", offset=at, event_type="GTID_TAGGED_LOG_EVENT") from None
                     self.cur = Transaction(gtid, kind, path, at, ts, sid, standalone=standalone,
                                            source_file=src_file,
-                                           source_start=(log_pos - ev_size) if log_pos else None,
+                                           source_start=(src_end - ev_size) if src_end else None,
                                            resume_source_file=before.get("source_file"),
                                            resume_source_pos=before.get("source_end"))
                     info.transactions += 1
@@ -268,19 +284,19 @@ class Grouper:
                     if info.first_transaction is None:
                         info.first_transaction = gtid or f"@{at}"
                     info.last_transaction = gtid or f"@{at}"
-                    self._account(end, ts, ev_size, log_pos, path)
+                    self._account(end, ts, ev_size, src_end, path)
                     continue
                 if self.cur is None:
                     kind = "continuation" if (info.transactions == 0 and not self.files[:-1] and
                                               code not in QUERY_TYPES and code not in PRELUDE) else "legacy"
                     self.cur = Transaction(None, kind, path, at, ts, sid, source_file=src_file,
-                                           source_start=(log_pos - ev_size) if log_pos else None)
+                                           source_start=(src_end - ev_size) if src_end else None)
                     info.transactions += 1
                     if info.first_transaction is None:
                         info.first_transaction = f"@{at}"
                     info.last_transaction = f"@{at}"
                 t = self.cur
-                self._account(end, ts, ev_size, log_pos, path)
+                self._account(end, ts, ev_size, src_end, path)
                 if code in QUERY_TYPES:
                     phl = self.fmt.post_header_length(T.QUERY_EVENT) if self.fmt else None
                     c = _classify(_query_text(self._body(data), code, phl))
@@ -309,13 +325,13 @@ class Grouper:
         if self.cur is not None:
             yield self._close(False, None)
 
-    def _account(self, end: int, ts: int, size: int, log_pos: int, path: str) -> None:
+    def _account(self, end: int, ts: int, size: int, src_end: int, path: str) -> None:
         t = self.cur
         t.events += 1
         t.bytes += size
         t.end_file, t.end_offset, t.last_timestamp = path, end, ts
-        if log_pos:
-            t.source_end = log_pos
+        if src_end:
+            t.source_end = src_end
 
     def _body(self, data: bytes) -> bytes:
         fmt = self.fmt
@@ -333,12 +349,13 @@ class Grouper:
             return None, "anonymous", False
         if code == T.GTID_LOG_EVENT and len(body) >= 25:
             return f"{uuid_text(body[1:17])}:{int.from_bytes(body[17:25], 'little')}", "mysql", False
-        if code == T.GTID_TAGGED_LOG_EVENT:
+        if code == T.GTID_TAGGED_LOG_EVENT:  # ValueError on a damaged body: the caller types it
             from .codecs.serialization import decode_tagged_gtid
-            try:
-                return decode_tagged_gtid(body).get("gtid"), "mysql", False
-            except (ValueError, IndexError):
-                return None, "mysql", False
+
+            gtid = decode_tagged_gtid(body).get("gtid")
+            if gtid is None:
+                raise ValueError("no uuid or no gno")
+            return gtid, "mysql", False
         return None, "mysql", False
 
 

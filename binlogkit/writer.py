@@ -10,22 +10,19 @@ log after the gap starts clean in a new file.
 
 from __future__ import annotations
 
+import contextlib
 import os
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from .constants import EventFlag, EventType as T
-from .errors import BinlogError
+from .errors import PartialWrite, WriteRefused
 from .events import build_event
+from .safeio import Backup, SafeDir, copy_range, refuse_if_in_use, write_all
 from .scan import scan
 
 INCIDENT_CODES = {"NONE": 0, "LOST_EVENTS": 1, "NEW_INCIDENT": 2}
-
-
-class WriteRefused(BinlogError):
-    """The set cannot be written safely (server running, crashed, torn, unknown layout)."""
 
 
 @dataclass
@@ -34,6 +31,8 @@ class Appended:
     offsets: list[int]
     new_size: int
     next_file: str | None
+    backup: str | None = None          # the folder holding the verified copy of the file before
+    already: bool = False              # nothing written: the file already ended so
 
 
 def _last_file(binlog_dir: Path, index: str | None) -> tuple[Path, Path]:
@@ -56,18 +55,30 @@ def _next_name(name: str) -> str:
 
 
 class BinlogAppender:
-    """Append whole events to the last file of a stopped server's binlog set."""
+    """Append whole events to the last file of a stopped server's binlog set.
 
-    def __init__(self, binlog_dir: str | os.PathLike, *, index: str | None = None, check_processes: bool = True):
+    ``commit`` holds the folder's lock, refuses while any process has one of its files open (by
+    device and inode), backs the file up (verified) into a fresh folder beside it, writes the new
+    file under an exclusive temporary name with the old one's owner, group and mode, and renames
+    it over the old one. A link as the last binlog is refused unless ``follow_links``."""
+
+    def __init__(self, binlog_dir: str | os.PathLike, *, index: str | None = None, check_processes: bool = True,
+                 backup_dir: str | os.PathLike | None = None, follow_links: bool = False,
+                 held: SafeDir | None = None):
         self.dir = Path(binlog_dir)
         self.index, self.file = _last_file(self.dir, index)
-        if check_processes:
-            from .recover.apply import processes_using
-
-            pids = processes_using(self.dir)
-            if pids:
-                raise WriteRefused(f"process(es) {pids} have files of {self.dir} open: stop the server first",
-                                   file=str(self.dir))
+        self.check_processes = check_processes
+        self.backup_dir = backup_dir
+        self.follow_links = follow_links
+        self.held = held  # the folder, locked by the caller
+        with SafeDir(self.dir) as d:
+            t = d.target(self.file.name, follow_links=follow_links)
+            if t is None:
+                raise WriteRefused(f"{self.file.name} is in the index but not on disk", file=str(self.file))
+            if check_processes:
+                refuse_if_in_use(d, extra=[t] if t.dir is not d else [])
+            if t.dir is not d:
+                t.dir.close()
         res = scan(self.file)
         if not res.ok:
             raise WriteRefused(f"{self.file.name} is damaged ({res.problem.message} at {res.problem.offset}): "
@@ -97,40 +108,94 @@ class BinlogAppender:
         return at
 
     def commit(self) -> Appended:
-        """Write the queued events: copy, append, fsync, rename over the file, fsync the folder."""
-        tmp = self.file.with_name(self.file.name + ".binlogkit-tmp")
-        shutil.copy2(self.file, tmp)
-        with open(tmp, "r+b") as fh:
-            fh.truncate(self.size)
-            fh.seek(self.size)
-            for _, data in self.pending:
-                fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.file)
-        fd = os.open(self.dir, os.O_RDONLY)
+        """Write the queued events: lock, back up (verified), copy + append into an exclusive
+        temporary file with the original's owner and mode, fsync, rename over, fsync the folder."""
+        d = self.held or SafeDir(self.dir)
         try:
-            os.fsync(fd)
+            with contextlib.nullcontext() if self.held else d.locked():
+                t = d.target(self.file.name, follow_links=self.follow_links)
+                if t is None:
+                    raise WriteRefused(f"{self.file.name} disappeared", file=str(self.file))
+                if self.check_processes:
+                    refuse_if_in_use(d, extra=[t] if t.dir is not d else [])
+                if t.st.st_size != self.size:
+                    raise WriteRefused(f"{self.file.name} is {t.st.st_size} bytes, it was {self.size} when read: "
+                                       "is a server writing it?", file=str(self.file))
+                t.dir.check_writable(t)
+                backup = Backup.beside(d, "incident", self.backup_dir)
+                try:
+                    backup.copy(t)
+                    backup.finish()
+                finally:
+                    backup.close()
+                pending = list(self.pending)
+
+                def write(fd: int) -> None:
+                    src = os.open(t.name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=t.dir.fd)
+                    try:
+                        copy_range(src, fd, self.size)
+                    finally:
+                        os.close(src)
+                    for _, data in pending:
+                        write_all(fd, data)
+
+                try:
+                    t.dir.replace(t.name, write)
+                except OSError as exc:
+                    raise PartialWrite(f"writing the new {t.name} failed: {exc.strerror}; the file is unchanged "
+                                       f"(a copy is in {backup.path})", file=str(self.file),
+                                       backup=str(backup.path)) from None
+                if t.dir is not d:
+                    t.dir.close()
         finally:
-            os.close(fd)
+            if not self.held:
+                d.close()
         offsets = [at for at, _ in self.pending]
-        self.size += sum(len(d) for _, d in self.pending)
+        self.size += sum(len(x) for _, x in self.pending)
         self.pending = []
-        return Appended(str(self.file), offsets, self.size, None)
+        return Appended(str(self.file), offsets, self.size, None, str(backup.path))
+
+
+def _last_two(path: Path) -> list[tuple[int, bytes, int]]:
+    """(type code, body, offset) of the file's last two events."""
+    from . import open_binlog
+
+    last: list[tuple[int, bytes, int]] = []
+    for raw in open_binlog(str(path)):
+        last = (last + [(raw.type_code, raw.body, raw.offset)])[-2:]
+    return last
 
 
 def record_incident(binlog_dir: str | os.PathLike, *, code: int | str = "LOST_EVENTS", message: str = "",
-                    index: str | None = None, check_processes: bool = True) -> Appended:
+                    index: str | None = None, check_processes: bool = True,
+                    backup_dir: str | os.PathLike | None = None, follow_links: bool = False) -> Appended:
     """Append Incident(code, message) and a Rotate to the next file name to the last binlog of
-    a stopped server. The server starts that next file itself when it starts again."""
+    a stopped server. The server starts that next file itself when it starts again.
+    Idempotent: when the file already ends with an Incident and that Rotate, nothing is written."""
     if isinstance(code, str):
         code = INCIDENT_CODES[code.upper()] if not code.isdigit() else int(code)
     msg = message.encode("utf-8")
     if len(msg) > 255:
         raise WriteRefused("an Incident message holds at most 255 bytes")
-    w = BinlogAppender(binlog_dir, index=index, check_processes=check_processes)
+    with SafeDir(binlog_dir) as d, d.locked():  # held from the first read to the last write
+        return _record_incident(d, binlog_dir, code, msg, index, check_processes, backup_dir, follow_links)
+
+
+def _record_incident(d: SafeDir, binlog_dir, code: int, msg: bytes, index, check_processes, backup_dir,
+                     follow_links) -> Appended:
+    w = BinlogAppender(binlog_dir, index=index, check_processes=check_processes, backup_dir=backup_dir,
+                       follow_links=follow_links, held=d)
     nxt = _next_name(w.file.name)
-    w.add(T.INCIDENT_EVENT, code.to_bytes(2, "little") + bytes([len(msg)]) + msg)
+    last = _last_two(w.file)
+    body = code.to_bytes(2, "little") + bytes([len(msg)]) + msg
+    if len(last) == 2 and last[0][0] == T.INCIDENT_EVENT and last[1][0] == T.ROTATE_EVENT:
+        # an earlier run wrote a marker and the server has not started since
+        if last[0][1] == body and last[1][1].endswith(nxt.encode()):
+            return Appended(str(w.file), [last[0][2], last[1][2]], w.size, nxt, None, already=True)
+        raise WriteRefused(f"{w.file.name} already ends with another Incident and a Rotate (at {last[0][2]}): "
+                           "start the server once, or restore the file from the backup, before marking "
+                           "another incident", file=str(w.file))
+    w.add(T.INCIDENT_EVENT, body)
     w.add(T.ROTATE_EVENT, (4).to_bytes(8, "little") + nxt.encode())
     done = w.commit()
     done.next_file = nxt

@@ -17,12 +17,12 @@ hr "decode --json: a GTID event and its commit"
 "$BK" decode --json --type gtid,xid --start-position 1407 "$SET/replication-gtid/primary/mariadb-bin.000001.xz" | head -2
 
 hr "decode -v: row images as values, like mysqlbinlog -v (column names from binlog_row_metadata=FULL)"
-"$BK" decode -v --type write_rows_v1 "$SET/row-types-full-metadata/primary/mariadb-bin.000002" \
+"$BK" decode -v --type write_rows_v1 "$SET/row-types-full-metadata/primary/mariadb-bin.000002.xz" \
     | grep -a -A10 -m1 'INSERT INTO `types`.`extra`' | cut -c1-110
 
 hr "decode -v --json: typed rows; text in its own charset (latin1, cp1251, ucs2, sjis...), UUID named by --column-type"
 "$BK" decode -v --json --type write_rows_v1 --column-type 'types.extra.u=uuid' \
-    "$SET/row-types-full-metadata/primary/mariadb-bin.000002" | grep -m1 '"table": "types.charsets"' | sed 's/.*"table"/{"table"/'
+    "$SET/row-types-full-metadata/primary/mariadb-bin.000002.xz" | grep -m1 '"table": "types.charsets"' | sed 's/.*"table"/{"table"/'
 
 hr "decode: the relay log left by kill -9 in the middle of a 1 MB row event"
 "$BK" decode "$SET/crash-torn-position/relay/relay-bin.000005.xz" 2>&1 | tail -3
@@ -55,4 +55,9 @@ done
 echo "exit code: $? (1 = a repair is pending)"
 "$BK" recover --apply "$work/relay" | tail -1
 "$BK" recover "$work/relay" | grep -E "nothing to do|next source"
+bin_dir=$(cd "$(dirname "$BK")" && pwd)
+echo
+echo "== binlogkit is installed in $bin_dir (not on your PATH yet):"
+echo "     $bin_dir/binlogkit --help"
+echo "   or, for this shell:  source $(dirname "$bin_dir")/bin/activate  then  binlogkit --help"
 exit 0

@@ -76,3 +76,17 @@ def catalog_rows() -> list[dict]:
         rows.append({"path": cols[1].strip("`"), "size": int(cols[2]), "version": cols[4], "fmt": cols[5],
                      "checksum": cols[6], "counts": counts, "partial": partial, "notes": cols[8]})
     return rows
+
+
+def stopped_primary_copy(where: Path) -> Path:
+    """A copy of the last two binlogs of the replication-gtid primary and their index, as a
+    stopped server leaves them: the folder the writers' tests work on."""
+    from fixtures import store
+
+    d = where / "binlogs"
+    d.mkdir(parents=True)
+    src = store.materialize("replication-gtid") / "primary"
+    for name in ("mariadb-bin.000015", "mariadb-bin.000016"):
+        shutil.copy(src / name, d / name)
+    (d / "mariadb-bin.index").write_text("./mariadb-bin.000015\n./mariadb-bin.000016\n")
+    return d

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import shutil
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -12,17 +12,12 @@ from binlogkit.cli import main
 from binlogkit.constants import EventType
 from binlogkit.events import decode
 from binlogkit.writer import WriteRefused, record_incident
-from fixtures import store
+
+from conftest import stopped_primary_copy
 
 
 def _copy(tmp_path):
-    d = tmp_path / "binlogs"
-    d.mkdir(parents=True)
-    src = store.materialize("replication-gtid") / "primary"
-    for name in ("mariadb-bin.000015", "mariadb-bin.000016"):
-        shutil.copy(src / name, d / name)
-    (d / "mariadb-bin.index").write_text("./mariadb-bin.000015\n./mariadb-bin.000016\n")
-    return d
+    return stopped_primary_copy(tmp_path)
 
 
 def test_incident_then_rotate_appended(tmp_path):
@@ -39,8 +34,22 @@ def test_incident_then_rotate_appended(tmp_path):
                                          "Message: two files lost in transit")
     assert decode(rot).fields["new_log_ident"] == "mariadb-bin.000017" == done.next_file
     assert inc.server_id == events[0].server_id
+    # idempotent: the same marker again changes nothing; another one is refused
+    res = CliRunner().invoke(main, ["incident", str(d), "--code", "LOST_EVENTS", "--message", "two files lost in transit"])
+    assert res.exit_code == 0 and "nothing to do" in res.output
+    assert (d / "mariadb-bin.000016").read_bytes() == after
     res = CliRunner().invoke(main, ["incident", str(d), "--code", "77", "--message", "custom"])
-    assert res.exit_code == 0
+    assert res.exit_code == 2 and "already ends with another Incident" in res.output
+    assert (d / "mariadb-bin.000016").read_bytes() == after
+    # a backup of the file as it was, verified, beside the folder
+    backup = Path(done.backup)
+    assert backup.parent == d.parent and (backup / "mariadb-bin.000016").read_bytes() == before
+
+
+def test_incident_with_another_code(tmp_path):
+    d = _copy(tmp_path)
+    res = CliRunner().invoke(main, ["incident", str(d), "--code", "77", "--message", "custom"])
+    assert res.exit_code == 0, res.output
     last = list(open_binlog(str(d / "mariadb-bin.000016")))[-2]
     assert decode(last).fields["incident_name"] == "77"
 

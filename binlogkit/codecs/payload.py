@@ -38,13 +38,17 @@ COMPRESSION = {0: "ZSTD", 255: "NONE"}
 
 
 def tlv_values(fields, names: dict[int, str], strings: set[str] = frozenset()) -> dict:
-    """The fields of a parsed TLV header as a dict of names to ints (or strings)."""
+    """The fields of a parsed TLV header as a dict of names to ints (or strings); a field type
+    not in ``names`` is skipped by the server, and reported here as ``field_N``: its bytes (hex),
+    since nothing says what they hold."""
     out = {}
     for f in fields:
         if f.type == 0:
             break
-        name = names.get(f.type, f"field_{f.type}")
-        if name in strings:
+        name = names.get(f.type)
+        if name is None:
+            out[f"field_{f.type}"] = bytes(f.value).hex()
+        elif name in strings:
             out[name] = bytes(f.value).decode("utf-8", "replace")
         else:
             try:

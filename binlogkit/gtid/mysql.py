@@ -5,12 +5,15 @@ allowed around ``,`` and ``:``)::
 
     set      := ""  |  group ("," group)*
     group    := uuid (":" (tag | interval))*        a tag applies to the intervals after it
-    interval := n | n "-" m                          closed, 1 <= n <= m < 2**63
+    interval := n | n "-" m                          closed, 1 <= n <= m <= 2**63 - 2
     tag      := [A-Za-z_][A-Za-z0-9_]{0,31}          case-insensitive, kept lowercase
 
 A set may hold untagged and tagged intervals of the same uuid; they are never merged. The
 canonical text sorts uuids, puts the untagged intervals first and then tags in order:
-``uuid:1-3:alpha:1-5:7``.
+``uuid:1-3:alpha:1-5:7`` (``Gtid_set::to_string``'s order).
+
+Binary form (``encode`` / ``decode``): the Previous_gtids body, untagged or tagged layout, as
+``codecs/gtid.py`` declares it.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from ..errors import GtidError
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$")
 _TAG = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,31}$")
 _INTERVAL = re.compile(r"^(\d+)(?:-(\d+))?$")
-MAX_GNO = (1 << 63) - 1
+MAX_GNO = (1 << 63) - 2  # GNO_END - 1: the server's GNO_END (INT64_MAX) is one past the last
 
 Key = tuple[str, str]  # (uuid, tag); tag "" for untagged
 Intervals = tuple[tuple[int, int], ...]
@@ -138,6 +141,24 @@ class MysqlGtidSet:
         for s in sids:
             m.setdefault((s["sid"], s.get("tag", "")), []).extend((a, b - 1) for a, b in s["intervals"] if b > a)
         return cls(m)
+
+    @classmethod
+    def decode(cls, data: bytes) -> "MysqlGtidSet":
+        """From the binary form (a Previous_gtids body, either layout; ``Gtid_set::encode``)."""
+        from ..codecs.gtid import decode_previous_gtids
+
+        try:
+            return cls.from_previous_gtids(decode_previous_gtids(bytes(data)))
+        except ValueError as exc:
+            raise GtidError(str(exc), part=bytes(data[:64]).hex()) from None
+
+    def encode(self, *, tagged: bool | None = None) -> bytes:
+        """The binary form as the server writes it: sorted by uuid then tag, the tagged layout
+        when the set holds a tagged GTID (or ``tagged`` asks for it). ``decode`` reads it back."""
+        from ..codecs.gtid import encode_previous_gtids
+
+        return encode_previous_gtids([(u, t, [(a, b + 1) for a, b in ivs]) for (u, t), ivs in self._m.items()],
+                                     tagged=tagged)
 
     @classmethod
     def of(cls, gtids: Iterable[MysqlGtid]) -> "MysqlGtidSet":

@@ -63,7 +63,11 @@ class InfoFile:
 
 def read_info(path: str | Path, *, kind: str) -> InfoFile:
     """Parse ``master.info`` (kind "master") or ``relay-log.info`` (kind "relay")."""
-    raw = Path(path).read_bytes()
+    return parse_info(Path(path).read_bytes(), kind=kind, path=str(path))
+
+
+def parse_info(raw: bytes, *, kind: str, path: str | None = None) -> InfoFile:
+    """Parse the bytes of ``master.info`` or ``relay-log.info`` (see ``read_info``)."""
     text = raw.decode("utf-8", "surrogateescape")
     lines = text.split("\n")
     if not lines or not lines[0]:

@@ -26,11 +26,17 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..errors import BinlogError, ChecksumError, TruncatedEventError
+from ..constants import BINLOG_MAGIC
+from ..errors import BadMagicError, BinlogError, ChecksumError, TruncatedEventError
+from ..files import OPENERS as COMPRESSED
+from ..positions import WRAP, reachable_by_dump
 from ..transactions import Grouper, Transaction
 from .info import MasterInfo, RelayLogInfo, read_info
 
 _NUM = re.compile(r"\.(\d+)$")
+
+#: the journal an apply leaves in the folder it changes until it has finished
+JOURNAL = ".binlogkit-recover.journal"
 
 
 @dataclass
@@ -54,16 +60,72 @@ class Plan:
     change_source_sql: str | None = None        # for MySQL 8 (repositories in tables)
     warnings: list[str] = field(default_factory=list)
     refuse: str | None = None
+    resume: dict | None = None                  # the journal of an interrupted apply, when finishing it
+    # the next source position is past 4 GiB and the replica is in file/position mode: the dump
+    # request cannot ask for it (binlogkit.positions); the CLI exits 1 while this stands
+    position_unreachable: bool = False
 
     @property
     def nothing_to_do(self) -> bool:
         return not (self.truncate or self.remove or self.index is not None or self.master_info
-                    or self.relay_log_info)
+                    or self.relay_log_info or self.resume)
 
     def to_json(self) -> dict:
         d = asdict(self)
+        if self.resume is not None:  # the journal carries checksums and file contents: say less
+            d["resume"] = {k: self.resume[k] for k in ("backup", "started", "done")}
         d["nothing_to_do"] = self.nothing_to_do
         return d
+
+    @classmethod
+    def from_json(cls, doc: dict) -> "Plan":
+        import copy
+
+        names = set(cls.__dataclass_fields__)
+        return cls(**{k: copy.deepcopy(v) for k, v in doc.items() if k in names and k != "resume"})
+
+
+def pending_journal(directory: str | os.PathLike) -> Plan | None:
+    """The plan of an apply that was interrupted in ``directory`` (its journal is still there),
+    to be finished before anything else; None when there is none."""
+    import json
+
+    import stat as stat_
+
+    path = Path(directory) / JOURNAL
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    # binlogkit writes its journal as a regular file owned by the user who ran it: anything else
+    # (a link, a file another user planted) is not trusted to say what to cut
+    if not stat_.S_ISREG(st.st_mode) or st.st_uid not in (os.geteuid(), 0):
+        raise BinlogError(f"{JOURNAL} is not a journal binlogkit wrote (a link, or owned by uid {st.st_uid}): "
+                          "not trusted; remove it if no binlogkit run was interrupted here", file=str(path))
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as fh:
+            raw = fh.read(16 << 20)
+    except OSError as exc:
+        raise BinlogError(f"cannot read the journal of an interrupted run: {exc.strerror}", file=str(path)) from None
+    try:
+        journal = json.loads(raw)
+        plan = Plan.from_json(journal["plan"])
+        journal["backup"], journal["files"], journal["contents"], journal["done"]  # noqa: B018 (shape check)
+        names = ([t["file"] for t in plan.truncate] + [r["file"] for r in plan.remove] + list(journal["files"])
+                 + list(journal["contents"]) + [plan.relay_index])
+        bad = [n for n in names if not isinstance(n, str) or "/" in n or n in ("", ".", "..") or "\0" in n]
+        if bad:
+            raise ValueError(f"file names that are not plain names: {bad[:3]}")
+    except (ValueError, KeyError, TypeError) as exc:
+        raise BinlogError(f"the journal of an interrupted run is unreadable ({exc}); the backup it names "
+                          "holds the originals: restore them by hand and remove the journal", file=str(path)) from None
+    plan.resume = journal
+    plan.relay_dir = str(directory)
+    plan.warnings.insert(0, f"an earlier apply was interrupted (started {journal.get('started')}, done: "
+                            f"{'; '.join(journal['done']) or 'nothing yet'}); this finishes it, the originals "
+                            f"are in {journal['backup']}")
+    return plan
 
 
 def _names(connection: str | None, base: str | None, relay_dir: Path) -> tuple[Path, Path, Path]:
@@ -112,7 +174,12 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
     directory by default when the replica logs its updates) let the plan move relay-log.info
     past transactions the SQL thread committed but did not record there before the crash —
     relay-log.info is rewritten after the commit, not with it, so a crash between the two
-    would apply such a transaction twice."""
+    would apply such a transaction twice.
+
+    When an earlier ``apply_plan`` in this directory was interrupted, its journal is the plan."""
+    pending = pending_journal(relay_dir)
+    if pending is not None:
+        return pending
     d = Path(relay_dir)
     index_path, mi_path, ri_path = _names(connection, relay_base, d)
     base = index_path.name[: -len(".index")]
@@ -135,6 +202,14 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
         plan.warnings.append(f"master.info has {mi.info.stale_bytes} stale bytes after its last line (ignored)")
     if ri is not None and ri.info.stale_bytes:
         plan.warnings.append(f"relay-log.info has {ri.info.stale_bytes} stale bytes after its last line (ignored)")
+
+    # relay logs stored compressed cannot be cut where the server reads them
+    squeezed = sorted(p.name for p in d.glob(f"{base}.[0-9]*") if p.suffix in COMPRESSED)
+    if squeezed:
+        plan.refuse = (f"relay logs stored compressed ({', '.join(squeezed[:3])}{'...' if len(squeezed) > 3 else ''}): "
+                       "recover repairs the files the server reads; decompress them in place first "
+                       "(e.g. xz -dk), or read them with decode / transactions / audit")
+        return plan
 
     # the files
     present = [n for n in listed if (d / n).exists()]
@@ -169,6 +244,10 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
         plan.flavor = g.fmt.flavor.value
 
     cut: tuple[str, int] | None = None
+    if err is not None and _not_a_binlog(err):
+        plan.refuse = (f"{Path(err.file).name} is not a binlog or relay log (it does not start with the binlog "
+                       "magic): refusing to plan a cut; move it out of the folder if it does not belong there")
+        return plan
     if err is not None:
         kind = "torn" if isinstance(err, TruncatedEventError) else (
             "checksum" if isinstance(err, ChecksumError) else "corrupt")
@@ -275,17 +354,50 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
                 plan.warnings.append(f"relay-log.info is behind the commits: the replica already committed "
                                      f"up to {moved.gtid}; the SQL thread position is moved past it")
 
+    # past 4 GiB: only GTID positioning can resume there
+    ns = plan.next_source
+    if ns and ns.get("position") and not reachable_by_dump(ns["position"]):
+        pos = ns["position"]
+        if plan.mode == "position":
+            plan.position_unreachable = True
+            plan.warnings.append(
+                f"the next source position {ns['file']}:{pos} is past 4 GiB: a replica in file/position mode "
+                f"cannot ask for it (the dump request carries 4 bytes: it would ask for {pos % WRAP}, inside a "
+                "transaction). Resume with GTID positioning instead: MariaDB CHANGE MASTER TO "
+                "MASTER_USE_GTID=slave_pos, MySQL SOURCE_AUTO_POSITION=1"
+                + (f" (the retrieved GTIDs: {plan.retrieved_gtids})" if plan.retrieved_gtids else "")
+                + "; the relay logs do not show the source rotating after it, so its next file cannot be assumed")
+        else:
+            plan.warnings.append(f"the next source position {ns['file']}:{pos} is past 4 GiB: GTID positioning "
+                                 "resumes there (no file position is asked for)")
+
     # master.info: its positions are what position mode resumes from; in GTID mode the server
     # resumes from GTIDs and does not keep them current, so they are left alone there
     if plan.mode == "position" and plan.next_source and plan.next_source["file"] and mi is not None:
         if (mi.file, mi.position) != (plan.next_source["file"], plan.next_source["position"]):
             plan.master_info = dict(plan.next_source)
+    elif mi is None and plan.next_source and not plan.next_source["file"]:
+        plan.warnings.append("the source binlog's name is unknown (no master.info, and no Rotate from the source "
+                             "in the relay logs): resume with GTID positioning (MariaDB MASTER_USE_GTID=slave_pos, "
+                             "MySQL SOURCE_AUTO_POSITION=1)")
     elif mi is None and plan.next_source:
         plan.change_source_sql = (
             f"CHANGE REPLICATION SOURCE TO SOURCE_LOG_FILE='{plan.next_source['file']}', "
             f"SOURCE_LOG_POS={plan.next_source['position']}"
             + (f" FOR CHANNEL '{connection}'" if connection else "") + ";")
     return plan
+
+
+def _not_a_binlog(err: BinlogError) -> bool:
+    """A file that is not a binlog at all (not one torn before its magic was written whole)."""
+    if not isinstance(err, BadMagicError) or err.file is None:
+        return False
+    try:
+        with open(err.file, "rb") as fh:
+            head = fh.read(4)
+    except OSError:
+        return False
+    return not BINLOG_MAGIC.startswith(head)
 
 
 def _applied(d: Path, relay_index: str, text: str | None, replica_binlog):

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ..errors import BinlogError
 from ..gtid import GtidPos, MariadbGtid, MysqlGtid, MysqlGtidSet
+from ..files import OPENERS as COMPRESSED
 from .plan import Plan
 
 
@@ -46,7 +47,11 @@ def plan_binlog_recovery(binlog_dir: str | os.PathLike, *, keep_through: str | N
                          replica: str | os.PathLike | None = None, index: str | None = None) -> Plan:
     """Plan the cut of a crashed primary's binlog set. Pure: reads only."""
     from ..api import transactions
+    from .plan import pending_journal
 
+    pending = pending_journal(binlog_dir)
+    if pending is not None:
+        return pending
     d = Path(binlog_dir)
     idx = Path(index) if index else None
     if idx is None:
@@ -57,6 +62,17 @@ def plan_binlog_recovery(binlog_dir: str | os.PathLike, *, keep_through: str | N
     lines = [l.strip() for l in idx.read_text().splitlines() if l.strip()]
     files = [Path(l).name for l in lines]
     plan = Plan(str(d), None, "binlog", None, idx.name)
+    absent = [n for n in files if not (d / n).exists()]
+    if absent:
+        squeezed = [n for n in absent if any((d / (n + sfx)).exists() for sfx in COMPRESSED)]
+        if squeezed:
+            plan.refuse = (f"binlogs stored compressed ({', '.join(squeezed[:3])}{'...' if len(squeezed) > 3 else ''}"
+                           " with a compression suffix): recover repairs the files the server reads; decompress "
+                           "them in place first (e.g. xz -dk)")
+        else:
+            plan.refuse = (f"{idx.name} lists {', '.join(absent[:3])}{'...' if len(absent) > 3 else ''}, not on disk: "
+                           "restore the missing files (or remove them from the index) first")
+        return plan
     if replica is not None and keep_through is None:
         keep_through = replica_holds(replica)
         plan.warnings.append(f"the replica holds {keep_through or '(nothing)'}")

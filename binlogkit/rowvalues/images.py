@@ -16,7 +16,8 @@ from ..codecs.compression import uncompress
 from ..codecs.rows import UPDATE_ROWS
 from ..constants import EventType as T
 from ..errors import BodyLengthError
-from .tables import BINARY_COLLATION, COMPRESSED_ROWS, DELETE, ENUM, JSON, SET, STRING, WRITE, Table
+from .tables import (BINARY_COLLATION, COMPRESSED_ROWS, DATETIME, DELETE, ENUM, JSON, SET, STRING, TIME, TIMESTAMP,
+                     WRITE, Table, temporal_hint)
 from .values import UnknownColumnType, Value, _prefixed, _quote, reader
 
 try:  # the optional C accelerator (setup.py); BINLOGKIT_PURE_PYTHON=1 turns it off
@@ -128,8 +129,33 @@ def decode_rows_python(table: Table, fields, type_code: int) -> list[dict] | Raw
         return _decode_rows(table, fields, type_code)
     except UnknownColumnType as exc:
         return RawRows(bytes(_uncompressed(table, fields, type_code)), str(exc))
+    except BodyLengthError as exc:
+        unsized = _old_temporals(table)
+        if not unsized:
+            raise
+        # valid rows, most likely: MariaDB's pre-10.1 fractional TIME/DATETIME/TIMESTAMP, whose
+        # size the binlog does not carry -- say so, and how to give it, instead of failing the file
+        cols = ", ".join(f"{table.column_name(c.index)} ({_OLD_NAMES[c.type]})" for c in unsized[:4])
+        cols += f" and {len(unsized) - 4} more" if len(unsized) > 4 else ""
+        first = unsized[0]
+        return RawRows(bytes(_uncompressed(table, fields, type_code)),
+                       f"{exc}; columns {cols} may hold fractional seconds in MariaDB's pre-10.1 layout "
+                       "(mysql56_temporal_format=OFF), whose precision the binlog does not carry: give it, "
+                       f"e.g. --column-type '{table.db}.{table.name}.{table.column_name(first.index)}="
+                       f"{_OLD_NAMES[first.type].lower()}(N)'")
     except (IndexError, ValueError, KeyError, TypeError, struct.error) as exc:
         raise BodyLengthError(f"row image of `{table.db}`.`{table.name}` does not decode: {exc}") from None
+
+
+_OLD_NAMES = {TIME: "TIME", DATETIME: "DATETIME", TIMESTAMP: "TIMESTAMP"}
+
+
+def _old_temporals(table: Table) -> list:
+    """TIME / DATETIME / TIMESTAMP columns that may be MariaDB's pre-10.1 fractional layout
+    (by the flavor) and have no precision hint."""
+    if not table.old_temporals_may_be_fractional:
+        return []
+    return [c for c in table.columns if c.type in _OLD_NAMES and temporal_hint(c.hint) is None]
 
 
 def _decode_rows(table: Table, fields, type_code: int) -> list[dict]:

@@ -8,39 +8,16 @@ import datetime
 import decimal
 
 from .images import RawRows
+from .tables import CODECS  # noqa: F401  (re-exported: rowvalues.CODECS)
 from .tables import (BINARY_COLLATION, BLOB, ENUM, INT24, LONG, LONG_BLOB, LONGLONG, MEDIUM_BLOB, SET, SHORT, STRING,
-                     TINY, TINY_BLOB, VAR_STRING, VARCHAR, Column, Table)
+                     TINY, TINY_BLOB, VAR_STRING, VARCHAR, Column, Table, charset_text)
 from .values import Geometry, Value
-
-# server character set -> Python codec (none: no codec in Python; the value stays bytes)
-CODECS = {
-    "utf8mb4": "utf-8", "utf8mb3": "utf-8", "ascii": "ascii", "latin1": "cp1252", "latin2": "iso8859_2",
-    "latin5": "iso8859_9", "latin7": "iso8859_13", "cp1250": "cp1250", "cp1251": "cp1251",
-    "cp1256": "cp1256", "cp1257": "cp1257", "cp850": "cp850", "cp852": "cp852", "cp866": "cp866",
-    "cp932": "cp932", "greek": "iso8859_7", "hebrew": "iso8859_8", "koi8r": "koi8_r", "koi8u": "koi8_u",
-    "macce": "mac_latin2", "macroman": "mac_roman", "sjis": "shift_jis", "ujis": "euc_jp",
-    "eucjpms": "euc_jp", "euckr": "euc_kr", "gb2312": "gb2312", "gbk": "gbk", "gb18030": "gb18030",
-    "big5": "big5", "tis620": "tis_620", "ucs2": "utf-16-be", "utf16": "utf-16-be",
-    "utf16le": "utf-16-le", "utf32": "utf-32-be",
-}
 
 
 def column_text(col: Column, raw: bytes) -> str | None:
     """A text column's value as a str, by the character set its collation names (optional
-    metadata); None when unknown or not decodable. MySQL's latin1 is cp1252 with the five
-    bytes cp1252 leaves undefined mapped straight to U+0081... (as latin-1 does)."""
-    from ..collations import CHARSET_OF
-
-    codec = CODECS.get(CHARSET_OF.get(col.collation)) if col.collation is not None else None
-    if codec is None:
-        return None
-    try:
-        return raw.decode(codec)
-    except UnicodeDecodeError:
-        if codec == "cp1252":
-            return "".join(bytes([b]).decode("cp1252", "strict") if b not in (0x81, 0x8D, 0x8F, 0x90, 0x9D)
-                           else chr(b) for b in raw)
-        return None
+    metadata); None when unknown or not decodable (``tables.charset_text``)."""
+    return charset_text(col.collation, raw)
 
 
 def json_value(v: Value | None):
@@ -56,7 +33,7 @@ def json_value(v: Value | None):
         except UnicodeDecodeError:
             return "0x" + bytes(x).hex()
     if isinstance(x, decimal.Decimal):
-        return str(x)
+        return format(x, "f")  # the server's text: DECIMAL(9,9) zero is 0.000000000, never 0E-9
     if isinstance(x, Geometry):
         return {"srid": x.srid, "wkb": x.wkb.hex()}
     if isinstance(x, datetime.datetime):
@@ -108,8 +85,11 @@ def _converter(table: Table, k: int):
             text = column_text(col, bytes(v.value))  # text in its own character set
             if text is not None:
                 return text
-        if enums and isinstance(x, int) and 0 < x <= len(enums):
-            x = enums[x - 1]
+        if enums and isinstance(x, int):
+            if 0 < x <= len(enums):
+                x = enums[x - 1]
+            elif x == 0:
+                x = ""  # index 0: the error value an invalid string became, '' in SELECT
         elif sets and isinstance(x, int):
             x = ",".join(s for b, s in enumerate(sets) if x >> b & 1)
         return x

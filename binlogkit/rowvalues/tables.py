@@ -5,10 +5,11 @@ plus the column type hints a user gives for types the binlog cannot name."""
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass, replace
 
 from ..constants import EventType as T
-from ..flavor import geometry_has_charset
+from ..flavor import geometry_has_charset, old_temporals_may_be_fractional
 
 # column type codes (MySQL enum_field_types)
 DECIMAL, TINY, SHORT, LONG, FLOAT, DOUBLE, NULL, TIMESTAMP, LONGLONG, INT24 = range(10)
@@ -32,6 +33,25 @@ BINARY_COLLATION = 63
 # what a column hint may ask for: types the binlog does not name (MariaDB's UUID and INET6 reach
 # it as BINARY(16), INET4 as BINARY(4)); see ``hinted``
 HINTS = ("uuid", "inet6", "inet4")
+# ... and the fractional precision of MariaDB's pre-10.1 TIME / DATETIME / TIMESTAMP columns
+# (mysql56_temporal_format=OFF, or tables made before 10.1): logged as types 11 / 12 / 7 with no
+# metadata, so the binlog does not say how many bytes a value takes. ``time(3)`` etc.
+TEMPORAL_HINTS = {"time": TIME, "datetime": DATETIME, "timestamp": TIMESTAMP}
+_TEMPORAL_HINT = re.compile(r"(time|datetime|timestamp)\(([0-6])\)")
+HINT_NAMES = ", ".join(HINTS) + ", time(N), datetime(N), timestamp(N) (N = 0-6)"
+
+
+def temporal_hint(hint: str | None) -> tuple[int, int] | None:
+    """``"time(3)"`` -> (TIME, 3); None for any other hint."""
+    m = _TEMPORAL_HINT.fullmatch(hint or "")
+    return (TEMPORAL_HINTS[m.group(1)], int(m.group(2))) if m else None
+
+
+
+def _known_hint(kind: str) -> bool:
+    return kind in HINTS or temporal_hint(kind) is not None
+
+
 GEOMETRY_NAMES = ("GEOMETRY", "POINT", "LINESTRING", "POLYGON", "MULTIPOINT", "MULTILINESTRING",
                   "MULTIPOLYGON", "GEOMETRYCOLLECTION")
 
@@ -74,6 +94,8 @@ class Table:
     enum_values: dict[int, tuple[str, ...]] | None = None
     set_values: dict[int, tuple[str, ...]] | None = None
     geometry_types: dict[int, str] | None = None  # POINT, POLYGON, ... per geometry column
+    # flavor: may TIME/DATETIME/TIMESTAMP (11/12/7) be MariaDB's pre-10.1 fractional layout?
+    old_temporals_may_be_fractional: bool = False
 
     def column_name(self, index: int) -> str:
         names = self.column_names
@@ -82,17 +104,74 @@ class Table:
 
 NUMERIC = {TINY, SHORT, INT24, LONG, LONGLONG, FLOAT, DOUBLE, NEWDECIMAL, DECIMAL}
 
+# server character set -> Python codec (none: no codec in Python; the value stays bytes)
+CODECS = {
+    "utf8mb4": "utf-8", "utf8mb3": "utf-8", "ascii": "ascii", "latin1": "cp1252", "latin2": "iso8859_2",
+    "latin5": "iso8859_9", "latin7": "iso8859_13", "cp1250": "cp1250", "cp1251": "cp1251",
+    "cp1256": "cp1256", "cp1257": "cp1257", "cp850": "cp850", "cp852": "cp852", "cp866": "cp866",
+    "cp932": "cp932", "greek": "iso8859_7", "hebrew": "iso8859_8", "koi8r": "koi8_r", "koi8u": "koi8_u",
+    "macce": "mac_latin2", "macroman": "mac_roman", "sjis": "shift_jis", "ujis": "euc_jp",
+    "eucjpms": "euc_jp", "euckr": "euc_kr", "gb2312": "gb2312", "gbk": "gbk", "gb18030": "gb18030",
+    "big5": "big5", "tis620": "tis_620", "ucs2": "utf-16-be", "utf16": "utf-16-be",
+    "utf16le": "utf-16-le", "utf32": "utf-32-be",
+}
+_CP1252_HOLES = (0x81, 0x8D, 0x8F, 0x90, 0x9D)
+
+
+def charset_text(collation: int | None, raw: bytes) -> str | None:
+    """``raw`` as a str in the character set collation ``collation`` names (the optional
+    metadata's charset fields); None when unknown or not decodable. MySQL's latin1 is cp1252
+    with the five bytes cp1252 leaves undefined mapped straight to U+0081... (as latin-1 does)."""
+    from ..collations import CHARSET_OF
+
+    codec = CODECS.get(CHARSET_OF.get(collation)) if collation is not None else None
+    if codec is None:
+        return None
+    try:
+        return raw.decode(codec)
+    except UnicodeDecodeError:
+        if codec == "cp1252":
+            return "".join(chr(b) if b in _CP1252_HOLES else bytes([b]).decode("cp1252") for b in raw)
+        return None
+
+
+def _packed_list(v: bytes) -> list[int]:
+    from ..codecs.common import read_packed
+
+    nums, q = [], 0
+    while q < len(v):
+        k, q = read_packed(v, q)
+        nums.append(k)
+    return nums
+
+
+def _charsets(kind_default: bool, v: bytes, cols: list[int]) -> dict[int, int]:
+    """DEFAULT_CHARSET / ENUM_AND_SET_DEFAULT_CHARSET: a default collation, then (n, collation)
+    pairs for the n-th column of ``cols`` when it differs; COLUMN_CHARSET /
+    ENUM_AND_SET_COLUMN_CHARSET: a collation per column of ``cols``."""
+    nums = _packed_list(v)
+    if not kind_default:
+        return dict(zip(cols, nums))
+    coll = dict.fromkeys(cols, nums[0])
+    coll.update({cols[i]: c for i, c in zip(nums[1::2], nums[2::2]) if i < len(cols)})
+    return coll
+
 
 def parse_optional_metadata(data: bytes, columns: tuple[Column, ...], flavor=None) -> dict:
     """The TLV list after the null bitmap: 1 SIGNEDNESS (a bit per numeric column, high bit
     first), 2 DEFAULT_CHARSET (a default collation, then (index, collation) pairs for the
     character columns that differ), 3 COLUMN_CHARSET (a collation per character column),
     4 COLUMN_NAME, 5 SET_STR_VALUE, 6 ENUM_STR_VALUE, 7 GEOMETRY_TYPE, 8 SIMPLE_PRIMARY_KEY,
-    9 PRIMARY_KEY_WITH_PREFIX; others are skipped. Source: MySQL ``Table_map_event::Optional_metadata_fields``."""
+    9 PRIMARY_KEY_WITH_PREFIX, 10 ENUM_AND_SET_DEFAULT_CHARSET and 11 ENUM_AND_SET_COLUMN_CHARSET
+    (as 2 and 3, over the ENUM and SET columns: the character set their labels in 5 and 6 are
+    written in); others are skipped. Source: MySQL ``Table_map_event::Optional_metadata_fields``,
+    MariaDB ``Table_map_log_event::init_*_field``."""
     from ..codecs.common import read_packed
 
     out: dict = {}
     chars = [c.index for c in columns if c.is_character or (c.type == GEOMETRY and geometry_has_charset(flavor))]
+    enum_sets = [c.index for c in columns if c.real_type in (ENUM, SET)]
+    label_collations: dict[int, int] = {}  # ENUM/SET column -> the collation its labels are in
     p = 0
     while p < len(data):
         kind = data[p]
@@ -103,21 +182,11 @@ def parse_optional_metadata(data: bytes, columns: tuple[Column, ...], flavor=Non
             numeric = [c.index for c in columns if c.type in NUMERIC]
             out["unsigned"] = frozenset(i for k, i in enumerate(numeric) if v[k // 8] >> (7 - k % 8) & 1)
         elif kind in (2, 3):
-            nums, q = [], 0
-            while q < len(v):
-                k, q = read_packed(v, q)
-                nums.append(k)
-            if kind == 2:
-                coll = dict.fromkeys(chars, nums[0])
-                coll.update({chars[i]: c for i, c in zip(nums[1::2], nums[2::2]) if i < len(chars)})
-            else:
-                coll = dict(zip(chars, nums))
-            out["collations"] = coll
+            out["collations"] = _charsets(kind == 2, v, chars)
+        elif kind in (10, 11):
+            label_collations = _charsets(kind == 10, v, enum_sets)
         elif kind == 7:
-            kinds, q = [], 0
-            while q < len(v):
-                k, q = read_packed(v, q)
-                kinds.append(GEOMETRY_NAMES[k] if k < len(GEOMETRY_NAMES) else str(k))
+            kinds = [GEOMETRY_NAMES[k] if k < len(GEOMETRY_NAMES) else str(k) for k in _packed_list(v)]
             out["geometry_types"] = dict(zip([c.index for c in columns if c.type == GEOMETRY], kinds))
         elif kind == 4:
             names, q = [], 0
@@ -127,17 +196,17 @@ def parse_optional_metadata(data: bytes, columns: tuple[Column, ...], flavor=Non
                 q += ln
             out["column_names"] = tuple(names)
         elif kind in (5, 6):
-            cols = [c.index for c in columns if (c.meta >> 8 if c.type == STRING else c.type) == (SET if kind == 5 else ENUM)]
+            cols = [c.index for c in columns if c.real_type == (SET if kind == 5 else ENUM)]
             lists, q = [], 0
             while q < len(v):
                 cnt, q = read_packed(v, q)
                 vals = []
                 for _ in range(cnt):
                     ln, q = read_packed(v, q)
-                    vals.append(v[q:q + ln].decode("utf-8", "replace"))
+                    vals.append(bytes(v[q:q + ln]))
                     q += ln
-                lists.append(tuple(vals))
-            out["set_values" if kind == 5 else "enum_values"] = dict(zip(cols, lists))
+                lists.append(vals)
+            out["set_values" if kind == 5 else "enum_values"] = dict(zip(cols, lists))  # decoded below
         elif kind in (8, 9):  # SIMPLE_PRIMARY_KEY: column indexes; PRIMARY_KEY_WITH_PREFIX: (index, prefix)
             keys, q = [], 0
             while q < len(v):
@@ -146,7 +215,16 @@ def parse_optional_metadata(data: bytes, columns: tuple[Column, ...], flavor=Non
                 if kind == 9:
                     _, q = read_packed(v, q)
             out["primary_key"] = tuple(keys)
+    # labels in their column's character set (the charset fields may come after the labels)
+    for key in ("set_values", "enum_values"):
+        if key in out:
+            out[key] = {i: tuple(_label(label_collations.get(i), raw) for raw in vals) for i, vals in out[key].items()}
     return out
+
+
+def _label(collation: int | None, raw: bytes) -> str:
+    text = charset_text(collation, raw)
+    return raw.decode("utf-8", "replace") if text is None else text
 
 
 def table_from_map(fields, flavor=None, hints: dict[str, str] | None = None) -> Table:
@@ -177,7 +255,8 @@ def table_from_map(fields, flavor=None, hints: dict[str, str] | None = None) -> 
             extra = {}  # optional by definition: an unreadable TLV only loses names and signedness
     collations = extra.pop("collations", {})
     table = Table(fields.table_id, bytes(fields.db).decode("utf-8", "replace"),
-                  bytes(fields.table).decode("utf-8", "replace"), tuple(cols), **extra)
+                  bytes(fields.table).decode("utf-8", "replace"), tuple(cols),
+                  old_temporals_may_be_fractional=old_temporals_may_be_fractional(flavor), **extra)
     if collations or hints:
         cols = [replace(c, collation=collations.get(c.index), hint=_hint_for(table, c.index, hints))
                 for c in cols]
@@ -189,10 +268,14 @@ def _hint_for(table: Table, index: int, hints: dict[str, str] | None) -> str | N
     if not hints:
         return None
     keys = {f"{table.db}.{table.name}.@{index + 1}", f"{table.db}.{table.name}.{table.column_name(index)}"}
+    col = table.columns[index]
     for pattern, kind in hints.items():
         if any(fnmatch.fnmatchcase(k, pattern) for k in keys):
-            if kind not in HINTS:
-                raise ValueError(f"unknown column type hint {kind!r} (known: {', '.join(HINTS)})")
+            if not _known_hint(kind):
+                raise ValueError(f"unknown column type hint {kind!r} (known: {HINT_NAMES})")
+            temporal = temporal_hint(kind)
+            if temporal is not None and temporal[0] != col.type:
+                continue  # time(N) names TIME columns only (a wildcard may match others)
             return kind
     return None
 
@@ -205,8 +288,9 @@ def parse_hints(specs) -> dict[str, str]:
             if not one.strip():
                 continue
             pattern, sep, kind = one.strip().rpartition("=")
-            if not sep or pattern.count(".") < 2 or kind.lower() not in HINTS:
+            kind = kind.strip().lower().replace(" ", "")
+            if not sep or pattern.count(".") < 2 or not _known_hint(kind):
                 raise ValueError(f"column type hint {one!r}: expected DB.TABLE.COLUMN=TYPE with TYPE one of "
-                                 f"{', '.join(HINTS)} (COLUMN a name or @N; wildcards allowed)")
-            out[pattern] = kind.lower()
+                                 f"{HINT_NAMES} (COLUMN a name or @N; wildcards allowed)")
+            out[pattern] = kind
     return out

@@ -15,7 +15,8 @@ from typing import NamedTuple
 from ..errors import BodyLengthError
 from .tables import (BINARY_COLLATION, BIT, BLOB, DATE, DATETIME, DATETIME2, DOUBLE, ENUM, FLOAT, GEOMETRY, INT24,
                      JSON, LONG, LONG_BLOB, LONGLONG, MEDIUM_BLOB, NEWDATE, NEWDECIMAL, SET, SHORT, STRING, TIME,
-                     TIME2, TIMESTAMP, TIMESTAMP2, TINY, TINY_BLOB, VAR_STRING, VARCHAR, YEAR, Column)
+                     TIME2, TIMESTAMP, TIMESTAMP2, TINY, TINY_BLOB, VAR_STRING, VARCHAR, YEAR, Column,
+                     temporal_hint)
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,7 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
         return Value(s, f"{s}" + (f" ({u})" if s < 0 else "")), p + n
     if t == FLOAT:
         (f,) = struct.unpack_from("<f", b, p)
-        return Value(f, f"{f:g}"), p + 4
+        return Value(f, "%-20g" % f), p + 4  # mysqlbinlog pads FLOAT to 20 columns
     if t == DOUBLE:
         (f,) = struct.unpack_from("<d", b, p)
         return Value(f, f"{f:.20g}"), p + 8
@@ -221,6 +222,10 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
         h, mi, sec = (ip >> 12) % 1024, (ip >> 6) % 64, ip % 64
         text = ("-" if neg else "") + f"{h:02d}:{mi:02d}:{sec:02d}" + (("." + f"{us:06d}"[:m]) if m else "")
         return Value(_time(neg, h, mi, sec, us), f"'{text}'"), q
+    if col.hint is not None and t in (TIME, DATETIME, TIMESTAMP):
+        hint = temporal_hint(col.hint)
+        if hint is not None and hint[1]:
+            return _old_fractional(col, hint[1], b, p)
     if t == TIMESTAMP:
         (secs,) = struct.unpack_from("<I", b, p)
         return Value(_timestamp(secs, 0), f"{secs}"), p + 4
@@ -230,10 +235,11 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
         text = f"{d // 10000:04d}-{d // 100 % 100:02d}-{d % 100:02d} {tm // 10000:02d}:{tm // 100 % 100:02d}:{tm % 100:02d}"
         return Value(_datetime(text, d // 10000, d // 100 % 100, d % 100, tm // 10000, tm // 100 % 100, tm % 100),
                      f"'{text}'"), p + 8
-    if t == TIME:
-        v = int.from_bytes(_take(b, p, 3), "little")
-        text = f"{v // 10000:02d}:{v // 100 % 100:02d}:{v % 100:02d}"
-        return Value(_time(False, v // 10000, v // 100 % 100, v % 100, 0), f"'{text}'"), p + 3
+    if t == TIME:  # a signed 3-byte hhmmss number (MariaDB's old TIME, and TIME(0) in its old layout)
+        v = int.from_bytes(_take(b, p, 3), "little", signed=True)
+        a = abs(v)
+        text = ("-" if v < 0 else "") + f"{a // 10000:02d}:{a // 100 % 100:02d}:{a % 100:02d}"
+        return Value(_time(v < 0, a // 10000, a // 100 % 100, a % 100, 0), f"'{text}'"), p + 3
     if t in (VARCHAR, VAR_STRING):
         raw, q = _prefixed(b, p, 1 if m < 256 else 2)
         if col.hint:
@@ -243,10 +249,12 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
         real = m >> 8
         if real in (ENUM, SET):
             n = m & 0xFF
-            v = int.from_bytes(_take(b, p, n), "little")
+            raw = _take(b, p, n)
+            v = int.from_bytes(raw, "little")
             if real == ENUM:
                 return Value(v, f"{v}"), p + n
-            return Value(v, "b'" + format(v, f"0{n * 8}b") + "'"), p + n
+            # mysqlbinlog prints a SET's stored (little-endian) bytes in order, each high bit first
+            return Value(v, "b'" + "".join(format(x, "08b") for x in raw) + "'"), p + n
         maxlen = col.max_length
         raw, q = _prefixed(b, p, 1 if maxlen < 256 else 2)
         if col.hint:
@@ -279,6 +287,49 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
         return Value(v, "b'" + format(v, f"0{nbits}b") + "'"), p + n
     raise UnknownColumnType(f"column @{col.index + 1} has type {t}, which binlogkit does not decode",
                             field=f"@{col.index + 1}")
+
+
+# MariaDB's pre-10.1 fractional layout (sql/field.cc Field_time_hires, Field_datetime_hires,
+# Field_timestamp_hires), bytes by precision 1-6:
+#   TIME(n)       3,4,4,5,5,5,6 bytes: big-endian (packed us / 10^(6-n)) + 3020400 * 10^n
+#                 (packed us = signed ((h*60 + m)*60 + s)*10^6 + us; the offset keeps it unsigned)
+#   DATETIME(n)   5,6,6,7,7,7,8 bytes: big-endian (((((Y*13 + M)*32 + D)*24 + h)*60 + m)*60 + s)*10^6 + us
+#                 divided by 10^(6-n)
+#   TIMESTAMP(n)  4 bytes big-endian seconds, then 1,1,2,2,3,3 bytes big-endian us / 10^(6-n)
+# The table map gives these types 11, 12, 7 with no metadata: n comes from a column hint.
+OLD_TIME_BYTES = (3, 4, 4, 5, 5, 5, 6)
+OLD_DATETIME_BYTES = (5, 6, 6, 7, 7, 7, 8)
+OLD_TIMESTAMP_BYTES = (4, 5, 5, 6, 6, 7, 7)
+
+
+def _old_fractional(col: Column, dec: int, b: bytes, p: int) -> tuple[Value, int]:
+    t = col.type
+    scale = 10 ** (6 - dec)
+    if t == TIME:
+        n = OLD_TIME_BYTES[dec]
+        packed = (int.from_bytes(_take(b, p, n), "big") - 3020400 * 10 ** dec) * scale
+        neg, a = packed < 0, abs(packed)
+        us, secs = a % 1_000_000, a // 1_000_000
+        h, mi, sec = secs // 3600, secs // 60 % 60, secs % 60
+        text = ("-" if neg else "") + f"{h:02d}:{mi:02d}:{sec:02d}." + f"{us:06d}"[:dec]
+        return Value(_time(neg, h, mi, sec, us), f"'{text}'"), p + n
+    if t == DATETIME:
+        n = OLD_DATETIME_BYTES[dec]
+        v, us = divmod(int.from_bytes(_take(b, p, n), "big") * scale, 1_000_000)
+        v, sec = divmod(v, 60)
+        v, mi = divmod(v, 60)
+        v, h = divmod(v, 24)
+        v, d = divmod(v, 32)
+        y, mo = divmod(v, 13)
+        text = f"{y:04d}-{mo:02d}-{d:02d} {h:02d}:{mi:02d}:{sec:02d}." + f"{us:06d}"[:dec]
+        return Value(_datetime(text, y, mo, d, h, mi, sec, us), f"'{text}'"), p + n
+    n = OLD_TIMESTAMP_BYTES[dec]
+    secs = int.from_bytes(_take(b, p, 4), "big")
+    us = int.from_bytes(_take(b, p + 4, n - 4), "big") * scale
+    if us > 999_999:
+        raise BodyLengthError(f"column @{col.index + 1}: a TIMESTAMP({dec}) fraction of {us} microseconds",
+                              field=f"@{col.index + 1}")
+    return Value(_timestamp(secs, us), f"{secs}." + f"{us:06d}"[:dec]), p + n
 
 
 class UnknownColumnType(BodyLengthError):

@@ -1,0 +1,57 @@
+"""Source positions as 64-bit numbers: the one place that unwraps ``end_log_pos``.
+
+An event header's ``end_log_pos`` is 32 bits. Servers rotate binlogs only between transactions,
+so one transaction larger than 4 GiB makes a file larger than 4 GiB, and past that point every
+``end_log_pos`` has wrapped. In a binlog the true position is the file offset (binlogkit reads
+offsets as 64-bit numbers). In a relay log it is the source's offset, which the relay log does
+not hold directly; ``SourceClock`` recovers it:
+
+* a Rotate from the source sets the file and the position (its position field is 64-bit);
+* each later event from the source ends at the smallest position that is at least the previous
+  end plus the event's size and equals ``end_log_pos`` modulo 2**32 — events may be missing
+  in between (a source filters some out: annotations, events before a GTID start), never
+  reordered.
+
+Limit: a gap of more than 4 GiB between two events the source sent (a source that skipped a
+whole > 4 GiB transaction) cannot be told from the 32-bit field; neither can the position of
+events received before any source Rotate when that position is already past 4 GiB.
+"""
+
+from __future__ import annotations
+
+WRAP = 1 << 32
+MAX_DUMP_POSITION = WRAP - 1  #: COM_BINLOG_DUMP carries a 4-byte position: the highest it can ask for
+
+
+class SourceClock:
+    """Tracks the source's file and the 64-bit end position of the last event it sent."""
+
+    __slots__ = ("file", "end")
+
+    def __init__(self, file: str | None = None, end: int | None = None) -> None:
+        self.file = file
+        self.end = end
+
+    def rotate(self, file: str | None, position: int) -> None:
+        """A Rotate from the source: the next event starts at ``position`` of ``file``."""
+        self.file, self.end = file, position
+
+    def unwrap(self, log_pos: int, size: int) -> int:
+        """The 64-bit end of an event of ``size`` bytes whose header says ``log_pos``.
+        ``log_pos`` 0 (an artificial event) stays 0 and does not move the clock."""
+        if not log_pos:
+            return 0
+        if self.end is None:
+            self.end = log_pos
+            return log_pos
+        low = self.end + size
+        end = (low & ~(WRAP - 1)) | (log_pos & (WRAP - 1))
+        if end < low:
+            end += WRAP
+        self.end = end
+        return end
+
+
+def reachable_by_dump(position: int) -> bool:
+    """Whether a file/position replica can ask a source for ``position`` (4-byte field)."""
+    return 0 <= position <= MAX_DUMP_POSITION

@@ -1,0 +1,134 @@
+"""Docs examples that cannot drift: run the commands shown in docs/*.md and compare (or rewrite).
+
+A fenced block right after a line ``<!-- example: SETUP -->`` is an example: each line starting
+with ``$ `` is a shell command, the lines after it (up to the next ``$ `` or the fence) its
+output. The commands run with bash in a fresh folder prepared by SETUP (see ``SETUPS``), with
+``binlogkit`` being this checkout's (``python -m binlogkit.cli``); stdout and stderr are shown
+as a terminal would show them, then normalised (backup folder names carry a time and a random
+part). ``--check`` (the test) exits 1 on any difference and prints it; ``--write`` rewrites the
+blocks.
+
+    python scripts/doc_examples.py --check        # what tests/test_docs.py runs
+    python scripts/doc_examples.py --write        # after a change of output: refresh the docs
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from fixtures import store  # noqa: E402
+
+MARK = re.compile(r"^<!-- example: (\S+) -->\s*$")
+NORMALISE = [(re.compile(r"binlogkit-(recover|incident)-\d{8}T\d{6}Z-[0-9a-f]{6}"), r"binlogkit-\1-<time>-<random>")]
+
+
+def _relay(name: str):
+    def setup(cwd: Path) -> None:
+        shutil.copytree(store.materialize(name) / "relay", cwd / "data")
+    return setup
+
+
+def _binlogs(cwd: Path) -> None:
+    d = cwd / "mysql"
+    d.mkdir()
+    src = store.materialize("replication-gtid") / "primary"
+    for name in ("mariadb-bin.000015", "mariadb-bin.000016"):
+        shutil.copy(src / name, d / name)
+    (d / "mariadb-bin.index").write_text("./mariadb-bin.000015\n./mariadb-bin.000016\n")
+
+
+SETUPS = {
+    "crash-rotation-small-position": _relay("crash-rotation-small-position"),
+    "crash-partial-gtid": _relay("crash-partial-gtid"),
+    "stopped-primary": _binlogs,
+}
+
+
+def run_block(setup: str, commands: list[str]) -> list[str]:
+    bindir = Path(tempfile.mkdtemp(prefix="binlogkit-doc-bin-"))
+    try:
+        shim = bindir / "binlogkit"
+        shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m binlogkit.cli "$@"\n')
+        shim.chmod(0o755)
+        with tempfile.TemporaryDirectory(prefix="binlogkit-doc-") as tmp:
+            cwd = Path(tmp)
+            SETUPS[setup](cwd)
+            env = dict(os.environ, PATH=f"{bindir}:{os.environ.get('PATH', '')}", PYTHONPATH=str(ROOT),
+                       COLUMNS="100")
+            out: list[str] = []
+            for cmd in commands:
+                res = subprocess.run(["bash", "-c", cmd + " 2>&1"], cwd=cwd, env=env, capture_output=True,
+                                     text=True, timeout=120)
+                text = res.stdout.replace(f"{os.path.realpath(cwd)}/", "").replace(f"{cwd}/", "")
+                for pat, rep in NORMALISE:
+                    text = pat.sub(rep, text)
+                out.append(f"$ {cmd}")
+                out += text.rstrip("\n").split("\n") if text.strip() else []
+            return out
+    finally:
+        shutil.rmtree(bindir, ignore_errors=True)
+
+
+def process(path: Path, write: bool) -> list[str]:
+    lines = path.read_text().split("\n")
+    diffs: list[str] = []
+    i = 0
+    while i < len(lines):
+        m = MARK.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        start = i + 1
+        if start >= len(lines) or not lines[start].startswith("```"):
+            diffs.append(f"{path}:{i + 1}: an example mark must stand right before a fenced block")
+            i += 1
+            continue
+        end = start + 1
+        while end < len(lines) and not lines[end].startswith("```"):
+            end += 1
+        body = lines[start + 1:end]
+        commands = [l[2:] for l in body if l.startswith("$ ")]
+        got = run_block(m.group(1), commands)
+        if got != body:
+            diffs += [f"{path}:{start + 2}: example differs from what the commands print now:"]
+            diffs += list(difflib.unified_diff(body, got, "docs", "now", lineterm="", n=1))
+            lines[start + 1:end] = got
+            end = start + 1 + len(got)
+        i = end + 1
+    if write and diffs:
+        path.write_text("\n".join(lines))
+    return diffs
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    mode = ap.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--check", action="store_true")
+    mode.add_argument("--write", action="store_true")
+    ap.add_argument("files", nargs="*", type=Path)
+    args = ap.parse_args()
+    files = args.files or sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
+    diffs = []
+    for f in files:
+        diffs += process(f, args.write)
+    for d in diffs:
+        print(d)
+    if args.write:
+        print(f"{len([d for d in diffs if d.endswith('now:')])} example(s) rewritten")
+        return 0
+    return 1 if diffs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
