@@ -117,6 +117,24 @@ def test_restore_dump_and_replay_to_a_second(tmp_path):
         assert table_fingerprints(r) == snapshot
         assert r.var("gtid_binlog_pos") == pos_at_t
 
+        # by GTIDs, over an archive whose files are compressed: the same data
+        packed = tmp_path / "packed"
+        shutil.copytree(archive, packed)
+        for f in sorted(packed.iterdir())[::2]:
+            subprocess.run(["xz", "-0", str(f)], check=True)
+        backup_gtids = plan["start"]["backup"]["gtids"]
+        code, byg = _pitr(packed, "--from-gtid", backup_gtids, "--until-gtid", pos_at_t)
+        assert code == 0 and byg["problems"] == [] and byg["transactions"] == plan["transactions"]
+        assert [Path(f).name.split(".xz")[0] for f in byg["files"]] == [Path(f).name for f in plan["files"]]
+        assert byg["command"].startswith("{ ") and "xz -dc" in byg["command"]
+        r2 = lab.server("restored-gtid", 4).start()
+        env2 = _client_home(tmp_path, r2)
+        with open(dump, "rb") as fh:
+            subprocess.run(["mariadb"], stdin=fh, env=env2, check=True)
+        done = subprocess.run(["bash", "-c", byg["command"]], env=env2, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        assert table_fingerprints(r2) == snapshot and r2.var("gtid_binlog_pos") == pos_at_t
+
         # the same plan over a damaged archive: not reachable, the place named
         holed = tmp_path / "holed"
         shutil.copytree(archive, holed)
