@@ -436,7 +436,10 @@ def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete) ->
 @click.option("--live", "--may-be-active", "live", is_flag=True,
               help="A server may still be writing the last file of a series: its torn tail is a warning, "
                    "not an error.")
-def audit(paths, as_json, output_dir, jobs, engine, live) -> None:
+@click.option("--report", "report", type=click.Path(dir_okay=False),
+              help="Also write a self-contained HTML page: a timeline of each series with its gaps and damage, "
+                   "GTID coverage, the tables (opens offline).")
+def audit(paths, as_json, output_dir, jobs, engine, live, report) -> None:
     """Audit binlog / relay-log archives for anything missing, doubled or damaged.
 
     PATHS are files or folders (searched recursively for NAME.NNNNNN files, compressed or not).
@@ -456,7 +459,8 @@ def audit(paths, as_json, output_dir, jobs, engine, live) -> None:
         spark = job.session(f"local[{jobs}]" if jobs else None)
         try:
             rc = job.main(spark, list(paths) + (["--output", output_dir] if output_dir else [])
-                          + (["--json"] if as_json else []) + (["--live"] if live else []))
+                          + (["--json"] if as_json else []) + (["--live"] if live else [])
+                          + (["--report", report] if report else []))
         finally:
             spark.stop()
         sys.exit(rc)
@@ -486,6 +490,13 @@ def audit(paths, as_json, output_dir, jobs, engine, live) -> None:
         except ImportError:
             pass
         (out / "summary.json").write_text(json.dumps({k: v for k, v in result.items() if k != "findings"}, indent=1))
+    if report:
+        from .report import write as write_report
+
+        try:
+            write_report(result, report)
+        except WriteRefused as exc:
+            _fail(f"--report: {exc}", EXIT_USAGE)
     if as_json:
         click.echo(json.dumps(result, indent=1, default=str))
     else:

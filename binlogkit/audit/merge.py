@@ -214,6 +214,10 @@ def merge_directory(summaries: list[dict], rescans: dict[str, dict] | None = Non
             "last_timestamp": max((s["last_timestamp"] for s in files if s["last_timestamp"]), default=None),
             "relay": any(s["relay"] for s in files), "gtids_covered": covered,
             "first_file": files[0]["file"], "last_file": files[-1]["file"],
+            # for the HTML report (binlogkit/report): one row per file, and the GTIDs present
+            "timeline": [[os.path.basename(s["file"]), s["number"], s["first_timestamp"], s["last_timestamp"],
+                          s["size"], s["events"], s["transactions"]] for s in files],
+            "coverage": iv.union(*(_all_gtids(s) for s in files)),
         }
     if flagged:
         owners = _owners(series, flagged, rescans)
