@@ -436,10 +436,15 @@ def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete) ->
 @click.option("--live", "--may-be-active", "live", is_flag=True,
               help="A server may still be writing the last file of a series: its torn tail is a warning, "
                    "not an error.")
+@click.option("--max-findings", type=click.IntRange(min=0),
+              help="Show only the first N findings (the counts cover all; --output writes all). "
+                   "Default: all (local), 1000 (spark).")
+@click.option("--max-series", type=click.IntRange(min=0),
+              help="Show only the first N series' records (--output writes all). Default: all (local), 1000 (spark).")
 @click.option("--report", "report", type=click.Path(dir_okay=False),
               help="Also write a self-contained HTML page: a timeline of each series with its gaps and damage, "
                    "GTID coverage, the tables (opens offline).")
-def audit(paths, as_json, output_dir, jobs, engine, live, report) -> None:
+def audit(paths, as_json, output_dir, jobs, engine, live, max_findings, max_series, report) -> None:
     """Audit binlog / relay-log archives for anything missing, doubled or damaged.
 
     PATHS are files or folders (searched recursively for NAME.NNNNNN files, compressed or not).
@@ -460,6 +465,8 @@ def audit(paths, as_json, output_dir, jobs, engine, live, report) -> None:
         try:
             rc = job.main(spark, list(paths) + (["--output", output_dir] if output_dir else [])
                           + (["--json"] if as_json else []) + (["--live"] if live else [])
+                          + (["--max-findings", str(max_findings)] if max_findings is not None else [])
+                          + (["--max-series", str(max_series)] if max_series is not None else [])
                           + (["--report", report] if report else []))
         finally:
             spark.stop()
@@ -476,27 +483,21 @@ def audit(paths, as_json, output_dir, jobs, engine, live, report) -> None:
     if prog:
         sys.stderr.write("\n")
     if output_dir:
-        out = Path(output_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "findings.json").write_text(json.dumps(result["findings"], indent=1))
-        try:  # Parquet as well when pyarrow is there (the 'spark' extra installs it)
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-
-            from .audit.merge import FINDING_COLUMNS
-
-            pq.write_table(pa.table({c: [f[c] for f in result["findings"]] for c in FINDING_COLUMNS}),
-                           out / "findings.parquet")
-        except ImportError:
-            pass
-        (out / "summary.json").write_text(json.dumps({k: v for k, v in result.items() if k != "findings"}, indent=1))
-    if report:
+        try:
+            _write_audit(Path(output_dir), result)
+        except (OSError, BinlogError) as exc:
+            _fail(f"--output {output_dir}: {exc}", EXIT_USAGE)
+    for page in ([Path(output_dir) / "report.html"] if output_dir else []) + ([report] if report else []):
         from .report import write as write_report
 
         try:
-            write_report(result, report)
-        except WriteRefused as exc:
-            _fail(f"--report: {exc}", EXIT_USAGE)
+            write_report(result, page)  # the whole result, before any --max-* limit
+        except (OSError, BinlogError) as exc:
+            _fail(f"report {page}: {exc}", EXIT_USAGE)
+    if max_findings is not None or max_series is not None:
+        from .audit.merge import limit
+
+        result = limit(result, max_findings=max_findings, max_series=max_series)
     if as_json:
         click.echo(json.dumps(result, indent=1, default=str))
     else:
@@ -504,6 +505,29 @@ def audit(paths, as_json, output_dir, jobs, engine, live, report) -> None:
 
         click.echo("\n".join(table(result)))
     sys.exit(EXIT_DAMAGED if result["counts"]["error"] else EXIT_OK)
+
+
+def _write_audit(out: Path, result: dict) -> None:
+    """findings.json, findings.parquet (with pyarrow) and summary.json, each replaced atomically
+    through safeio (the folder locked, no writing through links)."""
+    from .safeio import SafeDir
+
+    out.mkdir(parents=True, exist_ok=True)
+    with SafeDir(out) as d, d.locked():
+        d.replace("findings.json", json.dumps(result["findings"], indent=1).encode(), new_mode=0o644)
+        try:  # Parquet as well when pyarrow is there (the 'spark' extra installs it)
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            from .audit.merge import FINDING_COLUMNS
+
+            buf = pa.BufferOutputStream()
+            pq.write_table(pa.table({c: [f[c] for f in result["findings"]] for c in FINDING_COLUMNS}), buf)
+            d.replace("findings.parquet", buf.getvalue().to_pybytes(), new_mode=0o644)
+        except ImportError:
+            pass
+        d.replace("summary.json", json.dumps({k: v for k, v in result.items() if k != "findings"},
+                                             indent=1).encode(), new_mode=0o644)
 
 
 @main.command()

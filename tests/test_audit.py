@@ -221,3 +221,65 @@ def test_summary_transactions_agree_with_grouper(tmp_path):
         want += [(t.gtid, t.kind, t.start_offset, t.complete) for t in g.finish()]
         assert seen == want, f
     assert any("crash-torn" in f for f in damaged)
+
+
+def test_what_is_shown_stays_bounded_when_one_series_is_huge(tmp_path):
+    """A MySQL series with 1,500 holes (every other gno missing): each hole is a gtid_gap finding,
+    the series' GTID set text is cut at an interval boundary (ending in "...", so it never parses
+    as a smaller set) and its intervals counted; --max-findings / --max-series keep what is shown
+    bounded while the counts cover everything, and --output still writes every finding."""
+    from binlogkit.audit.merge import COVERED_MAX
+    from binlogkit.gtid import MysqlGtidSet
+    from fixtures.built_mysql import BinlogBuilder
+
+    u = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+    for k in range(3):  # three servers, one series each
+        d = tmp_path / "arch" / f"s{k}"
+        d.mkdir(parents=True)
+        b = BinlogBuilder(server_id=k + 1)
+        b.previous_gtids(MysqlGtidSet.parse(f"{u}:1"))
+        for n in range(3, 3002, 2) if k == 0 else range(2, 12):
+            b.transaction(f"{u}:{n}")
+        b.write(d / "binlog.000001")
+    full = run_local([tmp_path / "arch"], jobs=1)
+    huge = full["summary"][str(tmp_path / "arch" / "s0" / "binlog")]
+    assert huge["gtid_intervals"] == 1501 and full["counts"]["error"] == 1500 == len(full["findings"])
+    text = huge["gtids_covered"]
+    assert len(text) <= COVERED_MAX + 4 and text.endswith(":...")
+    shown = MysqlGtidSet.parse(text[:-4])
+    assert len(shown.intervals()[(u, "")]) < 1501 and list(shown.intervals()[(u, "")][:3]) == [(1, 1), (3, 3), (5, 5)]
+    small = full["summary"][str(tmp_path / "arch" / "s1" / "binlog")]
+    assert small["gtids_covered"] == f"{u}:1-11" and small["gtid_intervals"] == 1
+    assert full["series"] == 3 and full["series_omitted"] == 0 and full["findings_omitted"] == 0
+
+    res = CliRunner().invoke(main, ["audit", "--json", "--max-findings", "7", "--max-series", "1",
+                                    "--output", str(tmp_path / "out"), str(tmp_path / "arch")])
+    assert res.exit_code == 1, res.output
+    doc = json.loads(res.output)
+    assert doc["findings"] == full["findings"][:7] and doc["findings_omitted"] == 1493
+    assert list(doc["summary"]) == [str(tmp_path / "arch" / "s0" / "binlog")] and doc["series_omitted"] == 2
+    assert doc["counts"] == full["counts"] and doc["series"] == 3
+    assert len(json.loads((tmp_path / "out" / "findings.json").read_text())) == 1500
+    assert run_local([tmp_path / "arch"], jobs=2, max_findings=7, max_series=1) == doc
+    text = CliRunner().invoke(main, ["audit", "--max-series", "2", str(tmp_path / "arch")]).output
+    assert "... and 1 more series" in text and "... and 1,300 more" in text
+
+
+def test_output_is_written_safely(tmp_path):
+    """--output replaces its files atomically through safeio: a link planted under one of their
+    names is refused, never written through; what was there before a refusal is untouched."""
+    arch = primary_copy(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    (out / "summary.json").symlink_to(victim)
+    res = CliRunner().invoke(main, ["audit", "--output", str(out), str(arch)])
+    assert res.exit_code == 2 and "not a regular file" in res.output and victim.read_text() == "keep"
+    assert not [p.name for p in out.iterdir() if ".binlogkit-" in p.name]  # no temporary left
+    (out / "summary.json").unlink()
+    res = CliRunner().invoke(main, ["audit", "--output", str(out), str(arch)])
+    assert res.exit_code == 0, res.output
+    assert json.loads((out / "summary.json").read_text())["counts"]["error"] == 0
+    assert json.loads((out / "findings.json").read_text()) == []
+    assert (out / "findings.json").stat().st_mode & 0o777 == 0o644

@@ -5,6 +5,7 @@ Screenshots are kept in build/test-artifacts/."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import struct
@@ -94,15 +95,29 @@ def test_every_injected_fault_is_marked_in_the_rendered_page(tmp_path):
     assert [(c["data-key"], c["data-holes"]) for c in cov] == [("0-1", "2")]
 
 
+def _summary(k: int, t0: int, *, size: int = 1 << 20) -> dict:
+    """A file's summary as the audit's per-file pass gives it (the fields the report reads)."""
+    return {"file": f"/x/mariadb-bin.{k:06d}", "number": k, "first_timestamp": t0, "last_timestamp": t0 + 29,
+            "size": size, "events": 5000, "transactions": 900}
+
+
+def _record(files: list[dict], gtids: dict) -> dict:
+    from binlogkit.report import digest
+
+    return {"files": len(files), "bytes": sum(f["size"] for f in files), "events": sum(f["events"] for f in files),
+            "first_timestamp": files[0]["first_timestamp"], "last_timestamp": files[-1]["last_timestamp"],
+            "relay": False, "gtids_covered": "0-1-9", "timeline": digest.timeline(files),
+            "coverage": digest.coverage(gtids)}
+
+
 def test_the_page_is_self_contained_and_binlog_text_stays_text(tmp_path):
     nasty = '<script>alert("x")</script><img src="http://example.invalid/x.png">'
-    result = {"findings": [{"kind": "incident", "severity": "error", "file": "/a/mariadb-bin.000001", "offset": 400,
-                            "detail": nasty, "gtids": [], "source": None, "series": "/a/mariadb-bin",
+    rec = _record([_summary(1, CLOCK)], {"0-1": [[1, 9]]})
+    rec["timeline"][0][0] = nasty + ".000001"
+    result = {"findings": [{"kind": "incident", "severity": "error", "file": "/x/mariadb-bin.000001", "offset": 400,
+                            "detail": nasty, "gtids": [], "source": None, "series": "/x/mariadb-bin",
                             "place": "mariadb-bin.000001@400"}],
-              "summary": {"/a/mariadb-bin": {"files": 1, "bytes": 1000, "events": 10, "first_timestamp": CLOCK,
-                                             "last_timestamp": CLOCK + 60, "relay": False, "gtids_covered": "0-1-9",
-                                             "timeline": [[nasty, 1, CLOCK, CLOCK + 60, 1000, 10, 9]],
-                                             "coverage": {"0-1": [[1, 9]]}}},
+              "summary": {"/x/mariadb-bin": rec},
               "counts": {"error": 1, "warning": 0, "info": 0}, "files": 1, "bytes": 1000, "findings_omitted": 0}
     html = render(result)
     assert "<script>alert" not in html and "<img" not in html and "&lt;script&gt;" in html
@@ -119,35 +134,49 @@ def test_the_page_is_self_contained_and_binlog_text_stays_text(tmp_path):
 
 def test_thousands_of_files_are_drawn_in_bins(tmp_path):
     n = 20_000
-    rows = [[f"mariadb-bin.{k:06d}", k, CLOCK + 30 * k, CLOCK + 30 * k + 29, 1 << 20, 5000, 900] for k in range(1, n + 1)
-            if k != 777]
+    files = [_summary(k, CLOCK + 30 * k) for k in range(1, n + 1) if k != 777]
     findings = [{"kind": "checksum_mismatch", "severity": "error", "file": f"/x/mariadb-bin.{k:06d}", "offset": 1000,
                  "detail": "CRC32 does not match", "gtids": [], "source": None, "series": "/x/mariadb-bin",
-                 "place": f"mariadb-bin.{k:06d}@1000"} for k in range(1, n + 1, 4)]  # 777 too: its file is missing
+                 "place": f"mariadb-bin.{k:06d}@1000"} for k in range(1, n + 1, 4) if k != 777]
     findings.append({"kind": "missing_file", "severity": "error", "file": None, "offset": None,
                      "detail": "/x/mariadb-bin.000777 is missing between 000776 and 000778", "gtids": [],
                      "source": None, "series": "/x/mariadb-bin",
                      "place": "mariadb-bin.000777 missing, between .000776 and .000778"})
-    result = {"findings": findings, "summary": {"/x/mariadb-bin": {
-        "files": len(rows), "bytes": sum(r[4] for r in rows), "events": 5000 * len(rows), "first_timestamp": CLOCK,
-        "last_timestamp": CLOCK + 30 * n, "relay": False, "gtids_covered": "0-1-1", "timeline": rows,
-        "coverage": {"0-1": [[1 + 10 * k, 9 + 10 * k] for k in range(50_000)]}}},
-        "counts": {"error": len(findings), "warning": 0, "info": 0}, "files": len(rows), "bytes": 0,
-        "findings_omitted": 0}
+    rec = _record(files, {"0-1": [[1 + 10 * k, 9 + 10 * k] for k in range(50_000)]})
+    # what reaches the report is bounded: 1000 timeline rows, 1000 coverage bins
+    assert len(rec["timeline"]) == 1000 and len(rec["coverage"]["0-1"]["bins"]) == 1000
+    assert len(json.dumps(rec)) < 120_000
+    result = {"findings": findings, "summary": {"/x/mariadb-bin": rec},
+              "counts": {"error": len(findings), "warning": 0, "info": 0}, "files": len(files), "bytes": 0,
+              "findings_omitted": 0}
     model = build(result)
     s = model["series"][0]
-    assert s["binned"] and len(s["bars"]) <= 260 and sum(b["n"] for b in s["bars"]) == len(rows)
-    assert len(s["marks"]) <= 400 and sum(m["count"] for m in s["marks"]) == len(findings) - 2
-    assert [f["place"] for f in s["wide"]] == ["mariadb-bin.000777@1000"]  # no bar to mark: said in words
-    assert len(s["gaps"]) == 1 and s["gaps"][0]["names"] == ["mariadb-bin.000777"]
-    assert len(s["coverage"][0]["segs"]) <= 1001 and s["coverage"][0]["holes"] == 49_999
+    assert s["binned"] and len(s["bars"]) <= 260 and sum(b["n"] for b in s["bars"]) == len(files)
+    assert sum(b["inside"] for b in s["bars"]) == 1  # 777 is missing inside one bar
+    assert len(s["marks"]) <= 400 and sum(m["count"] for m in s["marks"]) == len(findings) - 1
+    assert s["wide"] == []
+    cov = s["coverage"][0]
+    assert cov["holes"] == 49_999 and cov["count"] == 450_000 and len(cov["hole_px"]) <= 1000
     html = render(result)
     assert len(html) < 3_000_000
     page = tmp_path / "big.html"
     page.write_text(html)
     dom = browse(page, screenshot=ARTIFACTS / "report-20000-files.png")
     els = elements(dom)
-    assert sum(1 for t, a in els if t == "rect" and "bar" in (a.get("class") or "")) == len(s["bars"])
+    bars = [a for t, a in els if t == "rect" and "bar" in (a.get("class") or "")]
+    assert len(bars) == len(s["bars"]) and sum(int(a["data-missing-inside"]) for a in bars) == 1
+
+
+def test_a_missing_file_in_a_small_archive_is_a_gap_between_its_neighbours(tmp_path):
+    files = [_summary(k, CLOCK + 100 * k) for k in range(1, 11) if k not in (4, 5)]
+    model = build({"findings": [], "summary": {"/x/mariadb-bin": _record(files, {"0-1": [[1, 5], [9, 20]]})},
+                   "counts": {"error": 0, "warning": 0, "info": 0}, "files": 8, "bytes": 0, "findings_omitted": 0})
+    s = model["series"][0]
+    assert not s["binned"] and len(s["bars"]) == 8
+    assert [g["names"] for g in s["gaps"]] == [["mariadb-bin.000004", "mariadb-bin.000005"]]
+    bar3, bar6 = s["bars"][2], s["bars"][3]
+    assert bar3["x"] + bar3["w"] <= s["gaps"][0]["x"] + 0.01 and s["gaps"][0]["x"] + s["gaps"][0]["w"] <= bar6["x"] + 0.01
+    assert s["coverage"][0]["hole_text"] == "0-1-6..8"
 
 
 def test_report_written_safely(tmp_path):

@@ -63,15 +63,25 @@ def test_driver_gets_the_first_n_and_parquet_has_all(spark, tmp_path, capsys):
     from fixtures.faults import generate
 
     generate(tmp_path / "arch", files=8, trx_per_file=60, seed=9)
+    (tmp_path / "arch" / "second").mkdir()  # a second series, so that one can be left out
+    shutil.copy(store.materialize("replication-gtid") / "primary" / "mariadb-bin.000001",
+                tmp_path / "arch" / "second")
     local = run_local([tmp_path / "arch"], jobs=1)
-    rc = job.main(spark, [str(tmp_path / "arch"), "--json", "--max-findings", "3", "--output", str(tmp_path / "o")])
+    assert local["series"] == 2
+    rc = job.main(spark, [str(tmp_path / "arch"), "--json", "--max-findings", "3", "--max-series", "1",
+                          "--output", str(tmp_path / "o")])
     printed = json.loads(capsys.readouterr().out)
-    assert rc == 1 and printed["findings"] == local["findings"][:3]
+    assert rc == 1 and printed == run_local([tmp_path / "arch"], jobs=2, max_findings=3, max_series=1)
+    assert printed["findings"] == local["findings"][:3] and printed["series_omitted"] == 1
     assert printed["findings_omitted"] == len(local["findings"]) - 3 and printed["counts"] == local["counts"]
     import pyarrow.parquet as pq
     rows = pq.read_table(tmp_path / "o" / "findings.parquet").to_pylist()
     assert [(r["kind"], r["file"], r["offset"], r["place"]) for r in rows] == \
         [(f["kind"], f["file"], f["offset"], f["place"]) for f in local["findings"]]
+    series = pq.read_table(tmp_path / "o" / "series.parquet").to_pylist()
+    assert {r.pop("series"): r for r in series} == local["summary"]  # every series, written by executors
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["series"] == 2 and list(summary["summary"]) == list(local["summary"])[:1]
     job.main(spark, [str(tmp_path / "arch"), "--max-findings", "2"])
     text = capsys.readouterr().out
     assert "None@None" not in text and f"and {len(local['findings']) - 2:,} more" in text

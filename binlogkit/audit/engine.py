@@ -44,9 +44,12 @@ def _again(item: tuple[str, dict]) -> dict:
 
 
 def run_local(paths: Iterable[str | os.PathLike], *, jobs: int | None = None, live: bool = False,
-              progress: Callable[[int, int], None] | None = None) -> dict:
+              progress: Callable[[int, int], None] | None = None, max_findings: int | None = None,
+              max_series: int | None = None) -> dict:
     """Audit with a process pool (``jobs`` workers; 1 = in this process). ``live``: the last
-    file of a series may still be written by a server (a torn tail is then a warning)."""
+    file of a series may still be written by a server (a torn tail is then a warning).
+    ``max_findings`` / ``max_series``: keep only the first ones in the result (None: all), as
+    the Spark job's driver does; the counts cover everything."""
     files = audit_paths(paths)
     jobs = jobs or os.cpu_count() or 1
     summaries = []
@@ -55,10 +58,11 @@ def run_local(paths: Iterable[str | os.PathLike], *, jobs: int | None = None, li
             summaries.append(file_summary(f))
             if progress:
                 progress(i + 1, len(files))
-        return merge(summaries, live=live)
+        return merge(summaries, live=live, max_findings=max_findings, max_series=max_series)
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         for i, s in enumerate(pool.map(file_summary, files, chunksize=1)):
             summaries.append(s)
             if progress:
                 progress(i + 1, len(files))
-        return merge(summaries, live=live, rescan=lambda items: pool.map(_again, items, chunksize=1))
+        return merge(summaries, live=live, rescan=lambda items: pool.map(_again, items, chunksize=1),
+                     max_findings=max_findings, max_series=max_series)

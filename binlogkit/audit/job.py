@@ -25,8 +25,10 @@ The stages, none of which brings per-transaction data to the driver:
 3. those scans run as their own tasks, one per file;
 4. each directory's summaries and scans are merged (``merge.merge_directory``) on an executor;
    the findings become a DataFrame that executors write as Parquet (``DIR/findings.parquet``);
-5. the driver receives the counts, the per-series summaries and the first ``--max-findings``
-   findings in report order, and writes ``DIR/summary.json``.
+5. the driver receives the counts (added up on executors), the first ``--max-series``
+   per-series records (all in ``DIR/series.parquet``) and the first ``--max-findings`` findings
+   in report order (all in ``DIR/findings.parquet``), and writes ``DIR/summary.json``: what it
+   holds does not grow with the archive beyond those two limits and the list of input paths.
 
 Exit code as ``binlogkit audit``: 0 clean, 1 findings of severity error, 2 usage error.
 """
@@ -93,12 +95,31 @@ def _merge(live: bool):
     return run
 
 
-def _stats(part) -> tuple[dict, dict]:
+def _tally(part) -> list[int]:
+    """[errors, warnings, infos, series] of one directory's merge."""
     found, summary = part
-    c = {"error": 0, "warning": 0, "info": 0}
+    c = [0, 0, 0, len(summary)]
     for f in found:
-        c[f["severity"]] += 1
-    return c, summary
+        c[SEVERITY_RANK[f["severity"]]] += 1
+    return c
+
+
+def _add(a: list[int], b: list[int]) -> list[int]:
+    return [x + y for x, y in zip(a, b)]
+
+
+def _series(part):
+    return part[1].items()
+
+
+def _series_name(item) -> str:
+    return item[0]
+
+
+def _series_rows(part):
+    for name, r in part[1].items():
+        yield (name, r["files"], r["bytes"], r["events"], r["first_timestamp"], r["last_timestamp"], r["relay"],
+               r["gtids_covered"], r["gtid_intervals"], r["first_file"], r["last_file"])
 
 
 def _order(row: tuple) -> tuple:
@@ -107,14 +128,24 @@ def _order(row: tuple) -> tuple:
 
 
 def _rows(part):
-    from binlogkit.audit.merge import SEVERITY_RANK
-
     found, _summary = part
     for i, f in enumerate(found):
         src = f["source"]
         yield (SEVERITY_RANK[f["severity"]], i, f["kind"], f["severity"], f["file"], f["offset"], f["detail"],
                f["gtids"], f["series"], f["place"],
                None if src is None else (src.get("file"), src.get("position")))
+
+
+def _series_schema():
+    from pyspark.sql.types import BooleanType, IntegerType, LongType, StringType, StructField, StructType
+
+    return StructType([
+        StructField("series", StringType()), StructField("files", LongType()), StructField("bytes", LongType()),
+        StructField("events", LongType()), StructField("first_timestamp", LongType()),
+        StructField("last_timestamp", LongType()), StructField("relay", BooleanType()),
+        StructField("gtids_covered", StringType()), StructField("gtid_intervals", IntegerType()),
+        StructField("first_file", StringType()), StructField("last_file", StringType()),
+    ])
 
 
 def _schema():
@@ -130,13 +161,19 @@ def _schema():
     ])
 
 
-from binlogkit.audit.merge import FINDING_COLUMNS  # noqa: E402  (the same columns as the local engine)
+from binlogkit.audit.merge import FINDING_COLUMNS, SEVERITY_RANK  # noqa: E402,F401  (as the local engine)
 
 
 def audit(spark, paths: list[str], *, live: bool = False, output: str | None = None,
-          max_findings: int = 1000) -> dict | None:
-    """The result document (as ``run_local`` gives, with at most ``max_findings`` findings and
-    ``findings_omitted``); None when no file was found."""
+          max_findings: int = 1000, max_series: int = 1000) -> dict | None:
+    """The result document (as ``run_local`` gives with the same ``max_findings`` and
+    ``max_series``); None when no file was found.
+
+    What reaches the driver is bounded by the two limits, whatever the archive: the counts (one
+    short list per partition, added up), the first ``max_series`` per-series records and the
+    first ``max_findings`` findings, in report order. With ``output``, executors write every
+    finding to ``OUTPUT/findings.parquet`` and every series' record to ``OUTPUT/series.parquet``.
+    The driver itself holds the list of input paths and sizes (about 200 bytes per file)."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
@@ -152,25 +189,25 @@ def audit(spark, paths: list[str], *, live: bool = False, output: str | None = N
     again = wanted.repartition(max(1, sc.defaultParallelism)).map(_again)
     merged = groups.cogroup(again).map(_merge(live))
     merged.persist(StorageLevel.MEMORY_AND_DISK)
-    counts = {"error": 0, "warning": 0, "info": 0}
-    series: dict[str, dict] = {}
-    for c, summ in merged.map(_stats).collect():  # one small record per directory
-        for k, v in c.items():
-            counts[k] += v
-        series.update(summ)
-    series = dict(sorted(series.items()))
-    first = [_finding(r) for r in merged.flatMap(_rows).takeOrdered(max_findings, key=_order)]
+    errors, warnings, infos, n_series = merged.map(_tally).treeAggregate([0, 0, 0, 0], _add, _add)
+    counts = {"error": errors, "warning": warnings, "info": infos}
+    series = dict(merged.flatMap(_series).takeOrdered(max_series, key=_series_name)) if max_series else {}
+    first = [_finding(r) for r in merged.flatMap(_rows).takeOrdered(max_findings, key=_order)] if max_findings else []
     if output:
+        out = output.rstrip("/")
         findings = spark.createDataFrame(merged.flatMap(_rows), _schema())
         order = [F.col("rank"), F.coalesce(F.col("series"), F.lit("")), F.coalesce(F.col("file"), F.lit("")),
                  F.coalesce(F.col("offset"), F.lit(0)), F.col("order")]
         (findings.orderBy(*order).drop("rank", "order").write.mode("overwrite")
-         .parquet(f"{output.rstrip('/')}/findings.parquet"))
+         .parquet(f"{out}/findings.parquet"))
+        (spark.createDataFrame(merged.flatMap(_series_rows), _series_schema()).orderBy("series")
+         .write.mode("overwrite").parquet(f"{out}/series.parquet"))
     merged.unpersist()
     groups.unpersist()
-    total = sum(counts.values())
+    total = errors + warnings + infos
     return {"findings": first, "summary": series, "counts": counts, "files": n,
-            "bytes": sum(size for _p, size in inputs), "findings_omitted": total - len(first)}
+            "bytes": sum(size for _p, size in inputs), "findings_omitted": total - len(first),
+            "series": n_series, "series_omitted": n_series - len(series)}
 
 
 def _finding(r: tuple) -> dict:
@@ -191,8 +228,11 @@ def main(spark, argv: list[str]) -> int:
                     help="the last file of a series may still be written by a server: a torn tail is a warning")
     ap.add_argument("--max-findings", type=int, default=1000,
                     help="findings brought to the driver (all are in findings.parquet)")
+    ap.add_argument("--max-series", type=int, default=1000,
+                    help="per-series records brought to the driver (all are in series.parquet)")
     args = ap.parse_args(argv)
-    result = audit(spark, args.paths, live=args.live, output=args.output, max_findings=args.max_findings)
+    result = audit(spark, args.paths, live=args.live, output=args.output, max_findings=args.max_findings,
+                   max_series=args.max_series)
     if result is None:
         print("binlogkit-audit-job: no binlog or relay-log files under the given paths", file=sys.stderr)
         return 2
@@ -217,10 +257,12 @@ def _write_summary(result: dict, output: str) -> None:
 
         with fsspec.open(f"{output.rstrip('/')}/summary.json", "w") as fh:
             fh.write(summary)
-    else:
+    else:  # the folder Spark wrote the Parquet files into; replaced atomically, never through a link
+        from binlogkit.safeio import SafeDir
+
         os.makedirs(output, exist_ok=True)
-        with open(os.path.join(output, "summary.json"), "w") as fh:
-            fh.write(summary)
+        with SafeDir(output) as d, d.locked():
+            d.replace("summary.json", summary.encode(), new_mode=0o644)
 
 
 def _write_report(result: dict, where: str) -> None:

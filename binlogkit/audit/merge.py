@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterable
 
 from ..gtid import GtidPos, MariadbGtid, MysqlGtidSet
+from ..report import digest
 from . import intervals as iv
 
 INCIDENT_NAMES = {1: "LOST_EVENTS", 2: "NEW_INCIDENT"}
@@ -206,19 +207,9 @@ def merge_directory(summaries: list[dict], rescans: dict[str, dict] | None = Non
     summary = {}
     for name, files in series.items():
         found = _files_and_chain(name, files, live)
-        gfound, covered = _gtids(name, files, rescans)
+        gfound, covered, intervals = _gtids(name, files, rescans)
         per_series[name] = found + gfound
-        summary[name] = {
-            "files": len(files), "bytes": sum(s["size"] for s in files), "events": sum(s["events"] for s in files),
-            "first_timestamp": min((s["first_timestamp"] for s in files if s["first_timestamp"]), default=None),
-            "last_timestamp": max((s["last_timestamp"] for s in files if s["last_timestamp"]), default=None),
-            "relay": any(s["relay"] for s in files), "gtids_covered": covered,
-            "first_file": files[0]["file"], "last_file": files[-1]["file"],
-            # for the HTML report (binlogkit/report): one row per file, and the GTIDs present
-            "timeline": [[os.path.basename(s["file"]), s["number"], s["first_timestamp"], s["last_timestamp"],
-                          s["size"], s["events"], s["transactions"]] for s in files],
-            "coverage": iv.union(*(_all_gtids(s) for s in files)),
-        }
+        summary[name] = series_record(files, covered, intervals)
     if flagged:
         owners = _owners(series, flagged, rescans)
         for name, f in flagged.items():
@@ -237,6 +228,29 @@ def merge_directory(summaries: list[dict], rescans: dict[str, dict] | None = Non
     order = sorted(range(len(rows)), key=lambda i: sort_key(rows[i], i))
     findings = [rows[i] for i in order]
     return findings, summary
+
+
+COVERED_MAX = 4096  # characters of a series' GTID set text kept in its record
+
+
+def series_record(files: list[dict], covered: str | None, intervals: int = 0) -> dict:
+    """A series' line in the result: files, bytes, events, first / last timestamps and files,
+    and the GTIDs it covers. Bounded whatever the series' size: a MySQL set with very many holes
+    (each of them a ``gtid_gap`` finding) is cut after ``COVERED_MAX`` characters at an interval
+    boundary and ends in ``...`` (so it does not parse as a smaller set); ``gtid_intervals``
+    counts the set's intervals (MariaDB: its domains) either way."""
+    if covered is not None and len(covered) > COVERED_MAX:
+        cut = max(i for i in range(COVERED_MAX) if covered[i] in ",:" and covered[i - 1].isdigit())
+        covered = covered[:cut] + covered[cut] + "..."
+    return {
+        "files": len(files), "bytes": sum(s["size"] for s in files), "events": sum(s["events"] for s in files),
+        "first_timestamp": min((s["first_timestamp"] for s in files if s["first_timestamp"]), default=None),
+        "last_timestamp": max((s["last_timestamp"] for s in files if s["last_timestamp"]), default=None),
+        "relay": any(s["relay"] for s in files), "gtids_covered": covered, "gtid_intervals": intervals,
+        "first_file": files[0]["file"], "last_file": files[-1]["file"],
+        # for the HTML report (binlogkit/report): files over time and the GTIDs present, bounded
+        "timeline": digest.timeline(files), "coverage": digest.coverage(iv.union(*(_all_gtids(s) for s in files))),
+    }
 
 
 def _owners(series, flagged, rescans) -> dict[str, tuple[str, str, int]]:
@@ -347,7 +361,7 @@ def _gtid_finding(name: str, file: str, a: dict) -> Finding:
                    [prev, g], source=a["source"], series=name)
 
 
-def _gtids(name: str, files: list[dict], rescans: dict[str, dict]) -> tuple[list[Finding], str | None]:
+def _gtids(name: str, files: list[dict], rescans: dict[str, dict]) -> tuple[list[Finding], str | None, int]:
     out: list[Finding] = []
     fold = _Fold(files[0])
     for s in files:
@@ -360,7 +374,7 @@ def _gtids(name: str, files: list[dict], rescans: dict[str, dict]) -> tuple[list
             anomalies = _resolve(s, fold)
         out += [_gtid_finding(name, s["file"], a) for a in anomalies]
         fold.advance(s)
-    covered = None
+    covered, intervals = None, 0
     if fold.mysql_seen:
         final = MysqlGtidSet({tuple(k.split(":", 1)) if ":" in k else (k, ""): v
                               for k, v in fold.mysql_seen.items()})
@@ -369,10 +383,10 @@ def _gtids(name: str, files: list[dict], rescans: dict[str, dict]) -> tuple[list
                 hole = f"{uuid}:{tag + ':' if tag else ''}{b1 + 1}" + (f"-{a2 - 1}" if a2 - 1 > b1 + 1 else "")
                 out.append(Finding("gtid_gap", "error", None, None, f"{hole} missing", [hole], series=name,
                                    place=f"{os.path.basename(name)} (the series' GTID set)"))
-        covered = str(final)
+        covered, intervals = str(final), sum(len(ivs) for ivs in final.intervals().values())
     elif fold.any_maria:
-        covered = str(GtidPos(MariadbGtid.parse(g) for g, _n in fold.last.values()))
-    return out, covered
+        covered, intervals = str(GtidPos(MariadbGtid.parse(g) for g, _n in fold.last.values())), len(fold.last)
+    return out, covered, intervals
 
 
 def _resolve(s: dict, fold: _Fold) -> list[dict]:
@@ -399,8 +413,11 @@ def _resolve(s: dict, fold: _Fold) -> list[dict]:
 # --- all directories -------------------------------------------------------------------------------
 
 def combine(parts: Iterable[tuple[list[dict], dict[str, dict]]], *, files: int, bytes_: int,
-            limit: int | None = None) -> dict:
-    """The result document from the directories' (findings, summary) pairs."""
+            limit: int | None = None, max_series: int | None = None) -> dict:
+    """The result document from the directories' (findings, summary) pairs: every finding in
+    report order (the first ``limit``; ``findings_omitted`` counts the rest), the per-series
+    records by name (the first ``max_series``; ``series`` counts them all, ``series_omitted``
+    the rest), counts by severity, files and bytes."""
     findings: list[dict] = []
     summary: dict[str, dict] = {}
     counts = {"error": 0, "warning": 0, "info": 0}
@@ -414,14 +431,33 @@ def combine(parts: Iterable[tuple[list[dict], dict[str, dict]]], *, files: int, 
     if limit is not None and len(findings) > limit:
         omitted = len(findings) - limit
         del findings[limit:]
-    return {"findings": findings, "summary": dict(sorted(summary.items())), "counts": counts,
-            "files": files, "bytes": bytes_, "findings_omitted": omitted}
+    names = sorted(summary)
+    shown = names if max_series is None else names[:max_series]
+    return {"findings": findings, "summary": {n: summary[n] for n in shown}, "counts": counts,
+            "files": files, "bytes": bytes_, "findings_omitted": omitted,
+            "series": len(names), "series_omitted": len(names) - len(shown)}
+
+
+def limit(result: dict, *, max_findings: int | None = None, max_series: int | None = None) -> dict:
+    """The result document with only the first ``max_findings`` findings / ``max_series``
+    series' records (None: all), the omitted ones counted — what ``combine`` gives with the same
+    limits."""
+    out = dict(result)
+    if max_findings is not None and len(out["findings"]) > max_findings:
+        out["findings_omitted"] += len(out["findings"]) - max_findings
+        out["findings"] = out["findings"][:max_findings]
+    if max_series is not None and len(out["summary"]) > max_series:
+        out["series_omitted"] += len(out["summary"]) - max_series
+        out["summary"] = dict(list(out["summary"].items())[:max_series])
+    return out
 
 
 def merge(summaries: list[dict], *, live: bool = False,
-          rescan: Callable[[list[tuple[str, dict]]], Iterable[dict]] | None = None) -> dict:
+          rescan: Callable[[list[tuple[str, dict]]], Iterable[dict]] | None = None,
+          max_findings: int | None = None, max_series: int | None = None) -> dict:
     """Findings and per-series summaries of an archive from its files' summaries. ``rescan``
-    scans files again with contexts (default: one after the other, in this process)."""
+    scans files again with contexts (default: one after the other, in this process);
+    ``max_findings`` / ``max_series`` as ``combine``'s ``limit`` / ``max_series``."""
     if rescan is None:
         from .summary import file_summary
 
@@ -432,4 +468,5 @@ def merge(summaries: list[dict], *, live: bool = False,
         wanted = plan_directory(group)
         again = {r["file"]: r for r in rescan(sorted(wanted.items()))} if wanted else {}
         parts.append(merge_directory(group, again, live=live))
-    return combine(parts, files=len(summaries), bytes_=sum(s["size"] for s in summaries))
+    return combine(parts, files=len(summaries), bytes_=sum(s["size"] for s in summaries),
+                   limit=max_findings, max_series=max_series)

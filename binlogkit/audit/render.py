@@ -13,8 +13,11 @@ def table(result: dict, *, max_rows: int = 200) -> list[str]:
     short = {n: os.path.relpath(n, common) if common else n for n in names}
     width = max([len(v) for v in short.values()] + [6])
     out.append(f"{'series':<{width}} {'files':>5} {'bytes':>12}  GTIDs covered")
-    for name, s in result["summary"].items():
+    for name, s in list(result["summary"].items())[:max_rows]:
         out.append(f"{short[name]:<{width}} {s['files']:>5} {s['bytes']:>12,}  {(s['gtids_covered'] or '-')[:60]}")
+    more = max(0, len(names) - max_rows) + result.get("series_omitted", 0)
+    if more:
+        out.append(f"... and {more:,} more series (--json or --output for all)")
     findings = result["findings"]
     if findings:
         out.append("")

@@ -1,9 +1,8 @@
 """The audit result as a picture's model: pure arithmetic, no markup.
 
 Input: the audit's result document (``binlogkit.audit.merge.combine``: findings, and per series
-its ``timeline`` — one row per file: name, number, first and last event time, size, events,
-transactions — and ``coverage``, the GTIDs present as interval sets). Output: plain dicts of
-pixel coordinates that the template draws.
+its ``timeline`` and ``coverage`` digests, ``digest.py``: bounded whatever the archive). Output:
+plain dicts of pixel coordinates that the template draws.
 
 The x axis is time, shared by every series (UTC); an archive whose events all carry one
 timestamp falls back to file order. Nothing grows with the archive past what a screen shows:
@@ -59,8 +58,13 @@ class Axis:
         return out
 
 
+# a timeline row: [first name, first number, last number, first time, last time, bytes, events,
+#                  transactions, files]
+NAME, FIRST, LAST, T0, T1, SIZE, EVENTS, TRX, FILES = range(9)
+
+
 def _span(row) -> tuple[float | None, float | None]:
-    a, b = row[2], row[3]
+    a, b = row[T0], row[T1]
     if a is None and b is None:
         return None, None
     a = b if a is None else a
@@ -72,7 +76,8 @@ def _axis(result: dict) -> Axis:
     times = [t for s in result["summary"].values() for row in s.get("timeline", []) for t in _span(row) if t]
     if times and max(times) > min(times):
         return Axis(min(times), max(times), True)
-    numbers = [row[1] for s in result["summary"].values() for row in s.get("timeline", [])] or [0, 1]
+    numbers = [n for s in result["summary"].values() for row in s.get("timeline", []) for n in (row[FIRST], row[LAST])]
+    numbers = numbers or [0, 1]
     return Axis(min(numbers), max(numbers) + 1, False)
 
 
@@ -82,7 +87,11 @@ def _where(axis: Axis, row) -> tuple[float, float]:
         if a is None:
             return axis.x(axis.lo), axis.x(axis.lo)
         return axis.x(a), axis.x(b)
-    return axis.x(row[1]), axis.x(row[1] + 1)
+    return axis.x(row[FIRST]), axis.x(row[LAST] + 1)
+
+
+def _name(base: str, n: int) -> str:
+    return f"{base}.{n:06d}"
 
 
 def _bars(axis: Axis, rows: list) -> list[dict]:
@@ -90,9 +99,14 @@ def _bars(axis: Axis, rows: list) -> list[dict]:
     for k, row in enumerate(rows):
         x0, x1 = _where(axis, row)
         a, b = _span(row)
-        bars.append({"x": round(x0, 2), "w": round(max(1.0, x1 - x0), 2), "n": 1, "shade": k % 2,
-                     "title": f"{row[0]}: {utc(a)} .. {utc(b)} UTC, {row[4]:,} bytes, {row[5]:,} events, "
-                              f"{row[6]:,} transactions", "first": row[0], "last": row[0], "bytes": row[4]})
+        base = row[NAME].rsplit(".", 1)[0]
+        last = _name(base, row[LAST])
+        what = row[NAME] if row[FILES] == 1 else f"{row[FILES]:,} files {row[NAME]} .. {last}"
+        inside = row[LAST] - row[FIRST] + 1 - row[FILES]
+        bars.append({"x": round(x0, 2), "w": round(max(1.0, x1 - x0), 2), "n": row[FILES], "shade": k % 2,
+                     "first": row[NAME], "last": last, "bytes": row[SIZE], "inside": inside,
+                     "title": f"{what}: {utc(a)} .. {utc(b)} UTC, {row[SIZE]:,} bytes, {row[EVENTS]:,} events, "
+                              f"{row[TRX]:,} transactions" + (f"; {inside:,} missing among them" if inside else "")})
     if not bars or WIDTH / len(bars) >= MIN_BAR:
         return bars
     bins: dict[int, dict] = {}
@@ -105,13 +119,14 @@ def _bars(axis: Axis, rows: list) -> list[dict]:
             end = max(cur["x"] + cur["w"], b["x"] + b["w"])
             cur["x"] = min(cur["x"], b["x"])
             cur["w"] = end - cur["x"]
-            cur["n"] += 1
+            cur["n"] += b["n"]
             cur["last"] = b["last"]
             cur["bytes"] += b["bytes"]
+            cur["inside"] += b["inside"]
     out = []
     for k, b in enumerate(sorted(bins.values(), key=lambda b: b["x"])):
-        if b["n"] > 1:
-            b["title"] = f"{b['n']:,} files {b['first']} .. {b['last']}, {b['bytes']:,} bytes"
+        b["title"] = f"{b['n']:,} files {b['first']} .. {b['last']}, {b['bytes']:,} bytes" + (
+            f"; {b['inside']:,} missing among them" if b["inside"] else "")
         b["shade"] = k % 2
         out.append(b)
     return out
@@ -119,44 +134,62 @@ def _bars(axis: Axis, rows: list) -> list[dict]:
 
 def _gaps(axis: Axis, rows: list, findings: list[dict]) -> list[dict]:
     """Missing files: a region between the neighbours that are there."""
-    by_place = {f["place"]: f for f in findings if f["kind"] == "missing_file" and not f["file"]}
+    details = {f["place"].split(" ", 1)[0]: f["detail"] for f in findings if f["kind"] == "missing_file" and not f["file"]}
     out = []
     for a, b in zip(rows, rows[1:]):
-        if b[1] <= a[1] + 1:
+        if b[FIRST] <= a[LAST] + 1:
             continue
         _x0, x_end_a = _where(axis, a)
         x_start_b, _x1 = _where(axis, b)
         lo, hi = min(x_end_a, x_start_b), max(x_end_a, x_start_b)
         if hi - lo < 4:
             lo, hi = (lo + hi) / 2 - 2, (lo + hi) / 2 + 2
-        names = [f"{a[0].rsplit('.', 1)[0]}.{n:06d}" for n in range(a[1] + 1, b[1])]
-        details = [by_place[p]["detail"] for p in by_place if any(p.startswith(n + " ") for n in names)]
+        base = a[NAME].rsplit(".", 1)[0]
+        names = [_name(base, n) for n in range(a[LAST] + 1, min(b[FIRST], a[LAST] + 1 + 50))]
+        more = b[FIRST] - a[LAST] - 1 - len(names)
+        said = next((details[n] for n in names if n in details), None)
         out.append({"x": round(lo, 2), "w": round(hi - lo, 2), "names": names,
-                    "title": f"{', '.join(names[:5])}{' ...' if len(names) > 5 else ''} missing, between "
-                             f"{a[0]} and {b[0]}" + (f": {details[0]}" if details else "")})
+                    "title": f"{', '.join(names[:5])}{' ...' if len(names) > 5 or more else ''} missing "
+                             f"({b[FIRST] - a[LAST] - 1:,} files), between {_name(base, a[LAST])} and {b[NAME]}"
+                             + (f": {said}" if said else "")})
     return out
 
 
-def _mark_x(axis: Axis, rows_by_name: dict, f: dict) -> float | None:
-    row = rows_by_name.get(f["file"].rsplit("/", 1)[-1]) if f["file"] else None
-    if row is None:
+def _mark_x(axis: Axis, rows: list, firsts: list[int], f: dict) -> float | None:
+    if not f["file"]:
         return None
+    from bisect import bisect_right
+
+    name = f["file"].rsplit("/", 1)[-1]
+    tail = name.rsplit(".", 1)[-1] if "." in name else ""
+    for suffix in (".xz", ".gz", ".bz2", ".lzma"):
+        if name.endswith(suffix):
+            tail = name[: -len(suffix)].rsplit(".", 1)[-1]
+    if not tail.isdigit():
+        return None
+    n = int(tail)
+    i = bisect_right(firsts, n) - 1
+    if i < 0 or n > rows[i][LAST]:
+        return None
+    row = rows[i]
     x0, x1 = _where(axis, row)
-    size = row[4] or 1
-    frac = min(1.0, max(0.0, (f["offset"] or 0) / size))
-    return x0 + (x1 - x0) * frac
+    files = row[LAST] - row[FIRST] + 1
+    per = (row[SIZE] or 1) / max(1, row[FILES])
+    frac = ((n - row[FIRST]) + min(1.0, max(0.0, (f["offset"] or 0) / per))) / files
+    return x0 + (x1 - x0) * min(1.0, frac)
 
 
-def _marks(axis: Axis, rows: list, findings: list[dict], lanes: list[str], rowid: dict) -> list[dict]:
-    by_name = {r[0]: r for r in rows}
-    placed = []
+def _marks(axis: Axis, rows: list, findings: list[dict], lanes: list[str], rowid: dict) -> tuple[list[dict], list]:
+    firsts = [r[FIRST] for r in rows]
+    placed, unplaced = [], []
     for f in findings:
         if f["kind"] == "missing_file" and not f["file"]:
             continue  # drawn as a gap
-        x = _mark_x(axis, by_name, f)
+        x = _mark_x(axis, rows, firsts, f)
         if x is None:
-            continue
-        placed.append((x, f))
+            unplaced.append(f)
+        else:
+            placed.append((x, f))
     out = []
     if len(placed) <= MAX_MARKS:
         for x, f in placed:
@@ -164,7 +197,7 @@ def _marks(axis: Axis, rows: list, findings: list[dict], lanes: list[str], rowid
                         "file": f["file"].rsplit("/", 1)[-1], "offset": f["offset"], "count": 1,
                         "row": rowid.get(id(f)), "title": f"{LABELS.get(f['kind'], f['kind'])} at {f['place']}: "
                                                         f"{f['detail']}"})
-        return out
+        return out, unplaced
     bins: dict[tuple, dict] = {}
     for x, f in placed:
         key = (f["kind"], int(x // 3))
@@ -181,48 +214,62 @@ def _marks(axis: Axis, rows: list, findings: list[dict], lanes: list[str], rowid
     for b in bins.values():
         b["title"] = (f"{b['count']:,} × {LABELS.get(b['kind'], b['kind'])}, {b['first']} .. {b['last']}"
                       if b["count"] > 1 else f"{LABELS.get(b['kind'], b['kind'])} at {b['first']}")
-    return sorted(bins.values(), key=lambda b: b["x"])
+    return sorted(bins.values(), key=lambda b: b["x"]), unplaced
 
 
 def _coverage(cov: dict) -> list[dict]:
     out = []
-    for key, ivs in sorted((cov or {}).items()):
-        if not ivs:
-            continue
-        lo, hi = ivs[0][0], ivs[-1][1]
+    for key, c in sorted((cov or {}).items()):
+        lo, hi = c["lo"], c["hi"]
         span = max(1, hi - lo + 1)
         segs: list[list[float]] = []
-        for a, b in ivs:
-            x0 = LEFT + (a - lo) * WIDTH / span
-            x1 = LEFT + (b - lo + 1) * WIDTH / span
-            if segs and x0 - segs[-1][1] < 0.5:
-                segs[-1][1] = max(segs[-1][1], x1)
-            else:
-                segs.append([x0, x1])
-        holes = [[a[1] + 1, b[0] - 1] for a, b in zip(ivs, ivs[1:])]
-        hole_px: list[dict] = []  # every hole, merged per pixel (at least 1.5 px wide, so one number shows)
-        for h in holes:
-            x0 = LEFT + (h[0] - lo) * WIDTH / span
-            x1 = max(x0 + 1.5, LEFT + (h[1] - lo + 1) * WIDTH / span)
-            if hole_px and x0 - hole_px[-1]["x1"] < 1:
-                cur = hole_px[-1]
-                cur["x1"] = max(cur["x1"], x1)
-                cur["n"] += 1
-                cur["last"] = h
-            else:
-                hole_px.append({"x0": x0, "x1": x1, "n": 1, "first": h, "last": h})
-        for c in hole_px:
-            a, b = c["first"][0], c["last"][1]
-            c.update(x=round(c["x0"], 2), w=round(c["x1"] - c["x0"], 2),
-                     title=(f"{key}: {a}" + (f"-{b}" if b > a else "") + " missing" if c["n"] == 1
-                            else f"{key}: {c['n']:,} holes between {a} and {b}"))
-        count = sum(b - a + 1 for a, b in ivs)
+        hole_px: list[dict] = []
+        if "intervals" in c:
+            ivs = c["intervals"]
+            for a, b in ivs:
+                x0, x1 = LEFT + (a - lo) * WIDTH / span, LEFT + (b - lo + 1) * WIDTH / span
+                if segs and x0 - segs[-1][1] < 0.5:
+                    segs[-1][1] = max(segs[-1][1], x1)
+                else:
+                    segs.append([x0, x1])
+            for h in ([a[1] + 1, b[0] - 1] for a, b in zip(ivs, ivs[1:])):  # every hole, merged per pixel
+                x0 = LEFT + (h[0] - lo) * WIDTH / span
+                x1 = max(x0 + 1.5, LEFT + (h[1] - lo + 1) * WIDTH / span)
+                if hole_px and x0 - hole_px[-1]["x1"] < 1:
+                    hole_px[-1].update(x1=max(hole_px[-1]["x1"], x1), last=h)
+                    hole_px[-1]["n"] += 1
+                else:
+                    hole_px.append({"x0": x0, "x1": x1, "n": 1, "first": h, "last": h})
+        else:  # binned: a bin is green when whole, red when anything in it is missing
+            w = WIDTH / len(c["bins"])
+            for i, (have, size) in enumerate(zip(c["bins"], c["bin_sizes"])):
+                x0 = LEFT + i * w
+                if have:
+                    if segs and abs(segs[-1][1] - x0) < 0.01:
+                        segs[-1][1] = x0 + w
+                    else:
+                        segs.append([x0, x0 + w])
+                if have < size:
+                    a = lo + int(i * span / len(c["bins"]))
+                    if hole_px and abs(hole_px[-1]["x1"] - x0) < 0.01:
+                        hole_px[-1].update(x1=x0 + w)
+                        hole_px[-1]["n"] += 1
+                        hole_px[-1]["last"] = [a, a + size - 1]
+                    else:
+                        hole_px.append({"x0": x0, "x1": max(x0 + 1.5, x0 + w), "n": 1, "first": [a, a + size - 1],
+                                        "last": [a, a + size - 1], "bin": True})
+        for h in hole_px:
+            a, b = h["first"][0], h["last"][1]
+            h.update(x=round(h["x0"], 2), w=round(h["x1"] - h["x0"], 2),
+                     title=(f"{key}: numbers missing in {a}..{b}" if h.get("bin") or h["n"] > 1
+                            else f"{key}: {a}" + (f"-{b}" if b > a else "") + " missing"))
         sep = ":" if ":" in key or len(key) == 36 else "-"
-        out.append({"key": key, "lo": lo, "hi": hi, "count": count, "holes": len(holes),
+        shown = c["first_holes"]
+        out.append({"key": key, "lo": lo, "hi": hi, "count": c["count"], "holes": c["holes"],
                     "segs": [{"x": round(a, 2), "w": round(max(0.5, b - a), 2)} for a, b in segs],
                     "hole_px": hole_px,
-                    "hole_text": ", ".join(f"{key}{sep}{a}" + (f"..{b}" if b > a else "") for a, b in holes[:12])
-                    + (f" and {len(holes) - 12:,} more" if len(holes) > 12 else "")})
+                    "hole_text": ", ".join(f"{key}{sep}{a}" + (f"..{b}" if b > a else "") for a, b in shown)
+                    + (f" and {c['holes'] - len(shown):,} more" if c["holes"] > len(shown) else "")})
     return out
 
 
@@ -232,16 +279,14 @@ def build(result: dict, *, title: str = "binlogkit audit") -> dict:
     rowid = {id(f): f"f{k}" for k, f in enumerate(findings)}
     series = []
     for name, s in result["summary"].items():
-        rows = sorted(s.get("timeline", []), key=lambda r: r[1])
+        rows = sorted(s.get("timeline", []), key=lambda r: r[FIRST])
         mine = [f for f in findings if f["series"] == name]
         lanes = [k for k in KINDS if any(f["kind"] == k for f in mine)] + sorted(
             {f["kind"] for f in mine} - set(KINDS))
-        marks = _marks(axis, rows, mine, lanes, rowid)
+        marks, unplaced = _marks(axis, rows, mine, lanes, rowid)
         gaps = _gaps(axis, rows, mine)
-        names = {r[0] for r in rows}
         # series-wide findings (MySQL holes), and any whose file has no bar: said in words
-        wide = [f for f in mine if (not f["file"] and f["kind"] != "missing_file")
-                or (f["file"] and f["file"].rsplit("/", 1)[-1] not in names)]
+        wide = [f for f in mine if not f["file"] and f["kind"] != "missing_file"] + unplaced
         counts = {"error": sum(f["severity"] == "error" for f in mine),
                   "warning": sum(f["severity"] == "warning" for f in mine)}
         series.append({
@@ -250,7 +295,8 @@ def build(result: dict, *, title: str = "binlogkit audit") -> dict:
             "covered": s.get("gtids_covered") or "-", "counts": counts,
             "lanes": [{"kind": k, "label": LABELS.get(k, k), "y": 4 + i * LANE} for i, k in enumerate(lanes)],
             "bar_y": 8 + len(lanes) * LANE, "height": 8 + len(lanes) * LANE + 34,
-            "bars": _bars(axis, rows), "binned": len(rows) > WIDTH / MIN_BAR, "gaps": gaps, "marks": marks,
+            "bars": _bars(axis, rows), "binned": any(r[FILES] > 1 for r in rows) or len(rows) > WIDTH / MIN_BAR,
+            "gaps": gaps, "marks": marks,
             "wide": wide, "coverage": _coverage(s.get("coverage")),
         })
     return {"title": title, "axis": {"by_time": axis.by_time, "ticks": axis.ticks()}, "width": WIDTH, "left": LEFT,

@@ -16,6 +16,7 @@ h1 { font-size: 20px; margin: 0 0 4px; } h2 { font-size: 16px; margin: 26px 0 4p
 .ok { color: #1b7f3b; font-weight: 600; }
 svg { display: block; overflow: visible; }
 .bar0 { fill: #8fb3d9; } .bar1 { fill: #5e8fc2; } .bar:hover { fill: #274f7a; }
+.holey { stroke: #b3261e; stroke-width: 2; }
 .gap { fill: url(#hatch); stroke: #b3261e; stroke-width: 1; }
 .mark { cursor: pointer; } .mark.error { fill: #b3261e; } .mark.warning { fill: #e08a00; } .mark.info { fill: #2a6fb0; }
 .mark:hover, .mark.sel { stroke: #000; stroke-width: 1.5; }
@@ -63,7 +64,7 @@ tr.sel td { background: #fff3c4; }
   <text class="lane" x="{{ width + left + 6 }}" y="{{ l.y + lane - 3 }}">{{ l.label }}</text>{% endfor %}
   {% for t in axis.ticks %}<line class="tick" x1="{{ t.x }}" x2="{{ t.x }}" y1="0" y2="{{ s.bar_y + 18 }}"></line>
   <text class="ticklabel" x="{{ t.x }}" y="{{ s.bar_y + 30 }}" text-anchor="{{ 'start' if loop.first else ('end' if loop.last else 'middle') }}">{{ t.label }}</text>{% endfor %}
-  {% for b in s.bars %}<rect class="bar bar{{ b.shade }}" data-files="{{ b.n }}" data-first="{{ b.first }}" x="{{ b.x }}" y="{{ s.bar_y }}" width="{{ b.w }}" height="16"><title>{{ b.title }}</title></rect>{% endfor %}
+  {% for b in s.bars %}<rect class="bar bar{{ b.shade }}{{ ' holey' if b.inside }}" data-files="{{ b.n }}" data-first="{{ b.first }}" data-missing-inside="{{ b.inside }}" x="{{ b.x }}" y="{{ s.bar_y }}" width="{{ b.w }}" height="16"><title>{{ b.title }}</title></rect>{% endfor %}
   {% for g in s.gaps %}<rect class="gap mark" data-kind="missing_file" data-severity="error" data-missing="{{ g.names|join(' ') }}" x="{{ g.x }}" y="2" width="{{ g.w }}" height="{{ s.bar_y + 16 }}"><title>{{ g.title }}</title></rect>{% endfor %}
   {% for m in s.marks %}{% set y = 4 + m.lane * lane %}<path class="mark {{ m.severity }}" data-kind="{{ m.kind }}" data-severity="{{ m.severity }}" data-file="{{ m.file }}" data-offset="{{ m.offset if m.offset is not none else '' }}" data-count="{{ m.count }}" data-row="{{ m.row or '' }}" d="M{{ m.x }} {{ y }} l4.5 {{ lane - 2 }} h-9 z"><title>{{ m.title }}</title></path>{% endfor %}
 </svg>
