@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 DEMO_SET := fixtures/mariadb-10.11
 
-.PHONY: past-4g demo test deps deps-py deps-system fixtures soak bench-data bench bench-audit asan-rowtext clean help
+.PHONY: past-4g demo test deps deps-py deps-system fixtures soak bench-data bench bench-audit bench-pitr report-screenshot asan-rowtext clean help
 
 help:
 	@echo "make demo        decode committed fixtures made by a real MariaDB server"
@@ -14,6 +14,8 @@ help:
 	@echo "make bench-data  make the ~1 GB benchmark binlog in bench/data (not committed)"
 	@echo "make bench       run the benchmarks"
 	@echo "make bench-audit audit throughput (20 GB), peak RSS (100 GB of symlinks), merge of 100,000 summaries"
+	@echo "make bench-pitr  pitr planning time and peak RSS on generated archives of 50 and 400 files"
+	@echo "make report-screenshot  docs/report.png: the faulty archive's HTML report in headless Chromium"
 	@echo "make asan-rowtext  the C row-text accelerator under AddressSanitizer + UBSan, fuzzed"
 	@echo "make past-4g     a real > 4 GiB transaction: replicas killed in it, recovered, resumed (25 GB disk)"
 	@echo "make soak        50 kill -9 trials, each repaired by binlogkit recover and compared (TRIALS=n)"
@@ -54,6 +56,12 @@ past-4g: deps
 
 bench-audit: bench-data
 	$(PY) bench/audit_archive.py --gb 20 --big-gb 100 --merge-files 100000
+
+bench-pitr: deps-py
+	$(PY) bench/pitr_archive.py --files 50 400 --trx-per-file 3000
+
+report-screenshot: deps
+	$(PY) scripts/report_screenshot.py docs/report.png
 
 clean:
 	rm -rf build .pytest_cache .hypothesis

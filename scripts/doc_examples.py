@@ -48,7 +48,13 @@ def _binlogs(cwd: Path) -> None:
     (d / "mariadb-bin.index").write_text("./mariadb-bin.000015\n./mariadb-bin.000016\n")
 
 
+def _archive(cwd: Path) -> None:
+    """The replication-gtid primary's 16 binlogs (3 014 transactions), as an archive."""
+    shutil.copytree(store.materialize("replication-gtid") / "primary", cwd / "archive")
+
+
 SETUPS = {
+    "archive": _archive,
     "crash-rotation-small-position": _relay("crash-rotation-small-position"),
     "crash-partial-gtid": _relay("crash-partial-gtid"),
     "stopped-primary": _binlogs,

@@ -124,6 +124,7 @@ class _Plan:
         self.notes: list[str] = []
         self.before: dict | None = None
         self.stop_reason = ""
+        self.walked: dict[str, dict] = {}
 
     def problem(self, kind: str, detail: str, file: str | None = None, offset: int | None = None,
                 gtids=(), severity: str = "error") -> None:
@@ -225,6 +226,7 @@ class _Plan:
             if not ok:
                 self.problem("bad_position", f"no event starts at {pos} in {_name(path)}", path, pos)
                 return None
+            w = self._walk_of(path)
             with contextlib.closing(transactions(path)) as ts:
                 try:
                     for t in ts:
@@ -234,8 +236,10 @@ class _Plan:
                             self._stopped_before(t, f"{_name(path)}:{pos} falls inside it")
                             pos = t.start_offset
                             break
+                        if j > i or t.start_offset >= start_pos:
+                            self._note(w, t)
                 except BinlogError:
-                    pass
+                    self.walked.pop(path, None)  # the count pass and the audit say what is wrong
             self.stop_reason = "the position asked for"
             return j, pos
         if until.timestamp is not None:
@@ -246,12 +250,15 @@ class _Plan:
             j0 = max(i, self.heads.last_true(lambda h: (h.first_timestamp or 0) < T))
             for j in range(j0, len(self.paths)):
                 path = self.paths[j]
+                w = self._walk_of(path)
                 with contextlib.closing(transactions(path)) as ts:
                     try:
                         for t in ts:
                             if j == i and t.start_offset < start_pos:
                                 continue
-                            if t.max_timestamp >= T:
+                            if t.max_timestamp < T:
+                                self._note(w, t)
+                            else:
                                 if t.min_timestamp < T:
                                     self._stopped_before(t, f"its events are dated from {_utc(t.min_timestamp)} to "
                                                          f"{_utc(t.max_timestamp)}, across the target")
@@ -276,11 +283,13 @@ class _Plan:
         keys = {self._stream(g) for g in self._gtids_of(tgt)}
         for j in range(j0, len(self.paths)):
             path = self.paths[j]
+            w = self._walk_of(path)
             with contextlib.closing(transactions(path)) as ts:
                 try:
                     for t in ts:
                         if j == i and t.start_offset < start_pos:
                             continue
+                        self._note(w, t)
                         if not t.gtid:
                             continue
                         if self._stream(t.gtid) in keys and not r.holds(tgt, t.gtid):
@@ -298,11 +307,29 @@ class _Plan:
                      f"reaches {r.text(state)}", last, None)
         return None
 
+    def _walk_of(self, path: str) -> dict:
+        """What a stop search saw of the transactions to replay in ``path``, in order: their count,
+        each stream's first GTID, the ones the backup already holds (at most 1000)."""
+        w = self.walked[path] = {"n": 0, "firsts": {}, "dups": []}
+        return w
+
+    def _note(self, w: dict, t) -> None:
+        w["n"] += 1
+        g = t.gtid
+        if g:
+            key = self._stream(g)
+            if key not in w["firsts"]:
+                w["firsts"][key] = (g, t.start_offset)
+            if len(w["dups"]) < 1000 and self.r.holds(self._start_state, g):
+                w["dups"].append((g, t.start_offset))
+
     def _stream(self, gtid: str) -> str:
         from ..audit.intervals import split_gtid
 
+        if self.flavor is Flavor.MARIADB:
+            return gtid.split("-", 1)[0]
         key, _n = split_gtid(gtid)
-        return key.split("-")[0] if self.flavor is Flavor.MARIADB else key
+        return key
 
     def _gtids_of(self, state) -> list[str]:
         text = self.r.text(state)
@@ -362,12 +389,17 @@ class _Plan:
         return n, end
 
     def _check_after_start(self, gtid: str, path: str, offset, start_state, first_seen: dict) -> None:
-        r = self.r
-        key = self._stream(gtid)
-        if r.holds(start_state, gtid):
-            self.problem("duplicate_gtid", f"{gtid} is already in the backup ({r.text(start_state)}): the replay "
-                         "would apply it a second time", path, offset, [gtid])
-        elif key not in first_seen:
+        if self.r.holds(start_state, gtid):
+            self._held(gtid, path, offset, start_state)
+        else:
+            self._first(self._stream(gtid), gtid, path, offset, start_state, first_seen)
+
+    def _held(self, gtid: str, path: str, offset, start_state) -> None:
+        self.problem("duplicate_gtid", f"{gtid} is already in the backup ({self.r.text(start_state)}): the replay "
+                     "would apply it a second time", path, offset, [gtid])
+
+    def _first(self, key: str, gtid: str, path: str, offset, start_state, first_seen: dict) -> None:
+        if key not in first_seen:
             first_seen[key] = (path, offset)
             gap = self._gap(start_state, gtid)
             if gap:
@@ -437,7 +469,15 @@ class _Plan:
             s = by_file[p]
             lo = start_pos if k == i else 4
             hi = stop_pos if k == j else None
-            if k in (i, j):
+            w = self.walked.get(p)
+            if w is not None:  # the stop search walked it already
+                n = w["n"]
+                for g, off in w["dups"]:
+                    self._held(g, p, off, start_state)
+                for key, (g, off) in sorted(w["firsts"].items(), key=lambda kv: kv[1][1]):
+                    if not self.r.holds(start_state, g):
+                        self._first(key, g, p, off, start_state, first_seen)
+            elif k in (i, j):
                 n, _end = self.count_pass(p, lo, hi, start_state, first_seen)
             else:
                 n = s["transactions"]

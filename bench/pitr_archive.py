@@ -1,0 +1,82 @@
+"""How long `binlogkit pitr` plans, and how much memory it holds, as the archive grows.
+
+    python bench/pitr_archive.py --files 50 200 --trx-per-file 3000      # make bench-pitr
+
+Archives are clean MariaDB series written by ``fixtures.faults.generate`` (no faults; real
+10.11 events cloned with new GTIDs, one second per transaction). For each size, three plans run
+in a fresh process each (its own peak RSS and that of its pool's workers, ``ru_maxrss``):
+
+* ``whole``:  from the first file to the last transaction (every file summarised, first and
+  last file scanned),
+* ``middle``: two files in the middle, by GTIDs (heads bisected, 2 files summarised),
+* ``time``:   to a time in the middle, from the first file (the stop file found by bisection).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+CHILD = r"""
+import json, resource, sys, time
+from binlogkit.pitr import From, Until, plan_pitr
+args = json.loads(sys.argv[1])
+t = time.perf_counter()
+doc = plan_pitr([args["archive"]], From(**args["from"]), Until(**args["until"]), jobs=args["jobs"])
+dt = time.perf_counter() - t
+rss = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+print(json.dumps({"seconds": dt, "rss_kb": rss, "reachable": doc["reachable"], "files": len(doc["files"]),
+                  "transactions": doc["transactions"], "bytes": doc["bytes"]}))
+"""
+
+
+def run(archive: Path, frm: dict, until: dict, jobs: int) -> dict:
+    out = subprocess.run([sys.executable, "-c", CHILD, json.dumps({"archive": str(archive), "from": frm,
+                                                                    "until": until, "jobs": jobs})],
+                         check=True, capture_output=True, text=True, cwd=ROOT)
+    return json.loads(out.stdout)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--files", type=int, nargs="+", default=[50, 200])
+    ap.add_argument("--trx-per-file", type=int, default=3000)
+    ap.add_argument("--jobs", type=int, default=2)
+    a = ap.parse_args()
+    from fixtures.faults import generate
+
+    clock = 1_795_000_000
+    for n in a.files:
+        with tempfile.TemporaryDirectory(prefix="binlogkit-bench-pitr-") as tmp:
+            arch = Path(tmp) / "archive"
+            t = time.perf_counter()
+            generate(arch, files=n, trx_per_file=a.trx_per_file, seed=1, faults=(), clock=clock)
+            made = time.perf_counter() - t
+            size = sum(f.stat().st_size for f in arch.glob("mariadb-bin.0*"))
+            total = n * a.trx_per_file
+            mid = n // 2
+            cases = {
+                "whole": ({"file": "mariadb-bin.000001", "position": 4}, {"gtids": f"0-1-{total}"}),
+                "middle": ({"gtids": f"0-1-{(mid - 1) * a.trx_per_file}", "origin": "gtid"},
+                           {"gtids": f"0-1-{(mid + 1) * a.trx_per_file}"}),
+                "time": ({"file": "mariadb-bin.000001", "position": 4}, {"timestamp": clock + total // 2 + 7}),
+            }
+            print(f"archive: {n} files, {size / 1e6:,.0f} MB, {total:,} transactions (made in {made:.0f} s)")
+            for name, (frm, until) in cases.items():
+                r = run(arch, frm, until, a.jobs)
+                print(f"  {name:<7} {r['seconds']:6.2f} s  peak RSS {r['rss_kb'] / 1024:6.1f} MB  "
+                      f"files {r['files']:>4}  transactions {r['transactions']:>9,}  bytes {r['bytes']:>13,}  "
+                      f"reachable {r['reachable']}")
+
+
+if __name__ == "__main__":
+    main()
