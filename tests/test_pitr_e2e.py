@@ -156,3 +156,64 @@ def test_restore_dump_and_replay_to_a_second(tmp_path):
         assert code == 1
         torn = [f for f in bad["problems"] if f["kind"] == "torn_event"]
         assert torn and Path(torn[0]["file"]).name == victim.name and torn[0]["offset"] < size // 2
+
+
+def test_physical_backup_with_mariabackup(tmp_path):
+    """mariabackup --backup while a writer commits leaves xtrabackup_binlog_info (file, position,
+    GTID): prepared and copied back into a fresh datadir, plus the printed replay to a GTID, the
+    server's tables equal the original's at that GTID."""
+    exe = shutil.which("mariadb-backup") or shutil.which("mariabackup")
+    if not exe:
+        if os.environ.get("CI"):
+            pytest.fail("CI run without mariadb-backup: scripts/install-deps.sh installs it")
+        pytest.skip("mariadb-backup is not installed (Debian: mariadb-backup)")
+    with Lab(tmp_path / "lab") as lab:
+        p = lab.server("primary", 1).start()
+        workload.schema(p)
+        workload.small(p, 300)
+        stop = threading.Event()
+
+        def writer():
+            i = 20_000
+            with p.connect() as conn, conn.cursor() as cur:
+                while not stop.is_set() and i < 30_000:
+                    cur.execute("INSERT INTO lab.small (k, v) VALUES (%s, 'during-backup')", (i,))
+                    i += 1
+
+        th = threading.Thread(target=writer)
+        th.start()
+        time.sleep(0.2)
+        target = tmp_path / "backup"
+        res = subprocess.run([exe, "--backup", f"--target-dir={target}", f"--socket={p.socket}", "--user=root"],
+                             capture_output=True, text=True)
+        stop.set()
+        th.join()
+        assert res.returncode == 0, res.stderr[-3000:]
+        info = next(f for f in (target / "mariadb_backup_binlog_info", target / "xtrabackup_binlog_info") if f.exists())
+        workload.small(p, 700, start=300)
+        pos = p.var("gtid_binlog_pos")
+        snapshot = table_fingerprints(p)
+        workload.small(p, 300, start=1000)
+        p.stop()
+        archive = tmp_path / "archive"
+        archive.mkdir()
+        for f in sorted(p.datadir.glob("mariadb-bin.0*")):
+            shutil.copy2(f, archive / f.name)
+
+        code, plan = _pitr(archive, "--backup-info", info, "--until-gtid", pos)
+        assert code == 0 and plan["problems"] == [] and plan["start"]["backup"]["origin"] == "binlog_info", plan
+        assert plan["start"]["backup"]["gtids"]  # the binlog's GTID state there agreed with it
+
+        res = subprocess.run([exe, "--prepare", f"--target-dir={target}"], capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr[-3000:]
+        r = lab.server("restored", 3)
+        r.datadir.parent.mkdir(parents=True, exist_ok=True)
+        res = subprocess.run([exe, "--copy-back", f"--target-dir={target}", f"--datadir={r.datadir}"],
+                             capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr[-3000:]
+        r.start()
+        assert table_fingerprints(r) != snapshot
+        done = subprocess.run(["bash", "-c", plan["command"]], env=_client_home(tmp_path, r), capture_output=True,
+                              text=True)
+        assert done.returncode == 0, done.stderr
+        assert table_fingerprints(r) == snapshot
