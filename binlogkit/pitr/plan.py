@@ -165,11 +165,16 @@ class _Plan:
                 return None
             state = r.of_head(self.heads[i])
             self.last_ts_before = None
+            w = None  # from the start on, the pass goes on as the count of the first file
             with contextlib.closing(transactions(path)) as ts:
                 try:
                     for t in ts:
-                        if t.start_offset >= pos:
-                            break
+                        if w is None and t.start_offset >= pos:
+                            self._start_state = state
+                            w = self._walk_of(path)
+                        if w is not None:
+                            self._note(w, t)
+                            continue
                         if t.end_offset is not None and t.end_offset > pos:
                             self.problem("bad_position", f"{_name(path)}@{pos} falls inside transaction "
                                          f"{t.gtid or '@' + str(t.start_offset)} ({t.start_offset}..{t.end_offset})",
@@ -179,7 +184,7 @@ class _Plan:
                             r.add(state, t.gtid)
                         self.last_ts_before = t.max_timestamp
                 except BinlogError:
-                    pass  # damage after the start is the audit's to report
+                    self.walked.pop(path, None)  # damage after the start is the audit's to report
             if frm.gtids:
                 said = r.parse(frm.gtids)
                 if not (r.includes(said, state) and r.includes(state, said)):
@@ -198,15 +203,20 @@ class _Plan:
         path = self.paths[i]
         pos = None
         self.last_ts_before = None
+        self._start_state = target
+        w = None
         with contextlib.closing(transactions(path)) as ts:
             try:
                 for t in ts:
-                    if t.gtid and not r.holds(target, t.gtid):
+                    if w is None and t.gtid and not r.holds(target, t.gtid):
                         pos = t.start_offset
-                        break
+                        w = self._walk_of(path)
+                    if w is not None:
+                        self._note(w, t)
+                        continue
                     self.last_ts_before = t.max_timestamp
             except BinlogError:
-                pass
+                self.walked.pop(path, None)
         if pos is None:
             if i + 1 < len(self.paths):
                 i, pos = i + 1, 4
@@ -280,6 +290,7 @@ class _Plan:
         start_state = self._start_state
         if r.includes(start_state, tgt):
             self.stop_reason = "the backup already holds the target"
+            self.walked.pop(self.paths[i], None)
             return i, start_pos
         j0 = max(i, self.heads.last_true(lambda h: not r.includes(r.of_head(h), tgt)))
         state = r.copy(start_state) if j0 == i else r.of_head(self.heads[j0])
@@ -313,14 +324,19 @@ class _Plan:
     def _walk_of(self, path: str) -> dict:
         """What a stop search saw of the transactions to replay in ``path``, in order: their count,
         each stream's first GTID, the ones the backup already holds (at most 1000)."""
-        w = self.walked[path] = {"n": 0, "firsts": {}, "dups": []}
+        from ..audit.intervals import Runs
+
+        w = self.walked[path] = {"n": 0, "firsts": {}, "dups": [], "applied": Runs()}
         return w
 
     def _note(self, w: dict, t) -> None:
         w["n"] += 1
         g = t.gtid
         if g:
-            self._replayed(g)
+            if self.flavor is Flavor.MYSQL:  # kept per walk: only the walks that count are added up
+                from ..audit.intervals import split_gtid
+
+                w["applied"].add(*split_gtid(g))
             key = self._stream(g)
             if key not in w["firsts"]:
                 w["firsts"][key] = (g, t.start_offset)
@@ -499,8 +515,11 @@ class _Plan:
             lo = start_pos if k == i else 4
             hi = stop_pos if k == j else None
             w = self.walked.get(p)
-            if w is not None:  # the stop search walked it already
+            if w is not None:  # the start or stop search walked it already
                 n = w["n"]
+                from ..audit.intervals import add_into
+
+                add_into(self.applied.m, w["applied"].m)
                 for g, off in w["dups"]:
                     self._held(g, p, off, start_state)
                 for key, (g, off) in sorted(w["firsts"].items(), key=lambda kv: kv[1][1]):
