@@ -238,3 +238,18 @@ def test_mysql_hole_on_the_way(tmp_path):
     # before the hole: reachable
     assert plan_pitr([tmp_path / "a"], From(gtids=f"{U}:1-5", origin="gtid"), Until(gtids=f"{U}:1-12"),
                      jobs=1)["reachable"]
+
+
+def test_files_that_are_not_binlogs_and_targets_behind_the_backup(tmp_path):
+    d = copy(tmp_path)
+    (d / "mariadb-bin.000007").write_bytes(b"\xfebin" + bytes(range(256)) * 8)  # magic, then garbage
+    code, doc = cli(d, "--from-gtid", TRX[10]["gtid"], "--until-gtid", TRX[-10]["gtid"])
+    assert code == 1 and any(p["kind"] == "unreadable" and Path(p["file"]).name == "mariadb-bin.000007"
+                             for p in doc["problems"])
+    (d / "mariadb-bin.000002").write_bytes(b"not a binlog at all")
+    code, doc = cli(d, "--from-file", "mariadb-bin.000002", "--from-position", 4, "--until-gtid", TRX[200]["gtid"])
+    assert code == 1 and doc["problems"][0]["kind"] == "bad_position"
+    res = CliRunner().invoke(main, ["pitr", str(primary()), "--from-gtid", "0-1-3000", "--until-gtid", "0-1-10"])
+    assert res.exit_code == 2 and "before the backup point" in res.output
+    code, doc = cli(primary(), "--from-gtid", "0-1-3000", "--until-gtid", "0-1-3000")
+    assert code == 0 and doc["transactions"] == 0 and any("nothing to replay" in n for n in doc["notes"])

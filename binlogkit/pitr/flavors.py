@@ -32,6 +32,7 @@ class Replay:
     includes: Callable[[object, object], bool]   # a, b -> b is within a
     text: Callable[[object], str]                # state -> canonical text
     copy: Callable[[object], object]
+    beyond: Callable[[object, object], bool]     # a, b -> a is past b in a stream b names
 
 
 # --- MariaDB: a position, per domain ---------------------------------------------------------------
@@ -62,7 +63,8 @@ MARIADB = Replay(
     "MariaDB", "mariadb-binlog", "mariadb",
     parse=lambda text: {g.domain_id: g for g in GtidPos.parse(text)},
     of_head=_m_head, holds=_m_holds, add=_m_add, includes=_m_includes,
-    text=lambda s: str(GtidPos(s.values())), copy=dict)
+    text=lambda s: str(GtidPos(s.values())), copy=dict,
+    beyond=lambda a, b: any(d in a and a[d].seq_no > g.seq_no for d, g in b.items()))
 
 
 # --- MySQL: a set ---------------------------------------------------------------------------------
@@ -98,7 +100,8 @@ MYSQL = Replay(
     "MySQL", "mysqlbinlog", "mysql",
     parse=_s_parse, of_head=_s_head, holds=_s_holds, add=_s_add,
     includes=lambda a, b: not iv.subtract(b, a), text=_s_text,
-    copy=lambda s: {k: [list(x) for x in v] for k, v in s.items()})
+    copy=lambda s: {k: [list(x) for x in v] for k, v in s.items()},
+    beyond=lambda a, b: any(a.get(k) and a[k][-1][1] > ivs[-1][1] for k, ivs in b.items() if ivs))
 
 
 REPLAY: dict[Flavor, Replay] = {Flavor.MARIADB: MARIADB, Flavor.MYSQL: MYSQL}

@@ -288,6 +288,8 @@ class _Plan:
         # a GTID state
         tgt = r.parse(until.gtids)
         start_state = self._start_state
+        if r.beyond(start_state, tgt):
+            raise PitrUsage(f"the target {until.gtids} is before the backup point ({r.text(start_state)})")
         if r.includes(start_state, tgt):
             self.stop_reason = "the backup already holds the target"
             self.walked.pop(self.paths[i], None)
@@ -536,7 +538,8 @@ class _Plan:
         firsts = {(p, o) for p, o in first_seen.values()}
         first, last = self.paths[i], self.paths[j]
         for f in audit["findings"]:
-            if f["file"] == first and f["offset"] is not None and f["offset"] < start_pos:
+            whole_file = f["kind"] in ("unreadable", "encrypted")  # nothing after it can be vouched for
+            if f["file"] == first and f["offset"] is not None and f["offset"] < start_pos and not whole_file:
                 continue
             if f["file"] == last and f["offset"] is not None and f["offset"] >= stop_pos:
                 continue
@@ -562,6 +565,8 @@ class _Plan:
             "reachable": not any(p.severity == "error" for p in self.problems),
         })
         doc["command"] = command(self.r, files, start_pos, stop_pos if stop_pos < end_last else None)
+        if trx == 0:
+            self.notes.append("nothing to replay: the backup already stands at the target")
         if any(os.path.splitext(f)[1] in OPENERS for f in files):
             self.notes.append("compressed files are decompressed into the tool's standard input, one "
                               "invocation per file (the tool cannot seek in a pipe)")

@@ -150,8 +150,9 @@ def event_boundary(path: str, position: int) -> tuple[bool, int]:
                 end = at + size
                 if at > position and not hit:
                     break
-    except BinlogError:
-        pass
+    except BinlogError as exc:
+        if exc.offset is None or exc.offset < position:  # not a binlog, or damaged before the position
+            return False, end
     return hit or position == end, end
 
 
