@@ -5,9 +5,11 @@
    binlogs of the ``replication-gtid`` fixture as further series, 100 files at least. The local
    engine with 1 and 2 workers, ``binlogkit verify`` over the same files with the same workers,
    and the Spark job in local[2] (after session start), in GB/s; a projection to 100 TB.
-2. **Memory** on a ``--big-gb`` archive (same layout): peak RSS of the local engine's parent
-   process and of the Spark driver (its JVM and its Python), each run in a child process of its
-   own and measured by ``getrusage(RUSAGE_CHILDREN)`` / the JVM's /proc status.
+2. **Memory**: peak RSS of the local engine's parent (``getrusage`` in its own child process)
+   and of the Spark driver on a real standalone cluster (a master and two 1-core workers on
+   127.0.0.1, ``spark-submit`` in client mode; the driver's JVM and Python read from /proc
+   VmHWM), on three archives of the same layout: ``--big-gb`` / 10 and ``--big-gb`` with the
+   same 100 files (bytes x10), and 1000 small files (files x10).
 3. **Merge** over synthetic summaries standing for ``--merge-files`` files of 1 GiB (100,000 =
    100 TB): time and peak memory (tracemalloc) of ``plan_directory`` + ``merge_directory``, for
    a growing number of files and of findings, with the transactions per file changed too.
@@ -94,18 +96,19 @@ def bench_merge(files: int, findings_every: int, trx_per_file: int) -> dict:
 
 # --- archives of symlinks ----------------------------------------------------------------------
 
-def layout(tmp: Path, gb: float) -> tuple[int, float]:
-    """Symlinks to the 1 GB lab binlog, one series each, plus small series up to 100 files."""
+def layout(tmp: Path, gb: float, min_files: int = 100) -> tuple[int, float]:
+    """Symlinks to the 1 GB lab binlog, one series each, plus small series (the 16 binlogs of the
+    replication-gtid fixture each) up to ``min_files`` files."""
     from fixtures import store
 
     small = sorted((store.materialize("replication-gtid") / "primary").glob("mariadb-bin.0*"))
-    n_big = max(1, round(gb * 1e9 / BIG.stat().st_size))
+    n_big = round(gb * 1e9 / BIG.stat().st_size)
     for k in range(n_big):
         d = tmp / f"big{k:03d}"
         d.mkdir()
         (d / "mariadb-bin.000001").symlink_to(BIG)
     k, files = 0, n_big
-    while files < 100:
+    while files < min_files:
         d = tmp / f"small{k:03d}"
         d.mkdir()
         for f in small:
@@ -164,11 +167,118 @@ print(json.dumps(out))
 """
 
 
+def _hwm_kb(pid: int) -> int:
+    try:
+        for line in open(f"/proc/{pid}/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (from /proc/*/stat)."""
+    parent = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                stat = open(f"/proc/{d}/stat").read()
+                parent[int(d)] = int(stat[stat.rindex(")") + 2:].split()[1])
+            except (OSError, ValueError):
+                pass
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo += [c for c, pp in parent.items() if pp == p]
+    return out
+
+
+def cluster_run(master: str, zip_: Path, archive: str, out: Path) -> dict:
+    """spark-submit of the job on the standalone cluster (client mode: the driver runs here,
+    executors on the workers); the peak RSS (VmHWM) of the driver's JVM and of its Python,
+    polled from /proc every 0.2 s until they end."""
+    import pyspark
+
+    submit = Path(pyspark.__file__).resolve().parent / "bin" / "spark-submit"
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
+               SPARK_LOCAL_IP="127.0.0.1")
+    t = time.perf_counter()
+    p = subprocess.Popen([str(submit), "--master", master, "--py-files", str(zip_),
+                          "--conf", "spark.ui.enabled=false", "--conf", "spark.executor.memory=512m",
+                          str(ROOT / "binlogkit" / "audit" / "job.py"), archive, "--output", str(out), "--json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=out.parent)
+    peak: dict[int, tuple[str, int]] = {}
+    while p.poll() is None:
+        for pid in _tree(p.pid):
+            try:
+                exe = os.path.basename(os.readlink(f"/proc/{pid}/exe"))
+            except OSError:
+                continue
+            kind = "jvm" if exe == "java" else "python" if exe.startswith("python") else None
+            if kind:
+                peak[pid] = (kind, max(peak.get(pid, (kind, 0))[1], _hwm_kb(pid)))
+        time.sleep(0.2)
+    stdout, stderr = p.communicate()
+    dt = time.perf_counter() - t
+    if p.returncode not in (0, 1):
+        raise SystemExit(f"spark-submit failed ({p.returncode}):\n{stderr[-3000:]}")
+    doc = json.loads(stdout[stdout.index("{"):])
+    mb = {k: max([v for kk, v in peak.values() if kk == k] + [0]) / 1024 for k in ("jvm", "python")}
+    return {"seconds": dt, "jvm_mb": mb["jvm"], "python_mb": mb["python"], "counts": doc["counts"],
+            "files": doc["files"], "result_kb": len(stdout) / 1024}
+
+
 def child(*args: str) -> dict:
     p = subprocess.run([sys.executable, "-c", CHILD.format(root=str(ROOT)), *args], capture_output=True, text=True)
     if p.returncode:
         raise SystemExit(f"bench child {args} failed:\n{p.stderr[-3000:]}")
     return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def memory(big_gb: float, *, spark: bool = True) -> None:
+    """Peak RSS of the local engine's parent and of the Spark driver (standalone cluster: a
+    master and two 1-core workers on this machine) on three archives: ``big_gb`` / 10 and
+    ``big_gb`` with the same number of files (bytes x10), and 1000 small files (files x10)."""
+    sizes = [("1x", big_gb / 10, 100), ("10x bytes", big_gb, 100), ("10x files", 0, 1000)]
+    rows = []
+    with tempfile.TemporaryDirectory() as top:
+        top = Path(top)
+        archives = []
+        for label, gb, n in sizes:
+            d = top / label.replace(" ", "-")
+            d.mkdir()
+            files, real_gb = layout(d, gb, n)
+            archives.append((label, d, files, real_gb))
+        print(f"\n== memory: peak RSS of the process that gathers the results, archives of symlinks")
+        for label, d, files, gb in archives:
+            a = child("local", str(d), "2")
+            rows.append((label, files, gb, a))
+            print(f"local engine (2 workers), {label:>9}: {files:>5} files, {gb:6.1f} GB: parent peak RSS "
+                  f"{a['self_maxrss_mb']:4.0f} MB, {a['seconds']:5.0f} s ({gb / a['seconds']:.2f} GB/s)")
+        if not spark:
+            return
+        sys.path.insert(0, str(ROOT / "scripts"))
+        import spark_cluster
+
+        from binlogkit.audit.pack import pack
+
+        if not spark_cluster.java_ok():
+            print("no Java runtime: the Spark cluster figures are skipped")
+            return
+        c = spark_cluster.start(top / "cluster", workers=2, cores=1)
+        try:
+            zip_ = pack(top / "binlogkit-audit.zip")
+            for (label, d, files, gb), (_l, _f, _g, a) in zip(archives, rows):
+                r = cluster_run(c.master_url, zip_, str(d), top / f"out-{d.name}")
+                assert r["counts"] == a["counts"], (r["counts"], a["counts"])
+                print(f"Spark standalone (2 x 1 core), {label:>9}: {files:>5} files, {gb:6.1f} GB: driver JVM peak RSS "
+                      f"{r['jvm_mb']:4.0f} MB, driver Python {r['python_mb']:3.0f} MB, result {r['result_kb']:.0f} KB, "
+                      f"{r['seconds']:5.0f} s ({gb / r['seconds']:.2f} GB/s, JVM start-up included)")
+        finally:
+            c.stop()
+    print("goal: <= 300 MB each, and no growth with bytes (1x -> 10x bytes)")
 
 
 def main(argv=None) -> int:
@@ -179,6 +289,7 @@ def main(argv=None) -> int:
     ap.add_argument("--no-spark", action="store_true")
     ap.add_argument("--only", choices=["throughput", "memory", "merge"])
     args = ap.parse_args(argv)
+    sys.stdout.reconfigure(line_buffering=True)  # figures as they come, also through make | tee
     if not BIG.exists() and args.only != "merge":
         print("run `make bench-data` first", file=sys.stderr)
         return 2
@@ -206,17 +317,7 @@ def main(argv=None) -> int:
             print(f"projection: one core audits {per_core:.2f} GB/s; 100 TB on 64 cores ~ "
                   f"{100e3 / (per_core * 64) / 3600:.1f} h (files outnumber cores; largest first)")
     if args.only in (None, "memory") and args.big_gb:
-        with tempfile.TemporaryDirectory() as tmp:
-            files, gb = layout(Path(tmp), args.big_gb)
-            print(f"\n== memory: {files} files, {gb:.1f} GB (symlinks)")
-            a = child("local", tmp, "2")
-            print(f"local engine (2 workers): parent peak RSS {a['self_maxrss_mb']:.0f} MB (goal <= 300 MB), "
-                  f"{a['seconds']:.0f} s = {gb / a['seconds']:.2f} GB/s")
-            if not args.no_spark:
-                s = child("spark", tmp, "2", "1")
-                print(f"Spark local[2] driver: Python peak RSS {s['self_maxrss_mb']:.0f} MB, JVM peak RSS "
-                      f"{s['jvm_hwm_mb']:.0f} MB (goal <= 300 MB each; in local mode the JVM hosts the executors too), "
-                      f"{s['runs'][0]:.0f} s = {gb / s['runs'][0]:.2f} GB/s")
+        memory(args.big_gb, spark=not args.no_spark)
     if args.only in (None, "merge"):
         print("\n== merge over synthetic summaries (1 GiB per file; one series per 1000 files)")
         n = args.merge_files

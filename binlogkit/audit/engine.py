@@ -1,19 +1,23 @@
 """The embedded default engine: the per-file pass over a process pool on this machine.
 
-The parent process lists the files, hands paths to the pool (largest first), keeps the compact
-summaries that come back, and runs the pure merge (``merge.py``) directory by directory; the
-few files the merge wants scanned again with a context go back to the same pool.
+The parent process lists the files, hands paths to the pool (largest first, a few at a time),
+puts the compact summaries that come back aside per directory (a temporary folder), and runs the
+pure merge (``merge.py``) directory by directory; the few files the merge wants scanned again
+with a context go back to the same pool.
 """
 
 from __future__ import annotations
 
+import json
 import os
-from concurrent.futures import ProcessPoolExecutor
+import tempfile
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from itertools import islice
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 from ..files import OPENERS
-from .merge import merge
+from .merge import Results, merge_directory, plan_directory
 from .summary import file_summary
 
 
@@ -43,26 +47,81 @@ def _again(item: tuple[str, dict]) -> dict:
     return file_summary(item[0], item[1])
 
 
+class _Spill:
+    """The summaries as they come back, in one JSON-lines file per directory in a private
+    temporary folder: the parent holds one directory's summaries at a time, not the archive's."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+        self.index: dict[str, int] = {}
+
+    def add(self, s: dict) -> None:
+        k = self.index.setdefault(s["directory"], len(self.index))
+        with open(os.path.join(self.folder, f"{k}.jsonl"), "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(s, separators=(",", ":")) + "\n")
+
+    def directories(self) -> Iterator[list[dict]]:
+        for d in sorted(self.index):
+            with open(os.path.join(self.folder, f"{self.index[d]}.jsonl"), encoding="utf-8") as fh:
+                yield [json.loads(line) for line in fh]
+
+
+def _as_done(pool: ProcessPoolExecutor, fn, items: list, window: int) -> Iterator:
+    """``fn`` over ``items`` on the pool, results in completion order, with at most ``window``
+    tasks submitted at a time (``pool.map`` would hold a future for every file)."""
+    it = iter(items)
+    pending = {pool.submit(fn, x) for x in islice(it, window)}
+    while pending:
+        done, pending = wait(pending, return_when=FIRST_COMPLETED)
+        for fut in done:
+            nxt = next(it, _END)
+            if nxt is not _END:
+                pending.add(pool.submit(fn, nxt))
+            yield fut.result()
+
+
+_END = object()
+
+
 def run_local(paths: Iterable[str | os.PathLike], *, jobs: int | None = None, live: bool = False,
               progress: Callable[[int, int], None] | None = None, max_findings: int | None = None,
               max_series: int | None = None) -> dict:
     """Audit with a process pool (``jobs`` workers; 1 = in this process). ``live``: the last
     file of a series may still be written by a server (a torn tail is then a warning).
     ``max_findings`` / ``max_series``: keep only the first ones in the result (None: all), as
-    the Spark job's driver does; the counts cover everything."""
+    the Spark job's driver does; the counts cover everything.
+
+    The parent holds the list of file paths, one directory's summaries at a time (the others
+    wait in a temporary folder, about 1-4 KB per file) and the result: with both limits set its
+    memory does not grow with the archive."""
     files = audit_paths(paths)
     jobs = jobs or os.cpu_count() or 1
-    summaries = []
-    if jobs == 1 or len(files) <= 1:
-        for i, f in enumerate(files):
-            summaries.append(file_summary(f))
-            if progress:
-                progress(i + 1, len(files))
-        return merge(summaries, live=live, max_findings=max_findings, max_series=max_series)
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        for i, s in enumerate(pool.map(file_summary, files, chunksize=1)):
-            summaries.append(s)
-            if progress:
-                progress(i + 1, len(files))
-        return merge(summaries, live=live, rescan=lambda items: pool.map(_again, items, chunksize=1),
-                     max_findings=max_findings, max_series=max_series)
+    acc = Results(limit=max_findings, max_series=max_series)
+    total = 0
+    with tempfile.TemporaryDirectory(prefix="binlogkit-audit-") as tmp:
+        spill = _Spill(tmp)
+        if jobs == 1 or len(files) <= 1:
+            pool = None
+            summaries: Iterable[dict] = map(file_summary, files)
+        else:
+            pool = ProcessPoolExecutor(max_workers=jobs)
+            summaries = _as_done(pool, file_summary, files, 4 * jobs)
+        try:
+            for i, s in enumerate(summaries):
+                spill.add(s)
+                total += s["size"]
+                if progress:
+                    progress(i + 1, len(files))
+            for group in spill.directories():
+                wanted = plan_directory(group)
+                if not wanted:
+                    again = {}
+                elif pool is None:
+                    again = {p: file_summary(p, c) for p, c in sorted(wanted.items())}
+                else:
+                    again = {r["file"]: r for r in pool.map(_again, sorted(wanted.items()), chunksize=1)}
+                acc.add(*merge_directory(group, again, live=live))
+        finally:
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)
+    return acc.result(files=len(files), bytes_=total)

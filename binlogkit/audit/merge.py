@@ -412,30 +412,52 @@ def _resolve(s: dict, fold: _Fold) -> list[dict]:
 
 # --- all directories -------------------------------------------------------------------------------
 
+class Results:
+    """The result document, built directory by directory. Without limits it keeps every
+    finding and series' record; with ``limit`` / ``max_series`` it keeps only the first ones in
+    report order (at most twice as many at any time), so its memory is bounded by the limits
+    whatever the number of directories, series or findings."""
+
+    def __init__(self, *, limit: int | None = None, max_series: int | None = None) -> None:
+        self.limit, self.max_series = limit, max_series
+        self.findings: list[tuple[tuple, dict]] = []
+        self.series: dict[str, dict] = {}
+        self.counts = {"error": 0, "warning": 0, "info": 0}
+        self.n_findings = self.n_series = 0
+
+    def add(self, found: list[dict], summary: dict[str, dict]) -> None:
+        """One directory's ``merge_directory`` output."""
+        for f in found:
+            self.counts[f["severity"]] += 1
+            self.findings.append((sort_key(f, self.n_findings), f))
+            self.n_findings += 1
+        if self.limit is not None and len(self.findings) > 2 * self.limit:
+            self.findings.sort(key=lambda kf: kf[0])
+            del self.findings[self.limit:]
+        self.series.update(summary)
+        self.n_series += len(summary)
+        if self.max_series is not None and len(self.series) > 2 * self.max_series:
+            self.series = {n: self.series[n] for n in sorted(self.series)[: self.max_series]}
+
+    def result(self, *, files: int, bytes_: int) -> dict:
+        self.findings.sort(key=lambda kf: kf[0])
+        findings = [f for _k, f in self.findings[: self.limit]]
+        names = sorted(self.series)[: self.max_series]
+        return {"findings": findings, "summary": {n: self.series[n] for n in names}, "counts": self.counts,
+                "files": files, "bytes": bytes_, "findings_omitted": self.n_findings - len(findings),
+                "series": self.n_series, "series_omitted": self.n_series - len(names)}
+
+
 def combine(parts: Iterable[tuple[list[dict], dict[str, dict]]], *, files: int, bytes_: int,
             limit: int | None = None, max_series: int | None = None) -> dict:
     """The result document from the directories' (findings, summary) pairs: every finding in
     report order (the first ``limit``; ``findings_omitted`` counts the rest), the per-series
     records by name (the first ``max_series``; ``series`` counts them all, ``series_omitted``
     the rest), counts by severity, files and bytes."""
-    findings: list[dict] = []
-    summary: dict[str, dict] = {}
-    counts = {"error": 0, "warning": 0, "info": 0}
+    acc = Results(limit=limit, max_series=max_series)
     for found, summ in parts:
-        findings += found
-        summary.update(summ)
-        for f in found:
-            counts[f["severity"]] += 1
-    findings.sort(key=sort_key)
-    omitted = 0
-    if limit is not None and len(findings) > limit:
-        omitted = len(findings) - limit
-        del findings[limit:]
-    names = sorted(summary)
-    shown = names if max_series is None else names[:max_series]
-    return {"findings": findings, "summary": {n: summary[n] for n in shown}, "counts": counts,
-            "files": files, "bytes": bytes_, "findings_omitted": omitted,
-            "series": len(names), "series_omitted": len(names) - len(shown)}
+        acc.add(found, summ)
+    return acc.result(files=files, bytes_=bytes_)
 
 
 def limit(result: dict, *, max_findings: int | None = None, max_series: int | None = None) -> dict:
