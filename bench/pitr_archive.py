@@ -54,10 +54,14 @@ def main() -> None:
     ap.add_argument("--files", type=int, nargs="+", default=[50, 200])
     ap.add_argument("--trx-per-file", type=int, default=3000)
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--big-file-trx", type=int, nargs="*", default=[],
+                    help="also: one file of N transactions each, planned from its top to its last GTID "
+                         "(memory must not grow with N)")
     a = ap.parse_args()
     from fixtures.faults import generate
 
     clock = 1_795_000_000
+    big_files(a.big_file_trx, a.jobs)
     for n in a.files:
         with tempfile.TemporaryDirectory(prefix="binlogkit-bench-pitr-") as tmp:
             arch = Path(tmp) / "archive"
@@ -79,6 +83,19 @@ def main() -> None:
                 print(f"  {name:<7} {r['seconds']:6.2f} s wall {r['cpu']:6.2f} s CPU  peak RSS {r['rss_kb'] / 1024:6.1f} MB  "
                       f"files {r['files']:>4}  transactions {r['transactions']:>9,}  bytes {r['bytes']:>13,}  "
                       f"reachable {r['reachable']}")
+
+
+def big_files(sizes: list[int], jobs: int) -> None:
+    from fixtures.faults import generate
+
+    for n in sizes:
+        with tempfile.TemporaryDirectory(prefix="binlogkit-bench-pitr-") as tmp:
+            arch = Path(tmp) / "archive"
+            generate(arch, files=2, trx_per_file=n, seed=1, faults=(), clock=1_795_000_000)
+            size = (arch / "mariadb-bin.000001").stat().st_size
+            r = run(arch, {"file": "mariadb-bin.000001", "position": 4}, {"gtids": f"0-1-{n}"}, jobs)
+            print(f"one file of {n:,} transactions ({size / 1e6:,.0f} MB): {r['seconds']:6.2f} s wall "
+                  f"{r['cpu']:6.2f} s CPU  peak RSS {r['rss_kb'] / 1024:6.1f} MB  transactions {r['transactions']:,}")
 
 
 if __name__ == "__main__":
