@@ -253,3 +253,26 @@ def test_files_that_are_not_binlogs_and_targets_behind_the_backup(tmp_path):
     assert res.exit_code == 2 and "before the backup point" in res.output
     code, doc = cli(primary(), "--from-gtid", "0-1-3000", "--until-gtid", "0-1-3000")
     assert code == 0 and doc["transactions"] == 0 and any("nothing to replay" in n for n in doc["notes"])
+
+
+def test_pitr_never_opens_for_writing(tmp_path, monkeypatch):
+    """pitr is read-only: every open call (builtins, lzma, os.open) is checked, compressed files too."""
+    import builtins
+    import lzma
+    import os as os_mod
+
+    d = copy(tmp_path)
+    import subprocess
+
+    subprocess.run(["xz", "-0", str(d / "mariadb-bin.000004")], check=True)
+    modes, flags = [], []
+    real_open, real_lzma, real_os_open = builtins.open, lzma.open, os_mod.open
+    monkeypatch.setattr(builtins, "open", lambda f, mode="r", *a, **k: (modes.append(mode), real_open(f, mode, *a, **k))[1])
+    monkeypatch.setattr(lzma, "open", lambda f, mode="rb", *a, **k: (modes.append(mode), real_lzma(f, mode, *a, **k))[1])
+    monkeypatch.setattr(os_mod, "open", lambda p, fl, *a, **k: (flags.append(fl), real_os_open(p, fl, *a, **k))[1])
+    before = {f.name: (f.stat().st_mtime_ns, f.stat().st_size) for f in d.iterdir()}
+    code, doc = cli(d, "--from-gtid", TRX[100]["gtid"], "--until-datetime", "2026-11-21 05:59:04", "--jobs", 1)
+    assert code == 0 and any(f.endswith(".xz") for f in doc["files"]) and doc["command"].startswith("{ ")
+    assert modes and all(set(m) <= {"r", "b", "t"} for m in modes), modes
+    assert all(fl & (os_mod.O_WRONLY | os_mod.O_RDWR | os_mod.O_CREAT | os_mod.O_TRUNC) == 0 for fl in flags)
+    assert {f.name: (f.stat().st_mtime_ns, f.stat().st_size) for f in d.iterdir()} == before
