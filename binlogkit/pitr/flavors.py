@@ -33,6 +33,10 @@ class Replay:
     text: Callable[[object], str]                # state -> canonical text
     copy: Callable[[object], object]
     beyond: Callable[[object, object], bool]     # a, b -> a is past b in a stream b names
+    stream: Callable[[str], str]                 # GTID text -> its stream (MariaDB domain, MySQL uuid[:tag])
+    streams: Callable[[object], set]             # the streams a state names
+    gap: Callable[[object, str], "str | None"]   # state, the next GTID of its stream -> what is missing between
+    sets: bool                                   # a state is a set: holes above the backup are losses
 
 
 # --- MariaDB: a position, per domain ---------------------------------------------------------------
@@ -55,6 +59,15 @@ def _m_add(state: dict, gtid: str) -> dict:
     return state
 
 
+def _m_gap(state: dict, gtid: str) -> str | None:
+    g = MariadbGtid.parse(gtid)
+    cur = state.get(g.domain_id)
+    if cur is not None and g.seq_no > cur.seq_no + 1:
+        return (f"domain {g.domain_id}: seq_no {cur.seq_no + 1}..{g.seq_no - 1} missing between the backup "
+                f"({cur}) and the archive's next transaction ({g})")
+    return None
+
+
 def _m_includes(a: dict, b: dict) -> bool:
     return all(d in a and a[d].seq_no >= g.seq_no for d, g in b.items())
 
@@ -64,7 +77,8 @@ MARIADB = Replay(
     parse=lambda text: {g.domain_id: g for g in GtidPos.parse(text)},
     of_head=_m_head, holds=_m_holds, add=_m_add, includes=_m_includes,
     text=lambda s: str(GtidPos(s.values())), copy=dict,
-    beyond=lambda a, b: any(d in a and a[d].seq_no > g.seq_no for d, g in b.items()))
+    beyond=lambda a, b: any(d in a and a[d].seq_no > g.seq_no for d, g in b.items()),
+    stream=lambda gtid: gtid.split("-", 1)[0], streams=lambda s: {str(d) for d in s}, gap=_m_gap, sets=False)
 
 
 # --- MySQL: a set ---------------------------------------------------------------------------------
@@ -92,6 +106,14 @@ def _s_add(state: iv.IntervalSet, gtid: str) -> iv.IntervalSet:
     return state
 
 
+def _s_gap(state: iv.IntervalSet, gtid: str) -> str | None:
+    key, n = iv.split_gtid(gtid)
+    ivs = state.get(key)
+    if ivs and n > ivs[-1][1] + 1:
+        return f"{key}:{ivs[-1][1] + 1}-{n - 1} missing between the backup and the archive's next transaction"
+    return None
+
+
 def _s_text(state: iv.IntervalSet) -> str:
     return str(MysqlGtidSet({tuple(k.split(":", 1)) if ":" in k else (k, ""): v for k, v in state.items()}))
 
@@ -101,7 +123,8 @@ MYSQL = Replay(
     parse=_s_parse, of_head=_s_head, holds=_s_holds, add=_s_add,
     includes=lambda a, b: not iv.subtract(b, a), text=_s_text,
     copy=lambda s: {k: [list(x) for x in v] for k, v in s.items()},
-    beyond=lambda a, b: any(a.get(k) and a[k][-1][1] > ivs[-1][1] for k, ivs in b.items() if ivs))
+    beyond=lambda a, b: any(a.get(k) and a[k][-1][1] > ivs[-1][1] for k, ivs in b.items() if ivs),
+    stream=lambda gtid: iv.split_gtid(gtid)[0], streams=lambda s: set(s), gap=_s_gap, sets=True)
 
 
 REPLAY: dict[Flavor, Replay] = {Flavor.MARIADB: MARIADB, Flavor.MYSQL: MYSQL}

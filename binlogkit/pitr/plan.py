@@ -296,7 +296,7 @@ class _Plan:
             return i, start_pos
         j0 = max(i, self.heads.last_true(lambda h: not r.includes(r.of_head(h), tgt)))
         state = r.copy(start_state) if j0 == i else r.of_head(self.heads[j0])
-        keys = {self._stream(g) for g in self._gtids_of(tgt)}
+        keys = r.streams(tgt)
         for j in range(j0, len(self.paths)):
             path = self.paths[j]
             w = self._walk_of(path)
@@ -335,7 +335,7 @@ class _Plan:
         w["n"] += 1
         g = t.gtid
         if g:
-            if self.flavor is Flavor.MYSQL:  # kept per walk: only the walks that count are added up
+            if self.r.sets:  # kept per walk: only the walks that count are added up
                 from ..audit.intervals import split_gtid
 
                 w["applied"].add(*split_gtid(g))
@@ -347,7 +347,7 @@ class _Plan:
 
     def _replayed(self, gtid: str) -> None:
         """MySQL: the GTIDs the replay applies, as an interval set (its holes are gaps on the way)."""
-        if self.flavor is Flavor.MYSQL:
+        if self.r.sets:
             from ..audit.intervals import split_gtid
 
             self.applied.add(*split_gtid(gtid))
@@ -369,21 +369,7 @@ class _Plan:
                                  "does not have these", None, None, [hole])
 
     def _stream(self, gtid: str) -> str:
-        from ..audit.intervals import split_gtid
-
-        if self.flavor is Flavor.MARIADB:
-            return gtid.split("-", 1)[0]
-        key, _n = split_gtid(gtid)
-        return key
-
-    def _gtids_of(self, state) -> list[str]:
-        text = self.r.text(state)
-        if self.flavor is Flavor.MARIADB:
-            return [g for g in text.split(",") if g]
-        out = []
-        for k, ivs in state.items():
-            out += [f"{k}:{a}" for a, _b in ivs[:1]]
-        return out
+        return self.r.stream(gtid)
 
     def _stopped_before(self, t, why: str) -> None:
         self.before = {"gtid": t.gtid, "file": t.start_file, "offset": t.start_offset,
@@ -415,7 +401,6 @@ class _Plan:
     def count_pass(self, path: str, lo: int, hi: int | None, start_state, first_seen: dict) -> tuple[int, int]:
         """(transactions starting in [lo, hi), end of the last whole event read); checks GTIDs after the
         start against the backup's state."""
-        r = self.r
         n = 0
         end = lo
         with contextlib.closing(transactions(path)) as ts:
@@ -452,21 +437,7 @@ class _Plan:
                 self.problem("gtid_gap", gap, path, offset, [gtid])
 
     def _gap(self, state, gtid: str) -> str | None:
-        from ..audit.intervals import split_gtid
-        from ..gtid import MariadbGtid
-
-        if self.flavor is Flavor.MARIADB:
-            g = MariadbGtid.parse(gtid)
-            cur = state.get(g.domain_id)
-            if cur is not None and g.seq_no > cur.seq_no + 1:
-                return (f"domain {g.domain_id}: seq_no {cur.seq_no + 1}..{g.seq_no - 1} missing between the backup "
-                        f"({cur}) and the archive's next transaction ({g})")
-            return None
-        key, n = split_gtid(gtid)
-        ivs = state.get(key)
-        if ivs and n > ivs[-1][1] + 1:
-            return f"{key}:{ivs[-1][1] + 1}-{n - 1} missing between the backup and the archive's next transaction"
-        return None
+        return self.r.gap(state, gtid)
 
     def middle_checks(self, s: dict, start_state, first_seen: dict) -> None:
         """What a middle file's summary says against the backup's state."""
@@ -551,7 +522,7 @@ class _Plan:
                 continue
             self.problems.append(Finding(**{k: f[k] for k in ("kind", "severity", "file", "offset", "detail",
                                                                "gtids", "source", "series", "place")}))
-        if self.flavor is Flavor.MYSQL:
+        if self.r.sets:
             self._mysql_holes(start_state)
         self.problems.sort(key=lambda p: (p.severity != "error", p.file or "", p.offset or 0))
         files = self.paths[i:j + 1]
