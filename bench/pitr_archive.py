@@ -50,7 +50,7 @@ def run(archive: Path, frm: dict, until: dict, jobs: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--files", type=int, nargs="+", default=[50, 200])
+    ap.add_argument("--files", type=int, nargs="*", default=[50, 200])
     ap.add_argument("--trx-per-file", type=int, default=3000)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--big-file-trx", type=int, nargs="*", default=[],
