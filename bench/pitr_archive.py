@@ -41,6 +41,15 @@ print(json.dumps({"seconds": dt, "cpu": cpu, "rss_kb": rss, "reachable": doc["re
 """
 
 
+def make_archive(out: Path, files: int, trx: int, clock: int) -> None:
+    """Written by a separate process: a child's ru_maxrss starts from its forking parent's RSS
+    (Linux keeps the high-water mark across exec), so the bench's own process stays small."""
+    code = ("import sys; from pathlib import Path; sys.path.insert(0, sys.argv[5]); from fixtures.faults import generate; "
+            "generate(Path(sys.argv[1]), files=int(sys.argv[2]), trx_per_file=int(sys.argv[3]), seed=1, faults=(), "
+            "clock=int(sys.argv[4]))")
+    subprocess.run([sys.executable, "-c", code, str(out), str(files), str(trx), str(clock), str(ROOT)], check=True)
+
+
 def run(archive: Path, frm: dict, until: dict, jobs: int) -> dict:
     out = subprocess.run([sys.executable, "-c", CHILD, json.dumps({"archive": str(archive), "from": frm,
                                                                     "until": until, "jobs": jobs})],
@@ -57,7 +66,6 @@ def main() -> None:
                     help="also: one file of N transactions each, planned from its top to its last GTID "
                          "(memory must not grow with N)")
     a = ap.parse_args()
-    from fixtures.faults import generate
 
     clock = 1_795_000_000
     big_files(a.big_file_trx, a.jobs)
@@ -65,7 +73,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="binlogkit-bench-pitr-") as tmp:
             arch = Path(tmp) / "archive"
             t = time.perf_counter()
-            generate(arch, files=n, trx_per_file=a.trx_per_file, seed=1, faults=(), clock=clock)
+            make_archive(arch, n, a.trx_per_file, clock)
             made = time.perf_counter() - t
             size = sum(f.stat().st_size for f in arch.glob("mariadb-bin.0*"))
             total = n * a.trx_per_file
@@ -85,12 +93,10 @@ def main() -> None:
 
 
 def big_files(sizes: list[int], jobs: int) -> None:
-    from fixtures.faults import generate
-
     for n in sizes:
         with tempfile.TemporaryDirectory(prefix="binlogkit-bench-pitr-") as tmp:
             arch = Path(tmp) / "archive"
-            generate(arch, files=2, trx_per_file=n, seed=1, faults=(), clock=1_795_000_000)
+            make_archive(arch, 2, n, 1_795_000_000)
             size = (arch / "mariadb-bin.000001").stat().st_size
             r = run(arch, {"file": "mariadb-bin.000001", "position": 4}, {"gtids": f"0-1-{n}"}, jobs)
             print(f"one file of {n:,} transactions ({size / 1e6:,.0f} MB): {r['seconds']:6.2f} s wall "
