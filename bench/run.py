@@ -54,6 +54,36 @@ def rss_of(cmd: list[str]) -> int:
     return int(out.strip() or 0)
 
 
+def timed_rss(cmd: list[str]) -> tuple[float, int, int]:
+    """Wall seconds, peak RSS (KiB) and exit code of one run, in a fresh child (long commands:
+    run once)."""
+    code = ("import resource,subprocess,sys,time;t=time.perf_counter();"
+            "r=subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL);"
+            "print(time.perf_counter()-t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r.returncode)")
+    out = subprocess.run([sys.executable, "-c", code, *cmd], capture_output=True, text=True).stdout.split()
+    return float(out[0]), int(out[1]), int(out[2])
+
+
+def flashback_bench(path: Path, bk: str, oracle: str, mb: float) -> None:
+    """The undo of every row change of the file (its DDL left out), once each: binlogkit's binlog
+    output next to mariadb-binlog --flashback (base64 BINLOG statements to /dev/null). (--sql needs
+    binlog_row_metadata=FULL, which the benchmark binlog does not have.)"""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(dir=ROOT / "bench" / "data") as tmp:
+        runs = [("mariadb-binlog --flashback", [oracle, "--flashback", str(path)]),
+                ("binlogkit flashback", [bk, "flashback", str(path), "--skip-statements", "--no-check-later",
+                                        "-o", f"{tmp}/undo.bin"])]
+        print(f"\nflashback of the whole file ({mb:,.0f} MB), one run each")
+        print(f"{'command':<42} {'seconds':>8} {'MB/s':>7} {'peak RSS MB':>12} {'vs oracle':>10}")
+        ref = None
+        for name, cmd in runs:
+            t, rss, rc = timed_rss(cmd)
+            ref = ref or t
+            print(f"{name:<42} {t:>8.2f} {mb / t:>7.0f} {rss / 1024:>12.0f} {t / ref:>10.2f}"
+                  + (f"  (exit {rc})" if rc else ""))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("file", nargs="?", type=Path, default=ROOT / "bench" / "data" / "mariadb-bin.000001")
@@ -61,6 +91,7 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="first 100 MB only")
     ap.add_argument("--no-spark", action="store_true", help="skip the Spark measurement")
     ap.add_argument("--quick-rows", action="store_true", help="skip decode -v and decode -v --json")
+    ap.add_argument("--no-flashback", action="store_true", help="skip the flashback of the whole file")
     args = ap.parse_args(argv)
     path = args.file
     if not path.exists():
@@ -99,6 +130,8 @@ def main(argv=None) -> int:
         vs = f"{t / ref:.2f}" if ref else "-"
         print(f"{name:<42} {t:>8.2f} {mb / t:>7.0f} {rss / 1024:>12.0f} {t / t_read:>8.1f} {vs:>10}")
     print(f"transactions / verify (commands, with output): {t_trx / t_verify:.2f}")
+    if not args.no_flashback:
+        flashback_bench(path, bk, oracle, mb)
     sys.path.insert(0, str(ROOT))
     from binlogkit.scan import scan
     from binlogkit.transactions import group_files

@@ -821,5 +821,83 @@ def _print_plan(plan) -> None:
         click.echo(f"warning: {w}")
 
 
+@main.command()
+@click.argument("binlogs", nargs=-1, required=True)
+@click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
+              help="The file to write: a binlog (or SQL with --sql). Never replaced without --force.")
+@click.option("--start-position", type=int, help="In the first file: undo transactions starting here or later.")
+@click.option("--stop-position", type=int, help="In the last file: undo transactions ending here or before.")
+@click.option("--start-datetime", help="Undo transactions that began at or after this time (UTC unless a zone is given).")
+@click.option("--stop-datetime", help="... and before this time.")
+@click.option("--include-gtids", "include_gtids", help="Undo the transactions of this GTID set (MySQL uuid:1-5, MariaDB 0-1-5,0-1-7..9).")
+@click.option("--database", help="Undo only the changes to tables of this database.")
+@click.option("--table", "table", help="Undo only the changes to this table (DB.TABLE).")
+@click.option("--sql", "as_sql", is_flag=True,
+              help="Write the undo as SQL statements (needs binlog_row_metadata=FULL: column names).")
+@click.option("--skip-statements", is_flag=True,
+              help="Leave statement events (DDL, statement-format DML) in the range out instead of refusing.")
+@click.option("--force", is_flag=True, help="Replace the output file when it exists.")
+@click.option("--backup-dir", type=click.Path(file_okay=False),
+              help="With --force: where to keep the verified copy of the output it replaces (default: a new folder "
+                   "beside the output's folder, OUTDIR.binlogkit-flashback-TIME-RANDOM).")
+@click.option("--no-check-later", "no_check_later", is_flag=True,
+              help="Do not read the inputs after the range for later changes to the rows the undo puts back.")
+@click.option("--json", "as_json", is_flag=True, help="The summary as one JSON object.")
+def flashback(binlogs, output, start_position, stop_position, start_datetime, stop_datetime, include_gtids,
+              database, table, as_sql, skip_statements, force, backup_dir, no_check_later, as_json) -> None:
+    """Undo a range of row changes: write a binlog whose transactions undo the selected ones,
+    last first (inserts deleted, deletes inserted, updates reversed). Replay it with the server's
+    own tool: `mariadb-binlog OUTPUT | mariadb`, `mysqlbinlog OUTPUT | mysql`; `binlogkit decode -v
+    OUTPUT` shows what it will do. Needs row-based binlogs with FULL row images. BINLOGS are
+    binlogs or relay logs (files, .index files, folders, archives), all from one server version.
+
+    Refuses (exit 2, nothing written) statements in the range, named (DDL, statement-format
+    DML; --skip-statements leaves them out), MINIMAL/NOBLOB images, a range that cuts a
+    transaction in two, an existing output without --force (with it: a verified copy first),
+    a link as the output, an output that is one of the inputs. Exit 1: damaged input (nothing
+    written).
+
+    Then it reads the inputs after the range: a later transaction that updated or deleted a
+    row the undo puts back is named in a warning (the replay would overwrite that later change,
+    or stop on it in a table without a key); exit 0, the file is written.
+    """
+    from .flashback import FlashbackRefused, flashback as run
+
+    if sum(x is not None for x in (start_position or stop_position, start_datetime or stop_datetime,
+                                    include_gtids)) > 1:
+        _fail("refused: choose one range: positions, date-times or --include-gtids", EXIT_USAGE)
+    _check_inputs(binlogs)
+    try:
+        res = run(binlogs, output, start_position=start_position, stop_position=stop_position,
+                  start_datetime=_datetime(start_datetime), stop_datetime=_datetime(stop_datetime),
+                  gtids=_gtids(include_gtids), database=database, table=table, skip_statements=skip_statements,
+                  sql=as_sql, force=force, check_later=not no_check_later, backup_dir=backup_dir)
+    except (FlashbackRefused, WriteRefused) as exc:
+        _fail(f"refused: {exc}", EXIT_USAGE)
+    except BinlogError as exc:
+        _fail(str(exc), EXIT_DAMAGED)
+    if as_json:
+        click.echo(json.dumps(res.to_json()))
+        return
+    gt = f" ({res.first_gtid} .. {res.last_gtid})" if res.first_gtid else ""
+    click.echo(f"{output}: {res.undone} undo transaction(s) of {res.transactions} selected{gt}, "
+               f"{res.rows} row(s), {res.events} events, {res.bytes} bytes")
+    for st in res.skipped:
+        where = st["gtid"] or f"{os.path.basename(st['file'])}:{st['start']}"
+        click.echo(f"left out (--skip-statements): {where} {st['statement'][:100]!r}", err=True)
+    later = res.later or {}
+    for c in later.get("conflicts", ()):
+        where = f"{c['gtid'] + ' ' if c['gtid'] else ''}({os.path.basename(c['file'])}:{c['offset']})"
+        what = f"{c['rows']} row(s)" if c["rows"] is not None else "rows (not compared: too many to track, or MINIMAL images)"
+        click.echo(f"warning: a later transaction {where} changed {what} of {c['table']} that the undo puts back: "
+                   "replaying overwrites that later change (tables with a key) or stops on it (row not found)",
+                   err=True)
+    if later.get("total", 0) > len(later.get("conflicts", ())):
+        click.echo(f"warning: ... {later['total'] - len(later['conflicts'])} more later change(s) like these", err=True)
+    if later.get("note"):
+        click.echo(f"warning: later changes {later['note']}", err=True)
+    if res.backup:
+        click.echo(f"the file it replaced is in {res.backup}", err=True)
+
 if __name__ == "__main__":  # pragma: no cover
     main()

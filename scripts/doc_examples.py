@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from fixtures import store  # noqa: E402
 
 MARK = re.compile(r"^<!-- example: (\S+) -->\s*$")
-NORMALISE = [(re.compile(r"binlogkit-(recover|incident)-\d{8}T\d{6}Z-[0-9a-f]{6}"), r"binlogkit-\1-<time>-<random>")]
+NORMALISE = [(re.compile(r"binlogkit-(recover|incident|flashback)-\d{8}T\d{6}Z-[0-9a-f]{6}"), r"binlogkit-\1-<time>-<random>")]
 
 
 def _relay(name: str):
@@ -53,8 +53,15 @@ def _archive(cwd: Path) -> None:
     shutil.copytree(store.materialize("replication-gtid") / "primary", cwd / "archive")
 
 
+def _primary(name: str):
+    def setup(cwd: Path) -> None:
+        shutil.copytree(store.materialize(name) / "primary", cwd / "binlogs")
+    return setup
+
+
 SETUPS = {
     "archive": _archive,
+    "row-types-full-metadata": _primary("row-types-full-metadata"),
     "crash-rotation-small-position": _relay("crash-rotation-small-position"),
     "crash-partial-gtid": _relay("crash-partial-gtid"),
     "stopped-primary": _binlogs,

@@ -1,0 +1,190 @@
+"""``binlogkit flashback``: undo a chosen range of row changes, from binlog files alone.
+
+Three steps, as every command that writes (``STYLE.md`` 12)::
+
+    plan.select      which transactions (pure over the inputs: they are only read)
+    undo / invert    each one's undo events, built with the codecs (invert is pure)
+    write            the one step that writes: the output file, atomically (safeio)
+
+The output is a binlog: the magic, the source's Format_description (same flavor, version,
+checksum), then one undo transaction per selected transaction, last first (``undo``'s
+docstring has the layout and why it carries no GTID events). With ``sql=True`` the output is
+SQL text instead (``sql``). See docs/flashback.md.
+
+Inputs that are archives (``.xz``, ``.gz``...) or URLs are copied, decompressed, into a
+temporary file first: the undo reads every transaction backwards, which needs a seekable file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Callable
+
+from ..codecs.format_description import fde_is_checksum_aware
+from ..codecs.header import LEN_HEADER
+from ..constants import LEN_CHECKSUM, EventFlag, EventType as T
+from ..errors import FormatError
+from ..events import build_event
+from ..files import OPENERS, is_url, open_input
+from ..format import Format
+from .conflicts import Expected, later_changes
+from .invert import MinimalImage
+from .plan import NOTHING, FlashbackRefused, Plan, select
+from .undo import Filters, undo_transaction
+from .write import write_output
+
+__all__ = ["flashback", "FlashbackRefused", "MinimalImage", "Result", "select", "Filters"]
+
+
+@dataclass
+class Result:
+    output: str
+    transactions: int          # selected by the range
+    undone: int                # written (a filter can leave some with nothing to undo)
+    events: int
+    rows: int
+    bytes: int
+    first_gtid: str | None
+    last_gtid: str | None
+    skipped: list[dict]        # one-statement transactions left out (--skip-statements)
+    # later transactions of the inputs that changed rows the undo expects (conflicts.py):
+    # {"conflicts": [{file, offset, gtid, table, rows}...], "total": n, "note": str|None}
+    later: dict | None = None
+    backup: str | None = None  # where the output it replaced (--force) was copied, verified
+
+    def to_json(self) -> dict:
+        return dict(vars(self))
+
+
+def _seekable(path: str, stack: contextlib.ExitStack, tmpdir: str | None) -> str:
+    from pathlib import PurePath
+
+    if not is_url(path) and PurePath(path).suffix not in OPENERS:
+        return path
+    tmp = stack.enter_context(tempfile.NamedTemporaryFile(prefix="binlogkit-flashback-", dir=tmpdir))
+    with open_input(path) as src:
+        shutil.copyfileobj(src, tmp, 1 << 20)
+    tmp.flush()
+    return tmp.name
+
+
+def _source_fde(path: str):
+    """(FDE body, format, FDE carries a checksum, the raw FDE) of the file's first event."""
+    from ..reader import iter_raw_events
+
+    with open_input(path) as fh:
+        for raw in iter_raw_events(fh, name=path):
+            if raw.type_code != T.FORMAT_DESCRIPTION_EVENT:
+                raise FormatError("the file does not start with a Format_description: only binlogs v4 "
+                                  "can be flashed back", file=path, offset=raw.offset)
+            if raw.format.header_length != LEN_HEADER:
+                raise FlashbackRefused(f"events with a {raw.format.header_length}-byte header are not supported",
+                                       file=path)
+            return raw.body, raw.format, fde_is_checksum_aware(raw.data), raw
+    raise FormatError("the file holds no event", file=path)
+
+
+def flashback(paths, output: str | os.PathLike, *, start_position: int | None = None,
+              stop_position: int | None = None, start_datetime: datetime | None = None,
+              stop_datetime: datetime | None = None, gtids: Callable[[str], bool] | None = None,
+              database: str | None = None, table: str | None = None, skip_statements: bool = False,
+              sql: bool = False, force: bool = False, tmpdir: str | None = None,
+              check_later: bool = True, backup_dir: str | os.PathLike | None = None) -> Result:
+    """Write the undo of the selected transactions to ``output``. Raises ``FlashbackRefused``
+    (nothing written) for what cannot be undone, another ``BinlogError`` for damaged input.
+    ``check_later``: then read the inputs after the range for later changes to the rows the
+    undo puts back (``Result.later``; ``conflicts``)."""
+    if table is not None and "." not in table:
+        raise FlashbackRefused(f"--table takes DB.TABLE, not {table!r}")
+    plan = select(paths, start_position=start_position, stop_position=stop_position,
+                  start_datetime=start_datetime, stop_datetime=stop_datetime, gtids=gtids)
+    filters = Filters(database, table, skip_statements)
+    with contextlib.ExitStack() as stack:
+        local = {f: _seekable(f, stack, tmpdir) for f in plan.files}
+        _body, fmt, fde_crc, fde_raw = _source_fde(local[plan.files[0]])
+        for f in plan.files[1:]:
+            other = _source_fde(local[f])[1]
+            if (other.flavor, other.post_header_lengths) != (fmt.flavor, fmt.post_header_lengths):
+                raise FlashbackRefused(f"{f} was written by {other.server_version}, {plan.files[0]} by "
+                                       f"{fmt.server_version}: flash back one server version at a time", file=f)
+        statements = _statements(plan, local, fmt)
+        if statements and not skip_statements:
+            shown = "; ".join(f"{s['gtid'] or s['file'] + ':' + str(s['start'])}: {s['statement'][:120]!r}"
+                              for s in statements[:5])
+            more = f" and {len(statements) - 5} more" if len(statements) > 5 else ""
+            raise FlashbackRefused(f"{len(statements)} statement(s) in the range cannot be undone from row images "
+                                   f"(DDL or statement-format DML): {shown}{more}; --skip-statements leaves "
+                                   "them out (their effect stays)", file=statements[0]["file"],
+                                   offset=statements[0]["start"])
+        if not len(plan):
+            raise FlashbackRefused("the range holds only statements: no row change to undo")
+        res = Result(str(output), len(plan), 0, 0, 0, 0, plan.first_gtid, plan.last_gtid, statements)
+        expected = Expected() if check_later else None
+        if sql:
+            from .sql import produce_sql
+            produce = produce_sql(plan, local, fmt, filters, res, expected)
+        else:
+            produce = _produce_binlog(plan, local, fmt, fde_raw, fde_crc, filters, res, expected)
+        res.backup = write_output(output, produce, force=force, inputs=[*plan.files, *local.values()],
+                                  backup_dir=backup_dir)
+        if expected:
+            res.later = later_changes(plan.files, local, fmt, plan.file_index[-1], plan.ends[-1], expected)
+    return res
+
+
+def _statements(plan: Plan, local: dict, fmt: Format) -> list[dict]:
+    from .undo import statement_text
+
+    out = []
+    for name, start, end, gtid in plan.statements:
+        with open(local[name], "rb") as fh:
+            text = statement_text(fh, name, start, end, fmt)
+        out.append({"file": name, "start": start, "end": end, "gtid": gtid, "statement": text})
+    return out
+
+
+def _produce_binlog(plan: Plan, local: dict, fmt: Format, fde_raw, fde_crc: bool, filters: Filters,
+                    res: Result, expected: Expected | None = None):
+    checksum = fmt.len_checksum > 0
+
+    def produce(sink) -> None:
+        fde_body = fde_raw.body
+        sink.write(b"\xfebin")
+        at = 4
+        size = LEN_HEADER + len(fde_body) + (LEN_CHECKSUM if fde_crc else 0)
+        sink.write(build_event(type_code=T.FORMAT_DESCRIPTION_EVENT, body=fde_body, timestamp=fde_raw.timestamp,
+                               server_id=fde_raw.server_id, log_pos=at + size, flags=0, checksum=fde_crc))
+        at += size
+        res.events = 1
+        handles: dict[str, object] = {}
+        try:
+            for name, start, end in plan.reversed():
+                fh = handles.get(name)
+                if fh is None:
+                    fh = handles[name] = open(local[name], "rb")
+                wrote = False
+                for out in undo_transaction(fh, name, start, end, fmt, filters):
+                    size = LEN_HEADER + len(out.body) + (LEN_CHECKSUM if checksum else 0)
+                    sink.write(build_event(type_code=out.type_code, body=out.body, timestamp=out.timestamp,
+                                           server_id=out.server_id, log_pos=(at + size) & 0xFFFFFFFF,
+                                           flags=out.flags & ~EventFlag.BINLOG_IN_USE, checksum=checksum))
+                    at += size
+                    res.events += 1
+                    if out.rows is not None:
+                        res.rows += len(out.rows)
+                        if expected is not None:
+                            expected.add(out)
+                    wrote = True
+                res.undone += wrote
+        finally:
+            for fh in handles.values():
+                fh.close()
+        if not res.undone:
+            raise FlashbackRefused(NOTHING)
+        res.bytes = at
+    return produce

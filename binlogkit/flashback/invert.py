@@ -1,0 +1,201 @@
+"""The pure half of flashback: one rows event in, its undo out (bytes to bytes, no I/O).
+
+The undo of a rows event::
+
+    Write_rows  (23, 30, 20, MariaDB 166/169)  ->  Delete_rows (25, 32, 22)  same images
+    Delete_rows (25, 32, 22, MariaDB 168/171)  ->  Write_rows  (23, 30, 20)  same images
+    Update_rows (24, 31, 21, MariaDB 167/170)  ->  Update_rows               before <-> after
+
+with the rows of the event in reverse order (a row that an earlier row of the same statement
+touched must be undone after it) and STMT_END_F set: every undo rows event is a statement of
+its own, preceded by its Table_map (the server forgets table maps at the end of a statement).
+MariaDB's compressed rows events are written back uncompressed (their plain type).
+
+Row images are cut, not decoded into Python objects: per row a null bitmap over the present
+columns, then each present, non-NULL value, whose length the row-values readers know
+(``rowvalues.values.reader``). Only whole images can be undone: a columns bitmap that leaves a
+column out (``binlog_row_image=MINIMAL`` or ``NOBLOB``) is ``MinimalImage``; MySQL's partial JSON
+update (39) too.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from ..codecs.compression import uncompress
+from ..codecs.rows import RowsBody, V2_ROWS
+from ..constants import EventType as T
+from ..errors import BodyLengthError, FormatError
+from ..rowvalues.tables import (BINARY_COLLATION, BIT, BLOB, DATE, DATETIME, DATETIME2, DOUBLE, ENUM, FLOAT,
+                                GEOMETRY, INT24, JSON, LONG, LONG_BLOB, LONGLONG, MEDIUM_BLOB, NEWDATE, NEWDECIMAL,
+                                SET, SHORT, STRING, TIME, TIME2, TIMESTAMP, TIMESTAMP2, TINY, TINY_BLOB,
+                                VAR_STRING, VARCHAR, YEAR, Table)
+from ..rowvalues.values import _dec_size, reader
+
+# fixed sizes of values (sql/field.cc pack_length; old DATETIME/TIME/TIMESTAMP: no fraction)
+FIXED = {TINY: 1, SHORT: 2, INT24: 3, LONG: 4, LONGLONG: 8, FLOAT: 4, DOUBLE: 8, YEAR: 1, DATE: 3, NEWDATE: 3,
+         TIME: 3, DATETIME: 8, TIMESTAMP: 4}
+
+STMT_END_F = 0x0001
+
+# type code -> (undo type code, kind): kind 'w' write, 'd' delete, 'u' update
+UNDO_TYPE: dict[int, tuple[int, str]] = {
+    T.WRITE_ROWS_EVENT: (T.DELETE_ROWS_EVENT, "w"),
+    T.DELETE_ROWS_EVENT: (T.WRITE_ROWS_EVENT, "d"),
+    T.UPDATE_ROWS_EVENT: (T.UPDATE_ROWS_EVENT, "u"),
+    T.WRITE_ROWS_EVENT_V1: (T.DELETE_ROWS_EVENT_V1, "w"),
+    T.DELETE_ROWS_EVENT_V1: (T.WRITE_ROWS_EVENT_V1, "d"),
+    T.UPDATE_ROWS_EVENT_V1: (T.UPDATE_ROWS_EVENT_V1, "u"),
+    T.PRE_GA_WRITE_ROWS_EVENT: (T.PRE_GA_DELETE_ROWS_EVENT, "w"),
+    T.PRE_GA_DELETE_ROWS_EVENT: (T.PRE_GA_WRITE_ROWS_EVENT, "d"),
+    T.PRE_GA_UPDATE_ROWS_EVENT: (T.PRE_GA_UPDATE_ROWS_EVENT, "u"),
+    # MariaDB compressed: undone as the plain event (v2 compressed 166-168, v1 169-171)
+    T.WRITE_ROWS_COMPRESSED_EVENT: (T.DELETE_ROWS_EVENT, "w"),
+    T.UPDATE_ROWS_COMPRESSED_EVENT: (T.UPDATE_ROWS_EVENT, "u"),
+    T.DELETE_ROWS_COMPRESSED_EVENT: (T.WRITE_ROWS_EVENT, "d"),
+    T.WRITE_ROWS_COMPRESSED_EVENT_V1: (T.DELETE_ROWS_EVENT_V1, "w"),
+    T.UPDATE_ROWS_COMPRESSED_EVENT_V1: (T.UPDATE_ROWS_EVENT_V1, "u"),
+    T.DELETE_ROWS_COMPRESSED_EVENT_V1: (T.WRITE_ROWS_EVENT_V1, "d"),
+}
+COMPRESSED = {T.WRITE_ROWS_COMPRESSED_EVENT, T.UPDATE_ROWS_COMPRESSED_EVENT, T.DELETE_ROWS_COMPRESSED_EVENT,
+              T.WRITE_ROWS_COMPRESSED_EVENT_V1, T.UPDATE_ROWS_COMPRESSED_EVENT_V1,
+              T.DELETE_ROWS_COMPRESSED_EVENT_V1}
+ROWS_TYPES = frozenset(UNDO_TYPE) | {T.PARTIAL_UPDATE_ROWS_EVENT}
+
+
+class MinimalImage(FormatError):
+    """A row image without every column: it cannot be undone."""
+
+
+def _full(bitmap: bytes, width: int) -> bool:
+    whole, rest = divmod(width, 8)
+    return bitmap[:whole] == b"\xff" * whole and (not rest or bitmap[whole] & ((1 << rest) - 1) == (1 << rest) - 1)
+
+
+def _width(col) -> int:
+    """How a value of ``col`` is sized: > 0 a fixed number of bytes, < 0 a little-endian length
+    prefix of that many bytes, 0 ask the value reader (``rowvalues.values.reader``, the one
+    declaration of every layout; ``test_flashback`` keeps the two in agreement)."""
+    t, m = col.type, col.meta
+    if col.hint is not None:
+        return 0
+    if t in FIXED:
+        return FIXED[t]
+    if t in (DATETIME2, TIMESTAMP2, TIME2):
+        return {DATETIME2: 5, TIMESTAMP2: 4, TIME2: 3}[t] + (m + 1) // 2
+    if t == NEWDECIMAL:
+        precision, scale = m >> 8, m & 0xFF
+        return _dec_size(precision - scale) + _dec_size(scale)
+    if t == BIT:
+        return ((m & 0xFF) * 8 + (m >> 8) + 7) // 8
+    if t in (VARCHAR, VAR_STRING):
+        return -(1 if m < 256 else 2)
+    if t == STRING:
+        if m >> 8 in (ENUM, SET):
+            return m & 0xFF
+        if col.collation == BINARY_COLLATION:
+            return 0
+        return -(1 if col.max_length < 256 else 2)
+    if t in (BLOB, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB, GEOMETRY, JSON):
+        return -(m or 4)
+    return 0
+
+
+def _compile(widths: tuple, readers: tuple):
+    """``end(data, p)``: where a full row image starting at ``p`` ends, as straight-line code
+    made once per table map (one branch per column on its NULL bit, no loop, no Value made):
+    the hot path of a large flashback. Reading past the data raises IndexError."""
+    n = len(widths)
+    nb = (n + 7) // 8
+    lines = ["def end(data, p):", f"    nulls = int.from_bytes(data[p:p + {nb}], 'little')",
+             f"    if p + {nb} > len(data): raise IndexError", f"    p += {nb}"]
+    for k, w in enumerate(widths):
+        cond = f"    if not nulls & {1 << k}:"
+        if w > 0:
+            lines.append(f"{cond} p += {w}")
+        elif w == -1:
+            lines.append(f"{cond} p += 1 + data[p]")
+        elif w < 0:
+            lines.append(f"{cond} p += {-w} + int.from_bytes(data[p:p + {-w}], 'little')")
+        else:
+            lines.append(f"{cond} p = readers[{k}](data, p)[1]")
+    lines += ["    if p > len(data): raise IndexError", "    return p"]
+    scope: dict = {"readers": readers}
+    exec("\n".join(lines), scope)  # noqa: S102 - code made from integers above, no input text
+    return scope["end"]
+
+
+_COMPILED: dict[tuple, object] = {}    # by columns (types, metadata, collations): a few per schema
+
+
+def _sizing(table: Table):
+    end = _COMPILED.get(table.columns)
+    if end is None:
+        if len(_COMPILED) > 4096:
+            _COMPILED.clear()
+        end = _COMPILED[table.columns] = _compile(tuple(_width(c) for c in table.columns),
+                                                  tuple(reader(c) for c in table.columns))
+    return end
+
+
+def image_end(table: Table, data: bytes, p: int) -> int:
+    """Where the full row image of ``table`` starting at ``p`` ends."""
+    return _sizing(table)(data, p)
+
+
+def split_rows(table: Table, data: bytes, update: bool) -> list[tuple[bytes, bytes | None]]:
+    """The images of an event's rows: (image, None) or, for updates, (before, after)."""
+    end = _sizing(table)
+    out, p = [], 0
+    try:
+        while p < len(data):
+            q = end(data, p)
+            if update:
+                r = end(data, q)
+                out.append((data[p:q], data[q:r]))
+                p = r
+            else:
+                out.append((data[p:q], None))
+                p = q
+    except (IndexError, struct.error, ValueError):
+        raise BodyLengthError(f"row image of `{table.db}`.`{table.name}` runs past the event at byte {p} "
+                              "of its rows") from None
+    return out
+
+
+def invert_rows(fields, type_code: int, table: Table, post_header_len: int | None) -> tuple[int, bytes, list]:
+    """(undo type code, undo body, undo rows) of one rows event whose parsed body is
+    ``fields`` (``RowsBody``). The undo rows are [(image, other image or None)] in undo order:
+    for an update, (new before image, new after image)."""
+    if type_code == T.PARTIAL_UPDATE_ROWS_EVENT:
+        raise MinimalImage("a partial JSON update (binlog_row_value_options=PARTIAL_JSON) holds only the "
+                           "changed part of the JSON values: it cannot be undone", event_type="PARTIAL_UPDATE_ROWS_EVENT")
+    undo_type, kind = UNDO_TYPE[type_code]
+    width = fields["width"]
+    if width != len(table.columns):
+        raise FormatError(f"rows event of `{table.db}`.`{table.name}` is {width} columns wide, its table map "
+                          f"has {len(table.columns)}")
+    before_bits, after_bits = fields["columns_before_image"], fields["columns_after_image"]
+    if not _full(before_bits, width) or (after_bits is not None and not _full(after_bits, width)):
+        raise MinimalImage(f"`{table.db}`.`{table.name}`: the row images leave columns out "
+                           "(binlog_row_image=MINIMAL or NOBLOB): not enough to undo; only FULL images can be")
+    data = bytes(fields["rows"])
+    if type_code in COMPRESSED:
+        try:
+            data = uncompress(data)
+        except Exception as exc:
+            raise BodyLengthError(f"compressed rows of `{table.db}`.`{table.name}` do not inflate: {exc}") from None
+    rows = split_rows(table, data, kind == "u")
+    rows.reverse()
+    if kind == "u":
+        rows = [(after, before) for before, after in rows]
+    new_rows = b"".join(a + (b or b"") for a, b in rows)
+    v2 = undo_type in V2_ROWS
+    body = RowsBody.build(
+        {"table_id": fields["table_id"], "flags": fields["flags"] | STMT_END_F,
+         "len_extra_data": (fields["len_extra_data"] or 2) if v2 else None,
+         "extra_data": bytes(fields["extra_data"]) if v2 else b"",
+         "width": width, "columns_before_image": bytes(after_bits if kind == "u" else before_bits),
+         "columns_after_image": bytes(before_bits) if kind == "u" else None, "rows": new_rows},
+        len_body=0, type_code=undo_type, post_header_len=post_header_len)
+    return undo_type, body, rows

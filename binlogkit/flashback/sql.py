@@ -1,0 +1,185 @@
+"""``flashback --sql``: the undo as SQL statements instead of a binlog.
+
+One undo rows event becomes one statement per row, in the undo order (``invert``)::
+
+    undo Delete_rows (the original inserted)   DELETE FROM `db`.`t` WHERE <key> LIMIT 1;
+    undo Write_rows  (the original deleted)    INSERT INTO `db`.`t` (`c1`, ...) VALUES (...);
+    undo Update_rows                           UPDATE `db`.`t` SET `c1`=..., ... WHERE <key> LIMIT 1;
+
+each undo transaction between ``BEGIN;`` and ``COMMIT;``. Column names come from the table
+maps (``binlog_row_metadata=FULL``); without them the statements cannot be written and the
+flashback is refused. ``<key>`` is the primary key when the table map names it, otherwise every
+column but JSON and geometry ones (``IS NULL`` for NULL).
+
+Values are written so the server reads back exactly the logged bytes, whatever the session
+character set: strings as ``_charset X'hex'`` (the column's character set from the table map;
+plain ``X'hex'`` for binary columns or when the map does not say), FLOAT/DOUBLE in exponent
+form (an exact double literal, not a DECIMAL one), TIMESTAMP as UTC text under the script's
+``SET time_zone='+00:00'``, ENUM/SET as their index/bitmap numbers, BIT as ``b'...'``, geometry
+as its stored bytes (SRID + WKB), MySQL JSON as ``CAST(... AS JSON)``. The script sets a
+non-strict ``sql_mode`` with ``NO_AUTO_VALUE_ON_ZERO`` and ``ALLOW_INVALID_DATES`` so that zero
+dates and id 0 come back as they were (row events bypass the SQL mode; SQL does not).
+"""
+
+from __future__ import annotations
+
+from ..collations import CHARSET_OF
+from ..constants import EventType as T
+from ..rowvalues.tables import (BINARY_COLLATION, BIT, BLOB, DATE, DATETIME, DATETIME2, DECIMAL, DOUBLE, ENUM,
+                                FLOAT, GEOMETRY, INT24, JSON, LONG, LONG_BLOB, LONGLONG, MEDIUM_BLOB, NEWDATE,
+                                NEWDECIMAL, SET, SHORT, STRING, TIME, TIME2, TIMESTAMP, TIMESTAMP2, TINY,
+                                TINY_BLOB, VAR_STRING, VARCHAR, YEAR, Column, Table)
+from ..rowvalues.values import reader
+from .plan import NOTHING, FlashbackRefused
+
+INT_BYTES = {TINY: 1, SHORT: 2, INT24: 3, LONG: 4, LONGLONG: 8}
+STRINGS = {VARCHAR, VAR_STRING, STRING, BLOB, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB}
+NOT_IN_KEY = {JSON, GEOMETRY}
+DELETES = {T.DELETE_ROWS_EVENT, T.DELETE_ROWS_EVENT_V1, T.PRE_GA_DELETE_ROWS_EVENT}
+WRITES = {T.WRITE_ROWS_EVENT, T.WRITE_ROWS_EVENT_V1, T.PRE_GA_WRITE_ROWS_EVENT}
+
+HEAD = ("-- binlogkit flashback: replay with `mariadb < FILE` or `mysql < FILE`\n"
+        "SET NAMES utf8mb4;\n"
+        "SET SESSION time_zone = '+00:00';\n"
+        "SET SESSION sql_mode = 'NO_AUTO_VALUE_ON_ZERO,ALLOW_INVALID_DATES,NO_ENGINE_SUBSTITUTION';\n")
+
+
+def ident(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _hex(raw: bytes) -> str:
+    return f"X'{raw.hex()}'"
+
+
+def literal(col: Column, value, unsigned: bool) -> str:
+    """The SQL literal of one decoded column value (``Value.value``) that reads back as the
+    logged value."""
+    t = col.real_type
+    v = value.value
+    if t in INT_BYTES:
+        return str(v + (1 << 8 * INT_BYTES[t]) if unsigned and v < 0 else v)
+    if t in (FLOAT, DOUBLE):
+        return repr(float(v)) if "e" in repr(float(v)) else repr(float(v)) + "e0"
+    if t in (NEWDECIMAL, DECIMAL):
+        return format(v, "f")
+    if t == YEAR:
+        return str(v)
+    if t in (ENUM, SET):
+        return str(v)
+    if t == BIT:
+        return value.text
+    if t in (DATE, NEWDATE):
+        return value.text.replace(":", "-")
+    if t in (DATETIME, DATETIME2, TIME, TIME2):
+        return value.text
+    if t in (TIMESTAMP, TIMESTAMP2):
+        if isinstance(v, str):
+            return f"'{v}'"
+        if isinstance(v, float):      # out of datetime's range: seconds since the epoch
+            return f"FROM_UNIXTIME({v})"
+        frac = col.meta if t == TIMESTAMP2 else 0
+        text = v.strftime("%Y-%m-%d %H:%M:%S") + (("." + f"{v.microsecond:06d}"[:frac]) if frac else "")
+        return f"'{text}'"
+    if t == JSON:
+        return f"CAST(_utf8mb4 {_hex(v.encode('utf-8'))} AS JSON)"
+    if t == GEOMETRY:
+        return _hex(v.srid.to_bytes(4, "little") + v.wkb)
+    if t in STRINGS:
+        raw = v if isinstance(v, (bytes, bytearray)) else str(v).encode("utf-8")
+        cs = CHARSET_OF.get(col.collation) if col.collation not in (None, BINARY_COLLATION) else None
+        return f"_{cs} {_hex(raw)}" if cs else _hex(raw)
+    raise FlashbackRefused(f"column @{col.index + 1} has type {t}: --sql cannot write it")
+
+
+class _Writer:
+    """Statements of one table, made once per table map."""
+
+    def __init__(self, table: Table) -> None:
+        if not table.column_names or len(table.column_names) != len(table.columns):
+            raise FlashbackRefused(f"`{table.db}`.`{table.name}`: the binlog carries no column names "
+                                   "(binlog_row_metadata=MINIMAL): --sql needs binlog_row_metadata=FULL; "
+                                   "the binlog output (without --sql) does not")
+        self.table = table
+        self.name = f"{ident(table.db)}.{ident(table.name)}"
+        self.cols = [ident(n) for n in table.column_names]
+        self.readers = [reader(c) for c in table.columns]
+        self.unsigned = [i in table.unsigned for i in range(len(table.columns))]
+        pk = table.primary_key
+        self.key = list(pk) if pk else [i for i, c in enumerate(table.columns) if c.real_type not in NOT_IN_KEY]
+
+    def values(self, image: bytes) -> list[str]:
+        n = len(self.readers)
+        nb = (n + 7) // 8
+        nulls = int.from_bytes(image[:nb], "little")
+        p, out = nb, []
+        for k in range(n):
+            if nulls >> k & 1:
+                out.append("NULL")
+            else:
+                value, p = self.readers[k](image, p)
+                out.append(literal(self.table.columns[k], value, self.unsigned[k]))
+        return out
+
+    def where(self, vals: list[str]) -> str:
+        return " AND ".join(f"{self.cols[k]} IS NULL" if vals[k] == "NULL" else f"{self.cols[k]}={vals[k]}"
+                            for k in self.key)
+
+    def statements(self, undo_type: int, rows) -> list[str]:
+        out = []
+        for image, other in rows:
+            vals = self.values(image)
+            if undo_type in WRITES:
+                out.append(f"INSERT INTO {self.name} ({', '.join(self.cols)}) VALUES ({', '.join(vals)});\n")
+            elif undo_type in DELETES:
+                out.append(f"DELETE FROM {self.name} WHERE {self.where(vals)} LIMIT 1;\n")
+            else:   # update: image is the undo's before (what the row is now), other what it becomes
+                new = self.values(other)
+                sets = ", ".join(f"{c}={v}" for c, v in zip(self.cols, new))
+                out.append(f"UPDATE {self.name} SET {sets} WHERE {self.where(vals)} LIMIT 1;\n")
+        return out
+
+
+def produce_sql(plan, local: dict, fmt, filters, res, expected=None):
+    """``produce(sink)`` writing the undo of ``plan`` as SQL (see the module docstring)."""
+    from .undo import undo_transaction
+
+    def produce(sink) -> None:
+        sink.write(HEAD.encode())
+        writers: dict[tuple, _Writer] = {}
+        handles: dict[str, object] = {}
+        try:
+            for name, start, end in plan.reversed():
+                fh = handles.get(name)
+                if fh is None:
+                    fh = handles[name] = open(local[name], "rb")
+                open_tx = False
+                for out in undo_transaction(fh, name, start, end, fmt, filters):
+                    if out.rows is None:
+                        continue
+                    if not open_tx:
+                        sink.write(b"BEGIN;\n")
+                        open_tx = True
+                    t = out.table
+                    key = (t.db, t.name, t.columns, t.column_names, t.primary_key)
+                    w = writers.get(key)
+                    if w is None:
+                        if len(writers) > 1024:
+                            writers.clear()
+                        w = writers[key] = _Writer(t)
+                    for stmt in w.statements(out.type_code, out.rows):
+                        sink.write(stmt.encode("utf-8"))
+                    res.rows += len(out.rows)
+                    res.events += 1
+                    if expected is not None:
+                        expected.add(out)
+                if open_tx:
+                    sink.write(b"COMMIT;\n")
+                    res.undone += 1
+        finally:
+            for fh in handles.values():
+                fh.close()
+        if not res.undone:
+            raise FlashbackRefused(NOTHING)
+        res.bytes = sink.size
+    return produce

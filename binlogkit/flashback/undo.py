@@ -1,0 +1,273 @@
+"""One transaction in, its undo out: the events to write, built with the codecs.
+
+An undo transaction is::
+
+    Query BEGIN                        (built; the original's GTID event is not carried: see below)
+    Table_map   of the last rows event  \\
+    undo of the last rows event          |  every rows event of the original, last first, each a
+    Table_map   of the one before it     |  statement of its own (STMT_END_F) behind its table map
+    undo of the one before it           /
+    ...
+    the original's terminator          (Xid with its xid, or Query COMMIT)
+
+**No GTID events.** A flashback file is replayed by a client (``mariadb-binlog FILE | mariadb``,
+``mysqlbinlog FILE | mysql``), which turns a GTID event into ``SET gtid_seq_no=N`` (MariaDB) or
+``SET GTID_NEXT='uuid:N'`` (MySQL). The original's GTID is already in the server's history: MySQL
+would skip the undo as already applied, MariaDB would log a duplicate (refused under
+``gtid_strict_mode``). A new number cannot be chosen from the files either (the server's
+history has moved on since). So the undo transactions open with ``BEGIN`` and the server gives
+each the next GTID of its own, as it does for any client transaction — the way
+``mariadb-binlog --flashback`` leaves the numbering to the server too (it prints no
+``gtid_seq_no`` for flashback output).
+
+Annotate_rows / Rows_query (the original statement's text) are left out: they describe the
+change, not its undo. Statement events (DDL, statement-format DML and their Intvar / Rand /
+User_var preludes) are refused unless ``skip_statements``, and then left out.
+
+The events of a transaction are walked forward once to find table maps, rows events and the
+terminator (keeping only offsets), then the rows events are read again from the input one at
+a time, last first: memory holds one event, whatever the size of the transaction. The rows
+events inside a MySQL Transaction_payload cannot be read again from the input (they are
+compressed): they are spilled to a temporary file past 32 MB (``_Spill``).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from array import array
+from dataclasses import dataclass
+from typing import BinaryIO, Iterator
+
+from ..codecs.header import HEADER_STRUCT, LEN_HEADER
+from ..codecs.statement import QueryBody
+from ..constants import EventType as T
+from ..errors import BinlogError, BodyLengthError
+from ..events import decode, payload_events
+from ..format import Format
+from ..reader import RawEvent
+from ..rowvalues.tables import Table, table_from_map
+from .invert import ROWS_TYPES, MinimalImage, invert_rows
+from .plan import FlashbackRefused
+
+QUERY_TYPES = {T.QUERY_EVENT, T.QUERY_COMPRESSED_EVENT}
+PRELUDE = {T.INTVAR_EVENT, T.RAND_EVENT, T.USER_VAR_EVENT}
+DROPPED = {T.GTID_LOG_EVENT, T.ANONYMOUS_GTID_LOG_EVENT, T.GTID_TAGGED_LOG_EVENT, T.GTID_EVENT,
+           T.ANNOTATE_ROWS_EVENT, T.ROWS_QUERY_LOG_EVENT, T.TRANSACTION_CONTEXT_EVENT,
+           T.IGNORABLE_LOG_EVENT}
+
+
+@dataclass(frozen=True)
+class Out:
+    """One event to write: type, body, and the header fields it keeps from the original."""
+    type_code: int
+    body: bytes
+    timestamp: int
+    server_id: int
+    flags: int = 0
+    rows: list | None = None      # undo rows event: [(image, other image)], for --sql
+    table: Table | None = None
+
+
+@dataclass(frozen=True)
+class Filters:
+    database: str | None = None
+    table: str | None = None      # "db.table"
+    skip_statements: bool = False
+
+    def wants(self, table: Table) -> bool:
+        if self.database is not None and table.db != self.database:
+            return False
+        if self.table is not None and f"{table.db}.{table.name}" != self.table:
+            return False
+        return True
+
+
+def begin_query(timestamp: int, server_id: int, fmt: Format) -> Out:
+    body = QueryBody.build({"thread_id": 0, "exec_time": 0, "len_db": 0, "error_code": 0, "len_status_vars": 0,
+                            "load": None, "post_header_extra": b"", "status_vars": b"", "db": b"", "query": b"BEGIN"},
+                           len_body=0, type_code=T.QUERY_EVENT, post_header_len=fmt.post_header_length(T.QUERY_EVENT))
+    return Out(T.QUERY_EVENT, body, timestamp, server_id)
+
+
+def read_event(fh: BinaryIO, at: int, fmt: Format, name: str) -> RawEvent:
+    fh.seek(at)
+    head = fh.read(LEN_HEADER)
+    if len(head) < LEN_HEADER:
+        raise BodyLengthError("the input ended inside an event it had when planned", file=name, offset=at)
+    ts, code, sid, size, log_pos, flags = HEADER_STRUCT.unpack(head)
+    data = head + fh.read(size - LEN_HEADER)
+    if len(data) != size:
+        raise BodyLengthError("the input ended inside an event it had when planned", file=name, offset=at)
+    return RawEvent(at, ts, code, sid, size, log_pos, flags, data, fmt, None, name)
+
+
+def _query_text(ev) -> str:
+    q = ev.fields.get("query", "")
+    return q if isinstance(q, str) else bytes(q).decode("utf-8", "replace")
+
+
+def statement_text(fh: BinaryIO, name: str, start: int, end: int, fmt: Format) -> str:
+    """The statement of a one-statement transaction at [start, end) (its first Query event that
+    is not BEGIN), for the refusal that names it."""
+    at = start
+    while at < end:
+        raw = read_event(fh, at, fmt, name)
+        if raw.type_code in QUERY_TYPES:
+            q = _query_text(decode(raw)).strip()
+            if not q.upper().startswith("BEGIN"):
+                return q[:1000]
+        at += raw.event_size
+    return "?"
+
+
+SPILL = 32 << 20   # rows events of a Transaction_payload kept in memory up to this, then in a temporary file
+
+
+class _Spill:
+    """The rows events of a transaction's Transaction_payload(s), read back last first: in a
+    spooled temporary file (memory up to ``SPILL`` bytes, then disk), by a negative key."""
+
+    def __init__(self) -> None:
+        self.file = None
+        self.at, self.size = array("q"), array("q")
+        self.fmt = None
+
+    def add(self, raw: RawEvent) -> int:
+        if self.file is None:
+            self.file = tempfile.SpooledTemporaryFile(SPILL, prefix="binlogkit-flashback-")
+        self.fmt = raw.format
+        self.at.append(self.file.seek(0, 2))
+        self.size.append(len(raw.data))
+        self.file.write(raw.data)
+        return -len(self.at)
+
+    def get(self, key: int, outer: int, name: str) -> RawEvent:
+        i = -key - 1
+        self.file.seek(self.at[i])
+        data = self.file.read(self.size[i])
+        ts, code, sid, size, log_pos, flags = HEADER_STRUCT.unpack_from(data, 0)
+        return RawEvent(outer, ts, code, sid, size, log_pos, flags, data, self.fmt, None, name)
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+
+
+class _Walk:
+    """The forward walk of one transaction: table maps by id, rows events by offset (or, inside
+    a Transaction_payload, spilled: ``_Spill``), the first timestamp and the terminator."""
+
+    def __init__(self) -> None:
+        self.maps: dict[int, tuple[bytes, Table, RawEvent]] = {}
+        self.rows = array("q")            # offsets of rows events in the input; < 0: in the spill
+        self.spill = _Spill()
+        self.payload_at = 0               # the Transaction_payload's offset, for messages
+        self.terminator: RawEvent | None = None
+        self.timestamp = 0
+        self.server_id = 0
+        self.begin: RawEvent | None = None
+
+    def feed(self, raw: RawEvent, filters: Filters, *, inner: bool = False) -> None:
+        code = raw.type_code
+        if not self.timestamp:
+            self.timestamp, self.server_id = raw.timestamp, raw.server_id
+        if code in DROPPED:
+            return
+        if code == T.TABLE_MAP_EVENT:
+            ev = decode(raw)
+            table = table_from_map(ev.parsed, raw.format.flavor if raw.format else None)
+            self.maps[table.table_id] = (raw.body, table, raw)
+            return
+        if code in ROWS_TYPES:
+            self.rows.append(self.spill.add(raw) if inner else raw.offset)
+            return
+        if code == T.XID_EVENT:
+            self.terminator = raw
+            return
+        if code == T.TRANSACTION_PAYLOAD_EVENT:
+            self.payload_at = raw.offset
+            for ev in payload_events(decode(raw)):   # decompressed whole by the payload codec
+                self.feed(ev, filters, inner=True)
+            return
+        if code in QUERY_TYPES:
+            q = _query_text(decode(raw)).lstrip()
+            head = q[:9].upper()
+            if head.startswith("BEGIN"):
+                self.begin = raw
+                return
+            if head.startswith("COMMIT") or (head.startswith("ROLLBACK") and not head.startswith("ROLLBACK TO")):
+                self.terminator = raw
+                return
+            if head.startswith("XA"):
+                raise FlashbackRefused(f"an XA transaction ({q[:60]!r}) cannot be flashed back",
+                                       offset=raw.offset, event_type=raw.type_name)
+            if filters.skip_statements:
+                return
+            raise FlashbackRefused(f"a statement in the range cannot be undone from row images: {q[:200]!r} "
+                                   "(DDL or statement-format DML); --skip-statements leaves statements out",
+                                   offset=raw.offset, event_type=raw.type_name)
+        if code in PRELUDE or code in (T.BEGIN_LOAD_QUERY_EVENT, T.EXECUTE_LOAD_QUERY_EVENT, T.APPEND_BLOCK_EVENT):
+            if filters.skip_statements:
+                return
+            raise FlashbackRefused(f"a {raw.type_name} event (part of a statement-format statement) is in the "
+                                   "range; --skip-statements leaves statements out",
+                                   offset=raw.offset, event_type=raw.type_name)
+        if code == T.XA_PREPARE_LOG_EVENT:
+            raise FlashbackRefused("an XA transaction cannot be flashed back", offset=raw.offset,
+                                   event_type=raw.type_name)
+        # anything else inside a transaction (Rotate, heartbeats...) carries no change
+
+
+def undo_transaction(fh: BinaryIO, name: str, start: int, end: int, fmt: Format,
+                     filters: Filters) -> Iterator[Out]:
+    """The events of the undo of the transaction at [start, end) of ``fh`` (seekable)."""
+    walk = _Walk()
+    at = start
+    try:
+        while at < end:
+            fh.seek(at)
+            head = fh.read(LEN_HEADER)
+            if len(head) < LEN_HEADER:
+                raise BodyLengthError("the input ended inside a transaction it had when planned", offset=at)
+            size = HEADER_STRUCT.unpack(head)[3]
+            code = head[4]
+            if code in ROWS_TYPES:   # only the offset for now; read again when its turn comes
+                walk.rows.append(at)
+                if not walk.timestamp:
+                    walk.timestamp, walk.server_id = HEADER_STRUCT.unpack(head)[0], HEADER_STRUCT.unpack(head)[2]
+            else:
+                walk.feed(read_event(fh, at, fmt, name), filters)
+            at += size
+        if walk.terminator is None and walk.rows:
+            raise FlashbackRefused("the transaction has no Xid or COMMIT: it cannot be undone as a whole",
+                                   offset=start)
+        first = True
+        for i in range(len(walk.rows) - 1, -1, -1):
+            key = walk.rows[i]
+            raw = walk.spill.get(key, walk.payload_at, name) if key < 0 else read_event(fh, key, fmt, name)
+            ev = decode(raw)
+            tid = ev.parsed["table_id"]
+            if tid not in walk.maps:
+                raise BodyLengthError(f"rows event for table id {tid} without a Table_map before it",
+                                      offset=raw.offset, event_type=raw.type_name)
+            map_body, table, map_raw = walk.maps[tid]
+            if not filters.wants(table):
+                continue
+            try:
+                code, undo_body, rows = invert_rows(ev.parsed, raw.type_code, table,
+                                                    fmt.post_header_length(raw.type_code))
+            except MinimalImage as exc:
+                raise FlashbackRefused(exc.message, offset=raw.offset, event_type=raw.type_name) from None
+            if first:
+                yield begin_query(walk.timestamp, walk.server_id, fmt) if walk.begin is None else \
+                    Out(T.QUERY_EVENT, walk.begin.body, walk.begin.timestamp, walk.begin.server_id)
+                first = False
+            yield Out(T.TABLE_MAP_EVENT, map_body, map_raw.timestamp, map_raw.server_id, map_raw.flags)
+            yield Out(code, undo_body, raw.timestamp, raw.server_id, raw.flags, rows, table)
+        if not first:
+            t = walk.terminator
+            yield Out(t.type_code, t.body, t.timestamp, t.server_id, t.flags)
+    except BinlogError as exc:
+        raise exc.with_context(file=name)
+    finally:
+        walk.spill.close()
