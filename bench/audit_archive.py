@@ -72,13 +72,14 @@ def synthetic(files: int, *, trx_per_file: int = 50_000, series: int = 1, findin
     return out
 
 
-def bench_merge(files: int, findings_every: int, trx_per_file: int) -> dict:
+def bench_merge(files: int, findings_every: int, trx_per_file: int, series: int | None = None) -> dict:
     import tracemalloc
 
     from binlogkit.audit.merge import by_directory, combine, merge_directory, plan_directory
 
     tracemalloc.start()
-    sums = synthetic(files, trx_per_file=trx_per_file, series=max(1, files // 1000), findings_every=findings_every)
+    series = series or max(1, files // 1000)
+    sums = synthetic(files, trx_per_file=trx_per_file, series=series, findings_every=findings_every)
     held = tracemalloc.get_traced_memory()[0]  # the summaries, as the merge receives them
     tracemalloc.reset_peak()
     t = time.perf_counter()
@@ -90,7 +91,7 @@ def bench_merge(files: int, findings_every: int, trx_per_file: int) -> dict:
     dt = time.perf_counter() - t
     _cur, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    return {"files": files, "trx_per_file": trx_per_file, "findings": sum(result["counts"].values()),
+    return {"files": files, "series": series, "trx_per_file": trx_per_file, "findings": sum(result["counts"].values()),
             "seconds": dt, "peak_mb": peak / 1e6, "held_mb": held / 1e6, "summaries_mb": len(json.dumps(sums)) / 1e6}
 
 
@@ -197,18 +198,21 @@ def _tree(pid: int) -> list[int]:
 
 def cluster_run(master: str, zip_: Path, archive: str, out: Path) -> dict:
     """spark-submit of the job on the standalone cluster (client mode: the driver runs here,
-    executors on the workers); the peak RSS (VmHWM) of the driver's JVM and of its Python,
-    polled from /proc every 0.2 s until they end."""
+    executors on the workers; the driver's heap capped at 512 MB, Spark's smallest); the peak
+    RSS (VmHWM) of the driver's JVM and of its Python, polled from /proc every 0.2 s until they
+    end."""
     import pyspark
 
     submit = Path(pyspark.__file__).resolve().parent / "bin" / "spark-submit"
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
                SPARK_LOCAL_IP="127.0.0.1")
     t = time.perf_counter()
-    p = subprocess.Popen([str(submit), "--master", master, "--py-files", str(zip_),
-                          "--conf", "spark.ui.enabled=false", "--conf", "spark.executor.memory=512m",
-                          str(ROOT / "binlogkit" / "audit" / "job.py"), archive, "--output", str(out), "--json"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=out.parent)
+    log, res = out.parent / f"{out.name}.log", out.parent / f"{out.name}.json"
+    with open(log, "wb") as err, open(res, "wb") as stdout:  # files, not pipes: Spark logs a lot
+        p = subprocess.Popen([str(submit), "--master", master, "--py-files", str(zip_), "--driver-memory", "512m",
+                              "--conf", "spark.ui.enabled=false", "--conf", "spark.executor.memory=512m",
+                              str(ROOT / "binlogkit" / "audit" / "job.py"), archive, "--output", str(out), "--json"],
+                             stdout=stdout, stderr=err, env=env, cwd=out.parent)
     peak: dict[int, tuple[str, int]] = {}
     while p.poll() is None:
         for pid in _tree(p.pid):
@@ -220,10 +224,10 @@ def cluster_run(master: str, zip_: Path, archive: str, out: Path) -> dict:
             if kind:
                 peak[pid] = (kind, max(peak.get(pid, (kind, 0))[1], _hwm_kb(pid)))
         time.sleep(0.2)
-    stdout, stderr = p.communicate()
     dt = time.perf_counter() - t
+    stdout = res.read_text()
     if p.returncode not in (0, 1):
-        raise SystemExit(f"spark-submit failed ({p.returncode}):\n{stderr[-3000:]}")
+        raise SystemExit(f"spark-submit failed ({p.returncode}):\n{log.read_text(errors='replace')[-3000:]}")
     doc = json.loads(stdout[stdout.index("{"):])
     mb = {k: max([v for kk, v in peak.values() if kk == k] + [0]) / 1024 for k in ("jvm", "python")}
     return {"seconds": dt, "jvm_mb": mb["jvm"], "python_mb": mb["python"], "counts": doc["counts"],
@@ -319,12 +323,15 @@ def main(argv=None) -> int:
     if args.only in (None, "memory") and args.big_gb:
         memory(args.big_gb, spark=not args.no_spark)
     if args.only in (None, "merge"):
-        print("\n== merge over synthetic summaries (1 GiB per file; one series per 1000 files)")
+        print("\n== merge over synthetic summaries (1 GiB per file; one series, in its own directory, per 1000 "
+              "files; the last row: all in one series, what one executor merges for a single huge server)")
         n = args.merge_files
-        for files, every, trx in [(n // 100, 0, 50_000), (n // 10, 0, 50_000), (n, 0, 50_000), (n, 0, 5_000_000),
-                                  (n, 100, 50_000), (n, 10, 50_000)]:
-            r = bench_merge(files, every, trx)
-            print(f"{r['files']:>7,} files ({r['files'] / 1024:,.0f} TiB), {r['trx_per_file']:>9,} trx/file, "
+        for files, every, trx, series in [(n // 100, 0, 50_000, None), (n // 10, 0, 50_000, None), (n, 0, 50_000, None),
+                                          (n, 0, 5_000_000, None), (n, 100, 50_000, None), (n, 10, 50_000, None),
+                                          (n, 0, 50_000, 1)]:
+            r = bench_merge(files, every, trx, series)
+            print(f"{r['files']:>7,} files ({r['files'] / 1024:,.0f} TiB) in {r['series']:>3} series, "
+                  f"{r['trx_per_file']:>9,} trx/file, "
                   f"{r['findings']:>6,} findings: {r['seconds']:6.1f} s; summaries held {r['held_mb']:5.0f} MB "
                   f"(as JSON {r['summaries_mb']:.0f} MB), peak with the merge {r['peak_mb']:5.0f} MB")
     return 0

@@ -50,9 +50,28 @@ class Cluster:
 
     def stop(self) -> None:
         for pid in reversed(self.pids):
+            executors = _session(pid)  # a worker's executors (its session: started by it)
             _end(pid)
+            for child in executors:
+                _end(child)
         self.pids.clear()
         (self.folder / "pids.json").unlink(missing_ok=True)
+
+
+def _session(leader: int) -> list[int]:
+    """The other processes of the session ``leader`` started (each daemon is started as the
+    leader of a session of its own): a worker's executors, which outlive a worker that is ended
+    while an application runs."""
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit() and int(d) != leader:
+            try:
+                stat = open(f"/proc/{d}/stat").read()
+                if int(stat[stat.rindex(")") + 2:].split()[3]) == leader:
+                    out.append(int(d))
+            except (OSError, ValueError, IndexError):
+                pass
+    return out
 
 
 def _end(pid: int) -> None:

@@ -192,3 +192,32 @@ def test_merge_work_grows_with_files_not_transactions(files):
     assert findings == []
     (s,) = summary.values()
     assert s["files"] == files and s["gtids_covered"] == f"0-1-{files * 50_000}"
+
+
+_finding = st.fixed_dictionaries({
+    "kind": st.sampled_from(["gtid_gap", "checksum_mismatch", "torn_event"]),
+    "severity": st.sampled_from(["error", "warning", "info"]),
+    "file": st.one_of(st.none(), st.sampled_from(["a/x.000001", "a/x.000002", "b/y.000001"])),
+    "offset": st.one_of(st.none(), st.integers(4, 1 << 40)),
+    "series": st.one_of(st.none(), st.sampled_from(["a/x", "b/y"])),
+})
+
+
+@settings(max_examples=100, deadline=None)
+@given(parts=st.lists(st.tuples(st.lists(_finding, max_size=12),
+                                st.dictionaries(st.text("abcdef/", min_size=1, max_size=6), st.integers(), max_size=6)),
+                      max_size=12),
+       limit=st.one_of(st.none(), st.integers(0, 20)), max_series=st.one_of(st.none(), st.integers(0, 10)))
+def test_bounded_results_keep_exactly_the_first(parts, limit, max_series):
+    """merge.Results with limits (what the local parent keeps: at most twice the limits at a
+    time) gives the first findings in report order and the first series by name — the same
+    document as keeping everything and cutting at the end."""
+    from binlogkit.audit.merge import combine, limit as cut
+
+    parts = [([dict(f, tag=(i, j)) for j, f in enumerate(found)], summ) for i, (found, summ) in enumerate(parts)]
+    full = combine(parts, files=3, bytes_=7)
+    assert full["counts"]["error"] + full["counts"]["warning"] + full["counts"]["info"] == len(full["findings"])
+    bounded = combine(parts, files=3, bytes_=7, limit=limit, max_series=max_series)
+    assert bounded == cut(full, max_findings=limit, max_series=max_series)
+    if limit is not None:
+        assert len(bounded["findings"]) == min(limit, len(full["findings"]))
