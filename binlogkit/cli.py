@@ -507,8 +507,11 @@ def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete, ke
                    "Default: all (local), 1000 (spark).")
 @click.option("--max-series", type=click.IntRange(min=0),
               help="Show only the first N series' records (--output writes all). Default: all (local), 1000 (spark).")
+@click.option("--report", "report", type=click.Path(dir_okay=False),
+              help="Also write a self-contained HTML page: a timeline of each series with its gaps and damage, "
+                   "GTID coverage, the tables (opens offline).")
 @key_options
-def audit(paths, as_json, output_dir, jobs, engine, live, max_findings, max_series, keys) -> None:
+def audit(paths, as_json, output_dir, jobs, engine, live, max_findings, max_series, report, keys) -> None:
     """Audit binlog / relay-log archives for anything missing, doubled or damaged.
 
     PATHS are files or folders (searched recursively for NAME.NNNNNN files, compressed or not).
@@ -536,7 +539,8 @@ def audit(paths, as_json, output_dir, jobs, engine, live, max_findings, max_seri
             rc = job.main(spark, list(paths) + (["--output", output_dir] if output_dir else [])
                           + (["--json"] if as_json else []) + (["--live"] if live else [])
                           + (["--max-findings", str(max_findings)] if max_findings is not None else [])
-                          + (["--max-series", str(max_series)] if max_series is not None else []) + key_args)
+                          + (["--max-series", str(max_series)] if max_series is not None else [])
+                          + (["--report", report] if report else []) + key_args)
         finally:
             spark.stop()
         sys.exit(rc)
@@ -556,6 +560,13 @@ def audit(paths, as_json, output_dir, jobs, engine, live, max_findings, max_seri
             _write_audit(Path(output_dir), result)
         except (OSError, BinlogError) as exc:
             _fail(f"--output {output_dir}: {exc}", EXIT_USAGE)
+    for page in ([Path(output_dir) / "report.html"] if output_dir else []) + ([report] if report else []):
+        from .report import write as write_report
+
+        try:
+            write_report(result, page)  # the whole result, before any --max-* limit
+        except (OSError, BinlogError) as exc:
+            _fail(f"report {page}: {exc}", EXIT_USAGE)
     if max_findings is not None or max_series is not None:
         from .audit.merge import limit
 
@@ -590,6 +601,70 @@ def _write_audit(out: Path, result: dict) -> None:
             d.replace("findings.parquet", buf.getvalue().to_pybytes(), new_mode=0o644)
         d.replace("summary.json", json.dumps({k: v for k, v in result.items() if k != "findings"},
                                              indent=1).encode(), new_mode=0o644)
+
+
+@main.command()
+@click.argument("archive", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--from-gtid", metavar="POS", help="The backup's GTID state (MariaDB gtid_binlog_pos 0-1-42,...; MySQL gtid_executed).")
+@click.option("--from-file", metavar="NAME", help="The backup's binlog file (with --from-position).")
+@click.option("--from-position", metavar="N", type=int, help="The backup's position in --from-file.")
+@click.option("--backup-info", type=click.Path(exists=True, dir_okay=False),
+              help="xtrabackup_binlog_info / mariadb_backup_binlog_info, or a dump made with --master-data.")
+@click.option("--until-datetime", metavar="T", help="Replay what committed before T (ISO 8601; UTC unless a zone is given).")
+@click.option("--until-gtid", metavar="SET", help="Replay up to and including this GTID state.")
+@click.option("--until-position", metavar="NAME:N", help="Replay up to this binlog position (exclusive).")
+@click.option("--json", "as_json", is_flag=True, help="The plan as one JSON document.")
+@click.option("--jobs", type=int, help="Worker processes for the files between start and stop (default: one per core).")
+def pitr(archive, from_gtid, from_file, from_position, backup_info, until_datetime, until_gtid, until_position,
+         as_json, jobs) -> None:
+    """Plan a point-in-time recovery from a binlog archive.
+
+    From where a backup stands (--from-gtid, --from-file/--from-position, or --backup-info) to a
+    target (--until-datetime, --until-gtid or --until-position), read from the ARCHIVE alone:
+    whether it is reachable, the ordered files with exact start and stop positions, the
+    transactions and bytes to replay, every gap, damaged or partial transaction, incident or
+    duplicate on the way (file and offset), and the replay command (mariadb-binlog ... | mariadb,
+    or mysqlbinlog ... | mysql) with no connection options. Nothing is run or written.
+    Exit codes: 0 reachable, 1 not reachable (the problems say why), 2 usage.
+    """
+    from .pitr import From, PitrUsage, Until, plan_pitr, read_backup_info
+    from .pitr.render import lines
+
+    starts = [x for x in (from_gtid, from_file or from_position is not None or None, backup_info) if x]
+    if len(starts) != 1:
+        _fail("give exactly one of --from-gtid, --from-file/--from-position, --backup-info", EXIT_USAGE)
+    if (from_file is None) != (from_position is None):
+        _fail("--from-file and --from-position go together", EXIT_USAGE)
+    if sum(x is not None for x in (until_datetime, until_gtid, until_position)) != 1:
+        _fail("give exactly one of --until-datetime, --until-gtid, --until-position", EXIT_USAGE)
+    _check_inputs(archive, missing_ok=True, recursive=True)
+    try:
+        if backup_info:
+            b = read_backup_info(backup_info)
+            frm = From(b.file, b.position, b.gtids, "backup-info", b.to_json())
+        elif from_gtid:
+            frm = From(gtids=from_gtid, origin="gtid")
+        else:
+            frm = From(from_file, from_position, origin="position")
+        if until_datetime:
+            until = Until(timestamp=int(_datetime(until_datetime).timestamp()))
+        elif until_gtid:
+            until = Until(gtids=until_gtid)
+        else:
+            name, _, pos = until_position.rpartition(":")
+            if not name or not pos.isdigit():
+                _fail(f"--until-position {until_position!r}: expected NAME:N, e.g. mariadb-bin.000007:1234", EXIT_USAGE)
+            until = Until(file=name, position=int(pos))
+        doc = plan_pitr(archive, frm, until, jobs=jobs)
+    except click.BadParameter as exc:
+        _fail(exc.format_message(), EXIT_USAGE)
+    except (PitrUsage, BinlogError) as exc:  # GtidError: a GTID text that does not parse, etc.
+        _fail(str(exc), EXIT_USAGE)
+    if as_json:
+        click.echo(json.dumps(doc, indent=1, default=str))
+    else:
+        click.echo("\n".join(lines(doc)))
+    sys.exit(EXIT_OK if doc["reachable"] else EXIT_DAMAGED)
 
 
 @main.command()

@@ -48,6 +48,11 @@ def _binlogs(cwd: Path) -> None:
     (d / "mariadb-bin.index").write_text("./mariadb-bin.000015\n./mariadb-bin.000016\n")
 
 
+def _archive(cwd: Path) -> None:
+    """The replication-gtid primary's 16 binlogs (3 014 transactions), as an archive."""
+    shutil.copytree(store.materialize("replication-gtid") / "primary", cwd / "archive")
+
+
 def _primary(name: str):
     def setup(cwd: Path) -> None:
         shutil.copytree(store.materialize(name) / "primary", cwd / "binlogs")
@@ -64,6 +69,7 @@ def _encrypted(cwd: Path) -> None:
 
 
 SETUPS = {
+    "archive": _archive,
     "row-types-full-metadata": _primary("row-types-full-metadata"),
     "encrypted-mariadb": _encrypted,
     "crash-rotation-small-position": _relay("crash-rotation-small-position"),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Install what binlogkit's tests and lab need from Debian: mariadb-server, mariadb-client, strace,
-# and a Java runtime for Spark (default-jre-headless).
+# Install what binlogkit's tests and lab need from Debian: mariadb-server, mariadb-client, mariadb-backup, strace,
+# a Java runtime for Spark (default-jre-headless) and chromium (the HTML report's browser tests).
 # Does nothing when they are present; needs root (or passwordless sudo) otherwise, and says so.
 set -euo pipefail
 need=()
@@ -9,7 +9,11 @@ command -v mariadb-binlog >/dev/null 2>&1 || need+=(mariadb-client)
 command -v strace >/dev/null 2>&1 || need+=(strace)
 # pyspark's JVM, for the Spark audit tests (local mode and the standalone cluster)
 command -v java >/dev/null 2>&1 || [ -x "${JAVA_HOME:-/nonexistent}/bin/java" ] || need+=(default-jre-headless)
-[ ${#need[@]} -eq 0 ] && { echo "deps: mariadb-server, mariadb-client, strace and java are present"; exit 0; }
+# a physical backup for the pitr proof (mariabackup's xtrabackup_binlog_info)
+command -v mariadb-backup >/dev/null 2>&1 || command -v mariabackup >/dev/null 2>&1 || need+=(mariadb-backup)
+# a real browser for the audit report's tests (headless: --screenshot / --dump-dom)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+[ ${#need[@]} -eq 0 ] && { echo "deps: mariadb-server, mariadb-client, mariadb-backup, strace, java and chromium are present"; exit 0; }
 uid="${DEPS_UID:-$(id -u)}"
 if [ "$uid" = 0 ]; then
     SUDO=""

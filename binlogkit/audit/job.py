@@ -252,7 +252,8 @@ def main(spark, argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="binlogkit-audit-job", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("paths", nargs="+")
-    ap.add_argument("--output", help="folder for findings.parquet and summary.json")
+    ap.add_argument("--output", help="folder for findings.parquet, summary.json and report.html")
+    ap.add_argument("--report", help="also write the HTML report here (binlogkit/report)")
     ap.add_argument("--json", action="store_true", help="print findings and summary as JSON")
     ap.add_argument("--live", action="store_true",
                     help="the last file of a series may still be written by a server: a torn tail is a warning")
@@ -287,6 +288,8 @@ def main(spark, argv: list[str]) -> int:
         return 2
     if args.output:
         _write_summary(result, args.output)
+    for where in ([f"{args.output.rstrip('/')}/report.html"] if args.output else []) + ([args.report] if args.report else []):
+        _write_report(result, where)
     if args.json:
         print(json.dumps(result, indent=1, default=str))
     else:
@@ -310,6 +313,25 @@ def _write_summary(result: dict, output: str) -> None:
         os.makedirs(output, exist_ok=True)
         with SafeDir(output) as d, d.locked():
             d.replace("summary.json", summary.encode(), new_mode=0o644)
+
+
+def _write_report(result: dict, where: str) -> None:
+    """The HTML report (binlogkit/report) of the driver's result: its findings are the first
+    --max-findings; the timelines and coverage come from every file's summary."""
+    try:
+        import jinja2  # noqa: F401  (the template engine)
+
+        from binlogkit.report import render, write
+    except ImportError as exc:  # a driver without jinja2
+        print(f"binlogkit-audit-job: no report.html ({exc})", file=sys.stderr)
+        return
+    if "://" in where:
+        import fsspec
+
+        with fsspec.open(where, "w") as fh:
+            fh.write(render(result))
+    else:
+        write(result, where)
 
 
 def session(master: str | None = None):

@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterable
 
 from ..gtid import GtidPos, MariadbGtid, MysqlGtidSet
+from ..report import digest
 from . import intervals as iv
 
 INCIDENT_NAMES = {1: "LOST_EVENTS", 2: "NEW_INCIDENT"}
@@ -247,6 +248,8 @@ def series_record(files: list[dict], covered: str | None, intervals: int = 0) ->
         "last_timestamp": max((s["last_timestamp"] for s in files if s["last_timestamp"]), default=None),
         "relay": any(s["relay"] for s in files), "gtids_covered": covered, "gtid_intervals": intervals,
         "first_file": files[0]["file"], "last_file": files[-1]["file"],
+        # for the HTML report (binlogkit/report): files over time and the GTIDs present, bounded
+        "timeline": digest.timeline(files), "coverage": digest.coverage(iv.union(*(_all_gtids(s) for s in files))),
     }
 
 

@@ -1,0 +1,586 @@
+"""``binlogkit pitr``: can this archive take a backup to a point in time, and how?
+
+In: an archive (files / folders of one server's binlogs), where the backup stands (a GTID
+state, a file and position, or a backup tool's coordinates) and the target (a time, a GTID
+state, a file and position). Out: a plan — reachable or not; the ordered files with the exact
+start and stop positions; the transactions and bytes to replay; every problem on the way (with
+file and offset); and the replay command for the server's own tools.
+
+What is read is bounded by what was asked, never by the archive's size:
+
+1. file heads (Format_description, Gtid_list / Previous_gtids: a few hundred bytes each), only
+   those a bisection over the series visits, to find the file holding the start and the stop;
+2. the audit's compact summaries (``binlogkit.audit.file_summary``: interval-set GTID coverage,
+   anomalies with offsets) of the files from the start to the stop, merged by the audit's own
+   merge — the findings that lie between the two points are the plan's problems;
+3. one streaming pass over the transactions of the first and of the last file (and of the few
+   files a time or GTID target is looked for in), folding counters, never keeping a list.
+
+The start and stop are always file positions, so the replay is exact whatever the flavor: the
+replay tool's ``--start-position`` applies to the first file only and ``--stop-position`` to the
+last. A stop that would fall inside a transaction moves to that transaction's start, and the
+plan names it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from ..audit import file_summary, merge
+from ..audit.engine import audit_paths
+from ..audit.merge import Finding
+from ..audit.summary import series_key
+from ..errors import BinlogError
+from ..files import OPENERS
+from ..flavor import Flavor
+from .flavors import REPLAY, Replay
+from .walk import Heads, event_boundary, read_head, transactions
+
+
+class PitrUsage(BinlogError):
+    """What was asked cannot be planned at all (no such series, ambiguous archive): exit 2."""
+
+
+@dataclass(frozen=True)
+class From:
+    """Where the backup stands: ``file`` + ``position`` (``gtids``, when known, is checked
+    against the binlog), or ``gtids`` alone."""
+    file: str | None = None
+    position: int | None = None
+    gtids: str | None = None
+    origin: str = "position"     # position | gtid | backup-info
+    backup: dict | None = None   # the backup-info file's coordinates, as read
+
+
+@dataclass(frozen=True)
+class Until:
+    """The target: exactly one of ``timestamp`` (epoch seconds), ``gtids``, ``file``+``position``."""
+    timestamp: int | None = None
+    gtids: str | None = None
+    file: str | None = None
+    position: int | None = None
+
+
+def _name(path: str) -> str:
+    name = os.path.basename(path)
+    for suffix in OPENERS:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _utc(ts: int | None) -> str | None:
+    return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC") if ts is not None else None
+
+
+def _series(paths, want_base: str | None) -> tuple[str, list[int], list[str]]:
+    groups: dict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
+    for f in audit_paths(paths):
+        d, base, n = series_key(f)
+        if n >= 0:
+            groups[(d, base)].append((n, f))
+    if want_base is not None:
+        cands = [k for k in groups if k[1] == want_base]
+        if not cands:
+            raise PitrUsage(f"no file of the series {want_base}.NNNNNN in the archive "
+                            f"(it has: {', '.join(sorted({b for _d, b in groups})) or 'no binlogs'})")
+    else:
+        cands = [k for k in groups if not read_head(min(groups[k])[1]).relay]
+        if not cands:
+            raise PitrUsage("the archive holds no binlog series (NAME.NNNNNN files written by a server)")
+    if len(cands) > 1:
+        raise PitrUsage("the archive holds several binlog series: "
+                        + ", ".join(f"{d}/{b}" for d, b in sorted(cands))
+                        + "; give the folder of one of them (or --from-file with its name)")
+    d, b = cands[0]
+    files = sorted(groups[(d, b)])
+    return f"{d}/{b}", [n for n, _ in files], [f for _, f in files]
+
+
+def _base(name: str | None) -> str | None:
+    if not name:
+        return None
+    _d, base, n = series_key(name)
+    return base if n >= 0 else None
+
+
+class _Plan:
+    """The state of one planning run (I/O through ``walk`` and the audit only)."""
+
+    def __init__(self, paths, frm: From, until: Until, jobs: int | None) -> None:
+        self.frm, self.until, self.jobs = frm, until, jobs
+        self.series, self.numbers, self.paths = _series(paths, _base(frm.file) or _base(until.file))
+        self.heads = Heads(self.paths)
+        flavor = self.heads[0].flavor or Flavor.MARIADB
+        self.r: Replay = REPLAY[flavor]
+        self.flavor = flavor
+        self.problems: list[Finding] = []
+        self.notes: list[str] = []
+        self.before: dict | None = None
+        self.stop_reason = ""
+        self.walked: dict[str, dict] = {}
+        from ..audit.intervals import Runs
+
+        self.applied = Runs()  # MySQL: what the replay applies
+
+    def problem(self, kind: str, detail: str, file: str | None = None, offset: int | None = None,
+                gtids=(), severity: str = "error") -> None:
+        self.problems.append(Finding(kind, severity, file, offset, detail, list(gtids), series=self.series))
+
+    def index_of(self, name: str) -> int | None:
+        want = _name(name)
+        for k, p in enumerate(self.paths):
+            if _name(p) == want:
+                return k
+        return None
+
+    def _not_in_archive(self, name: str, what: str) -> None:
+        n = series_key(name)[2]
+        where = (f"the archive has {_name(self.paths[0])} .. {_name(self.paths[-1])}")
+        if n >= 0 and n < self.numbers[0]:
+            where += ": the archive begins after it"
+        elif n >= 0 and n > self.numbers[-1]:
+            where += ": the archive ends before it"
+        self.problem("missing_file", f"{what} {_name(name)} is not in the archive ({where})")
+
+    # --- the start ---------------------------------------------------------------------------
+    def start(self) -> tuple[int, int, object] | None:
+        r, frm = self.r, self.frm
+        if frm.file is not None:
+            i = self.index_of(frm.file)
+            if i is None:
+                self._not_in_archive(frm.file, "the backup's binlog")
+                return None
+            path, pos = self.paths[i], frm.position
+            ok, _end = event_boundary(path, pos)
+            if not ok:
+                self.problem("bad_position", f"no event starts at {pos} in {_name(path)}: not a binlog position "
+                             "the server could have reported", path, pos)
+                return None
+            state = r.of_head(self.heads[i])
+            self.last_ts_before = None
+            w = None  # from the start on, the pass goes on as the count of the first file
+            with contextlib.closing(transactions(path)) as ts:
+                try:
+                    for t in ts:
+                        if w is None and t.start_offset >= pos:
+                            self._start_state = state
+                            w = self._walk_of(path)
+                        if w is not None:
+                            self._note(w, t)
+                            continue
+                        if t.end_offset is not None and t.end_offset > pos:
+                            self.problem("bad_position", f"{_name(path)}@{pos} falls inside transaction "
+                                         f"{t.gtid or '@' + str(t.start_offset)} ({t.start_offset}..{t.end_offset})",
+                                         path, pos, [t.gtid] if t.gtid else [])
+                            return None
+                        if t.gtid:
+                            r.add(state, t.gtid)
+                        self.last_ts_before = t.max_timestamp
+                except BinlogError:
+                    self.walked.pop(path, None)  # damage after the start is the audit's to report
+            if frm.gtids:
+                said = r.parse(frm.gtids)
+                if not (r.includes(said, state) and r.includes(state, said)):
+                    self.problem("backup_mismatch", f"the backup says {frm.gtids} at {_name(path)}:{pos}, but there the "
+                                 f"binlog's GTID state is {r.text(state) or '(empty)'}", path, pos)
+            return i, pos, state
+        # by GTID state alone
+        target = r.parse(frm.gtids)
+        i = self.heads.last_true(lambda h: r.includes(target, r.of_head(h)))
+        if i < 0:
+            h = self.heads[0]
+            self.problem("gtid_gap", f"the archive begins after the backup: its first file {_name(h.path)} starts "
+                         f"from GTID state {r.text(r.of_head(h))}, beyond {frm.gtids}; the transactions in between "
+                         "are not in the archive", h.path, None)
+            return None
+        path = self.paths[i]
+        pos = None
+        self.last_ts_before = None
+        self._start_state = target
+        w = None
+        with contextlib.closing(transactions(path)) as ts:
+            try:
+                for t in ts:
+                    if w is None and t.gtid and not r.holds(target, t.gtid):
+                        pos = t.start_offset
+                        w = self._walk_of(path)
+                    if w is not None:
+                        self._note(w, t)
+                        continue
+                    self.last_ts_before = t.max_timestamp
+            except BinlogError:
+                self.walked.pop(path, None)
+        if pos is None:
+            if i + 1 < len(self.paths):
+                i, pos = i + 1, 4
+            else:
+                pos = event_boundary(path, -1)[1]
+        return i, pos, target
+
+    # --- the stop ----------------------------------------------------------------------------
+    def stop(self, i: int, start_pos: int) -> tuple[int, int] | None:
+        r, until = self.r, self.until
+        if until.file is not None:
+            j = self.index_of(until.file)
+            if j is None:
+                self._not_in_archive(until.file, "the target's binlog")
+                return None
+            path, pos = self.paths[j], until.position
+            if (j, pos) < (i, start_pos):
+                raise PitrUsage(f"the target {_name(path)}:{pos} comes before the start {_name(self.paths[i])}:{start_pos}")
+            ok, end = event_boundary(path, pos)
+            if not ok:
+                self.problem("bad_position", f"no event starts at {pos} in {_name(path)}", path, pos)
+                return None
+            w = self._walk_of(path)
+            with contextlib.closing(transactions(path)) as ts:
+                try:
+                    for t in ts:
+                        if t.start_offset >= pos:
+                            break
+                        if t.end_offset is not None and t.end_offset > pos:
+                            self._stopped_before(t, f"{_name(path)}:{pos} falls inside it")
+                            pos = t.start_offset
+                            break
+                        if j > i or t.start_offset >= start_pos:
+                            self._note(w, t)
+                except BinlogError:
+                    self.walked.pop(path, None)  # the count pass and the audit say what is wrong
+            self.stop_reason = "the position asked for"
+            return j, pos
+        if until.timestamp is not None:
+            T = until.timestamp
+            if self.last_ts_before is not None and self.last_ts_before >= T:
+                raise PitrUsage(f"the target {_utc(T)} is before the backup point (the transaction just before it "
+                                f"is dated {_utc(self.last_ts_before)})")
+            j0 = max(i, self.heads.last_true(lambda h: (h.first_timestamp or 0) < T))
+            for j in range(j0, len(self.paths)):
+                path = self.paths[j]
+                w = self._walk_of(path)
+                with contextlib.closing(transactions(path)) as ts:
+                    try:
+                        for t in ts:
+                            if j == i and t.start_offset < start_pos:
+                                continue
+                            if t.max_timestamp < T:
+                                self._note(w, t)
+                            else:
+                                if t.min_timestamp < T:
+                                    self._stopped_before(t, f"its events are dated from {_utc(t.min_timestamp)} to "
+                                                         f"{_utc(t.max_timestamp)}, across the target")
+                                self.stop_reason = f"the first transaction at or after {_utc(T)}"
+                                return j, t.start_offset
+                    except BinlogError as exc:
+                        self.problem("unreadable", f"looking for {_utc(T)}: {exc.message}", path, exc.offset)
+                        return None
+            last = self.paths[-1]
+            self.problem("target_beyond_archive", f"the archive ends ({_name(last)}, last event "
+                         f"{_utc(self.last_event_ts(last))}) before the target {_utc(T)}: what the server wrote after "
+                         "that is not in the archive", last, None)
+            return None
+        # a GTID state
+        tgt = r.parse(until.gtids)
+        start_state = self._start_state
+        if r.beyond(start_state, tgt):
+            raise PitrUsage(f"the target {until.gtids} is before the backup point ({r.text(start_state)})")
+        if r.includes(start_state, tgt):
+            self.stop_reason = "the backup already holds the target"
+            self.walked.pop(self.paths[i], None)
+            return i, start_pos
+        j0 = max(i, self.heads.last_true(lambda h: not r.includes(r.of_head(h), tgt)))
+        state = r.copy(start_state) if j0 == i else r.of_head(self.heads[j0])
+        keys = r.streams(tgt)
+        for j in range(j0, len(self.paths)):
+            path = self.paths[j]
+            w = self._walk_of(path)
+            with contextlib.closing(transactions(path)) as ts:
+                try:
+                    for t in ts:
+                        if j == i and t.start_offset < start_pos:
+                            continue
+                        self._note(w, t)
+                        if not t.gtid:
+                            continue
+                        if self._stream(t.gtid) in keys and not r.holds(tgt, t.gtid):
+                            self.problem("not_a_prefix", f"{t.gtid} comes before {until.gtids} is reached: a replay "
+                                         "up to the target by position would apply it", path, t.start_offset, [t.gtid])
+                        r.add(state, t.gtid)
+                        if r.includes(state, tgt):
+                            self.stop_reason = f"the end of the transaction that completes {until.gtids}"
+                            return j, t.end_offset
+                except BinlogError as exc:
+                    self.problem("unreadable", f"looking for {until.gtids}: {exc.message}", path, exc.offset)
+                    return None
+        last = self.paths[-1]
+        self.problem("target_beyond_archive", f"the archive ends ({_name(last)}) before {until.gtids} is reached; it "
+                     f"reaches {r.text(state)}", last, None)
+        return None
+
+    def _walk_of(self, path: str) -> dict:
+        """What a stop search saw of the transactions to replay in ``path``, in order: their count,
+        each stream's first GTID, the ones the backup already holds (at most 1000)."""
+        from ..audit.intervals import Runs
+
+        w = self.walked[path] = {"n": 0, "firsts": {}, "dups": [], "applied": Runs()}
+        return w
+
+    def _note(self, w: dict, t) -> None:
+        w["n"] += 1
+        g = t.gtid
+        if g:
+            if self.r.sets:  # kept per walk: only the walks that count are added up
+                from ..audit.intervals import split_gtid
+
+                w["applied"].add(*split_gtid(g))
+            key = self._stream(g)
+            if key not in w["firsts"]:
+                w["firsts"][key] = (g, t.start_offset)
+            if len(w["dups"]) < 1000 and self.r.holds(self._start_state, g):
+                w["dups"].append((g, t.start_offset))
+
+    def _replayed(self, gtid: str) -> None:
+        """MySQL: the GTIDs the replay applies, as an interval set (its holes are gaps on the way)."""
+        if self.r.sets:
+            from ..audit.intervals import split_gtid
+
+            self.applied.add(*split_gtid(gtid))
+
+    def _mysql_holes(self, start_state) -> None:
+        """Holes of (backup ∪ replayed) above the backup's highest number, per uuid[:tag]: GTIDs
+        the server wrote between the backup and the target that the archive does not have. (A
+        hole inside the backup's own set is the source's history, not the archive's loss.)"""
+        from ..audit import intervals as iv
+
+        both = iv.union(start_state, self.applied.m)
+        for key in self.applied.m:
+            floor = start_state[key][-1][1] if start_state.get(key) else 0
+            ivs = both[key]
+            for (_a1, b1), (a2, _b2) in zip(ivs, ivs[1:]):
+                if b1 >= floor:
+                    hole = f"{key}:{b1 + 1}" + (f"-{a2 - 1}" if a2 - 1 > b1 + 1 else "")
+                    self.problem("gtid_gap", f"{hole} missing: between the backup and the target, the archive "
+                                 "does not have these", None, None, [hole])
+
+    def _stream(self, gtid: str) -> str:
+        return self.r.stream(gtid)
+
+    def _stopped_before(self, t, why: str) -> None:
+        self.before = {"gtid": t.gtid, "file": t.start_file, "offset": t.start_offset,
+                       "first_timestamp": t.min_timestamp, "last_timestamp": t.max_timestamp, "why": why}
+        self.notes.append(f"stopped before transaction {t.gtid or '@' + str(t.start_offset)} at "
+                          f"{_name(t.start_file)}:{t.start_offset}: {why}")
+
+    def last_event_ts(self, path: str) -> int | None:
+        from ..scan import walk_events
+        from ..files import open_input
+
+        last = None
+        try:
+            with open_input(path) as fh:
+                for _at, _c, ts, *_ in walk_events(fh, verify=False):
+                    last = ts or last
+        except BinlogError:
+            pass
+        return last
+
+    # --- the way between ---------------------------------------------------------------------
+    def summaries(self, i: int, j: int) -> list[dict]:
+        todo = self.paths[i:j + 1]
+        if self.jobs == 1 or len(todo) <= 1:
+            return [file_summary(p) for p in todo]
+        with ProcessPoolExecutor(max_workers=self.jobs or os.cpu_count() or 1) as pool:
+            return list(pool.map(file_summary, todo, chunksize=1))
+
+    def count_pass(self, path: str, lo: int, hi: int | None, start_state, first_seen: dict) -> tuple[int, int]:
+        """(transactions starting in [lo, hi), end of the last whole event read); checks GTIDs after the
+        start against the backup's state."""
+        n = 0
+        end = lo
+        with contextlib.closing(transactions(path)) as ts:
+            try:
+                for t in ts:
+                    if t.start_offset < lo:
+                        continue
+                    if hi is not None and t.start_offset >= hi:
+                        break
+                    n += 1
+                    end = t.end_offset or end
+                    if t.gtid:
+                        self._replayed(t.gtid)
+                        self._check_after_start(t.gtid, path, t.start_offset, start_state, first_seen)
+            except BinlogError:
+                pass  # the audit's findings name the damage
+        return n, end
+
+    def _check_after_start(self, gtid: str, path: str, offset, start_state, first_seen: dict) -> None:
+        if self.r.holds(start_state, gtid):
+            self._held(gtid, path, offset, start_state)
+        else:
+            self._first(self._stream(gtid), gtid, path, offset, start_state, first_seen)
+
+    def _held(self, gtid: str, path: str, offset, start_state) -> None:
+        self.problem("duplicate_gtid", f"{gtid} is already in the backup ({self.r.text(start_state)}): the replay "
+                     "would apply it a second time", path, offset, [gtid])
+
+    def _first(self, key: str, gtid: str, path: str, offset, start_state, first_seen: dict) -> None:
+        if key not in first_seen:
+            first_seen[key] = (path, offset)
+            gap = self._gap(start_state, gtid)
+            if gap:
+                self.problem("gtid_gap", gap, path, offset, [gtid])
+
+    def _gap(self, state, gtid: str) -> str | None:
+        return self.r.gap(state, gtid)
+
+    def middle_checks(self, s: dict, start_state, first_seen: dict) -> None:
+        """What a middle file's summary says against the backup's state."""
+        from ..audit import intervals as iv
+
+        if s.get("maria"):
+            for _d, (g, off, _src, _seq) in sorted(s["maria"]["first"].items()):
+                self._check_after_start(g, s["file"], off, start_state, first_seen)
+        if s.get("mysql"):
+            iv.add_into(self.applied.m, s["mysql"])
+            for key, ivs in s["mysql"].items():
+                for a, b in ivs:
+                    hit = iv.intersect({key: [[a, b]]}, start_state)
+                    if hit:
+                        self.problem("duplicate_gtid", f"{key}:{hit[key][0][0]}.. already in the backup", s["file"],
+                                     None)
+                if key not in first_seen:
+                    self._check_after_start(f"{key}:{ivs[0][0]}", s["file"], None, start_state, first_seen)
+
+    # --- all of it -----------------------------------------------------------------------------
+    def run(self) -> dict:
+        frm = self.frm
+        got = self.start()
+        doc = {"reachable": False, "series": self.series, "flavor": self.flavor.value, "files": [],
+               "start": None, "stop": None, "transactions": 0, "bytes": 0, "problems": [], "command": None,
+               "notes": self.notes}
+        if got is None:
+            doc["problems"] = [p.to_json() for p in self.problems]
+            return doc
+        i, start_pos, start_state = got
+        self._start_state = start_state
+        doc["start"] = {"file": self.paths[i], "position": start_pos, "gtids": self.r.text(start_state),
+                        "origin": frm.origin, "backup": frm.backup}
+        stop = self.stop(i, start_pos)
+        if stop is None:
+            doc["problems"] = [p.to_json() for p in self.problems]
+            return doc
+        j, stop_pos = stop
+        summaries = self.summaries(i, j)
+        by_file = {s["file"]: s for s in summaries}
+        audit = merge(summaries)
+        first_seen: dict = {}
+        # transactions and bytes; GTIDs after the start against the backup's state
+        trx = nbytes = 0
+        for k in range(i, j + 1):
+            p = self.paths[k]
+            s = by_file[p]
+            lo = start_pos if k == i else 4
+            hi = stop_pos if k == j else None
+            w = self.walked.get(p)
+            if w is not None:  # the start or stop search walked it already
+                n = w["n"]
+                from ..audit.intervals import add_into
+
+                add_into(self.applied.m, w["applied"].m)
+                for g, off in w["dups"]:
+                    self._held(g, p, off, start_state)
+                for key, (g, off) in sorted(w["firsts"].items(), key=lambda kv: kv[1][1]):
+                    if not self.r.holds(start_state, g):
+                        self._first(key, g, p, off, start_state, first_seen)
+            elif k in (i, j):
+                n, _end = self.count_pass(p, lo, hi, start_state, first_seen)
+            else:
+                n = s["transactions"]
+                self.middle_checks(s, start_state, first_seen)
+            trx += n
+            nbytes += max(0, (hi if hi is not None else s["end_offset"]) - lo)
+        # the audit's findings that lie on the way
+        firsts = {(p, o) for p, o in first_seen.values()}
+        first, last = self.paths[i], self.paths[j]
+        for f in audit["findings"]:
+            whole_file = f["kind"] in ("unreadable", "encrypted")  # nothing after it can be vouched for
+            if f["file"] == first and f["offset"] is not None and f["offset"] < start_pos and not whole_file:
+                continue
+            if f["file"] == last and f["offset"] is not None and f["offset"] >= stop_pos:
+                continue
+            if f["kind"] == "gtid_gap" and (f["file"], f["offset"]) in firsts:
+                continue  # measured against the backup's own state above
+            if f["kind"] == "gtid_gap" and f["file"] is None:
+                continue  # a MySQL series' holes: measured on what the replay applies, below
+            if f["kind"] == "partial_transaction" and f["severity"] == "warning" and f["file"] == last:
+                continue
+            self.problems.append(Finding(**{k: f[k] for k in ("kind", "severity", "file", "offset", "detail",
+                                                               "gtids", "source", "series", "place")}))
+        if self.r.sets:
+            self._mysql_holes(start_state)
+        self.problems.sort(key=lambda p: (p.severity != "error", p.file or "", p.offset or 0))
+        files = self.paths[i:j + 1]
+        end_last = by_file[last]["end_offset"]
+        doc.update({
+            "files": files,
+            "stop": {"file": last, "position": stop_pos, "reason": self.stop_reason, "before": self.before,
+                     "target": self._target_text()},
+            "transactions": trx, "bytes": nbytes,
+            "problems": [p.to_json() for p in self.problems],
+            "reachable": not any(p.severity == "error" for p in self.problems),
+        })
+        doc["command"] = command(self.r, files, start_pos, stop_pos if stop_pos < end_last else None)
+        if trx == 0:
+            self.notes.append("nothing to replay: the backup already stands at the target")
+        if any(os.path.splitext(f)[1] in OPENERS for f in files):
+            self.notes.append("compressed files are decompressed into the tool's standard input, one "
+                              "invocation per file (the tool cannot seek in a pipe)")
+        return doc
+
+    def _target_text(self) -> str:
+        u = self.until
+        if u.timestamp is not None:
+            return _utc(u.timestamp)
+        if u.gtids is not None:
+            return u.gtids
+        return f"{u.file}:{u.position}"
+
+
+_DECOMPRESS = {".xz": "xz", ".lzma": "xz", ".gz": "gzip", ".bz2": "bzip2"}
+
+
+def command(r: Replay, files: list[str], start_pos: int, stop_pos: int | None) -> str:
+    """The replay line: the server's binlog tool with ``--start-position`` (first file only) and
+    ``--stop-position`` (last file only), piped into its client with no connection options (the
+    user's own option files and environment apply).
+
+    Compressed files cannot be read by the tool (it seeks), but it reads a binlog from standard
+    input (``-``), skipping to a start position by reading: then each file gets its own
+    invocation, in order, in one group piped into one client."""
+    q = shlex.quote
+    first = [f"--start-position={start_pos}"] if start_pos > 4 else []
+    last = [f"--stop-position={stop_pos}"] if stop_pos is not None else []
+    if not any(os.path.splitext(f)[1] in _DECOMPRESS for f in files):
+        return " ".join(map(q, [r.binlog_tool, *first, *last, *files])) + f" | {r.client}"
+
+    def opts(k: int) -> list[str]:
+        return (first if k == 0 else []) + (last if k == len(files) - 1 else [])
+
+    parts = []
+    for k, f in enumerate(files):
+        tool = _DECOMPRESS.get(os.path.splitext(f)[1])
+        words = " ".join(map(q, [r.binlog_tool, *opts(k)]))
+        parts.append(f"{tool} -dc {q(f)} | {words} -" if tool else f"{words} {q(f)}")
+    return "{ " + "; ".join(parts) + f"; }} | {r.client}"
+
+
+def plan_pitr(paths, frm: From, until: Until, *, jobs: int | None = None) -> dict:
+    """The plan as a JSON-able document (see the module docstring); raises ``PitrUsage`` when
+    the question cannot be put to this archive."""
+    return _Plan(paths, frm, until, jobs).run()

@@ -1,0 +1,160 @@
+"""The reads a plan needs, each bounded by what was asked: a file's head, and one streaming pass
+over the transactions of one file. Memory stays flat in the file's size (no per-transaction list
+is kept: callers fold what they need as transactions go by).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Iterator
+
+from ..codecs.format_description import fde_is_checksum_aware
+from ..codecs.gtid import decode_previous_gtids
+from ..codecs.header import LEN_HEADER
+from ..constants import EventFlag, EventType as T
+from ..errors import BinlogError
+from ..files import open_input
+from ..flavor import Flavor
+from ..format import Format
+from ..scan import walk_events
+from ..transactions import GTID_TYPES, Grouper, Transaction
+
+_HEAD_BODIES = frozenset({T.GTID_LIST_EVENT, T.PREVIOUS_GTIDS_LOG_EVENT})
+_HEAD_EVENTS = 16  # the Gtid_list / Previous_gtids sit right after the Format_description
+
+
+@dataclass(frozen=True)
+class Head:
+    """What a file's first events say: enough to place it in time and in GTIDs."""
+    path: str
+    relay: bool
+    flavor: Flavor | None
+    server_version: str | None
+    first_timestamp: int | None     # the Format_description's time: when the file was begun
+    gtid_list: tuple[str, ...] | None
+    previous_gtids: tuple | None    # MySQL: the decoded Previous_gtids
+    problem: str | None = None
+
+
+def read_head(path: str) -> Head:
+    relay = False
+    fmt = None
+    first_ts = None
+    gtid_list = previous = None
+    fdes = 0
+    try:
+        with open_input(path) as fh:
+            for n, (at, code, ts, _sid, _size, _pos, flags, data, _ok) in enumerate(
+                    walk_events(fh, verify=False, want=_HEAD_BODIES)):
+                if first_ts is None and ts:
+                    first_ts = ts
+                if code == T.FORMAT_DESCRIPTION_EVENT:
+                    fdes += 1
+                    relay = relay or bool(flags & EventFlag.RELAY_LOG) or fdes == 2
+                    aware = len(data) >= 5 and fde_is_checksum_aware(data)
+                    fmt = Format.from_fde_body(data[LEN_HEADER:len(data) - (4 if aware else 0)])
+                    continue
+                body = data[max(LEN_HEADER, fmt.header_length):len(data) - fmt.len_checksum] if (
+                    data is not None and fmt) else None
+                if code == T.GTID_LIST_EVENT and body is not None:
+                    k = int.from_bytes(body[:4], "little") & 0x0FFFFFFF
+                    gtid_list = tuple(
+                        f"{int.from_bytes(body[4 + 16 * i:8 + 16 * i], 'little')}-"
+                        f"{int.from_bytes(body[8 + 16 * i:12 + 16 * i], 'little')}-"
+                        f"{int.from_bytes(body[12 + 16 * i:20 + 16 * i], 'little')}" for i in range(k))
+                elif code == T.PREVIOUS_GTIDS_LOG_EVENT and body is not None:
+                    try:
+                        previous = tuple(decode_previous_gtids(body))
+                    except ValueError:
+                        previous = None
+                if code in GTID_TYPES or gtid_list is not None or previous is not None or n >= _HEAD_EVENTS:
+                    break
+    except BinlogError as exc:
+        return Head(path, relay, fmt.flavor if fmt else None, fmt.server_version if fmt else None, first_ts,
+                    gtid_list, previous, f"{type(exc).__name__} at offset {exc.offset}: {exc.message}")
+    return Head(path, relay, fmt.flavor if fmt else None, fmt.server_version if fmt else None, first_ts,
+                gtid_list, previous)
+
+
+class Heads:
+    """Heads of a series' files, read only when asked (a bisection reads O(log n) of them)."""
+
+    def __init__(self, paths: list[str]) -> None:
+        self.paths = paths
+        self._cache: dict[int, Head] = {}
+
+    def __getitem__(self, i: int) -> Head:
+        h = self._cache.get(i)
+        if h is None:
+            h = self._cache[i] = read_head(self.paths[i])
+        return h
+
+    def last_true(self, pred) -> int:
+        """The last index i with pred(head i), for a predicate true on a prefix; -1 if none."""
+        lo, hi = 0, len(self.paths)  # pred true below lo, false from hi on
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if pred(self[mid]):
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo - 1
+
+
+class _TimedGrouper(Grouper):
+    """The transactions' grouping, plus each one's earliest and latest event time
+    (``min_timestamp`` / ``max_timestamp``): a server stamps events with their statement's
+    start, so a transaction's events need not be in time order."""
+
+    def _account(self, end: int, ts: int, size: int, src_end: int, path: str) -> None:
+        super()._account(end, ts, size, src_end, path)
+        t = self.cur
+        lo = getattr(t, "min_timestamp", None)
+        if lo is None:
+            t.min_timestamp = t.max_timestamp = ts
+        elif ts < lo:
+            t.min_timestamp = ts
+        elif ts > t.max_timestamp:
+            t.max_timestamp = ts
+
+
+def transactions(path: str) -> Iterator[Transaction]:
+    """The transactions of one file, streamed (a damaged file raises its BinlogError after the
+    transactions before the damage; the one open there comes first, incomplete)."""
+    g = _TimedGrouper(relay=False)
+    with open_input(path) as fh:
+        try:
+            for t in g.feed_file(path, fh, verify=False):
+                info = g.files[-1]
+                info.gtids.clear()          # the grouper keeps these for `binlogkit gtids`;
+                info.gtid_offsets.clear()   # a plan folds as it goes
+                info.incomplete.clear()
+                yield t
+        except BinlogError:
+            yield from g.finish()
+            raise
+    yield from g.finish()
+
+
+def event_boundary(path: str, position: int) -> tuple[bool, int]:
+    """(whether an event starts at ``position`` or it is the end of the last whole event,
+    the end of the last whole event). One header walk; a damaged tail ends it quietly."""
+    end = 4
+    hit = position == 4
+    try:
+        with open_input(path) as fh:
+            for at, _code, _ts, _sid, size, _pos, _flags, _data, _ok in walk_events(fh, verify=False):
+                if at == position:
+                    hit = True
+                end = at + size
+                if at > position and not hit:
+                    break
+    except BinlogError as exc:
+        if exc.offset is None or exc.offset < position:  # not a binlog, or damaged before the position
+            return False, end
+    return hit or position == end, end
+
+
+def size_of(path: str) -> int:
+    return os.path.getsize(path)
