@@ -292,20 +292,20 @@ def _rows_text(dec, fmt, code: int, table_id: int, body: bytes) -> bytes | None:
     return verbose_text(table, parsed, code)
 
 
-def verify_fast(path: str | os.PathLike):
+def verify_fast(path: str | os.PathLike, *, progress=None):
     """``scan.scan(path)`` for a plain file, with the framing and CRC32 loop in C; the Python
     scan reads any file it finds irregular (its verdict and wording are the reference)."""
     from .scan import ScanResult, scan
 
     path = Path(path)
     if _fastdecode is None or not plain(path):
-        return scan(path)
+        return scan(path, progress=progress)
     res = ScanResult(str(path), path.stat().st_size)
     crc_on = False
     noconf = bytes(512)
     with open(path, "rb") as fh:
         if fh.read(4) != BINLOG_MAGIC:
-            return scan(path)
+            return scan(path, progress=progress)
         w = _Window(fh)
         w.refill(LEN_HEADER)
         walk = _fastdecode.walk
@@ -316,19 +316,21 @@ def verify_fast(path: str | os.PathLike):
             res.events += events
             res.checksummed += checksummed
             res.end_offset = w.at
+            if progress is not None:
+                progress(w.at)
             if status == MORE:
                 if w.eof:
-                    return res if w.rel == w.filled else scan(path)
+                    return res if w.rel == w.filled else scan(path, progress=progress)
                 need = LEN_HEADER
                 if w.filled - w.rel >= LEN_HEADER:
                     need = int.from_bytes(w.buf[w.rel + 9:w.rel + 13], "little")
                 w.refill(need)
                 continue
             if status != PYTHON:
-                return scan(path)
+                return scan(path, progress=progress)
             code, size = info[0], info[3]
             if code == _START_ENCRYPTION:
-                return scan(path)
+                return scan(path, progress=progress)
             ok = info[6]
             if code == _FDE:
                 data = bytes(w.buf[w.rel:w.rel + size])
@@ -337,7 +339,7 @@ def verify_fast(path: str | os.PathLike):
                 if fde_is_checksum_aware(data):
                     ok = int.from_bytes(data[-4:], "little") == event_crc(data)
                     if not ok:
-                        return scan(path)
+                        return scan(path, progress=progress)
             res.events += 1
             res.checksummed += ok is not None
             w.rel += size
