@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 DEMO_SET := fixtures/mariadb-10.11
 
-.PHONY: past-4g demo test deps deps-py deps-system fixtures soak bench-data bench bench-audit asan-rowtext clean help
+.PHONY: past-4g demo test deps deps-py deps-system fixtures soak bench-data bench bench-audit asan-rowtext asan-fastdecode clean help
 
 help:
 	@echo "make demo        decode committed fixtures made by a real MariaDB server"
@@ -14,10 +14,11 @@ help:
 	@echo "make bench-data  make the ~1 GB benchmark binlog in bench/data (not committed)"
 	@echo "make bench       run the benchmarks"
 	@echo "make asan-rowtext  the C row-text accelerator under AddressSanitizer + UBSan, fuzzed"
+	@echo "make asan-fastdecode  the C decode/verify loop under AddressSanitizer + UBSan, against the Python path"
 	@echo "make past-4g     a real > 4 GiB transaction: replicas killed in it, recovered, resumed (25 GB disk)"
 	@echo "make soak        50 kill -9 trials, each repaired by binlogkit recover and compared (TRIALS=n)"
 
-$(BIN)/.installed: pyproject.toml setup.py binlogkit/_rowtext.c
+$(BIN)/.installed: pyproject.toml setup.py binlogkit/_rowtext.c binlogkit/_fastdecode.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test,spark]'
@@ -59,3 +60,6 @@ clean:
 
 asan-rowtext: deps-py
 	PY=$(PY) bash scripts/asan-rowtext.sh
+
+asan-fastdecode: deps-py
+	PY=$(PY) bash scripts/asan-fastdecode.sh

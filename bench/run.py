@@ -57,7 +57,9 @@ def rss_of(cmd: list[str]) -> int:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("file", nargs="?", type=Path, default=ROOT / "bench" / "data" / "mariadb-bin.000001")
-    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--decode-only", action="store_true",
+                    help="only the decode / verify lines (and decode_files rows/s), not transactions, recover, audit")
     ap.add_argument("--quick", action="store_true", help="first 100 MB only")
     ap.add_argument("--no-spark", action="store_true", help="skip the Spark measurement")
     ap.add_argument("--quick-rows", action="store_true", help="skip decode -v and decode -v --json")
@@ -84,22 +86,44 @@ def main(argv=None) -> int:
     t_verify_o = line("mariadb-binlog --verify-binlog-checksum", [oracle, "--verify-binlog-checksum", str(path)])
     t_default_o = line("mariadb-binlog", [oracle, str(path)])
     t_verbose_o = None if args.quick_rows else line("mariadb-binlog -v", [oracle, "-v", "--base64-output=decode-rows", str(path)])
+    # C loop (binlogkit/_fastdecode.c) vs the Python path with only the row-text accelerator
+    # (BINLOGKIT_NO_FASTDECODE: the state before it) vs no C at all (BINLOGKIT_PURE_PYTHON)
+    before = ["env", "BINLOGKIT_NO_FASTDECODE=1", bk]
+    pure = ["env", "BINLOGKIT_PURE_PYTHON=1", bk]
     t_verify = line("binlogkit verify", [bk, "verify", str(path)], t_verify_o)
+    line("binlogkit verify (no C loop)", [*before, "verify", str(path)], t_verify_o)
     line("binlogkit decode", [bk, "decode", str(path)], t_default_o)
+    line("binlogkit decode (no C loop)", [*before, "decode", str(path)], t_default_o)
+    line("binlogkit decode (pure Python)", [*pure, "decode", str(path)], t_default_o)
     line("binlogkit decode --json", [bk, "decode", "--json", str(path)], t_default_o)
-    t_trx = line("binlogkit transactions --json", [bk, "transactions", "--json", str(path)], t_verify_o)
+    line("binlogkit decode --json (no C loop)", [*before, "decode", "--json", str(path)], t_default_o)
+    line("binlogkit decode --json (pure Python)", [*pure, "decode", "--json", str(path)], t_default_o)
+    t_trx = None if args.decode_only else line("binlogkit transactions --json", [bk, "transactions", "--json", str(path)], t_verify_o)
     if t_verbose_o is not None:
         line("binlogkit decode -v", [bk, "decode", "-v", str(path)], t_verbose_o)
-        pure = ["env", "BINLOGKIT_PURE_PYTHON=1", bk, "decode", "-v", str(path)]
-        line("binlogkit decode -v (pure Python)", pure, t_verbose_o)
+        line("binlogkit decode -v (no C loop)", [*before, "decode", "-v", str(path)], t_verbose_o)
+        line("binlogkit decode -v (pure Python)", [*pure, "decode", "-v", str(path)], t_verbose_o)
         line("binlogkit decode -v --json", [bk, "decode", "-v", "--json", str(path)], t_verbose_o)
     print(f"file: {path} ({mb:,.0f} MB); plain read {t_read:.3f} s ({mb / t_read:,.0f} MB/s)")
     print(f"{'command':<42} {'seconds':>8} {'MB/s':>7} {'peak RSS MB':>12} {'vs read':>8} {'vs oracle':>10}")
     for name, t, rss, ref in rows:
         vs = f"{t / ref:.2f}" if ref else "-"
         print(f"{name:<42} {t:>8.2f} {mb / t:>7.0f} {rss / 1024:>12.0f} {t / t_read:>8.1f} {vs:>10}")
-    print(f"transactions / verify (commands, with output): {t_trx / t_verify:.2f}")
     sys.path.insert(0, str(ROOT))
+    from binlogkit.api import decode_files
+
+    def rows_per_second():
+        n = 0
+        for ev in decode_files([path], rows=True):
+            n += len(getattr(ev, "rows", None) or ())
+        return n
+    t = time.perf_counter()
+    n_rows = rows_per_second()
+    t = time.perf_counter() - t
+    print(f"in-process: decode_files(rows=True) {n_rows:,} rows in {t:.2f} s = {n_rows / t:,.0f} rows/s")
+    if args.decode_only:
+        return 0
+    print(f"transactions / verify (commands, with output): {t_trx / t_verify:.2f}")
     from binlogkit.scan import scan
     from binlogkit.transactions import group_files
 

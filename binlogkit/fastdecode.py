@@ -37,8 +37,8 @@ from .registry import codec_for
 
 try:
     from . import _fastdecode
-    if os.environ.get("BINLOGKIT_PURE_PYTHON"):
-        _fastdecode = None
+    if os.environ.get("BINLOGKIT_PURE_PYTHON") or os.environ.get("BINLOGKIT_NO_FASTDECODE"):
+        _fastdecode = None  # the second: only this loop off (benchmarks compare before / after)
 except ImportError:  # built without a C compiler: the Python path does everything
     _fastdecode = None
 

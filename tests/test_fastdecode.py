@@ -11,6 +11,7 @@ would pass the equality tests and be useless).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import sysconfig
@@ -44,11 +45,18 @@ def accel():
 
 
 def _files() -> list[Path]:
+    """Every fixture and corpus log, each content once (the crash sets share their primaries)."""
     out = [p for p in fixture_files() if "mariadb-bin" in p.name or "relay" in p.name]
     if CORPUS.is_dir():
         out += sorted(p for p in CORPUS.rglob("*") if p.is_file() and "expected" not in p.parts
                       and (p.suffix[1:].isdigit() or p.suffix in (".binlog", ".bin")))
-    return out
+    seen, unique = set(), []
+    for p in out:
+        key = hashlib.sha1(p.read_bytes()).digest()
+        if key not in seen:
+            seen.add(key)
+            unique.append(p)
+    return unique
 
 
 def _run(args: list[str], fast: bool, monkeypatch) -> tuple[bytes, str, int]:
@@ -76,8 +84,9 @@ def _same(args: list[str], monkeypatch) -> bytes:
 def test_every_file_prints_the_same(accel, monkeypatch):
     files = _files()
     assert files
-    for path in files:
-        for mode in MODES:
+    for path in files:  # every event in text, JSON and -v; the other modes on the varied files
+        varied = "row-types" in str(path) or "compressed" in str(path) or CORPUS in path.parents
+        for mode in MODES if varied and path.stat().st_size < 2 << 20 else MODES[:3]:
             _same(["decode", *mode, str(path)], monkeypatch)
 
 
