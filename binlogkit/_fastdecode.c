@@ -84,7 +84,7 @@ static int put_hex(Out *o, const unsigned char *p, Py_ssize_t n) {
     return 0;
 }
 
-/* a JSON string as json.dumps (ensure_ascii) writes it, of bytes known to be ASCII */
+/* a JSON string as json.dumps (ensure_ascii: only ' '..'~' as they are) writes it, of ASCII bytes */
 static int put_json_ascii(Out *o, const unsigned char *p, Py_ssize_t n) {
     if (grow(o, 6 * n + 2))
         return -1;
@@ -95,7 +95,7 @@ static int put_json_ascii(Out *o, const unsigned char *p, Py_ssize_t n) {
         if (c == '"' || c == '\\') {
             *w++ = '\\';
             *w++ = (char)c;
-        } else if (c >= 0x20) {
+        } else if (c >= 0x20 && c < 0x7f) {
             *w++ = (char)c;
         } else if (c == '\n') {
             *w++ = '\\', *w++ = 'n';

@@ -162,3 +162,26 @@ def test_walk_on_any_bytes_never_crashes(accel, blob, at, opts):
     status, rel, _, pos, text, info, events, _ = accel.walk(buf, 0, len(buf), at, opts, fastdecode.CRC32, cfg,
                                                             names, b'{"file": "f", "offset": ')
     assert 0 <= rel <= len(buf) and status in range(6) and pos == at + rel
+
+
+def test_json_escapes_as_json_dumps_does(accel, monkeypatch, tmp_path):
+    """DEL (0x7f) and control bytes in a query: json.dumps (ensure_ascii) escapes them, so does C."""
+    from binlogkit import open_binlog
+    from binlogkit.events import build_event
+
+    out = bytearray(SEED[:4])
+    changed = 0
+    for raw in open_binlog(str(next(p for p in fixture_files() if "row-types" in str(p)
+                                    and p.name.endswith(".000003")))):
+        data = raw.data
+        if raw.type_code == 160 and b" " in raw.body:
+            body = raw.body.replace(b" ", b"\x7f", 1).replace(b" ", b"\x01", 1).replace(b" ", b'"', 1)
+            data = build_event(type_code=160, body=body, timestamp=raw.timestamp, server_id=raw.server_id,
+                               log_pos=raw.log_pos, flags=raw.flags, checksum=raw.len_checksum > 0)
+            changed += 1
+        out += data
+    assert changed
+    path = tmp_path / "mariadb-bin.000001"
+    path.write_bytes(bytes(out))
+    printed = _same(["decode", "--json", str(path)], monkeypatch)
+    assert b"\\u007f" in printed and b"\\u0001" in printed
