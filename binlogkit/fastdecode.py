@@ -143,9 +143,10 @@ class _Window:
 
 
 def decode_fast(paths, *, verify: bool = True, strict: bool = True, rows: bool | str = False,
-                column_types=None, as_json: bool = False) -> Iterator:
+                column_types=None, as_json: bool = False, progress=None) -> Iterator:
     """What ``api.decode_files(paths, ..., payloads=True)`` yields, except that stretches of hot
-    events come as ``bytes``: their text (or JSON lines) already rendered."""
+    events come as ``bytes``: their text (or JSON lines) already rendered. ``progress(name,
+    size)``, when given, makes a callable told the offset reached (with ``close()``) per file."""
     from .api import EventDecoder, expand_paths
 
     dec = EventDecoder(strict=strict, rows=rows, column_types=column_types)
@@ -153,7 +154,12 @@ def decode_fast(paths, *, verify: bool = True, strict: bool = True, rows: bool |
         if _fastdecode is None or not plain(path):  # archives: the reader (tables carry over)
             yield from _handover(str(path), 0, dec, verify=verify, strict=strict)
             continue
-        yield from _file(path, dec, verify=verify, strict=strict, as_json=as_json)
+        prog = progress(path.name, path.stat().st_size) if progress is not None else None
+        try:
+            yield from _file(path, dec, verify=verify, strict=strict, as_json=as_json, progress=prog)
+        finally:
+            if prog is not None:
+                prog.close()
 
 
 def _handover(path: str, at: int, dec, *, verify: bool, strict: bool) -> Iterator:
@@ -172,7 +178,7 @@ def _handover(path: str, at: int, dec, *, verify: bool, strict: bool) -> Iterato
         yield Problem(path, exc.with_context(file=path))
 
 
-def _file(path: Path, dec, *, verify: bool, strict: bool, as_json: bool) -> Iterator:
+def _file(path: Path, dec, *, verify: bool, strict: bool, as_json: bool, progress=None) -> Iterator:
     name = str(path)
     rows = dec.rows
     verbose_text = rows == "text" and not as_json
@@ -195,6 +201,8 @@ def _file(path: Path, dec, *, verify: bool, strict: bool, as_json: bool) -> Iter
                                                             cfg.names, prefix)
             if status != MORE:
                 first_py = False
+            if progress is not None:
+                progress(w.at)
             if status == MORE:
                 if text:
                     yield text
