@@ -133,6 +133,8 @@ def test_damaged_files_print_the_same(accel, monkeypatch, tmp_path_factory, data
     buf = bytearray(SEED)
     for _ in range(data.draw(st.integers(1, 3))):
         how = data.draw(st.sampled_from(["flip", "cut", "grow", "zero"]))
+        if how in ("flip", "zero") and len(buf) <= 4:
+            how = "grow"  # cut down to the magic: only growing is left to do
         if how == "flip":
             i = data.draw(st.integers(4, len(buf) - 1))
             buf[i] = data.draw(st.integers(0, 255))
