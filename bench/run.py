@@ -30,14 +30,15 @@ def plain_read(path: Path) -> None:
 
 
 def run(cmd: list[str]) -> tuple[float, int]:
-    """Wall seconds and peak RSS (KiB) of one subprocess run, output to /dev/null."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    """Wall seconds and peak RSS (KiB) of one subprocess run, output to /dev/null (the RSS is
+    that child's own, from wait4)."""
     t = time.perf_counter()
     with open(os.devnull, "wb") as devnull:
-        subprocess.run(cmd, stdout=devnull, stderr=devnull, check=False)
+        proc = subprocess.Popen(cmd, stdout=devnull, stderr=devnull)
+        _, _, usage = os.wait4(proc.pid, 0)
+        proc.returncode = 0
     dt = time.perf_counter() - t
-    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return dt, after if after > before else -1
+    return dt, usage.ru_maxrss
 
 
 def best(cmd: list[str], repeat: int) -> tuple[float, int]:
@@ -87,11 +88,14 @@ def flashback_bench(path: Path, bk: str, oracle: str, mb: float) -> None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("file", nargs="?", type=Path, default=ROOT / "bench" / "data" / "mariadb-bin.000001")
-    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--decode-only", action="store_true",
+                    help="only the decode / verify lines (and decode_files rows/s), not transactions, recover, audit")
     ap.add_argument("--quick", action="store_true", help="first 100 MB only")
     ap.add_argument("--no-spark", action="store_true", help="skip the Spark measurement")
     ap.add_argument("--quick-rows", action="store_true", help="skip decode -v and decode -v --json")
     ap.add_argument("--no-flashback", action="store_true", help="skip the flashback of the whole file")
+    ap.add_argument("--no-slow-rows", action="store_true", help="skip decode -v in pure Python and decode -v --json")
     args = ap.parse_args(argv)
     path = args.file
     if not path.exists():
@@ -107,32 +111,56 @@ def main(argv=None) -> int:
     rows = []
 
     def line(name, cmd, ref=None):
-        t, _ = best(cmd, args.repeat)
-        rss = rss_of(cmd)
+        t, rss = best(cmd, args.repeat)
         rows.append((name, t, rss, ref))
+        vs = f"{t / ref:.2f}" if ref else "-"
+        print(f"  measured: {name:<42} {t:8.2f} s  {rss / 1024:6.0f} MB  vs oracle {vs}", flush=True)
         return t
 
     t_verify_o = line("mariadb-binlog --verify-binlog-checksum", [oracle, "--verify-binlog-checksum", str(path)])
     t_default_o = line("mariadb-binlog", [oracle, str(path)])
     t_verbose_o = None if args.quick_rows else line("mariadb-binlog -v", [oracle, "-v", "--base64-output=decode-rows", str(path)])
+    # C loop (binlogkit/_fastdecode.c) vs the Python path with only the row-text accelerator
+    # (BINLOGKIT_NO_FASTDECODE: the state before it) vs no C at all (BINLOGKIT_PURE_PYTHON)
+    before = ["env", "BINLOGKIT_NO_FASTDECODE=1", bk]
+    pure = ["env", "BINLOGKIT_PURE_PYTHON=1", bk]
     t_verify = line("binlogkit verify", [bk, "verify", str(path)], t_verify_o)
+    line("binlogkit verify (no C loop)", [*before, "verify", str(path)], t_verify_o)
     line("binlogkit decode", [bk, "decode", str(path)], t_default_o)
+    line("binlogkit decode (no C loop)", [*before, "decode", str(path)], t_default_o)
+    line("binlogkit decode (pure Python)", [*pure, "decode", str(path)], t_default_o)
     line("binlogkit decode --json", [bk, "decode", "--json", str(path)], t_default_o)
-    t_trx = line("binlogkit transactions --json", [bk, "transactions", "--json", str(path)], t_verify_o)
+    line("binlogkit decode --json (no C loop)", [*before, "decode", "--json", str(path)], t_default_o)
+    line("binlogkit decode --json (pure Python)", [*pure, "decode", "--json", str(path)], t_default_o)
+    t_trx = None if args.decode_only else line("binlogkit transactions --json", [bk, "transactions", "--json", str(path)], t_verify_o)
     if t_verbose_o is not None:
         line("binlogkit decode -v", [bk, "decode", "-v", str(path)], t_verbose_o)
-        pure = ["env", "BINLOGKIT_PURE_PYTHON=1", bk, "decode", "-v", str(path)]
-        line("binlogkit decode -v (pure Python)", pure, t_verbose_o)
-        line("binlogkit decode -v --json", [bk, "decode", "-v", "--json", str(path)], t_verbose_o)
+        line("binlogkit decode -v (no C loop)", [*before, "decode", "-v", str(path)], t_verbose_o)
+        if not args.no_slow_rows:
+            line("binlogkit decode -v (pure Python)", [*pure, "decode", "-v", str(path)], t_verbose_o)
+            line("binlogkit decode -v --json", [bk, "decode", "-v", "--json", str(path)], t_verbose_o)
     print(f"file: {path} ({mb:,.0f} MB); plain read {t_read:.3f} s ({mb / t_read:,.0f} MB/s)")
     print(f"{'command':<42} {'seconds':>8} {'MB/s':>7} {'peak RSS MB':>12} {'vs read':>8} {'vs oracle':>10}")
     for name, t, rss, ref in rows:
         vs = f"{t / ref:.2f}" if ref else "-"
         print(f"{name:<42} {t:>8.2f} {mb / t:>7.0f} {rss / 1024:>12.0f} {t / t_read:>8.1f} {vs:>10}")
+    sys.path.insert(0, str(ROOT))
+    from binlogkit.api import decode_files
+
+    def rows_per_second():
+        n = 0
+        for ev in decode_files([path], rows=True):
+            n += len(getattr(ev, "rows", None) or ())
+        return n
+    t = time.perf_counter()
+    n_rows = rows_per_second()
+    t = time.perf_counter() - t
+    print(f"in-process: decode_files(rows=True) {n_rows:,} rows in {t:.2f} s = {n_rows / t:,.0f} rows/s")
+    if args.decode_only:
+        return 0
     print(f"transactions / verify (commands, with output): {t_trx / t_verify:.2f}")
     if not args.no_flashback:
         flashback_bench(path, bk, oracle, mb)
-    sys.path.insert(0, str(ROOT))
     from binlogkit.scan import scan
     from binlogkit.transactions import group_files
 

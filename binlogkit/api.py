@@ -46,42 +46,11 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
 
     gtid_filter = include_gtids is not None or exclude_gtids is not None
     keep_trx = True
-    from dataclasses import replace
-
-    from .rowvalues import ROWS_TYPES, decode_rows, table_from_map, verbose_text
-    tables: dict = {}
-    known: dict = {}  # table map body -> Table
-    from .events import payload_events
     from . import open_binlog
 
+    dec = EventDecoder(strict=strict, rows=rows, column_types=column_types)
     t0 = start_datetime.timestamp() if start_datetime else None
     t1 = stop_datetime.timestamp() if stop_datetime else None
-    def register(raw):
-        """A table map, decoded once: its Table kept for the rows events that follow."""
-        tm = decode(raw, strict=strict)
-        if tm.parsed is None:  # kept as bytes (no codec): no table to register
-            return tm
-        flavor = raw.format.flavor if raw.format else None
-        key = (flavor, raw.body)  # servers repeat a table's map before every statement
-        table = known.get(key)
-        if table is None:
-            if len(known) > 4096:
-                known.clear()
-            table = known[key] = table_from_map(tm.parsed, flavor, column_types)
-        tables[tm.parsed["table_id"]] = table
-        return tm
-
-    def one(raw, tm=None):
-        ev = tm if tm is not None else decode(raw, strict=strict)
-        if rows and raw.type_code in ROWS_TYPES and ev.parsed is not None:
-            table = tables.get(ev.parsed["table_id"])
-            if table is not None and rows == "text":
-                ev = Event(raw, ev.codec, ev.parsed, ev.fields, None, table,
-                           verbose_text(table, ev.parsed, raw.type_code))
-            elif table is not None:
-                ev = replace(ev, rows=decode_rows(table, ev.parsed, raw.type_code), table=table)
-        return ev
-
     for path in expand_paths(paths):
         try:
             for raw in open_binlog(str(path), verify=verify, keys=keys):
@@ -99,31 +68,80 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
                                 and (exclude_gtids is None or g is None or not exclude_gtids(g)))
                 if gtid_filter and not keep_trx and raw.type_code not in OUTSIDE:
                     continue
-                todo = [raw]  # a Transaction_payload adds the events inside it, shown right after it
-                failed = False
-                for r in todo:
-                    try:
-                        tm = register(r) if rows and r.type_code == 19 else None
-                        shown = not types or r.type_code in types
-                        expand = payloads and r is raw and r.type_code == _PAYLOAD
-                        if not (shown or expand):
-                            continue
-                        ev = one(r, tm)
-                        if expand:
-                            todo.extend(_inner(i, raw) for i in payload_events(ev))
-                    except BinlogError as exc:
-                        yield Problem(str(path), exc.with_context(file=str(path), offset=r.offset,
-                                                                  event_type=r.type_name))
-                        failed = True
-                        if strict:
-                            break
-                        continue
-                    if shown:
-                        yield ev
-                if failed and strict:
+                yield from dec.each(raw, str(path), types=types, payloads=payloads)
+                if dec.failed and strict:
                     break
         except BinlogError as exc:
             yield Problem(str(path), exc.with_context(file=str(path)))
+
+
+class EventDecoder:
+    """What ``decode_files`` does with each framed event, with the state it keeps across events
+    (the table maps in force for row images): shared by ``decode_files`` and the accelerated
+    ``decode`` path (``binlogkit.fastdecode``), so both decode an event the same way."""
+
+    def __init__(self, *, strict: bool = True, rows: bool | str = False, column_types=None) -> None:
+        self.strict, self.rows, self.column_types = strict, rows, column_types
+        self.tables: dict = {}  # table id -> Table, from the last table map
+        self.known: dict = {}  # (flavor, table map body) -> Table
+        self.failed = False
+
+    def register(self, raw):
+        """A table map, decoded once: its Table kept for the rows events that follow."""
+        from .rowvalues import table_from_map
+
+        tm = decode(raw, strict=self.strict)
+        flavor = raw.format.flavor if raw.format else None
+        key = (flavor, raw.body)  # servers repeat a table's map before every statement
+        table = self.known.get(key)
+        if table is None:
+            if len(self.known) > 4096:
+                self.known.clear()
+            table = self.known[key] = table_from_map(tm.parsed, flavor, self.column_types)
+        self.tables[tm.parsed["table_id"]] = table
+        return tm
+
+    def one(self, raw, tm=None):
+        from dataclasses import replace
+
+        from .rowvalues import ROWS_TYPES, decode_rows, verbose_text
+
+        ev = tm if tm is not None else decode(raw, strict=self.strict)
+        rows = self.rows
+        if rows and raw.type_code in ROWS_TYPES and ev.parsed is not None:
+            table = self.tables.get(ev.parsed["table_id"])
+            if table is not None and rows == "text":
+                ev = Event(raw, ev.codec, ev.parsed, ev.fields, None, table,
+                           verbose_text(table, ev.parsed, raw.type_code))
+            elif table is not None:
+                ev = replace(ev, rows=decode_rows(table, ev.parsed, raw.type_code), table=table)
+        return ev
+
+    def each(self, raw, path: str, *, types: set[int] | None = None, payloads: bool = False):
+        """The event (a ``Problem`` where it does not decode), then with ``payloads`` the events
+        inside a Transaction_payload; ``failed`` says whether one did not decode."""
+        from .events import payload_events
+
+        todo = [raw]  # a Transaction_payload adds the events inside it, shown right after it
+        self.failed = False
+        for r in todo:
+            try:
+                tm = self.register(r) if self.rows and r.type_code == 19 else None
+                shown = not types or r.type_code in types
+                expand = payloads and r is raw and r.type_code == _PAYLOAD
+                if not (shown or expand):
+                    continue
+                ev = self.one(r, tm)
+                if expand:
+                    todo.extend(_inner(i, raw) for i in payload_events(ev))
+            except BinlogError as exc:
+                yield Problem(path, exc.with_context(file=path, offset=r.offset, event_type=r.type_name))
+                self.failed = True
+                if self.strict:
+                    return
+                continue
+            if shown:
+                yield ev
 
 
 _PAYLOAD = int(EventType.TRANSACTION_PAYLOAD_EVENT)  # an int: compared for every event
@@ -140,8 +158,14 @@ def _inner(inner, payload):
 
 
 def verify_files(paths: Iterable[str | os.PathLike], *, progress=None, keys=None) -> list[ScanResult]:
-    """Framing and CRC32 of every file at full speed (the fast scan path)."""
-    return [scan(p, progress=progress, keys=keys) for p in expand_paths(paths)]
+    """Framing and CRC32 of every file at full speed (the fast scan path; its loop in C for
+    plain files when the accelerator is built: ``fastdecode.verify_fast``; with ``keys`` the
+    Python walk, which decrypts)."""
+    from .fastdecode import verify_fast
+
+    if keys is not None:
+        return [scan(p, progress=progress, keys=keys) for p in expand_paths(paths)]
+    return [verify_fast(p, progress=progress) for p in expand_paths(paths)]
 
 
 def transactions(paths: Iterable[str | os.PathLike], *, gtids: str | None = None, verify: bool = True,

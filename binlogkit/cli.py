@@ -270,17 +270,34 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
             pending.clear()
             size = 0
     try:
-        items = decode_files(files, start_position=start_position, stop_position=stop_position,
-                             start_datetime=_datetime(start_datetime), stop_datetime=_datetime(stop_datetime),
-                             types=_types(types), verify=not no_verify, strict=not lenient,
-                             include_gtids=_gtids(include_gtids), exclude_gtids=_gtids(exclude_gtids),
-                             rows=(verbose and ("text" if not as_json else True)), column_types=hints,
-                             payloads=True, keys=keys)
-        in_payload = False  # text: the inner events of a Transaction_payload sit between markers
         # progress on stderr when it is a terminal and the output goes elsewhere (a file, a pipe)
         watch = sys.stderr.isatty() and not out.isatty()
+        from . import fastdecode  # the C loop for plain files when no filter is asked for
+        filters = (start_position, stop_position, start_datetime, stop_datetime, include_gtids, exclude_gtids)
+        if keys is None and fastdecode.usable(utc=utc, filters=bool(types) or any(f is not None for f in filters)):
+            items = fastdecode.decode_fast(files, verify=not no_verify, strict=not lenient, column_types=hints,
+                                           rows=(verbose and ("text" if not as_json else True)), as_json=as_json,
+                                           progress=(lambda name, total: Progress(total, f"decode {name}"))
+                                           if watch else None)
+        else:
+            items = decode_files(files, start_position=start_position, stop_position=stop_position,
+                                 start_datetime=_datetime(start_datetime), stop_datetime=_datetime(stop_datetime),
+                                 types=_types(types), verify=not no_verify, strict=not lenient,
+                                 include_gtids=_gtids(include_gtids), exclude_gtids=_gtids(exclude_gtids),
+                                 rows=(verbose and ("text" if not as_json else True)), column_types=hints,
+                                 payloads=True, keys=keys)
+        in_payload = False  # text: the inner events of a Transaction_payload sit between markers
         prog, prog_file, count = None, None, 0
         for item in items:
+            if type(item) is bytes:  # events fastdecode rendered, text or JSON lines
+                if sink is None:
+                    out.write(item.decode("utf-8", "surrogateescape"))
+                    continue
+                pending.append(item)
+                size += len(item)
+                if size > 1 << 20:
+                    drain()
+                continue
             count += 1
             if watch and not count & 1023 and not isinstance(item, Problem):
                 if item.raw.file != prog_file:

@@ -1,0 +1,667 @@
+/*
+ * binlogkit._fastdecode: the `decode` / `decode --json` / `verify` loop over a window of a plain
+ * binlog, in C.
+ *
+ * An optional accelerator for the Python path (scan.walk_events framing, events.decode, the
+ * render.py text and the cli's JSON), which stays the reference: binlogkit/fastdecode.py drives
+ * this loop and hands every event it does not take to the Python path. walk() frames the events
+ * of buf[rel:filled], checks their CRC32 (through the crc callable it is given: ISA-L's or
+ * zlib's), and renders the hot event kinds (Table_map, Write/Update/Delete_rows v1/v2, Xid,
+ * MariaDB's GTID and Annotate_rows) the way the Python path prints them. It never decides an
+ * error: anything irregular -- a size out of range, a torn event, a checksum mismatch, a body
+ * its fast layout rules do not cover, a name that is not plain ASCII -- stops it at that event
+ * and the caller lets the Python path read it (tests compare the two on every fixture and
+ * corpus file and on damaged input). Every read is bounds-checked against the event's end.
+ *
+ * The layouts read here are those of binlogkit/codecs (Construct, the single statement of each
+ * layout) as binlogkit/codecs/fast.py reads them; a body those rules do not cover goes back.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+enum { MORE = 0, PYTHON = 1, HANDOVER = 2, ROWS = 3, TABLEMAP = 4, FULL = 5 };
+enum {
+    O_VERIFY = 1, O_TEXT = 2, O_JSON = 4, O_VERBOSE = 8, O_FIRST_PY = 16, O_CRC_ON = 32, O_SHOW_CRC = 64,
+    O_COUNT = 128
+};
+#define LEN_HEADER 19
+#define MAX_EVENT_SIZE ((1LL << 30) + (1LL << 16))
+#define OUT_LIMIT (1 << 20)
+
+typedef struct {
+    char *buf;
+    Py_ssize_t len, cap;
+} Out;
+
+static int grow(Out *o, Py_ssize_t need) {
+    if (o->len + need <= o->cap)
+        return 0;
+    Py_ssize_t cap = o->cap ? o->cap : 1 << 16;
+    while (cap < o->len + need)
+        cap *= 2;
+    char *b = PyMem_Realloc(o->buf, cap);
+    if (!b)
+        return -1;
+    o->buf = b;
+    o->cap = cap;
+    return 0;
+}
+
+static int put(Out *o, const char *s, Py_ssize_t n) {
+    if (grow(o, n))
+        return -1;
+    memcpy(o->buf + o->len, s, n);
+    o->len += n;
+    return 0;
+}
+
+#define PUTS(o, s) put((o), (s), (Py_ssize_t)(sizeof(s) - 1))
+
+static int put_u64(Out *o, uint64_t v) {
+    char tmp[24];
+    int i = 24;
+    do {
+        tmp[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return put(o, tmp + i, 24 - i);
+}
+
+static const char HEX[] = "0123456789abcdef";
+
+static int put_hex(Out *o, const unsigned char *p, Py_ssize_t n) {
+    if (grow(o, 2 * n))
+        return -1;
+    char *w = o->buf + o->len;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        *w++ = HEX[p[i] >> 4];
+        *w++ = HEX[p[i] & 15];
+    }
+    o->len += 2 * n;
+    return 0;
+}
+
+/* a JSON string as json.dumps (ensure_ascii: only ' '..'~' as they are) writes it, of ASCII bytes */
+static int put_json_ascii(Out *o, const unsigned char *p, Py_ssize_t n) {
+    if (grow(o, 6 * n + 2))
+        return -1;
+    char *w = o->buf + o->len;
+    *w++ = '"';
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = p[i];
+        if (c == '"' || c == '\\') {
+            *w++ = '\\';
+            *w++ = (char)c;
+        } else if (c >= 0x20 && c < 0x7f) {
+            *w++ = (char)c;
+        } else if (c == '\n') {
+            *w++ = '\\', *w++ = 'n';
+        } else if (c == '\r') {
+            *w++ = '\\', *w++ = 'r';
+        } else if (c == '\t') {
+            *w++ = '\\', *w++ = 't';
+        } else if (c == '\b') {
+            *w++ = '\\', *w++ = 'b';
+        } else if (c == '\f') {
+            *w++ = '\\', *w++ = 'f';
+        } else {
+            memcpy(w, "\\u00", 4);
+            w += 4;
+            *w++ = HEX[c >> 4];
+            *w++ = HEX[c & 15];
+        }
+    }
+    *w++ = '"';
+    o->len = w - o->buf;
+    return 0;
+}
+
+static uint64_t le(const unsigned char *p, int n) {
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* a packed (length-encoded) integer inside [*p, end); -1: not for us (NULL marker, short) */
+static int packed(const unsigned char **p, const unsigned char *end, uint64_t *v) {
+    const unsigned char *q = *p;
+    if (q >= end)
+        return -1;
+    int n = q[0] < 251 ? 0 : q[0] == 252 ? 2 : q[0] == 253 ? 3 : q[0] == 254 ? 8 : -1;
+    if (n < 0 || end - q < 1 + n)
+        return -1;
+    *v = n ? le(q + 1, n) : q[0];
+    *p = q + 1 + n;
+    return 0;
+}
+
+/* plain ASCII, no NUL (names: what the Python path prints as they are) */
+static int plain_ascii(const unsigned char *p, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (p[i] == 0 || p[i] >= 0x80)
+            return 0;
+    return 1;
+}
+
+/* the time stamp render.stamp() prints (UTC), remembered for the next event */
+typedef struct {
+    int64_t ts;
+    char text[32];
+    int n;
+} Stamp;
+
+static int put_stamp(Out *o, Stamp *s, uint32_t ts) {
+    if (s->ts != ts) {
+        time_t t = (time_t)ts;
+        struct tm tm;
+        if (!gmtime_r(&t, &tm))
+            return -1;
+        s->n = snprintf(s->text, sizeof s->text, "%02d%02d%02d %2d:%02d:%02d", tm.tm_year % 100, tm.tm_mon + 1,
+                        tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+        if (s->n <= 0 || s->n >= (int)sizeof s->text)
+            return -1;
+        s->ts = ts;
+    }
+    return put(o, s->text, s->n);
+}
+
+typedef struct {
+    const unsigned char *cfg; /* 256 bytes: 1 = this type is rendered here; then 256 post-header lengths */
+    PyObject *names;          /* tuple of 256: the JSON `"type": ..., "type_code": ..., "name": ...` or None */
+    Py_buffer prefix;         /* the JSON `{"file": "...", "offset": ` */
+    int opts;
+    Stamp stamp;
+} Ctx;
+
+/* what one rows event or table map body holds (fast.rows / fast.table_map) */
+typedef struct {
+    uint64_t table_id, width, count, len_meta;
+    unsigned flags, len_extra, has_extra;
+    const unsigned char *extra, *before, *after, *rows, *db, *table, *types, *meta, *nulls, *opt;
+    Py_ssize_t n_extra, nb, n_rows, n_db, n_table, n_opt;
+    int has_meta;
+} Body;
+
+static int is_v2(int code) { return code >= 30 && code <= 32; }
+static int is_update(int code) { return code == 24 || code == 31; }
+
+static int parse_rows(const unsigned char *b, const unsigned char *end, int code, int phl, Body *r) {
+    const unsigned char *p = b;
+    int w = phl == 6 ? 4 : 6;
+    if (end - p < w + 2)
+        return -1;
+    r->table_id = le(p, w);
+    p += w;
+    r->flags = (unsigned)le(p, 2);
+    p += 2;
+    r->has_extra = is_v2(code);
+    r->extra = p;
+    r->n_extra = 0;
+    if (r->has_extra) {
+        if (end - p < 2)
+            return -1;
+        r->len_extra = (unsigned)le(p, 2);
+        p += 2;
+        if (r->len_extra < 2 || end - p < (Py_ssize_t)(r->len_extra - 2))
+            return -1;
+        r->extra = p;
+        r->n_extra = r->len_extra - 2;
+        p += r->n_extra;
+    }
+    if (packed(&p, end, &r->width))
+        return -1;
+    if (r->width > ((uint64_t)1 << 32))
+        return -1;
+    r->nb = (Py_ssize_t)((r->width + 7) / 8);
+    if (end - p < r->nb * (is_update(code) ? 2 : 1))
+        return -1;
+    r->before = p;
+    p += r->nb;
+    r->after = NULL;
+    if (is_update(code)) {
+        r->after = p;
+        p += r->nb;
+    }
+    r->rows = p;
+    r->n_rows = end - p;
+    return 0;
+}
+
+static int parse_table_map(const unsigned char *b, const unsigned char *end, int phl, Body *r) {
+    const unsigned char *p = b;
+    int w = phl == 6 ? 4 : 6;
+    if (end - p < w + 3)
+        return -1;
+    r->table_id = le(p, w);
+    p += w;
+    r->flags = (unsigned)le(p, 2);
+    p += 2;
+    r->n_db = *p++;
+    if (end - p < r->n_db + 2)
+        return -1;
+    r->db = p;
+    p += r->n_db;
+    if (*p++ != 0)
+        return -1;
+    r->n_table = *p++;
+    if (end - p < r->n_table + 1)
+        return -1;
+    r->table = p;
+    p += r->n_table;
+    if (*p++ != 0)
+        return -1;
+    if (packed(&p, end, &r->count) || (uint64_t)(end - p) < r->count)
+        return -1;
+    r->types = p;
+    p += r->count;
+    r->has_meta = p < end;
+    if (r->has_meta) {
+        if (packed(&p, end, &r->len_meta) || (uint64_t)(end - p) < r->len_meta)
+            return -1;
+        r->meta = p;
+        p += r->len_meta;
+        r->nb = (Py_ssize_t)((r->count + 7) / 8);
+        if (end - p < r->nb)
+            return -1;
+        r->nulls = p;
+        p += r->nb;
+        r->opt = p;
+        r->n_opt = end - p;
+    }
+    if (!plain_ascii(r->db, r->n_db) || !plain_ascii(r->table, r->n_table))
+        return -1;
+    return 0;
+}
+
+static const char *ROW_FLAG_NAMES[] = {"STMT_END_F", "NO_FOREIGN_KEY_CHECKS_F", "RELAXED_UNIQUE_CHECKS_F",
+                                       "COMPLETE_ROWS_F"};
+static const char *GTID_FLAG_NAMES[] = {"STANDALONE", "GROUP_COMMIT_ID", "TRANSACTIONAL", "ALLOW_PARALLEL",
+                                        "WAITED", "DDL"};
+
+/* Annotate_rows text the way the Python path splits it: only when it is ASCII without the
+   other line breaks str.splitlines() knows */
+static int annotate_ok(const unsigned char *q, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = q[i];
+        if (c >= 0x80 || c == '\r' || c == 0x0b || c == 0x0c || (c >= 0x1c && c <= 0x1e))
+            return 0;
+    }
+    return 1;
+}
+
+/* The text of one event after its `# at` / header prefix: summary line and body lines.
+   0 done, 1 not for us, -1 no memory. */
+static int text_event(Out *o, Ctx *c, int code, uint32_t sid, const unsigned char *b, const unsigned char *end,
+                      Body *r) {
+    Py_ssize_t n = end - b;
+    if (code == 16) {
+        if (n != 8)
+            return 1;
+        return PUTS(o, "Xid = ") || put_u64(o, le(b, 8)) || PUTS(o, "\nCOMMIT/*!*/;\n") ? -1 : 0;
+    }
+    if (code == 162) {
+        if (n < 13)
+            return 1;
+        unsigned f2 = b[12];
+        if (f2 & (64 | 128) || (f2 & 2 && n < 21))
+            return 1;
+        if (PUTS(o, "GTID ") || put_u64(o, le(b + 8, 4)) || PUTS(o, "-") || put_u64(o, sid) || PUTS(o, "-") ||
+            put_u64(o, le(b, 8)))
+            return -1;
+        if (f2 & 2 && (PUTS(o, " cid=") || put_u64(o, le(b + 13, 8))))
+            return -1;
+        if (f2 & 32 ? PUTS(o, " ddl") : f2 & 4 ? PUTS(o, " trans") : 0)
+            return -1;
+        if (PUTS(o, "\n"))
+            return -1;
+        return !(f2 & 1) && PUTS(o, "START TRANSACTION\n/*!*/;\n") ? -1 : 0;
+    }
+    if (code == 160) {
+        while (n && b[n - 1] == 0)
+            n--;
+        if (!annotate_ok(b, n))
+            return 1;
+        if (PUTS(o, "Annotate_rows:\n"))
+            return -1;
+        Py_ssize_t s = 0;
+        while (s < n) {
+            const unsigned char *nl = memchr(b + s, '\n', n - s);
+            Py_ssize_t j = nl ? nl - b : n;
+            if (PUTS(o, "#Q> ") || put(o, (const char *)b + s, j - s) || PUTS(o, "\n"))
+                return -1;
+            s = j + 1;
+        }
+        return 0;
+    }
+    if (code == 19) {
+        if (parse_table_map(b, end, c->cfg[256 + 19], r))
+            return 1;
+        return PUTS(o, "Table_map: `") || put(o, (const char *)r->db, r->n_db) || PUTS(o, "`.`") ||
+                       put(o, (const char *)r->table, r->n_table) || PUTS(o, "` mapped to number ") ||
+                       put_u64(o, r->table_id) || PUTS(o, "\n")
+                   ? -1
+                   : 0;
+    }
+    /* rows */
+    if (parse_rows(b, end, code, c->cfg[256 + code], r))
+        return 1;
+    int kind = code == 23 || code == 30 ? 0 : is_update(code) ? 1 : 2;
+    static const char *names[] = {"Write_rows: table id ", "Update_rows: table id ", "Delete_rows: table id "};
+    if (put(o, names[kind], (Py_ssize_t)strlen(names[kind])) || put_u64(o, r->table_id))
+        return -1;
+    if (r->flags & 15) {
+        if (PUTS(o, " flags:"))
+            return -1;
+        for (int i = 0; i < 4; i++)
+            if (r->flags & (1u << i) &&
+                (PUTS(o, " ") || put(o, ROW_FLAG_NAMES[i], (Py_ssize_t)strlen(ROW_FLAG_NAMES[i]))))
+                return -1;
+    }
+    return PUTS(o, "\n") ? -1 : 0;
+}
+
+#define KEY(o, k) PUTS(o, k)
+
+/* the `fields` object of one event as the Python path dumps it: 0, 1 not for us, -1 memory */
+static int json_fields(Out *o, Ctx *c, int code, uint32_t sid, const unsigned char *b, const unsigned char *end,
+                       Body *r) {
+    Py_ssize_t n = end - b;
+    if (code == 16) {
+        if (n != 8)
+            return 1;
+        return KEY(o, "{\"xid\": ") || put_u64(o, le(b, 8)) || PUTS(o, "}") ? -1 : 0;
+    }
+    if (code == 162) {
+        if (n < 13)
+            return 1;
+        unsigned f2 = b[12];
+        if (f2 & (64 | 128) || (f2 & 2 && n < 21))
+            return 1;
+        const unsigned char *x = b + 13 + (f2 & 2 ? 8 : 0);
+        Py_ssize_t nx = end - x;
+        uint64_t seq = le(b, 8), dom = le(b + 8, 4);
+        if (KEY(o, "{\"seq_no\": ") || put_u64(o, seq) || KEY(o, ", \"domain_id\": ") || put_u64(o, dom) ||
+            KEY(o, ", \"flags2\": ") || put_u64(o, f2) || KEY(o, ", \"commit_id\": "))
+            return -1;
+        if (f2 & 2 ? put_u64(o, le(b + 13, 8)) : PUTS(o, "null"))
+            return -1;
+        if (KEY(o, ", \"xid\": null, \"gtid\": \"") || put_u64(o, dom) || PUTS(o, "-") || put_u64(o, sid) ||
+            PUTS(o, "-") || put_u64(o, seq) || PUTS(o, "\", \"flags\": ["))
+            return -1;
+        int first = 1;
+        for (int i = 0; i < 6; i++) {
+            if (!(f2 & (1u << i)))
+                continue;
+            if ((!first && PUTS(o, ", ")) || PUTS(o, "\"") ||
+                put(o, GTID_FLAG_NAMES[i], (Py_ssize_t)strlen(GTID_FLAG_NAMES[i])) || PUTS(o, "\""))
+                return -1;
+            first = 0;
+        }
+        if (PUTS(o, "]"))
+            return -1;
+        if (nx > 0) { /* gtid.decode_mariadb_gtid_extra */
+            unsigned fx = x[0];
+            Py_ssize_t pos = 1;
+            if (KEY(o, ", \"flags_extra\": ") || put_u64(o, fx))
+                return -1;
+            if (fx & 1 && pos < nx) {
+                if (KEY(o, ", \"extra_engines\": ") || put_u64(o, x[pos]))
+                    return -1;
+                pos += 1;
+            }
+            if (fx & (4 | 8) && pos + 8 <= nx) {
+                if (KEY(o, ", \"sa_seq_no\": ") || put_u64(o, le(x + pos, 8)))
+                    return -1;
+                pos += 8;
+            }
+            if (fx & 16 && pos + 4 <= nx) {
+                if (KEY(o, ", \"thread_id\": ") || put_u64(o, le(x + pos, 4)))
+                    return -1;
+                pos += 4;
+            }
+            int nonzero = 0;
+            for (Py_ssize_t i = pos; i < nx; i++)
+                nonzero |= x[i] != 0;
+            if (nonzero && (KEY(o, ", \"undecoded_extra\": \"") || put_hex(o, x + pos, nx - pos) || PUTS(o, "\"")))
+                return -1;
+        }
+        return PUTS(o, "}") ? -1 : 0;
+    }
+    if (code == 160) {
+        while (n && b[n - 1] == 0)
+            n--;
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (b[i] >= 0x80)
+                return 1;
+        return KEY(o, "{\"query\": ") || put_json_ascii(o, b, n) || PUTS(o, "}") ? -1 : 0;
+    }
+    if (code == 19) {
+        if (parse_table_map(b, end, c->cfg[256 + 19], r))
+            return 1;
+        if (KEY(o, "{\"table_id\": ") || put_u64(o, r->table_id) || KEY(o, ", \"flags\": ") || put_u64(o, r->flags) ||
+            KEY(o, ", \"len_db\": ") || put_u64(o, r->n_db) || KEY(o, ", \"db\": ") ||
+            put_json_ascii(o, r->db, r->n_db) || KEY(o, ", \"len_table\": ") || put_u64(o, r->n_table) ||
+            KEY(o, ", \"table\": ") || put_json_ascii(o, r->table, r->n_table) || KEY(o, ", \"column_count\": ") ||
+            put_u64(o, r->count) || KEY(o, ", \"column_types\": \"") || put_hex(o, r->types, (Py_ssize_t)r->count) ||
+            KEY(o, "\", \"metadata_part\": "))
+            return -1;
+        if (!r->has_meta)
+            return PUTS(o, "null}") ? -1 : 0;
+        return KEY(o, "{\"len_metadata\": ") || put_u64(o, r->len_meta) || KEY(o, ", \"metadata\": \"") ||
+                       put_hex(o, r->meta, (Py_ssize_t)r->len_meta) || KEY(o, "\", \"null_bitmap\": \"") ||
+                       put_hex(o, r->nulls, r->nb) || KEY(o, "\", \"optional_metadata\": \"") ||
+                       put_hex(o, r->opt, r->n_opt) || PUTS(o, "\"}}")
+                   ? -1
+                   : 0;
+    }
+    if (parse_rows(b, end, code, c->cfg[256 + code], r))
+        return 1;
+    if (KEY(o, "{\"table_id\": ") || put_u64(o, r->table_id) || KEY(o, ", \"flags\": ") || put_u64(o, r->flags) ||
+        KEY(o, ", \"len_extra_data\": "))
+        return -1;
+    if (r->has_extra ? put_u64(o, r->len_extra) : PUTS(o, "null"))
+        return -1;
+    if (KEY(o, ", \"extra_data\": \"") || put_hex(o, r->extra, r->n_extra) || KEY(o, "\", \"width\": ") ||
+        put_u64(o, r->width) || KEY(o, ", \"columns_before_image\": \"") || put_hex(o, r->before, r->nb) ||
+        KEY(o, "\", \"columns_after_image\": "))
+        return -1;
+    if (r->after ? PUTS(o, "\"") || put_hex(o, r->after, r->nb) || PUTS(o, "\"") : PUTS(o, "null"))
+        return -1;
+    return KEY(o, ", \"rows\": \"<") || put_u64(o, r->n_rows) || KEY(o, " bytes>\", \"len_rows\": ") ||
+                   put_u64(o, r->n_rows) || PUTS(o, "}")
+               ? -1
+               : 0;
+}
+
+static int is_rows(int code) { return (code >= 23 && code <= 25) || is_v2(code); }
+
+static PyObject *walk(PyObject *self, PyObject *args) {
+    Py_buffer buf, cfg;
+    Py_ssize_t rel, filled;
+    long long at;
+    PyObject *crc, *names;
+    Ctx c;
+    if (!PyArg_ParseTuple(args, "y*nnLiOy*Oy*", &buf, &rel, &filled, &at, &c.opts, &crc, &cfg, &names, &c.prefix))
+        return NULL;
+    PyObject *result = NULL, *info = NULL;
+    Out o = {NULL, 0, 0};
+    int status = MORE, first = 1;
+    long long events = 0, checksummed = 0;
+    Py_ssize_t mark = 0;
+    Body r;
+    c.cfg = cfg.buf;
+    c.names = names;
+    c.stamp.ts = -1;
+    if (cfg.len != 512 || rel < 0 || filled > buf.len || rel > filled ||
+        ((c.opts & O_JSON) && (!PyTuple_Check(names) || PyTuple_GET_SIZE(names) != 256))) {
+        PyErr_SetString(PyExc_ValueError, "walk: bad arguments");
+        goto done;
+    }
+    const unsigned char *base = buf.buf;
+    for (;; first = 0) {
+        Py_ssize_t avail = filled - rel;
+        if (avail < LEN_HEADER) {
+            status = MORE;
+            break;
+        }
+        const unsigned char *h = base + rel;
+        uint32_t ts = (uint32_t)le(h, 4), sid = (uint32_t)le(h + 5, 4), size = (uint32_t)le(h + 9, 4),
+                 log_pos = (uint32_t)le(h + 13, 4);
+        int code = h[4];
+        unsigned flags = (unsigned)le(h + 17, 2);
+        if ((at == 4 && code != 15 && code != 1) || size < LEN_HEADER || size > MAX_EVENT_SIZE) {
+            status = HANDOVER;
+            break;
+        }
+        if (avail < (Py_ssize_t)size) {
+            status = MORE;
+            break;
+        }
+        int ok = -1; /* the CRC verdict: -1 none, 0 mismatch, 1 good */
+        if (code == 15) {
+            status = PYTHON; /* the format is the Python path's (its checksum too) */
+            info = Py_BuildValue("(iIIIIIO)", code, ts, sid, size, log_pos, flags, Py_None);
+            break;
+        }
+        if (c.opts & O_CRC_ON) {
+            if (size < LEN_HEADER + 4) {
+                status = HANDOVER;
+                break;
+            }
+            PyObject *mv = PyMemoryView_FromMemory((char *)h, size - 4, PyBUF_READ);
+            if (!mv)
+                goto done;
+            PyObject *v = PyObject_CallOneArg(crc, mv);
+            Py_DECREF(mv);
+            if (!v)
+                goto done;
+            unsigned long actual = PyLong_AsUnsignedLong(v);
+            Py_DECREF(v);
+            if (actual == (unsigned long)-1 && PyErr_Occurred())
+                goto done;
+            ok = (uint32_t)actual == (uint32_t)le(h + size - 4, 4);
+            if (!ok && c.opts & O_VERIFY) {
+                status = HANDOVER;
+                break;
+            }
+        }
+        if (code == 1 || code == 164) { /* Start_v3, Start_encryption: the Python path's */
+            status = PYTHON;
+            info = Py_BuildValue("(iIIIIIO)", code, ts, sid, size, log_pos, flags,
+                                 ok < 0 ? Py_None : ok ? Py_True : Py_False);
+            break;
+        }
+        if (c.opts & O_COUNT) {
+            events++;
+            checksummed += ok >= 0;
+            rel += size;
+            at += size;
+            continue;
+        }
+        if ((first && c.opts & O_FIRST_PY) || !c.cfg[code] ||
+            ((c.opts & O_JSON) && PyTuple_GET_ITEM(names, code) == Py_None)) {
+            status = PYTHON;
+            info = Py_BuildValue("(iIIIIIO)", code, ts, sid, size, log_pos, flags,
+                                 ok < 0 ? Py_None : ok ? Py_True : Py_False);
+            break;
+        }
+        const unsigned char *b = h + LEN_HEADER, *end = h + size - (c.opts & O_SHOW_CRC ? 4 : 0);
+        if (end < b) {
+            status = PYTHON;
+            info = Py_BuildValue("(iIIIIIO)", code, ts, sid, size, log_pos, flags,
+                                 ok < 0 ? Py_None : ok ? Py_True : Py_False);
+            break;
+        }
+        mark = o.len;
+        int res;
+        if (c.opts & O_JSON) {
+            PyObject *piece = PyTuple_GET_ITEM(names, code);
+            res = put(&o, c.prefix.buf, c.prefix.len) || put_u64(&o, (uint64_t)at) || PUTS(&o, ", \"end_offset\": ") ||
+                  put_u64(&o, (uint64_t)at + size) || PUTS(&o, ", ") ||
+                  put(&o, PyBytes_AS_STRING(piece), PyBytes_GET_SIZE(piece)) || PUTS(&o, ", \"timestamp\": ") ||
+                  put_u64(&o, ts) || PUTS(&o, ", \"server_id\": ") || put_u64(&o, sid) ||
+                  PUTS(&o, ", \"event_size\": ") || put_u64(&o, size) || PUTS(&o, ", \"log_pos\": ") ||
+                  put_u64(&o, log_pos) || PUTS(&o, ", \"flags\": ") || put_u64(&o, flags) ||
+                  PUTS(&o, ", \"checksum_ok\": ") ||
+                  (ok < 0 ? PUTS(&o, "null") : ok ? PUTS(&o, "true") : PUTS(&o, "false")) ||
+                  PUTS(&o, ", \"fields\": ")
+                ? -1
+                : 0;
+            if (!res)
+                res = json_fields(&o, &c, code, sid, b, end, &r);
+            if (!res)
+                res = PUTS(&o, "}\n") ? -1 : 0;
+        } else {
+            res = PUTS(&o, "# at ") || put_u64(&o, (uint64_t)at) || PUTS(&o, "\n#") || put_stamp(&o, &c.stamp, ts) ||
+                          PUTS(&o, " server id ") || put_u64(&o, sid) || PUTS(&o, "  end_log_pos ") ||
+                          put_u64(&o, log_pos)
+                      ? -1
+                      : 0;
+            if (!res && c.opts & O_SHOW_CRC) {
+                uint32_t stored = (uint32_t)le(h + size - 4, 4);
+                char tmp[24] = " CRC32 0x";
+                for (int i = 0; i < 8; i++)
+                    tmp[9 + i] = HEX[(stored >> (28 - 4 * i)) & 15];
+                res = put(&o, tmp, 17) ? -1 : 0;
+            }
+            if (!res)
+                res = PUTS(&o, " \t") ? -1 : 0;
+            if (!res)
+                res = text_event(&o, &c, code, sid, b, end, &r);
+        }
+        if (res < 0) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        if (res > 0) { /* not for us after all: the Python path reads it */
+            o.len = mark;
+            status = PYTHON;
+            info = Py_BuildValue("(iIIIIIO)", code, ts, sid, size, log_pos, flags,
+                                 ok < 0 ? Py_None : ok ? Py_True : Py_False);
+            break;
+        }
+        Py_ssize_t body_at = b - base, body_end = end - base;
+        rel += size;
+        at += size;
+        if (c.opts & O_VERBOSE && (code == 19 || is_rows(code))) {
+            status = code == 19 ? TABLEMAP : ROWS;
+            info = Py_BuildValue("(iKnnn)", code, (unsigned long long)r.table_id, body_at, body_end, mark);
+            break;
+        }
+        if (o.len > OUT_LIMIT) {
+            status = FULL;
+            break;
+        }
+    }
+    if (status != MORE && status != HANDOVER && status != FULL && !info)
+        goto done;
+    result = Py_BuildValue("(innLy#OLL)", status, rel, filled, at, o.buf ? o.buf : "", o.len, info ? info : Py_None,
+                           events, checksummed);
+done:
+    Py_XDECREF(info);
+    PyMem_Free(o.buf);
+    PyBuffer_Release(&buf);
+    PyBuffer_Release(&cfg);
+    PyBuffer_Release(&c.prefix);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"walk", walk, METH_VARARGS,
+     "walk(buf, rel, filled, at, opts, crc, cfg, names, prefix) ->\n"
+     "    (status, rel, filled, at, text, info, events, checksummed)\n\n"
+     "Frame, check and render the events of buf[rel:filled] (the file from offset `at`) until one\n"
+     "is not for this loop (status PYTHON: info = (code, timestamp, server_id, size, log_pos,\n"
+     "flags, checksum_ok)), the window ends (MORE), framing is irregular (HANDOVER), a table map\n"
+     "or rows event was rendered with opts VERBOSE (TABLEMAP / ROWS: info = (code, table_id,\n"
+     "body_start, body_end, mark)) or 1 MiB of text is ready (FULL). See binlogkit/fastdecode.py."},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fastdecode",
+                                    "C accelerator for the decode / verify loop (optional).", -1, methods};
+
+PyMODINIT_FUNC PyInit__fastdecode(void) { return PyModule_Create(&module); }

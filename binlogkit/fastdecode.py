@@ -1,0 +1,355 @@
+"""The accelerated `decode` / `decode --json` / `decode -v` / `verify` path over plain files.
+
+``binlogkit._fastdecode`` (C, optional) frames the events of a window of the file, checks their
+CRC32 and renders the hot event kinds (Table_map, rows, Xid, MariaDB GTID, Annotate_rows) as
+the Python path prints them; every other event, and every event it finds anything irregular
+about, comes back here and goes through the Python path of that event (``api.EventDecoder``:
+the same decode, the same Events the command renders). A framing problem (torn or oversized
+event, checksum mismatch) hands the rest of the file to the reader itself (``open_binlog``),
+so every error is the reader's, word for word.
+
+What it takes: uncompressed local files (not .xz/.gz/.bz2, not encrypted: a Start_encryption
+event hands over), output in UTC, no position / time / type / GTID filters. ``usable()`` says
+whether it applies; the command falls back to ``api.decode_files`` otherwise. Without the C
+module (no compiler, or ``BINLOGKIT_PURE_PYTHON=1``) nothing here is used.
+
+Equality with the Python path is tested on every event of every fixture and corpus file and on
+damaged copies (``tests/test_fastdecode.py``, hypothesis); ``make asan-fastdecode`` runs the same
+under AddressSanitizer + UBSan.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zlib
+from pathlib import Path
+from typing import Iterator
+
+from .codecs import fast as fast_codecs
+from .codecs.format_description import fde_is_checksum_aware
+from .codecs.header import LEN_HEADER
+from .constants import BINLOG_MAGIC, LEN_CHECKSUM, ChecksumAlg, EventType, event_type_name
+from .errors import BinlogError
+from .format import Format, v3_format
+from .reader import RawEvent, event_crc
+from .registry import codec_for
+
+try:
+    from . import _fastdecode
+    if os.environ.get("BINLOGKIT_PURE_PYTHON") or os.environ.get("BINLOGKIT_NO_FASTDECODE"):
+        _fastdecode = None  # the second: only this loop off (benchmarks compare before / after)
+except ImportError:  # built without a C compiler: the Python path does everything
+    _fastdecode = None
+
+try:  # ISA-L's CRC32 (same polynomial and results as zlib's, several times faster)
+    from isal.isal_zlib import crc32 as CRC32
+except ImportError:
+    CRC32 = zlib.crc32
+
+MORE, PYTHON, HANDOVER, ROWS, TABLEMAP, FULL = range(6)
+O_VERIFY, O_TEXT, O_JSON, O_VERBOSE, O_FIRST_PY, O_CRC_ON, O_SHOW_CRC, O_COUNT = (1 << i for i in range(8))
+WINDOW = 4 << 20
+COMPRESSED = (".xz", ".gz", ".bz2", ".lzma")
+_FDE, _START_V3 = int(EventType.FORMAT_DESCRIPTION_EVENT), int(EventType.START_EVENT_V3)
+_START_ENCRYPTION = int(EventType.START_ENCRYPTION_EVENT)
+_PAYLOAD = int(EventType.TRANSACTION_PAYLOAD_EVENT)
+# what the C loop renders, and the codec it must be for the flavor in force
+HOT = {19: "Table_map", 16: "Xid", 162: "GTID", 160: "Annotate_rows",
+       23: "Write_rows_v1", 24: "Update_rows_v1", 25: "Delete_rows_v1",
+       30: "Write_rows", 31: "Update_rows", 32: "Delete_rows"}
+ROWS_CODES = frozenset({23, 24, 25, 30, 31, 32})
+
+
+def available() -> bool:
+    return _fastdecode is not None
+
+
+def plain(path: Path) -> bool:
+    return not path.name.endswith(COMPRESSED) and path.is_file()
+
+
+def usable(*, utc: bool, filters: bool) -> bool:
+    """Whether ``decode`` can take this path (per file, ``plain`` decides the rest)."""
+    return _fastdecode is not None and utc and not filters
+
+
+def _checksum_on(fde: bytes) -> bool:
+    return fde_is_checksum_aware(fde) and fde[-5] == ChecksumAlg.CRC32
+
+
+class _Config:
+    """What the C loop needs to know about the format in force: which types it renders, the
+    post-header lengths, the JSON names."""
+
+    _cache: dict = {}
+
+    def __new__(cls, fmt: Format | None, *, as_json: bool, rows_objects: bool):
+        key = (fmt, as_json, rows_objects)
+        got = cls._cache.get(key)
+        if got is not None:
+            return got
+        self = super().__new__(cls)
+        hot = bytearray(256)
+        names: list = [None] * 256
+        if fmt is not None and fmt.header_length == LEN_HEADER:
+            for code, name in HOT.items():
+                codec = codec_for(code, fmt.flavor)
+                if codec is None or codec.name != name:
+                    continue
+                if rows_objects and (code == 19 or code in ROWS_CODES):
+                    continue  # decode -v --json: row values are the Python path's
+                hot[code] = 1
+                names[code] = (f'"type": {json.dumps(event_type_name(code))}, "type_code": {code}, '
+                               f'"name": {json.dumps(codec.name)}').encode()
+        phl = bytes((fmt.post_header_length(t) or 0) if fmt else 0 for t in range(256))
+        self.cfg = bytes(hot) + phl
+        self.names = tuple(names)
+        self.show_crc = bool(fmt and fmt.len_checksum)
+        if len(cls._cache) > 64:
+            cls._cache.clear()
+        cls._cache[key] = self
+        return self
+
+
+class _Window:
+    """A sliding window over a file: ``buf[rel:filled]`` holds the file from offset ``at``."""
+
+    def __init__(self, fh) -> None:
+        self.fh = fh
+        self.buf = bytearray(WINDOW)
+        self.rel = self.filled = 0
+        self.at = 4
+        self.eof = False
+
+    def refill(self, need: int) -> None:
+        """Slide what is left to the front and read until ``need`` bytes are there (or EOF)."""
+        keep = self.filled - self.rel
+        buf = self.buf
+        if need > len(buf):
+            buf.extend(bytes(need - len(buf)))
+        mv = memoryview(buf)
+        try:
+            mv[:keep] = mv[self.rel:self.filled]
+            self.rel, self.filled = 0, keep
+            while not self.eof and (self.filled < need or self.filled < len(buf) // 2):
+                got = self.fh.readinto(mv[self.filled:])
+                if not got:
+                    self.eof = True
+                    break
+                self.filled += got
+        finally:
+            mv.release()
+
+
+def decode_fast(paths, *, verify: bool = True, strict: bool = True, rows: bool | str = False,
+                column_types=None, as_json: bool = False, progress=None) -> Iterator:
+    """What ``api.decode_files(paths, ..., payloads=True)`` yields, except that stretches of hot
+    events come as ``bytes``: their text (or JSON lines) already rendered. ``progress(name,
+    size)``, when given, makes a callable told the offset reached (with ``close()``) per file."""
+    from .api import EventDecoder, expand_paths
+
+    dec = EventDecoder(strict=strict, rows=rows, column_types=column_types)
+    for path in expand_paths(paths):
+        if _fastdecode is None or not plain(path):  # archives: the reader (tables carry over)
+            yield from _handover(str(path), 0, dec, verify=verify, strict=strict)
+            continue
+        prog = progress(path.name, path.stat().st_size) if progress is not None else None
+        try:
+            yield from _file(path, dec, verify=verify, strict=strict, as_json=as_json, progress=prog)
+        finally:
+            if prog is not None:
+                prog.close()
+
+
+def _handover(path: str, at: int, dec, *, verify: bool, strict: bool) -> Iterator:
+    """The rest of the file from offset ``at`` by the reader itself (its framing, its errors)."""
+    from . import open_binlog
+
+    try:
+        for raw in open_binlog(path, verify=verify):
+            if raw.offset < at:
+                continue
+            yield from dec.each(raw, path, payloads=True)
+            if dec.failed and strict:
+                return
+    except BinlogError as exc:
+        from .api import Problem
+        yield Problem(path, exc.with_context(file=path))
+
+
+def _file(path: Path, dec, *, verify: bool, strict: bool, as_json: bool, progress=None) -> Iterator:
+    name = str(path)
+    rows = dec.rows
+    verbose_text = rows == "text" and not as_json
+    opts = (O_JSON if as_json else O_TEXT) | (O_VERIFY if verify else 0) | (O_VERBOSE if verbose_text else 0)
+    prefix = f'{{"file": {json.dumps(name)}, "offset": '.encode()
+    fmt = None
+    crc_on = False
+    cfg = _Config(None, as_json=as_json, rows_objects=bool(rows) and as_json)
+    first_py = False
+    with open(path, "rb") as fh:
+        if fh.read(4) != BINLOG_MAGIC:
+            yield from _handover(name, 0, dec, verify=verify, strict=strict)
+            return
+        w = _Window(fh)
+        w.refill(LEN_HEADER)
+        walk = _fastdecode.walk
+        while True:
+            o = opts | (O_CRC_ON if crc_on else 0) | (O_SHOW_CRC if cfg.show_crc else 0) | (O_FIRST_PY if first_py else 0)
+            status, w.rel, _, w.at, text, info, _, _ = walk(w.buf, w.rel, w.filled, w.at, o, CRC32, cfg.cfg,
+                                                            cfg.names, prefix)
+            if status != MORE:
+                first_py = False
+            if progress is not None:
+                progress(w.at)
+            if status == MORE:
+                if text:
+                    yield text
+                if w.eof:
+                    if w.rel < w.filled:  # a torn event: the reader says so
+                        yield from _handover(name, w.at, dec, verify=verify, strict=strict)
+                    return
+                need = LEN_HEADER
+                if w.filled - w.rel >= LEN_HEADER:
+                    need = int.from_bytes(w.buf[w.rel + 9:w.rel + 13], "little")
+                w.refill(need)
+                continue
+            if status == FULL:
+                yield text
+                continue
+            if status == HANDOVER:
+                if text:
+                    yield text
+                yield from _handover(name, w.at, dec, verify=verify, strict=strict)
+                return
+            if status in (ROWS, TABLEMAP):
+                code, table_id, b0, b1, mark = info
+                body = bytes(w.buf[b0:b1])
+                size = LEN_HEADER + (b1 - b0) + (LEN_CHECKSUM if cfg.show_crc else 0)
+                try:
+                    extra = _rows_text(dec, fmt, code, table_id, body) if status == ROWS else None
+                    if status == TABLEMAP:
+                        _register(dec, fmt, body, table_id, bytes(w.buf[w.rel - size:w.rel]), w.at - size, name)
+                except BinlogError as exc:
+                    from .api import Problem
+                    if mark:
+                        yield text[:mark]
+                    yield Problem(name, exc.with_context(file=name, offset=w.at - size,
+                                                         event_type=event_type_name(code)))
+                    if strict:
+                        return
+                    continue
+                yield text + extra if extra else text
+                continue
+            # PYTHON: this event goes through the Python path
+            if text:
+                yield text
+            code, ts, sid, size, log_pos, flags, ok = info
+            at = w.at
+            data = bytes(w.buf[w.rel:w.rel + size])
+            if code == _START_ENCRYPTION:  # the reader reads it and says what follows is encrypted
+                yield from _handover(name, at, dec, verify=verify, strict=strict)
+                return
+            if code == _FDE:
+                if fde_is_checksum_aware(data):
+                    ok = int.from_bytes(data[-4:], "little") == event_crc(data)
+                    if not ok and verify:
+                        yield from _handover(name, at, dec, verify=verify, strict=strict)
+                        return
+                crc_on = _checksum_on(data)
+                try:
+                    fmt = Format.from_fde_body(data[LEN_HEADER:size - (LEN_CHECKSUM if fde_is_checksum_aware(data) else 0)])
+                except BinlogError:
+                    yield from _handover(name, at, dec, verify=verify, strict=strict)
+                    return
+                cfg = _Config(fmt, as_json=as_json, rows_objects=bool(rows) and as_json)
+            elif code == _START_V3 and fmt is None:
+                fmt = v3_format(data[LEN_HEADER + 2:LEN_HEADER + 52].split(b"\x00", 1)[0].decode("ascii", "replace"))
+                cfg = _Config(fmt, as_json=as_json, rows_objects=bool(rows) and as_json)
+            raw = RawEvent(at, ts, code, sid, size, log_pos, flags, data, fmt, ok, name)
+            w.rel += size
+            w.at += size
+            yield from dec.each(raw, name, payloads=True)
+            if dec.failed and strict:
+                return
+            # the event after a Transaction_payload ends the `# End of compressed events!` pair
+            first_py = code == _PAYLOAD
+
+
+def _register(dec, fmt, body: bytes, table_id: int, data: bytes, offset: int, name: str) -> None:
+    """A table map the C loop printed, for the rows events after it (``EventDecoder.register``)."""
+    table = dec.known.get((fmt.flavor if fmt else None, body))
+    if table is None:
+        u32 = int.from_bytes
+        raw = RawEvent(offset, u32(data[0:4], "little"), 19, u32(data[5:9], "little"), len(data),
+                       u32(data[13:17], "little"), u32(data[17:19], "little"), data, fmt, None, name)
+        dec.register(raw)
+        return
+    dec.tables[table_id] = table
+
+
+def _rows_text(dec, fmt, code: int, table_id: int, body: bytes) -> bytes | None:
+    """The `decode -v` lines of a rows event the C loop printed the header of."""
+    table = dec.tables.get(table_id)
+    if table is None:
+        return None
+    from .rowvalues import verbose_text
+
+    parsed = fast_codecs.rows(body, code, fmt.post_header_length(code) if fmt else None)
+    return verbose_text(table, parsed, code)
+
+
+def verify_fast(path: str | os.PathLike, *, progress=None):
+    """``scan.scan(path)`` for a plain file, with the framing and CRC32 loop in C; the Python
+    scan reads any file it finds irregular (its verdict and wording are the reference)."""
+    from .scan import ScanResult, scan
+
+    path = Path(path)
+    if _fastdecode is None or not plain(path):
+        return scan(path, progress=progress)
+    res = ScanResult(str(path), path.stat().st_size)
+    crc_on = False
+    noconf = bytes(512)
+    with open(path, "rb") as fh:
+        if fh.read(4) != BINLOG_MAGIC:
+            return scan(path, progress=progress)
+        w = _Window(fh)
+        w.refill(LEN_HEADER)
+        walk = _fastdecode.walk
+        while True:
+            o = O_COUNT | O_VERIFY | (O_CRC_ON if crc_on else 0)
+            status, w.rel, _, w.at, _, info, events, checksummed = walk(w.buf, w.rel, w.filled, w.at, o, CRC32,
+                                                                        noconf, None, b"")
+            res.events += events
+            res.checksummed += checksummed
+            res.end_offset = w.at
+            if progress is not None:
+                progress(w.at)
+            if status == MORE:
+                if w.eof:
+                    return res if w.rel == w.filled else scan(path, progress=progress)
+                need = LEN_HEADER
+                if w.filled - w.rel >= LEN_HEADER:
+                    need = int.from_bytes(w.buf[w.rel + 9:w.rel + 13], "little")
+                w.refill(need)
+                continue
+            if status != PYTHON:
+                return scan(path, progress=progress)
+            code, size = info[0], info[3]
+            if code == _START_ENCRYPTION:
+                return scan(path, progress=progress)
+            ok = info[6]
+            if code == _FDE:
+                data = bytes(w.buf[w.rel:w.rel + size])
+                crc_on = _checksum_on(data)
+                ok = None
+                if fde_is_checksum_aware(data):
+                    ok = int.from_bytes(data[-4:], "little") == event_crc(data)
+                    if not ok:
+                        return scan(path, progress=progress)
+            res.events += 1
+            res.checksummed += ok is not None
+            w.rel += size
+            w.at += size
+            res.end_offset = w.at
