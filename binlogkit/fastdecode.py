@@ -147,7 +147,8 @@ def decode_fast(paths, *, verify: bool = True, strict: bool = True, rows: bool |
     """What ``api.decode_files(paths, ..., payloads=True)`` yields, except that stretches of hot
     events come as ``bytes``: their text (or JSON lines) already rendered. ``progress(name,
     size)``, when given, makes a callable told the offset reached (with ``close()``) per file."""
-    from .api import EventDecoder, expand_paths
+    from .decoder import EventDecoder
+    from .files import expand_paths
 
     dec = EventDecoder(strict=strict, rows=rows, column_types=column_types)
     for path in expand_paths(paths):
@@ -174,7 +175,7 @@ def _handover(path: str, at: int, dec, *, verify: bool, strict: bool) -> Iterato
             if dec.failed and strict:
                 return
     except BinlogError as exc:
-        from .api import Problem
+        from .decoder import Problem
         yield Problem(path, exc.with_context(file=path))
 
 
@@ -232,7 +233,7 @@ def _file(path: Path, dec, *, verify: bool, strict: bool, as_json: bool, progres
                     if status == TABLEMAP:
                         _register(dec, fmt, body, table_id, bytes(w.buf[w.rel - size:w.rel]), w.at - size, name)
                 except BinlogError as exc:
-                    from .api import Problem
+                    from .decoder import Problem
                     if mark:
                         yield text[:mark]
                     yield Problem(name, exc.with_context(file=name, offset=w.at - size,

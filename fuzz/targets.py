@@ -213,16 +213,16 @@ def t_transactions(work, data, others=None):
 
 
 def t_audit(work, data, others=None):
-    from binlogkit.audit import file_manifest
+    from binlogkit.audit import file_summary
 
     d = work / "archive"
     shutil.rmtree(d, ignore_errors=True)
     d.mkdir()
     files = _two(d, data, _rnd(data), others)
     try:
-        file_manifest(files[1])  # documented never to raise for damaged input
+        file_summary(files[1])  # documented never to raise for damaged input
     except Exception as exc:  # noqa: BLE001
-        raise Crash(f"file_manifest: {type(exc).__name__}: {exc}"[:300]) from exc
+        raise Crash(f"file_summary: {type(exc).__name__}: {exc}"[:300]) from exc
     return run_cli(["audit", "--jobs", "1", "--json", str(d)])
 
 

@@ -554,7 +554,7 @@ def test_encrypting_the_decrypted_events_gives_the_servers_bytes(name):
 @pytest.mark.parametrize("cipher", ["AES_CBC", "AES_CTR"])
 def test_encrypt_binlog_round_trip(tmp_path, cipher):
     from binlogkit.crypto.keys import Cipher, Keys
-    from binlogkit.crypto.mariadb import encrypt_binlog
+    from binlogkit.crypto.build import encrypt_binlog
 
     src = _logs("mariadb-aes-cbc", "plain-twin")[1]
     dst = tmp_path / "mariadb-bin.000002"

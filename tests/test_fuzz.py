@@ -14,7 +14,7 @@ from construct import Container, ListContainer
 
 from binlogkit import iter_raw_events
 from binlogkit.api import Problem, decode_files, gtid_summary
-from binlogkit.audit import file_manifest
+from binlogkit.audit import file_summary
 from binlogkit.codecs.common import pack_int
 from binlogkit.codecs.payload import TransactionPayloadBody
 from binlogkit.constants import EventType as T
@@ -68,7 +68,7 @@ def _inner_xid() -> bytes:
 def test_query_shorter_than_its_post_header_audit_and_decode(tmp_path):
     """1: the fast Query parser raised struct.error in the audit's per-file pass."""
     path = _file(tmp_path, (T.QUERY_EVENT, b"\x01\x00\x00"))
-    m = file_manifest(path)  # never raises for damaged input
+    m = file_summary(path)  # never raises for damaged input
     assert m["events"] == 2
     (err,) = _problems(path)
     assert err.event_type == "QUERY_EVENT" and err.offset > 4
@@ -126,7 +126,7 @@ def test_gtid_list_count_beyond_its_body_is_typed_and_quick(tmp_path):
     path = _file(tmp_path, (T.GTID_LIST_EVENT, body))
     t0 = time.monotonic()
     s = gtid_summary([path])
-    m = file_manifest(path)
+    m = file_summary(path)
     assert time.monotonic() - t0 < 2
     assert s["problem"]["kind"] == "BodyLengthError" and s["problem"]["offset"] > 4
     assert m["problem"]["kind"] == "BodyLengthError"
@@ -140,7 +140,7 @@ def test_event_size_claiming_a_gibibyte_takes_no_gibibyte(tmp_path):
     path.write_bytes(data + head[:4] + bytes([T.QUERY_EVENT]) + head[5:] + b"x" * 40)
     tracemalloc.start()
     res = scan(path)
-    m = file_manifest(path)
+    m = file_summary(path)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert type(res.problem).__name__ == "TruncatedEventError" and m["problem"]["kind"] == "TruncatedEventError"
@@ -177,7 +177,7 @@ def test_mysql_gtid_number_out_of_range_is_typed(tmp_path):
     """audit's merge raised GtidError: the walk made 'uuid:2^63+5', which no GTID parser takes."""
     body = b"\x01" + bytes(range(16)) + ((1 << 63) + 5).to_bytes(8, "little") + b"\x02" + bytes(16)
     path = _file(tmp_path, (T.GTID_LOG_EVENT, body))
-    m = file_manifest(path)
+    m = file_summary(path)
     assert m["problem"]["kind"] == "FormatError" and m["problem"]["offset"] > 4
     assert gtid_summary([path])["problem"]["kind"] == "FormatError"
     assert run_cli(["audit", "--jobs", "1", str(tmp_path)]) in (0, 1)

@@ -22,7 +22,11 @@ def _graph() -> dict[str, set[str]]:
             if isinstance(node, ast.ImportFrom) and node.level:
                 base = pkg.split(".")[: len(pkg.split(".")) - (node.level - 1)]
                 target = ".".join(base + ([node.module] if node.module else []))
-                for cand in [target] + [f"{target}.{a.name}" for a in node.names]:
+                subs = [f"{target}.{a.name}" for a in node.names]
+                # ``from . import mod`` names a submodule, not the package's own names: the edge is
+                # to the submodule alone (the package is the importer's own, already importing)
+                whole = [] if node.module is None and all(c in mods for c in subs) else [target]
+                for cand in whole + subs:
                     if cand in mods and cand != m:
                         edges[m].add(cand)
     return edges

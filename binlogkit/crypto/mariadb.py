@@ -35,7 +35,8 @@ from __future__ import annotations
 
 import zlib
 
-from ..errors import DecryptionError, FormatError, KeyFileError, KeyRequiredError
+from ..errors import DecryptionError, FormatError, KeyRequiredError
+from .aes import aes
 from .keys import Cipher, Keys
 
 SCHEME = 1
@@ -50,17 +51,6 @@ def parse_start_encryption(body: bytes, offset: int | None = None) -> tuple[int,
         raise FormatError(f"Start_encryption body is {len(body)} bytes, expected {LEN_START_ENCRYPTION_BODY}",
                           offset=offset, event_type="START_ENCRYPTION_EVENT")
     return body[0], int.from_bytes(body[1:5], "little"), bytes(body[5:])
-
-
-def aes():
-    """The ``cryptography`` primitives (Cipher, algorithms, modes), or a KeyFileError saying
-    how to install them."""
-    try:
-        from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-    except ImportError:  # pragma: no cover - the extra is in every install target
-        raise KeyFileError("encrypted files need the 'cryptography' package: pip install 'binlogkit[encryption]'") \
-            from None
-    return Cipher, algorithms, modes
 
 
 def _crypt(cipher: Cipher, key: bytes, iv: bytes, data, encrypt: bool) -> bytes:
@@ -341,40 +331,3 @@ def cipher_for(start_body: bytes, keys: Keys | None, *, offset: int) -> EventCip
             f"{have}: pass --key-file FILE (or BINLOGKIT_KEY_FILE) with the server's file_key_management file",
             key_id=KEY_ID, key_version=version, offset=offset, event_type="START_ENCRYPTION_EVENT")
     return EventCipher(key, nonce, keys.cipher, key_version=version, source=keys.source)
-
-
-def encrypt_binlog(src, dst, key: bytes, cipher: Cipher, *, nonce: bytes, key_version: int = 1) -> int:
-    """Write to ``dst`` the plaintext MariaDB binlog ``src`` (binary streams) as a server with
-    ``encrypt_binlog=ON`` would have written it: the Format_description, a Start_encryption,
-    then every event moved by the Start_encryption's size (end_log_pos and CRC32 rewritten) and
-    encrypted at its new offset. The codecs' build side of this module: for benchmarks (an
-    encrypted copy of any binlog) and tests. Returns the events written. Memory: one event."""
-    from ..constants import BINLOG_MAGIC, EventType
-    from ..events import build_event
-    from ..reader import iter_raw_events
-
-    ec = EventCipher(key, nonce, cipher, key_version=key_version)
-    ec.checked = True
-    dst.write(BINLOG_MAGIC)
-    at, shift, n = 4, 0, 0
-    for raw in iter_raw_events(src, name=getattr(src, "name", "<stream>")):
-        checksum = raw.format.len_checksum > 0 if raw.format is not None else False
-        if raw.type_code == EventType.START_ENCRYPTION_EVENT:
-            raise FormatError("the source binlog is already encrypted", offset=raw.offset)
-        if n == 0:  # the Format_description stays in clear; Start_encryption follows it
-            body = bytes([SCHEME]) + key_version.to_bytes(4, "little") + nonce
-            size = 19 + len(body) + (4 if checksum else 0)
-            start = build_event(type_code=EventType.START_ENCRYPTION_EVENT, body=body, timestamp=raw.timestamp,
-                                server_id=raw.server_id, log_pos=raw.end_offset + size, flags=0, checksum=checksum)
-            dst.write(raw.data)
-            dst.write(start)
-            at, shift = raw.end_offset + len(start), len(start)
-        else:
-            log_pos = raw.log_pos + shift if raw.log_pos else 0
-            plain = build_event(type_code=raw.type_code, body=raw.body, timestamp=raw.timestamp,
-                                server_id=raw.server_id, log_pos=log_pos & 0xFFFFFFFF, flags=raw.flags,
-                                checksum=checksum)
-            dst.write(ec.encrypt(plain, at))
-            at += len(plain)
-        n += 1
-    return n

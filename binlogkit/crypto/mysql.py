@@ -101,7 +101,7 @@ def build_header(key_id: str, encrypted_password: bytes, iv: bytes) -> bytes:
 
 
 def _cbc(key: bytes, iv: bytes, data: bytes, encrypt: bool) -> bytes:
-    from .mariadb import aes
+    from .aes import aes
 
     Cipher, algorithms, modes = aes()
     c = Cipher(algorithms.AES(key), modes.CBC(iv))
@@ -130,7 +130,7 @@ class DecryptingReader(io.RawIOBase):
         self._dec = self._at(0)
 
     def _at(self, offset: int):
-        from .mariadb import aes
+        from .aes import aes
 
         Cipher, algorithms, modes = aes()
         dec = Cipher(algorithms.AES(self._key), modes.CTR(_ctr_iv(self._prefix, offset))).decryptor()
@@ -261,7 +261,7 @@ def encrypt_file(plain: bytes, key_id: str, master_key: bytes, *, password: byte
     tests and for making fixtures where no MySQL server exists)."""
     password = password or os.urandom(LEN_PASSWORD)
     iv = iv or os.urandom(LEN_IV)
-    from .mariadb import aes
+    from .aes import aes
 
     Cipher, algorithms, modes = aes()
     key, prefix = file_key_iv(password)

@@ -1,0 +1,101 @@
+"""Decoding one framed event at a time, with the state kept across events (the table maps in
+force for row images), and the ``Problem`` a damaged input yields. Shared by ``api.decode_files``
+and the C decode loop (``fastdecode``), which both import it from here (no import circle)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .constants import EventType
+from .errors import BinlogError
+from .events import Event, decode
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A damaged or unreadable input, met while decoding: everything before it was yielded."""
+
+    path: str
+    error: BinlogError
+
+
+class EventDecoder:
+    """What ``decode_files`` does with each framed event, with the state it keeps across events
+    (the table maps in force for row images): shared by ``decode_files`` and the accelerated
+    ``decode`` path (``binlogkit.fastdecode``), so both decode an event the same way."""
+
+    def __init__(self, *, strict: bool = True, rows: bool | str = False, column_types=None) -> None:
+        self.strict, self.rows, self.column_types = strict, rows, column_types
+        self.tables: dict = {}  # table id -> Table, from the last table map
+        self.known: dict = {}  # (flavor, table map body) -> Table
+        self.failed = False
+
+    def register(self, raw):
+        """A table map, decoded once: its Table kept for the rows events that follow."""
+        from .rowvalues import table_from_map
+
+        tm = decode(raw, strict=self.strict)
+        flavor = raw.format.flavor if raw.format else None
+        key = (flavor, raw.body)  # servers repeat a table's map before every statement
+        table = self.known.get(key)
+        if table is None:
+            if len(self.known) > 4096:
+                self.known.clear()
+            table = self.known[key] = table_from_map(tm.parsed, flavor, self.column_types)
+        self.tables[tm.parsed["table_id"]] = table
+        return tm
+
+    def one(self, raw, tm=None):
+        from dataclasses import replace
+
+        from .rowvalues import ROWS_TYPES, decode_rows, verbose_text
+
+        ev = tm if tm is not None else decode(raw, strict=self.strict)
+        rows = self.rows
+        if rows and raw.type_code in ROWS_TYPES and ev.parsed is not None:
+            table = self.tables.get(ev.parsed["table_id"])
+            if table is not None and rows == "text":
+                ev = Event(raw, ev.codec, ev.parsed, ev.fields, None, table,
+                           verbose_text(table, ev.parsed, raw.type_code))
+            elif table is not None:
+                ev = replace(ev, rows=decode_rows(table, ev.parsed, raw.type_code), table=table)
+        return ev
+
+    def each(self, raw, path: str, *, types: set[int] | None = None, payloads: bool = False):
+        """The event (a ``Problem`` where it does not decode), then with ``payloads`` the events
+        inside a Transaction_payload; ``failed`` says whether one did not decode."""
+        from .events import payload_events
+
+        todo = [raw]  # a Transaction_payload adds the events inside it, shown right after it
+        self.failed = False
+        for r in todo:
+            try:
+                tm = self.register(r) if self.rows and r.type_code == 19 else None
+                shown = not types or r.type_code in types
+                expand = payloads and r is raw and r.type_code == _PAYLOAD
+                if not (shown or expand):
+                    continue
+                ev = self.one(r, tm)
+                if expand:
+                    todo.extend(_inner(i, raw) for i in payload_events(ev))
+            except BinlogError as exc:
+                yield Problem(path, exc.with_context(file=path, offset=r.offset, event_type=r.type_name))
+                self.failed = True
+                if self.strict:
+                    return
+                continue
+            if shown:
+                yield ev
+
+
+_PAYLOAD = int(EventType.TRANSACTION_PAYLOAD_EVENT)  # an int: compared for every event
+
+
+def _inner(inner, payload):
+    """An event from inside a Transaction_payload, placed as mysqlbinlog places it: at the
+    payload's end position (where a replica would resume), ``payload_offset`` saying where
+    the payload starts and ``inner_offset`` where the event sits in the uncompressed bytes."""
+    from dataclasses import replace
+
+    return replace(inner, offset=payload.end_offset, log_pos=payload.end_offset, file=payload.file,
+                   payload_offset=payload.offset, inner_offset=inner.offset)
