@@ -251,7 +251,7 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
             getattr(out, "reconfigure")(errors="surrogateescape")
         except (AttributeError, ValueError):
             pass
-    damaged = False
+    damaged = 0
     try:
         from .rowvalues import parse_hints
         hints = parse_hints(column_types)
@@ -484,7 +484,7 @@ def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete, ke
     span relay-log rotations are followed across files. Exit 1 when a file is damaged.
     """
     _check_inputs(paths)
-    damaged = False
+    damaged = 0
     if not as_json:
         click.echo(f"{'gtid':<44} {'start':<28} {'end':<28} {'source end':<26} {'events':>6} {'bytes':>10}  state")
     try:

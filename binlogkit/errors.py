@@ -104,9 +104,10 @@ class DecryptionError(FormatError):
 
 class KeyRequiredError(BinlogError):
     """The file is encrypted and no key for it was given: names the key id and version needed
-    and the option that gives it. A usage problem (exit 2), not damage."""
+    and the option that gives it. A usage problem (exit 2), not damage. ``key_id`` is an int for
+    MariaDB (file_key_management) and the keyring's text id for MySQL (binlog_encryption)."""
 
-    def __init__(self, message: str, *, key_id: int | None = None, key_version: int | None = None, **ctx):
+    def __init__(self, message: str, *, key_id: int | str | None = None, key_version: int | None = None, **ctx):
         super().__init__(message, **ctx)
         self.key_id = key_id
         self.key_version = key_version

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .errors import BinlogError
 from .framing import walk_events
+
+if TYPE_CHECKING:
+    from .crypto.mariadb import EventCipher
 
 
 @dataclass
@@ -24,7 +28,7 @@ class ScanResult:
     problem: BinlogError | None = None
     type_counts: dict[int, int] = field(default_factory=dict)
     encryption: str | None = None  # e.g. "MariaDB AES_CBC, key id 1 version 1"
-    cipher: object = field(default=None, repr=False)  # the crypto.mariadb.EventCipher that read it
+    cipher: EventCipher | None = field(default=None, repr=False)  # the crypto.mariadb.EventCipher that read it
 
     @property
     def ok(self) -> bool:

@@ -15,6 +15,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .constants import EventFlag, EventType as T
 from .errors import DecryptionError, KeyFileError, KeyRequiredError, PartialWrite, WriteRefused
@@ -23,6 +24,9 @@ from .format import Format
 from .safeio import Backup, SafeDir, copy_range, refuse_if_in_use, write_all
 from .reader import MYSQL_ENCRYPTED_MAGIC
 from .scan import scan
+
+if TYPE_CHECKING:
+    from .crypto.mariadb import EventCipher
 
 INCIDENT_CODES = {"NONE": 0, "LOST_EVENTS": 1, "NEW_INCIDENT": 2}
 
@@ -103,7 +107,7 @@ class BinlogAppender:
         self.server_id = first.server_id
         self.size = res.end_offset
         self.keys = keys
-        self.cipher = res.cipher  # encrypted file: events are written encrypted, as the server does
+        self.cipher: EventCipher | None = res.cipher  # encrypted file: events are written encrypted, as the server does
         if self.cipher is None and res.type_counts.get(T.START_ENCRYPTION_EVENT):
             self.cipher = _cipher_without_events(self.file, keys)
         self.pending: list[tuple[int, bytes]] = []
@@ -170,7 +174,7 @@ class BinlogAppender:
         return Appended(str(self.file), offsets, self.size, None, str(backup.path))
 
 
-def _cipher_without_events(path: Path, keys):
+def _cipher_without_events(path: Path, keys) -> EventCipher | None:
     """The cipher of an encrypted file that has no encrypted event yet: only ``--cipher`` can
     say which (the file does not record it)."""
     from . import open_binlog

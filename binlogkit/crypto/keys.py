@@ -214,8 +214,10 @@ def load_keys(key_file: str | None = None, *, secret_file: str | None = None, ci
         chosen = Cipher(cipher.upper().replace("-", "_")) if cipher else None
     except ValueError:
         raise KeyFileError(f"unknown cipher {cipher!r}: AES_CBC or AES_CTR") from None
-    spec = KeySpec(*(os.path.abspath(p) if p else None for p in (key_file, secret_file)), chosen and chosen.value,
-                   os.path.abspath(keyring_file) if keyring_file else None)
+    spec = KeySpec(key_file=os.path.abspath(key_file) if key_file else None,
+                   secret_file=os.path.abspath(secret_file) if secret_file else None,
+                   cipher=chosen and chosen.value,
+                   keyring_file=os.path.abspath(keyring_file) if keyring_file else None)
     return Keys(mariadb=mariadb, mysql=mysql, cipher=chosen, source=", ".join(names), spec=spec)
 
 

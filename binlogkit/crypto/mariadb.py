@@ -34,6 +34,7 @@ encrypted event tells (only the right one gives its CRC32, or a sane header with
 from __future__ import annotations
 
 import zlib
+from typing import Any
 
 from ..errors import DecryptionError, FormatError, KeyRequiredError
 from .aes import aes
@@ -85,7 +86,7 @@ class EventCipher:
         self.key_version = key_version
         self.source = source
         self.checked = False  # the first encrypted event proved key and cipher
-        self._ctx = None
+        self._ctx: tuple[Any, Any, Any, Any, Any] | None = None  # ECB encryptor, CTR decryptor, AES, Cipher, modes
         self._bufs: dict[int, bytearray] = {}
 
     def __repr__(self) -> str:
@@ -114,6 +115,8 @@ class EventCipher:
         The first event of the file decides key and cipher: no candidate giving a sound event
         raises ``DecryptionError`` (wrong key, or that event is damaged)."""
         if self.checked:
+            if self.cipher is None:  # checked is only ever set together with the cipher
+                raise DecryptionError("internal: the key was checked but its cipher is unknown", offset=offset)
             ev[:] = self._decrypt(self.cipher, ev, offset)
             return
         for cipher in ([self.cipher] if self.cipher else [Cipher.CBC, Cipher.CTR]):
@@ -280,7 +283,7 @@ STEP = 256 << 10  # bytes per OpenSSL call into a reused buffer
 SMALL = 512  # CTR: smaller events are batched (a context run costs more than their bytes)
 
 
-def _xor_blocks(a: bytes, b, ec: "EventCipher") -> memoryview:
+def _xor_blocks(a: bytes | bytearray | memoryview, b, ec: "EventCipher") -> memoryview:
     """a XOR b for equal, block-aligned lengths, at OpenSSL speed (Python has no fast XOR of
     byte strings): CBC decryption of the interleaved blocks b0, E(a0), b1, E(a1), ... yields
     D(E(ak)) XOR bk = ak XOR bk at every second block."""
@@ -323,7 +326,7 @@ def cipher_for(start_body: bytes, keys: Keys | None, *, offset: int) -> EventCip
         raise FormatError(f"Start_encryption scheme {scheme}: only scheme 1 exists",
                           offset=offset, event_type="START_ENCRYPTION_EVENT", field="scheme")
     key = keys.mariadb_key(KEY_ID, version) if keys is not None else None
-    if key is None:
+    if keys is None or key is None:
         have = f"{keys.source} has no key id {KEY_ID} at version {version}" if keys is not None and keys.source \
             else "no key was given"
         raise KeyRequiredError(

@@ -84,8 +84,8 @@ def parse_header(header: bytes) -> tuple[str, bytes, bytes]:
         if at > HEADER_SIZE:
             raise FormatError("MySQL encryption header: a field runs past the header", offset=0,
                               field="encryption_header")
-    missing = [n for n, v in (("key id", key_id), ("file password", password), ("IV", iv)) if v is None]
-    if missing:
+    if key_id is None or password is None or iv is None:
+        missing = [n for n, v in (("key id", key_id), ("file password", password), ("IV", iv)) if v is None]
         raise FormatError(f"MySQL encryption header lacks its {', '.join(missing)}", offset=0,
                           field="encryption_header")
     return key_id, bytes(password), bytes(iv)

@@ -23,7 +23,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Callable
+from typing import BinaryIO, Callable
 
 from ..codecs.format_description import fde_is_checksum_aware
 from ..codecs.header import LEN_HEADER
@@ -82,6 +82,8 @@ def _source_fde(path: str):
             if raw.type_code != T.FORMAT_DESCRIPTION_EVENT:
                 raise FormatError("the file does not start with a Format_description: only binlogs v4 "
                                   "can be flashed back", file=path, offset=raw.offset)
+            if raw.format is None:  # the reader gives a Format_description its own format
+                raise FormatError("the Format_description does not decode", file=path, offset=raw.offset)
             if raw.format.header_length != LEN_HEADER:
                 raise FlashbackRefused(f"events with a {raw.format.header_length}-byte header are not supported",
                                        file=path)
@@ -161,7 +163,7 @@ def _produce_binlog(plan: Plan, local: dict, fmt: Format, fde_raw, fde_crc: bool
                                server_id=fde_raw.server_id, log_pos=at + size, flags=0, checksum=fde_crc))
         at += size
         res.events = 1
-        handles: dict[str, object] = {}
+        handles: dict[str, BinaryIO] = {}
         try:
             for name, start, end in plan.reversed():
                 fh = handles.get(name)

@@ -146,7 +146,8 @@ def image_end(table: Table, data: bytes, p: int) -> int:
 def split_rows(table: Table, data: bytes, update: bool) -> list[tuple[bytes, bytes | None]]:
     """The images of an event's rows: (image, None) or, for updates, (before, after)."""
     end = _sizing(table)
-    out, p = [], 0
+    out: list[tuple[bytes, bytes | None]] = []
+    p = 0
     try:
         while p < len(data):
             q = end(data, p)
@@ -188,7 +189,12 @@ def invert_rows(fields, type_code: int, table: Table, post_header_len: int | Non
     rows = split_rows(table, data, kind == "u")
     rows.reverse()
     if kind == "u":
-        rows = [(after, before) for before, after in rows]
+        swapped: list[tuple[bytes, bytes | None]] = []
+        for before, after in rows:
+            if after is None:  # split_rows(update=True) always pairs the images
+                raise FormatError(f"rows event of `{table.db}`.`{table.name}`: an update row without its after image")
+            swapped.append((after, before))
+        rows = swapped
     new_rows = b"".join(a + (b or b"") for a, b in rows)
     v2 = undo_type in V2_ROWS
     body = RowsBody.build(

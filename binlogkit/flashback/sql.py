@@ -23,8 +23,11 @@ dates and id 0 come back as they were (row events bypass the SQL mode; SQL does 
 
 from __future__ import annotations
 
+from typing import BinaryIO
+
 from ..collations import CHARSET_OF
 from ..constants import EventType as T
+from ..errors import BinlogError
 from ..rowvalues.tables import (BINARY_COLLATION, BIT, BLOB, DATE, DATETIME, DATETIME2, DECIMAL, DOUBLE, ENUM,
                                 FLOAT, GEOMETRY, INT24, JSON, LONG, LONG_BLOB, LONGLONG, MEDIUM_BLOB, NEWDATE,
                                 NEWDECIMAL, SET, SHORT, STRING, TIME, TIME2, TIMESTAMP, TIMESTAMP2, TINY,
@@ -48,7 +51,7 @@ def ident(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _hex(raw: bytes) -> str:
+def _hex(raw: bytes | bytearray) -> str:
     return f"X'{raw.hex()}'"
 
 
@@ -147,7 +150,7 @@ def produce_sql(plan, local: dict, fmt, filters, res, expected=None):
     def produce(sink) -> None:
         sink.write(HEAD.encode())
         writers: dict[tuple, _Writer] = {}
-        handles: dict[str, object] = {}
+        handles: dict[str, BinaryIO] = {}
         try:
             for name, start, end in plan.reversed():
                 fh = handles.get(name)
@@ -161,6 +164,8 @@ def produce_sql(plan, local: dict, fmt, filters, res, expected=None):
                         sink.write(b"BEGIN;\n")
                         open_tx = True
                     t = out.table
+                    if t is None:  # undo_transaction gives every undo rows event its table
+                        raise BinlogError("internal: an undo rows event without its table", file=name)
                     key = (t.db, t.name, t.columns, t.column_names, t.primary_key)
                     w = writers.get(key)
                     if w is None:

@@ -36,7 +36,7 @@ from __future__ import annotations
 import tempfile
 from array import array
 from dataclasses import dataclass
-from typing import BinaryIO, Iterator
+from typing import IO, BinaryIO, Iterator
 
 from ..codecs.header import HEADER_STRUCT, LEN_HEADER
 from ..codecs.statement import QueryBody
@@ -128,9 +128,9 @@ class _Spill:
     spooled temporary file (memory up to ``SPILL`` bytes, then disk), by a negative key."""
 
     def __init__(self) -> None:
-        self.file = None
+        self.file: IO[bytes] | None = None
         self.at, self.size = array("q"), array("q")
-        self.fmt = None
+        self.fmt: Format | None = None
 
     def add(self, raw: RawEvent) -> int:
         if self.file is None:
@@ -143,6 +143,8 @@ class _Spill:
 
     def get(self, key: int, outer: int, name: str) -> RawEvent:
         i = -key - 1
+        if self.file is None:  # keys < 0 only come from add()
+            raise BinlogError(f"internal: spilled rows event {key} asked for before any was spilled")
         self.file.seek(self.at[i])
         data = self.file.read(self.size[i])
         ts, code, sid, size, log_pos, flags = HEADER_STRUCT.unpack_from(data, 0)
@@ -186,8 +188,8 @@ class _Walk:
             return
         if code == T.TRANSACTION_PAYLOAD_EVENT:
             self.payload_at = raw.offset
-            for ev in payload_events(decode(raw)):   # decompressed whole by the payload codec
-                self.feed(ev, filters, inner=True)
+            for inner_raw in payload_events(decode(raw)):   # decompressed whole by the payload codec
+                self.feed(inner_raw, filters, inner=True)
             return
         if code in QUERY_TYPES:
             q = _query_text(decode(raw)).lstrip()
@@ -246,6 +248,8 @@ def undo_transaction(fh: BinaryIO, name: str, start: int, end: int, fmt: Format,
             key = walk.rows[i]
             raw = walk.spill.get(key, walk.payload_at, name) if key < 0 else read_event(fh, key, fmt, name)
             ev = decode(raw)
+            if ev.parsed is None:  # only unknown (ignorable) event types decode to nothing
+                raise BodyLengthError("rows event that does not decode", offset=raw.offset, event_type=raw.type_name)
             tid = ev.parsed["table_id"]
             if tid not in walk.maps:
                 raise BodyLengthError(f"rows event for table id {tid} without a Table_map before it",
@@ -266,6 +270,9 @@ def undo_transaction(fh: BinaryIO, name: str, start: int, end: int, fmt: Format,
             yield Out(code, undo_body, raw.timestamp, raw.server_id, raw.flags, rows, table)
         if not first:
             t = walk.terminator
+            if t is None:  # rows without a terminator were refused above
+                raise FlashbackRefused("the transaction has no Xid or COMMIT: it cannot be undone as a whole",
+                                       offset=start)
             yield Out(t.type_code, t.body, t.timestamp, t.server_id, t.flags)
     except BinlogError as exc:
         raise exc.with_context(file=name)

@@ -24,7 +24,8 @@ class _Sink:
     """Buffered writes to a descriptor, counting bytes."""
 
     def __init__(self, fd: int) -> None:
-        self.fd, self.buf, self.size = fd, [], 0
+        self.fd, self.size = fd, 0
+        self.buf: list[bytes] = []
         self.pending = 0
 
     def write(self, data: bytes) -> None:
@@ -70,6 +71,8 @@ def write_output(output: str | os.PathLike, produce: Callable[[_Sink], None], *,
             if not force:
                 raise WriteRefused(f"{path} exists: --force to replace it", file=str(path))
             target = d.target(path.name)
+            if target is None:  # it was there a moment ago (lstat above)
+                raise WriteRefused(f"{path} disappeared while it was being replaced", file=str(path))
             backup = Backup.beside(d, "flashback", backup_dir)
             try:
                 backup.copy(target)

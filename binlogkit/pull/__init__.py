@@ -122,6 +122,9 @@ def pull(cfg: PullConfig, *, report: Callable[[dict], None] | None = None,
                         store.open_file(file, pos)
                     say({"event": "start", "file": file, "position": pos, "server_version": conn.server_version})
                 else:
+                    if store.state is None:  # claim() wrote it on the first connection
+                        raise PullError("internal: the folder has no state after the first connection",
+                                        file=str(store.path))
                     if primary_id != store.state.get("primary_server_id"):
                         raise PullError(f"{conn.where} is now server_id {primary_id}, not the primary this folder "
                                         f"copies ({store.state.get('primary_server_id')})")

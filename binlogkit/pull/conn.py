@@ -48,6 +48,12 @@ class Connection:
         self.framer: Framer | None = None
         self.sock: socket.socket | None = None
 
+    def _stream(self) -> tuple[socket.socket, Framer]:
+        """The socket and framer of the dump stream, which exist from ``start_dump`` on."""
+        if self.sock is None or self.framer is None:
+            raise PullError(f"{self.where}: the dump stream is used before start_dump")
+        return self.sock, self.framer
+
     # -- SQL before the dump ----------------------------------------------------------------
     def query(self, sql: str) -> list[tuple]:
         pymysql = _pymysql()
@@ -89,14 +95,16 @@ class Connection:
         self._send(binlog_dump(server_id, file, position, flags=flags))
 
     def _send(self, payload: bytes) -> None:
+        sock, _framer = self._stream()
         try:
-            self.sock.sendall(packet(payload, 0))
+            sock.sendall(packet(payload, 0))
         except OSError as exc:
             raise ConnectionLost(f"{self.where}: {exc.strerror or exc}") from None
 
     def _one(self) -> Message:
+        _sock, framer = self._stream()
         while True:
-            for msg in self.framer.messages():
+            for msg in framer.messages():
                 return msg
             got = self.read(timeout=30.0)
             if got is None:
@@ -104,24 +112,25 @@ class Connection:
 
     def read(self, timeout: float) -> int | None:
         """Read what the socket has (up to 4 MiB) into the framer; None on timeout."""
-        self.sock.settimeout(timeout)
+        sock, framer = self._stream()
+        sock.settimeout(timeout)
         try:
-            chunk = self.sock.recv(READ_SIZE)
+            chunk = sock.recv(READ_SIZE)
         except socket.timeout:
             return None
         except OSError as exc:
             raise ConnectionLost(f"{self.where}: {exc.strerror or exc}") from None
         if not chunk:
             raise ConnectionLost(f"{self.where} closed the connection")
-        self.framer.feed(chunk)
+        framer.feed(chunk)
         return len(chunk)
 
     def messages(self):
-        return self.framer.messages()
+        return self._stream()[1].messages()
 
     def ack(self, file: str, position: int) -> None:
         self._send(semisync_ack(file, position))
-        self.framer.ack_sent()
+        self._stream()[1].ack_sent()
 
     def close(self) -> None:
         try:

@@ -252,8 +252,9 @@ class Receiver:
                 raise ChecksumError("CRC32 mismatch in the Format_description received", file=self.store.name,
                                     offset=at, event_type="FORMAT_DESCRIPTION_EVENT")
             self.boundary.query_phl = ev[19 + 2 + 50 + 4 + 1 + T.QUERY_EVENT - 1]
-            ev = bytearray(ev)
-            ev[OFS_FLAGS] |= EventFlag.BINLOG_IN_USE   # as the primary's own active file
+            flagged = bytearray(ev)
+            flagged[OFS_FLAGS] |= EventFlag.BINLOG_IN_USE   # as the primary's own active file
+            ev = bytes(flagged)
         elif self.crc_on and zlib.crc32(memoryview(ev)[:-4]) != int.from_bytes(ev[-4:], "little"):
             raise ChecksumError("CRC32 mismatch in an event received", file=self.store.name, offset=at,
                                 event_type=str(code))
@@ -278,12 +279,14 @@ class Receiver:
         """An event the copy already holds (a file read again from its start): it must be the
         same bytes at the same offset (the Format_description's in-use flag aside)."""
         at, name = self._verify_at, self.store.name
+        if at is None or name is None:  # _event calls this only while verifying, in a named file
+            raise ProtocolError("internal: an event compared with the copy outside a verified file")
         end = at + size
         if log_pos != end & 0xFFFFFFFF or end > self.store.size:
             raise PullError(f"the primary's event at {at} ends at {log_pos}, not where the copy's events do",
                             file=str(self.store.path / name), offset=at)
-        ours = self.store.pread(at, size)
-        theirs = ev
+        ours: bytes | bytearray = self.store.pread(at, size)
+        theirs: bytes | bytearray = ev
         if code == T.FORMAT_DESCRIPTION_EVENT:
             self.crc_on = fde_is_checksum_aware(ev) and ev[-5] == 1
             self.boundary.query_phl = ev[19 + 2 + 50 + 4 + 1 + T.QUERY_EVENT - 1]

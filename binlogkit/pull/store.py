@@ -15,6 +15,7 @@ skipped (MySQL bug #69943) or doubled.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -64,7 +65,7 @@ class Store:
         if not os.path.lexists(p):
             os.mkdir(p, 0o750)
         self.dir = SafeDir(p)
-        self._lock = self.dir.locked()
+        self._lock: contextlib.AbstractContextManager[SafeDir] | None = self.dir.locked()
         self._lock.__enter__()
         self.state = self._read_state()
         self.fd = -1
@@ -150,6 +151,8 @@ class Store:
             return Repair()
         last = names[-1]
         t = self.dir.target(last)  # refuses a link or anything but a regular file
+        if t is None:  # listed a moment ago: only someone else in the folder removes it
+            raise PullError(f"{last} disappeared from the folder while it was being repaired", file=str(self.path))
         keep, reason, dropped = _complete_prefix(self.path / last, t.st.st_size)
         rep = Repair(file=last, position=max(keep, 4))
         if keep < t.st.st_size:
@@ -183,6 +186,9 @@ class Store:
         if position <= 4:
             if self.dir.lstat(name) is not None:
                 t = self.dir.target(name)
+                if t is None:  # it was there a moment ago (lstat above)
+                    raise PullError(f"{name} disappeared from the folder while it was being opened",
+                                    file=str(self.path))
                 if t.st.st_size > 4:
                     raise PullError(f"{name} already exists in the folder with {t.st.st_size} bytes; the primary "
                                     "starts it anew: the folder does not match the primary", file=str(self.path / name))
