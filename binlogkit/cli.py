@@ -664,7 +664,9 @@ def pitr(archive, from_gtid, from_file, from_position, backup_info, until_dateti
         else:
             frm = From(from_file, from_position, origin="position")
         if until_datetime:
-            until = Until(timestamp=int(_datetime(until_datetime).timestamp()))
+            until_at = _datetime(until_datetime)
+            assert until_at is not None  # a non-empty option always parses (or exits 2)
+            until = Until(timestamp=int(until_at.timestamp()))
         elif until_gtid:
             until = Until(gtids=until_gtid)
         else:

@@ -35,6 +35,8 @@ class EventDecoder:
         from .rowvalues import table_from_map
 
         tm = decode(raw, strict=self.strict)
+        if tm.parsed is None:  # kept as bytes (no codec): no table to register
+            return tm
         flavor = raw.format.flavor if raw.format else None
         key = (flavor, raw.body)  # servers repeat a table's map before every statement
         table = self.known.get(key)
