@@ -151,6 +151,19 @@ def _classify(q: str) -> str:
     return "statement"
 
 
+
+def gtid_list_strings(body: bytes, at: int) -> list[str]:
+    """The GTIDs ``domain-server-seq`` of a MariaDB Gtid_list body; its count is checked against
+    the bytes first (a damaged count is a typed error, not a 268-million-step loop)."""
+    n = int.from_bytes(body[:4], "little") & 0x0FFFFFFF
+    if 4 + 16 * n > len(body):
+        raise BodyLengthError(f"Gtid_list: {n} entries need {4 + 16 * n} bytes, the body has {len(body)}",
+                              offset=at, event_type="GTID_LIST_EVENT")
+    return [f"{int.from_bytes(body[4 + 16 * i:8 + 16 * i], 'little')}-"
+            f"{int.from_bytes(body[8 + 16 * i:12 + 16 * i], 'little')}-"
+            f"{int.from_bytes(body[12 + 16 * i:20 + 16 * i], 'little')}" for i in range(n)]
+
+
 class Grouper:
     """Feeds on events file by file; yields finished transactions as they close."""
 
@@ -263,15 +276,7 @@ class Grouper:
                         except ValueError as exc:
                             raise FormatError(str(exc), offset=at, event_type="PREVIOUS_GTIDS_LOG_EVENT") from None
                     elif code == T.GTID_LIST_EVENT and info.gtid_list is None:
-                        body = self._body(data)
-                        n = int.from_bytes(body[:4], "little") & 0x0FFFFFFF
-                        if 4 + 16 * n > len(body):  # the count is checked against the bytes first
-                            raise BodyLengthError(f"Gtid_list: {n} entries need {4 + 16 * n} bytes, the body "
-                                                  f"has {len(body)}", offset=at, event_type="GTID_LIST_EVENT")
-                        info.gtid_list = [
-                            f"{int.from_bytes(body[4 + 16 * i:8 + 16 * i], 'little')}-"
-                            f"{int.from_bytes(body[8 + 16 * i:12 + 16 * i], 'little')}-"
-                            f"{int.from_bytes(body[12 + 16 * i:20 + 16 * i], 'little')}" for i in range(n)]
+                        info.gtid_list = gtid_list_strings(self._body(data), at)
                     continue
                 if code in GTID_TYPES:
                     if self.cur is not None:

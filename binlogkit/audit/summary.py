@@ -40,7 +40,7 @@ from ..files import OPENERS, input_size, open_input
 from ..format import Format
 from ..scan import walk_events
 from ..transactions import (BODIES, GTID_TYPES, KNOWN_TYPES, OUTSIDE, PRELUDE, QUERY_TYPES, Grouper,
-                            _classify, _query_text)
+                            _classify, _query_text, gtid_list_strings)
 from . import intervals as iv
 
 _NUM = re.compile(r"^(.*)\.(\d+)$")
@@ -329,12 +329,7 @@ class _Scan:
                         except ValueError:
                             pass
                     elif code == _GTID_LIST and self.gtid_list is None:
-                        body = self.body(data)
-                        n = int.from_bytes(body[:4], "little") & 0x0FFFFFFF
-                        self.gtid_list = [
-                            f"{int.from_bytes(body[4 + 16 * i:8 + 16 * i], 'little')}-"
-                            f"{int.from_bytes(body[8 + 16 * i:12 + 16 * i], 'little')}-"
-                            f"{int.from_bytes(body[12 + 16 * i:20 + 16 * i], 'little')}" for i in range(n)]
+                        self.gtid_list = gtid_list_strings(self.body(data), at)
                     continue
                 if code in GTID_TYPES:
                     if self.cur is not None:
