@@ -89,7 +89,8 @@ def _rows(ev, f, utc):
 def _mysql_gtid(ev, f, utc):
     t = ev.raw.type_code
     name = "Anonymous_GTID" if t == T.ANONYMOUS_GTID_LOG_EVENT else "GTID"
-    lc = f"\tlast_committed={f['last_committed']}\tsequence_number={f['sequence_number']}" if "last_committed" in f else ""
+    lc = (f"\tlast_committed={f['last_committed']}\tsequence_number={f['sequence_number']}"
+          if "last_committed" in f and "sequence_number" in f else "")  # a damaged body may carry one
     tl = f"\ttransaction_length={f['transaction_length']}" if "transaction_length" in f else ""
     flags = f.get("flags", f.get("gtid_flags", 0))
     return f"{name}{lc}\trbr_only={'no' if flags & 1 else 'yes'}{tl}"

@@ -34,8 +34,8 @@ from pathlib import Path
 from ..codecs.format_description import fde_is_checksum_aware
 from ..codecs.gtid import decode_previous_gtids
 from ..codecs.header import LEN_HEADER
-from ..constants import EventFlag, EventType as T
-from ..errors import BinlogError
+from ..constants import EventFlag, EventType as T, event_type_name
+from ..errors import BinlogError, FormatError
 from ..files import OPENERS, input_size, open_input
 from ..format import Format
 from ..scan import walk_events
@@ -243,7 +243,12 @@ class _Scan:
             self.cur = t
             self.order.mariadb(t, domain)
             return
-        gtid, kind, standalone = self._grouper._gtid(code, sid, body)
+        try:
+            gtid, kind, standalone = self._grouper._gtid(code, sid, body)
+        except BinlogError as exc:
+            raise exc.with_context(offset=at, event_type=event_type_name(code))
+        except ValueError as exc:  # a damaged tagged GTID: typed, as the transaction walk types it
+            raise FormatError(f"Gtid_tagged: {exc}", offset=at, event_type="GTID_TAGGED_LOG_EVENT") from None
         key = n = None
         if gtid is not None:
             key, n = iv.split_gtid(gtid)
