@@ -97,7 +97,10 @@ class BinlogAppender:
                                "repair it first (binlogkit recover)", file=str(self.file))
         from . import open_binlog
 
-        first = next(iter(open_binlog(str(self.file), keys=keys)))
+        first = next(iter(open_binlog(str(self.file), keys=keys)), None)
+        if first is None:  # the magic alone: a server never leaves that after a clean stop
+            raise WriteRefused(f"{self.file.name} holds no event (only the binlog magic): nothing to append to",
+                               file=str(self.file))
         if first.type_code != T.FORMAT_DESCRIPTION_EVENT or first.format is None:
             raise WriteRefused("the last binlog does not start with a Format_description", file=str(self.file))
         if first.flags & EventFlag.BINLOG_IN_USE:

@@ -224,7 +224,8 @@ REGRESSIONS = Path(__file__).parent / "data" / "fuzz-regressions"
 def test_inputs_the_campaign_found_after_the_merges_replay_clean(name, tmp_path):
     """Found by `make fuzz` after the audit summaries and the C decode loop landed: damaged
     tagged GTIDs raised ValueError in the audit's summary pass; a damaged MySQL GTID body with
-    last_committed but no sequence_number raised KeyError in decode's text. Each input, as the
+    last_committed but no sequence_number raised KeyError in decode's text; incident on a file
+    holding only the magic raised StopIteration. Each input, as the
     campaign saved it (its target is the file name's first word), now ends typed or clean."""
     from fuzz.runner import run_one
 
