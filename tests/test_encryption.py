@@ -515,7 +515,9 @@ def test_mysql_damaged_header_or_stream_is_typed(at, xor):
     try:
         got = [(r.offset, r.type_code, r.body) for r in _mem(bytes(enc), keys)]
     except BinlogError as exc:
-        assert exc.offset is not None and exc.offset <= max(0, at - 512)
+        # (a damaged magic can read as the plain binlog magic, fe 62 69 6e: then the header is
+        # read as events, and the first one is not a Format_description, at offset 4)
+        assert exc.offset is not None and (at < 4 or exc.offset <= max(0, at - 512))
         return
     header_used = 5 + 2 + len(kid) + 1 + 32 + 1 + 16  # fields before the end marker
     if 512 + 4 + 19 + 2 <= at < 512 + 4 + 19 + 52:
