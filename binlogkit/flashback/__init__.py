@@ -23,7 +23,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from datetime import datetime
-from typing import BinaryIO, Callable
+from typing import Callable
 
 from ..codecs.format_description import fde_is_checksum_aware
 from ..codecs.header import LEN_HEADER
@@ -35,7 +35,7 @@ from ..format import Format
 from .conflicts import Expected, later_changes
 from .invert import MinimalImage
 from .plan import NOTHING, FlashbackRefused, Plan, select
-from .undo import Filters, undo_transaction
+from .undo import Filters, undo_plan
 from .write import write_output
 
 __all__ = ["flashback", "FlashbackRefused", "MinimalImage", "Result", "select", "Filters"]
@@ -163,14 +163,10 @@ def _produce_binlog(plan: Plan, local: dict, fmt: Format, fde_raw, fde_crc: bool
                                server_id=fde_raw.server_id, log_pos=at + size, flags=0, checksum=fde_crc))
         at += size
         res.events = 1
-        handles: dict[str, BinaryIO] = {}
-        try:
-            for name, start, end in plan.reversed():
-                fh = handles.get(name)
-                if fh is None:
-                    fh = handles[name] = open(local[name], "rb")
+        with contextlib.closing(undo_plan(plan, local, fmt, filters)) as transactions:
+            for _name, events in transactions:
                 wrote = False
-                for out in undo_transaction(fh, name, start, end, fmt, filters):
+                for out in events:
                     size = LEN_HEADER + len(out.body) + (LEN_CHECKSUM if checksum else 0)
                     sink.write(build_event(type_code=out.type_code, body=out.body, timestamp=out.timestamp,
                                            server_id=out.server_id, log_pos=(at + size) & 0xFFFFFFFF,
@@ -183,9 +179,6 @@ def _produce_binlog(plan: Plan, local: dict, fmt: Format, fde_raw, fde_crc: bool
                             expected.add(out)
                     wrote = True
                 res.undone += wrote
-        finally:
-            for fh in handles.values():
-                fh.close()
         if not res.undone:
             raise FlashbackRefused(NOTHING)
         res.bytes = at

@@ -23,7 +23,7 @@ dates and id 0 come back as they were (row events bypass the SQL mode; SQL does 
 
 from __future__ import annotations
 
-from typing import BinaryIO
+from contextlib import closing
 
 from ..collations import CHARSET_OF
 from ..constants import EventType as T
@@ -145,19 +145,15 @@ class _Writer:
 
 def produce_sql(plan, local: dict, fmt, filters, res, expected=None):
     """``produce(sink)`` writing the undo of ``plan`` as SQL (see the module docstring)."""
-    from .undo import undo_transaction
+    from .undo import undo_plan
 
     def produce(sink) -> None:
         sink.write(HEAD.encode())
         writers: dict[tuple, _Writer] = {}
-        handles: dict[str, BinaryIO] = {}
-        try:
-            for name, start, end in plan.reversed():
-                fh = handles.get(name)
-                if fh is None:
-                    fh = handles[name] = open(local[name], "rb")
+        with closing(undo_plan(plan, local, fmt, filters)) as transactions:
+            for name, events in transactions:
                 open_tx = False
-                for out in undo_transaction(fh, name, start, end, fmt, filters):
+                for out in events:
                     if out.rows is None:
                         continue
                     if not open_tx:
@@ -181,9 +177,6 @@ def produce_sql(plan, local: dict, fmt, filters, res, expected=None):
                 if open_tx:
                     sink.write(b"COMMIT;\n")
                     res.undone += 1
-        finally:
-            for fh in handles.values():
-                fh.close()
         if not res.undone:
             raise FlashbackRefused(NOTHING)
         res.bytes = sink.size

@@ -278,3 +278,19 @@ def undo_transaction(fh: BinaryIO, name: str, start: int, end: int, fmt: Format,
         raise exc.with_context(file=name)
     finally:
         walk.spill.close()
+
+
+def undo_plan(plan, local: dict, fmt, filters):
+    """The undo of every transaction of ``plan``, last first: ``(file name, iterator of its undo
+    events)`` (``undo_transaction``) per transaction. Each input is opened once, read-only, and every one
+    is closed when the walk ends (close the generator: ``contextlib.closing``)."""
+    handles: dict = {}
+    try:
+        for name, start, end in plan.reversed():
+            fh = handles.get(name)
+            if fh is None:
+                fh = handles[name] = open(local[name], "rb")
+            yield name, undo_transaction(fh, name, start, end, fmt, filters)
+    finally:
+        for fh in handles.values():
+            fh.close()
