@@ -27,7 +27,7 @@ help:
 	@echo "make soak        50 kill -9 trials spread over the workload, every 5th with 300 MB of relay logs on disk (TRIALS, SEED, LATE_EVERY, LATE_MB)"
 	@echo "make pull-soak   30 kill -9 trials of binlogkit pull under a live workload, then cmp with the primary (TRIALS=n)"
 
-$(BIN)/.installed: pyproject.toml setup.py binlogkit/_rowtext.c binlogkit/_fastdecode.c
+$(BIN)/.installed: pyproject.toml setup.py binlogkit/_rowtext.c binlogkit/_fastdecode.c binlogkit/_out.h
 	$(PYTHON) -m venv $(VENV)
 	@# quiet unless it fails: the build backend's chatter goes to a log shown on failure
 	@$(BIN)/pip install -q --upgrade pip > $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }

@@ -7,7 +7,8 @@ compiler the install goes on and binlogkit uses its pure-Python decoder (same ou
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("binlogkit._rowtext", ["binlogkit/_rowtext.c"], optional=True,
+setup(ext_modules=[Extension("binlogkit._rowtext", ["binlogkit/_rowtext.c"], depends=["binlogkit/_out.h"], optional=True,
                              extra_compile_args=["-O2"]),
-                   Extension("binlogkit._fastdecode", ["binlogkit/_fastdecode.c"], optional=True,
+                   Extension("binlogkit._fastdecode", ["binlogkit/_fastdecode.c"], depends=["binlogkit/_out.h"],
+                             optional=True,
                              extra_compile_args=["-O2"])])

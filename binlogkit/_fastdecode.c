@@ -30,45 +30,10 @@ enum {
 #define LEN_HEADER 19
 #define MAX_EVENT_SIZE ((1LL << 30) + (1LL << 16))
 #define OUT_LIMIT (1 << 20)
-
-typedef struct {
-    char *buf;
-    Py_ssize_t len, cap;
-} Out;
-
-static int grow(Out *o, Py_ssize_t need) {
-    if (o->len + need <= o->cap)
-        return 0;
-    Py_ssize_t cap = o->cap ? o->cap : 1 << 16;
-    while (cap < o->len + need)
-        cap *= 2;
-    char *b = PyMem_Realloc(o->buf, cap);
-    if (!b)
-        return -1;
-    o->buf = b;
-    o->cap = cap;
-    return 0;
-}
-
-static int put(Out *o, const char *s, Py_ssize_t n) {
-    if (grow(o, n))
-        return -1;
-    memcpy(o->buf + o->len, s, n);
-    o->len += n;
-    return 0;
-}
+#define OUT_FIRST_CAP (1 << 16)
+#include "_out.h"
 
 #define PUTS(o, s) put((o), (s), (Py_ssize_t)(sizeof(s) - 1))
-
-static int put_u64(Out *o, uint64_t v) {
-    char tmp[24];
-    int i = 24;
-    do {
-        tmp[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    return put(o, tmp + i, 24 - i);
-}
 
 static const char HEX[] = "0123456789abcdef";
 
@@ -117,13 +82,6 @@ static int put_json_ascii(Out *o, const unsigned char *p, Py_ssize_t n) {
     *w++ = '"';
     o->len = w - o->buf;
     return 0;
-}
-
-static uint64_t le(const unsigned char *p, int n) {
-    uint64_t v = 0;
-    for (int i = n - 1; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
 }
 
 /* a packed (length-encoded) integer inside [*p, end); -1: not for us (NULL marker, short) */

@@ -17,6 +17,8 @@
 #include <string.h>
 #include <math.h>
 
+#include "_out.h"
+
 enum {
     T_DECIMAL = 0, T_TINY = 1, T_SHORT = 2, T_LONG = 3, T_FLOAT = 4, T_DOUBLE = 5, T_TIMESTAMP = 7,
     T_LONGLONG = 8, T_INT24 = 9, T_DATE = 10, T_TIME = 11, T_DATETIME = 12, T_YEAR = 13,
@@ -25,11 +27,6 @@ enum {
     T_MEDIUM_BLOB = 250, T_LONG_BLOB = 251, T_BLOB = 252, T_VAR_STRING = 253, T_STRING = 254,
     T_GEOMETRY = 255
 };
-
-typedef struct {
-    char *buf;
-    Py_ssize_t len, cap;
-} Out;
 
 /* for rows(): the Python types values are made of (set once by configure()) */
 static PyObject *ValueType, *DecimalType, *GeometryType, *TimestampFn;
@@ -51,40 +48,7 @@ static int hard_error(void) {
     return 0;
 }
 
-static int grow(Out *o, Py_ssize_t need) {
-    if (o->len + need <= o->cap)
-        return 0;
-    Py_ssize_t cap = o->cap ? o->cap : 4096;
-    while (cap < o->len + need)
-        cap *= 2;
-    char *b = PyMem_Realloc(o->buf, cap);
-    if (!b)
-        return -1;
-    o->buf = b;
-    o->cap = cap;
-    return 0;
-}
-
-static int put(Out *o, const char *s, Py_ssize_t n) {
-    if (grow(o, n))
-        return -1;
-    memcpy(o->buf + o->len, s, n);
-    o->len += n;
-    return 0;
-}
-
 #define PUTS(o, s) put((o), (s), (Py_ssize_t)strlen(s))
-
-/* decimal digits of v, without printf (the hot path: integers and column numbers) */
-static int put_u64(Out *o, uint64_t v) {
-    char tmp[24];
-    int i = 24;
-    do {
-        tmp[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    return put(o, tmp + i, 24 - i);
-}
 
 static int put_i64(Out *o, int64_t v) {
     if (v < 0) {
@@ -104,13 +68,6 @@ static int putf(Out *o, const char *fmt, ...) {
     if (n < 0 || n >= (int)sizeof tmp)
         return -1;
     return put(o, tmp, n);
-}
-
-static uint64_t le(const unsigned char *p, int n) {
-    uint64_t v = 0;
-    for (int i = n - 1; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
 }
 
 static uint64_t be(const unsigned char *p, int n) {

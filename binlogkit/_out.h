@@ -1,0 +1,65 @@
+/*
+ * binlogkit/_out.h: the output buffer and byte readers shared by the two C accelerators
+ * (_fastdecode.c and _rowtext.c). Header-only (static functions): each extension module gets its
+ * own copy, and neither links against the other. Define OUT_FIRST_CAP before including it to
+ * choose the first allocation (a decode window wants more than one row image).
+ */
+#ifndef BINLOGKIT_OUT_H
+#define BINLOGKIT_OUT_H
+
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifndef OUT_FIRST_CAP
+#define OUT_FIRST_CAP 4096
+#endif
+
+typedef struct {
+    char *buf;
+    Py_ssize_t len, cap;
+} Out;
+
+/* room for `need` more bytes (capacity doubled): -1 when memory is out (PyMem_Realloc) */
+static int grow(Out *o, Py_ssize_t need) {
+    if (o->len + need <= o->cap)
+        return 0;
+    Py_ssize_t cap = o->cap ? o->cap : OUT_FIRST_CAP;
+    while (cap < o->len + need)
+        cap *= 2;
+    char *b = PyMem_Realloc(o->buf, cap);
+    if (!b)
+        return -1;
+    o->buf = b;
+    o->cap = cap;
+    return 0;
+}
+
+static int put(Out *o, const char *s, Py_ssize_t n) {
+    if (grow(o, n))
+        return -1;
+    memcpy(o->buf + o->len, s, n);
+    o->len += n;
+    return 0;
+}
+
+/* decimal digits of v, without printf (the hot path: integers, positions, column numbers) */
+static int put_u64(Out *o, uint64_t v) {
+    char tmp[24];
+    int i = 24;
+    do {
+        tmp[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return put(o, tmp + i, 24 - i);
+}
+
+/* an unsigned little-endian integer of n (<= 8) bytes */
+static uint64_t le(const unsigned char *p, int n) {
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+#endif
