@@ -147,6 +147,30 @@ typedef struct {
 static int is_v2(int code) { return code >= 30 && code <= 32; }
 static int is_update(int code) { return code == 24 || code == 31; }
 
+/* MariaDB's GTID body (codecs/gtid.py): seq_no:8, domain_id:4, flags2:1, commit_id:8 when
+   FL_GROUP_COMMIT_ID (2), then the extra part. 1: not for us (short, or flags2 with the XA bits
+   64/128, whose layout the Python path reads) */
+typedef struct {
+    uint64_t seq, commit_id;
+    uint32_t domain;
+    unsigned flags2;
+    const unsigned char *extra;
+} Gtid;
+
+static int parse_gtid(const unsigned char *b, const unsigned char *end, Gtid *g) {
+    Py_ssize_t n = end - b;
+    if (n < 13)
+        return 1;
+    g->flags2 = b[12];
+    if (g->flags2 & (64 | 128) || (g->flags2 & 2 && n < 21))
+        return 1;
+    g->seq = le(b, 8);
+    g->domain = (uint32_t)le(b + 8, 4);
+    g->commit_id = g->flags2 & 2 ? le(b + 13, 8) : 0;
+    g->extra = b + 13 + (g->flags2 & 2 ? 8 : 0);
+    return 0;
+}
+
 static int parse_rows(const unsigned char *b, const unsigned char *end, int code, int phl, Body *r) {
     const unsigned char *p = b;
     int w = phl == 6 ? 4 : 6;
@@ -262,15 +286,14 @@ static int text_event(Out *o, Ctx *c, int code, uint32_t sid, const unsigned cha
         return PUTS(o, "Xid = ") || put_u64(o, le(b, 8)) || PUTS(o, "\nCOMMIT/*!*/;\n") ? -1 : 0;
     }
     if (code == 162) {
-        if (n < 13)
+        Gtid g;
+        if (parse_gtid(b, end, &g))
             return 1;
-        unsigned f2 = b[12];
-        if (f2 & (64 | 128) || (f2 & 2 && n < 21))
-            return 1;
-        if (PUTS(o, "GTID ") || put_u64(o, le(b + 8, 4)) || PUTS(o, "-") || put_u64(o, sid) || PUTS(o, "-") ||
-            put_u64(o, le(b, 8)))
+        unsigned f2 = g.flags2;
+        if (PUTS(o, "GTID ") || put_u64(o, g.domain) || PUTS(o, "-") || put_u64(o, sid) || PUTS(o, "-") ||
+            put_u64(o, g.seq))
             return -1;
-        if (f2 & 2 && (PUTS(o, " cid=") || put_u64(o, le(b + 13, 8))))
+        if (f2 & 2 && (PUTS(o, " cid=") || put_u64(o, g.commit_id)))
             return -1;
         if (f2 & 32 ? PUTS(o, " ddl") : f2 & 4 ? PUTS(o, " trans") : 0)
             return -1;
@@ -334,18 +357,17 @@ static int json_fields(Out *o, Ctx *c, int code, uint32_t sid, const unsigned ch
         return KEY(o, "{\"xid\": ") || put_u64(o, le(b, 8)) || PUTS(o, "}") ? -1 : 0;
     }
     if (code == 162) {
-        if (n < 13)
+        Gtid g;
+        if (parse_gtid(b, end, &g))
             return 1;
-        unsigned f2 = b[12];
-        if (f2 & (64 | 128) || (f2 & 2 && n < 21))
-            return 1;
-        const unsigned char *x = b + 13 + (f2 & 2 ? 8 : 0);
+        unsigned f2 = g.flags2;
+        const unsigned char *x = g.extra;
         Py_ssize_t nx = end - x;
-        uint64_t seq = le(b, 8), dom = le(b + 8, 4);
+        uint64_t seq = g.seq, dom = g.domain;
         if (KEY(o, "{\"seq_no\": ") || put_u64(o, seq) || KEY(o, ", \"domain_id\": ") || put_u64(o, dom) ||
             KEY(o, ", \"flags2\": ") || put_u64(o, f2) || KEY(o, ", \"commit_id\": "))
             return -1;
-        if (f2 & 2 ? put_u64(o, le(b + 13, 8)) : PUTS(o, "null"))
+        if (f2 & 2 ? put_u64(o, g.commit_id) : PUTS(o, "null"))
             return -1;
         if (KEY(o, ", \"xid\": null, \"gtid\": \"") || put_u64(o, dom) || PUTS(o, "-") || put_u64(o, sid) ||
             PUTS(o, "-") || put_u64(o, seq) || PUTS(o, "\", \"flags\": ["))
