@@ -31,6 +31,7 @@ from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import Any, Iterable, overload
 
 from ..audit import file_summary, merge
 from ..audit.engine import audit_paths
@@ -40,7 +41,9 @@ from ..errors import BinlogError
 from ..files import OPENERS
 from ..flavor import Flavor
 from .flavors import REPLAY, Replay
-from .walk import Heads, event_boundary, read_head, transactions
+from .walk import Heads, TimedTransaction, event_boundary, read_head, transactions
+
+Paths = Iterable[str | os.PathLike[str]]
 
 
 class PitrUsage(BinlogError):
@@ -75,11 +78,15 @@ def _name(path: str) -> str:
     return name
 
 
+@overload
+def _utc(ts: int) -> str: ...
+@overload
+def _utc(ts: None) -> None: ...
 def _utc(ts: int | None) -> str | None:
     return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC") if ts is not None else None
 
 
-def _series(paths, want_base: str | None) -> tuple[str, list[int], list[str]]:
+def _series(paths: Paths, want_base: str | None) -> tuple[str, list[int], list[str]]:
     groups: dict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
     for f in audit_paths(paths):
         d, base, n = series_key(f)
@@ -113,24 +120,26 @@ def _base(name: str | None) -> str | None:
 class _Plan:
     """The state of one planning run (I/O through ``walk`` and the audit only)."""
 
-    def __init__(self, paths, frm: From, until: Until, jobs: int | None) -> None:
+    def __init__(self, paths: Paths, frm: From, until: Until, jobs: int | None) -> None:
         self.frm, self.until, self.jobs = frm, until, jobs
         self.series, self.numbers, self.paths = _series(paths, _base(frm.file) or _base(until.file))
         self.heads = Heads(self.paths)
         flavor = self.heads[0].flavor or Flavor.MARIADB
-        self.r: Replay = REPLAY[flavor]
+        self.r: Replay[Any] = REPLAY[flavor]  # states (Any) are the flavor's: see flavors.py
         self.flavor = flavor
         self.problems: list[Finding] = []
         self.notes: list[str] = []
         self.before: dict | None = None
         self.stop_reason = ""
         self.walked: dict[str, dict] = {}
+        self.last_ts_before: int | None = None  # the latest event time before the start
+        self._start_state: Any = None           # the backup's GTID state, once the start is found
         from ..audit.intervals import Runs
 
         self.applied = Runs()  # MySQL: what the replay applies
 
     def problem(self, kind: str, detail: str, file: str | None = None, offset: int | None = None,
-                gtids=(), severity: str = "error") -> None:
+                gtids: Iterable[str] = (), severity: str = "error") -> None:
         self.problems.append(Finding(kind, severity, file, offset, detail, list(gtids), series=self.series))
 
     def index_of(self, name: str) -> int | None:
@@ -150,7 +159,8 @@ class _Plan:
         self.problem("missing_file", f"{what} {_name(name)} is not in the archive ({where})")
 
     # --- the start ---------------------------------------------------------------------------
-    def start(self) -> tuple[int, int, object] | None:
+    def start(self) -> tuple[int, int, Any] | None:
+        """(file index, position, GTID state) where the replay starts; None: a problem says why."""
         r, frm = self.r, self.frm
         if frm.file is not None:
             i = self.index_of(frm.file)
@@ -158,6 +168,8 @@ class _Plan:
                 self._not_in_archive(frm.file, "the backup's binlog")
                 return None
             path, pos = self.paths[i], frm.position
+            if pos is None:
+                raise PitrUsage("the backup's binlog file needs its position (From.position)")
             ok, _end = event_boundary(path, pos)
             if not ok:
                 self.problem("bad_position", f"no event starts at {pos} in {_name(path)}: not a binlog position "
@@ -192,6 +204,8 @@ class _Plan:
                                  f"binlog's GTID state is {r.text(state) or '(empty)'}", path, pos)
             return i, pos, state
         # by GTID state alone
+        if frm.gtids is None:
+            raise PitrUsage("say where the backup stands: a binlog file and position, or a GTID state")
         target = r.parse(frm.gtids)
         i = self.heads.last_true(lambda h: r.includes(target, r.of_head(h)))
         if i < 0:
@@ -233,6 +247,8 @@ class _Plan:
                 self._not_in_archive(until.file, "the target's binlog")
                 return None
             path, pos = self.paths[j], until.position
+            if pos is None:
+                raise PitrUsage("the target's binlog file needs its position (Until.position)")
             if (j, pos) < (i, start_pos):
                 raise PitrUsage(f"the target {_name(path)}:{pos} comes before the start {_name(self.paths[i])}:{start_pos}")
             ok, end = event_boundary(path, pos)
@@ -286,6 +302,8 @@ class _Plan:
                          "that is not in the archive", last, None)
             return None
         # a GTID state
+        if until.gtids is None:
+            raise PitrUsage("give the target: a time, a GTID state, or a binlog file and position")
         tgt = r.parse(until.gtids)
         start_state = self._start_state
         if r.beyond(start_state, tgt):
@@ -314,6 +332,8 @@ class _Plan:
                         r.add(state, t.gtid)
                         if r.includes(state, tgt):
                             self.stop_reason = f"the end of the transaction that completes {until.gtids}"
+                            # set from a transaction's first event on: never None once yielded
+                            assert t.end_offset is not None
                             return j, t.end_offset
                 except BinlogError as exc:
                     self.problem("unreadable", f"looking for {until.gtids}: {exc.message}", path, exc.offset)
@@ -331,7 +351,7 @@ class _Plan:
         w = self.walked[path] = {"n": 0, "firsts": {}, "dups": [], "applied": Runs()}
         return w
 
-    def _note(self, w: dict, t) -> None:
+    def _note(self, w: dict, t: TimedTransaction) -> None:
         w["n"] += 1
         g = t.gtid
         if g:
@@ -352,7 +372,7 @@ class _Plan:
 
             self.applied.add(*split_gtid(gtid))
 
-    def _mysql_holes(self, start_state) -> None:
+    def _mysql_holes(self, start_state: Any) -> None:
         """Holes of (backup ∪ replayed) above the backup's highest number, per uuid[:tag]: GTIDs
         the server wrote between the backup and the target that the archive does not have. (A
         hole inside the backup's own set is the source's history, not the archive's loss.)"""
@@ -371,7 +391,7 @@ class _Plan:
     def _stream(self, gtid: str) -> str:
         return self.r.stream(gtid)
 
-    def _stopped_before(self, t, why: str) -> None:
+    def _stopped_before(self, t: TimedTransaction, why: str) -> None:
         self.before = {"gtid": t.gtid, "file": t.start_file, "offset": t.start_offset,
                        "first_timestamp": t.min_timestamp, "last_timestamp": t.max_timestamp, "why": why}
         self.notes.append(f"stopped before transaction {t.gtid or '@' + str(t.start_offset)} at "
@@ -398,7 +418,8 @@ class _Plan:
         with ProcessPoolExecutor(max_workers=self.jobs or os.cpu_count() or 1) as pool:
             return list(pool.map(file_summary, todo, chunksize=1))
 
-    def count_pass(self, path: str, lo: int, hi: int | None, start_state, first_seen: dict) -> tuple[int, int]:
+    def count_pass(self, path: str, lo: int, hi: int | None, start_state: Any,
+                   first_seen: dict[str, tuple[str, int | None]]) -> tuple[int, int]:
         """(transactions starting in [lo, hi), end of the last whole event read); checks GTIDs after the
         start against the backup's state."""
         n = 0
@@ -419,27 +440,29 @@ class _Plan:
                 pass  # the audit's findings name the damage
         return n, end
 
-    def _check_after_start(self, gtid: str, path: str, offset, start_state, first_seen: dict) -> None:
+    def _check_after_start(self, gtid: str, path: str, offset: int | None, start_state: Any,
+                           first_seen: dict[str, tuple[str, int | None]]) -> None:
         if self.r.holds(start_state, gtid):
             self._held(gtid, path, offset, start_state)
         else:
             self._first(self._stream(gtid), gtid, path, offset, start_state, first_seen)
 
-    def _held(self, gtid: str, path: str, offset, start_state) -> None:
+    def _held(self, gtid: str, path: str, offset: int | None, start_state: Any) -> None:
         self.problem("duplicate_gtid", f"{gtid} is already in the backup ({self.r.text(start_state)}): the replay "
                      "would apply it a second time", path, offset, [gtid])
 
-    def _first(self, key: str, gtid: str, path: str, offset, start_state, first_seen: dict) -> None:
+    def _first(self, key: str, gtid: str, path: str, offset: int | None, start_state: Any,
+               first_seen: dict[str, tuple[str, int | None]]) -> None:
         if key not in first_seen:
             first_seen[key] = (path, offset)
             gap = self._gap(start_state, gtid)
             if gap:
                 self.problem("gtid_gap", gap, path, offset, [gtid])
 
-    def _gap(self, state, gtid: str) -> str | None:
+    def _gap(self, state: Any, gtid: str) -> str | None:
         return self.r.gap(state, gtid)
 
-    def middle_checks(self, s: dict, start_state, first_seen: dict) -> None:
+    def middle_checks(self, s: dict, start_state: Any, first_seen: dict[str, tuple[str, int | None]]) -> None:
         """What a middle file's summary says against the backup's state."""
         from ..audit import intervals as iv
 
@@ -479,7 +502,7 @@ class _Plan:
         summaries = self.summaries(i, j)
         by_file = {s["file"]: s for s in summaries}
         audit = merge(summaries)
-        first_seen: dict = {}
+        first_seen: dict[str, tuple[str, int | None]] = {}
         # transactions and bytes; GTIDs after the start against the backup's state
         trx = nbytes = 0
         for k in range(i, j + 1):
@@ -555,7 +578,7 @@ class _Plan:
 _DECOMPRESS = {".xz": "xz", ".lzma": "xz", ".gz": "gzip", ".bz2": "bzip2"}
 
 
-def command(r: Replay, files: list[str], start_pos: int, stop_pos: int | None) -> str:
+def command(r: Replay[Any], files: list[str], start_pos: int, stop_pos: int | None) -> str:
     """The replay line: the server's binlog tool with ``--start-position`` (first file only) and
     ``--stop-position`` (last file only), piped into its client with no connection options (the
     user's own option files and environment apply).
@@ -580,7 +603,7 @@ def command(r: Replay, files: list[str], start_pos: int, stop_pos: int | None) -
     return "{ " + "; ".join(parts) + f"; }} | {r.client}"
 
 
-def plan_pitr(paths, frm: From, until: Until, *, jobs: int | None = None) -> dict:
+def plan_pitr(paths: Paths, frm: From, until: Until, *, jobs: int | None = None) -> dict:
     """The plan as a JSON-able document (see the module docstring); raises ``PitrUsage`` when
     the question cannot be put to this archive."""
     return _Plan(paths, frm, until, jobs).run()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Generator
 
 from ..codecs.format_description import fde_is_checksum_aware
 from ..codecs.gtid import decode_previous_gtids
@@ -33,15 +33,16 @@ class Head:
     server_version: str | None
     first_timestamp: int | None     # the Format_description's time: when the file was begun
     gtid_list: tuple[str, ...] | None
-    previous_gtids: tuple | None    # MySQL: the decoded Previous_gtids
+    previous_gtids: tuple[dict, ...] | None  # MySQL: the decoded Previous_gtids
     problem: str | None = None
 
 
 def read_head(path: str) -> Head:
     relay = False
-    fmt = None
-    first_ts = None
-    gtid_list = previous = None
+    fmt: Format | None = None
+    first_ts: int | None = None
+    gtid_list: tuple[str, ...] | None = None
+    previous: tuple[dict, ...] | None = None
     fdes = 0
     try:
         with open_input(path) as fh:
@@ -90,7 +91,7 @@ class Heads:
             h = self._cache[i] = read_head(self.paths[i])
         return h
 
-    def last_true(self, pred) -> int:
+    def last_true(self, pred: Callable[[Head], bool]) -> int:
         """The last index i with pred(head i), for a predicate true on a prefix; -1 if none."""
         lo, hi = 0, len(self.paths)  # pred true below lo, false from hi on
         while lo < hi:
@@ -102,24 +103,39 @@ class Heads:
         return lo - 1
 
 
+@dataclass
+class TimedTransaction(Transaction):
+    """A transaction with its earliest and latest event time: a server stamps events with their
+    statement's start, so a transaction's events need not be in time order."""
+
+    min_timestamp: int = 0
+    max_timestamp: int = 0
+
+    def __post_init__(self) -> None:  # its first event, the one it is made on, is accounted next
+        self.min_timestamp = self.max_timestamp = self.first_timestamp
+
+
 class _TimedGrouper(Grouper):
-    """The transactions' grouping, plus each one's earliest and latest event time
-    (``min_timestamp`` / ``max_timestamp``): a server stamps events with their statement's
-    start, so a transaction's events need not be in time order."""
+    """The transactions' grouping, with each one's ``min_timestamp`` / ``max_timestamp``."""
+
+    transaction_type = TimedTransaction
 
     def _account(self, end: int, ts: int, size: int, src_end: int, path: str) -> None:
         super()._account(end, ts, size, src_end, path)
         t = self.cur
-        lo = getattr(t, "min_timestamp", None)
-        if lo is None:
-            t.min_timestamp = t.max_timestamp = ts
-        elif ts < lo:
+        assert isinstance(t, TimedTransaction), "the timed grouper makes only timed transactions"
+        if ts < t.min_timestamp:
             t.min_timestamp = ts
         elif ts > t.max_timestamp:
             t.max_timestamp = ts
 
 
-def transactions(path: str) -> Iterator[Transaction]:
+def _timed(t: Transaction) -> TimedTransaction:
+    assert isinstance(t, TimedTransaction), "the timed grouper makes only timed transactions"
+    return t
+
+
+def transactions(path: str) -> Generator[TimedTransaction, None, None]:
     """The transactions of one file, streamed (a damaged file raises its BinlogError after the
     transactions before the damage; the one open there comes first, incomplete)."""
     g = _TimedGrouper(relay=False)
@@ -130,11 +146,11 @@ def transactions(path: str) -> Iterator[Transaction]:
                 info.gtids.clear()          # the grouper keeps these for `binlogkit gtids`;
                 info.gtid_offsets.clear()   # a plan folds as it goes
                 info.incomplete.clear()
-                yield t
+                yield _timed(t)
         except BinlogError:
-            yield from g.finish()
+            yield from map(_timed, g.finish())
             raise
-    yield from g.finish()
+    yield from map(_timed, g.finish())
 
 
 def event_boundary(path: str, position: int) -> tuple[bool, int]:
