@@ -947,8 +947,9 @@ def _print_plan(plan) -> None:
 @click.option("--no-check-later", "no_check_later", is_flag=True,
               help="Do not read the inputs after the range for later changes to the rows the undo puts back.")
 @click.option("--json", "as_json", is_flag=True, help="The summary as one JSON object.")
+@key_options
 def flashback(binlogs, output, start_position, stop_position, start_datetime, stop_datetime, include_gtids,
-              database, table, as_sql, skip_statements, force, backup_dir, no_check_later, as_json) -> None:
+              database, table, as_sql, skip_statements, force, backup_dir, no_check_later, as_json, keys) -> None:
     """Undo a range of row changes: write a binlog whose transactions undo the selected ones,
     last first (inserts deleted, deletes inserted, updates reversed). Replay it with the server's
     own tool: `mariadb-binlog OUTPUT | mariadb`, `mysqlbinlog OUTPUT | mysql`; `binlogkit decode -v
@@ -964,6 +965,9 @@ def flashback(binlogs, output, start_position, stop_position, start_datetime, st
     Then it reads the inputs after the range: a later transaction that updated or deleted a
     row the undo puts back is named in a warning (the replay would overwrite that later change,
     or stop on it in a table without a key); exit 0, the file is written.
+
+    Encrypted inputs are read with --key-file (MariaDB) or --keyring-file (MySQL), an event at a
+    time (no decrypted copy on disk); without the key: exit 2. The output is not encrypted.
     """
     from .flashback import FlashbackRefused, flashback as run
 
@@ -975,11 +979,11 @@ def flashback(binlogs, output, start_position, stop_position, start_datetime, st
         res = run(binlogs, output, start_position=start_position, stop_position=stop_position,
                   start_datetime=_datetime(start_datetime), stop_datetime=_datetime(stop_datetime),
                   gtids=_gtids(include_gtids), database=database, table=table, skip_statements=skip_statements,
-                  sql=as_sql, force=force, check_later=not no_check_later, backup_dir=backup_dir)
+                  sql=as_sql, force=force, check_later=not no_check_later, backup_dir=backup_dir, keys=keys)
     except (FlashbackRefused, WriteRefused) as exc:
         _fail(f"refused: {exc}", EXIT_USAGE)
-    except BinlogError as exc:
-        _fail(str(exc), EXIT_DAMAGED)
+    except BinlogError as exc:  # damaged input (1); an encrypted one without its key (2)
+        _fail(str(exc), _exit_for(exc, EXIT_DAMAGED))
     if as_json:
         click.echo(json.dumps(res.to_json()))
         return
