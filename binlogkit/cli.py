@@ -632,8 +632,9 @@ def _write_audit(out: Path, result: dict) -> None:
 @click.option("--until-position", metavar="NAME:N", help="Replay up to this binlog position (exclusive).")
 @click.option("--json", "as_json", is_flag=True, help="The plan as one JSON document.")
 @click.option("--jobs", type=int, help="Worker processes for the files between start and stop (default: one per core).")
+@key_options
 def pitr(archive, from_gtid, from_file, from_position, backup_info, until_datetime, until_gtid, until_position,
-         as_json, jobs) -> None:
+         as_json, jobs, keys) -> None:
     """Plan a point-in-time recovery from a binlog archive.
 
     From where a backup stands (--from-gtid, --from-file/--from-position, or --backup-info) to a
@@ -642,7 +643,9 @@ def pitr(archive, from_gtid, from_file, from_position, backup_info, until_dateti
     transactions and bytes to replay, every gap, damaged or partial transaction, incident or
     duplicate on the way (file and offset), and the replay command (mariadb-binlog ... | mariadb,
     or mysqlbinlog ... | mysql) with no connection options. Nothing is run or written.
-    Exit codes: 0 reachable, 1 not reachable (the problems say why), 2 usage.
+    An encrypted archive is read with --key-file / --keyring-file (the replay tool then needs a
+    server to decrypt: mariadb-binlog --read-from-remote-server). Exit codes: 0 reachable, 1 not
+    reachable (the problems say why), 2 usage (and an encrypted archive without its key).
     """
     from .pitr import From, PitrUsage, Until, plan_pitr, read_backup_info
     from .pitr.render import lines
@@ -674,7 +677,7 @@ def pitr(archive, from_gtid, from_file, from_position, backup_info, until_dateti
             if not name or not pos.isdigit():
                 _fail(f"--until-position {until_position!r}: expected NAME:N, e.g. mariadb-bin.000007:1234", EXIT_USAGE)
             until = Until(file=name, position=int(pos))
-        doc = plan_pitr(archive, frm, until, jobs=jobs)
+        doc = plan_pitr(archive, frm, until, jobs=jobs, keys=keys)
     except click.BadParameter as exc:
         _fail(exc.format_message(), EXIT_USAGE)
     except (PitrUsage, BinlogError) as exc:  # GtidError: a GTID text that does not parse, etc.

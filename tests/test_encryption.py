@@ -676,3 +676,37 @@ def test_flashback_of_a_mysql_encrypted_copy_is_byte_identical(corpus, tmp_path)
     assert ra.undone == 4 and a.read_bytes() == b.read_bytes()
     res = _run("flashback", enc, "-o", tmp_path / "none.out", "--skip-statements")
     assert res.exit_code == 2 and "--keyring-file" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_pitr_plans_an_encrypted_archive_as_its_plain_copy(tmp_path):
+    """pitr with --key-file on an encrypted copy of the lab archive (16 binlogs): the plan of
+    the plain archive, every position after the Start_encryption moved by its size; the files in
+    between summarised by worker processes that load the key file themselves. No key: exit 2."""
+    from fixtures import store
+
+    plain_dir = store.materialize("replication-gtid") / "primary"
+    trx = store.manifest("replication-gtid")["primary"]["transactions"]
+    key = os.urandom(32)
+    enc = _encrypted_copy(plain_dir, tmp_path / "enc", key, "AES_CTR")
+    shift = {p.name: p.stat().st_size - (plain_dir / p.name).stat().st_size for p in enc}
+    assert set(shift.values()) == {40}  # Start_encryption: header, 17-byte body, CRC32
+    kf = tmp_path / "keys.txt"
+    kf.write_text(f"1;{key.hex()}\n")
+    os.chmod(kf, 0o600)
+    args = ["pitr", "--json", "--from-gtid", trx[700]["gtid"], "--until-gtid", trx[2000]["gtid"], "--jobs", "2"]
+    a = _run(*args, plain_dir)
+    b = _run(*args, "--key-file", kf, tmp_path / "enc")
+    assert a.exit_code == b.exit_code == 0, b.output
+    pa, pb = json.loads(a.stdout), json.loads(b.stdout)
+    assert pb["reachable"] and pb["problems"] == [] == pa["problems"]
+    assert pb["transactions"] == pa["transactions"] == 1300 and len(pb["files"]) == len(pa["files"]) > 2
+    assert [Path(f).name for f in pb["files"]] == [Path(f).name for f in pa["files"]]
+    for end in ("start", "stop"):
+        name, pos = Path(pa[end]["file"]).name, pa[end]["position"]
+        assert Path(pb[end]["file"]).name == name
+        assert pb[end]["position"] == (pos + shift[name] if pos > 4 else pos)
+    assert pb["start"]["gtids"] == pa["start"]["gtids"] and pb["stop"]["target"] == pa["stop"]["target"]
+    res = _run(*args, tmp_path / "enc", env={"BINLOGKIT_KEY_FILE": "", "BINLOGKIT_KEY_FILE_SECRET": ""})
+    assert res.exit_code == 2
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "needs key id 1 version 1" in lines[0] and "--key-file" in lines[0], lines

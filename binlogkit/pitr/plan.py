@@ -31,17 +31,21 @@ from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Iterable, overload
+from functools import partial
+from typing import TYPE_CHECKING, Any, Iterable, overload
 
 from ..audit import file_summary, merge
 from ..audit.engine import audit_paths
 from ..audit.merge import Finding
 from ..audit.summary import series_key
-from ..errors import BinlogError
+from ..errors import BinlogError, KeyRequiredError
 from ..files import OPENERS
 from ..flavor import Flavor
 from .flavors import REPLAY, Replay
 from .walk import Heads, TimedTransaction, event_boundary, read_head, transactions
+
+if TYPE_CHECKING:
+    from ..crypto.keys import Keys
 
 Paths = Iterable[str | os.PathLike[str]]
 
@@ -86,7 +90,7 @@ def _utc(ts: int | None) -> str | None:
     return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC") if ts is not None else None
 
 
-def _series(paths: Paths, want_base: str | None) -> tuple[str, list[int], list[str]]:
+def _series(paths: Paths, want_base: str | None, keys: Keys | None) -> tuple[str, list[int], list[str]]:
     groups: dict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
     for f in audit_paths(paths):
         d, base, n = series_key(f)
@@ -98,7 +102,7 @@ def _series(paths: Paths, want_base: str | None) -> tuple[str, list[int], list[s
             raise PitrUsage(f"no file of the series {want_base}.NNNNNN in the archive "
                             f"(it has: {', '.join(sorted({b for _d, b in groups})) or 'no binlogs'})")
     else:
-        cands = [k for k in groups if not read_head(min(groups[k])[1]).relay]
+        cands = [k for k in groups if not read_head(min(groups[k])[1], keys).relay]
         if not cands:
             raise PitrUsage("the archive holds no binlog series (NAME.NNNNNN files written by a server)")
     if len(cands) > 1:
@@ -120,10 +124,10 @@ def _base(name: str | None) -> str | None:
 class _Plan:
     """The state of one planning run (I/O through ``walk`` and the audit only)."""
 
-    def __init__(self, paths: Paths, frm: From, until: Until, jobs: int | None) -> None:
-        self.frm, self.until, self.jobs = frm, until, jobs
-        self.series, self.numbers, self.paths = _series(paths, _base(frm.file) or _base(until.file))
-        self.heads = Heads(self.paths)
+    def __init__(self, paths: Paths, frm: From, until: Until, jobs: int | None, keys: Keys | None = None) -> None:
+        self.frm, self.until, self.jobs, self.keys = frm, until, jobs, keys
+        self.series, self.numbers, self.paths = _series(paths, _base(frm.file) or _base(until.file), keys)
+        self.heads = Heads(self.paths, keys)
         flavor = self.heads[0].flavor or Flavor.MARIADB
         self.r: Replay[Any] = REPLAY[flavor]  # states (Any) are the flavor's: see flavors.py
         self.flavor = flavor
@@ -170,7 +174,7 @@ class _Plan:
             path, pos = self.paths[i], frm.position
             if pos is None:
                 raise PitrUsage("the backup's binlog file needs its position (From.position)")
-            ok, _end = event_boundary(path, pos)
+            ok, _end = event_boundary(path, pos, self.keys)
             if not ok:
                 self.problem("bad_position", f"no event starts at {pos} in {_name(path)}: not a binlog position "
                              "the server could have reported", path, pos)
@@ -178,7 +182,7 @@ class _Plan:
             state = r.of_head(self.heads[i])
             self.last_ts_before = None
             w = None  # from the start on, the pass goes on as the count of the first file
-            with contextlib.closing(transactions(path)) as ts:
+            with contextlib.closing(transactions(path, self.keys)) as ts:
                 try:
                     for t in ts:
                         if w is None and t.start_offset >= pos:
@@ -195,6 +199,8 @@ class _Plan:
                         if t.gtid:
                             r.add(state, t.gtid)
                         self.last_ts_before = t.max_timestamp
+                except KeyRequiredError:  # no key: a usage error (exit 2), not damage
+                    raise
                 except BinlogError:
                     self.walked.pop(path, None)  # damage after the start is the audit's to report
             if frm.gtids:
@@ -219,7 +225,7 @@ class _Plan:
         self.last_ts_before = None
         self._start_state = target
         w = None
-        with contextlib.closing(transactions(path)) as ts:
+        with contextlib.closing(transactions(path, self.keys)) as ts:
             try:
                 for t in ts:
                     if w is None and t.gtid and not r.holds(target, t.gtid):
@@ -229,13 +235,15 @@ class _Plan:
                         self._note(w, t)
                         continue
                     self.last_ts_before = t.max_timestamp
+            except KeyRequiredError:  # no key: a usage error (exit 2), not damage
+                raise
             except BinlogError:
                 self.walked.pop(path, None)
         if pos is None:
             if i + 1 < len(self.paths):
                 i, pos = i + 1, 4
             else:
-                pos = event_boundary(path, -1)[1]
+                pos = event_boundary(path, -1, self.keys)[1]
         return i, pos, target
 
     # --- the stop ----------------------------------------------------------------------------
@@ -251,12 +259,12 @@ class _Plan:
                 raise PitrUsage("the target's binlog file needs its position (Until.position)")
             if (j, pos) < (i, start_pos):
                 raise PitrUsage(f"the target {_name(path)}:{pos} comes before the start {_name(self.paths[i])}:{start_pos}")
-            ok, end = event_boundary(path, pos)
+            ok, end = event_boundary(path, pos, self.keys)
             if not ok:
                 self.problem("bad_position", f"no event starts at {pos} in {_name(path)}", path, pos)
                 return None
             w = self._walk_of(path)
-            with contextlib.closing(transactions(path)) as ts:
+            with contextlib.closing(transactions(path, self.keys)) as ts:
                 try:
                     for t in ts:
                         if t.start_offset >= pos:
@@ -267,6 +275,8 @@ class _Plan:
                             break
                         if j > i or t.start_offset >= start_pos:
                             self._note(w, t)
+                except KeyRequiredError:  # no key: a usage error (exit 2), not damage
+                    raise
                 except BinlogError:
                     self.walked.pop(path, None)  # the count pass and the audit say what is wrong
             self.stop_reason = "the position asked for"
@@ -280,7 +290,7 @@ class _Plan:
             for j in range(j0, len(self.paths)):
                 path = self.paths[j]
                 w = self._walk_of(path)
-                with contextlib.closing(transactions(path)) as ts:
+                with contextlib.closing(transactions(path, self.keys)) as ts:
                     try:
                         for t in ts:
                             if j == i and t.start_offset < start_pos:
@@ -293,6 +303,8 @@ class _Plan:
                                                          f"{_utc(t.max_timestamp)}, across the target")
                                 self.stop_reason = f"the first transaction at or after {_utc(T)}"
                                 return j, t.start_offset
+                    except KeyRequiredError:  # no key: a usage error (exit 2), not damage
+                        raise
                     except BinlogError as exc:
                         self.problem("unreadable", f"looking for {_utc(T)}: {exc.message}", path, exc.offset)
                         return None
@@ -318,7 +330,7 @@ class _Plan:
         for j in range(j0, len(self.paths)):
             path = self.paths[j]
             w = self._walk_of(path)
-            with contextlib.closing(transactions(path)) as ts:
+            with contextlib.closing(transactions(path, self.keys)) as ts:
                 try:
                     for t in ts:
                         if j == i and t.start_offset < start_pos:
@@ -335,6 +347,8 @@ class _Plan:
                             # set from a transaction's first event on: never None once yielded
                             assert t.end_offset is not None
                             return j, t.end_offset
+                except KeyRequiredError:  # no key: a usage error (exit 2), not damage
+                    raise
                 except BinlogError as exc:
                     self.problem("unreadable", f"looking for {until.gtids}: {exc.message}", path, exc.offset)
                     return None
@@ -404,8 +418,10 @@ class _Plan:
         last = None
         try:
             with open_input(path) as fh:
-                for _at, _c, ts, *_ in walk_events(fh, verify=False):
+                for _at, _c, ts, *_ in walk_events(fh, verify=False, keys=self.keys):
                     last = ts or last
+        except KeyRequiredError:  # no key: a usage error (exit 2), not damage
+            raise
         except BinlogError:
             pass
         return last
@@ -413,10 +429,16 @@ class _Plan:
     # --- the way between ---------------------------------------------------------------------
     def summaries(self, i: int, j: int) -> list[dict]:
         todo = self.paths[i:j + 1]
-        if self.jobs == 1 or len(todo) <= 1:
-            return [file_summary(p) for p in todo]
+        if self.jobs == 1 or len(todo) <= 1 or (self.keys is not None and self.keys.spec is None):
+            return [file_summary(p, keys=self.keys) for p in todo]  # (keys made in code: no spec to pass)
+        # workers get the keys' KeySpec (paths) and load them: no key bytes cross a pipe
+        spec = self.keys.spec if self.keys is not None else None
         with ProcessPoolExecutor(max_workers=self.jobs or os.cpu_count() or 1) as pool:
-            return list(pool.map(file_summary, todo, chunksize=1))
+            return list(pool.map(partial(file_summary, keys=spec), todo, chunksize=1))
+
+    def _rescan(self, items: list[tuple[str, dict]]) -> list[dict]:
+        """The files the audit's merge wants scanned again with a context (read with the keys)."""
+        return [file_summary(p, c, keys=self.keys) for p, c in items]
 
     def count_pass(self, path: str, lo: int, hi: int | None, start_state: Any,
                    first_seen: dict[str, tuple[str, int | None]]) -> tuple[int, int]:
@@ -424,7 +446,7 @@ class _Plan:
         start against the backup's state."""
         n = 0
         end = lo
-        with contextlib.closing(transactions(path)) as ts:
+        with contextlib.closing(transactions(path, self.keys)) as ts:
             try:
                 for t in ts:
                     if t.start_offset < lo:
@@ -436,6 +458,8 @@ class _Plan:
                     if t.gtid:
                         self._replayed(t.gtid)
                         self._check_after_start(t.gtid, path, t.start_offset, start_state, first_seen)
+            except KeyRequiredError:  # no key: a usage error (exit 2), not damage
+                raise
             except BinlogError:
                 pass  # the audit's findings name the damage
         return n, end
@@ -501,7 +525,7 @@ class _Plan:
         j, stop_pos = stop
         summaries = self.summaries(i, j)
         by_file = {s["file"]: s for s in summaries}
-        audit = merge(summaries)
+        audit = merge(summaries, rescan=self._rescan)
         first_seen: dict[str, tuple[str, int | None]] = {}
         # transactions and bytes; GTIDs after the start against the backup's state
         trx = nbytes = 0
@@ -603,7 +627,8 @@ def command(r: Replay[Any], files: list[str], start_pos: int, stop_pos: int | No
     return "{ " + "; ".join(parts) + f"; }} | {r.client}"
 
 
-def plan_pitr(paths: Paths, frm: From, until: Until, *, jobs: int | None = None) -> dict:
+def plan_pitr(paths: Paths, frm: From, until: Until, *, jobs: int | None = None, keys: Keys | None = None) -> dict:
     """The plan as a JSON-able document (see the module docstring); raises ``PitrUsage`` when
-    the question cannot be put to this archive."""
-    return _Plan(paths, frm, until, jobs).run()
+    the question cannot be put to this archive. ``keys`` (a ``crypto.Keys``) reads encrypted
+    archives."""
+    return _Plan(paths, frm, until, jobs, keys).run()

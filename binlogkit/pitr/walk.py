@@ -7,18 +7,21 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Callable, Generator
+from typing import TYPE_CHECKING, Callable, Generator
 
 from ..codecs.format_description import fde_is_checksum_aware
 from ..codecs.gtid import decode_previous_gtids
 from ..codecs.header import LEN_HEADER
 from ..constants import EventFlag, EventType as T
-from ..errors import BinlogError
+from ..errors import BinlogError, KeyRequiredError
 from ..files import open_input
 from ..flavor import Flavor
 from ..format import Format
 from ..scan import walk_events
 from ..transactions import GTID_TYPES, Grouper, Transaction
+
+if TYPE_CHECKING:
+    from ..crypto.keys import Keys
 
 _HEAD_BODIES = frozenset({T.GTID_LIST_EVENT, T.PREVIOUS_GTIDS_LOG_EVENT})
 _HEAD_EVENTS = 16  # the Gtid_list / Previous_gtids sit right after the Format_description
@@ -37,7 +40,7 @@ class Head:
     problem: str | None = None
 
 
-def read_head(path: str) -> Head:
+def read_head(path: str, keys: Keys | None = None) -> Head:
     relay = False
     fmt: Format | None = None
     first_ts: int | None = None
@@ -47,7 +50,7 @@ def read_head(path: str) -> Head:
     try:
         with open_input(path) as fh:
             for n, (at, code, ts, _sid, _size, _pos, flags, data, _ok) in enumerate(
-                    walk_events(fh, verify=False, want=_HEAD_BODIES)):
+                    walk_events(fh, verify=False, want=_HEAD_BODIES, keys=keys)):
                 if first_ts is None and ts:
                     first_ts = ts
                 if code == T.FORMAT_DESCRIPTION_EVENT:
@@ -71,6 +74,8 @@ def read_head(path: str) -> Head:
                         previous = None
                 if code in GTID_TYPES or gtid_list is not None or previous is not None or n >= _HEAD_EVENTS:
                     break
+    except KeyRequiredError as exc:  # an encrypted file without its key: the caller's usage error, not damage
+        raise exc.with_context(file=path)
     except BinlogError as exc:
         return Head(path, relay, fmt.flavor if fmt else None, fmt.server_version if fmt else None, first_ts,
                     gtid_list, previous, f"{type(exc).__name__} at offset {exc.offset}: {exc.message}")
@@ -81,14 +86,15 @@ def read_head(path: str) -> Head:
 class Heads:
     """Heads of a series' files, read only when asked (a bisection reads O(log n) of them)."""
 
-    def __init__(self, paths: list[str]) -> None:
+    def __init__(self, paths: list[str], keys: Keys | None = None) -> None:
         self.paths = paths
+        self.keys = keys
         self._cache: dict[int, Head] = {}
 
     def __getitem__(self, i: int) -> Head:
         h = self._cache.get(i)
         if h is None:
-            h = self._cache[i] = read_head(self.paths[i])
+            h = self._cache[i] = read_head(self.paths[i], self.keys)
         return h
 
     def last_true(self, pred: Callable[[Head], bool]) -> int:
@@ -135,13 +141,13 @@ def _timed(t: Transaction) -> TimedTransaction:
     return t
 
 
-def transactions(path: str) -> Generator[TimedTransaction, None, None]:
+def transactions(path: str, keys: Keys | None = None) -> Generator[TimedTransaction, None, None]:
     """The transactions of one file, streamed (a damaged file raises its BinlogError after the
     transactions before the damage; the one open there comes first, incomplete)."""
     g = _TimedGrouper(relay=False)
     with open_input(path) as fh:
         try:
-            for t in g.feed_file(path, fh, verify=False):
+            for t in g.feed_file(path, fh, verify=False, keys=keys):
                 info = g.files[-1]
                 info.gtids.clear()          # the grouper keeps these for `binlogkit gtids`;
                 info.gtid_offsets.clear()   # a plan folds as it goes
@@ -153,19 +159,21 @@ def transactions(path: str) -> Generator[TimedTransaction, None, None]:
     yield from map(_timed, g.finish())
 
 
-def event_boundary(path: str, position: int) -> tuple[bool, int]:
+def event_boundary(path: str, position: int, keys: Keys | None = None) -> tuple[bool, int]:
     """(whether an event starts at ``position`` or it is the end of the last whole event,
     the end of the last whole event). One header walk; a damaged tail ends it quietly."""
     end = 4
     hit = position == 4
     try:
         with open_input(path) as fh:
-            for at, _code, _ts, _sid, size, _pos, _flags, _data, _ok in walk_events(fh, verify=False):
+            for at, _code, _ts, _sid, size, _pos, _flags, _data, _ok in walk_events(fh, verify=False, keys=keys):
                 if at == position:
                     hit = True
                 end = at + size
                 if at > position and not hit:
                     break
+    except KeyRequiredError as exc:
+        raise exc.with_context(file=path)
     except BinlogError as exc:
         if exc.offset is None or exc.offset < position:  # not a binlog, or damaged before the position
             return False, end
