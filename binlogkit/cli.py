@@ -632,8 +632,9 @@ def _write_audit(out: Path, result: dict) -> None:
 @click.option("--until-position", metavar="NAME:N", help="Replay up to this binlog position (exclusive).")
 @click.option("--json", "as_json", is_flag=True, help="The plan as one JSON document.")
 @click.option("--jobs", type=int, help="Worker processes for the files between start and stop (default: one per core).")
+@key_options
 def pitr(archive, from_gtid, from_file, from_position, backup_info, until_datetime, until_gtid, until_position,
-         as_json, jobs) -> None:
+         as_json, jobs, keys) -> None:
     """Plan a point-in-time recovery from a binlog archive.
 
     From where a backup stands (--from-gtid, --from-file/--from-position, or --backup-info) to a
@@ -642,7 +643,9 @@ def pitr(archive, from_gtid, from_file, from_position, backup_info, until_dateti
     transactions and bytes to replay, every gap, damaged or partial transaction, incident or
     duplicate on the way (file and offset), and the replay command (mariadb-binlog ... | mariadb,
     or mysqlbinlog ... | mysql) with no connection options. Nothing is run or written.
-    Exit codes: 0 reachable, 1 not reachable (the problems say why), 2 usage.
+    An encrypted archive is read with --key-file / --keyring-file (the replay tool then needs a
+    server to decrypt: mariadb-binlog --read-from-remote-server). Exit codes: 0 reachable, 1 not
+    reachable (the problems say why), 2 usage (and an encrypted archive without its key).
     """
     from .pitr import From, PitrUsage, Until, plan_pitr, read_backup_info
     from .pitr.render import lines
@@ -674,7 +677,7 @@ def pitr(archive, from_gtid, from_file, from_position, backup_info, until_dateti
             if not name or not pos.isdigit():
                 _fail(f"--until-position {until_position!r}: expected NAME:N, e.g. mariadb-bin.000007:1234", EXIT_USAGE)
             until = Until(file=name, position=int(pos))
-        doc = plan_pitr(archive, frm, until, jobs=jobs)
+        doc = plan_pitr(archive, frm, until, jobs=jobs, keys=keys)
     except click.BadParameter as exc:
         _fail(exc.format_message(), EXIT_USAGE)
     except (PitrUsage, BinlogError) as exc:  # GtidError: a GTID text that does not parse, etc.
@@ -947,8 +950,9 @@ def _print_plan(plan) -> None:
 @click.option("--no-check-later", "no_check_later", is_flag=True,
               help="Do not read the inputs after the range for later changes to the rows the undo puts back.")
 @click.option("--json", "as_json", is_flag=True, help="The summary as one JSON object.")
+@key_options
 def flashback(binlogs, output, start_position, stop_position, start_datetime, stop_datetime, include_gtids,
-              database, table, as_sql, skip_statements, force, backup_dir, no_check_later, as_json) -> None:
+              database, table, as_sql, skip_statements, force, backup_dir, no_check_later, as_json, keys) -> None:
     """Undo a range of row changes: write a binlog whose transactions undo the selected ones,
     last first (inserts deleted, deletes inserted, updates reversed). Replay it with the server's
     own tool: `mariadb-binlog OUTPUT | mariadb`, `mysqlbinlog OUTPUT | mysql`; `binlogkit decode -v
@@ -964,6 +968,9 @@ def flashback(binlogs, output, start_position, stop_position, start_datetime, st
     Then it reads the inputs after the range: a later transaction that updated or deleted a
     row the undo puts back is named in a warning (the replay would overwrite that later change,
     or stop on it in a table without a key); exit 0, the file is written.
+
+    Encrypted inputs are read with --key-file (MariaDB) or --keyring-file (MySQL), an event at a
+    time (no decrypted copy on disk); without the key: exit 2. The output is not encrypted.
     """
     from .flashback import FlashbackRefused, flashback as run
 
@@ -975,11 +982,11 @@ def flashback(binlogs, output, start_position, stop_position, start_datetime, st
         res = run(binlogs, output, start_position=start_position, stop_position=stop_position,
                   start_datetime=_datetime(start_datetime), stop_datetime=_datetime(stop_datetime),
                   gtids=_gtids(include_gtids), database=database, table=table, skip_statements=skip_statements,
-                  sql=as_sql, force=force, check_later=not no_check_later, backup_dir=backup_dir)
+                  sql=as_sql, force=force, check_later=not no_check_later, backup_dir=backup_dir, keys=keys)
     except (FlashbackRefused, WriteRefused) as exc:
         _fail(f"refused: {exc}", EXIT_USAGE)
-    except BinlogError as exc:
-        _fail(str(exc), EXIT_DAMAGED)
+    except BinlogError as exc:  # damaged input (1); an encrypted one without its key (2)
+        _fail(str(exc), _exit_for(exc, EXIT_DAMAGED))
     if as_json:
         click.echo(json.dumps(res.to_json()))
         return

@@ -23,8 +23,9 @@ from __future__ import annotations
 import json
 import os
 import zlib
+from io import BufferedReader
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
 from .codecs import fast as fast_codecs
 from .codecs.format_description import fde_is_checksum_aware
@@ -35,12 +36,31 @@ from .format import Format, v3_format
 from .reader import RawEvent, event_crc
 from .registry import codec_for
 
-try:
-    from . import _fastdecode
+if TYPE_CHECKING:
+    from .decoder import EventDecoder
+    from .scan import ScanResult
+
+
+
+class _CLoop(Protocol):
+    """What is used of the C module (``_fastdecode.pyi``): tests swap in None or another build."""
+
+    def walk(self, buf: bytearray, rel: int, filled: int, at: int, opts: int, crc: Callable[[bytes, int], int],
+             cfg: bytes, names: tuple[bytes | None, ...] | None, prefix: bytes,
+             /) -> tuple[int, int, int, int, bytes, Any, int, int]: ...
+
+
+def _load() -> _CLoop | None:
     if os.environ.get("BINLOGKIT_PURE_PYTHON") or os.environ.get("BINLOGKIT_NO_FASTDECODE"):
-        _fastdecode = None  # the second: only this loop off (benchmarks compare before / after)
-except ImportError:  # built without a C compiler: the Python path does everything
-    _fastdecode = None
+        return None  # the second: only this loop off (benchmarks compare before / after)
+    try:
+        from . import _fastdecode as c_loop
+    except ImportError:  # built without a C compiler: the Python path does everything
+        return None
+    return c_loop
+
+
+_fastdecode = _load()
 
 try:  # ISA-L's CRC32 (same polynomial and results as zlib's, several times faster)
     from isal.isal_zlib import crc32 as CRC32
@@ -82,16 +102,19 @@ class _Config:
     """What the C loop needs to know about the format in force: which types it renders, the
     post-header lengths, the JSON names."""
 
-    _cache: dict = {}
+    _cache: dict[tuple[Format | None, bool, bool], _Config] = {}
+    cfg: bytes                          # 256 "rendered here" flags, then 256 post-header lengths
+    names: tuple[bytes | None, ...]     # per type code: the JSON name fields, for rendered types
+    show_crc: bool
 
-    def __new__(cls, fmt: Format | None, *, as_json: bool, rows_objects: bool):
+    def __new__(cls, fmt: Format | None, *, as_json: bool, rows_objects: bool) -> _Config:
         key = (fmt, as_json, rows_objects)
         got = cls._cache.get(key)
         if got is not None:
             return got
         self = super().__new__(cls)
         hot = bytearray(256)
-        names: list = [None] * 256
+        names: list[bytes | None] = [None] * 256
         if fmt is not None and fmt.header_length == LEN_HEADER:
             for code, name in HOT.items():
                 codec = codec_for(code, fmt.flavor)
@@ -115,7 +138,7 @@ class _Config:
 class _Window:
     """A sliding window over a file: ``buf[rel:filled]`` holds the file from offset ``at``."""
 
-    def __init__(self, fh) -> None:
+    def __init__(self, fh: BufferedReader) -> None:
         self.fh = fh
         self.buf = bytearray(WINDOW)
         self.rel = self.filled = 0
@@ -152,18 +175,19 @@ def decode_fast(paths, *, verify: bool = True, strict: bool = True, rows: bool |
 
     dec = EventDecoder(strict=strict, rows=rows, column_types=column_types)
     for path in expand_paths(paths):
-        if _fastdecode is None or not plain(path):  # archives: the reader (tables carry over)
+        c_loop = _fastdecode
+        if c_loop is None or not plain(path):  # archives: the reader (tables carry over)
             yield from _handover(str(path), 0, dec, verify=verify, strict=strict)
             continue
         prog = progress(path.name, path.stat().st_size) if progress is not None else None
         try:
-            yield from _file(path, dec, verify=verify, strict=strict, as_json=as_json, progress=prog)
+            yield from _file(c_loop, path, dec, verify=verify, strict=strict, as_json=as_json, progress=prog)
         finally:
             if prog is not None:
                 prog.close()
 
 
-def _handover(path: str, at: int, dec, *, verify: bool, strict: bool) -> Iterator:
+def _handover(path: str, at: int, dec: EventDecoder, *, verify: bool, strict: bool) -> Iterator:
     """The rest of the file from offset ``at`` by the reader itself (its framing, its errors)."""
     from . import open_binlog
 
@@ -179,7 +203,8 @@ def _handover(path: str, at: int, dec, *, verify: bool, strict: bool) -> Iterato
         yield Problem(path, exc.with_context(file=path))
 
 
-def _file(path: Path, dec, *, verify: bool, strict: bool, as_json: bool, progress=None) -> Iterator:
+def _file(c_loop: _CLoop, path: Path, dec: EventDecoder, *, verify: bool, strict: bool, as_json: bool,
+          progress: Callable[[int], object] | None = None) -> Iterator:
     name = str(path)
     rows = dec.rows
     verbose_text = rows == "text" and not as_json
@@ -195,7 +220,7 @@ def _file(path: Path, dec, *, verify: bool, strict: bool, as_json: bool, progres
             return
         w = _Window(fh)
         w.refill(LEN_HEADER)
-        walk = _fastdecode.walk
+        walk = c_loop.walk
         while True:
             o = opts | (O_CRC_ON if crc_on else 0) | (O_SHOW_CRC if cfg.show_crc else 0) | (O_FIRST_PY if first_py else 0)
             status, w.rel, _, w.at, text, info, _, _ = walk(w.buf, w.rel, w.filled, w.at, o, CRC32, cfg.cfg,
@@ -278,7 +303,7 @@ def _file(path: Path, dec, *, verify: bool, strict: bool, as_json: bool, progres
             first_py = code == _PAYLOAD
 
 
-def _register(dec, fmt, body: bytes, table_id: int, data: bytes, offset: int, name: str) -> None:
+def _register(dec: EventDecoder, fmt: Format | None, body: bytes, table_id: int, data: bytes, offset: int, name: str) -> None:
     """A table map the C loop printed, for the rows events after it (``EventDecoder.register``)."""
     table = dec.known.get((fmt.flavor if fmt else None, body))
     if table is None:
@@ -290,7 +315,7 @@ def _register(dec, fmt, body: bytes, table_id: int, data: bytes, offset: int, na
     dec.tables[table_id] = table
 
 
-def _rows_text(dec, fmt, code: int, table_id: int, body: bytes) -> bytes | None:
+def _rows_text(dec: EventDecoder, fmt: Format | None, code: int, table_id: int, body: bytes) -> bytes | None:
     """The `decode -v` lines of a rows event the C loop printed the header of."""
     table = dec.tables.get(table_id)
     if table is None:
@@ -301,13 +326,14 @@ def _rows_text(dec, fmt, code: int, table_id: int, body: bytes) -> bytes | None:
     return verbose_text(table, parsed, code)
 
 
-def verify_fast(path: str | os.PathLike, *, progress=None):
+def verify_fast(path: str | os.PathLike[str], *, progress: Callable[[int], object] | None = None) -> ScanResult:
     """``scan.scan(path)`` for a plain file, with the framing and CRC32 loop in C; the Python
     scan reads any file it finds irregular (its verdict and wording are the reference)."""
     from .scan import ScanResult, scan
 
     path = Path(path)
-    if _fastdecode is None or not plain(path):
+    c_loop = _fastdecode
+    if c_loop is None or not plain(path):
         return scan(path, progress=progress)
     res = ScanResult(str(path), path.stat().st_size)
     crc_on = False
@@ -317,7 +343,7 @@ def verify_fast(path: str | os.PathLike, *, progress=None):
             return scan(path, progress=progress)
         w = _Window(fh)
         w.refill(LEN_HEADER)
-        walk = _fastdecode.walk
+        walk = c_loop.walk
         while True:
             o = O_COUNT | O_VERIFY | (O_CRC_ON if crc_on else 0)
             status, w.rel, _, w.at, _, info, events, checksummed = walk(w.buf, w.rel, w.filled, w.at, o, CRC32,

@@ -167,6 +167,9 @@ def gtid_list_strings(body: bytes, at: int) -> list[str]:
 class Grouper:
     """Feeds on events file by file; yields finished transactions as they close."""
 
+    # what it makes of each transaction (a subclass may carry more: pitr's event-time bounds)
+    transaction_type: type[Transaction] = Transaction
+
     def __init__(self, *, source_file: str | None = None, relay: bool | None = None) -> None:
         self.cur: Transaction | None = None
         self.source_file = source_file
@@ -287,7 +290,7 @@ class Grouper:
                         raise exc.with_context(offset=at, event_type=event_type_name(code))
                     except ValueError as exc:
                         raise FormatError(f"Gtid_tagged: {exc}", offset=at, event_type="GTID_TAGGED_LOG_EVENT") from None
-                    self.cur = Transaction(gtid, kind, path, at, ts, sid, standalone=standalone,
+                    self.cur = self.transaction_type(gtid, kind, path, at, ts, sid, standalone=standalone,
                                            source_file=src_file,
                                            source_start=(src_end - ev_size) if src_end else None,
                                            resume_source_file=before.get("source_file"),
@@ -305,7 +308,7 @@ class Grouper:
                 if self.cur is None:
                     kind = "continuation" if (info.transactions == 0 and not self.files[:-1] and
                                               code not in QUERY_TYPES and code not in PRELUDE) else "legacy"
-                    self.cur = Transaction(None, kind, path, at, ts, sid, source_file=src_file,
+                    self.cur = self.transaction_type(None, kind, path, at, ts, sid, source_file=src_file,
                                            source_start=(src_end - ev_size) if src_end else None)
                     info.transactions += 1
                     if info.first_transaction is None:

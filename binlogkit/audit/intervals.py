@@ -26,6 +26,16 @@ def split_gtid(gtid: str) -> tuple[str, int]:
     return key, int(n)
 
 
+def mysql_mapping(s: IntervalSet) -> dict[tuple[str, str], list[tuple[int, int]]]:
+    """A MySQL set's ``{"uuid[:tag]": [[a, b], ...]}`` as ``{(uuid, tag): [(a, b), ...]}`` (tag ""
+    when untagged): the mapping ``gtid.MysqlGtidSet`` is built from."""
+    out: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    for k, ivs in s.items():
+        uuid, _sep, tag = k.partition(":")
+        out[(uuid, tag)] = [(a, b) for a, b in ivs]
+    return out
+
+
 def join_gtid(key: str, n: int) -> str:
     return f"{key}:{n}" if ":" in key or len(key) == 36 else f"{key}-{n}"
 
@@ -53,7 +63,7 @@ class Runs:
 
     def __contains__(self, item: tuple[str, int]) -> bool:
         ivs = self.m.get(item[0])
-        return bool(ivs) and contains_ivs(ivs, item[1])
+        return ivs is not None and contains_ivs(ivs, item[1])
 
 
 def _insert(ivs: list[list[int]], n: int) -> None:
@@ -75,7 +85,7 @@ def contains_ivs(ivs: list[list[int]], n: int) -> bool:
 
 def contains(s: IntervalSet, key: str, n: int) -> bool:
     ivs = s.get(key)
-    return bool(ivs) and contains_ivs(ivs, n)
+    return ivs is not None and contains_ivs(ivs, n)
 
 
 def normalize(ivs: Iterable[Iterable[int]]) -> list[list[int]]:
@@ -89,7 +99,7 @@ def normalize(ivs: Iterable[Iterable[int]]) -> list[list[int]]:
 
 
 def union(*sets: IntervalSet) -> IntervalSet:
-    acc: dict[str, list] = {}
+    acc: dict[str, list[list[int]]] = {}
     for s in sets:
         for k, ivs in s.items():
             acc.setdefault(k, []).extend(ivs)
@@ -115,7 +125,8 @@ def add_into(acc: IntervalSet, s: IntervalSet) -> None:
 def intersect(a: IntervalSet, b: IntervalSet) -> IntervalSet:
     out: IntervalSet = {}
     for k in sorted(a.keys() & b.keys()):
-        x, y, r, i, j = a[k], b[k], [], 0, 0
+        x, y, i, j = a[k], b[k], 0, 0
+        r: list[list[int]] = []
         while i < len(x) and j < len(y):
             lo, hi = max(x[i][0], y[j][0]), min(x[i][1], y[j][1])
             if lo <= hi:
@@ -137,7 +148,8 @@ def subtract(a: IntervalSet, b: IntervalSet) -> IntervalSet:
             if ivs:
                 out[k] = [list(iv) for iv in ivs]
             continue
-        r, j = [], 0
+        r: list[list[int]] = []
+        j = 0
         for lo, hi in ivs:
             cur = lo
             while j < len(holes) and holes[j][1] < cur:

@@ -141,7 +141,8 @@ def _relay_collects(series: dict[str, list[dict]]) -> tuple[dict[str, iv.Interva
     complete = {n: iv.union(*(s["complete"] for s in series[n])) for n in relay}
     every = {n: iv.union(*(_all_gtids(s) for s in series[n])) for n in relay}
     u = iv.union(*complete.values())
-    own, before = {}, {}
+    own: dict[str, iv.IntervalSet] = {}
+    before: iv.IntervalSet = {}
     for n in relay:
         own[n] = iv.subtract(complete[n], before)
         before = iv.union(before, complete[n])
@@ -253,7 +254,8 @@ def series_record(files: list[dict], covered: str | None, intervals: int = 0) ->
     }
 
 
-def _owners(series, flagged, rescans) -> dict[str, tuple[str, str, int]]:
+def _owners(series: dict[str, list[dict]], flagged: dict[str, iv.IntervalSet],
+            rescans: dict[str, dict]) -> dict[str, tuple[str, str, int]]:
     """GTID -> (series, file, offset) of its first completed copy, for the flagged GTIDs."""
     out: dict[str, tuple[str, str, int]] = {}
     for name, files in series.items():
@@ -379,8 +381,7 @@ def _gtids(name: str, files: list[dict], rescans: dict[str, dict]) -> tuple[list
         fold.advance(s)
     covered, intervals = None, 0
     if fold.mysql_seen:
-        final = MysqlGtidSet({tuple(k.split(":", 1)) if ":" in k else (k, ""): v
-                              for k, v in fold.mysql_seen.items()})
+        final = MysqlGtidSet(iv.mysql_mapping(fold.mysql_seen))
         for (uuid, tag), ivs in final.intervals().items():
             for (a1, b1), (a2, b2) in zip(ivs, ivs[1:]):
                 hole = f"{uuid}:{tag + ':' if tag else ''}{b1 + 1}" + (f"-{a2 - 1}" if a2 - 1 > b1 + 1 else "")
@@ -486,7 +487,7 @@ def merge(summaries: list[dict], *, live: bool = False,
     if rescan is None:
         from .summary import file_summary
 
-        def rescan(items):
+        def rescan(items: list[tuple[str, dict]]) -> Iterable[dict]:
             return [file_summary(p, c) for p, c in items]
     parts = []
     for _d, group in by_directory(summaries).items():

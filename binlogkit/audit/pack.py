@@ -16,19 +16,23 @@ import zipfile
 from pathlib import Path
 
 
-def pack(out: str | os.PathLike) -> Path:
+def pack(out: str | os.PathLike[str]) -> Path:
     import construct
 
     import binlogkit
 
-    out = Path(out)
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+    dest = Path(out)
+    with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as z:
         for pkg in (binlogkit, construct):
+            # both are regular packages imported from files: __file__ is None only for
+            # namespace packages
+            if pkg.__file__ is None:
+                raise RuntimeError(f"{pkg.__name__} has no __file__: cannot pack a namespace package")
             root = Path(pkg.__file__).resolve().parent
             for f in sorted(root.rglob("*.py")):
                 if "__pycache__" not in f.parts:
                     z.write(f, Path(root.name) / f.relative_to(root))
-    return out
+    return dest
 
 
 if __name__ == "__main__":

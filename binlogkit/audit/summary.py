@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable
 
 from ..codecs.format_description import fde_is_checksum_aware
 from ..codecs.gtid import decode_previous_gtids
@@ -42,6 +43,12 @@ from ..scan import walk_events
 from ..transactions import (BODIES, GTID_TYPES, KNOWN_TYPES, OUTSIDE, PRELUDE, QUERY_TYPES, Grouper,
                             _classify, _query_text, gtid_list_strings)
 from . import intervals as iv
+
+if TYPE_CHECKING:
+    from ..crypto.keys import Keys, KeySpec
+
+# observe(gtid, kind, offset, complete): called per transaction (tests)
+Observe = Callable[[str | None, str, int, bool], None]
 
 _NUM = re.compile(r"^(.*)\.(\d+)$")
 _FDE, _ROTATE, _GTID_MARIA = T.FORMAT_DESCRIPTION_EVENT, T.ROTATE_EVENT, T.GTID_EVENT
@@ -70,12 +77,14 @@ def series_key(path: str) -> tuple[str, str, int]:
 class _Trx:
     __slots__ = ("gtid", "key", "n", "kind", "offset", "source_file", "source_start", "standalone", "open_group")
 
-    def __init__(self, gtid, key, n, kind, offset, source_file, source_start, standalone=False):
+    def __init__(self, gtid: str | None, key: str | None, n: int | None, kind: str, offset: int,
+                 source_file: str | None, source_start: int | None, standalone: bool = False) -> None:
+        # gtid, key and n are all set (a GTID transaction) or all None (legacy / continuation)
         self.gtid, self.key, self.n, self.kind, self.offset = gtid, key, n, kind, offset
         self.source_file, self.source_start, self.standalone = source_file, source_start, standalone
         self.open_group = False
 
-    def source(self) -> dict | None:
+    def source(self) -> dict[str, Any] | None:
         if self.source_start is not None:
             return {"file": self.source_file, "position": self.source_start}
         return None
@@ -88,20 +97,20 @@ class GtidOrder:
     highest so far is out of order; one more than a step above it leaves a gap. MySQL: a GTID in
     the set so far is a duplicate (holes are found on the whole series' set by the merge)."""
 
-    def __init__(self, context: dict | None) -> None:
+    def __init__(self, context: dict[str, Any] | None) -> None:
         ctx = context or {}
         # domain -> [gtid text, seq_no] of the highest GTID so far (the first one to reach it)
-        self.last: dict[int, list] = {int(d): [g, n] for d, (g, n) in ctx.get("maria_last", {}).items()}
+        self.last: dict[int, list[Any]] = {int(d): [g, n] for d, (g, n) in ctx.get("maria_last", {}).items()}
         self.maria_before: iv.IntervalSet = ctx.get("maria_seen") or {}
         self.mysql_before: iv.IntervalSet = ctx.get("mysql_seen") or {}
         self.maria = iv.Runs()
         self.mysql = iv.Runs()
-        self.first: dict[int, list] = {}   # domain -> [gtid, offset, source, seq]
-        self.high: dict[int, list] = {}    # domain -> [gtid, seq] highest in this file
-        self.anomalies: list[dict] = []
+        self.first: dict[int, list[Any]] = {}   # domain -> [gtid, offset, source, seq]
+        self.high: dict[int, list[Any]] = {}    # domain -> [gtid, seq] highest in this file
+        self.anomalies: list[dict[str, Any]] = []
 
-    def mariadb(self, t: _Trx, domain: int) -> None:
-        key, n = t.key, t.n
+    def mariadb(self, t: _Trx, domain: int, key: str, n: int) -> None:
+        """``t``, a MariaDB GTID transaction: its stream ``key`` and seq_no ``n``."""
         if domain not in self.first:
             self.first[domain] = [t.gtid, t.offset, t.source(), n]
         h = self.high.get(domain)
@@ -118,17 +127,19 @@ class GtidOrder:
         if prev is None or n > prev[1]:
             self.last[domain] = [t.gtid, n]
 
-    def mysql_gtid(self, t: _Trx) -> None:
-        if (t.key, t.n) in self.mysql or iv.contains(self.mysql_before, t.key, t.n):
+    def mysql_gtid(self, t: _Trx, key: str, n: int) -> None:
+        """``t``, a MySQL GTID transaction: its stream ``key`` (uuid[:tag]) and number ``n``."""
+        if (key, n) in self.mysql or iv.contains(self.mysql_before, key, n):
             self.anomalies.append({"kind": "duplicate_gtid", "gtid": t.gtid, "prev": None, "offset": t.offset,
                                    "source": None})
-        self.mysql.add(t.key, t.n)
+        self.mysql.add(key, n)
 
     def _note(self, kind: str, t: _Trx, prev: str | None) -> None:
         self.anomalies.append({"kind": kind, "gtid": t.gtid, "prev": prev, "offset": t.offset, "source": t.source()})
 
 
-def file_summary(path: str | os.PathLike, context: dict | None = None, *, observe=None, keys=None) -> dict:
+def file_summary(path: str | os.PathLike[str], context: dict[str, Any] | None = None, *,
+                 observe: Observe | None = None, keys: Keys | KeySpec | None = None) -> dict[str, Any]:
     """The compact summary of one file (see the module docstring); never raises for damaged
     input. ``observe(gtid, kind, offset, complete)`` is called per transaction (for tests).
     ``keys``: a ``crypto.Keys``, or a ``crypto.KeySpec`` loaded here (worker processes, Spark
@@ -136,14 +147,13 @@ def file_summary(path: str | os.PathLike, context: dict | None = None, *, observ
     path = os.fspath(path)
     from ..crypto.keys import KeySpec
 
-    if isinstance(keys, KeySpec):
-        keys = keys.load()
+    loaded = keys.load() if isinstance(keys, KeySpec) else keys
     directory, base, number = series_key(path)
     s = _Scan(path, context, observe)
-    problem = None
+    problem: dict[str, Any] | None = None
     try:
         with open_input(path) as fh:
-            s.run(fh, keys)
+            s.run(fh, loaded)
     except BinlogError as exc:
         problem = {"kind": type(exc).__name__, "offset": exc.offset, "message": exc.message,
                    "event_type": exc.event_type}
@@ -184,11 +194,11 @@ def file_summary(path: str | os.PathLike, context: dict | None = None, *, observ
 class _Scan:
     """One file's walk; the state of a fresh ``Grouper`` on one file, kept lean."""
 
-    def __init__(self, path: str, context: dict | None, observe) -> None:
+    def __init__(self, path: str, context: dict[str, Any] | None, observe: Observe | None) -> None:
         self.path, self.base = path, os.path.basename(path)
         self.order = GtidOrder(context)
         self.collect: iv.IntervalSet = (context or {}).get("collect") or {}
-        self.collected: list[list] = []
+        self.collected: list[list[Any]] = []
         self.observe = observe
         self.complete = iv.Runs()
         self.cur: _Trx | None = None
@@ -196,18 +206,21 @@ class _Scan:
         self.relay = False
         self.events = self.checksummed = self.transactions = 0
         self.end_offset = 4
-        self.first_ts = self.last_ts = None
+        self.first_ts: int | None = None
+        self.last_ts: int | None = None
         self.bad_checksums: list[int] = []
-        self.incidents: list[dict] = []
-        self.unknown: list[dict] = []
-        self.breaks: list[dict] = []
-        self.interrupted: list[dict] = []
-        self.last_rotate = self.last_relay_rotate = None
-        self.previous_gtids = self.gtid_list = None
+        self.incidents: list[dict[str, Any]] = []
+        self.unknown: list[dict[str, Any]] = []
+        self.breaks: list[dict[str, Any]] = []
+        self.interrupted: list[dict[str, Any]] = []
+        self.last_rotate: dict[str, Any] | None = None
+        self.last_relay_rotate: dict[str, Any] | None = None
+        self.previous_gtids: list[dict[str, Any]] | None = None
+        self.gtid_list: list[str] | None = None
         self.server_ids: set[int] = set()
         self.source_file: str | None = None
         self.continuation_head = False
-        self._keys: dict = {}
+        self._keys: dict[tuple[int, int], str] = {}
         self._grouper = Grouper()
 
     def body(self, data: bytes) -> bytes:
@@ -218,8 +231,10 @@ class _Scan:
 
     def close(self, complete: bool, final: bool = False) -> None:
         t = self.cur
+        if t is None:  # every caller has checked that a transaction is open
+            raise AssertionError("close() without an open transaction")
         self.cur = None
-        if t.gtid is not None:
+        if t.key is not None and t.n is not None:  # a GTID transaction
             if complete:
                 self.complete.add(t.key, t.n)
             if self.collect and iv.contains(self.collect, t.key, t.n):
@@ -229,7 +244,8 @@ class _Scan:
         if self.observe is not None:
             self.observe(t.gtid, t.kind, t.offset, complete)
 
-    def open_gtid(self, at, code, sid, ev_size, log_pos, data, src_file) -> None:
+    def open_gtid(self, at: int, code: int, sid: int, ev_size: int, log_pos: int, data: bytes,
+                  src_file: str | None) -> None:
         body = self.body(data)
         if code == _GTID_MARIA:
             seq = int.from_bytes(body[0:8], "little")
@@ -241,7 +257,7 @@ class _Scan:
             t = _Trx(f"{key}-{seq}", key, seq, "mariadb", at, src_file,
                      (log_pos - ev_size) if log_pos else None, standalone)
             self.cur = t
-            self.order.mariadb(t, domain)
+            self.order.mariadb(t, domain, key, seq)
             return
         try:
             gtid, kind, standalone = self._grouper._gtid(code, sid, body)
@@ -249,15 +265,16 @@ class _Scan:
             raise exc.with_context(offset=at, event_type=event_type_name(code))
         except ValueError as exc:  # a damaged tagged GTID: typed, as the transaction walk types it
             raise FormatError(f"Gtid_tagged: {exc}", offset=at, event_type="GTID_TAGGED_LOG_EVENT") from None
-        key = n = None
-        if gtid is not None:
-            key, n = iv.split_gtid(gtid)
+        if gtid is None:  # an anonymous transaction
+            self.cur = _Trx(None, None, None, kind, at, src_file, (log_pos - ev_size) if log_pos else None,
+                            standalone)
+            return
+        key, n = iv.split_gtid(gtid)
         t = _Trx(gtid, key, n, kind, at, src_file, (log_pos - ev_size) if log_pos else None, standalone)
         self.cur = t
-        if gtid is not None:
-            self.order.mysql_gtid(t)
+        self.order.mysql_gtid(t, key, n)
 
-    def run(self, fh, keys=None) -> None:
+    def run(self, fh: BinaryIO, keys: Keys | None = None) -> None:
         fdes = 0
         own_source = None
         base = self.base
@@ -265,7 +282,9 @@ class _Scan:
         bad, known, plain = self.bad_checksums, KNOWN_TYPES, _PLAIN
         events = checksummed = 0
         end = 4
-        first_ts = last_ts = None
+        first_ts: int | None = None
+        last_ts: int | None = None
+        src_file: str | None
         try:
             for at, code, ts, sid, ev_size, log_pos, flags, data, ok in walk_events(fh, verify=False, want=BODIES,
                                                                                              keys=keys):

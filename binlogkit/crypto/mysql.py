@@ -141,6 +141,26 @@ class DecryptingReader(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
+    def seekable(self) -> bool:
+        return bool(self._raw.seekable())
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        """To stream ``offset`` (CTR: the counter is derived from it), for readers that go back
+        (flashback reads transactions backwards); the file itself must be seekable."""
+        if whence == io.SEEK_CUR:
+            offset += self._pos
+        elif whence == io.SEEK_END:
+            offset += self._raw.seek(0, io.SEEK_END) - HEADER_SIZE
+        if offset < 0:
+            raise ValueError(f"negative seek position {offset}")
+        self._raw.seek(HEADER_SIZE + offset)
+        self._pos = offset
+        self._dec = self._at(offset)
+        return offset
+
     def readinto(self, b) -> int:
         n = self._raw.readinto(b)
         if n:

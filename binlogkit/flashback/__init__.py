@@ -23,7 +23,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from ..codecs.format_description import fde_is_checksum_aware
 from ..codecs.header import LEN_HEADER
@@ -37,6 +37,9 @@ from .invert import MinimalImage
 from .plan import NOTHING, FlashbackRefused, Plan, select
 from .undo import Filters, undo_plan
 from .write import write_output
+
+if TYPE_CHECKING:
+    from ..crypto.keys import Keys
 
 __all__ = ["flashback", "FlashbackRefused", "MinimalImage", "Result", "select", "Filters"]
 
@@ -73,12 +76,12 @@ def _seekable(path: str, stack: contextlib.ExitStack, tmpdir: str | None) -> str
     return tmp.name
 
 
-def _source_fde(path: str):
+def _source_fde(path: str, keys: Keys | None = None):
     """(FDE body, format, FDE carries a checksum, the raw FDE) of the file's first event."""
     from ..reader import iter_raw_events
 
     with open_input(path) as fh:
-        for raw in iter_raw_events(fh, name=path):
+        for raw in iter_raw_events(fh, name=path, keys=keys):
             if raw.type_code != T.FORMAT_DESCRIPTION_EVENT:
                 raise FormatError("the file does not start with a Format_description: only binlogs v4 "
                                   "can be flashed back", file=path, offset=raw.offset)
@@ -96,25 +99,28 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
               stop_datetime: datetime | None = None, gtids: Callable[[str], bool] | None = None,
               database: str | None = None, table: str | None = None, skip_statements: bool = False,
               sql: bool = False, force: bool = False, tmpdir: str | None = None,
-              check_later: bool = True, backup_dir: str | os.PathLike | None = None) -> Result:
+              check_later: bool = True, backup_dir: str | os.PathLike | None = None,
+              keys: Keys | None = None) -> Result:
     """Write the undo of the selected transactions to ``output``. Raises ``FlashbackRefused``
-    (nothing written) for what cannot be undone, another ``BinlogError`` for damaged input.
+    (nothing written) for what cannot be undone, another ``BinlogError`` for damaged input
+    (``KeyRequiredError``: an encrypted input and no key for it).
     ``check_later``: then read the inputs after the range for later changes to the rows the
-    undo puts back (``Result.later``; ``conflicts``)."""
+    undo puts back (``Result.later``; ``conflicts``). ``keys`` (a ``crypto.Keys``): encrypted
+    inputs are read with them, an event at a time (``source``); the output is plain."""
     if table is not None and "." not in table:
         raise FlashbackRefused(f"--table takes DB.TABLE, not {table!r}")
     plan = select(paths, start_position=start_position, stop_position=stop_position,
-                  start_datetime=start_datetime, stop_datetime=stop_datetime, gtids=gtids)
+                  start_datetime=start_datetime, stop_datetime=stop_datetime, gtids=gtids, keys=keys)
     filters = Filters(database, table, skip_statements)
     with contextlib.ExitStack() as stack:
         local = {f: _seekable(f, stack, tmpdir) for f in plan.files}
-        _body, fmt, fde_crc, fde_raw = _source_fde(local[plan.files[0]])
+        _body, fmt, fde_crc, fde_raw = _source_fde(local[plan.files[0]], keys)
         for f in plan.files[1:]:
-            other = _source_fde(local[f])[1]
+            other = _source_fde(local[f], keys)[1]
             if (other.flavor, other.post_header_lengths) != (fmt.flavor, fmt.post_header_lengths):
                 raise FlashbackRefused(f"{f} was written by {other.server_version}, {plan.files[0]} by "
                                        f"{fmt.server_version}: flash back one server version at a time", file=f)
-        statements = _statements(plan, local, fmt)
+        statements = _statements(plan, local, fmt, keys)
         if statements and not skip_statements:
             shown = "; ".join(f"{s['gtid'] or s['file'] + ':' + str(s['start'])}: {s['statement'][:120]!r}"
                               for s in statements[:5])
@@ -129,29 +135,30 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
         expected = Expected() if check_later else None
         if sql:
             from .sql import produce_sql
-            produce = produce_sql(plan, local, fmt, filters, res, expected)
+            produce = produce_sql(plan, local, fmt, filters, res, expected, keys)
         else:
-            produce = _produce_binlog(plan, local, fmt, fde_raw, fde_crc, filters, res, expected)
+            produce = _produce_binlog(plan, local, fmt, fde_raw, fde_crc, filters, res, expected, keys)
         res.backup = write_output(output, produce, force=force, inputs=[*plan.files, *local.values()],
                                   backup_dir=backup_dir)
         if expected:
-            res.later = later_changes(plan.files, local, fmt, plan.file_index[-1], plan.ends[-1], expected)
+            res.later = later_changes(plan.files, local, fmt, plan.file_index[-1], plan.ends[-1], expected, keys)
     return res
 
 
-def _statements(plan: Plan, local: dict, fmt: Format) -> list[dict]:
+def _statements(plan: Plan, local: dict, fmt: Format, keys: Keys | None = None) -> list[dict]:
+    from .source import EventFile
     from .undo import statement_text
 
     out = []
     for name, start, end, gtid in plan.statements:
-        with open(local[name], "rb") as fh:
+        with EventFile(local[name], keys) as fh:
             text = statement_text(fh, name, start, end, fmt)
         out.append({"file": name, "start": start, "end": end, "gtid": gtid, "statement": text})
     return out
 
 
 def _produce_binlog(plan: Plan, local: dict, fmt: Format, fde_raw, fde_crc: bool, filters: Filters,
-                    res: Result, expected: Expected | None = None):
+                    res: Result, expected: Expected | None = None, keys: Keys | None = None):
     checksum = fmt.len_checksum > 0
 
     def produce(sink) -> None:
@@ -163,7 +170,7 @@ def _produce_binlog(plan: Plan, local: dict, fmt: Format, fde_raw, fde_crc: bool
                                server_id=fde_raw.server_id, log_pos=at + size, flags=0, checksum=fde_crc))
         at += size
         res.events = 1
-        with contextlib.closing(undo_plan(plan, local, fmt, filters)) as transactions:
+        with contextlib.closing(undo_plan(plan, local, fmt, filters, keys)) as transactions:
             for _name, events in transactions:
                 wrote = False
                 for out in events:

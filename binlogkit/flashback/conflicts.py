@@ -18,6 +18,7 @@ which the images alone do not name.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..codecs.header import LEN_HEADER
 from ..constants import EventType as T
@@ -25,6 +26,10 @@ from ..errors import BinlogError
 from ..events import decode, payload_events
 from ..rowvalues.tables import table_from_map
 from .invert import COMPRESSED, ROWS_TYPES, UNDO_TYPE, _full, split_rows
+from .source import EventFile
+
+if TYPE_CHECKING:
+    from ..crypto.keys import Keys
 
 CAP = 1_000_000        # hashes kept: about 70 MB of Python ints in sets at most
 SHOWN = 20             # later changes listed; the rest counted
@@ -62,7 +67,8 @@ class Expected:
         return bool(self.images or self.whole)
 
 
-def later_changes(files: list[str], local: dict, fmt, start_file: int, start: int, expected: Expected) -> dict:
+def later_changes(files: list[str], local: dict, fmt, start_file: int, start: int, expected: Expected,
+                  keys: Keys | None = None) -> dict:
     """Scan ``files[start_file:]`` from ``start`` (the end of the last undone transaction) to the
     end; what changed rows the undo expects (see the module docstring)."""
     found: list[dict] = []
@@ -71,7 +77,7 @@ def later_changes(files: list[str], local: dict, fmt, start_file: int, start: in
     for k in range(start_file, len(files)):
         name = files[k]
         try:
-            with open(local[name], "rb") as fh:
+            with EventFile(local[name], keys) as fh:
                 for hit in _scan(fh, name, start if k == start_file else 4, fmt, expected):
                     total += 1
                     if len(found) < SHOWN:
@@ -82,14 +88,12 @@ def later_changes(files: list[str], local: dict, fmt, start_file: int, start: in
     return {"conflicts": found, "total": total, "note": note}
 
 
-def _scan(fh, name: str, at: int, fmt, expected: Expected):
-    from .undo import read_event
-
+def _scan(fh: EventFile, name: str, at: int, fmt, expected: Expected):
     maps: dict[int, object] = {}
     gtid = None
-    size = fh.seek(0, 2)
+    size = fh.size()
     while at + LEN_HEADER <= size:
-        raw = read_event(fh, at, fmt, name)
+        raw = fh.event(at, fmt, name)
         at += raw.event_size
         events = payload_events(decode(raw)) if raw.type_code == T.TRANSACTION_PAYLOAD_EVENT else (raw,)
         for ev in events:

@@ -25,9 +25,12 @@ import os
 from array import array
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from ..errors import WriteRefused
+
+if TYPE_CHECKING:
+    from ..crypto.keys import Keys
 
 NOTHING = "the filters (--database, --table) leave no row change to undo in the range: nothing written"
 STATEMENTS = frozenset({"DDL", "STATEMENT"})   # terminators of one-statement transactions
@@ -72,9 +75,10 @@ def _ts(dt: datetime | None) -> float | None:
 
 def select(paths: Iterable[str | os.PathLike], *, start_position: int | None = None,
            stop_position: int | None = None, start_datetime: datetime | None = None,
-           stop_datetime: datetime | None = None, gtids: Callable[[str], bool] | None = None) -> Plan:
+           stop_datetime: datetime | None = None, gtids: Callable[[str], bool] | None = None,
+           keys: Keys | None = None) -> Plan:
     """The transactions to undo, in binlog order. Raises ``FlashbackRefused`` for a cut or
-    incomplete transaction in the range, or an empty range."""
+    incomplete transaction in the range, or an empty range. ``keys``: for encrypted inputs."""
     from ..api import expand_paths
     from ..transactions import group_files
 
@@ -86,7 +90,7 @@ def select(paths: Iterable[str | os.PathLike], *, start_position: int | None = N
     last = len(files) - 1
     t0, t1 = _ts(start_datetime), _ts(stop_datetime)
     incomplete: FlashbackRefused | None = None
-    for t in group_files(files):
+    for t in group_files(files, keys=keys):
         if t.kind == "continuation":
             continue
         i = number.get(t.start_file, 0)

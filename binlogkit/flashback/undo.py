@@ -36,9 +36,9 @@ from __future__ import annotations
 import tempfile
 from array import array
 from dataclasses import dataclass
-from typing import IO, BinaryIO, Iterator
+from typing import IO, TYPE_CHECKING, Iterator
 
-from ..codecs.header import HEADER_STRUCT, LEN_HEADER
+from ..codecs.header import HEADER_STRUCT
 from ..codecs.statement import QueryBody
 from ..constants import EventType as T
 from ..errors import BinlogError, BodyLengthError
@@ -48,6 +48,10 @@ from ..reader import RawEvent
 from ..rowvalues.tables import Table, table_from_map
 from .invert import ROWS_TYPES, MinimalImage, invert_rows
 from .plan import FlashbackRefused
+from .source import EventFile
+
+if TYPE_CHECKING:
+    from ..crypto.keys import Keys
 
 QUERY_TYPES = {T.QUERY_EVENT, T.QUERY_COMPRESSED_EVENT}
 PRELUDE = {T.INTVAR_EVENT, T.RAND_EVENT, T.USER_VAR_EVENT}
@@ -89,16 +93,8 @@ def begin_query(timestamp: int, server_id: int, fmt: Format) -> Out:
     return Out(T.QUERY_EVENT, body, timestamp, server_id)
 
 
-def read_event(fh: BinaryIO, at: int, fmt: Format, name: str) -> RawEvent:
-    fh.seek(at)
-    head = fh.read(LEN_HEADER)
-    if len(head) < LEN_HEADER:
-        raise BodyLengthError("the input ended inside an event it had when planned", file=name, offset=at)
-    ts, code, sid, size, log_pos, flags = HEADER_STRUCT.unpack(head)
-    data = head + fh.read(size - LEN_HEADER)
-    if len(data) != size:
-        raise BodyLengthError("the input ended inside an event it had when planned", file=name, offset=at)
-    return RawEvent(at, ts, code, sid, size, log_pos, flags, data, fmt, None, name)
+def read_event(src: EventFile, at: int, fmt: Format, name: str) -> RawEvent:
+    return src.event(at, fmt, name)
 
 
 def _query_text(ev) -> str:
@@ -106,7 +102,7 @@ def _query_text(ev) -> str:
     return q if isinstance(q, str) else bytes(q).decode("utf-8", "replace")
 
 
-def statement_text(fh: BinaryIO, name: str, start: int, end: int, fmt: Format) -> str:
+def statement_text(fh: EventFile, name: str, start: int, end: int, fmt: Format) -> str:
     """The statement of a one-statement transaction at [start, end) (its first Query event that
     is not BEGIN), for the refusal that names it."""
     at = start
@@ -220,23 +216,18 @@ class _Walk:
         # anything else inside a transaction (Rotate, heartbeats...) carries no change
 
 
-def undo_transaction(fh: BinaryIO, name: str, start: int, end: int, fmt: Format,
+def undo_transaction(fh: EventFile, name: str, start: int, end: int, fmt: Format,
                      filters: Filters) -> Iterator[Out]:
-    """The events of the undo of the transaction at [start, end) of ``fh`` (seekable)."""
+    """The events of the undo of the transaction at [start, end) of ``fh``."""
     walk = _Walk()
     at = start
     try:
         while at < end:
-            fh.seek(at)
-            head = fh.read(LEN_HEADER)
-            if len(head) < LEN_HEADER:
-                raise BodyLengthError("the input ended inside a transaction it had when planned", offset=at)
-            size = HEADER_STRUCT.unpack(head)[3]
-            code = head[4]
+            ts, code, sid, size, _log_pos, _flags = fh.header(at, name)
             if code in ROWS_TYPES:   # only the offset for now; read again when its turn comes
                 walk.rows.append(at)
                 if not walk.timestamp:
-                    walk.timestamp, walk.server_id = HEADER_STRUCT.unpack(head)[0], HEADER_STRUCT.unpack(head)[2]
+                    walk.timestamp, walk.server_id = ts, sid
             else:
                 walk.feed(read_event(fh, at, fmt, name), filters)
             at += size
@@ -280,16 +271,17 @@ def undo_transaction(fh: BinaryIO, name: str, start: int, end: int, fmt: Format,
         walk.spill.close()
 
 
-def undo_plan(plan, local: dict, fmt, filters):
+def undo_plan(plan, local: dict, fmt, filters, keys: Keys | None = None):
     """The undo of every transaction of ``plan``, last first: ``(file name, iterator of its undo
     events)`` (``undo_transaction``) per transaction. Each input is opened once, read-only, and every one
-    is closed when the walk ends (close the generator: ``contextlib.closing``)."""
-    handles: dict = {}
+    is closed when the walk ends (close the generator: ``contextlib.closing``). ``keys``: for
+    encrypted inputs (``source``)."""
+    handles: dict[str, EventFile] = {}
     try:
         for name, start, end in plan.reversed():
             fh = handles.get(name)
             if fh is None:
-                fh = handles[name] = open(local[name], "rb")
+                fh = handles[name] = EventFile(local[name], keys)
             yield name, undo_transaction(fh, name, start, end, fmt, filters)
     finally:
         for fh in handles.values():

@@ -13,45 +13,53 @@ Plans only call these; no ``if flavor ==`` elsewhere.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
 
 from ..audit import intervals as iv
 from ..flavor import Flavor
 from ..gtid import GtidPos, MariadbGtid, MysqlGtidSet
 
+if TYPE_CHECKING:
+    from .walk import Head
+
+S = TypeVar("S")  # a flavor's GTID state
+
 
 @dataclass(frozen=True)
-class Replay:
+class Replay(Generic[S]):
     name: str
     binlog_tool: str
     client: str
-    parse: Callable[[str], object]               # user text -> state
-    of_head: Callable[[object], object]          # Head -> the state before the file's first transaction
-    holds: Callable[[object, str], bool]         # state, GTID text -> already in it?
-    add: Callable[[object, str], object]         # state, GTID text -> state after it (may mutate)
-    includes: Callable[[object, object], bool]   # a, b -> b is within a
-    text: Callable[[object], str]                # state -> canonical text
-    copy: Callable[[object], object]
-    beyond: Callable[[object, object], bool]     # a, b -> a is past b in a stream b names
+    parse: Callable[[str], S]                    # user text -> state
+    of_head: Callable[[Head], S]                 # Head -> the state before the file's first transaction
+    holds: Callable[[S, str], bool]              # state, GTID text -> already in it?
+    add: Callable[[S, str], S]                   # state, GTID text -> state after it (may mutate)
+    includes: Callable[[S, S], bool]             # a, b -> b is within a
+    text: Callable[[S], str]                     # state -> canonical text
+    copy: Callable[[S], S]
+    beyond: Callable[[S, S], bool]               # a, b -> a is past b in a stream b names
     stream: Callable[[str], str]                 # GTID text -> its stream (MariaDB domain, MySQL uuid[:tag])
-    streams: Callable[[object], set]             # the streams a state names
-    gap: Callable[[object, str], "str | None"]   # state, the next GTID of its stream -> what is missing between
+    streams: Callable[[S], set[str]]             # the streams a state names
+    gap: Callable[[S, str], str | None]          # state, the next GTID of its stream -> what is missing between
     sets: bool                                   # a state is a set: holes above the backup are losses
 
 
 # --- MariaDB: a position, per domain ---------------------------------------------------------------
 
-def _m_head(head) -> dict[int, MariadbGtid]:
+MariadbState = dict[int, MariadbGtid]  # domain -> the last GTID applied
+
+
+def _m_head(head: Head) -> MariadbState:
     return {g.domain_id: g for g in GtidPos.from_gtid_list(head.gtid_list or ())}
 
 
-def _m_holds(state: dict, gtid: str) -> bool:
+def _m_holds(state: MariadbState, gtid: str) -> bool:
     d, _s, n = gtid.split("-")  # binlog GTIDs are well formed; a user's went through parse
     cur = state.get(int(d))
     return cur is not None and cur.seq_no >= int(n)
 
 
-def _m_add(state: dict, gtid: str) -> dict:
+def _m_add(state: MariadbState, gtid: str) -> MariadbState:
     g = MariadbGtid.parse(gtid)
     cur = state.get(g.domain_id)
     if cur is None or g.seq_no > cur.seq_no:
@@ -59,7 +67,7 @@ def _m_add(state: dict, gtid: str) -> dict:
     return state
 
 
-def _m_gap(state: dict, gtid: str) -> str | None:
+def _m_gap(state: MariadbState, gtid: str) -> str | None:
     g = MariadbGtid.parse(gtid)
     cur = state.get(g.domain_id)
     if cur is not None and g.seq_no > cur.seq_no + 1:
@@ -68,11 +76,11 @@ def _m_gap(state: dict, gtid: str) -> str | None:
     return None
 
 
-def _m_includes(a: dict, b: dict) -> bool:
+def _m_includes(a: MariadbState, b: MariadbState) -> bool:
     return all(d in a and a[d].seq_no >= g.seq_no for d, g in b.items())
 
 
-MARIADB = Replay(
+MARIADB: Replay[MariadbState] = Replay(
     "MariaDB", "mariadb-binlog", "mariadb",
     parse=lambda text: {g.domain_id: g for g in GtidPos.parse(text)},
     of_head=_m_head, holds=_m_holds, add=_m_add, includes=_m_includes,
@@ -91,7 +99,7 @@ def _from_set(s: MysqlGtidSet) -> iv.IntervalSet:
     return {(f"{u}:{t}" if t else u): [list(x) for x in ivs] for (u, t), ivs in s.intervals().items()}
 
 
-def _s_head(head) -> iv.IntervalSet:
+def _s_head(head: Head) -> iv.IntervalSet:
     return _from_set(MysqlGtidSet.from_previous_gtids(list(head.previous_gtids))) if head.previous_gtids else {}
 
 
@@ -115,10 +123,10 @@ def _s_gap(state: iv.IntervalSet, gtid: str) -> str | None:
 
 
 def _s_text(state: iv.IntervalSet) -> str:
-    return str(MysqlGtidSet({tuple(k.split(":", 1)) if ":" in k else (k, ""): v for k, v in state.items()}))
+    return str(MysqlGtidSet(iv.mysql_mapping(state)))
 
 
-MYSQL = Replay(
+MYSQL: Replay[iv.IntervalSet] = Replay(
     "MySQL", "mysqlbinlog", "mysql",
     parse=_s_parse, of_head=_s_head, holds=_s_holds, add=_s_add,
     includes=lambda a, b: not iv.subtract(b, a), text=_s_text,
@@ -127,4 +135,5 @@ MYSQL = Replay(
     stream=lambda gtid: iv.split_gtid(gtid)[0], streams=lambda s: set(s), gap=_s_gap, sets=True)
 
 
-REPLAY: dict[Flavor, Replay] = {Flavor.MARIADB: MARIADB, Flavor.MYSQL: MYSQL}
+# the flavor is known at run time: a plan holds its states as Any
+REPLAY: dict[Flavor, Replay[Any]] = {Flavor.MARIADB: MARIADB, Flavor.MYSQL: MYSQL}

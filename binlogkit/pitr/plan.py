@@ -31,16 +31,23 @@ from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import partial
+from typing import TYPE_CHECKING, Any, Iterable, overload
 
 from ..audit import file_summary, merge
 from ..audit.engine import audit_paths
 from ..audit.merge import Finding
 from ..audit.summary import series_key
-from ..errors import BinlogError
+from ..errors import BinlogError, KeyRequiredError
 from ..files import OPENERS
 from ..flavor import Flavor
 from .flavors import REPLAY, Replay
-from .walk import Heads, event_boundary, read_head, transactions
+from .walk import Heads, TimedTransaction, event_boundary, read_head, transactions
+
+if TYPE_CHECKING:
+    from ..crypto.keys import Keys
+
+Paths = Iterable[str | os.PathLike[str]]
 
 
 class PitrUsage(BinlogError):
@@ -75,11 +82,15 @@ def _name(path: str) -> str:
     return name
 
 
+@overload
+def _utc(ts: int) -> str: ...
+@overload
+def _utc(ts: None) -> None: ...
 def _utc(ts: int | None) -> str | None:
     return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC") if ts is not None else None
 
 
-def _series(paths, want_base: str | None) -> tuple[str, list[int], list[str]]:
+def _series(paths: Paths, want_base: str | None, keys: Keys | None) -> tuple[str, list[int], list[str]]:
     groups: dict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
     for f in audit_paths(paths):
         d, base, n = series_key(f)
@@ -91,7 +102,7 @@ def _series(paths, want_base: str | None) -> tuple[str, list[int], list[str]]:
             raise PitrUsage(f"no file of the series {want_base}.NNNNNN in the archive "
                             f"(it has: {', '.join(sorted({b for _d, b in groups})) or 'no binlogs'})")
     else:
-        cands = [k for k in groups if not read_head(min(groups[k])[1]).relay]
+        cands = [k for k in groups if not read_head(min(groups[k])[1], keys).relay]
         if not cands:
             raise PitrUsage("the archive holds no binlog series (NAME.NNNNNN files written by a server)")
     if len(cands) > 1:
@@ -113,24 +124,26 @@ def _base(name: str | None) -> str | None:
 class _Plan:
     """The state of one planning run (I/O through ``walk`` and the audit only)."""
 
-    def __init__(self, paths, frm: From, until: Until, jobs: int | None) -> None:
-        self.frm, self.until, self.jobs = frm, until, jobs
-        self.series, self.numbers, self.paths = _series(paths, _base(frm.file) or _base(until.file))
-        self.heads = Heads(self.paths)
+    def __init__(self, paths: Paths, frm: From, until: Until, jobs: int | None, keys: Keys | None = None) -> None:
+        self.frm, self.until, self.jobs, self.keys = frm, until, jobs, keys
+        self.series, self.numbers, self.paths = _series(paths, _base(frm.file) or _base(until.file), keys)
+        self.heads = Heads(self.paths, keys)
         flavor = self.heads[0].flavor or Flavor.MARIADB
-        self.r: Replay = REPLAY[flavor]
+        self.r: Replay[Any] = REPLAY[flavor]  # states (Any) are the flavor's: see flavors.py
         self.flavor = flavor
         self.problems: list[Finding] = []
         self.notes: list[str] = []
         self.before: dict | None = None
         self.stop_reason = ""
         self.walked: dict[str, dict] = {}
+        self.last_ts_before: int | None = None  # the latest event time before the start
+        self._start_state: Any = None           # the backup's GTID state, once the start is found
         from ..audit.intervals import Runs
 
         self.applied = Runs()  # MySQL: what the replay applies
 
     def problem(self, kind: str, detail: str, file: str | None = None, offset: int | None = None,
-                gtids=(), severity: str = "error") -> None:
+                gtids: Iterable[str] = (), severity: str = "error") -> None:
         self.problems.append(Finding(kind, severity, file, offset, detail, list(gtids), series=self.series))
 
     def index_of(self, name: str) -> int | None:
@@ -150,7 +163,8 @@ class _Plan:
         self.problem("missing_file", f"{what} {_name(name)} is not in the archive ({where})")
 
     # --- the start ---------------------------------------------------------------------------
-    def start(self) -> tuple[int, int, object] | None:
+    def start(self) -> tuple[int, int, Any] | None:
+        """(file index, position, GTID state) where the replay starts; None: a problem says why."""
         r, frm = self.r, self.frm
         if frm.file is not None:
             i = self.index_of(frm.file)
@@ -158,7 +172,9 @@ class _Plan:
                 self._not_in_archive(frm.file, "the backup's binlog")
                 return None
             path, pos = self.paths[i], frm.position
-            ok, _end = event_boundary(path, pos)
+            if pos is None:
+                raise PitrUsage("the backup's binlog file needs its position (From.position)")
+            ok, _end = event_boundary(path, pos, self.keys)
             if not ok:
                 self.problem("bad_position", f"no event starts at {pos} in {_name(path)}: not a binlog position "
                              "the server could have reported", path, pos)
@@ -166,7 +182,7 @@ class _Plan:
             state = r.of_head(self.heads[i])
             self.last_ts_before = None
             w = None  # from the start on, the pass goes on as the count of the first file
-            with contextlib.closing(transactions(path)) as ts:
+            with contextlib.closing(transactions(path, self.keys)) as ts:
                 try:
                     for t in ts:
                         if w is None and t.start_offset >= pos:
@@ -183,6 +199,8 @@ class _Plan:
                         if t.gtid:
                             r.add(state, t.gtid)
                         self.last_ts_before = t.max_timestamp
+                except KeyRequiredError:  # no key: a usage error (exit 2), not damage
+                    raise
                 except BinlogError:
                     self.walked.pop(path, None)  # damage after the start is the audit's to report
             if frm.gtids:
@@ -192,6 +210,8 @@ class _Plan:
                                  f"binlog's GTID state is {r.text(state) or '(empty)'}", path, pos)
             return i, pos, state
         # by GTID state alone
+        if frm.gtids is None:
+            raise PitrUsage("say where the backup stands: a binlog file and position, or a GTID state")
         target = r.parse(frm.gtids)
         i = self.heads.last_true(lambda h: r.includes(target, r.of_head(h)))
         if i < 0:
@@ -205,7 +225,7 @@ class _Plan:
         self.last_ts_before = None
         self._start_state = target
         w = None
-        with contextlib.closing(transactions(path)) as ts:
+        with contextlib.closing(transactions(path, self.keys)) as ts:
             try:
                 for t in ts:
                     if w is None and t.gtid and not r.holds(target, t.gtid):
@@ -215,13 +235,15 @@ class _Plan:
                         self._note(w, t)
                         continue
                     self.last_ts_before = t.max_timestamp
+            except KeyRequiredError:  # no key: a usage error (exit 2), not damage
+                raise
             except BinlogError:
                 self.walked.pop(path, None)
         if pos is None:
             if i + 1 < len(self.paths):
                 i, pos = i + 1, 4
             else:
-                pos = event_boundary(path, -1)[1]
+                pos = event_boundary(path, -1, self.keys)[1]
         return i, pos, target
 
     # --- the stop ----------------------------------------------------------------------------
@@ -233,14 +255,16 @@ class _Plan:
                 self._not_in_archive(until.file, "the target's binlog")
                 return None
             path, pos = self.paths[j], until.position
+            if pos is None:
+                raise PitrUsage("the target's binlog file needs its position (Until.position)")
             if (j, pos) < (i, start_pos):
                 raise PitrUsage(f"the target {_name(path)}:{pos} comes before the start {_name(self.paths[i])}:{start_pos}")
-            ok, end = event_boundary(path, pos)
+            ok, end = event_boundary(path, pos, self.keys)
             if not ok:
                 self.problem("bad_position", f"no event starts at {pos} in {_name(path)}", path, pos)
                 return None
             w = self._walk_of(path)
-            with contextlib.closing(transactions(path)) as ts:
+            with contextlib.closing(transactions(path, self.keys)) as ts:
                 try:
                     for t in ts:
                         if t.start_offset >= pos:
@@ -251,6 +275,8 @@ class _Plan:
                             break
                         if j > i or t.start_offset >= start_pos:
                             self._note(w, t)
+                except KeyRequiredError:  # no key: a usage error (exit 2), not damage
+                    raise
                 except BinlogError:
                     self.walked.pop(path, None)  # the count pass and the audit say what is wrong
             self.stop_reason = "the position asked for"
@@ -264,7 +290,7 @@ class _Plan:
             for j in range(j0, len(self.paths)):
                 path = self.paths[j]
                 w = self._walk_of(path)
-                with contextlib.closing(transactions(path)) as ts:
+                with contextlib.closing(transactions(path, self.keys)) as ts:
                     try:
                         for t in ts:
                             if j == i and t.start_offset < start_pos:
@@ -277,6 +303,8 @@ class _Plan:
                                                          f"{_utc(t.max_timestamp)}, across the target")
                                 self.stop_reason = f"the first transaction at or after {_utc(T)}"
                                 return j, t.start_offset
+                    except KeyRequiredError:  # no key: a usage error (exit 2), not damage
+                        raise
                     except BinlogError as exc:
                         self.problem("unreadable", f"looking for {_utc(T)}: {exc.message}", path, exc.offset)
                         return None
@@ -286,6 +314,8 @@ class _Plan:
                          "that is not in the archive", last, None)
             return None
         # a GTID state
+        if until.gtids is None:
+            raise PitrUsage("give the target: a time, a GTID state, or a binlog file and position")
         tgt = r.parse(until.gtids)
         start_state = self._start_state
         if r.beyond(start_state, tgt):
@@ -300,7 +330,7 @@ class _Plan:
         for j in range(j0, len(self.paths)):
             path = self.paths[j]
             w = self._walk_of(path)
-            with contextlib.closing(transactions(path)) as ts:
+            with contextlib.closing(transactions(path, self.keys)) as ts:
                 try:
                     for t in ts:
                         if j == i and t.start_offset < start_pos:
@@ -314,7 +344,11 @@ class _Plan:
                         r.add(state, t.gtid)
                         if r.includes(state, tgt):
                             self.stop_reason = f"the end of the transaction that completes {until.gtids}"
+                            # set from a transaction's first event on: never None once yielded
+                            assert t.end_offset is not None
                             return j, t.end_offset
+                except KeyRequiredError:  # no key: a usage error (exit 2), not damage
+                    raise
                 except BinlogError as exc:
                     self.problem("unreadable", f"looking for {until.gtids}: {exc.message}", path, exc.offset)
                     return None
@@ -331,7 +365,7 @@ class _Plan:
         w = self.walked[path] = {"n": 0, "firsts": {}, "dups": [], "applied": Runs()}
         return w
 
-    def _note(self, w: dict, t) -> None:
+    def _note(self, w: dict, t: TimedTransaction) -> None:
         w["n"] += 1
         g = t.gtid
         if g:
@@ -352,7 +386,7 @@ class _Plan:
 
             self.applied.add(*split_gtid(gtid))
 
-    def _mysql_holes(self, start_state) -> None:
+    def _mysql_holes(self, start_state: Any) -> None:
         """Holes of (backup ∪ replayed) above the backup's highest number, per uuid[:tag]: GTIDs
         the server wrote between the backup and the target that the archive does not have. (A
         hole inside the backup's own set is the source's history, not the archive's loss.)"""
@@ -371,7 +405,7 @@ class _Plan:
     def _stream(self, gtid: str) -> str:
         return self.r.stream(gtid)
 
-    def _stopped_before(self, t, why: str) -> None:
+    def _stopped_before(self, t: TimedTransaction, why: str) -> None:
         self.before = {"gtid": t.gtid, "file": t.start_file, "offset": t.start_offset,
                        "first_timestamp": t.min_timestamp, "last_timestamp": t.max_timestamp, "why": why}
         self.notes.append(f"stopped before transaction {t.gtid or '@' + str(t.start_offset)} at "
@@ -384,8 +418,10 @@ class _Plan:
         last = None
         try:
             with open_input(path) as fh:
-                for _at, _c, ts, *_ in walk_events(fh, verify=False):
+                for _at, _c, ts, *_ in walk_events(fh, verify=False, keys=self.keys):
                     last = ts or last
+        except KeyRequiredError:  # no key: a usage error (exit 2), not damage
+            raise
         except BinlogError:
             pass
         return last
@@ -393,17 +429,24 @@ class _Plan:
     # --- the way between ---------------------------------------------------------------------
     def summaries(self, i: int, j: int) -> list[dict]:
         todo = self.paths[i:j + 1]
-        if self.jobs == 1 or len(todo) <= 1:
-            return [file_summary(p) for p in todo]
+        if self.jobs == 1 or len(todo) <= 1 or (self.keys is not None and self.keys.spec is None):
+            return [file_summary(p, keys=self.keys) for p in todo]  # (keys made in code: no spec to pass)
+        # workers get the keys' KeySpec (paths) and load them: no key bytes cross a pipe
+        spec = self.keys.spec if self.keys is not None else None
         with ProcessPoolExecutor(max_workers=self.jobs or os.cpu_count() or 1) as pool:
-            return list(pool.map(file_summary, todo, chunksize=1))
+            return list(pool.map(partial(file_summary, keys=spec), todo, chunksize=1))
 
-    def count_pass(self, path: str, lo: int, hi: int | None, start_state, first_seen: dict) -> tuple[int, int]:
+    def _rescan(self, items: list[tuple[str, dict]]) -> list[dict]:
+        """The files the audit's merge wants scanned again with a context (read with the keys)."""
+        return [file_summary(p, c, keys=self.keys) for p, c in items]
+
+    def count_pass(self, path: str, lo: int, hi: int | None, start_state: Any,
+                   first_seen: dict[str, tuple[str, int | None]]) -> tuple[int, int]:
         """(transactions starting in [lo, hi), end of the last whole event read); checks GTIDs after the
         start against the backup's state."""
         n = 0
         end = lo
-        with contextlib.closing(transactions(path)) as ts:
+        with contextlib.closing(transactions(path, self.keys)) as ts:
             try:
                 for t in ts:
                     if t.start_offset < lo:
@@ -415,31 +458,35 @@ class _Plan:
                     if t.gtid:
                         self._replayed(t.gtid)
                         self._check_after_start(t.gtid, path, t.start_offset, start_state, first_seen)
+            except KeyRequiredError:  # no key: a usage error (exit 2), not damage
+                raise
             except BinlogError:
                 pass  # the audit's findings name the damage
         return n, end
 
-    def _check_after_start(self, gtid: str, path: str, offset, start_state, first_seen: dict) -> None:
+    def _check_after_start(self, gtid: str, path: str, offset: int | None, start_state: Any,
+                           first_seen: dict[str, tuple[str, int | None]]) -> None:
         if self.r.holds(start_state, gtid):
             self._held(gtid, path, offset, start_state)
         else:
             self._first(self._stream(gtid), gtid, path, offset, start_state, first_seen)
 
-    def _held(self, gtid: str, path: str, offset, start_state) -> None:
+    def _held(self, gtid: str, path: str, offset: int | None, start_state: Any) -> None:
         self.problem("duplicate_gtid", f"{gtid} is already in the backup ({self.r.text(start_state)}): the replay "
                      "would apply it a second time", path, offset, [gtid])
 
-    def _first(self, key: str, gtid: str, path: str, offset, start_state, first_seen: dict) -> None:
+    def _first(self, key: str, gtid: str, path: str, offset: int | None, start_state: Any,
+               first_seen: dict[str, tuple[str, int | None]]) -> None:
         if key not in first_seen:
             first_seen[key] = (path, offset)
             gap = self._gap(start_state, gtid)
             if gap:
                 self.problem("gtid_gap", gap, path, offset, [gtid])
 
-    def _gap(self, state, gtid: str) -> str | None:
+    def _gap(self, state: Any, gtid: str) -> str | None:
         return self.r.gap(state, gtid)
 
-    def middle_checks(self, s: dict, start_state, first_seen: dict) -> None:
+    def middle_checks(self, s: dict, start_state: Any, first_seen: dict[str, tuple[str, int | None]]) -> None:
         """What a middle file's summary says against the backup's state."""
         from ..audit import intervals as iv
 
@@ -478,8 +525,8 @@ class _Plan:
         j, stop_pos = stop
         summaries = self.summaries(i, j)
         by_file = {s["file"]: s for s in summaries}
-        audit = merge(summaries)
-        first_seen: dict = {}
+        audit = merge(summaries, rescan=self._rescan)
+        first_seen: dict[str, tuple[str, int | None]] = {}
         # transactions and bytes; GTIDs after the start against the backup's state
         trx = nbytes = 0
         for k in range(i, j + 1):
@@ -555,7 +602,7 @@ class _Plan:
 _DECOMPRESS = {".xz": "xz", ".lzma": "xz", ".gz": "gzip", ".bz2": "bzip2"}
 
 
-def command(r: Replay, files: list[str], start_pos: int, stop_pos: int | None) -> str:
+def command(r: Replay[Any], files: list[str], start_pos: int, stop_pos: int | None) -> str:
     """The replay line: the server's binlog tool with ``--start-position`` (first file only) and
     ``--stop-position`` (last file only), piped into its client with no connection options (the
     user's own option files and environment apply).
@@ -580,7 +627,8 @@ def command(r: Replay, files: list[str], start_pos: int, stop_pos: int | None) -
     return "{ " + "; ".join(parts) + f"; }} | {r.client}"
 
 
-def plan_pitr(paths, frm: From, until: Until, *, jobs: int | None = None) -> dict:
+def plan_pitr(paths: Paths, frm: From, until: Until, *, jobs: int | None = None, keys: Keys | None = None) -> dict:
     """The plan as a JSON-able document (see the module docstring); raises ``PitrUsage`` when
-    the question cannot be put to this archive."""
-    return _Plan(paths, frm, until, jobs).run()
+    the question cannot be put to this archive. ``keys`` (a ``crypto.Keys``) reads encrypted
+    archives."""
+    return _Plan(paths, frm, until, jobs, keys).run()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 
-def _at(path: str | None, pos) -> str:
+def _at(path: str | None, pos: int | None) -> str:
     return f"{os.path.basename(path)}:{pos}" if path else "-"
 
 

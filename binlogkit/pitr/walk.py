@@ -7,18 +7,21 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Iterator
+from typing import TYPE_CHECKING, Callable, Generator
 
 from ..codecs.format_description import fde_is_checksum_aware
 from ..codecs.gtid import decode_previous_gtids
 from ..codecs.header import LEN_HEADER
 from ..constants import EventFlag, EventType as T
-from ..errors import BinlogError
+from ..errors import BinlogError, KeyRequiredError
 from ..files import open_input
 from ..flavor import Flavor
 from ..format import Format
 from ..scan import walk_events
 from ..transactions import GTID_TYPES, Grouper, Transaction
+
+if TYPE_CHECKING:
+    from ..crypto.keys import Keys
 
 _HEAD_BODIES = frozenset({T.GTID_LIST_EVENT, T.PREVIOUS_GTIDS_LOG_EVENT})
 _HEAD_EVENTS = 16  # the Gtid_list / Previous_gtids sit right after the Format_description
@@ -33,20 +36,21 @@ class Head:
     server_version: str | None
     first_timestamp: int | None     # the Format_description's time: when the file was begun
     gtid_list: tuple[str, ...] | None
-    previous_gtids: tuple | None    # MySQL: the decoded Previous_gtids
+    previous_gtids: tuple[dict, ...] | None  # MySQL: the decoded Previous_gtids
     problem: str | None = None
 
 
-def read_head(path: str) -> Head:
+def read_head(path: str, keys: Keys | None = None) -> Head:
     relay = False
-    fmt = None
-    first_ts = None
-    gtid_list = previous = None
+    fmt: Format | None = None
+    first_ts: int | None = None
+    gtid_list: tuple[str, ...] | None = None
+    previous: tuple[dict, ...] | None = None
     fdes = 0
     try:
         with open_input(path) as fh:
             for n, (at, code, ts, _sid, _size, _pos, flags, data, _ok) in enumerate(
-                    walk_events(fh, verify=False, want=_HEAD_BODIES)):
+                    walk_events(fh, verify=False, want=_HEAD_BODIES, keys=keys)):
                 if first_ts is None and ts:
                     first_ts = ts
                 if code == T.FORMAT_DESCRIPTION_EVENT:
@@ -70,6 +74,8 @@ def read_head(path: str) -> Head:
                         previous = None
                 if code in GTID_TYPES or gtid_list is not None or previous is not None or n >= _HEAD_EVENTS:
                     break
+    except KeyRequiredError as exc:  # an encrypted file without its key: the caller's usage error, not damage
+        raise exc.with_context(file=path)
     except BinlogError as exc:
         return Head(path, relay, fmt.flavor if fmt else None, fmt.server_version if fmt else None, first_ts,
                     gtid_list, previous, f"{type(exc).__name__} at offset {exc.offset}: {exc.message}")
@@ -80,17 +86,18 @@ def read_head(path: str) -> Head:
 class Heads:
     """Heads of a series' files, read only when asked (a bisection reads O(log n) of them)."""
 
-    def __init__(self, paths: list[str]) -> None:
+    def __init__(self, paths: list[str], keys: Keys | None = None) -> None:
         self.paths = paths
+        self.keys = keys
         self._cache: dict[int, Head] = {}
 
     def __getitem__(self, i: int) -> Head:
         h = self._cache.get(i)
         if h is None:
-            h = self._cache[i] = read_head(self.paths[i])
+            h = self._cache[i] = read_head(self.paths[i], self.keys)
         return h
 
-    def last_true(self, pred) -> int:
+    def last_true(self, pred: Callable[[Head], bool]) -> int:
         """The last index i with pred(head i), for a predicate true on a prefix; -1 if none."""
         lo, hi = 0, len(self.paths)  # pred true below lo, false from hi on
         while lo < hi:
@@ -102,54 +109,71 @@ class Heads:
         return lo - 1
 
 
+@dataclass
+class TimedTransaction(Transaction):
+    """A transaction with its earliest and latest event time: a server stamps events with their
+    statement's start, so a transaction's events need not be in time order."""
+
+    min_timestamp: int = 0
+    max_timestamp: int = 0
+
+    def __post_init__(self) -> None:  # its first event, the one it is made on, is accounted next
+        self.min_timestamp = self.max_timestamp = self.first_timestamp
+
+
 class _TimedGrouper(Grouper):
-    """The transactions' grouping, plus each one's earliest and latest event time
-    (``min_timestamp`` / ``max_timestamp``): a server stamps events with their statement's
-    start, so a transaction's events need not be in time order."""
+    """The transactions' grouping, with each one's ``min_timestamp`` / ``max_timestamp``."""
+
+    transaction_type = TimedTransaction
 
     def _account(self, end: int, ts: int, size: int, src_end: int, path: str) -> None:
         super()._account(end, ts, size, src_end, path)
         t = self.cur
-        lo = getattr(t, "min_timestamp", None)
-        if lo is None:
-            t.min_timestamp = t.max_timestamp = ts
-        elif ts < lo:
+        assert isinstance(t, TimedTransaction), "the timed grouper makes only timed transactions"
+        if ts < t.min_timestamp:
             t.min_timestamp = ts
         elif ts > t.max_timestamp:
             t.max_timestamp = ts
 
 
-def transactions(path: str) -> Iterator[Transaction]:
+def _timed(t: Transaction) -> TimedTransaction:
+    assert isinstance(t, TimedTransaction), "the timed grouper makes only timed transactions"
+    return t
+
+
+def transactions(path: str, keys: Keys | None = None) -> Generator[TimedTransaction, None, None]:
     """The transactions of one file, streamed (a damaged file raises its BinlogError after the
     transactions before the damage; the one open there comes first, incomplete)."""
     g = _TimedGrouper(relay=False)
     with open_input(path) as fh:
         try:
-            for t in g.feed_file(path, fh, verify=False):
+            for t in g.feed_file(path, fh, verify=False, keys=keys):
                 info = g.files[-1]
                 info.gtids.clear()          # the grouper keeps these for `binlogkit gtids`;
                 info.gtid_offsets.clear()   # a plan folds as it goes
                 info.incomplete.clear()
-                yield t
+                yield _timed(t)
         except BinlogError:
-            yield from g.finish()
+            yield from map(_timed, g.finish())
             raise
-    yield from g.finish()
+    yield from map(_timed, g.finish())
 
 
-def event_boundary(path: str, position: int) -> tuple[bool, int]:
+def event_boundary(path: str, position: int, keys: Keys | None = None) -> tuple[bool, int]:
     """(whether an event starts at ``position`` or it is the end of the last whole event,
     the end of the last whole event). One header walk; a damaged tail ends it quietly."""
     end = 4
     hit = position == 4
     try:
         with open_input(path) as fh:
-            for at, _code, _ts, _sid, size, _pos, _flags, _data, _ok in walk_events(fh, verify=False):
+            for at, _code, _ts, _sid, size, _pos, _flags, _data, _ok in walk_events(fh, verify=False, keys=keys):
                 if at == position:
                     hit = True
                 end = at + size
                 if at > position and not hit:
                     break
+    except KeyRequiredError as exc:
+        raise exc.with_context(file=path)
     except BinlogError as exc:
         if exc.offset is None or exc.offset < position:  # not a binlog, or damaged before the position
             return False, end

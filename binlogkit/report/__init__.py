@@ -7,6 +7,8 @@ click), GTID coverage per stream, and the summary tables. ``model.py`` is the pu
 
 from __future__ import annotations
 
+import os
+
 from .model import build
 
 
@@ -20,11 +22,9 @@ def render(result: dict, *, title: str = "binlogkit audit") -> str:
     return env.from_string(TEMPLATE).render(**build(result, title=title))
 
 
-def write(result: dict, path, *, title: str = "binlogkit audit") -> None:
+def write(result: dict, path: str | os.PathLike[str], *, title: str = "binlogkit audit") -> None:
     """Write the page to ``path`` through ``binlogkit.safeio`` (folder lock, no links, exclusive
     temporary file, atomic replace keeping an existing file's owner and mode)."""
-    import os
-
     from ..safeio import SafeDir
 
     page = render(result, title=title).encode("utf-8")

@@ -15,6 +15,7 @@ segments are merged per pixel.
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from typing import Any
 
 WIDTH = 1000          # the plot area, px
 LEFT = 8
@@ -61,19 +62,22 @@ class Axis:
 # a timeline row: [first name, first number, last number, first time, last time, bytes, events,
 #                  transactions, files]
 NAME, FIRST, LAST, T0, T1, SIZE, EVENTS, TRX, FILES = range(9)
+Row = list[Any]  # a JSON list of the types above (digest.timeline)
 
 
-def _span(row) -> tuple[float | None, float | None]:
+def _span(row: Row) -> tuple[float, float] | None:
+    """(first, last) time of a row, one standing for the other when missing; None without either."""
     a, b = row[T0], row[T1]
     if a is None and b is None:
-        return None, None
+        return None
     a = b if a is None else a
     b = a if b is None else b
     return min(a, b), max(a, b)
 
 
 def _axis(result: dict) -> Axis:
-    times = [t for s in result["summary"].values() for row in s.get("timeline", []) for t in _span(row) if t]
+    times = [t for s in result["summary"].values() for row in s.get("timeline", []) for t in (_span(row) or ())
+             if t]
     if times and max(times) > min(times):
         return Axis(min(times), max(times), True)
     numbers = [n for s in result["summary"].values() for row in s.get("timeline", []) for n in (row[FIRST], row[LAST])]
@@ -81,12 +85,12 @@ def _axis(result: dict) -> Axis:
     return Axis(min(numbers), max(numbers) + 1, False)
 
 
-def _where(axis: Axis, row) -> tuple[float, float]:
+def _where(axis: Axis, row: Row) -> tuple[float, float]:
     if axis.by_time:
-        a, b = _span(row)
-        if a is None:
+        span = _span(row)
+        if span is None:
             return axis.x(axis.lo), axis.x(axis.lo)
-        return axis.x(a), axis.x(b)
+        return axis.x(span[0]), axis.x(span[1])
     return axis.x(row[FIRST]), axis.x(row[LAST] + 1)
 
 
@@ -94,11 +98,11 @@ def _name(base: str, n: int) -> str:
     return f"{base}.{n:06d}"
 
 
-def _bars(axis: Axis, rows: list) -> list[dict]:
+def _bars(axis: Axis, rows: list[Row]) -> list[dict]:
     bars = []
     for k, row in enumerate(rows):
         x0, x1 = _where(axis, row)
-        a, b = _span(row)
+        a, b = _span(row) or (None, None)
         base = row[NAME].rsplit(".", 1)[0]
         last = _name(base, row[LAST])
         what = row[NAME] if row[FILES] == 1 else f"{row[FILES]:,} files {row[NAME]} .. {last}"
@@ -110,29 +114,29 @@ def _bars(axis: Axis, rows: list) -> list[dict]:
     if not bars or WIDTH / len(bars) >= MIN_BAR:
         return bars
     bins: dict[int, dict] = {}
-    for b in bars:
-        key = int((b["x"] + b["w"] / 2) // 4)
+    for bar in bars:
+        key = int((bar["x"] + bar["w"] / 2) // 4)
         cur = bins.get(key)
         if cur is None:
-            bins[key] = dict(b)
+            bins[key] = dict(bar)
         else:
-            end = max(cur["x"] + cur["w"], b["x"] + b["w"])
-            cur["x"] = min(cur["x"], b["x"])
+            end = max(cur["x"] + cur["w"], bar["x"] + bar["w"])
+            cur["x"] = min(cur["x"], bar["x"])
             cur["w"] = end - cur["x"]
-            cur["n"] += b["n"]
-            cur["last"] = b["last"]
-            cur["bytes"] += b["bytes"]
-            cur["inside"] += b["inside"]
+            cur["n"] += bar["n"]
+            cur["last"] = bar["last"]
+            cur["bytes"] += bar["bytes"]
+            cur["inside"] += bar["inside"]
     out = []
-    for k, b in enumerate(sorted(bins.values(), key=lambda b: b["x"])):
-        b["title"] = f"{b['n']:,} files {b['first']} .. {b['last']}, {b['bytes']:,} bytes" + (
-            f"; {b['inside']:,} missing among them" if b["inside"] else "")
-        b["shade"] = k % 2
-        out.append(b)
+    for k, bar in enumerate(sorted(bins.values(), key=lambda bn: bn["x"])):
+        bar["title"] = f"{bar['n']:,} files {bar['first']} .. {bar['last']}, {bar['bytes']:,} bytes" + (
+            f"; {bar['inside']:,} missing among them" if bar["inside"] else "")
+        bar["shade"] = k % 2
+        out.append(bar)
     return out
 
 
-def _gaps(axis: Axis, rows: list, findings: list[dict]) -> list[dict]:
+def _gaps(axis: Axis, rows: list[Row], findings: list[dict]) -> list[dict]:
     """Missing files: a region between the neighbours that are there."""
     details = {f["place"].split(" ", 1)[0]: f["detail"] for f in findings if f["kind"] == "missing_file" and not f["file"]}
     out = []
@@ -155,7 +159,7 @@ def _gaps(axis: Axis, rows: list, findings: list[dict]) -> list[dict]:
     return out
 
 
-def _mark_x(axis: Axis, rows: list, firsts: list[int], f: dict) -> float | None:
+def _mark_x(axis: Axis, rows: list[Row], firsts: list[int], f: dict) -> float | None:
     if not f["file"]:
         return None
     from bisect import bisect_right
@@ -179,7 +183,8 @@ def _mark_x(axis: Axis, rows: list, firsts: list[int], f: dict) -> float | None:
     return x0 + (x1 - x0) * min(1.0, frac)
 
 
-def _marks(axis: Axis, rows: list, findings: list[dict], lanes: list[str], rowid: dict) -> tuple[list[dict], list]:
+def _marks(axis: Axis, rows: list[Row], findings: list[dict], lanes: list[str],
+           rowid: dict[int, str]) -> tuple[list[dict], list[dict]]:
     firsts = [r[FIRST] for r in rows]
     placed, unplaced = [], []
     for f in findings:
@@ -217,7 +222,7 @@ def _marks(axis: Axis, rows: list, findings: list[dict], lanes: list[str], rowid
     return sorted(bins.values(), key=lambda b: b["x"]), unplaced
 
 
-def _coverage(cov: dict) -> list[dict]:
+def _coverage(cov: dict[str, dict] | None) -> list[dict]:
     out = []
     for key, c in sorted((cov or {}).items()):
         lo, hi = c["lo"], c["hi"]
@@ -258,11 +263,11 @@ def _coverage(cov: dict) -> list[dict]:
                     else:
                         hole_px.append({"x0": x0, "x1": max(x0 + 1.5, x0 + w), "n": 1, "first": [a, a + size - 1],
                                         "last": [a, a + size - 1], "bin": True})
-        for h in hole_px:
-            a, b = h["first"][0], h["last"][1]
-            h.update(x=round(h["x0"], 2), w=round(h["x1"] - h["x0"], 2),
-                     title=(f"{key}: numbers missing in {a}..{b}" if h.get("bin") or h["n"] > 1
-                            else f"{key}: {a}" + (f"-{b}" if b > a else "") + " missing"))
+        for px in hole_px:
+            a, b = px["first"][0], px["last"][1]
+            px.update(x=round(px["x0"], 2), w=round(px["x1"] - px["x0"], 2),
+                      title=(f"{key}: numbers missing in {a}..{b}" if px.get("bin") or px["n"] > 1
+                             else f"{key}: {a}" + (f"-{b}" if b > a else "") + " missing"))
         sep = ":" if ":" in key or len(key) == 36 else "-"
         shown = c["first_holes"]
         out.append({"key": key, "lo": lo, "hi": hi, "count": c["count"], "holes": c["holes"],
