@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 DEMO_SET := fixtures/mariadb-10.11
 
-.PHONY: bench-pull pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr report-screenshot asan-rowtext asan-fastdecode clean help
+.PHONY: bench-pull pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr report-screenshot asan-rowtext asan-fastdecode asan-pullscan clean help
 
 help:
 	@echo "make demo        decode committed fixtures made by a real MariaDB server"
@@ -23,11 +23,12 @@ help:
 	@echo "make fuzz        mutation campaign over every file-facing command (FUZZ_MINUTES=5, FUZZ_ENGINE=plain|atheris)"
 	@echo "make typecheck   mypy on binlogkit/ (make test runs it)"
 	@echo "make asan-fastdecode  the C decode/verify loop under AddressSanitizer + UBSan, against the Python path"
+	@echo "make asan-pullscan    pull's C receiver loop under AddressSanitizer + UBSan, against the Python path"
 	@echo "make past-4g     a real > 4 GiB transaction: replicas killed in it, recovered, resumed (25 GB disk)"
 	@echo "make soak        50 kill -9 trials spread over the workload, every 5th with 300 MB of relay logs on disk (TRIALS, SEED, LATE_EVERY, LATE_MB)"
 	@echo "make pull-soak   30 kill -9 trials of binlogkit pull under a live workload, then cmp with the primary (TRIALS=n)"
 
-$(BIN)/.installed: pyproject.toml setup.py binlogkit/_rowtext.c binlogkit/_fastdecode.c binlogkit/_out.h
+$(BIN)/.installed: pyproject.toml setup.py binlogkit/_rowtext.c binlogkit/_fastdecode.c binlogkit/_pullscan.c binlogkit/_out.h
 	$(PYTHON) -m venv $(VENV)
 	@# quiet unless it fails: the build backend's chatter goes to a log shown on failure
 	@$(BIN)/pip install -q --upgrade pip > $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
@@ -109,3 +110,6 @@ asan-rowtext: deps-py
 
 asan-fastdecode: deps-py
 	PY=$(PY) bash scripts/asan-fastdecode.sh
+
+asan-pullscan: deps-py
+	PY=$(PY) bash scripts/asan-pullscan.sh

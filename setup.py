@@ -1,7 +1,8 @@
 """Only for the optional C accelerator; everything else is declared in pyproject.toml.
 
 ``binlogkit._rowtext`` prints `decode -v` row images in C; ``binlogkit._fastdecode`` frames,
-checks and prints the hot events of `decode` / `decode --json` / `verify` in C. It is optional: without a C
+checks and prints the hot events of `decode` / `decode --json` / `verify` in C; ``binlogkit._pullscan``
+takes the common events of `pull`'s dump stream in C. It is optional: without a C
 compiler the install goes on and binlogkit uses its pure-Python decoder (same output, slower).
 """
 
@@ -11,4 +12,6 @@ setup(ext_modules=[Extension("binlogkit._rowtext", ["binlogkit/_rowtext.c"], dep
                              extra_compile_args=["-O2"]),
                    Extension("binlogkit._fastdecode", ["binlogkit/_fastdecode.c"], depends=["binlogkit/_out.h"],
                              optional=True,
-                             extra_compile_args=["-O2"])])
+                             extra_compile_args=["-O2"]),
+                   Extension("binlogkit._pullscan", ["binlogkit/_pullscan.c"], depends=["binlogkit/_out.h"],
+                             optional=True, extra_compile_args=["-O2"])])

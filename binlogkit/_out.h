@@ -1,7 +1,7 @@
 /*
- * binlogkit/_out.h: the output buffer and byte readers shared by the two C accelerators
- * (_fastdecode.c and _rowtext.c). Header-only (static functions): each extension module gets its
- * own copy, and neither links against the other. Define OUT_FIRST_CAP before including it to
+ * binlogkit/_out.h: the output buffer and byte reader shared by the C accelerators
+ * (_fastdecode.c, _rowtext.c, _pullscan.c). Header-only (static inline): each extension module
+ * gets its own copy, and none links against another. Define OUT_FIRST_CAP before including it to
  * choose the first allocation (a decode window wants more than one row image).
  */
 #ifndef BINLOGKIT_OUT_H
@@ -21,7 +21,7 @@ typedef struct {
 } Out;
 
 /* room for `need` more bytes (capacity doubled): -1 when memory is out (PyMem_Realloc) */
-static int grow(Out *o, Py_ssize_t need) {
+static inline int grow(Out *o, Py_ssize_t need) {
     if (o->len + need <= o->cap)
         return 0;
     Py_ssize_t cap = o->cap ? o->cap : OUT_FIRST_CAP;
@@ -35,7 +35,7 @@ static int grow(Out *o, Py_ssize_t need) {
     return 0;
 }
 
-static int put(Out *o, const char *s, Py_ssize_t n) {
+static inline int put(Out *o, const char *s, Py_ssize_t n) {
     if (grow(o, n))
         return -1;
     memcpy(o->buf + o->len, s, n);
@@ -44,7 +44,7 @@ static int put(Out *o, const char *s, Py_ssize_t n) {
 }
 
 /* decimal digits of v, without printf (the hot path: integers, positions, column numbers) */
-static int put_u64(Out *o, uint64_t v) {
+static inline int put_u64(Out *o, uint64_t v) {
     char tmp[24];
     int i = 24;
     do {
@@ -55,7 +55,7 @@ static int put_u64(Out *o, uint64_t v) {
 }
 
 /* an unsigned little-endian integer of n (<= 8) bytes */
-static uint64_t le(const unsigned char *p, int n) {
+static inline uint64_t le(const unsigned char *p, int n) {
     uint64_t v = 0;
     for (int i = n - 1; i >= 0; i--)
         v = v << 8 | p[i];

@@ -275,6 +275,14 @@ class Framer:
             self.pos = pos
             mv.release()
 
+    def next_message(self) -> Message | None:
+        """The next complete message, or None until more bytes are fed."""
+        gen = self.messages()
+        try:
+            return next(gen, None)
+        finally:
+            gen.close()
+
     def _message(self, payload: bytes) -> Message:
         if not payload:
             raise ProtocolError("empty packet in the dump stream")

@@ -16,11 +16,12 @@ Rules, per event of the stream:
 
 from __future__ import annotations
 
+import os
 import struct
 import time
 import zlib
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Protocol
 
 from ..codecs.format_description import fde_is_checksum_aware
 from ..codecs.header import OFS_FLAGS
@@ -42,6 +43,26 @@ _HEARTBEAT_CODES = frozenset(int(c) for c in (T.HEARTBEAT_LOG_EVENT, T.HEARTBEAT
 _ARTIFICIAL = int(EventFlag.ARTIFICIAL)
 _FDE, _ROTATE = int(T.FORMAT_DESCRIPTION_EVENT), int(T.ROTATE_EVENT)
 _HEADER = struct.Struct("<IBIIIH")
+
+
+class _CScan(Protocol):
+    """What is used of the C module (``_pullscan.pyi``): tests swap in None."""
+
+    def run(self, buf: bytearray, pos: int, seq: int, semisync: bool, crc_on: bool, at: int, state: int,
+            query_phl: int, crc: Callable[[memoryview], int], /) -> tuple[int, int, int, bytes, int, int, int, int]: ...
+
+
+def _load() -> _CScan | None:
+    if os.environ.get("BINLOGKIT_PURE_PYTHON") or os.environ.get("BINLOGKIT_NO_PULLSCAN"):
+        return None  # the second: only this loop off (benchmarks compare before / after)
+    try:
+        from .. import _pullscan as c_scan
+    except ImportError:  # built without a C compiler: the Python path does everything
+        return None
+    return c_scan
+
+
+_pullscan = _load()
 
 
 class Boundary:
@@ -180,7 +201,13 @@ class Receiver:
                         raise ConnectionLost(f"{conn.where}: no event nor heartbeat for {now - last_rx:.0f}s")
                     continue
                 last_rx = now
-                for msg in conn.messages():
+                framer = conn.framer
+                while True:
+                    if _pullscan is not None:
+                        self._fast_run()
+                    msg = framer.next_message() if framer is not None else None
+                    if msg is None:
+                        break
                     if msg.kind == "event":
                         self._event(msg.data, msg.need_ack)
                     elif msg.kind == "eof":
@@ -210,6 +237,34 @@ class Receiver:
                 self._flush()
             except OSError:
                 pass
+
+    def _fast_run(self) -> None:
+        """The C loop over the events that need no decision (``_pullscan.c``): it stops at the
+        first packet it does not settle, which ``_event`` then reads (the reference path)."""
+        f = self.conn.framer
+        if _pullscan is None or f is None or f._parts is not None or self._verify_at is not None \
+                or self.store.name is None:
+            return
+        b = self.boundary
+        state = (1 if b.open_group else 0) | (2 if b.standalone else 0)
+        pos, seq, _at, data, n, ends, ts, state = _pullscan.run(
+            f.buf, f.pos, f.seq, f.semisync, self.crc_on, self.store.size + self._out_len, state, b.query_phl,
+            zlib.crc32)
+        if not n:
+            return
+        f.pos, f.seq = pos, seq
+        b.open_group, b.standalone = bool(state & 1), bool(state & 2)
+        self._out.append(data)
+        self._out_len += len(data)
+        st = self.stats
+        st.bytes += len(data)
+        st.events += n
+        st.caught_up = False
+        st.last_event_ts = ts or st.last_event_ts
+        self._unsynced_events += n
+        if ends:
+            st.transactions += ends
+            self._dirty_trx = True
 
     def status(self) -> dict:
         s = self.stats

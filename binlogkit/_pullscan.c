@@ -1,0 +1,179 @@
+/*
+ * binlogkit._pullscan: the per-event work of `binlogkit pull` on the common events, in C.
+ *
+ * An optional accelerator for binlogkit/pull/receiver.py, which stays the reference: run() takes
+ * the dump stream's bytes as the framer holds them and handles the run of events that need no
+ * decision -- one packet each, in sequence, not artificial, not a Format_description or Rotate,
+ * CRC32 good (checked through the crc callable it is given: zlib's), ending where their header
+ * says, and whose transaction boundary the rules below settle -- copying each event (without
+ * its packet header and semisync prefix) into one output buffer. At the first packet that is
+ * anything else it stops, and the receiver's Python path takes that packet: it decides every
+ * error and every irregular case (tests feed the same streams, damaged ones too, through both).
+ *
+ * The transaction boundary rules are those of receiver.Boundary (transactions.Grouper's, as a
+ * stream), restricted to what they settle without a Python call: a MariaDB GTID, MySQL
+ * GTID / anonymous / tagged GTID, Xid, XA_PREPARE, a Transaction_payload, and a plain Query
+ * (post-header length 13) whose text is exactly BEGIN or COMMIT. Any other Query, and any event
+ * after a standalone GTID, stops the run. Every read is bounds-checked against the packet.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define OUT_FIRST_CAP (1 << 16)
+#include "_out.h"
+
+#define LEN_PACKET_HEADER 4
+#define MAX_PAYLOAD 0xFFFFFF
+#define LEN_HEADER 19
+#define SEMISYNC_MAGIC 0xEF
+#define SEMISYNC_NEED_ACK 0x01
+#define FLAG_ARTIFICIAL 0x20
+#define OPEN_GROUP 1
+#define STANDALONE 2
+
+/* the text of a plain Query is exactly `word` (5 or 6 bytes); -1: not settled here */
+static int query_is(const unsigned char *body, Py_ssize_t n, int phl, const char *word, Py_ssize_t len) {
+    if (phl != 13 || n < 13)
+        return -1;
+    Py_ssize_t len_db = body[8], len_sv = (Py_ssize_t)le(body + 11, 2);
+    Py_ssize_t p = 13 + len_sv + len_db;
+    if (p >= n || body[p] != 0)
+        return -1;
+    return n - (p + 1) == len && memcmp(body + p + 1, word, (size_t)len) == 0;
+}
+
+static PyObject *run(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer buf;
+    Py_ssize_t pos;
+    int seq, semisync, crc_on, state, phl;
+    long long at;
+    PyObject *crc;
+    if (!PyArg_ParseTuple(args, "y*niiiLiiO", &buf, &pos, &seq, &semisync, &crc_on, &at, &state, &phl, &crc))
+        return NULL;
+    PyObject *result = NULL;
+    Out o = {NULL, 0, 0};
+    long long events = 0, transactions = 0;
+    unsigned long last_ts = 0;
+    const unsigned char *base = buf.buf;
+    Py_ssize_t end = buf.len;
+    if (pos < 0 || pos > end || seq < 0 || seq > 255) {
+        PyErr_SetString(PyExc_ValueError, "run: bad arguments");
+        goto done;
+    }
+    while (end - pos >= LEN_PACKET_HEADER) {
+        const unsigned char *pk = base + pos;
+        Py_ssize_t n = (Py_ssize_t)le(pk, 3);
+        if (end - pos < LEN_PACKET_HEADER + n || pk[3] != seq || n == MAX_PAYLOAD || n < 20 || pk[4] != 0)
+            break;
+        Py_ssize_t skip = 1;
+        if (semisync) {
+            if (n < 22 || pk[5] != SEMISYNC_MAGIC || pk[6] & SEMISYNC_NEED_ACK)
+                break;
+            skip = 3;
+        }
+        const unsigned char *ev = pk + LEN_PACKET_HEADER + skip;
+        Py_ssize_t size = n - skip;
+        if (size < LEN_HEADER)
+            break;
+        uint32_t ts = (uint32_t)le(ev, 4), log_pos = (uint32_t)le(ev + 13, 4);
+        int code = ev[4];
+        unsigned flags = (unsigned)le(ev + 17, 2);
+        if ((Py_ssize_t)le(ev + 9, 4) != size || log_pos == 0 || flags & FLAG_ARTIFICIAL || code == 27 ||
+            code == 41 || code == 15 || code == 4)
+            break;
+        if ((uint32_t)((unsigned long long)(at + size) & 0xFFFFFFFFULL) != log_pos)
+            break;
+        Py_ssize_t len_crc = crc_on ? 4 : 0;
+        if (crc_on) {
+            if (size < LEN_HEADER + 4)
+                break;
+            PyObject *mv = PyMemoryView_FromMemory((char *)ev, size - 4, PyBUF_READ);
+            if (!mv)
+                goto done;
+            PyObject *v = PyObject_CallOneArg(crc, mv);
+            Py_DECREF(mv);
+            if (!v)
+                goto done;
+            unsigned long actual = PyLong_AsUnsignedLong(v);
+            Py_DECREF(v);
+            if (actual == (unsigned long)-1 && PyErr_Occurred())
+                goto done;
+            if ((uint32_t)actual != (uint32_t)le(ev + size - 4, 4))
+                break;
+        }
+        int ends = 0, next = state;
+        const unsigned char *body = ev + LEN_HEADER;
+        Py_ssize_t nbody = size - LEN_HEADER - len_crc;
+        switch (code) {
+        case 162: /* MariaDB GTID: flags2 bit 0 is FL_STANDALONE */
+            next = (size > 31 && ev[31] & 1) ? STANDALONE : 0;
+            break;
+        case 33:
+        case 34:
+        case 42:
+            next = 0;
+            break;
+        case 16:
+        case 38:
+            next = state & ~OPEN_GROUP;
+            ends = 1;
+            break;
+        case 2: {
+            int begin = query_is(body, nbody, phl, "BEGIN", 5);
+            int commit = begin == 1 ? 0 : query_is(body, nbody, phl, "COMMIT", 6);
+            if (begin == 1)
+                next = state | OPEN_GROUP;
+            else if (commit == 1) {
+                next = state & ~OPEN_GROUP;
+                ends = 1;
+            } else
+                goto stop;
+            break;
+        }
+        case 165:
+            goto stop;
+        case 40:
+            ends = !(state & OPEN_GROUP);
+            break;
+        default:
+            if (state & STANDALONE)
+                goto stop;
+        }
+        if (put(&o, (const char *)ev, size))
+            goto done;
+        state = next;
+        at += size;
+        pos += LEN_PACKET_HEADER + n;
+        seq = (seq + 1) & 0xFF;
+        events++;
+        transactions += ends;
+        if (ts)
+            last_ts = ts;
+    }
+stop:
+    result = Py_BuildValue("(niLy#LLki)", pos, seq, at, o.buf ? o.buf : "", o.len, events, transactions, last_ts,
+                           state);
+done:
+    PyMem_Free(o.buf);
+    PyBuffer_Release(&buf);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"run", run, METH_VARARGS,
+     "run(buf, pos, seq, semisync, crc_on, at, state, query_phl, crc) ->\n"
+     "    (pos, seq, at, data, events, transactions, last_timestamp, state)\n\n"
+     "Take the dump packets of buf[pos:] that need no decision (see the module's comment):\n"
+     "their events joined in `data`, the framer's new position and sequence, the copy's new\n"
+     "length `at`, and the boundary state (1 open group, 2 after a standalone GTID). It stops\n"
+     "at the first packet it does not settle, which the Python path then reads."},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_pullscan",
+                                    "C accelerator for binlogkit pull's receiver (optional).", -1, methods,
+                                    NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__pullscan(void) { return PyModule_Create(&module); }
