@@ -178,6 +178,7 @@ def _check_inputs(paths, *, missing_ok: bool = False, recursive: bool = False) -
     from .files import _is_log_name
 
     for p in paths:
+        files: list
         if recursive and os.path.isdir(p):
             files = [Path(r, f) for r, _d, fs in os.walk(p) for f in fs
                      if f.endswith(".index") or _is_log_name(Path(f))][:1]
