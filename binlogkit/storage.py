@@ -55,7 +55,7 @@ READ_BLOCK = int(os.environ.get("BINLOGKIT_S3_BLOCK", 8 << 20))
 READ_CACHE = os.environ.get("BINLOGKIT_S3_CACHE", "background")
 COMPRESSED = {".xz": "xz", ".lzma": "xz", ".gz": "gzip", ".bz2": "bz2"}
 _SIZES: dict[str, int] = {}
-_FS: dict[str, Any] = {}
+_FS: dict[tuple[str, int], Any] = {}  # per protocol and process (a forked worker makes its own)
 
 
 class Url(str):
@@ -96,7 +96,7 @@ def filesystem(url: str) -> tuple[Any, str]:
         from ._optional import need
 
         need("s3fs", f"{proto}:// URLs")
-    fs = _FS.get(proto)
+    fs = _FS.get((proto, os.getpid()))
     if fs is None:
         try:
             fs = fsspec.filesystem(proto, **_options(proto))
@@ -104,7 +104,7 @@ def filesystem(url: str) -> tuple[Any, str]:
             from ._optional import MissingDependency
 
             raise MissingDependency(f"no filesystem for {proto}:// URLs ({exc})") from exc
-        _FS[proto] = fs
+        _FS[(proto, os.getpid())] = fs
     return fs, fs._strip_protocol(url)
 
 
@@ -318,6 +318,7 @@ def expand(url: str) -> list[str]:
                       key=lambda u: u.rsplit("/", 1)[-1])
     if url.endswith(".index"):
         return _read_index(url)
+    size(url)  # an object that is not there: StorageError naming it (the size is kept for reading)
     return [url]
 
 
