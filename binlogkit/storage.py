@@ -150,6 +150,12 @@ def _store_error(url: str, exc: BaseException) -> StorageError:
     return StorageError(f"{what}" + (f" ({detail})" if detail and detail not in url else ""), file=url)
 
 
+def _from_store(exc: BaseException) -> bool:
+    """Raised by the store or its client (botocore, aiohttp, s3fs), not by a caller's code."""
+    mod = type(exc).__module__.split(".")[0]
+    return mod in ("botocore", "aiobotocore", "aiohttp", "s3fs", "fsspec", "urllib3") or isinstance(exc, OSError)
+
+
 def _guard(url: str, fn: Callable[[], Any]) -> Any:
     from ._optional import MissingDependency
 
@@ -356,6 +362,8 @@ def write_atomic(url: str | os.PathLike, data: Union[bytes, bytearray, memoryvie
     direct = _protocol(url) in ("s3", "s3a", "gs", "gcs", "abfs", "az")  # objects appear on completion
     target = path if direct else f"{path}.tmp-{secrets.token_hex(6)}"
 
+    failed: list[BaseException] = []  # the writer's own exception: raised as it is, not as a store error
+
     def run() -> None:
         f = fs.open(target, "wb")
         try:
@@ -363,13 +371,15 @@ def write_atomic(url: str | os.PathLike, data: Union[bytes, bytearray, memoryvie
                 data(f)
             else:
                 f.write(data)
-        except BaseException:
+        except BaseException as exc:
+            if not isinstance(exc, Exception) or not _from_store(exc):
+                failed.append(exc)
             discard = getattr(f, "discard", None)
             if discard is not None:
                 discard()  # aborts the multipart upload; nothing is committed
+            f.closed = True  # never closed (a close would commit what was buffered)
             if not direct:
                 try:
-                    f.close()
                     fs.rm(target)
                 except Exception:  # noqa: BLE001 - the original error matters more
                     pass
@@ -377,7 +387,12 @@ def write_atomic(url: str | os.PathLike, data: Union[bytes, bytearray, memoryvie
         f.close()  # the object appears here, whole
         if not direct:
             fs.mv(target, path)
-    _guard(url, run)
+    try:
+        _guard(url, run)
+    except StorageError:
+        if failed:
+            raise failed[0] from None
+        raise
     _SIZES.pop(url, None)
     try:
         fs.invalidate_cache(path)

@@ -249,32 +249,49 @@ def _write_parquet(df, where: str) -> None:
     if fs.exists(path):
         fs.rm(path, recursive=True)
     storage.forget()
-    rows = sum(r[0] for r in df.mapInArrow(partial(_arrow_part, where), "rows long").collect())
+    schema = df.schema.json()
+    rows = sum(df.rdd.mapPartitionsWithIndex(partial(_parquet_part, where, schema)).collect())
     storage.write_atomic(storage.join(where, "_SUCCESS"), f"{rows}\n".encode())
 
 
-def _arrow_part(where: str, batches):
-    """On an executor: one partition's rows as one Parquet object (none when it has no rows)."""
+def _arrow_type(t):
+    """The Arrow type Spark's Parquet writer gives a Spark SQL type (those of ``_schema``)."""
+    import pyarrow as pa
+    from pyspark.sql import types as T
+
+    if isinstance(t, T.StructType):
+        return pa.struct([pa.field(f.name, _arrow_type(f.dataType)) for f in t.fields])
+    if isinstance(t, T.ArrayType):
+        return pa.list_(pa.field("element", _arrow_type(t.elementType)))
+    return {T.StringType: pa.string(), T.LongType: pa.int64(), T.IntegerType: pa.int32(),
+            T.BooleanType: pa.bool_(), T.DoubleType: pa.float64()}[type(t)]
+
+
+def _parquet_part(where: str, schema_json: str, part: int, rows, batch: int = 10_000):
+    """On an executor: one partition's rows as one Parquet object, written in row groups of
+    ``batch`` rows (none when it has no rows); yields its row count."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from pyspark import TaskContext
+    from pyspark.sql.types import StructType
 
     from binlogkit import storage
 
-    it = iter(batches)
-    first = next((b for b in it if b.num_rows), None)
+    schema = _arrow_type(StructType.fromJson(json.loads(schema_json)))
+    schema = pa.schema(list(schema))
+    it = iter(rows)
+    first = list(itertools.islice(it, batch))
     n = 0
-    if first is not None:
+    if first:
         def write(fh) -> None:
             nonlocal n
-            with pq.ParquetWriter(fh, first.schema) as w:
-                for b in itertools.chain((first,), it):
-                    w.write_batch(b)
-                    n += b.num_rows
-        ctx = TaskContext.get()
-        part = ctx.partitionId() if ctx is not None else 0
+            chunk = first
+            with pq.ParquetWriter(fh, schema) as w:
+                while chunk:
+                    w.write_table(pa.Table.from_pylist([r.asDict(recursive=True) for r in chunk], schema=schema))
+                    n += len(chunk)
+                    chunk = list(itertools.islice(it, batch))
         storage.write_atomic(storage.join(where, f"part-{part:05d}.parquet"), write)
-    yield pa.RecordBatch.from_pydict({"rows": [n]})
+    yield n
 
 
 def _finding(r: tuple) -> dict:

@@ -157,4 +157,6 @@ def event_boundary(path: str, position: int) -> tuple[bool, int]:
 
 
 def size_of(path: str) -> int:
-    return os.path.getsize(path)
+    from ..files import input_size  # local files and object-storage URLs alike
+
+    return input_size(path)
