@@ -200,27 +200,36 @@ def open_read(url: str) -> BinaryIO:
     fs, path = filesystem(url)
     codec = COMPRESSED.get(posixpath.splitext(path)[1])
 
-    def opened() -> BinaryIO:
-        kw: dict[str, Any] = {"block_size": READ_BLOCK, "cache_type": READ_CACHE}
+    def opened() -> tuple[Any, Any]:
+        from fsspec.caching import caches
+
+        kw: dict[str, Any] = {"block_size": READ_BLOCK,
+                              "cache_type": READ_CACHE if READ_CACHE in caches else "readahead"}
         if url in _SIZES:
             kw["size"] = _SIZES[url]  # no HEAD: the listing told it
         try:
             raw = fs.open(path, "rb", **kw)
-        except TypeError:  # a filesystem whose open takes no cache options
-            raw = fs.open(path, "rb")
+        except TypeError:  # a filesystem whose open takes fewer options
+            kw.pop("size", None)
+            try:
+                raw = fs.open(path, "rb", **kw)
+            except TypeError:
+                raw = fs.open(path, "rb")
         if codec is None:
-            return raw
+            return raw, None
         from fsspec.compression import compr
 
-        return compr[codec](raw, mode="rb")
-    return cast(BinaryIO, _Guarded(_guard(url, opened), url))
+        return compr[codec](raw, mode="rb"), raw
+    fh, raw = _guard(url, opened)
+    return cast(BinaryIO, _Guarded(fh, url, raw))
 
 
 class _Guarded:
     """A read-only file whose store errors (mid-read) become ``StorageError`` naming the URL."""
 
-    def __init__(self, fh: Any, url: str) -> None:
+    def __init__(self, fh: Any, url: str, under: Any = None) -> None:
         self._fh, self.url, self.name = fh, url, url
+        self._under = under  # the object under a decompressing stream: closed with it
 
     def read(self, n: int = -1) -> bytes:
         return _guard(self.url, lambda: self._fh.read(n))
@@ -245,6 +254,8 @@ class _Guarded:
 
     def close(self) -> None:
         self._fh.close()
+        if self._under is not None:
+            self._under.close()
 
     @property
     def closed(self) -> bool:

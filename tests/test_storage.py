@@ -244,7 +244,7 @@ def test_write_atomic_failing_writer_leaves_no_object(s3):
     assert fs.cat_file(f"{BUCKET}/atomic/ok") == b"whole"
 
 
-def test_write_killed_mid_upload_leaves_no_object(s3, tmp_path):
+def test_write_killed_mid_upload_leaves_no_object(s3, s3_server, tmp_path):
     """kill -9 while a multipart upload is under way: the object never appears (and an existing
     one is not replaced by a part of the new one)."""
     url = f"s3://{BUCKET}/atomic/killed"
@@ -262,7 +262,12 @@ def test_write_killed_mid_upload_leaves_no_object(s3, tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=ROOT)
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "parts sent"
-        time.sleep(0.3)
+        client = s3_server._client()
+        deadline = time.monotonic() + 30
+        while not [u for u in client.list_multipart_uploads(Bucket=BUCKET).get("Uploads", [])
+                   if u["Key"] == "atomic/killed"]:  # the upload is under way, parts sent
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.1)
         proc.send_signal(signal.SIGKILL)
     finally:
         proc.wait(30)
