@@ -111,7 +111,7 @@ def filesystem(url: str) -> tuple[Any, str]:
 def _options(proto: str) -> dict:
     if proto not in ("s3", "s3a"):
         return {}
-    # botocore reads AWS_ENDPOINT_URL itself from 1.31.68 on; read here too so older ones and
+    # botocore reads AWS_ENDPOINT_URL itself since late 2023 (1.43 does: test_storage); read here too so older ones and
     # the service-specific variable behave the same (one place).
     endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
     opts: dict[str, Any] = {"default_block_size": READ_BLOCK}
