@@ -20,6 +20,10 @@ The API (small and stable; new commands such as ``export`` call only these)::
     write_atomic(url, data_or_writer)         bytes, or a function writing to a binary file;
                                               all of it becomes visible at once or nothing does
     join(url, name) -> str                    ``url/name`` without doubled slashes
+    exists(url) / isdir(url) -> bool          an object or prefix is there / is a prefix
+    forget()                                  drop cached sizes and listings (after writing)
+    Url                                       the str subclass expand_paths gives for URLs
+    StorageError                              (errors.py) what every store failure becomes
 
 ``write_atomic`` on a local path uses ``binlogkit.safeio`` (folder lock, exclusive temporary file,
 fsync, rename; never through a link). On S3 an object appears only when its upload completes:
