@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 DEMO_SET := fixtures/mariadb-10.11
 
-.PHONY: bench-pull pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr report-screenshot asan-rowtext asan-fastdecode asan-pullscan clean help
+.PHONY: bench-pull pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-fastdecode asan-pullscan clean help
 
 help:
 	@echo "make demo        decode committed fixtures made by a real MariaDB server"
@@ -17,6 +17,7 @@ help:
 	@echo "make bench-encryption  verify/decode of encrypted copies of the bench binlog vs plain"
 	@echo "make fuzz-encryption   5 minutes of damaged encrypted files: typed errors only"
 	@echo "make bench-audit audit throughput (20 GB), peak RSS (100 GB of symlinks), merge of 100,000 summaries"
+	@echo "make bench-s3    audit over S3 (SeaweedFS on loopback) vs the same files on local disk: MB/s both, ratio"
 	@echo "make bench-pitr  pitr planning time and peak RSS on generated archives of 50 and 400 files"
 	@echo "make report-screenshot  docs/report.png: the faulty archive's HTML report in headless Chromium"
 	@echo "make asan-rowtext  the C row-text accelerator under AddressSanitizer + UBSan, fuzzed"
@@ -77,6 +78,7 @@ bench-data: deps
 bench: bench-data
 	$(PY) bench/run.py
 	$(PY) bench/encryption.py
+	$(PY) bench/s3.py
 
 bench-encryption: bench-data
 	$(PY) bench/encryption.py
@@ -95,6 +97,9 @@ past-4g: deps
 
 bench-audit: bench-data
 	$(PY) bench/audit_archive.py --gb 20 --big-gb 100 --merge-files 100000
+
+bench-s3: deps-py
+	$(PY) bench/s3.py --mb $${MB:-400}
 
 bench-pitr: deps-py
 	$(PY) bench/pitr_archive.py --files 50 400 --trx-per-file 3000

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-EXTRAS = {"pyspark": "spark", "pyarrow": "spark", "fsspec": "spark", "zstandard": None}
+EXTRAS = {"pyspark": "spark", "pyarrow": "spark", "fsspec": "s3", "s3fs": "s3", "zstandard": None}
 
 
 class MissingDependency(ImportError):

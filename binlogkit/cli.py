@@ -23,7 +23,7 @@ from . import __version__
 from .api import Problem, decode_files, expand_paths, gtid_summary, transactions as list_transactions, verify_files
 from .constants import EventType
 from ._optional import MissingDependency, need
-from .errors import BinlogError, KeyFileError, KeyRequiredError, PartialWrite, WriteRefused
+from .errors import BinlogError, KeyFileError, KeyRequiredError, PartialWrite, StorageError, WriteRefused
 from .render import render_text
 
 EXIT_OK, EXIT_DAMAGED, EXIT_USAGE, EXIT_PARTIAL = 0, 1, 2, 3
@@ -59,6 +59,8 @@ class _Commands(click.Group):
             return super().invoke(ctx)
         except MissingDependency as exc:
             _fail(str(exc), EXIT_USAGE)
+        except StorageError as exc:  # the object store refused or failed: names the URL
+            _fail(str(exc), EXIT_USAGE)
         except BrokenPipeError:
             _quiet_broken_pipe()
         except OSError as exc:
@@ -81,6 +83,22 @@ def main() -> None:
     Exit codes: 0 ok, 1 damaged input or findings, 2 usage or I/O error, 3 a repair stopped
     part-way (run it again to finish it).
     """
+
+
+class InputPath(click.Path):
+    """A local path, checked as ``click.Path`` does (must exist, ...), or a URL
+    (``s3://bucket/prefix``, any fsspec URL), passed as it is: the store is asked when the
+    command reads or writes it (its errors exit 2, naming the URL)."""
+
+    def convert(self, value, param, ctx):
+        from .storage import is_url
+
+        if isinstance(value, str) and is_url(value):
+            return value
+        return super().convert(value, param, ctx)
+
+
+OutputPath = InputPath  # outputs likewise: a local path checked by click, or a URL (storage.write_atomic)
 
 
 def _datetime(value: str | None) -> datetime | None:
@@ -168,7 +186,7 @@ def key_options(command):
 
 def _exit_for(exc: BaseException | None, damaged: int = 1) -> int:
     """A missing or unusable key is a usage error (2), like a missing file; damage is 1."""
-    return EXIT_USAGE if isinstance(exc, (KeyRequiredError, KeyFileError)) else damaged
+    return EXIT_USAGE if isinstance(exc, (KeyRequiredError, KeyFileError, StorageError)) else damaged
 
 
 def _check_inputs(paths, *, missing_ok: bool = False, recursive: bool = False) -> None:
@@ -176,8 +194,24 @@ def _check_inputs(paths, *, missing_ok: bool = False, recursive: bool = False) -
     exit 2 saying what was looked for, instead of a silent success or a traceback.
     ``recursive``: folders are searched all the way down (the audit's archives)."""
     from .files import _is_log_name
+    from . import storage
 
     for p in paths:
+        files: list
+        if storage.is_url(p):
+            try:
+                files = [u for u, _size in storage.find_logs(p)][:1] if recursive else expand_paths([p])
+                if recursive and not files and storage.isdir(p):
+                    files = [u for u in storage.expand(p) if u.endswith(".index")][:1]
+            except BinlogError as exc:
+                _fail(str(exc), EXIT_USAGE)
+            if not files:
+                _fail(f"no binlog or relay log in {p}: looked for *.index objects and objects named like NAME.000001 "
+                      "(also .xz, .gz, .bz2)", EXIT_USAGE)
+            for f in [] if missing_ok or recursive else files:
+                if not storage.exists(f):
+                    _fail(f"{f} is listed by the index in {p} but does not exist", EXIT_USAGE)
+            continue
         if recursive and os.path.isdir(p):
             files = [Path(r, f) for r, _d, fs in os.walk(p) for f in fs
                      if f.endswith(".index") or _is_log_name(Path(f))][:1]
@@ -212,7 +246,7 @@ def _event_json(ev, path: str | None) -> dict:
 
 
 @main.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True))
+@click.argument("files", nargs=-1, required=True, type=InputPath(exists=True))
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per event (JSON lines), stable keys.")
 @click.option("--start-position", type=int, help="Skip events that start before this file offset.")
 @click.option("--stop-position", type=int, help="Stop at the first event starting at or after this offset.")
@@ -377,7 +411,7 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
 
 
 @main.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True))
+@click.argument("files", nargs=-1, required=True, type=InputPath(exists=True))
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per file.")
 @key_options
 def verify(files, as_json, keys) -> None:
@@ -389,9 +423,11 @@ def verify(files, as_json, keys) -> None:
     """
     _check_inputs(files)
     bad = 0
+    from .files import input_size
+
     for path in expand_paths(files):
         try:
-            size = os.path.getsize(path)
+            size = input_size(path)
         except OSError as exc:
             _fail(str(exc), EXIT_USAGE)
         prog = Progress(size, f"verify {path.name}")
@@ -420,7 +456,7 @@ def verify(files, as_json, keys) -> None:
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.argument("paths", nargs=-1, required=True, type=InputPath(exists=True))
 @click.option("--json", "as_json", is_flag=True, help="The whole summary as one JSON document.")
 @click.option("--relay/--binlog", default=None, help="Force reading as relay logs or binlogs (default: detect).")
 @key_options
@@ -469,7 +505,7 @@ def gtids(paths, as_json, relay, keys) -> None:
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.argument("paths", nargs=-1, required=True, type=InputPath(exists=True))
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per transaction.")
 @click.option("--gtids", "gtid_filter", help="Only these GTIDs (MySQL set, or MariaDB d-s-n / d-s-a..b).")
 @click.option("--relay/--binlog", default=None, help="Force reading as relay logs or binlogs (default: detect).")
@@ -508,10 +544,11 @@ def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete, ke
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.argument("paths", nargs=-1, required=True, type=InputPath(exists=True))
 @click.option("--json", "as_json", is_flag=True, help="Findings and summary as one JSON document.")
-@click.option("--output", "output_dir", type=click.Path(file_okay=False),
-              help="Also write findings.json, findings.parquet (with pyarrow) and summary.json into this folder.")
+@click.option("--output", "output_dir", type=OutputPath(file_okay=False),
+              help="Also write findings.json, findings.parquet (with pyarrow), summary.json and report.html into "
+                   "this folder, or under this URL (s3://bucket/prefix: each object appears whole or not at all).")
 @click.option("--jobs", type=int, help="Worker processes (default: one per core).")
 @click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
               help="local: a process pool on this machine; spark: the spark-submit job in Spark local mode "
@@ -524,9 +561,9 @@ def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete, ke
                    "Default: all (local), 1000 (spark).")
 @click.option("--max-series", type=click.IntRange(min=0),
               help="Show only the first N series' records (--output writes all). Default: all (local), 1000 (spark).")
-@click.option("--report", "report", type=click.Path(dir_okay=False),
+@click.option("--report", "report", type=OutputPath(dir_okay=False),
               help="Also write a self-contained HTML page: a timeline of each series with its gaps and damage, "
-                   "GTID coverage, the tables (opens offline).")
+                   "GTID coverage, the tables (opens offline). A path or a URL (s3://bucket/report.html).")
 @key_options
 def audit(paths, as_json, output_dir, jobs, engine, live, max_findings, max_series, report, keys) -> None:
     """Audit binlog / relay-log archives for anything missing, doubled or damaged.
@@ -572,16 +609,24 @@ def audit(paths, as_json, output_dir, jobs, engine, live, max_findings, max_seri
         _fail(str(exc), EXIT_USAGE)
     if show:
         sys.stderr.write("\n")
+    from . import storage
+
     if output_dir:
         try:
-            _write_audit(Path(output_dir), result)
+            if storage.is_url(output_dir):
+                _write_audit_url(output_dir, result)
+            else:
+                _write_audit(Path(output_dir), result)
         except (OSError, BinlogError) as exc:
             _fail(f"--output {output_dir}: {exc}", EXIT_USAGE)
-    for page in ([Path(output_dir) / "report.html"] if output_dir else []) + ([report] if report else []):
-        from .report import write as write_report
+    for page in ([storage.join(output_dir, "report.html")] if output_dir else []) + ([report] if report else []):
+        from .report import render as render_report, write as write_report
 
-        try:
-            write_report(result, page)  # the whole result, before any --max-* limit
+        try:  # the whole result, before any --max-* limit
+            if storage.is_url(page):
+                storage.write_atomic(page, render_report(result).encode("utf-8"))
+            else:
+                write_report(result, page)
         except (OSError, BinlogError) as exc:
             _fail(f"report {page}: {exc}", EXIT_USAGE)
     if max_findings is not None or max_series is not None:
@@ -597,31 +642,46 @@ def audit(paths, as_json, output_dir, jobs, engine, live, max_findings, max_seri
     sys.exit(EXIT_DAMAGED if result["counts"]["error"] else EXIT_OK)
 
 
+def _audit_files(result: dict) -> list[tuple[str, bytes]]:
+    """findings.json, findings.parquet (when pyarrow is there) and summary.json, as bytes."""
+    out = [("findings.json", json.dumps(result["findings"], indent=1).encode())]
+    try:  # Parquet as well when pyarrow is there (the 'spark' extra installs it)
+        pa = need("pyarrow", "findings.parquet")
+        pq = need("pyarrow.parquet", "findings.parquet")
+    except MissingDependency as exc:  # the JSON files are written all the same: say so, go on
+        click.echo(f"binlogkit: note: findings.parquet not written: {exc}", err=True)
+    else:
+        from .audit.merge import FINDING_COLUMNS
+
+        buf = pa.BufferOutputStream()
+        pq.write_table(pa.table({c: [f[c] for f in result["findings"]] for c in FINDING_COLUMNS}), buf)
+        out.append(("findings.parquet", buf.getvalue().to_pybytes()))
+    out.append(("summary.json", json.dumps({k: v for k, v in result.items() if k != "findings"}, indent=1).encode()))
+    return out
+
+
+def _write_audit_url(url: str, result: dict) -> None:
+    """The same files as objects under ``url``, each written whole or not at all."""
+    from . import storage
+
+    for name, data in _audit_files(result):
+        storage.write_atomic(storage.join(url, name), data)
+
+
 def _write_audit(out: Path, result: dict) -> None:
     """findings.json, findings.parquet (with pyarrow) and summary.json, each replaced atomically
     through safeio (the folder locked, no writing through links)."""
     from .safeio import SafeDir
 
     out.mkdir(parents=True, exist_ok=True)
+    files = _audit_files(result)
     with SafeDir(out) as d, d.locked():
-        d.replace("findings.json", json.dumps(result["findings"], indent=1).encode(), new_mode=0o644)
-        try:  # Parquet as well when pyarrow is there (the 'spark' extra installs it)
-            pa = need("pyarrow", "findings.parquet")
-            pq = need("pyarrow.parquet", "findings.parquet")
-        except MissingDependency as exc:  # the JSON files are written all the same: say so, go on
-            click.echo(f"binlogkit: note: findings.parquet not written: {exc}", err=True)
-        else:
-            from .audit.merge import FINDING_COLUMNS
-
-            buf = pa.BufferOutputStream()
-            pq.write_table(pa.table({c: [f[c] for f in result["findings"]] for c in FINDING_COLUMNS}), buf)
-            d.replace("findings.parquet", buf.getvalue().to_pybytes(), new_mode=0o644)
-        d.replace("summary.json", json.dumps({k: v for k, v in result.items() if k != "findings"},
-                                             indent=1).encode(), new_mode=0o644)
+        for name, data in files:
+            d.replace(name, data, new_mode=0o644)
 
 
 @main.command()
-@click.argument("archive", nargs=-1, required=True, type=click.Path(exists=True))
+@click.argument("archive", nargs=-1, required=True, type=InputPath(exists=True))
 @click.option("--from-gtid", metavar="POS", help="The backup's GTID state (MariaDB gtid_binlog_pos 0-1-42,...; MySQL gtid_executed).")
 @click.option("--from-file", metavar="NAME", help="The backup's binlog file (with --from-position).")
 @click.option("--from-position", metavar="N", type=int, help="The backup's position in --from-file.")
@@ -690,8 +750,8 @@ def pitr(archive, from_gtid, from_file, from_position, backup_info, until_dateti
 
 
 @main.command()
-@click.argument("primary", type=click.Path(exists=True))
-@click.argument("replicas", nargs=-1, required=True, type=click.Path(exists=True))
+@click.argument("primary", type=InputPath(exists=True))
+@click.argument("replicas", nargs=-1, required=True, type=InputPath(exists=True))
 @click.option("--json", "as_json", is_flag=True, help="The comparison as JSON.")
 @key_options
 def compare(primary, replicas, as_json, keys) -> None:

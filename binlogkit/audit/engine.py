@@ -23,16 +23,26 @@ from .summary import file_summary
 
 
 def audit_paths(paths: Iterable[str | os.PathLike]) -> list[str]:
-    """Every binlog / relay-log file under the given files and folders, largest first."""
+    """Every binlog / relay-log file under the given files and folders (or object-storage
+    prefixes: ``storage.find_logs``), largest first."""
+    from ..storage import find_logs, is_url
+
     out = []
-    for p in map(Path, paths):
+    sizes: dict[str, int] = {}
+    for arg in paths:
+        if is_url(arg):
+            for url, size in find_logs(os.fspath(arg)):
+                sizes[url] = size
+                out.append(url)
+            continue
+        p = Path(arg)
         if p.is_dir():
             for f in sorted(p.rglob("*")):
                 if f.is_file() and _looks_like_log(f):
                     out.append(str(f))
         elif p.is_file():
             out.append(str(p))
-    return sorted(set(out), key=lambda f: -os.path.getsize(f))
+    return sorted(set(out), key=lambda f: -(sizes[f] if f in sizes else os.path.getsize(f)))
 
 
 def _looks_like_log(p: Path) -> bool:

@@ -37,6 +37,7 @@ Exit code as ``binlogkit audit``: 0 clean, 1 findings of severity error, 2 usage
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
@@ -44,23 +45,16 @@ from functools import partial
 
 
 def list_inputs(paths: list[str]) -> list[tuple[str, int]]:
-    """(path, size) of every binlog-looking file under ``paths``, largest first."""
+    """(path, size) of every binlog-looking file under ``paths`` (folders, or object-storage
+    prefixes through ``binlogkit.storage``), largest first."""
     from binlogkit.audit.engine import audit_paths
-    from binlogkit.files import input_size, is_url
+    from binlogkit.files import input_size
+    from binlogkit.storage import find_logs, is_url
 
     local = [p for p in paths if not is_url(p)]
     out = [(p, input_size(p)) for p in audit_paths(local)]
     for url in (p for p in paths if is_url(p)):
-        import fsspec
-
-        fs, root = fsspec.core.url_to_fs(url)
-        protocol = url.split("://", 1)[0]
-        for f in (fs.find(root) if fs.isdir(root) else [root]):
-            name = f.rsplit("/", 1)[-1]
-            for suffix in (".xz", ".gz", ".bz2", ".lzma"):
-                name = name.removesuffix(suffix)
-            if name.rsplit(".", 1)[-1].isdigit():
-                out.append((f"{protocol}://{f}" if "://" not in f else f, int(fs.size(f))))
+        out += find_logs(url)
     return sorted(out, key=lambda t: -t[1])
 
 
@@ -229,16 +223,75 @@ def audit(spark, paths: list[str], *, live: bool = False, output: str | None = N
         findings = spark.createDataFrame(merged.flatMap(_rows), _schema())
         order = [F.col("rank"), F.coalesce(F.col("series"), F.lit("")), F.coalesce(F.col("file"), F.lit("")),
                  F.coalesce(F.col("offset"), F.lit(0)), F.col("order")]
-        (findings.orderBy(*order).drop("rank", "order").write.mode("overwrite")
-         .parquet(f"{out}/findings.parquet"))
-        (spark.createDataFrame(merged.flatMap(_series_rows), _series_schema()).orderBy("series")
-         .write.mode("overwrite").parquet(f"{out}/series.parquet"))
+        _write_parquet(findings.orderBy(*order).drop("rank", "order"), f"{out}/findings.parquet")
+        _write_parquet(spark.createDataFrame(merged.flatMap(_series_rows), _series_schema()).orderBy("series"),
+                       f"{out}/series.parquet")
     merged.unpersist()
     groups.unpersist()
     total = errors + warnings + infos
     return {"findings": first, "summary": series, "counts": counts, "files": n,
             "bytes": sum(size for _p, size in inputs), "findings_omitted": total - len(first),
             "series": n_series, "series_omitted": n_series - len(series)}
+
+
+def _write_parquet(df, where: str) -> None:
+    """A Parquet dataset written by the executors. A local or Hadoop path: Spark's own writer.
+    An object-storage URL (``s3://``, which Spark cannot write without hadoop-aws): each
+    partition streams its Arrow batches to ``WHERE/part-NNNNN.parquet`` through
+    ``binlogkit.storage.write_atomic`` (an object appears whole or not at all), after the
+    driver removed an earlier run's parts; ``WHERE/_SUCCESS`` is written last, as Spark does."""
+    from binlogkit import storage
+
+    if not storage.is_url(where) or where.startswith(("s3a://", "hdfs://", "file://")):
+        df.write.mode("overwrite").parquet(where)
+        return
+    fs, path = storage.output_fs(where)
+    if fs.exists(path):
+        fs.rm(path, recursive=True)
+    storage.forget()
+    schema = df.schema.json()
+    rows = sum(df.rdd.mapPartitionsWithIndex(partial(_parquet_part, where, schema)).collect())
+    storage.write_atomic(storage.join(where, "_SUCCESS"), f"{rows}\n".encode())
+
+
+def _arrow_type(t):
+    """The Arrow type Spark's Parquet writer gives a Spark SQL type (those of ``_schema``)."""
+    import pyarrow as pa
+    from pyspark.sql import types as T
+
+    if isinstance(t, T.StructType):
+        return pa.struct([pa.field(f.name, _arrow_type(f.dataType)) for f in t.fields])
+    if isinstance(t, T.ArrayType):
+        return pa.list_(pa.field("element", _arrow_type(t.elementType)))
+    return {T.StringType: pa.string(), T.LongType: pa.int64(), T.IntegerType: pa.int32(),
+            T.BooleanType: pa.bool_(), T.DoubleType: pa.float64()}[type(t)]
+
+
+def _parquet_part(where: str, schema_json: str, part: int, rows, batch: int = 10_000):
+    """On an executor: one partition's rows as one Parquet object, written in row groups of
+    ``batch`` rows (none when it has no rows); yields its row count."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyspark.sql.types import StructType
+
+    from binlogkit import storage
+
+    schema = _arrow_type(StructType.fromJson(json.loads(schema_json)))
+    schema = pa.schema(list(schema))
+    it = iter(rows)
+    first = list(itertools.islice(it, batch))
+    n = 0
+    if first:
+        def write(fh) -> None:
+            nonlocal n
+            chunk = first
+            with pq.ParquetWriter(fh, schema) as w:
+                while chunk:
+                    w.write_table(pa.Table.from_pylist([r.asDict(recursive=True) for r in chunk], schema=schema))
+                    n += len(chunk)
+                    chunk = list(itertools.islice(it, batch))
+        storage.write_atomic(storage.join(where, f"part-{part:05d}.parquet"), write)
+    yield n
 
 
 def _finding(r: tuple) -> dict:
@@ -281,15 +334,26 @@ def main(spark, argv: list[str]) -> int:
             print(f"binlogkit-audit-job: {exc}", file=sys.stderr)
             return 2
         spec = KeySpec(args.key_file, args.key_file_secret_file, args.cipher, args.keyring_file)
-    result = audit(spark, args.paths, live=args.live, output=args.output, max_findings=args.max_findings,
-                   max_series=args.max_series, spec=spec)
+    from binlogkit._optional import MissingDependency
+    from binlogkit.errors import StorageError
+
+    try:
+        result = audit(spark, args.paths, live=args.live, output=args.output, max_findings=args.max_findings,
+                       max_series=args.max_series, spec=spec)
+        if result is not None and args.output:
+            _write_summary(result, args.output)
+    except (StorageError, MissingDependency) as exc:  # the store refused or failed; s3fs missing
+        print(f"binlogkit-audit-job: {exc}", file=sys.stderr)
+        return 2
     if result is None:
         print("binlogkit-audit-job: no binlog or relay-log files under the given paths", file=sys.stderr)
         return 2
-    if args.output:
-        _write_summary(result, args.output)
-    for where in ([f"{args.output.rstrip('/')}/report.html"] if args.output else []) + ([args.report] if args.report else []):
-        _write_report(result, where)
+    try:
+        for where in ([f"{args.output.rstrip('/')}/report.html"] if args.output else []) + ([args.report] if args.report else []):
+            _write_report(result, where)
+    except StorageError as exc:
+        print(f"binlogkit-audit-job: {exc}", file=sys.stderr)
+        return 2
     if args.json:
         print(json.dumps(result, indent=1, default=str))
     else:
@@ -302,11 +366,10 @@ def main(spark, argv: list[str]) -> int:
 
 def _write_summary(result: dict, output: str) -> None:
     summary = json.dumps({k: v for k, v in result.items() if k != "findings"}, indent=1, default=str)
-    if "://" in output:
-        import fsspec
+    from binlogkit import storage
 
-        with fsspec.open(f"{output.rstrip('/')}/summary.json", "w") as fh:
-            fh.write(summary)
+    if storage.is_url(output):  # whole or not at all (binlogkit.storage.write_atomic)
+        storage.write_atomic(storage.join(output, "summary.json"), summary.encode())
     else:  # the folder Spark wrote the Parquet files into; replaced atomically, never through a link
         from binlogkit.safeio import SafeDir
 
@@ -325,11 +388,10 @@ def _write_report(result: dict, where: str) -> None:
     except ImportError as exc:  # a driver without jinja2
         print(f"binlogkit-audit-job: no report.html ({exc})", file=sys.stderr)
         return
-    if "://" in where:
-        import fsspec
+    from binlogkit import storage
 
-        with fsspec.open(where, "w") as fh:
-            fh.write(render(result))
+    if storage.is_url(where):
+        storage.write_atomic(where, render(result).encode("utf-8"))
     else:
         write(result, where)
 

@@ -62,16 +62,20 @@ _PLAIN = frozenset(range(256)) - {_FDE, _ROTATE, _XID, _XA_PREPARE, _PAYLOAD} - 
 
 
 def series_key(path: str) -> tuple[str, str, int]:
-    """(directory, base name, number) of ``dir/base.000123`` (compression suffix ignored)."""
-    p = Path(path)
-    name = p.name
+    """(directory, base name, number) of ``dir/base.000123`` (compression suffix ignored); an
+    object-storage URL's directory is its prefix, kept as a URL."""
+    if "://" in path:
+        parent, _, name = path.rstrip("/").rpartition("/")
+    else:
+        p = Path(path)
+        parent, name = str(p.parent), p.name
     for suffix in OPENERS:
         if name.endswith(suffix):
             name = name[: -len(suffix)]
     m = _NUM.match(name)
     if not m:
-        return str(p.parent), name, -1
-    return str(p.parent), m.group(1), int(m.group(2))
+        return parent, name, -1
+    return parent, m.group(1), int(m.group(2))
 
 
 class _Trx:

@@ -181,4 +181,6 @@ def event_boundary(path: str, position: int, keys: Keys | None = None) -> tuple[
 
 
 def size_of(path: str) -> int:
-    return os.path.getsize(path)
+    from ..files import input_size  # local files and object-storage URLs alike
+
+    return input_size(path)
