@@ -39,6 +39,7 @@ from .registry import codec_for
 if TYPE_CHECKING:
     from .decoder import EventDecoder
     from .scan import ScanResult
+    from .storage import Url
 
 
 
@@ -216,7 +217,7 @@ def _handover(path: str, at: int, dec: EventDecoder, *, verify: bool, strict: bo
         yield Problem(path, exc.with_context(file=path))
 
 
-def _file(c_loop: _CLoop, path: Path, dec: EventDecoder, *, verify: bool, strict: bool, as_json: bool,
+def _file(c_loop: _CLoop, path: Path | Url, dec: EventDecoder, *, verify: bool, strict: bool, as_json: bool,
           progress: Callable[[int], object] | None = None) -> Iterator:
     name = str(path)
     rows = dec.rows
