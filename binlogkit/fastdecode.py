@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import zlib
 from io import BufferedReader
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
@@ -31,6 +30,7 @@ from .codecs import fast as fast_codecs
 from .codecs.format_description import fde_is_checksum_aware
 from .codecs.header import LEN_HEADER
 from .constants import BINLOG_MAGIC, LEN_CHECKSUM, ChecksumAlg, EventType, event_type_name
+from .crc import CRC32
 from .errors import BinlogError
 from .format import Format, v3_format
 from .reader import RawEvent, event_crc
@@ -63,10 +63,6 @@ def _load() -> _CLoop | None:
 
 _fastdecode = _load()
 
-try:  # ISA-L's CRC32 (same polynomial and results as zlib's, several times faster)
-    from isal.isal_zlib import crc32 as CRC32
-except ImportError:
-    CRC32 = zlib.crc32
 
 MORE, PYTHON, HANDOVER, ROWS, TABLEMAP, FULL = range(6)
 O_VERIFY, O_TEXT, O_JSON, O_VERBOSE, O_FIRST_PY, O_CRC_ON, O_SHOW_CRC, O_COUNT = (1 << i for i in range(8))

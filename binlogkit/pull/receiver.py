@@ -19,13 +19,13 @@ from __future__ import annotations
 import os
 import struct
 import time
-import zlib
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
 from ..codecs.format_description import fde_is_checksum_aware
 from ..codecs.header import OFS_FLAGS
 from ..constants import EventFlag, EventType as T
+from ..crc import CRC32
 from ..errors import ChecksumError
 from ..reader import event_crc
 from ..transactions import _classify, _query_text
@@ -249,7 +249,7 @@ class Receiver:
         state = (1 if b.open_group else 0) | (2 if b.standalone else 0)
         pos, seq, _at, data, n, ends, ts, state = _pullscan.run(
             f.buf, f.pos, f.seq, f.semisync, self.crc_on, self.store.size + self._out_len, state, b.query_phl,
-            zlib.crc32)
+            CRC32)
         if not n:
             return
         f.pos, f.seq = pos, seq
@@ -310,7 +310,7 @@ class Receiver:
             flagged = bytearray(ev)
             flagged[OFS_FLAGS] |= EventFlag.BINLOG_IN_USE   # as the primary's own active file
             ev = bytes(flagged)
-        elif self.crc_on and zlib.crc32(memoryview(ev)[:-4]) != int.from_bytes(ev[-4:], "little"):
+        elif self.crc_on and CRC32(memoryview(ev)[:-4]) != int.from_bytes(ev[-4:], "little"):
             raise ChecksumError("CRC32 mismatch in an event received", file=self.store.name, offset=at,
                                 event_type=str(code))
         end = at + size
