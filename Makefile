@@ -31,7 +31,7 @@ $(BIN)/.installed: pyproject.toml setup.py binlogkit/_rowtext.c binlogkit/_fastd
 	$(PYTHON) -m venv $(VENV)
 	@# quiet unless it fails: the build backend's chatter goes to a log shown on failure
 	@$(BIN)/pip install -q --upgrade pip > $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
-	@$(BIN)/pip install -q -e '.[test,spark]' >> $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
+	@$(BIN)/pip install -q -e '.[test,spark,export]' >> $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
 	@echo "installed binlogkit and its test/spark extras in $(VENV) (log: $(VENV)/install.log)"
 	@$(PY) -c 'import binlogkit._rowtext' 2>/dev/null || echo "note: the C accelerator was not built (no C compiler or Python headers: apt-get install gcc python3-dev, then make deps-py); binlogkit uses its pure-Python row decoder (same output, slower)"
 	touch $@
