@@ -85,8 +85,8 @@ class Report:
 class Spool:
     """Events of the open transaction, in memory up to ``limit`` bytes, then in a temporary file."""
 
-    def __init__(self, limit: int = SPOOL_MEMORY) -> None:
-        self.limit = limit
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = SPOOL_MEMORY if limit is None else limit
         self.mem: list[RawEvent] = []
         self.size = 0
         self.disk: IO[bytes] | None = None

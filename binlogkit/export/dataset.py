@@ -75,7 +75,7 @@ class DatasetWriter:
             self.last_version[key_t] = lay.version
             self.schemas.append({"db": lay.db, "table": lay.table, "schema_version": lay.version,
                                  "column_names": lay.names_from, "columns": lay.describe(), "first_gtid": t.gtid,
-                                 "first_commit_time": _utc(t.last_timestamp), "first_file": r.file,
+                                 "first_commit_time": _utc(t.last_timestamp), "first_file": r.file.rsplit("/", 1)[-1],
                                  "first_offset": r.offset})
         date = _utc(t.last_timestamp).date().isoformat()
         key = (lay.db, lay.table, date, lay.version)
