@@ -149,10 +149,15 @@ def converter(table: Table, col: Column) -> tuple[Callable[[Value], Any], Callab
         def temporal(v: Value):
             return v.value if isinstance(v.value, want) else None
 
+        zero = "0000-00-00 00:00:00" + ("." + "0" * fsp_of(col) if fsp_of(col) else "")
+
         def text(v: Value) -> str | None:
+            """The server's text of a value Arrow cannot hold (zero or invalid dates)."""
             if isinstance(v.value, want):
                 return None
             x = v.value
+            if x == "0000-00-00 00:00:00":
+                return zero  # the zero TIMESTAMP, with its fractional digits as the server shows it
             return x if isinstance(x, str) else v.text.strip("'")
         return temporal, text
     if name == "string" and t in TEXTUAL and col.real_type not in (ENUM, SET) and col.hint is None:
