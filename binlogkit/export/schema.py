@@ -10,9 +10,11 @@ DECIMAL(p, s)                          decimal128(p, s), decimal256(p, s) when p
 FLOAT / DOUBLE                         float32 / float64
 YEAR                                   uint16 (0 for the zero year)
 DATE                                   date32
-DATETIME(n)                            timestamp[s | ms | us] (n = 0 | 1-3 | 4-6), no time zone
-TIMESTAMP(n)                           timestamp[s | ms | us, tz=UTC]
-TIME(n)                                duration[s | ms | us] (it spans -838:59:59 .. 838:59:59)
+DATETIME(n)                            timestamp[ms | us] (n = 0-3 | 4-6: Parquet's units), no zone
+TIMESTAMP(n)                           timestamp[ms | us, tz=UTC]
+TIME(n)                                duration[us] (it spans -838:59:59 .. 838:59:59; Parquet has
+                                       no duration type: readers without the Arrow schema, such
+                                       as DuckDB and Spark, see int64 microseconds)
 CHAR / VARCHAR / TEXT (charset known)  string (decoded from the column's own character set)
 BINARY / VARBINARY / BLOB              binary
 text without a known charset           binary (without FULL metadata or --schema the binlog
@@ -63,7 +65,8 @@ class ColumnSpec:
 
 
 def _unit(fsp: int) -> str:
-    return "s" if fsp == 0 else "ms" if fsp <= 3 else "us"
+    """Parquet's timestamp units: milliseconds up to 3 fractional digits, else microseconds."""
+    return "ms" if fsp <= 3 else "us"
 
 
 def fsp_of(col: Column) -> int:
@@ -102,7 +105,7 @@ def arrow_type(table: Table, col: Column):
     if t in (TIMESTAMP, TIMESTAMP2):
         return pa.timestamp(_unit(fsp_of(col)), tz="UTC")
     if t in (TIME, TIME2):
-        return pa.duration(_unit(fsp_of(col)))
+        return pa.duration("us")  # Parquet has no duration: readers without the Arrow schema see int64 us
     if t == JSON:
         return pa.string()
     if t == BIT:
