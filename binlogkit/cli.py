@@ -1123,10 +1123,6 @@ def pull(host, port, user, password_file, defaults_file, server_id, directory, s
     sys.exit(EXIT_OK)
 
 
-if __name__ == "__main__":  # pragma: no cover
-    main()
-
-
 @main.command()
 @click.argument("archive", nargs=-1, required=True)
 @click.option("--output", required=True, metavar="DIR_OR_URL",
@@ -1186,3 +1182,7 @@ def export(archive, output, tables, start_datetime, stop_datetime, include_gtids
         _fail(str(exc), EXIT_USAGE)
     click.echo(json.dumps(summary, indent=1, default=str) if as_json else render(summary))
     sys.exit(summary_exit_code(summary))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -82,9 +82,9 @@ def test_export_job_on_a_standalone_cluster_equals_the_local_engine(cluster, tmp
                       key=lambda r: (r["file"], r["offset"])))
     # DuckDB reads it
     con = duckdb.connect()
-    n = con.execute(f"SELECT count(*), sum(after_c3) FROM read_parquet('{out}/db=lab/table=small/*/*.parquet', "
+    n = con.execute(f"SELECT count(*), sum(after_c2) FROM read_parquet('{out}/db=lab/table=small/*/*.parquet', "
                     "hive_partitioning = true, union_by_name = true)").fetchone()
-    m = con.execute(f"SELECT count(*), sum(after_c3) FROM read_parquet('{tmp_path}/local/db=lab/table=small/*/*.parquet', "
+    m = con.execute(f"SELECT count(*), sum(after_c2) FROM read_parquet('{tmp_path}/local/db=lab/table=small/*/*.parquet', "
                     "hive_partitioning = true, union_by_name = true)").fetchone()
     assert n == m and n[0] == sum(local["tables"]["lab.small"].values())
     # ... and Spark SQL (on the cluster) reads it back
