@@ -93,7 +93,7 @@ def main(argv=None) -> int:
         print(f"{'binlogkit export (Parquet)':<40} {t_e:>8.2f} {mb / t_e:>7.0f} {rss_e / 1024:>12.0f} "
               f"{t_e / t_o:>10.2f}" + (f"  (exit {rc})" if rc else ""))
         print(f"export: {s['rows']:,} row changes, {s['rows'] / t_e:,.0f} rows/s on one core; "
-              f"{size / 1e6:,.0f} MB of Parquet (zstd); goal: <= 1.0 x mariadb-binlog -v, peak RSS <= 300 MB")
+              f"{size / 1e6:,.0f} MB of Parquet (snappy); goal: <= 1.0 x mariadb-binlog -v, peak RSS <= 300 MB")
         if not args.no_spark:
             try:
                 spark_rate(path, scratch)

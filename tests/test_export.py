@@ -165,6 +165,9 @@ def test_damaged_file_exports_the_sound_part_and_says_where(tmp_path):
 
 def test_usage_errors_exit_2(tmp_path):
     assert _run(tmp_path / "nope.000001", "--output", tmp_path / "o").exit_code == 2
+    (tmp_path / "empty").mkdir()
+    res = _run(tmp_path / "empty", "--output", tmp_path / "o")
+    assert res.exit_code == 2 and "no binlog or relay log" in res.output and not (tmp_path / "o").exists()
     res = _run(store.materialize("row-types") / "primary", "--output", tmp_path / "o",
                "--include-gtids", "0-1-1", "--start-datetime", "2024-01-01")
     assert res.exit_code == 2 and "not both" in res.output

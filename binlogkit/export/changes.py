@@ -55,6 +55,7 @@ class Rows:
     file: str
     offset: int
     row_index: int       # of the first row, within the transaction
+    size: int = 0        # bytes of the rows event: what its rows weigh in memory, about
 
 
 @dataclass
@@ -228,7 +229,7 @@ class _Walk:
                                                         event_type=ev.raw.type_name), "rows")
                         continue
                     rows = ev.rows or []
-                    yield Rows(self._table(ev.table), code, rows, t, name, ev.raw.offset, row_index)
+                    yield Rows(self._table(ev.table), code, rows, t, name, ev.raw.offset, row_index, ev.raw.event_size)
                     row_index += len(rows)
                 elif code in QUERY_TYPES:
                     q = ev.fields.get("query", "")
@@ -301,7 +302,11 @@ def open_inputs_check(paths) -> list[str]:
     """The expanded inputs; ``OSError`` naming the first that does not exist or cannot be read."""
     from ..files import expand_paths, input_size, is_url
 
+    paths = list(paths)
     out = [str(p) for p in expand_paths(paths)]
+    if not out:
+        raise FileNotFoundError(f"no binlog or relay log in {', '.join(map(str, paths))}: looked for *.index files "
+                                "and files named like NAME.000001 (also .xz, .gz, .bz2)")
     for p in out:
         if not is_url(p):
             if not os.path.isfile(p):

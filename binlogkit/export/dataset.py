@@ -10,7 +10,9 @@ Layout under the output root (hive partitions)::
 ``TTTTT`` is the task (0 for the one-process export, the input's number in the Spark job),
 ``SSSSSS`` a counter of the task. The date is the commit time's (UTC). A part holds at most
 ``part_rows`` rows, in row groups of ``row_group_rows``: memory holds at most one row group
-per open part (and open parts are bounded), whatever the archive.
+per open part, and a row group is flushed at ``row_group_rows`` rows or ``row_group_bytes``
+of row events (all buffers together at ``buffer_bytes``): memory does not follow the archive,
+nor the width of its rows.
 """
 
 from __future__ import annotations
@@ -41,13 +43,17 @@ class _Part:
     rows: int = 0
     cols: dict[str, list] = field(default_factory=dict)
     buffered: int = 0
+    buffered_bytes: int = 0
 
 
 class DatasetWriter:
     def __init__(self, fs, root: str, *, task: int = 0, row_group_rows: int = 50_000,
-                 part_rows: int = 5_000_000, max_open: int = 32, compression: str = "zstd") -> None:
+                 row_group_bytes: int = 8 << 20, buffer_bytes: int = 32 << 20,
+                 part_rows: int = 5_000_000, max_open: int = 32, compression: str = "snappy") -> None:
         self.fs, self.root, self.task = fs, root, task
         self.row_group_rows, self.part_rows, self.max_open = row_group_rows, part_rows, max_open
+        self.row_group_bytes, self.buffer_bytes = row_group_bytes, buffer_bytes
+        self.buffered_bytes = 0
         self.compression = compression
         self.parts: dict[tuple, _Part] = {}
         self.seq = 0
@@ -97,7 +103,26 @@ class DatasetWriter:
         width = len(lay.columns)
         for side in ("before", "after"):
             images = [row[side] for row in r.rows]
-            for k, spec in enumerate(lay.columns):
+            missing = images.count(None)
+            if missing == n:
+                nones = [None] * n
+                for name in lay.side_names[side]:
+                    cols[name].extend(nones)
+                continue
+            if not missing and set(map(len, images)) == {width}:
+                # whole images (binlog_row_image=FULL): columns by transposing, no lookups
+                by_col = list(zip(*images))
+                for k, spec in enumerate(lay.columns):
+                    conv, text = lay.converters[k]
+                    pairs = by_col[k]
+                    if conv is None:
+                        cols[f"{side}_{spec.name}"].extend([None if p[1] is None else p[1][0] for p in pairs])
+                    else:
+                        cols[f"{side}_{spec.name}"].extend([None if p[1] is None else conv(p[1]) for p in pairs])
+                    if text is not None:
+                        cols[f"{side}_{spec.name}__text"].extend([None if p[1] is None else text(p[1]) for p in pairs])
+                continue
+            for k, spec in enumerate(lay.columns):  # partial images (MINIMAL, NOBLOB): column by column
                 conv, text = lay.converters[k]
                 values: list = [None] * n
                 texts: list | None = [None] * n if text is not None else None
@@ -107,7 +132,7 @@ class DatasetWriter:
                     v = _at(img, k, width)
                     if v is None:
                         continue
-                    values[i] = conv(v)
+                    values[i] = v.value if conv is None else conv(v)
                     if texts is not None and text is not None:
                         texts[i] = text(v)
                 cols[f"{side}_{spec.name}"].extend(values)
@@ -115,11 +140,13 @@ class DatasetWriter:
                     cols[f"{side}_{spec.name}__text"].extend(texts)
         part.buffered += n
         self.buffered += n
+        part.buffered_bytes += r.size
+        self.buffered_bytes += r.size
         self.counts[(f"{lay.db}.{lay.table}", op)] += n
-        if part.buffered >= self.row_group_rows:
+        if part.buffered >= self.row_group_rows or part.buffered_bytes >= self.row_group_bytes:
             self._flush(key, part)
-        elif self.buffered >= 4 * self.row_group_rows:
-            big = max(self.parts.items(), key=lambda kv: kv[1].buffered)
+        elif self.buffered >= 4 * self.row_group_rows or self.buffered_bytes >= self.buffer_bytes:
+            big = max(self.parts.items(), key=lambda kv: kv[1].buffered_bytes)
             self._flush(*big)
 
     def _open(self, key: tuple, lay: Layout) -> _Part:
@@ -155,7 +182,8 @@ class DatasetWriter:
         part.writer.write_table(tbl, row_group_size=self.row_group_rows)
         part.rows += part.buffered
         self.buffered -= part.buffered
-        part.buffered = 0
+        self.buffered_bytes -= part.buffered_bytes
+        part.buffered = part.buffered_bytes = 0
         for v in part.cols.values():
             v.clear()
 

@@ -136,8 +136,10 @@ def _text_of(col: Column) -> Callable[[Any], Any]:
     return text
 
 
-def converter(table: Table, col: Column) -> tuple[Callable[[Value], Any], Callable[[Value], str | None] | None]:
-    """(value -> Arrow input, value -> companion text or None): made once per table version."""
+def converter(table: Table, col: Column) -> tuple[Callable[[Value], Any] | None,
+                                                 Callable[[Value], str | None] | None]:
+    """(value -> Arrow input, value -> companion text or None), made once per table version; a
+    converter of None: the decoded value as it is (the writer's fast path)."""
     t = col.type
     typ = arrow_type(table, col)
     name = str(typ)
@@ -145,7 +147,7 @@ def converter(table: Table, col: Column) -> tuple[Callable[[Value], Any], Callab
         if col.index in table.unsigned:
             wrap = 1 << INT_BITS[t]
             return (lambda v: v.value % wrap), None
-        return (lambda v: v.value), None
+        return None, None
     if t in DATES:
         want = datetime.date if t in (DATE, NEWDATE) else datetime.datetime
 
@@ -188,7 +190,7 @@ def converter(table: Table, col: Column) -> tuple[Callable[[Value], Any], Callab
         return (lambda v: v.value if isinstance(v.value, str) else bytes(v.value).decode("utf-8", "replace")), None
     if t == NEWDECIMAL:
         return (lambda v: v.value if isinstance(v.value, decimal.Decimal) else None), None
-    return (lambda v: v.value), None
+    return None, None
 
 
 def source_type(table: Table, col: Column) -> str:
@@ -226,6 +228,7 @@ class Layout:
     columns: tuple[ColumnSpec, ...]
     schema: Any               # pyarrow.Schema
     converters: tuple
+    side_names: dict          # "before" / "after" -> the names of that side's columns (companions too)
 
     def describe(self) -> str:
         return json.dumps([{"name": c.name, "type": c.source, "arrow": c.arrow} for c in self.columns])
@@ -282,7 +285,8 @@ def layout(table: Table) -> Layout:
             b"binlogkit.schema_version": digest.encode(), b"binlogkit.column_names": names_from.encode(),
             b"binlogkit.columns": json.dumps([{"name": s.name, "type": s.source, "arrow": s.arrow}
                                               for s in specs]).encode()}
+    sides = {side: [f.name for f in fields if f.name.startswith(side + "_")] for side in ("before", "after")}
     out = Layout(table.db, table.name, digest, names_from, tuple(specs), pa.schema(fields, metadata=meta),
-                 tuple(convs))
+                 tuple(convs), sides)
     object.__setattr__(table, "_export_layout", out)
     return out
