@@ -199,6 +199,17 @@ def test_rerun_replaces_the_dataset_and_keeps_other_files(tmp_path):
     assert read_success(str(out)) == s
 
 
+def test_two_exports_never_write_one_folder_at_once(tmp_path):
+    from binlogkit.safeio import SafeDir
+
+    out = tmp_path / "out"
+    out.mkdir()
+    with SafeDir(out) as d, d.locked():                  # another export holds the folder
+        res = _run(store.materialize("row-types") / "primary", "--output", out)
+    assert res.exit_code == 2 and "another binlogkit command" in res.output
+    assert list(out.iterdir()) == []
+
+
 def test_row_groups_are_flushed_at_n_rows(tmp_path):
     out = tmp_path / "out"
     export([store.materialize("replication-gtid") / "primary"], str(out), row_group_rows=100)

@@ -32,19 +32,20 @@ def export(paths: Iterable[str], output: str, *, filters: Filters | None = None,
     report = Report()
     fs, root = out.output_fs(output)
     t0 = time.monotonic()
-    out.begin(fs, root)
-    w = DatasetWriter(fs, root, row_group_rows=row_group_rows, part_rows=part_rows)
-    try:
-        for item in committed_changes(paths, filters, report, keys=keys):
-            w.add(item)
-        w.close()
-    except BaseException:
-        w.abort()
-        raise
-    write_schemas(fs, root, w.schemas)
-    summary = make_summary(output, report, w.counts_json(), w.n_statements, len(w.schemas),
-                           len(w.written), time.monotonic() - t0)
-    out.finish(fs, root, summary)
+    with out.locked(fs, root):
+        out.begin(fs, root)
+        w = DatasetWriter(fs, root, row_group_rows=row_group_rows, part_rows=part_rows)
+        try:
+            for item in committed_changes(paths, filters, report, keys=keys):
+                w.add(item)
+            w.close()
+        except BaseException:
+            w.abort()
+            raise
+        write_schemas(fs, root, w.schemas)
+        summary = make_summary(output, report, w.counts_json(), w.n_statements, len(w.schemas),
+                               len(w.written), time.monotonic() - t0)
+        out.finish(fs, root, summary)
     return summary
 
 

@@ -109,14 +109,23 @@ def merge(parts: list[dict]) -> tuple[dict, list[dict], dict]:
 
 
 def run(spark, paths: list[str], output: str, *, spec: dict, row_group_rows: int = 50_000) -> dict:
-    from binlogkit.export import make_summary
+    """The export on the cluster; the driver holds the output folder's lock for the run."""
     from binlogkit.export import output as out
-    from binlogkit.export.changes import Report, open_inputs_check
-    from binlogkit.export.dataset import write_schemas
+    from binlogkit.export.changes import open_inputs_check
 
     t0 = time.monotonic()
     files = open_inputs_check(paths)
     fs, root = out.output_fs(output)
+    with out.locked(fs, root):
+        return _run(spark, files, output, fs, root, spec, row_group_rows, t0)
+
+
+def _run(spark, files: list[str], output: str, fs, root: str, spec: dict, row_group_rows: int, t0: float) -> dict:
+    from binlogkit.export import make_summary
+    from binlogkit.export import output as out
+    from binlogkit.export.changes import Report
+    from binlogkit.export.dataset import write_schemas
+
     out.begin(fs, root)
     sc = spark.sparkContext
     results = (sc.parallelize(list(enumerate(files)), numSlices=max(1, len(files)))
@@ -159,6 +168,13 @@ def main(spark, argv: list[str]) -> int:
         _filters(spec)  # a bad GTID set or date fails here, on the driver
         summary = run(spark, args.paths, args.output, spec=spec, row_group_rows=args.row_group_rows)
     except (OSError, ValueError) as exc:
+        print(f"binlogkit-export-job: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001  (a BinlogError: the folder is locked, a key missing, ...)
+        from binlogkit.errors import BinlogError
+
+        if not isinstance(exc, BinlogError):
+            raise
         print(f"binlogkit-export-job: {exc}", file=sys.stderr)
         return 2
     if args.json:

@@ -19,11 +19,12 @@ are left alone.
 from __future__ import annotations
 
 import json
-import secrets
-from typing import Any
+import os
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 SUCCESS = "_SUCCESS"
-OWNED_PREFIXES = ("db=", "_schemas", "_statements", SUCCESS, ".binlogkit-")
+OWNED_PREFIXES = ("db=", "_schemas", "_statements", SUCCESS, f".{SUCCESS}.binlogkit-")
 
 
 def output_fs(url: str) -> tuple[Any, str]:
@@ -59,20 +60,31 @@ def begin(fs, root: str) -> None:
         pass
 
 
+@contextmanager
+def locked(fs, root: str) -> Iterator[None]:
+    """The run's hold on a local output folder (created if missing); nothing on object stores."""
+    if not _local(fs):
+        yield
+        return
+    from ..safeio import SafeDir
+
+    if os.path.lexists(root) and not os.path.isdir(root):
+        raise NotADirectoryError(f"{root}: exists and is not a folder")
+    os.makedirs(root, exist_ok=True)
+    with SafeDir(root) as d, d.locked():
+        yield
+
+
 def finish(fs, root: str, summary: dict) -> None:
     """Step 4: ``_SUCCESS`` with the summary, written whole."""
     data = json.dumps(summary, indent=1, default=str).encode() + b"\n"
-    marker = join(root, SUCCESS)
     if _local(fs):
-        tmp = join(root, f".binlogkit-{secrets.token_hex(8)}")
-        with fs.open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            import os
-            os.fsync(fh.fileno())
-        fs.mv(tmp, marker)
+        from ..safeio import SafeDir
+
+        with SafeDir(root) as d:
+            d.replace(SUCCESS, data, new_mode=0o644)
     else:
-        fs.pipe_file(marker, data)
+        fs.pipe_file(join(root, SUCCESS), data)
 
 
 def _local(fs) -> bool:
