@@ -255,3 +255,26 @@ def test_kill_9_leaves_no_success_and_the_rerun_equals_a_clean_run(tmp_path):
     mine = {k: v for k, v in read_success(str(out)).items() if k not in ("output", "seconds")}
     theirs = {k: v for k, v in read_success(str(clean)).items() if k not in ("output", "seconds")}
     assert mine == theirs
+
+
+def test_datetime_range_takes_the_transactions_that_began_in_it(tmp_path):
+    from datetime import datetime, timezone
+
+    from binlogkit.transactions import group_files
+
+    src = store.materialize("replication-gtid") / "primary"
+    trx = [t for t in group_files([src]) if t.complete]
+    seconds = sorted({t.first_timestamp for t in trx})
+    assert len(seconds) >= 3
+    t0, t1 = seconds[1], seconds[2]                      # the middle second of the workload
+    start = datetime.fromtimestamp(t0, timezone.utc).isoformat()
+    stop = datetime.fromtimestamp(t1, timezone.utc).isoformat()
+    res = _run(src, "--output", tmp_path / "out", "--start-datetime", start, "--stop-datetime", stop, "--json")
+    assert res.exit_code == 0, res.output
+    s = json.loads(res.output)
+    inside = [t for t in trx if t0 <= t.first_timestamp < t1]
+    assert s["transactions"] == len(inside) and s["filtered_out"] == len(trx) - len(inside)
+    got = pq.ParquetDataset(str(tmp_path / "out" / "db=lab" / "table=small")).read()
+    times = [c.timestamp() for c in got.column("commit_time").to_pylist()]
+    assert min(times) >= t0 and got.num_rows > 0
+    assert set(got.column("gtid").to_pylist()) <= {t.gtid for t in inside}
