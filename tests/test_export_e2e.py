@@ -99,6 +99,7 @@ def workload(srv) -> None:
         cur.execute("INSERT INTO types.many VALUES (99999, 'rolled back', 0)")
         cur.execute("INSERT INTO types.nt VALUES (1, 'kept')")
         cur.execute("ROLLBACK")
+        cur.execute("INSERT INTO types.nt VALUES (2, 'a statement')")         # statement-format DML, committed
         cur.execute("SET SESSION binlog_format = 'ROW'")
         cur.execute("FLUSH BINARY LOGS")                                        # a rotation
         cur.execute("ALTER TABLE types.many ADD COLUMN extra VARCHAR(10) DEFAULT 'new'")
@@ -168,6 +169,8 @@ def test_summary(run):
     assert len(many) == 2 and '"extra"' in many[1]["columns"] and many[1]["first_gtid"]
     statements = pq.read_table(run["out"] / "_statements").column("sql").to_pylist()
     assert any(q.startswith("ALTER TABLE types.many ADD COLUMN") for q in statements)
+    assert "INSERT INTO types.nt VALUES (2, 'a statement')" in statements          # nothing vanishes silently
+    assert "INSERT INTO types.nt VALUES (1, 'kept')" not in statements             # rolled back: not exported
     # versions are never mixed in one file
     for part in (run["out"] / "db=types" / "table=many").rglob("*.parquet"):
         assert len(set(pq.read_table(part, columns=["schema_version"]).column(0).to_pylist())) == 1
