@@ -168,7 +168,11 @@ def gtid_list_strings(body: bytes, at: int) -> list[str]:
 class Grouper:
     """Feeds on events file by file; yields finished transactions as they close."""
 
-    def __init__(self, *, source_file: str | None = None, relay: bool | None = None) -> None:
+    def __init__(self, *, source_file: str | None = None, relay: bool | None = None,
+                 keep_gtids: bool = True) -> None:
+        """``keep_gtids=False``: the files' GTID lists (``FileInfo.gtids``, ``gtid_offsets``) are
+        not kept, for callers that only want the transactions (memory flat in a file's size)."""
+        self.keep_gtids = keep_gtids
         self.cur: Transaction | None = None
         self.source_file = source_file
         self.relay_forced = relay
@@ -299,7 +303,7 @@ class Grouper:
                     self.cur._open_group = kind == "mariadb" and not standalone
                     info.transactions += 1
                     info.server_ids.add(sid)
-                    if gtid:
+                    if gtid and self.keep_gtids:
                         info.gtids.append(gtid)
                         info.gtid_offsets.append(at)
                     if info.first_transaction is None:

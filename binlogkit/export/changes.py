@@ -158,7 +158,7 @@ class _Walk:
 
     def __init__(self, filters: Filters, report: Report, keys=None) -> None:
         self.filters, self.report, self.keys = filters, report, keys
-        self.g = Grouper()
+        self.g = Grouper(keep_gtids=False)
         self.dec = EventDecoder(strict=True, rows=True)
         self.spool = Spool()
         self.path = ""
@@ -174,7 +174,7 @@ class _Walk:
             self.report.problems.append({"kind": "cut", "file": t.start_file, "offset": t.start_offset,
                                          "event": None, "error": "Incomplete",
                                          "message": f"transaction {t.gtid or ''} cut by the damage: not exported"})
-        self.g = Grouper()
+        self.g = Grouper(keep_gtids=False)
         self.dec = EventDecoder(strict=True, rows=True)
         self.spool.clear()
 
@@ -245,6 +245,7 @@ class _Walk:
         from ..files import open_input
 
         self.path, self.grouper_error, self.damaged = path, None, False
+        del self.g.files[1:]  # what the grouping scan keeps per file: the first (it asks) and the open one
         with open_input(path) as gfh:
             trx = self.g.feed_file(path, gfh, keys=self.keys)
 
