@@ -91,11 +91,10 @@ class DatasetWriter:
         cols = part.cols
         op = op_of(r.type_code)
         n = len(r.rows)
-        commit = _utc(t.last_timestamp)
         cols["op"].extend([op] * n)
         cols["gtid"].extend([t.gtid] * n)
         cols["server_id"].extend([t.server_id] * n)
-        cols["commit_time"].extend([commit] * n)
+        cols["commit_time"].extend([t.last_timestamp] * n)  # seconds: Arrow takes them as timestamp[s] as they are
         cols["file"].extend([r.file.rsplit("/", 1)[-1]] * n)
         cols["offset"].extend([r.offset] * n)
         cols["row_index"].extend(range(r.row_index, r.row_index + n))
