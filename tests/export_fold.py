@@ -36,10 +36,6 @@ def fold_sql(src: str, columns: list[str], quote: str = '"') -> str:
                            cols=", ".join(q)).replace('"offset"', f"{quote}offset{quote}")
 
 
-def columns_of(schema, version_cols: list[str]) -> list[str]:
-    return version_cols
-
-
 # --- the server's text ---------------------------------------------------------------------------
 BINARY = {"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"}
 GEOMETRY = {"geometry", "point", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon",

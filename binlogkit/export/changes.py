@@ -27,7 +27,6 @@ from typing import IO, Callable, Iterator
 from ..constants import EventType as T
 from ..decoder import EventDecoder, Problem
 from ..errors import BinlogError
-from ..events import decode
 from ..format import Format
 from ..reader import RawEvent, iter_raw_events
 from ..rowvalues.images import RawRows
