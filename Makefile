@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 DEMO_SET := fixtures/mariadb-10.11
 
-.PHONY: bench-pull pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-fastdecode asan-pullscan clean help
+.PHONY: bench-export export-proof bench-pull pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-fastdecode asan-pullscan clean help
 
 help:
 	@echo "make demo        decode committed fixtures made by a real MariaDB server"
@@ -13,6 +13,8 @@ help:
 	@echo "make fixtures    rebuild every fixture set from real servers (needs mariadb-server, strace)"
 	@echo "make bench-data  make the ~1 GB benchmark binlog in bench/data (not committed)"
 	@echo "make bench       run the benchmarks"
+	@echo "make bench-export  binlogkit export to Parquet vs mariadb-binlog -v on the bench binlog; the Spark job on 2 workers"
+	@echo "make export-proof  the export replay proof with a 25 MB transaction (CI runs it with 3 MB)"
 	@echo "make bench-pull  binlogkit pull vs mariadb-binlog --read-from-remote-server --raw on the bench binlog"
 	@echo "make bench-encryption  verify/decode of encrypted copies of the bench binlog vs plain"
 	@echo "make fuzz-encryption   5 minutes of damaged encrypted files: typed errors only"
@@ -33,7 +35,7 @@ $(BIN)/.installed: pyproject.toml setup.py binlogkit/_rowtext.c binlogkit/_fastd
 	$(PYTHON) -m venv $(VENV)
 	@# quiet unless it fails: the build backend's chatter goes to a log shown on failure
 	@$(BIN)/pip install -q --upgrade pip > $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
-	@$(BIN)/pip install -q -e '.[test,spark]' >> $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
+	@$(BIN)/pip install -q -e '.[test,spark,export]' >> $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
 	@echo "installed binlogkit and its test/spark extras in $(VENV) (log: $(VENV)/install.log)"
 	@$(PY) -c 'import binlogkit._rowtext' 2>/dev/null || echo "note: the C accelerator was not built (no C compiler or Python headers: apt-get install gcc python3-dev, then make deps-py); binlogkit uses its pure-Python row decoder (same output, slower)"
 	touch $@
@@ -79,6 +81,13 @@ bench: bench-data
 	$(PY) bench/run.py
 	$(PY) bench/encryption.py
 	$(PY) bench/s3.py
+	$(PY) bench/export.py
+
+bench-export: bench-data
+	$(PY) bench/export.py
+
+export-proof: deps
+	EXPORT_BIG_MB=25 $(BIN)/pytest -q tests/test_export_e2e.py
 
 bench-encryption: bench-data
 	$(PY) bench/encryption.py

@@ -7,7 +7,8 @@ Previous_gtids, Gtid_list; row images are never decoded.
 
 Boundaries (flavor-neutral rules; each flavor's GTID event just says standalone or not):
 
-* MariaDB Gtid with FL_STANDALONE: exactly one statement follows (DDL).
+* MariaDB Gtid with FL_STANDALONE: exactly one statement follows (DDL); without it the Gtid
+  event opens the group (no BEGIN follows) and it ends as below.
 * MySQL Gtid / Anonymous_gtid: ``BEGIN`` opens a group; a first statement that is not BEGIN is
   a single-statement (DDL) transaction; a Transaction_payload carries the whole group.
 * A group ends at Xid, ``COMMIT``, ``ROLLBACK``, XA_prepare, ``XA COMMIT``/``XA ROLLBACK``.
@@ -170,7 +171,11 @@ class Grouper:
     # what it makes of each transaction (a subclass may carry more: pitr's event-time bounds)
     transaction_type: type[Transaction] = Transaction
 
-    def __init__(self, *, source_file: str | None = None, relay: bool | None = None) -> None:
+    def __init__(self, *, source_file: str | None = None, relay: bool | None = None,
+                 keep_gtids: bool = True) -> None:
+        """``keep_gtids=False``: the files' GTID lists (``FileInfo.gtids``, ``gtid_offsets``) are
+        not kept, for callers that only want the transactions (memory flat in a file's size)."""
+        self.keep_gtids = keep_gtids
         self.cur: Transaction | None = None
         self.source_file = source_file
         self.relay_forced = relay
@@ -295,9 +300,13 @@ class Grouper:
                                            source_start=(src_end - ev_size) if src_end else None,
                                            resume_source_file=before.get("source_file"),
                                            resume_source_pos=before.get("source_end"))
+                    # a MariaDB GTID event without FL_STANDALONE opens the group itself (mariadb-binlog
+                    # prints it as START TRANSACTION; no BEGIN query follows): its statements stay
+                    # inside until COMMIT / ROLLBACK / Xid
+                    self.cur._open_group = kind == "mariadb" and not standalone
                     info.transactions += 1
                     info.server_ids.add(sid)
-                    if gtid:
+                    if gtid and self.keep_gtids:
                         info.gtids.append(gtid)
                         info.gtid_offsets.append(at)
                     if info.first_transaction is None:

@@ -291,6 +291,16 @@ def t_recover(work, data, others=None):
     return run_cli(args)
 
 
+def t_export(work, data, others=None):
+    """``export`` of a damaged series into a scratch folder: 0, 1 or 2, never a traceback; a
+    run that says 0 or 1 leaves a whole dataset (``_SUCCESS`` written last)."""
+    out = work / "export-out"
+    code = run_cli(["export", *_two(work, data, _rnd(data), others), "--output", str(out), "--row-group-rows", "7"])
+    if code in (0, 1) and not (out / "_SUCCESS").exists():
+        raise Crash(f"export exited {code} without writing _SUCCESS")
+    return code
+
+
 TARGETS = {
     "decode": t_decode,
     "decode-json": t_decode_json,
@@ -303,6 +313,7 @@ TARGETS = {
     "compare": t_compare,
     "recover": t_recover,
     "incident": t_incident,
+    "export": t_export,
 }
 
 

@@ -31,7 +31,8 @@ sys.path.insert(0, str(ROOT))
 from fixtures import store  # noqa: E402
 
 MARK = re.compile(r"^<!-- example: (\S+) -->\s*$")
-NORMALISE = [(re.compile(r"binlogkit-(recover|incident|flashback)-\d{8}T\d{6}Z-[0-9a-f]{6}"), r"binlogkit-\1-<time>-<random>")]
+NORMALISE = [(re.compile(r"binlogkit-(recover|incident|flashback)-\d{8}T\d{6}Z-[0-9a-f]{6}"), r"binlogkit-\1-<time>-<random>"),
+             (re.compile(r"(exported .* to \S+) in \d+\.\d s"), r"\1 in <seconds> s")]
 
 
 def _relay(name: str):
@@ -97,10 +98,19 @@ def _s3_uploaded(cwd: Path):
     return server
 
 
+def _archive_schema(cwd: Path) -> None:
+    """The archive and its tables' CREATE TABLE statements (the lab workload's schema)."""
+    from fixtures.lab.workload import SCHEMA
+
+    _archive(cwd)
+    (cwd / "schema.sql").write_text(SCHEMA.lstrip())
+
+
 SETUPS = {
     "s3": _s3,
     "s3-uploaded": _s3_uploaded,
     "archive": _archive,
+    "archive-schema": _archive_schema,
     "row-types-full-metadata": _primary("row-types-full-metadata"),
     "encrypted-mariadb": _encrypted,
     "crash-rotation-small-position": _relay("crash-rotation-small-position"),
@@ -117,6 +127,11 @@ def run_block(setup: str, commands: list[str]) -> list[str]:
         shim.chmod(0o755)
         (bindir / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')  # this checkout's Python
         (bindir / "python").chmod(0o755)
+        # `duckdb -c SQL` as the DuckDB CLI takes it, by the duckdb module of this Python (UTC)
+        duck = bindir / "duckdb"
+        duck.write_text(f"#!{sys.executable}\nimport sys\nimport duckdb\n"
+                        "duckdb.sql(\"SET TimeZone = 'UTC'\")\nduckdb.sql(sys.argv[2]).show(max_width=100)\n")
+        duck.chmod(0o755)
         with tempfile.TemporaryDirectory(prefix="binlogkit-doc-") as tmp, contextlib.ExitStack() as stack:
             cwd = Path(tmp)
             server = SETUPS[setup](cwd)  # a setup may start a server: it gives the block's env, stops after

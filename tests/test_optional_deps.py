@@ -79,3 +79,10 @@ def test_audit_output_without_pyarrow_writes_json_and_says_why_no_parquet(tmp_pa
     _one_line(res, "findings.parquet not written", "pyarrow is not installed", "binlogkit[spark]")
     assert (out / "findings.json").exists() and (out / "summary.json").exists()
     assert not (out / "findings.parquet").exists()
+
+
+def test_export_without_pyarrow(tmp_path):
+    res = _without("pyarrow", "export", str(FIXTURE), "--output", str(tmp_path / "out"))
+    assert res.returncode == 2
+    _one_line(res, "pyarrow is not installed", "binlogkit export", "pip install 'binlogkit[")
+    assert not (tmp_path / "out").exists()

@@ -1,0 +1,318 @@
+"""The committed row changes and statements of an archive, in binlog order.
+
+Two walks of each file, in lockstep: the grouping scan (``transactions.Grouper``, the one
+definition of where a transaction begins and ends) and the event reader. Table maps, rows
+events, Query events and MySQL Transaction_payloads read by the second walk are held in a
+``Spool`` (memory up to 16 MB, then a temporary file: a 4 GB transaction takes 16 MB of memory)
+until the grouping scan says how the transaction they belong to ended: committed
+(Xid, COMMIT, a DDL) -> decoded and handed on; ROLLBACK, XA PREPARE (its XA COMMIT is a
+separate group without rows) or no end at all -> dropped and counted. A damaged file: every
+transaction that ended before the damage is handed on, the damage goes to the report, and the
+next file starts afresh.
+
+Yields ``Rows`` (one rows event's decoded rows with their transaction) and ``Statement``
+(statement-format DML, DDL) values; the ``Report`` collects what was not exported.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import struct
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import IO, Callable, Iterator
+
+from ..constants import EventType as T
+from ..decoder import EventDecoder, Problem
+from ..errors import BinlogError
+from ..format import Format
+from ..reader import RawEvent, iter_raw_events
+from ..rowvalues.images import RawRows
+from ..rowvalues.tables import DELETE, ROWS_TYPES, WRITE, Table
+from ..transactions import Grouper, Transaction, _classify
+from . import ddl
+
+QUERY_TYPES = {T.QUERY_EVENT, T.QUERY_COMPRESSED_EVENT}
+KEPT = frozenset(ROWS_TYPES | QUERY_TYPES | {T.TABLE_MAP_EVENT, T.TRANSACTION_PAYLOAD_EVENT})
+NOT_COMMITTED = {"ROLLBACK", "XA_ROLLBACK", "XA_PREPARE"}
+SPOOL_MEMORY = 16 << 20
+_HEAD = struct.Struct("<qIBIIIHi")  # offset, timestamp, type, server id, size, log_pos, flags, format no
+
+
+def op_of(type_code: int) -> str:
+    return "insert" if type_code in WRITE else "delete" if type_code in DELETE else "update"
+
+
+@dataclass
+class Rows:
+    table: Table
+    type_code: int
+    rows: list
+    trx: Transaction
+    file: str
+    offset: int
+    row_index: int       # of the first row, within the transaction
+    size: int = 0        # bytes of the rows event: what its rows weigh in memory, about
+
+
+@dataclass
+class Statement:
+    trx: Transaction
+    file: str
+    offset: int
+    database: str
+    sql: str
+
+
+@dataclass
+class Report:
+    files: int = 0
+    bytes: int = 0
+    transactions: int = 0          # committed and exported (inside the filters)
+    filtered_out: int = 0          # committed, outside --start/--stop-datetime, --include-gtids
+    rolled_back: int = 0
+    xa_prepared: int = 0
+    incomplete: list[dict] = field(default_factory=list)   # no end: a partial transaction (archive's end)
+    problems: list[dict] = field(default_factory=list)     # damage, undecodable rows
+
+    def problem(self, exc: BinlogError, kind: str = "damage") -> None:
+        self.problems.append({"kind": kind, "file": exc.file, "offset": exc.offset, "event": exc.event_type,
+                              "error": type(exc).__name__, "message": exc.message})
+
+
+class Spool:
+    """Events of the open transaction, in memory up to ``limit`` bytes, then in a temporary file."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = SPOOL_MEMORY if limit is None else limit
+        self.mem: list[RawEvent] = []
+        self.size = 0
+        self.disk: IO[bytes] | None = None
+        self.formats: list[Format | None] = []
+
+    def add(self, raw: RawEvent) -> None:
+        if self.disk is None and self.size + raw.event_size <= self.limit:
+            self.mem.append(raw)
+            self.size += raw.event_size
+            return
+        if self.disk is None:
+            self.disk = tempfile.TemporaryFile(prefix="binlogkit-export-")
+        if not self.formats or self.formats[-1] is not raw.format:
+            self.formats.append(raw.format)
+        self.disk.write(_HEAD.pack(raw.offset, raw.timestamp, raw.type_code, raw.server_id, raw.event_size,
+                                   raw.log_pos, raw.flags, len(self.formats) - 1))
+        self.disk.write(raw.data)
+
+    def events(self, name: str) -> Iterator[RawEvent]:
+        yield from self.mem
+        if self.disk is not None:
+            self.disk.seek(0)
+            while True:
+                head = self.disk.read(_HEAD.size)
+                if not head:
+                    break
+                at, ts, code, sid, size, log_pos, flags, f = _HEAD.unpack(head)
+                yield RawEvent(at, ts, code, sid, size, log_pos, flags, self.disk.read(size), self.formats[f],
+                               None, name)
+
+    def clear(self) -> None:
+        self.mem, self.size = [], 0
+        if self.disk is not None:
+            self.disk.close()
+            self.disk, self.formats = None, []
+
+
+@dataclass(frozen=True)
+class Filters:
+    tables: tuple[str, ...] = ()                       # "db.table" patterns (shell wildcards)
+    start: datetime | None = None
+    stop: datetime | None = None
+    gtids: Callable[[str], bool] | None = None
+    schema: dict = field(default_factory=dict)         # ddl.index of a --schema file
+
+    def table_wanted(self, table: Table) -> bool:
+        if not self.tables:
+            return True
+        name = f"{table.db}.{table.name}"
+        return any(fnmatch.fnmatchcase(name, p) for p in self.tables)
+
+    def db_wanted(self, db: str) -> bool:
+        return not self.tables or any(fnmatch.fnmatchcase(db, p.split(".", 1)[0]) for p in self.tables)
+
+    def trx_wanted(self, t: Transaction) -> bool:
+        if self.start is not None and t.first_timestamp < self.start.timestamp():
+            return False
+        if self.stop is not None and t.first_timestamp >= self.stop.timestamp():
+            return False
+        if self.gtids is not None and (t.gtid is None or not self.gtids(t.gtid)):
+            return False
+        return True
+
+
+class _Walk:
+    """The state carried from file to file: the grouping scan, the decoder (table maps), the
+    spool (a transaction may continue into the next file) and the file being read."""
+
+    def __init__(self, filters: Filters, report: Report, keys=None) -> None:
+        self.filters, self.report, self.keys = filters, report, keys
+        self.g = Grouper(keep_gtids=False)
+        self.dec = EventDecoder(strict=True, rows=True)
+        self.spool = Spool()
+        self.path = ""
+        self.grouper_error: BinlogError | None = None
+        self.damaged = False
+        self.applied: dict[int, Table] = {}
+
+    def reset(self) -> None:
+        """After damage: the next file starts with no open transaction and no table maps."""
+        for t in self.g.finish():
+            if t.complete:
+                continue
+            self.report.problems.append({"kind": "cut", "file": t.start_file, "offset": t.start_offset,
+                                         "event": None, "error": "Incomplete",
+                                         "message": f"transaction {t.gtid or ''} cut by the damage: not exported"})
+        self.g = Grouper(keep_gtids=False)
+        self.dec = EventDecoder(strict=True, rows=True)
+        self.spool.clear()
+
+    def finalize(self, t: Transaction) -> Iterator[Rows | Statement]:
+        try:
+            if t.kind == "continuation" and not t.complete:
+                return
+            if not t.complete:
+                self.report.incomplete.append({"gtid": t.gtid, "file": t.start_file, "offset": t.start_offset,
+                                               "end_offset": t.end_offset, "events": t.events})
+                return
+            if t.terminator in NOT_COMMITTED:
+                if t.terminator == "XA_PREPARE":
+                    self.report.xa_prepared += 1
+                else:
+                    self.report.rolled_back += 1
+                return
+            if not self.filters.trx_wanted(t):
+                self.report.filtered_out += 1
+                return
+            self.report.transactions += 1
+            yield from self._replay(t)
+        finally:
+            self.spool.clear()
+
+    def _table(self, table: Table) -> Table:
+        if not self.filters.schema or table.column_names:
+            return table
+        out = self.applied.get(id(table))
+        if out is None:
+            if len(self.applied) > 4096:
+                self.applied.clear()
+            out = self.applied[id(table)] = ddl.apply(table, self.filters.schema)
+            object.__setattr__(out, "_source", table)  # keeps ``table`` alive: its id stays its own
+        return out
+
+    def _replay(self, t: Transaction) -> Iterator[Rows | Statement]:
+        row_index = 0
+        for raw in self.spool.events(self.path):
+            name = raw.file or self.path
+            for ev in self.dec.each(raw, name, payloads=True):
+                if isinstance(ev, Problem):
+                    self.report.problem(ev.error, "rows")
+                    continue
+                code = ev.raw.type_code
+                if code in ROWS_TYPES and ev.table is not None:
+                    if not self.filters.table_wanted(ev.table):
+                        continue
+                    if isinstance(ev.rows, RawRows):
+                        self.report.problem(BinlogError(f"rows of `{ev.table.db}`.`{ev.table.name}` not decoded: "
+                                                        f"{ev.rows.reason}", file=name, offset=ev.raw.offset,
+                                                        event_type=ev.raw.type_name), "rows")
+                        continue
+                    rows = ev.rows or []
+                    yield Rows(self._table(ev.table), code, rows, t, name, ev.raw.offset, row_index, ev.raw.event_size)
+                    row_index += len(rows)
+                elif code in QUERY_TYPES:
+                    q = ev.fields.get("query", "")
+                    sql = q if isinstance(q, str) else bytes(q).decode("utf-8", "replace")
+                    if _classify(sql[:32].strip().upper()) != "statement":
+                        continue
+                    db = ev.fields.get("db", "")
+                    db = db if isinstance(db, str) else bytes(db).decode("utf-8", "replace")
+                    if self.filters.db_wanted(db):
+                        yield Statement(t, name, ev.raw.offset, db, sql)
+
+    def one_file(self, path: str) -> Iterator[Rows | Statement]:
+        from ..files import open_input
+
+        self.path, self.grouper_error, self.damaged = path, None, False
+        del self.g.files[1:]  # what the grouping scan keeps per file: the first (it asks) and the open one
+        with open_input(path) as gfh:
+            trx = self.g.feed_file(path, gfh, keys=self.keys)
+
+            def advance() -> Transaction | None:
+                if self.grouper_error is not None:
+                    return None
+                try:
+                    return next(trx)
+                except StopIteration:
+                    return None
+                except BinlogError as exc:
+                    self.grouper_error = exc.with_context(file=path)
+                    return None
+            nxt = advance()
+            try:
+                with open_input(path) as fh:
+                    for raw in iter_raw_events(fh, name=path, keys=self.keys):
+                        if raw.type_code in KEPT:
+                            self.spool.add(raw)
+                        end = raw.end_offset
+                        while nxt is not None and (nxt.end_file != path or (nxt.end_offset or 0) <= end):
+                            yield from self.finalize(nxt)
+                            nxt = advance()
+            except BinlogError as exc:
+                self.report.problem(exc.with_context(file=path))
+                self.damaged = True
+                return
+            while nxt is not None:
+                yield from self.finalize(nxt)
+                nxt = advance()
+            if self.grouper_error is not None:
+                self.report.problem(self.grouper_error)
+                self.damaged = True
+
+
+def committed_changes(paths, filters: Filters, report: Report, *, keys=None) -> Iterator[Rows | Statement]:
+    """``Rows`` and ``Statement`` values of the committed transactions of ``paths`` (expanded
+    by ``files.expand_paths``), in binlog order; ``report`` gets what was not exported. An
+    input that cannot be opened raises ``OSError`` (the caller's usage error)."""
+    from ..files import expand_paths, input_size
+
+    walk = _Walk(filters, report, keys)
+    for p in expand_paths(paths):
+        path = str(p)
+        report.files += 1
+        report.bytes += input_size(path)
+        yield from walk.one_file(path)
+        if walk.damaged:
+            walk.reset()
+    for t in walk.g.finish():
+        yield from walk.finalize(t)
+
+
+def open_inputs_check(paths) -> list[str]:
+    """The expanded inputs; ``OSError`` naming the first that does not exist or cannot be read."""
+    from ..files import expand_paths, input_size, is_url
+
+    paths = list(paths)
+    out = [str(p) for p in expand_paths(paths)]
+    if not out:
+        raise FileNotFoundError(f"no binlog or relay log in {', '.join(map(str, paths))}: looked for *.index files "
+                                "and files named like NAME.000001 (also .xz, .gz, .bz2)")
+    for p in out:
+        if not is_url(p):
+            if not os.path.isfile(p):
+                raise FileNotFoundError(f"{p}: no such file")
+            if not os.access(p, os.R_OK):
+                raise PermissionError(f"{p}: not readable")
+        else:
+            input_size(p)
+    return out

@@ -1,0 +1,302 @@
+"""The partitioned Parquet writer: ``Rows`` and ``Statement`` values in, part files out.
+
+Layout under the output root (hive partitions)::
+
+    db=DB/table=T/date=YYYY-MM-DD/part-TTTTT-SSSSSS-VERSION.parquet   one schema version per file
+    _statements/part-TTTTT-SSSSSS.parquet                               statement-format DML, DDL
+    _schemas/part-TTTTT.parquet                                         where each version starts
+    _SUCCESS                                                            the summary, written last
+
+``TTTTT`` is the task (0 for the one-process export, the input's number in the Spark job),
+``SSSSSS`` a counter of the task. The date is the commit time's (UTC). A part holds at most
+``part_rows`` rows, in row groups of ``row_group_rows``: memory holds at most one row group
+per open part, and a row group is flushed at ``row_group_rows`` rows or ``row_group_bytes``
+of row events (all buffers together at ``buffer_bytes``): memory does not follow the archive,
+nor the width of its rows.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from .changes import Rows, Statement, op_of
+from .output import join
+from .schema import Layout, layout
+
+STATEMENT_COLUMNS = ("gtid", "server_id", "commit_time", "file", "offset", "database", "sql")
+SCHEMA_COLUMNS = ("db", "table", "schema_version", "column_names", "columns", "first_gtid", "first_commit_time",
+                  "first_file", "first_offset")
+
+
+def _utc(ts: int) -> datetime.datetime:
+    return datetime.datetime.fromtimestamp(ts, datetime.timezone.utc)
+
+
+@dataclass
+class _Part:
+    layout: Layout
+    path: str
+    writer: Any = None
+    rows: int = 0
+    cols: dict[str, list] = field(default_factory=dict)
+    buffered: int = 0
+    buffered_bytes: int = 0
+
+
+class DatasetWriter:
+    def __init__(self, fs, root: str, *, task: int = 0, row_group_rows: int = 50_000,
+                 row_group_bytes: int = 8 << 20, buffer_bytes: int = 32 << 20,
+                 part_rows: int = 5_000_000, max_open: int = 32, compression: str = "snappy") -> None:
+        self.fs, self.root, self.task = fs, root, task
+        self.row_group_rows, self.part_rows, self.max_open = row_group_rows, part_rows, max_open
+        self.row_group_bytes, self.buffer_bytes = row_group_bytes, buffer_bytes
+        self.buffered_bytes = 0
+        self.compression = compression
+        self.parts: dict[tuple, _Part] = {}
+        self.seq = 0
+        self.written: list[str] = []
+        self.counts: Counter = Counter()              # (db.table, op) -> rows
+        self.statements: dict[str, list] = {c: [] for c in STATEMENT_COLUMNS}
+        self.n_statements = 0
+        self.last_version: dict[tuple[str, str], str] = {}
+        self.schemas: list[dict] = []                 # version transitions, in binlog order
+        self.files: list[str] = []                    # inputs met (the ``file`` column)
+        self.buffered = 0
+
+    # -- rows ------------------------------------------------------------------------------------
+    def add(self, item: Rows | Statement) -> None:
+        if isinstance(item, Statement):
+            self._statement(item)
+        else:
+            self._rows(item)
+
+    def _rows(self, r: Rows) -> None:
+        lay = layout(r.table)
+        t = r.trx
+        key_t = (lay.db, lay.table)
+        if self.last_version.get(key_t) != lay.version:
+            self.last_version[key_t] = lay.version
+            self.schemas.append({"db": lay.db, "table": lay.table, "schema_version": lay.version,
+                                 "column_names": lay.names_from, "columns": lay.describe(), "first_gtid": t.gtid,
+                                 "first_commit_time": _utc(t.last_timestamp), "first_file": r.file.rsplit("/", 1)[-1],
+                                 "first_offset": r.offset})
+        date = _utc(t.last_timestamp).date().isoformat()
+        key = (lay.db, lay.table, date, lay.version)
+        part = self.parts.get(key)
+        if part is None:
+            part = self._open(key, lay)
+        cols = part.cols
+        op = op_of(r.type_code)
+        n = len(r.rows)
+        cols["op"].extend([op] * n)
+        cols["gtid"].extend([t.gtid] * n)
+        cols["server_id"].extend([t.server_id] * n)
+        cols["commit_time"].extend([t.last_timestamp] * n)  # seconds: Arrow takes them as timestamp[s] as they are
+        cols["file"].extend([r.file.rsplit("/", 1)[-1]] * n)
+        cols["offset"].extend([r.offset] * n)
+        cols["row_index"].extend(range(r.row_index, r.row_index + n))
+        cols["schema_version"].extend([lay.version] * n)
+        width = len(lay.columns)
+        for side in ("before", "after"):
+            images = [row[side] for row in r.rows]
+            missing = images.count(None)
+            if missing == n:
+                nones = [None] * n
+                for name in lay.side_names[side]:
+                    cols[name].extend(nones)
+                continue
+            if not missing and set(map(len, images)) == {width}:
+                # whole images (binlog_row_image=FULL): columns by transposing, no lookups
+                by_col = list(zip(*images))
+                for k, spec in enumerate(lay.columns):
+                    conv, text = lay.converters[k]
+                    pairs = by_col[k]
+                    if conv is None:
+                        cols[f"{side}_{spec.name}"].extend([None if p[1] is None else p[1][0] for p in pairs])
+                    else:
+                        cols[f"{side}_{spec.name}"].extend([None if p[1] is None else conv(p[1]) for p in pairs])
+                    if text is not None:
+                        cols[f"{side}_{spec.name}__text"].extend([None if p[1] is None else text(p[1]) for p in pairs])
+                continue
+            for k, spec in enumerate(lay.columns):  # partial images (MINIMAL, NOBLOB): column by column
+                conv, text = lay.converters[k]
+                values: list = [None] * n
+                texts: list | None = [None] * n if text is not None else None
+                for i, img in enumerate(images):
+                    if img is None:
+                        continue
+                    v = _at(img, k, width)
+                    if v is None:
+                        continue
+                    values[i] = v.value if conv is None else conv(v)
+                    if texts is not None and text is not None:
+                        texts[i] = text(v)
+                cols[f"{side}_{spec.name}"].extend(values)
+                if texts is not None:
+                    cols[f"{side}_{spec.name}__text"].extend(texts)
+        part.buffered += n
+        self.buffered += n
+        part.buffered_bytes += r.size
+        self.buffered_bytes += r.size
+        self.counts[(f"{lay.db}.{lay.table}", op)] += n
+        if part.buffered >= self.row_group_rows or part.buffered_bytes >= self.row_group_bytes:
+            self._flush(key, part)
+        elif self.buffered >= 4 * self.row_group_rows or self.buffered_bytes >= self.buffer_bytes:
+            big = max(self.parts.items(), key=lambda kv: kv[1].buffered_bytes)
+            self._flush(*big)
+
+    def _open(self, key: tuple, lay: Layout) -> _Part:
+        if len(self.parts) >= self.max_open:
+            oldest = next(iter(self.parts))
+            self._close(oldest)
+        db, table, date, version = key
+        self.seq += 1
+        path = join(self.root, f"db={_part_value(db)}", f"table={_part_value(table)}", f"date={date}",
+                    f"part-{self.task:05d}-{self.seq:06d}-{version}.parquet")
+        part = _Part(lay, path, cols={name: [] for name in lay.schema.names})
+        self.parts[key] = part
+        return part
+
+    def _flush(self, key: tuple, part: _Part) -> None:
+        self._write(part)
+        if part.rows >= self.part_rows:
+            self._close(key)
+
+    def _write(self, part: _Part) -> None:
+        """The buffered rows as one row group of the part (opened on its first write)."""
+        if not part.buffered:
+            return
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        tbl = pa.Table.from_pydict(part.cols, schema=part.layout.schema)
+        if part.writer is None:
+            self.fs.makedirs(part.path.rsplit("/", 1)[0], exist_ok=True)
+            part.writer = pq.ParquetWriter(part.path, part.layout.schema, filesystem=_arrow_fs(self.fs),
+                                           compression=self.compression)
+            self.written.append(part.path)
+        part.writer.write_table(tbl, row_group_size=self.row_group_rows)
+        part.rows += part.buffered
+        self.buffered -= part.buffered
+        self.buffered_bytes -= part.buffered_bytes
+        part.buffered = part.buffered_bytes = 0
+        for v in part.cols.values():
+            v.clear()
+
+    def _close(self, key: tuple) -> None:
+        part = self.parts.pop(key)
+        self._write(part)
+        if part.writer is not None:
+            part.writer.close()
+
+    # -- statements --------------------------------------------------------------------------------
+    def _statement(self, s: Statement) -> None:
+        t = s.trx
+        st = self.statements
+        st["gtid"].append(t.gtid)
+        st["server_id"].append(t.server_id)
+        st["commit_time"].append(_utc(t.last_timestamp))
+        st["file"].append(s.file.rsplit("/", 1)[-1])
+        st["offset"].append(s.offset)
+        st["database"].append(s.database)
+        st["sql"].append(s.sql)
+        self.n_statements += 1
+        if len(st["sql"]) >= self.row_group_rows:
+            self._flush_statements()
+
+    def _flush_statements(self) -> None:
+        if not self.statements["sql"]:
+            return
+        import pyarrow.parquet as pq
+
+        self.seq += 1
+        path = join(self.root, "_statements", f"part-{self.task:05d}-{self.seq:06d}.parquet")
+        self.fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
+        pq.write_table(_table(self.statements, statements_schema()), path, filesystem=_arrow_fs(self.fs))
+        self.written.append(path)
+        for v in self.statements.values():
+            v.clear()
+
+    def close(self) -> None:
+        """Every part whole (footer written); ``_statements`` flushed. ``_schemas`` is the
+        caller's (it merges tasks): ``write_schemas``."""
+        for key in list(self.parts):
+            self._close(key)
+        self._flush_statements()
+
+    def abort(self) -> None:
+        for part in self.parts.values():
+            if part.writer is not None:
+                try:
+                    part.writer.close()
+                except Exception:  # noqa: BLE001  (best effort on the way out; the run fails anyway)
+                    pass
+        self.parts.clear()
+
+    def counts_json(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {}
+        for (name, op), n in sorted(self.counts.items()):
+            out.setdefault(name, {"insert": 0, "update": 0, "delete": 0})[op] = n
+        return out
+
+
+def _at(img: list, k: int, width: int):
+    """Column ``k`` of an image: images list (index, Value) of the present columns in order."""
+    if len(img) == width:
+        pair = img[k]
+        if pair[0] == k:
+            return pair[1]
+    for i, v in img:
+        if i == k:
+            return v
+    return None
+
+
+def _part_value(name: str) -> str:
+    """A partition value as hive writes it (``/``, ``=``, ``%`` and controls escaped)."""
+    return "".join(f"%{ord(c):02X}" if c in "/=%\\:*?\"<>|" or ord(c) < 32 else c for c in name)
+
+
+def _arrow_fs(fs):
+    import pyarrow.fs as pafs
+
+    proto = fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]
+    if proto in ("file", "local"):
+        return pafs.LocalFileSystem()
+    return pafs.PyFileSystem(pafs.FSSpecHandler(fs))
+
+
+def _table(cols: dict, schema):
+    import pyarrow as pa
+
+    return pa.Table.from_pydict(cols, schema=schema)
+
+
+def statements_schema():
+    import pyarrow as pa
+
+    return pa.schema([("gtid", pa.string()), ("server_id", pa.uint32()), ("commit_time", pa.timestamp("s", tz="UTC")),
+                      ("file", pa.string()), ("offset", pa.int64()), ("database", pa.string()), ("sql", pa.string())])
+
+
+def schemas_schema():
+    import pyarrow as pa
+
+    return pa.schema([("db", pa.string()), ("table", pa.string()), ("schema_version", pa.string()),
+                      ("column_names", pa.string()), ("columns", pa.string()), ("first_gtid", pa.string()),
+                      ("first_commit_time", pa.timestamp("s", tz="UTC")), ("first_file", pa.string()),
+                      ("first_offset", pa.int64())])
+
+
+def write_schemas(fs, root: str, rows: list[dict]) -> str:
+    """``_schemas/part-00000.parquet``: one row per schema version start, in binlog order."""
+    import pyarrow.parquet as pq
+
+    path = join(root, "_schemas", "part-00000.parquet")
+    fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
+    cols = {c: [r[c] for r in rows] for c in SCHEMA_COLUMNS}
+    pq.write_table(_table(cols, schemas_schema()), path, filesystem=_arrow_fs(fs))
+    return path

@@ -1,0 +1,209 @@
+"""The spark-submit export job: one task per input file; executors decode and write their own
+Parquet parts; the driver gets counts.
+
+Run it on this machine (Spark local mode, the default master)::
+
+    spark-submit --master 'local[*]' binlogkit/export/job.py /archive/binlogs --output /data/changes
+
+On a standalone cluster (executors need pyarrow and fsspec: the Python of a virtualenv made
+with ``pip install 'binlogkit[export]'``, or a packed one shipped with ``--archives``)::
+
+    PYSPARK_PYTHON=/opt/venv/bin/python spark-submit --master spark://HOST:7077 \\
+        binlogkit/export/job.py /shared/binlogs --output /shared/changes --tables shop.orders
+
+Options as ``binlogkit export`` (``--tables``, ``--start-datetime``/``--stop-datetime`` or
+``--include-gtids``, ``--schema``, ``--row-group-rows``, ``--json``). The output protocol is the
+same (``output.py``): the driver clears an earlier run (``_SUCCESS`` first), executors write
+``db=…/table=…/date=…/part-NNNNN-….parquet`` (NNNNN: the input's number) and
+``_statements/``, and the driver writes ``_schemas`` and, last, ``_SUCCESS``. What reaches the
+driver per file: row counts per table and operation, the schema versions met (a few per table),
+and the file's problems (at most ``MAX_PROBLEMS``).
+
+A transaction that continues from one file into the next (relay logs; never binlogs) is cut
+by the per-file split: use ``binlogkit export`` (one process) for such archives.
+
+Exit code as ``binlogkit export``: 0 clean, 1 damage or partial transactions, 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from functools import partial
+
+MAX_PROBLEMS = 100
+
+
+def _filters(spec: dict):
+    """A ``changes.Filters`` rebuilt on an executor from plain values (predicates do not pickle)."""
+    from datetime import datetime
+
+    from binlogkit.api import gtid_matcher
+    from binlogkit.export import ddl
+    from binlogkit.export.changes import Filters
+
+    return Filters(tables=tuple(spec.get("tables") or ()),
+                   start=datetime.fromisoformat(spec["start"]) if spec.get("start") else None,
+                   stop=datetime.fromisoformat(spec["stop"]) if spec.get("stop") else None,
+                   gtids=gtid_matcher(spec["gtids"]) if spec.get("gtids") else None,
+                   schema=ddl.index(ddl.parse(spec["schema"])) if spec.get("schema") else {})
+
+
+def export_file(item: tuple[int, str], *, output: str, spec: dict, row_group_rows: int) -> dict:
+    """One input's committed changes into the dataset (run on an executor): its counts back."""
+    from binlogkit.export.changes import Report, committed_changes
+    from binlogkit.export.dataset import DatasetWriter
+    from binlogkit.export.output import output_fs
+
+    task, path = item
+    fs, root = output_fs(output)
+    report = Report()
+    w = DatasetWriter(fs, root, task=task, row_group_rows=row_group_rows)
+    try:
+        for change in committed_changes([path], _filters(spec), report):
+            w.add(change)
+        w.close()
+    except BaseException:
+        w.abort()
+        raise
+    return {"task": task, "file": path, "tables": w.counts_json(), "statements": w.n_statements,
+            "schemas": w.schemas, "last_versions": {f"{d}.{t}": v for (d, t), v in w.last_version.items()},
+            "parts": len(w.written), "files": report.files, "bytes": report.bytes,
+            "transactions": report.transactions, "filtered_out": report.filtered_out,
+            "rolled_back": report.rolled_back, "xa_prepared": report.xa_prepared,
+            "incomplete": report.incomplete[:MAX_PROBLEMS], "problems": report.problems[:MAX_PROBLEMS]}
+
+
+def merge(parts: list[dict]) -> tuple[dict, list[dict], dict]:
+    """(counts, schema version starts in binlog order, totals) of the per-file results, in
+    input order: a file's first version of a table is a start only when the file before it
+    ended on another version."""
+    parts = sorted(parts, key=lambda p: p["task"])
+    tables: dict[str, dict[str, int]] = {}
+    schemas: list[dict] = []
+    last: dict[str, str] = {}
+    totals: dict = {k: 0 for k in ("files", "bytes", "transactions", "filtered_out", "rolled_back", "xa_prepared",
+                             "statements", "parts")}
+    incomplete: list = []
+    problems: list = []
+    for p in parts:
+        for name, ops in p["tables"].items():
+            mine = tables.setdefault(name, {"insert": 0, "update": 0, "delete": 0})
+            for op, n in ops.items():
+                mine[op] += n
+        for s in p["schemas"]:
+            name = f"{s['db']}.{s['table']}"
+            if last.get(name) != s["schema_version"]:
+                schemas.append(s)
+            last[name] = s["schema_version"]
+        last.update(p["last_versions"])
+        for k in totals:
+            totals[k] += p[k]
+        incomplete += p["incomplete"]
+        problems += p["problems"]
+    totals["incomplete"] = incomplete
+    totals["problems"] = problems
+    return dict(sorted(tables.items())), schemas, totals
+
+
+def run(spark, paths: list[str], output: str, *, spec: dict, row_group_rows: int = 50_000) -> dict:
+    """The export on the cluster; the driver holds the output folder's lock for the run."""
+    from binlogkit.export import output as out
+    from binlogkit.export.changes import open_inputs_check
+
+    t0 = time.monotonic()
+    files = open_inputs_check(paths)
+    fs, root = out.output_fs(output)
+    with out.locked(fs, root):
+        return _run(spark, files, output, fs, root, spec, row_group_rows, t0)
+
+
+def _run(spark, files: list[str], output: str, fs, root: str, spec: dict, row_group_rows: int, t0: float) -> dict:
+    from binlogkit.export import make_summary
+    from binlogkit.export import output as out
+    from binlogkit.export.changes import Report
+    from binlogkit.export.dataset import write_schemas
+
+    out.begin(fs, root)
+    sc = spark.sparkContext
+    results = (sc.parallelize(list(enumerate(files)), numSlices=max(1, len(files)))
+               .map(partial(export_file, output=output, spec=spec, row_group_rows=row_group_rows)).collect())
+    tables, schemas, totals = merge(results)
+    write_schemas(fs, root, schemas)
+    report = Report(files=totals["files"], bytes=totals["bytes"], transactions=totals["transactions"],
+                    filtered_out=totals["filtered_out"], rolled_back=totals["rolled_back"],
+                    xa_prepared=totals["xa_prepared"], incomplete=totals["incomplete"],
+                    problems=totals["problems"])
+    summary = make_summary(output, report, tables, totals["statements"], len(schemas), totals["parts"],
+                           time.monotonic() - t0)
+    summary["engine"] = "spark"
+    out.finish(fs, root, summary)
+    return summary
+
+
+def main(spark, argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="binlogkit-export-job", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("paths", nargs="+")
+    ap.add_argument("--output", required=True, help="dataset root: a folder or an fsspec URL")
+    ap.add_argument("--tables", help="only these tables: DB.T,... (shell wildcards)")
+    ap.add_argument("--start-datetime")
+    ap.add_argument("--stop-datetime")
+    ap.add_argument("--include-gtids")
+    ap.add_argument("--schema", help="CREATE TABLE statements for table maps without names (read on the driver)")
+    ap.add_argument("--row-group-rows", type=int, default=50_000)
+    ap.add_argument("--json", action="store_true", help="print the summary as JSON")
+    args = ap.parse_args(argv)
+    if args.include_gtids and (args.start_datetime or args.stop_datetime):
+        print("binlogkit-export-job: give --start/--stop-datetime or --include-gtids, not both", file=sys.stderr)
+        return 2
+    spec = {"tables": [t.strip() for t in (args.tables or "").split(",") if t.strip()],
+            "start": _iso(args.start_datetime), "stop": _iso(args.stop_datetime), "gtids": args.include_gtids}
+    try:
+        if args.schema:
+            with open(args.schema, encoding="utf-8", errors="replace") as fh:
+                spec["schema"] = fh.read()
+        _filters(spec)  # a bad GTID set or date fails here, on the driver
+        summary = run(spark, args.paths, args.output, spec=spec, row_group_rows=args.row_group_rows)
+    except (OSError, ValueError) as exc:
+        print(f"binlogkit-export-job: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001  (a BinlogError: the folder is locked, a key missing, ...)
+        from binlogkit.errors import BinlogError
+
+        if not isinstance(exc, BinlogError):
+            raise
+        print(f"binlogkit-export-job: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(summary, indent=1, default=str))
+    else:
+        from binlogkit.export.render import render
+
+        print(render(summary))
+    from binlogkit.export import summary_exit_code
+
+    return summary_exit_code(summary)
+
+
+def _iso(value: str | None) -> str | None:
+    """A date-time as ISO text, UTC unless it names a zone (as the CLI reads it)."""
+    if not value:
+        return None
+    from datetime import datetime, timezone
+
+    dt = datetime.fromisoformat(value)
+    return (dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)).isoformat()
+
+
+if __name__ == "__main__":
+    from binlogkit.audit.job import session
+
+    _spark = session()
+    try:
+        _rc = main(_spark, sys.argv[1:])
+    finally:
+        _spark.stop()
+    sys.exit(_rc)
