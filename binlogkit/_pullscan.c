@@ -21,7 +21,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#define OUT_FIRST_CAP (1 << 16)
 #include "_out.h"
 
 #define LEN_PACKET_HEADER 4
@@ -53,8 +52,8 @@ static PyObject *run(PyObject *self, PyObject *args) {
     PyObject *crc;
     if (!PyArg_ParseTuple(args, "y*niiiLiiO", &buf, &pos, &seq, &semisync, &crc_on, &at, &state, &phl, &crc))
         return NULL;
-    PyObject *result = NULL;
-    Out o = {NULL, 0, 0};
+    PyObject *result = NULL, *data = NULL;
+    Py_ssize_t first = pos, taken = 0;
     long long events = 0, transactions = 0;
     unsigned long last_ts = 0;
     const unsigned char *base = buf.buf;
@@ -142,8 +141,7 @@ static PyObject *run(PyObject *self, PyObject *args) {
             if (state & STANDALONE)
                 goto stop;
         }
-        if (put(&o, (const char *)ev, size))
-            goto done;
+        taken += size;
         state = next;
         at += size;
         pos += LEN_PACKET_HEADER + n;
@@ -154,10 +152,21 @@ static PyObject *run(PyObject *self, PyObject *args) {
             last_ts = ts;
     }
 stop:
-    result = Py_BuildValue("(niLy#LLki)", pos, seq, at, o.buf ? o.buf : "", o.len, events, transactions, last_ts,
-                           state);
+    /* the events taken, copied once into a bytes object of their exact size: the packets from
+       `first` to `pos` were all checked above, so only their framing is walked again */
+    data = PyBytes_FromStringAndSize(NULL, taken);
+    if (!data)
+        goto done;
+    char *w = PyBytes_AS_STRING(data);
+    for (Py_ssize_t p = first; p < pos;) {
+        Py_ssize_t n = (Py_ssize_t)le(base + p, 3), skip = semisync ? 3 : 1;
+        memcpy(w, base + p + LEN_PACKET_HEADER + skip, (size_t)(n - skip));
+        w += n - skip;
+        p += LEN_PACKET_HEADER + n;
+    }
+    result = Py_BuildValue("(niLOLLki)", pos, seq, at, data, events, transactions, last_ts, state);
 done:
-    PyMem_Free(o.buf);
+    Py_XDECREF(data);
     PyBuffer_Release(&buf);
     return result;
 }

@@ -28,11 +28,17 @@ OWNED_PREFIXES = ("db=", "_schemas", "_statements", SUCCESS, f".{SUCCESS}.binlog
 
 
 def output_fs(url: str) -> tuple[Any, str]:
-    """(fsspec filesystem, root path inside it) for a local folder or a URL."""
-    from .._optional import need
+    """(fsspec filesystem, root path inside it) for a local folder or a URL: URLs through
+    ``binlogkit.storage`` (the AWS environment's endpoint and credentials, store errors typed)."""
+    from .. import storage
 
-    fsspec = need("fsspec", "binlogkit export")
-    fs, root = fsspec.core.url_to_fs(url)
+    if storage.is_url(url) and not url.startswith("file://"):
+        fs, root = storage.output_fs(url)
+    else:
+        from .._optional import need
+
+        fsspec = need("fsspec", "binlogkit export")
+        fs, root = fsspec.core.url_to_fs(url)
     return fs, root.rstrip("/") or "/"
 
 
@@ -84,7 +90,11 @@ def finish(fs, root: str, summary: dict) -> None:
         with SafeDir(root) as d:
             d.replace(SUCCESS, data, new_mode=0o644)
     else:
-        fs.pipe_file(join(root, SUCCESS), data)
+        from .. import storage
+
+        proto = fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]
+        storage.write_atomic(f"{proto}://{join(root, SUCCESS)}", data)
+        storage.forget()
 
 
 def _local(fs) -> bool:
