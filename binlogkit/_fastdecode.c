@@ -512,18 +512,10 @@ static PyObject *walk(PyObject *self, PyObject *args) {
                 status = HANDOVER;
                 break;
             }
-            PyObject *mv = PyMemoryView_FromMemory((char *)h, size - 4, PyBUF_READ);
-            if (!mv)
+            uint32_t actual;
+            if (crc_call(crc, h, size - 4, &actual))
                 goto done;
-            PyObject *v = PyObject_CallOneArg(crc, mv);
-            Py_DECREF(mv);
-            if (!v)
-                goto done;
-            unsigned long actual = PyLong_AsUnsignedLong(v);
-            Py_DECREF(v);
-            if (actual == (unsigned long)-1 && PyErr_Occurred())
-                goto done;
-            ok = (uint32_t)actual == (uint32_t)le(h + size - 4, 4);
+            ok = actual == (uint32_t)le(h + size - 4, 4);
             if (!ok && c.opts & O_VERIFY) {
                 status = HANDOVER;
                 break;

@@ -1,5 +1,5 @@
 /*
- * binlogkit/_out.h: the output buffer and byte reader shared by the C accelerators
+ * binlogkit/_out.h: the output buffer, byte reader and CRC call shared by the C accelerators
  * (_fastdecode.c, _rowtext.c, _pullscan.c). Header-only (static inline): each extension module
  * gets its own copy, and none links against another. Define OUT_FIRST_CAP before including it to
  * choose the first allocation (a decode window wants more than one row image).
@@ -60,6 +60,24 @@ static inline uint64_t le(const unsigned char *p, int n) {
     for (int i = n - 1; i >= 0; i--)
         v = v << 8 | p[i];
     return v;
+}
+
+/* CRC32 of p[0:n] through the Python callable given (ISA-L's or zlib's crc32), without a
+   copy: 0 with *out set, -1 with the exception set */
+static inline int crc_call(PyObject *crc, const unsigned char *p, Py_ssize_t n, uint32_t *out) {
+    PyObject *mv = PyMemoryView_FromMemory((char *)p, n, PyBUF_READ);
+    if (!mv)
+        return -1;
+    PyObject *v = PyObject_CallOneArg(crc, mv);
+    Py_DECREF(mv);
+    if (!v)
+        return -1;
+    unsigned long actual = PyLong_AsUnsignedLong(v);
+    Py_DECREF(v);
+    if (actual == (unsigned long)-1 && PyErr_Occurred())
+        return -1;
+    *out = (uint32_t)actual;
+    return 0;
 }
 
 #endif

@@ -89,18 +89,10 @@ static PyObject *run(PyObject *self, PyObject *args) {
         if (crc_on) {
             if (size < LEN_HEADER + 4)
                 break;
-            PyObject *mv = PyMemoryView_FromMemory((char *)ev, size - 4, PyBUF_READ);
-            if (!mv)
+            uint32_t actual;
+            if (crc_call(crc, ev, size - 4, &actual))
                 goto done;
-            PyObject *v = PyObject_CallOneArg(crc, mv);
-            Py_DECREF(mv);
-            if (!v)
-                goto done;
-            unsigned long actual = PyLong_AsUnsignedLong(v);
-            Py_DECREF(v);
-            if (actual == (unsigned long)-1 && PyErr_Occurred())
-                goto done;
-            if ((uint32_t)actual != (uint32_t)le(ev + size - 4, 4))
+            if (actual != (uint32_t)le(ev + size - 4, 4))
                 break;
         }
         int ends = 0, next = state;

@@ -6,9 +6,6 @@ cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-inc=$($PY -c "import sysconfig; print(sysconfig.get_paths()['include'])")
-ext=$($PY -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
-gcc -shared -fPIC -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
-    -I"$inc" binlogkit/_rowtext.c -o "$out/_rowtext$ext"
+so=$(PY=$PY bash scripts/asan-build.sh _rowtext "$out")
 LD_PRELOAD=$(gcc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0 \
-    $PY scripts/fuzz_rowtext.py "$out/_rowtext$ext" "${1:-3}"
+    $PY scripts/fuzz_rowtext.py "$so" "${1:-3}"

@@ -125,3 +125,27 @@ def _importable(module: str) -> bool:
     import importlib.util
 
     return importlib.util.find_spec(module) is not None
+
+
+# --- a real Spark standalone cluster (scripts/spark_cluster.py) ------------------------------------
+@pytest.fixture(scope="session")
+def spark_standalone(tmp_path_factory):
+    """A master and two 1-core workers on 127.0.0.1 from the installed pyspark, shared by the
+    audit and export cluster tests; stopped at the end, every process gone. Skipped without pyspark
+    or Java outside CI (a failure in CI)."""
+    pytest.importorskip("pyspark")
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import spark_cluster
+
+    if not spark_cluster.java_ok():
+        if os.environ.get("CI"):
+            pytest.fail("no Java runtime: `make deps` installs default-jre-headless")
+        pytest.skip("no Java runtime (Debian: apt-get install default-jre-headless)")
+    c = spark_cluster.start(tmp_path_factory.mktemp("spark-cluster"), workers=2, cores=1)
+    try:
+        yield c
+    finally:
+        pids = list(c.pids)
+        c.stop()
+        for pid in pids:
+            assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()

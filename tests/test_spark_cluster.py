@@ -24,24 +24,11 @@ from binlogkit.audit.pack import pack  # noqa: E402
 from fixtures import store  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-import spark_cluster  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    if not spark_cluster.java_ok():
-        if os.environ.get("CI"):
-            pytest.fail("no Java runtime: `make deps` installs default-jre-headless")
-        pytest.skip("no Java runtime (Debian: apt-get install default-jre-headless)")
-    c = spark_cluster.start(tmp_path_factory.mktemp("spark-cluster"), workers=2, cores=1)
-    try:
-        yield c
-    finally:
-        pids = list(c.pids)
-        c.stop()
-        for pid in pids:
-            assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
+@pytest.fixture
+def cluster(spark_standalone):
+    return spark_standalone
 
 
 def bare_python() -> str:
