@@ -129,6 +129,31 @@ def _url(fs: Any, path: str, like: str) -> str:
     return path if "://" in path else f"{proto}://{path}"
 
 
+# what a Spark job's driver hands its executors (their own environment may lack it: a cluster's
+# workers, or a JVM started before the variables were set)
+ENVIRONMENT = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL",
+               "AWS_ENDPOINT_URL_S3", "AWS_DEFAULT_REGION", "AWS_REGION", "AWS_PROFILE")
+
+
+def environment() -> dict[str, str]:
+    """The object-storage settings of this process's environment (``ENVIRONMENT`` that are set),
+    for a job's driver to pass to its executors with their tasks."""
+    return {k: os.environ[k] for k in ENVIRONMENT if k in os.environ}
+
+
+def adopt(env: dict[str, str] | None) -> None:
+    """On an executor: the driver's settings for those its own environment lacks (its own
+    win); filesystems made before are dropped when anything was added."""
+    added = False
+    for k, v in (env or {}).items():
+        if k in ENVIRONMENT and k not in os.environ:
+            os.environ[k] = v
+            added = True
+    if added:
+        _FS.clear()
+        _SIZES.clear()
+
+
 def forget() -> None:
     """Drop cached sizes and listings (after writing, or between runs in one process)."""
     _SIZES.clear()

@@ -74,10 +74,12 @@ def _shipped(path: str) -> str:
     return SparkFiles.get(os.path.basename(path))
 
 
-def _summaries(deal: list[tuple[str, int]], spec=None) -> list[tuple[str, dict]]:
+def _summaries(deal: list[tuple[str, int]], spec=None, env=None) -> list[tuple[str, dict]]:
     """The summaries of one task's files, keyed by directory."""
+    from binlogkit import storage
     from binlogkit.audit.summary import file_summary
 
+    storage.adopt(env)
     keys = _keys(spec)
     out = []
     for path, _size in deal:
@@ -100,9 +102,11 @@ def _plan(kv) -> list[tuple[str, tuple[str, dict]]]:
     return [(path, (directory, ctx)) for path, ctx in sorted(plan_directory(list(summaries)).items())]
 
 
-def _again(item, spec=None) -> tuple[str, dict]:
+def _again(item, spec=None, env=None) -> tuple[str, dict]:
+    from binlogkit import storage
     from binlogkit.audit.summary import file_summary
 
+    storage.adopt(env)
     path, (directory, ctx) = item
     return directory, file_summary(path, ctx, keys=_keys(spec))
 
@@ -199,6 +203,8 @@ def audit(spark, paths: list[str], *, live: bool = False, output: str | None = N
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
+    from binlogkit import storage
+
     inputs = list_inputs(paths)
     if not inputs:
         return None
@@ -207,11 +213,12 @@ def audit(spark, paths: list[str], *, live: bool = False, output: str | None = N
     # one task per file up to a bound: Spark keeps per-task state in the driver, so the number
     # of tasks, not of files, is what the driver's memory follows
     deal = deal_files(inputs, max(64, 4 * sc.defaultParallelism))
-    summaries = sc.parallelize(deal, numSlices=len(deal)).flatMap(partial(_summaries, spec=spec))
+    env = storage.environment()   # the executors' environment may lack the store's settings
+    summaries = sc.parallelize(deal, numSlices=len(deal)).flatMap(partial(_summaries, spec=spec, env=env))
     groups = summaries.groupByKey(numPartitions=max(1, min(n, sc.defaultParallelism * 2)))
     groups.persist(StorageLevel.MEMORY_AND_DISK)
     wanted = groups.flatMap(_plan)
-    again = wanted.repartition(max(1, sc.defaultParallelism)).map(partial(_again, spec=spec))
+    again = wanted.repartition(max(1, sc.defaultParallelism)).map(partial(_again, spec=spec, env=env))
     merged = groups.cogroup(again).map(_merge(live))
     merged.persist(StorageLevel.MEMORY_AND_DISK)
     errors, warnings, infos, n_series = merged.map(_tally).treeAggregate([0, 0, 0, 0], _add, _add)
@@ -250,7 +257,7 @@ def _write_parquet(df, where: str) -> None:
         fs.rm(path, recursive=True)
     storage.forget()
     schema = df.schema.json()
-    rows = sum(df.rdd.mapPartitionsWithIndex(partial(_parquet_part, where, schema)).collect())
+    rows = sum(df.rdd.mapPartitionsWithIndex(partial(_parquet_part, where, schema, storage.environment())).collect())
     storage.write_atomic(storage.join(where, "_SUCCESS"), f"{rows}\n".encode())
 
 
@@ -267,7 +274,7 @@ def _arrow_type(t):
             T.BooleanType: pa.bool_(), T.DoubleType: pa.float64()}[type(t)]
 
 
-def _parquet_part(where: str, schema_json: str, part: int, rows, batch: int = 10_000):
+def _parquet_part(where: str, schema_json: str, env: dict, part: int, rows, batch: int = 10_000):
     """On an executor: one partition's rows as one Parquet object, written in row groups of
     ``batch`` rows (none when it has no rows); yields its row count."""
     import pyarrow as pa
@@ -276,6 +283,7 @@ def _parquet_part(where: str, schema_json: str, part: int, rows, batch: int = 10
 
     from binlogkit import storage
 
+    storage.adopt(env)
     schema = _arrow_type(StructType.fromJson(json.loads(schema_json)))
     schema = pa.schema(list(schema))
     it = iter(rows)

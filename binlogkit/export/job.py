@@ -51,12 +51,16 @@ def _filters(spec: dict):
                    schema=ddl.index(ddl.parse(spec["schema"])) if spec.get("schema") else {})
 
 
-def export_file(item: tuple[int, str], *, output: str, spec: dict, row_group_rows: int) -> dict:
-    """One input's committed changes into the dataset (run on an executor): its counts back."""
+def export_file(item: tuple[int, str], *, output: str, spec: dict, row_group_rows: int,
+                env: dict | None = None) -> dict:
+    """One input's committed changes into the dataset (run on an executor): its counts back.
+    ``env``: the driver's object-storage settings, for those the executor's environment lacks."""
+    from binlogkit import storage
     from binlogkit.export.changes import Report, committed_changes
     from binlogkit.export.dataset import DatasetWriter
     from binlogkit.export.output import output_fs
 
+    storage.adopt(env)
     task, path = item
     fs, root = output_fs(output)
     report = Report()
@@ -124,12 +128,14 @@ def _run(spark, files: list[str], output: str, fs, root: str, spec: dict, row_gr
     from binlogkit.export import make_summary
     from binlogkit.export import output as out
     from binlogkit.export.changes import Report
+    from binlogkit import storage
     from binlogkit.export.dataset import write_schemas
 
     out.begin(fs, root)
     sc = spark.sparkContext
     results = (sc.parallelize(list(enumerate(files)), numSlices=max(1, len(files)))
-               .map(partial(export_file, output=output, spec=spec, row_group_rows=row_group_rows)).collect())
+               .map(partial(export_file, output=output, spec=spec, row_group_rows=row_group_rows,
+                            env=storage.environment())).collect())
     tables, schemas, totals = merge(results)
     write_schemas(fs, root, schemas)
     report = Report(files=totals["files"], bytes=totals["bytes"], transactions=totals["transactions"],
