@@ -179,23 +179,31 @@ def test_audit_spark_engine_on_s3_equals_local(s3, tmp_path, capsys):
     assert remote_doc == local_doc
 
 
-def test_executors_adopt_the_drivers_store_settings(monkeypatch):
-    """What a job's driver hands its tasks: the AWS settings it has; an executor adds those its
-    own environment lacks, keeps its own, and drops filesystems made before."""
-    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1")
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "driver")
-    monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
-    shipped = storage.environment()
-    assert shipped["AWS_ENDPOINT_URL"] == "http://127.0.0.1:1" and "AWS_SESSION_TOKEN" not in shipped
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "executor")
-    monkeypatch.delenv("AWS_ENDPOINT_URL")
-    storage._FS[("s3", os.getpid())] = object()
-    storage.adopt({**shipped, "PATH": "/nowhere", "AWS_SESSION_TOKEN": "t"})
-    assert os.environ["AWS_ENDPOINT_URL"] == "http://127.0.0.1:1"     # lacked: adopted
-    assert os.environ["AWS_ACCESS_KEY_ID"] == "executor"             # its own wins
-    assert os.environ["AWS_SESSION_TOKEN"] == "t" and os.environ["PATH"] != "/nowhere"  # only the store's
-    assert ("s3", os.getpid()) not in storage._FS
-    monkeypatch.delenv("AWS_SESSION_TOKEN")
+def test_executors_adopt_the_drivers_store_settings():
+    """What a job's driver hands its tasks: the AWS settings it has; an executor (here a fresh
+    interpreter, as a Python worker is) adds those its own environment lacks, keeps its own,
+    and drops filesystems made before."""
+    code = """
+import os, sys
+from binlogkit import storage
+os.environ.update(AWS_ENDPOINT_URL="http://127.0.0.1:1", AWS_ACCESS_KEY_ID="driver")
+os.environ.pop("AWS_SESSION_TOKEN", None)
+shipped = storage.environment()
+assert shipped["AWS_ENDPOINT_URL"] == "http://127.0.0.1:1" and "AWS_SESSION_TOKEN" not in shipped, shipped
+os.environ["AWS_ACCESS_KEY_ID"] = "executor"
+del os.environ["AWS_ENDPOINT_URL"]
+storage._FS[("s3", os.getpid())] = object()
+path = os.environ["PATH"]
+storage.adopt({**shipped, "PATH": "/nowhere", "AWS_SESSION_TOKEN": "t"})
+assert os.environ["AWS_ENDPOINT_URL"] == "http://127.0.0.1:1"
+assert os.environ["AWS_ACCESS_KEY_ID"] == "executor"
+assert os.environ["AWS_SESSION_TOKEN"] == "t" and os.environ["PATH"] == path
+assert ("s3", os.getpid()) not in storage._FS
+print("ok")
+"""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
 
 
 # -- flashback and pitr read S3 too --------------------------------------------------------------------
