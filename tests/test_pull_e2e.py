@@ -184,6 +184,7 @@ def test_text_output_and_sigterm(primary, tmp_path):
             break
         time.sleep(0.1)
     workload.small(primary, 5, start=2000)   # arrives live
+    settle(primary)                            # with the Binlog_checkpoint the primary adds after it
     time.sleep(1.5)
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=30)
