@@ -16,6 +16,7 @@ import zlib
 from .codecs.format_description import fde_is_checksum_aware
 from .codecs.header import HEADER_STRUCT, LEN_HEADER, OFS_FLAGS
 from .constants import BINLOG_MAGIC, LEN_CHECKSUM, ChecksumAlg, EventFlag, EventType, event_type_name
+from .crc import CRC32
 from .errors import BadMagicError, ChecksumError, EventSizeError, NoFormatDescriptionError, TruncatedEventError
 
 _FDE = EventType.FORMAT_DESCRIPTION_EVENT
@@ -70,7 +71,7 @@ def walk_events(fh, *, verify: bool = True,
             raise BadMagicError("empty file", offset=0)
         raise BadMagicError(f"not a binlog: starts with {magic!r}, expected {BINLOG_MAGIC!r}", offset=0)
     unpack = HEADER_STRUCT.unpack_from
-    crc32 = zlib.crc32
+    crc32 = CRC32  # ISA-L's when installed (binlogkit/crc.py): the same values as zlib's
     buf = bytearray(WINDOW)
     mv = memoryview(buf)
     filled, rel = 0, 0
