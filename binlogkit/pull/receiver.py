@@ -254,14 +254,19 @@ class Receiver:
             return
         f.pos, f.seq = pos, seq
         b.open_group, b.standalone = bool(state & 1), bool(state & 2)
+        self.stats.caught_up = False
+        self._took(data, n, ends, ts)
+
+    def _took(self, data: bytes, events: int, ends: int, ts: int) -> None:
+        """``events`` events (``data``, their bytes) queued for the copy, ``ends`` of them the
+        last of a transaction: the one bookkeeping of the C loop and of ``_event``."""
         self._out.append(data)
         self._out_len += len(data)
         st = self.stats
         st.bytes += len(data)
-        st.events += n
-        st.caught_up = False
+        st.events += events
         st.last_event_ts = ts or st.last_event_ts
-        self._unsynced_events += n
+        self._unsynced_events += events
         if ends:
             st.transactions += ends
             self._dirty_trx = True
@@ -317,16 +322,7 @@ class Receiver:
         if log_pos != end & 0xFFFFFFFF:
             raise PullError(f"event ends at {end} in the copy but at {log_pos} on the primary: the copy does not "
                             "line up with the primary's file", file=self.store.name, offset=at)
-        self._out.append(ev)
-        self._out_len += size
-        st = self.stats
-        st.bytes += size
-        st.events += 1
-        st.last_event_ts = ts or st.last_event_ts
-        self._unsynced_events += 1
-        if self.boundary.ends(code, ev, 4 if self.crc_on else 0):
-            st.transactions += 1
-            self._dirty_trx = True
+        self._took(ev, 1, int(self.boundary.ends(code, ev, 4 if self.crc_on else 0)), ts)
         if need_ack:
             self._pending_ack = (self.store.name, end)
 
