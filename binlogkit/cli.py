@@ -1081,9 +1081,34 @@ def _client_defaults(path: str | None) -> dict:
             cp.read_file(fh)
     except (OSError, configparser.Error) as exc:
         _fail(f"cannot read --defaults-file {path}: {exc}", EXIT_USAGE)
-    if not cp.has_section("client"):
-        return {}
-    return {k.replace("-", "_"): (v or "").strip().strip("'\"") for k, v in cp.items("client")}
+    out: dict = {}
+    for group in ("client", "binlogkit"):   # as the mysql clients: [client], then the tool's own group
+        if cp.has_section(group):
+            out.update({k.replace("-", "_"): (v or "").strip().strip("'\"") for k, v in cp.items(group)})
+    return out
+
+
+def _tls_options(d: dict, ssl_mode, ssl_ca, ssl_cert, ssl_key, server_public_key, get_server_public_key):
+    """pull's TLS settings: the options, else ``ssl-*`` of --defaults-file; a CA given without a
+    mode means VERIFY_CA (a CA given is a CA used), else PREFERRED as the mysql clients."""
+    from .pull import SslMode, TlsOptions
+
+    ca = ssl_ca or d.get("ssl_ca") or None
+    implied = "DISABLED" if "skip_ssl" in d else "VERIFY_CA" if ca else "PREFERRED"
+    mode_text = (ssl_mode or d.get("ssl_mode") or implied).upper()
+    try:
+        mode = SslMode(mode_text)
+    except ValueError:
+        _fail(f"ssl-mode must be one of {', '.join(m.value for m in SslMode)}, not {mode_text!r}", EXIT_USAGE)
+    for path in (ca, ssl_cert or d.get("ssl_cert"), ssl_key or d.get("ssl_key"),
+                 server_public_key or d.get("server_public_key_path")):
+        if path and not os.path.isfile(path):
+            _fail(f"no such file: {path}", EXIT_USAGE)
+    get_key = get_server_public_key or d.get("get_server_public_key", "0") in ("", "1", "ON", "on", "true", "TRUE")
+    return TlsOptions(mode=mode, ca=ca, cert=ssl_cert or d.get("ssl_cert") or None,
+                      key=ssl_key or d.get("ssl_key") or None,
+                      server_public_key=server_public_key or d.get("server_public_key_path") or None,
+                      get_server_public_key=get_key)
 
 
 @main.command()
@@ -1093,7 +1118,21 @@ def _client_defaults(path: str | None) -> dict:
 @click.option("--password-file", type=click.Path(exists=True, dir_okay=False),
               help="A file whose first line is the password (never give it on the command line).")
 @click.option("--defaults-file", type=click.Path(exists=True, dir_okay=False),
-              help="A mysql option file: user, password, host, port from its [client] section. MYSQL_PWD is read too.")
+              help="A mysql option file: user, password, host, port, ssl-* from its [client] and [binlogkit] "
+                   "sections. MYSQL_PWD is read too.")
+@click.option("--ssl-mode", type=click.Choice(["DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY"],
+                                              case_sensitive=False),
+              help="TLS as the mysql clients: PREFERRED (default) when offered, unverified; REQUIRED or refuse; "
+                   "VERIFY_CA checks the chain against --ssl-ca; VERIFY_IDENTITY the host name too. "
+                   "Default VERIFY_CA when --ssl-ca is given.")
+@click.option("--ssl-ca", type=click.Path(exists=True, dir_okay=False), help="CA certificate(s), PEM.")
+@click.option("--ssl-cert", type=click.Path(exists=True, dir_okay=False), help="Client certificate, PEM.")
+@click.option("--ssl-key", type=click.Path(exists=True, dir_okay=False), help="Client certificate's key, PEM.")
+@click.option("--server-public-key", type=click.Path(exists=True, dir_okay=False),
+              help="The server's RSA public key (PEM): caching_sha2/sha256_password send the password encrypted "
+                   "to it when there is no TLS.")
+@click.option("--get-server-public-key", is_flag=True,
+              help="Without TLS, ask the server for its RSA key (protects from listeners, not from a fake server).")
 @click.option("--server-id", type=int, required=True, help="The server_id this receiver registers with (unique among replicas).")
 @click.option("--dir", "directory", required=True, type=click.Path(file_okay=False),
               help="Where the copies go (created if absent); run again with the same folder to resume.")
@@ -1106,13 +1145,18 @@ def _client_defaults(path: str | None) -> dict:
 @click.option("--until-end", is_flag=True, help="Stop at the end of the primary's last binlog (non-blocking dump).")
 @click.option("--heartbeat", type=float, default=1.0, show_default=True, help="Heartbeat period asked of the primary, seconds.")
 @click.option("--json", "as_json", is_flag=True, help="Status lines as JSON objects on stdout.")
-def pull(host, port, user, password_file, defaults_file, server_id, directory, start_file, start_position, gtid,
+def pull(host, port, user, password_file, defaults_file, ssl_mode, ssl_ca, ssl_cert, ssl_key, server_public_key,
+         get_server_public_key, server_id, directory, start_file, start_position, gtid,
          semisync, sync_mode, until_end, heartbeat, as_json) -> None:
     """Copy a primary's binlogs live over the replication protocol into DIR: the primary's own
     file names, byte for byte, with an index; crash-safe and resumable.
 
     Registers as a replica (COM_REGISTER_SLAVE, COM_BINLOG_DUMP). Runs until SIGINT/SIGTERM
     (then flushes, fsyncs and exits 0), or with --until-end until the primary's last event.
+    The password never goes on the wire readable: a server asking for it in clear text
+    (mysql_clear_password, dialog) or for caching_sha2/sha256 full authentication without TLS
+    (and without --server-public-key / --get-server-public-key) is refused, exit 2.
+
     Run again on the same DIR: the torn tail or partial transaction a crash left is cut and the
     pull asks for exactly the next byte. A dropped connection is retried with backoff. With
     --semisync a transaction is acknowledged only after the file holding its commit is fsynced.
@@ -1139,7 +1183,8 @@ def pull(host, port, user, password_file, defaults_file, server_id, directory, s
     cfg = PullConfig(host=host or d.get("host") or "127.0.0.1", port=int(port or d.get("port") or 3306), user=user,
                      password=password, server_id=server_id, dir=directory, start_file=start_file,
                      start_position=start_position, gtid=gtid, semisync=semisync, sync=sync_mode,
-                     until_end=until_end, heartbeat_s=heartbeat)
+                     until_end=until_end, heartbeat_s=heartbeat,
+                     tls=_tls_options(d, ssl_mode, ssl_ca, ssl_cert, ssl_key, server_public_key, get_server_public_key))
     stopping = []
 
     def on_signal(signum, _frame):

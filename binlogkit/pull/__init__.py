@@ -4,6 +4,7 @@ protocol — crash-safe, resumable, and a lossless semisync receiver.
 ::
 
     protocol.py   pure: packets a replica sends, the framing of the dump stream, artificial events
+    auth.py       pure: the login — TLS settings, SSLRequest, each auth plugin's answer, no clear password
     conn.py       the one connection: PyMySQL login + session settings, then raw socket reads
     store.py      the folder: lock, files, index, state, start-up repair (through binlogkit.safeio)
     receiver.py   the loop: events in, files out, fsync, semisync acknowledgements
@@ -15,11 +16,12 @@ API: the raw events of a live primary as the same ``RawEvent`` values the file r
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 from ..format import Format
 from ..reader import RawEvent
+from .auth import PasswordRefused, SslMode, TlsError, TlsOptions
 from .conn import Connection, ConnectionLost
 from .protocol import ProtocolError, PullError, header, is_artificial, rotate_target
 from .receiver import Receiver
@@ -44,10 +46,11 @@ class PullConfig:
     connect_timeout: float = 10.0
     max_backoff_s: float = 30.0
     max_dump_position: int = 0xFFFFFFFF   # the largest position COM_BINLOG_DUMP can ask for
+    tls: TlsOptions = field(default_factory=TlsOptions)   # --ssl-mode & co.; PREFERRED as the mysql clients
 
 
 def _connect(cfg: PullConfig) -> Connection:
-    return Connection(cfg.host, cfg.port, cfg.user, cfg.password, connect_timeout=cfg.connect_timeout)
+    return Connection(cfg.host, cfg.port, cfg.user, cfg.password, connect_timeout=cfg.connect_timeout, tls=cfg.tls)
 
 
 def _first_file(cfg: PullConfig, gtid: str | None) -> str:
@@ -177,16 +180,17 @@ def pull(cfg: PullConfig, *, report: Callable[[dict], None] | None = None,
 
 
 def iter_events(host: str, port: int, user: str, password: str, *, server_id: int, file: str, position: int = 4,
-                until_end: bool = True, semisync: bool = False) -> Iterator[RawEvent]:
+                until_end: bool = True, semisync: bool = False, tls: TlsOptions | None = None) -> Iterator[RawEvent]:
     """The raw events of a live primary from ``file``:``position`` as ``RawEvent`` values (the
     same as the file reader's: offset, header fields, bytes, format in force, checksum checked).
     Artificial events are left out. With ``semisync`` every event the primary asks for is
-    acknowledged as soon as it has been yielded and the caller asked for the next one."""
+    acknowledged as soon as it has been yielded and the caller asked for the next one. ``tls``:
+    as ``PullConfig.tls`` (default PREFERRED)."""
     from ..codecs.format_description import fde_is_checksum_aware
     from ..reader import event_crc
     import zlib
 
-    conn = Connection(host, port, user, password)
+    conn = Connection(host, port, user, password, tls=tls)
     try:
         conn.start_dump(server_id, file, position, semisync=semisync, non_block=until_end)
         fmt, name = None, file
@@ -217,4 +221,5 @@ def iter_events(host: str, port: int, user: str, password: str, *, server_id: in
         conn.close()
 
 
-__all__ = ["PullConfig", "PullError", "pull", "iter_events", "Store", "Receiver"]
+__all__ = ["PullConfig", "PullError", "pull", "iter_events", "Store", "Receiver", "TlsOptions", "SslMode", "TlsError",
+           "PasswordRefused"]

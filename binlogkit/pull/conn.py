@@ -1,12 +1,21 @@
 """One replication connection: login and session settings through PyMySQL, then the dump
 stream read in large socket reads and framed by ``protocol.Framer`` (not one library call per
-event). The only I/O of the protocol layer."""
+event). The only I/O of the protocol layer.
+
+The login itself is ours (``auth.Login`` through PyMySQL's one hook, ``_request_authentication``):
+TLS as ``--ssl-mode`` says (SSLRequest after the greeting, then the socket wrapped by ``ssl``),
+and no password where it can be read. PyMySQL never holds the password. From the dump on the
+stream is read through the connection's socket, the TLS one when there is TLS: the C loop of
+``receiver`` only ever sees the framer's buffer, never the socket."""
 
 from __future__ import annotations
 
 import socket
+import ssl
+import struct
 
 from ..flavor import Flavor
+from .auth import MAX_PACKET, MAX_ROUNDS, Login, TlsError, TlsOptions, ssl_context, ssl_request, use_tls
 from .protocol import (BINLOG_DUMP_NON_BLOCK, ER_ACCESS_DENIED, PROTOCOLS, Framer, Message, ProtocolError,
                        PullError, binlog_dump, packet, register_slave, semisync_ack)
 
@@ -25,15 +34,108 @@ def _pymysql():
     return pymysql
 
 
+_SESSION: type | None = None
+
+
+def _session_class() -> type:
+    """PyMySQL's connection with the login replaced by ``auth.Login`` (made once, on first use:
+    PyMySQL is imported only when pull runs)."""
+    global _SESSION
+    if _SESSION is not None:
+        return _SESSION
+    _pymysql()
+    from pymysql.charset import charset_by_name
+    from pymysql.connections import Connection as PyMySQLConnection
+    from pymysql.constants import CLIENT
+
+    class Session(PyMySQLConnection):
+        bk_password = b""
+        bk_tls = TlsOptions()
+        bk_where = ""
+        bk_tls_on = False
+
+        def _request_authentication(self) -> None:
+            tls, where = self.bk_tls, self.bk_where
+            flags = self.client_flag | CLIENT.MULTI_RESULTS
+            charset = charset_by_name(self.charset).id
+            on = use_tls(tls.mode, bool(self.server_capabilities & CLIENT.SSL), where)
+            if on:
+                ctx = ssl_context(tls)
+                assert ctx is not None   # use_tls is False with DISABLED
+                self.write_packet(ssl_request(flags, charset))
+                flags |= CLIENT.SSL
+                try:
+                    self._sock = ctx.wrap_socket(self._sock, server_hostname=self.host)
+                except ssl.SSLCertVerificationError as exc:
+                    raise TlsError(f"{where}: the server's certificate does not check out ({exc.verify_message}; "
+                                   f"--ssl-mode {tls.mode.value}): refused") from None
+                except (ssl.SSLError, OSError) as exc:
+                    raise TlsError(f"{where}: the TLS handshake failed: {exc}") from None
+                self._rfile = self._sock.makefile("rb")
+                self._secure = True
+            self.bk_tls_on = on
+            key = None
+            if tls.server_public_key:
+                try:
+                    with open(tls.server_public_key, "rb") as fh:
+                        key = fh.read(1 << 16)
+                except OSError as exc:
+                    raise TlsError(f"cannot read --server-public-key {tls.server_public_key}: "
+                                   f"{exc.strerror or exc}") from None
+            login = Login(self.bk_password, tls=on, where=where, public_key=key,
+                          get_public_key=tls.get_server_public_key)
+            plugin, answer = login.first(self._auth_plugin_name or "", self.salt or b"")
+            user = self.user.encode(self.encoding) if isinstance(self.user, str) else self.user
+            data = struct.pack("<IIB23x", flags, MAX_PACKET, charset) + user + b"\0"
+            if self.server_capabilities & CLIENT.PLUGIN_AUTH_LENENC_CLIENT_DATA:
+                data += _lenenc(len(answer)) + answer
+            else:
+                data += bytes([len(answer)]) + answer
+            if self.server_capabilities & CLIENT.PLUGIN_AUTH:
+                data += plugin.encode() + b"\0"
+            if self.server_capabilities & CLIENT.CONNECT_ATTRS:
+                attrs = b"".join(_lenenc(len(x)) + x for kv in getattr(self, "_connect_attrs", {}).items()
+                                 for x in (kv[0].encode(), kv[1].encode()))
+                data += _lenenc(len(attrs)) + attrs
+            self.write_packet(data)
+            for _ in range(MAX_ROUNDS):
+                payload = self._read_packet().get_all_data()   # an ERR packet raises (1045...)
+                if payload[:1] == b"\0":
+                    return
+                out = login.reply(payload)
+                if out is not None:
+                    self.write_packet(out)
+            raise PullError(f"{where}: the login did not end after {MAX_ROUNDS} packets")
+
+    _SESSION = Session
+    return Session
+
+
+def _lenenc(n: int) -> bytes:
+    if n < 251:
+        return bytes([n])
+    if n < 1 << 16:
+        return b"\xfc" + n.to_bytes(2, "little")
+    if n < 1 << 24:
+        return b"\xfd" + n.to_bytes(3, "little")
+    return b"\xfe" + n.to_bytes(8, "little")
+
+
 class Connection:
     """A logged-in session on the primary; ``start_dump`` turns it into a dump stream."""
 
-    def __init__(self, host: str, port: int, user: str, password: str, *, connect_timeout: float = 10.0) -> None:
+    def __init__(self, host: str, port: int, user: str, password: str, *, connect_timeout: float = 10.0,
+                 tls: TlsOptions | None = None) -> None:
         pymysql = _pymysql()
         self.where = f"{host}:{port}"
         try:
-            self.conn = pymysql.connect(host=host, port=port, user=user, password=password, autocommit=True,
-                                        connect_timeout=connect_timeout, charset="utf8mb4")
+            self.conn = _session_class()(host=host, port=port, user=user, password="", autocommit=True,
+                                         connect_timeout=connect_timeout, charset="utf8mb4", ssl_disabled=True,
+                                         defer_connect=True)
+            self.conn.bk_password = password.encode()
+            self.conn.bk_tls = tls or TlsOptions()
+            self.conn.bk_where = self.where
+            self.conn.connect()
         except pymysql.err.OperationalError as exc:
             code = exc.args[0] if exc.args else None
             text = exc.args[1] if len(exc.args) > 1 else str(exc)
@@ -47,6 +149,7 @@ class Connection:
         self.flavor = Flavor.MARIADB if "mariadb" in version.lower() else Flavor.MYSQL
         self.framer: Framer | None = None
         self.sock: socket.socket | None = None
+        self.tls = bool(self.conn.bk_tls_on)   # the session runs inside TLS
 
     def _stream(self) -> tuple[socket.socket, Framer]:
         """The socket and framer of the dump stream, which exist from ``start_dump`` on."""
@@ -146,4 +249,4 @@ def binary_logs(conn: Connection) -> list[tuple[str, int]]:
     return [(r[0], int(r[1])) for r in conn.query("SHOW BINARY LOGS")]
 
 
-__all__ = ["Connection", "ConnectionLost", "ProtocolError", "binary_logs"]
+__all__ = ["Connection", "ConnectionLost", "ProtocolError", "TlsError", "TlsOptions", "binary_logs"]
