@@ -13,6 +13,7 @@ from __future__ import annotations
 import socket
 import ssl
 import struct
+from typing import Any
 
 from ..flavor import Flavor
 from .auth import MAX_PACKET, MAX_ROUNDS, Login, TlsError, TlsOptions, ssl_context, ssl_request, use_tls
@@ -53,6 +54,7 @@ def _session_class() -> type:
         bk_tls = TlsOptions()
         bk_where = ""
         bk_tls_on = False
+        _sock: Any   # PyMySQL's socket (an annotation only: PyMySQL sets it)
 
         def _request_authentication(self) -> None:
             tls, where = self.bk_tls, self.bk_where
@@ -237,8 +239,10 @@ class Connection:
 
     def close(self) -> None:
         try:
-            if self.sock is not None:
-                self.sock.close()
+            if self.sock is None:   # no dump started: a plain COM_QUIT, and PyMySQL closes its (TLS) socket
+                self.conn.close()
+                return
+            self.sock.close()
             self.conn._sock = None
             self.conn.close()
         except Exception:  # closing a dead connection: nothing to tell
