@@ -229,3 +229,84 @@ def test_tls_options_refuse_unusable_files(tmp_path):
     with pytest.raises(TlsError, match="cannot use the TLS files"):
         ssl_context(TlsOptions(mode=SslMode.VERIFY_CA, ca=str(bad)))
     assert ssl_context(TlsOptions(mode=SslMode.DISABLED)) is None
+
+
+# -- the lab's real MariaDB 10.11 with TLS ----------------------------------------------------------
+@pytest.fixture(scope="module")
+def tls_primary(tmp_path_factory, certs):
+    """A primary with ssl_cert/ssl_key/ssl_ca (the certificates made above), two rotations and a
+    transaction holding a 17 MB event (two protocol packets, so two TLS-read packet joins), and a
+    user ``tls_only`` created REQUIRE SSL with a non-ASCII password."""
+    from fixtures.lab import workload
+    from fixtures.lab.pull_lab import big_event_trx, settle, start_primary
+    from fixtures.lab.topology import Lab
+
+    base = tmp_path_factory.mktemp("tls-primary")
+    with Lab(base / "lab") as lab:
+        p = start_primary(lab, ssl_cert=certs["server"], ssl_key=certs["server_key"], ssl_ca=certs["ca"])
+        p.execute("SET sql_log_bin=0",
+                  f"CREATE USER 'tls_only'@'127.0.0.1' IDENTIFIED BY '{PASSWORD}' REQUIRE SSL",
+                  "GRANT REPLICATION SLAVE ON *.* TO 'tls_only'@'127.0.0.1'")
+        workload.small(p, 100)
+        p.execute("FLUSH BINARY LOGS")
+        big_event_trx(p, 1, more_mb=1)
+        workload.small(p, 50, start=100)
+        p.execute("FLUSH BINARY LOGS")
+        workload.small(p, 20, start=200)
+        settle(p)
+        yield p
+
+
+def _lab_pull(p, d: Path, user: str, *extra: str) -> subprocess.CompletedProcess:
+    from fixtures.lab.topology import REPL_PASSWORD, REPL_USER
+
+    pw = d.parent / f"{user}.pw"
+    pw.write_text((REPL_PASSWORD if user == REPL_USER else PASSWORD) + "\n")
+    return subprocess.run([sys.executable, "-m", "binlogkit.cli", "pull", "--host", "127.0.0.1", "--port", str(p.port),
+                           "--user", user, "--password-file", str(pw), "--server-id", "4343", "--dir", str(d),
+                           "--until-end", *extra], capture_output=True, text=True, timeout=300, cwd=ROOT)
+
+
+@pytest.mark.server
+def test_verify_identity_pull_is_byte_identical(tls_primary, certs, tmp_path):
+    from fixtures.lab.pull_lab import compare_files, primary_binlogs
+
+    d = tmp_path / "pulled"
+    r = _lab_pull(tls_primary, d, "repl", "--ssl-mode", "VERIFY_IDENTITY", "--ssl-ca", str(certs["ca"]))
+    assert r.returncode == 0, r.stderr
+    names = primary_binlogs(tls_primary)
+    assert len(names) >= 3
+    assert compare_files(tls_primary, d, names) == {n: "identical" for n in names}
+    # a client certificate is presented when given (the server accepts it: same CA)
+    d2 = tmp_path / "with-cert"
+    r = _lab_pull(tls_primary, d2, "tls_only", "--ssl-mode", "VERIFY_CA", "--ssl-ca", str(certs["ca"]),
+                  "--ssl-cert", str(certs["client"]), "--ssl-key", str(certs["client_key"]))
+    assert r.returncode == 0, r.stderr
+    assert compare_files(tls_primary, d2, names) == {n: "identical" for n in names}
+
+
+@pytest.mark.server
+def test_require_ssl_user_only_over_tls(tls_primary, certs, tmp_path):
+    from fixtures.lab.pull_lab import compare_files, primary_binlogs
+
+    r = _lab_pull(tls_primary, tmp_path / "plain", "tls_only", "--ssl-mode", "DISABLED")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "refused the login" in r.stderr and "tls_only" in r.stderr
+    # the default (PREFERRED) takes the TLS the server offers; the password is non-ASCII (UTF-8)
+    r = _lab_pull(tls_primary, tmp_path / "tls", "tls_only")
+    assert r.returncode == 0, r.stderr
+    names = primary_binlogs(tls_primary)
+    assert compare_files(tls_primary, tmp_path / "tls", names) == {n: "identical" for n in names}
+
+
+@pytest.mark.server
+def test_wrong_ca_fails_closed_against_the_real_server(tls_primary, tmp_path):
+    other = make_certs(tmp_path / "other", name="another CA")
+    d = tmp_path / "pulled"
+    r = _lab_pull(tls_primary, d, "repl", "--ssl-mode", "VERIFY_CA", "--ssl-ca", str(other["ca"]))
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        f"binlogkit: error: 127.0.0.1:{tls_primary.port}: the server's certificate does not check out (")
+    assert lines[0].endswith("; --ssl-mode VERIFY_CA): refused") and "certificate" in lines[0].split("(")[1]
+    assert not d.exists() or not [n for n in os.listdir(d) if n.startswith("mariadb-bin")]
