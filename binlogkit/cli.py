@@ -1210,7 +1210,8 @@ def pull(host, port, user, password_file, defaults_file, ssl_mode, ssl_ca, ssl_c
             click.echo(f"repaired {ev['file']}: cut from {ev['cut_from']} to {ev['position']} bytes ({ev['reason']})"
                        + (f"; re-fetching {', '.join(ev['dropped_gtids'])}" if ev["dropped_gtids"] else ""), err=True)
         elif kind == "start":
-            click.echo(f"pulling from {cfg.host}:{cfg.port} ({ev['server_version']}) at {ev['file']}:{ev['position']}",
+            tls = f" over {ev['tls']} ({cfg.tls.mode.value})" if ev.get("tls") else ""
+            click.echo(f"pulling from {cfg.host}:{cfg.port} ({ev['server_version']}){tls} at {ev['file']}:{ev['position']}",
                        err=True)
         elif kind == "reconnect":
             click.echo(f"{chr(10) if tty else ''}connection lost ({ev['reason']}); reconnecting in {ev['in_s']:.1f}s",

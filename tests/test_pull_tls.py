@@ -274,6 +274,7 @@ def test_verify_identity_pull_is_byte_identical(tls_primary, certs, tmp_path):
     d = tmp_path / "pulled"
     r = _lab_pull(tls_primary, d, "repl", "--ssl-mode", "VERIFY_IDENTITY", "--ssl-ca", str(certs["ca"]))
     assert r.returncode == 0, r.stderr
+    assert " over TLSv1.3 (VERIFY_IDENTITY) at mariadb-bin.000001:4" in r.stderr.splitlines()[0]
     names = primary_binlogs(tls_primary)
     assert len(names) >= 3
     assert compare_files(tls_primary, d, names) == {n: "identical" for n in names}
@@ -295,6 +296,7 @@ def test_require_ssl_user_only_over_tls(tls_primary, certs, tmp_path):
     # the default (PREFERRED) takes the TLS the server offers; the password is non-ASCII (UTF-8)
     r = _lab_pull(tls_primary, tmp_path / "tls", "tls_only")
     assert r.returncode == 0, r.stderr
+    assert " over TLSv1.3 (PREFERRED) at " in r.stderr.splitlines()[0]
     names = primary_binlogs(tls_primary)
     assert compare_files(tls_primary, tmp_path / "tls", names) == {n: "identical" for n in names}
 

@@ -123,7 +123,8 @@ def pull(cfg: PullConfig, *, report: Callable[[dict], None] | None = None,
                                 source=f"{cfg.host}:{cfg.port}")
                     if pos > 4:
                         store.open_file(file, pos)
-                    say({"event": "start", "file": file, "position": pos, "server_version": conn.server_version})
+                    say({"event": "start", "file": file, "position": pos, "server_version": conn.server_version,
+                         "tls": conn.tls_version})
                 else:
                     if store.state is None:  # claim() wrote it on the first connection
                         raise PullError("internal: the folder has no state after the first connection",

@@ -152,6 +152,7 @@ class Connection:
         self.framer: Framer | None = None
         self.sock: socket.socket | None = None
         self.tls = bool(self.conn.bk_tls_on)   # the session runs inside TLS
+        self.tls_version: str | None = self.conn._sock.version() if self.tls else None   # "TLSv1.3"
 
     def _stream(self) -> tuple[socket.socket, Framer]:
         """The socket and framer of the dump stream, which exist from ``start_dump`` on."""
