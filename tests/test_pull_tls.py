@@ -312,3 +312,62 @@ def test_wrong_ca_fails_closed_against_the_real_server(tls_primary, tmp_path):
         f"binlogkit: error: 127.0.0.1:{tls_primary.port}: the server's certificate does not check out (")
     assert lines[0].endswith("; --ssl-mode VERIFY_CA): refused") and "certificate" in lines[0].split("(")[1]
     assert not d.exists() or not [n for n in os.listdir(d) if n.startswith("mariadb-bin")]
+
+
+# -- MySQL 9.7: caching_sha2_password's full authentication over TLS and with the RSA key --------
+@pytest.fixture(scope="module")
+def mysql97(tmp_path_factory):
+    """A MySQL 9.7 primary of the lab (its sid chroot; the certificates and RSA key pair that
+    ``mysqld --initialize`` makes in the datadir), the replication account caching_sha2_password,
+    two rotations and a 17 MB row. Skipped when the lab has no such kind or the chroot is absent."""
+    try:
+        from fixtures.lab.kinds import kind
+    except ImportError:
+        pytest.skip("this lab has no server kinds (fixtures/lab/kinds.py)")
+    k = kind("mysql-9.7")
+    if not k.available():
+        pytest.skip("no mysql-9.7 chroot: scripts/lab-chroot.sh mysql-9.7")
+    from fixtures.lab.topology import Lab, grant_replication
+
+    with Lab(tmp_path_factory.mktemp("mysql97") / "lab", kind=k) as lab:
+        p = lab.server("primary", 1, max_binlog_size=1 << 20).start()
+        grant_replication(p)
+        p.execute("CREATE DATABASE lab", "CREATE TABLE lab.t (id INT PRIMARY KEY, v LONGTEXT)",
+                  *(f"INSERT INTO lab.t VALUES ({i}, REPEAT('x', 5000))" for i in range(300)),
+                  "FLUSH BINARY LOGS", "INSERT INTO lab.t VALUES (100000, REPEAT('y', 17 << 20))",
+                  *(f"UPDATE lab.t SET v = 'z' WHERE id = {i}" for i in range(50)))
+        yield p
+
+
+def _same_files(p, d: Path) -> dict:
+    names = [r["Log_name"] for r in p.query("SHOW BINARY LOGS")]
+    return {n: subprocess.run(["cmp", str(p.datadir / n), str(d / n)], capture_output=True).returncode == 0
+            for n in names}
+
+
+@pytest.mark.server
+def test_mysql97_caching_sha2_full_auth_over_tls_and_rsa(mysql97, tmp_path):
+    p = mysql97
+    ca, pub = p.datadir / "ca.pem", p.datadir / "public_key.pem"
+    runs = [("tls", ("--ssl-mode", "VERIFY_CA", "--ssl-ca", str(ca)), 0),
+            ("refused", ("--ssl-mode", "DISABLED"), 2),
+            ("asked", ("--ssl-mode", "DISABLED", "--get-server-public-key"), 0),
+            ("pinned", ("--ssl-mode", "DISABLED", "--server-public-key", str(pub)), 0),
+            # the certificate mysqld makes for itself names no host: VERIFY_IDENTITY fails closed
+            ("identity", ("--ssl-mode", "VERIFY_IDENTITY", "--ssl-ca", str(ca)), 2)]
+    err = {}
+    for name, extra, code in runs:
+        p.execute("FLUSH PRIVILEGES")   # empties caching_sha2's cache: the next login is a full authentication
+        d = tmp_path / name
+        r = _lab_pull(p, d, "repl", *extra)
+        assert r.returncode == code, (name, r.stderr)
+        err[name] = r.stderr.strip().splitlines()
+        if code == 0:
+            same = _same_files(p, d)
+            assert len(same) >= 3 and set(same.values()) == {True}, (name, same)
+        else:
+            assert len(err[name]) == 1, r.stderr
+    assert " over TLSv1.3 (VERIFY_CA) at binlog.000001:4" in err["tls"][0]
+    assert " over TLS" not in err["asked"][0] and " over TLS" not in err["pinned"][0]
+    assert "caching_sha2_password full authentication" in err["refused"][0]
+    assert "certificate does not check out" in err["identity"][0]
