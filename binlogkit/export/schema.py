@@ -24,6 +24,7 @@ ENUM / SET                             string (labels from the metadata or --sch
 JSON                                   string
 BIT(n)                                 uint64
 GEOMETRY                               binary (WKB, the 4-byte SRID dropped)
+VECTOR (MySQL 9)                       list<float32>
 UUID / INET6 / INET4 (by hint)         string
 =====================================  ==========================================================
 
@@ -43,8 +44,8 @@ from typing import Any, Callable
 
 from ..rowvalues.tables import (BINARY_COLLATION, BIT, BLOB, DATE, DATETIME, DATETIME2, DOUBLE, ENUM, FLOAT, GEOMETRY,
                                 INT24, JSON, LONG, LONG_BLOB, LONGLONG, MEDIUM_BLOB, NEWDATE, NEWDECIMAL, SET, SHORT,
-                                STRING, TIME, TIME2, TIMESTAMP, TIMESTAMP2, TINY, TINY_BLOB, VAR_STRING, VARCHAR, YEAR,
-                                Column, Table, charset_text, temporal_hint)
+                                STRING, TIME, TIME2, TIMESTAMP, TIMESTAMP2, TINY, TINY_BLOB, VAR_STRING, VARCHAR, VECTOR,
+                                YEAR, Column, Table, charset_text, temporal_hint)
 from ..rowvalues.values import Geometry, Value
 
 INT_BITS = {TINY: 8, SHORT: 16, INT24: 24, LONG: 32, LONGLONG: 64}
@@ -112,6 +113,8 @@ def arrow_type(table: Table, col: Column):
         return pa.uint64()
     if t == GEOMETRY:
         return pa.binary()
+    if t == VECTOR:
+        return pa.list_(pa.float32())
     real = col.real_type
     if real == ENUM:
         return pa.string() if (table.enum_values or {}).get(col.index) is not None else pa.uint16()
@@ -184,6 +187,8 @@ def converter(table: Table, col: Column) -> tuple[Callable[[Value], Any] | None,
             assert isinstance(x, int)
             return ",".join(s for b, s in enumerate(members) if x >> b & 1)
         return set_, None
+    if t == VECTOR:
+        return (lambda v: list(v.value)), None
     if t == GEOMETRY:
         return (lambda v: v.value.wkb if isinstance(v.value, Geometry) else None), None
     if t == JSON:
@@ -198,7 +203,7 @@ def source_type(table: Table, col: Column) -> str:
     names = {TINY: "TINYINT", SHORT: "SMALLINT", INT24: "MEDIUMINT", LONG: "INT", LONGLONG: "BIGINT",
              FLOAT: "FLOAT", DOUBLE: "DOUBLE", YEAR: "YEAR", DATE: "DATE", NEWDATE: "DATE", DATETIME: "DATETIME",
              DATETIME2: "DATETIME", TIMESTAMP: "TIMESTAMP", TIMESTAMP2: "TIMESTAMP", TIME: "TIME", TIME2: "TIME",
-             JSON: "JSON", BIT: "BIT", GEOMETRY: "GEOMETRY", VARCHAR: "VARCHAR", VAR_STRING: "VARCHAR",
+             JSON: "JSON", BIT: "BIT", GEOMETRY: "GEOMETRY", VECTOR: "VECTOR", VARCHAR: "VARCHAR", VAR_STRING: "VARCHAR",
              STRING: "CHAR", BLOB: "BLOB", TINY_BLOB: "TINYBLOB", MEDIUM_BLOB: "MEDIUMBLOB", LONG_BLOB: "LONGBLOB"}
     t = col.type
     if t == NEWDECIMAL:

@@ -15,7 +15,7 @@ from ..codecs.newdecimal import _dec_size, _decimal  # noqa: F401  (shared with 
 from ..errors import BodyLengthError
 from .tables import (BINARY_COLLATION, BIT, BLOB, DATE, DATETIME, DATETIME2, DOUBLE, ENUM, FLOAT, GEOMETRY, INT24,
                      JSON, LONG, LONG_BLOB, LONGLONG, MEDIUM_BLOB, NEWDATE, NEWDECIMAL, SET, SHORT, STRING, TIME,
-                     TIME2, TIMESTAMP, TIMESTAMP2, TINY, TINY_BLOB, VAR_STRING, VARCHAR, YEAR, Column,
+                     TIME2, TIMESTAMP, TIMESTAMP2, TINY, TINY_BLOB, VAR_STRING, VARCHAR, VECTOR, YEAR, Column,
                      temporal_hint)
 
 
@@ -25,6 +25,33 @@ class Geometry:
 
     srid: int
     wkb: bytes
+
+
+class Vector(tuple):
+    """A MySQL VECTOR value: its float32 components as Python floats, each the shortest decimal
+    that reads back as the same float32 (0.1, not 0.10000000149011612); ``raw`` the stored bytes."""
+
+    raw: bytes
+
+    def __new__(cls, raw: bytes) -> Vector:
+        self = super().__new__(cls, (_short_float32(f) for f in struct.unpack(f"<{len(raw) // 4}f", raw)))
+        self.raw = raw
+        return self
+
+    def text(self) -> str:
+        """As mysqlbinlog -v prints it (MySQL 9.7): ``[1.50000e+00,-3.25000e+00]``."""
+        return "[" + ",".join("%.5e" % f for f in self) + "]"
+
+
+def _short_float32(f: float) -> float:
+    if f != f or f in (float("inf"), float("-inf")):
+        return f
+    packed = struct.pack("<f", f)
+    for digits in range(1, 10):
+        g = float("%.*g" % (digits, f))
+        if struct.pack("<f", g) == packed:
+            return g
+    return f
 
 
 def hinted(kind: str, raw: bytes) -> str:
@@ -246,6 +273,13 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
     if t in (BLOB, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB):
         raw, q = _prefixed(b, p, m or 4)
         return Value(raw, _quote(raw)), q
+    if t == VECTOR:  # MySQL 9: float32 little-endian values behind an ``m``-byte length
+        raw, q = _prefixed(b, p, m or 4)
+        if len(raw) % 4:
+            raise BodyLengthError(f"column @{col.index + 1}: a VECTOR of {len(raw)} bytes (not whole float32s)",
+                                  field=f"@{col.index + 1}")
+        vec = Vector(raw)
+        return Value(vec, vec.text()), q
     if t == BIT:
         nbits = (m & 0xFF) * 8 + (m >> 8)  # whole bytes, then the bits of the last one
         n = (nbits + 7) // 8
