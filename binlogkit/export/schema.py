@@ -21,7 +21,9 @@ text without a known charset           binary (without FULL metadata or --schema
                                        cannot tell VARCHAR from VARBINARY)
 ENUM / SET                             string (labels from the metadata or --schema), else the
                                        stored index (uint16) / bits (uint64)
-JSON                                   string
+JSON                                   string (a partial JSON update: the resulting document
+                                       when the before image holds it, else null as a column
+                                       a MINIMAL image leaves out)
 BIT(n)                                 uint64
 GEOMETRY                               binary (WKB, the 4-byte SRID dropped)
 VECTOR (MySQL 9)                       list<float32>
@@ -46,7 +48,7 @@ from ..rowvalues.tables import (BINARY_COLLATION, BIT, BLOB, DATE, DATETIME, DAT
                                 INT24, JSON, LONG, LONG_BLOB, LONGLONG, MEDIUM_BLOB, NEWDATE, NEWDECIMAL, SET, SHORT,
                                 STRING, TIME, TIME2, TIMESTAMP, TIMESTAMP2, TINY, TINY_BLOB, VAR_STRING, VARCHAR, VECTOR,
                                 YEAR, Column, Table, charset_text, temporal_hint)
-from ..rowvalues.values import Geometry, Value
+from ..rowvalues.values import Geometry, JsonDiff, Value
 
 INT_BITS = {TINY: 8, SHORT: 16, INT24: 24, LONG: 32, LONGLONG: 64}
 TEXTUAL = (VARCHAR, VAR_STRING, STRING, BLOB, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB)
@@ -192,7 +194,12 @@ def converter(table: Table, col: Column) -> tuple[Callable[[Value], Any] | None,
     if t == GEOMETRY:
         return (lambda v: v.value.wkb if isinstance(v.value, Geometry) else None), None
     if t == JSON:
-        return (lambda v: v.value if isinstance(v.value, str) else bytes(v.value).decode("utf-8", "replace")), None
+        def json_text(v: Value):
+            x = v.value
+            if isinstance(x, JsonDiff):  # partial update: the result when the before image held the document
+                return x.result
+            return x if isinstance(x, str) else bytes(x).decode("utf-8", "replace")
+        return json_text, None
     if t == NEWDECIMAL:
         return (lambda v: v.value if isinstance(v.value, decimal.Decimal) else None), None
     return None, None

@@ -27,6 +27,16 @@ class Geometry:
     wkb: bytes
 
 
+@dataclass(frozen=True)
+class JsonDiff:
+    """A JSON column of a partial update (MySQL ``binlog_row_value_options=PARTIAL_JSON``):
+    the diff operations (operation name, path, value) and, when the before image holds the
+    column, the resulting document's text (else None)."""
+
+    diffs: tuple[tuple[str, str, object], ...]
+    result: str | None
+
+
 class Vector(tuple):
     """A MySQL VECTOR value: its float32 components as Python floats, each the shortest decimal
     that reads back as the same float32 (0.1, not 0.10000000149011612); ``raw`` the stored bytes."""
@@ -126,6 +136,12 @@ def _quote(raw: bytes) -> str:
     if _CONTROL.search(raw):
         raw = _CONTROL.sub(lambda m: b"\\x%02x" % m.group()[0], raw)
     return "'" + raw.decode("utf-8", "surrogateescape") + "'"
+
+
+def _quote_json(text: str) -> str:
+    """A JSON document's text as mysqlbinlog -v (MySQL 9.7) prints it: ``'`` and ``\\``
+    backslash-escaped (seen in fixtures/samples/mysql-9.7), control bytes as \\xNN."""
+    return _quote(text.replace("\\", "\\\\").replace("'", "\\'").encode("utf-8"))
 
 
 def _take(b: bytes, p: int, n: int) -> bytes:
@@ -263,7 +279,7 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
             text = to_text(raw)
         except (ValueError, IndexError, KeyError, struct.error):
             raise BodyLengthError(f"column @{col.index + 1}: malformed binary JSON", field=f"@{col.index + 1}") from None
-        return Value(text, _quote(text.encode("utf-8"))), q
+        return Value(text, _quote_json(text)), q
     if t == GEOMETRY:  # 4-byte SRID, then WKB
         raw, q = _prefixed(b, p, m or 4)
         if len(raw) < 4:
