@@ -76,9 +76,18 @@ def _query(ev, f, utc):
 
 
 def _mariadb_gtid(ev, f, utc):
+    """As mariadb-binlog 11.8 prints it: ``GTID 0-2-5 ddl COMMIT ALTER id= 4 thread_id=4``."""
     kind = "ddl" if "DDL" in f["flags"] else ("trans" if "TRANSACTIONAL" in f["flags"] else "")
     cid = f" cid={f['commit_id']}" if f.get("commit_id") is not None else ""
-    return f"GTID {f['gtid']}{cid} {kind}".rstrip()
+    text = f"GTID {f['gtid']}{cid} {kind}".rstrip()
+    fx = f.get("flags_extra") or 0
+    if fx & 2:
+        text += " START ALTER"
+    elif fx & (4 | 8) and f.get("sa_seq_no") is not None:
+        text += f" {'COMMIT' if fx & 4 else 'ROLLBACK'} ALTER id= {f['sa_seq_no']}"
+    if f.get("thread_id") is not None:
+        text += f" thread_id={f['thread_id']}"
+    return text
 
 
 def _rows(ev, f, utc):
@@ -152,6 +161,12 @@ def body_lines(ev: Event) -> list[str]:
         if f.get("db"):
             out.append(f"use `{f['db']}`/*!*/;")
         out.append(f"SET TIMESTAMP={ev.raw.timestamp}/*!*/;")
+        phase = f.get("two_phase_alter")
+        if phase in ("START", "ROLLBACK"):
+            # binlog_alter_two_phase: the ALTER runs once, at its COMMIT ALTER; a START ALTER
+            # (and a ROLLBACK ALTER's copy) is shown commented, as mariadb-binlog -v shows it
+            out += [f"### {line}" for line in f["query"].splitlines()] + [f"# {phase} ALTER: not run here"]
+            return out
         out.append(_sql(f["query"]))
         return out
     if t == T.XID_EVENT:
