@@ -139,6 +139,8 @@ _SUMMARY_BY_CODE: dict[int, Callable[[Event, dict, bool], str]] = {int(k): v for
 def summary(ev: Event, utc: bool = False) -> str:
     t = ev.raw.type_code
     if ev.codec is None:
+        if t == T.PARTIAL_ROW_DATA_EVENT:  # MariaDB 12.3: recognised, not read (binlogkit/formats.py)
+            return "Partial_row_data: a fragment of a rows event (MariaDB 12.3), not supported yet"
         return f"Unknown event type {t}" + (" (ignorable)" if ev.raw.flags & 0x80 else "")
     fn = _SUMMARY_BY_CODE.get(t)
     return fn(ev, ev.fields, utc) if fn is not None else ev.name
