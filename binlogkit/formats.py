@@ -1,5 +1,5 @@
 """Files and events of newer servers that binlogkit recognises but does not read yet, each
-named with what it is and what reading it would take (docs/servers.md):
+named with what it is and what reading it would take (docs/decode.md):
 
 * MariaDB 12.3's InnoDB-stored binlog (``binlog_storage_engine=innodb``, MDEV-34705): files
   ``binlog-NNNNNN.ibb``, pages of ``1 << page_size_shift`` bytes (CRC32C each) holding the
@@ -43,7 +43,7 @@ def not_a_binlog(magic: bytes, rest: bytes = b"") -> BinlogError:
             desc = f" (format {major}.{minor}, file_no {file_no}, pages of {1 << min(shift, 30)} bytes)"
         return UnsupportedFormatError(
             f"a MariaDB 12.3 InnoDB-stored binlog (binlog_storage_engine=innodb, .ibb){desc}: not supported yet "
-            "(read it with MariaDB 12.3's own mariadb-binlog; docs/servers.md says what binlogkit would need)",
+            "(read it with MariaDB 12.3's own mariadb-binlog; docs/decode.md says what reading it would take)",
             offset=0)
     if magic == GTID_INDEX_MAGIC:
         return BadMagicError("a MariaDB GTID index (<binlog>.idx), not a binlog: binlogkit verify and gtids read it",
