@@ -42,7 +42,7 @@ import decimal
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from ..rowvalues.tables import (BINARY_COLLATION, BIT, BLOB, DATE, DATETIME, DATETIME2, DOUBLE, ENUM, FLOAT, GEOMETRY,
                                 INT24, JSON, LONG, LONG_BLOB, LONGLONG, MEDIUM_BLOB, NEWDATE, NEWDECIMAL, SET, SHORT,
@@ -198,7 +198,7 @@ def converter(table: Table, col: Column) -> tuple[Callable[[Value], Any] | None,
             x = v.value
             if isinstance(x, JsonDiff):  # partial update: the result when the before image held the document
                 return x.result
-            return x if isinstance(x, str) else bytes(x).decode("utf-8", "replace")
+            return x if isinstance(x, str) else bytes(cast(bytes, x)).decode("utf-8", "replace")
         return json_text, None
     if t == NEWDECIMAL:
         return (lambda v: v.value if isinstance(v.value, decimal.Decimal) else None), None
