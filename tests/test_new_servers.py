@@ -282,3 +282,13 @@ def test_partial_row_data_event_is_named_not_supported(tmp_path):
     res = CliRunner().invoke(main, ["decode", "--lenient", str(f)])
     assert res.exit_code == 0 and "Partial_row_data: a fragment of a rows event (MariaDB 12.3), not supported yet" \
         in res.stdout
+
+
+def test_pitr_names_a_two_phase_alter_cut_by_the_stop():
+    path = str(MARIADB / "mariadb-bin.000001")
+    base = ["pitr", path, "--from-file", "mariadb-bin.000001", "--from-position", "4", "--json"]
+    doc = json.loads(CliRunner().invoke(main, [*base, "--until-position", "mariadb-bin.000001:1068"]).stdout)
+    (split,) = [p for p in doc["problems"] if p["kind"] == "alter_split"]
+    assert split["gtids"] == ["0-2-4", "0-2-5"] and split["severity"] == "warning" and doc["reachable"]
+    doc = json.loads(CliRunner().invoke(main, [*base, "--until-position", "mariadb-bin.000001:1241"]).stdout)
+    assert not [p for p in doc["problems"] if p["kind"] == "alter_split"]
