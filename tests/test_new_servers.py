@@ -292,3 +292,19 @@ def test_pitr_names_a_two_phase_alter_cut_by_the_stop():
     assert split["gtids"] == ["0-2-4", "0-2-5"] and split["severity"] == "warning" and doc["reachable"]
     doc = json.loads(CliRunner().invoke(main, [*base, "--until-position", "mariadb-bin.000001:1241"]).stdout)
     assert not [p for p in doc["problems"] if p["kind"] == "alter_split"]
+
+
+def test_flashback_leaves_start_and_rollback_alter_groups_alone(tmp_path):
+    """A range holding a row change, a START ALTER and its ROLLBACK ALTER: undone without
+    --skip-statements (the failed ALTER changed nothing); a COMMIT ALTER is still refused."""
+    path = str(MARIADB / "mariadb-bin.000001")
+    out = tmp_path / "undo.bin"
+    res = CliRunner().invoke(main, ["flashback", "--start-position", "1241", "--stop-position", "1790",
+                                    "-o", str(out), path])
+    assert res.exit_code == 0, res.output
+    assert _ours(out) == ["### DELETE FROM `t`.`a`", "### WHERE", "###   @1=4", "###   @2=4", "###   @3='d'",
+                          "###   @4=6"]
+    res = CliRunner().invoke(main, ["flashback", "--start-position", "1790", "--stop-position", "2130",
+                                    "-o", str(tmp_path / "undo2.bin"), path])
+    assert res.exit_code == 2 and "0-2-10: 'ALTER TABLE t.a ADD INDEX ic (c), ALGORITHM=INPLACE'" in res.output
+    assert "0-2-9" not in res.output
