@@ -164,10 +164,14 @@ def body_lines(ev: Event) -> list[str]:
             out.append(f"use `{f['db']}`/*!*/;")
         out.append(f"SET TIMESTAMP={ev.raw.timestamp}/*!*/;")
         phase = f.get("two_phase_alter")
-        if phase in ("START", "ROLLBACK"):
-            # binlog_alter_two_phase: the ALTER runs once, at its COMMIT ALTER; a START ALTER
-            # (and a ROLLBACK ALTER's copy) is shown commented, as mariadb-binlog -v shows it
-            out += [f"### {line}" for line in f["query"].splitlines()] + [f"# {phase} ALTER: not run here"]
+        if phase is not None:
+            # binlog_alter_two_phase: the ALTER runs once, at its COMMIT ALTER; each phase's statement
+            # is also shown commented, as mariadb-binlog -v shows it (### ALTER ...)
+            if phase == "COMMIT":
+                out.append(_sql(f["query"]))
+            out += [f"### {line}" for line in f["query"].splitlines()]
+            if phase != "COMMIT":
+                out.append(f"# {phase} ALTER: not run here")
             return out
         out.append(_sql(f["query"]))
         return out

@@ -163,15 +163,14 @@ def test_two_phase_alter_gtid_lines_equal_mariadb_binlog(pure, monkeypatch):
 
 
 def test_two_phase_alter_runs_once_in_the_decoded_script():
-    """START ALTER and ROLLBACK ALTER statements commented (### as mariadb-binlog shows them),
-    the COMMIT ALTER's executable: the script runs each committed ALTER once, the failed one never."""
+    """Every phase's statement commented (### as mariadb-binlog shows them), the COMMIT ALTER's
+    also executable: the script runs each committed ALTER once, the failed one never."""
     text = CliRunner().invoke(main, ["decode", str(MARIADB / "mariadb-bin.000001")]).stdout
     runnable = [line for line in text.splitlines() if line.startswith("ALTER TABLE")]
     commented = [line for line in text.splitlines() if line.startswith("### ALTER TABLE")]
     assert runnable == ["ALTER TABLE t.a ADD COLUMN y INT DEFAULT 5", "ALTER TABLE t.a ADD INDEX ic (c), ALGORITHM=INPLACE"]
-    assert commented == ["### ALTER TABLE t.a ADD COLUMN y INT DEFAULT 5", "### ALTER TABLE t.a ADD UNIQUE KEY ux (x)",
-                         "### ALTER TABLE t.a ADD UNIQUE KEY ux (x)",
-                         "### ALTER TABLE t.a ADD INDEX ic (c), ALGORITHM=INPLACE"]
+    assert commented == [line for line in _oracle(MARIADB / "mariadb-bin.000001") if line.startswith("### ALTER")]
+    assert len(commented) == 6  # each phase's statement, as mariadb-binlog -v shows them
     res = CliRunner().invoke(main, ["decode", "--json", str(MARIADB / "mariadb-bin.000001")])
     phases = [(json.loads(line)["fields"].get("two_phase_alter"), json.loads(line)["fields"].get("alter_id"))
               for line in res.output.splitlines() if json.loads(line)["name"] == "Query"]
