@@ -99,8 +99,6 @@ def test_verify_gtids_transactions_audit_agree_with_the_server(server, name, fol
     assert "0 errors" in res.stdout and want in res.stdout
 
 
-@pytest.mark.xfail(strict=True, reason="MariaDB 11.4+ <binlog>.idx GTID index files are read as damaged "
-                                        "binlogs (issue 29 item 4: NAME=formats)")
 def test_gtids_of_a_mariadb_11_8_binlog_folder_with_its_idx_files():
     m, d = _set("mariadb-11.8", "replication-gtid")
     assert m["primary"]["gtid_index_files"]
@@ -142,15 +140,9 @@ DIVERGENCES = {
                              "MySQL 9.7's mysqlbinlog cannot print GEOMETRY values (it prints '!! Don't know how "
                              "to handle column type=255' and drops the rest of the event); binlogkit prints the "
                              "value's bytes as mariadb-binlog does: a documented exception, not a defect"),
-    "mysql-vector": ("mysql", lambda lines: any(re.search(r"=\[[-+0-9.e,]*\]$", x) for x in lines),
-                     "VECTOR (type 242) rows: issue 29 item 1 (NAME=formats)"),
-    "partial-json": ("mysql", lambda lines: any(re.search(r"=JSON_[A-Z_]+\(@\d+", x) for x in lines),
-                     "PARTIAL_JSON updates: issue 29 item 2 (NAME=formats)"),
     "mysql-string-escapes": ("mysql", lambda lines: any("\\'" in x or "\\\\" in x for x in lines),
                              "MySQL 9.7's mysqlbinlog escapes ' and \\ inside quoted strings (it's -> it\\'s); "
                              "binlogkit prints them raw as mariadb-binlog does"),
-    "two-phase-alter": ("mariadb", lambda lines: any(x.startswith("### ALTER") for x in lines),
-                        "START ALTER printed as a comment (### ALTER ...): issue 29 item 3 (NAME=formats)"),
 }
 PERMANENT = {"mysqlbinlog-geometry"}
 
@@ -176,8 +168,8 @@ def _classify(server: str, lines: list[str]) -> str | None:
     return None
 
 
-# files binlogkit cannot decode to the end yet (the PARTIAL_JSON event stops it: formats)
-STOPS = {"mysql-9.7/primary/binlog.000001", "mysql-9.7/replica-relay/relay-bin.000002"}
+# files binlogkit cannot decode to the end yet (none since PARTIAL_JSON updates are read)
+STOPS: set[str] = set()
 
 
 def _params():
