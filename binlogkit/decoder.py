@@ -97,6 +97,8 @@ class EventDecoder:
                 shown = not types or r.type_code in types
                 expand = payloads and r is raw and r.type_code == _PAYLOAD
                 if not (shown or expand):
+                    if r.type_code == _MARIADB_GTID:  # not shown, still marks a two-phase ALTER's Query
+                        self._two_phase_alter(r, decode(r, strict=self.strict))
                     continue
                 ev = self.one(r, tm)
                 if expand:

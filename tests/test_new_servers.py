@@ -307,3 +307,10 @@ def test_flashback_leaves_start_and_rollback_alter_groups_alone(tmp_path):
                                     "-o", str(tmp_path / "undo2.bin"), path])
     assert res.exit_code == 2 and "0-2-10: 'ALTER TABLE t.a ADD INDEX ic (c), ALGORITHM=INPLACE'" in res.output
     assert "0-2-9" not in res.output
+
+
+def test_two_phase_alter_marks_survive_a_type_filter():
+    """--type query leaves the GTID events out, and their Query events still know their phase."""
+    res = CliRunner().invoke(main, ["decode", "--json", "--type", "query", str(MARIADB / "mariadb-bin.000001")])
+    phases = [json.loads(line)["fields"].get("two_phase_alter") for line in res.output.splitlines()]
+    assert [p for p in phases if p] == ["START", "COMMIT", "START", "ROLLBACK", "START", "COMMIT"]
