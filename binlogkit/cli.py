@@ -476,8 +476,10 @@ def verify(files, as_json, keys) -> None:
 @click.argument("paths", nargs=-1, required=True, type=InputPath(exists=True))
 @click.option("--json", "as_json", is_flag=True, help="The whole summary as one JSON document.")
 @click.option("--relay/--binlog", default=None, help="Force reading as relay logs or binlogs (default: detect).")
+@click.option("--locate", "locate_gtid", metavar="D-S-N",
+              help="MariaDB: where this GTID is, from the GTID index files (.idx) beside the binlogs alone.")
 @key_options
-def gtids(paths, as_json, relay, keys) -> None:
+def gtids(paths, as_json, relay, locate_gtid, keys) -> None:
     """The GTIDs that binlogs / relay logs contain: a MySQL GTID set or a MariaDB position.
 
     Per file: Previous_gtids (MySQL) or Gtid_list (MariaDB), the GTIDs the file adds, its first
@@ -486,8 +488,22 @@ def gtids(paths, as_json, relay, keys) -> None:
     Exit 1 when a file is damaged or a transaction is incomplete.
     """
     from .files import is_gtid_index_file
-    from .gtid.index import index_summary, summary_line
+    from .gtid.index import index_summary, locate, summary_line
 
+    if locate_gtid is not None:  # the index files answer; the binlogs are not read
+        try:
+            d, _s, n = (int(x) for x in locate_gtid.split("-"))
+        except ValueError:
+            _fail(f"--locate {locate_gtid!r}: a MariaDB GTID is DOMAIN-SERVER-SEQ", EXIT_USAGE)
+        logs = [str(p) for p in expand_paths([p for p in paths if not is_gtid_index_file(Path(p))])]
+        hit = locate(logs, d, n)
+        if as_json:
+            click.echo(json.dumps({"gtid": locate_gtid, "file": hit and hit[0], "offset": hit and hit[1]}))
+        elif hit is None:
+            click.echo(f"{locate_gtid}: not placed by the GTID index files beside these binlogs")
+        else:
+            click.echo(f"{locate_gtid}: {hit[0]}, read from offset {hit[1]} (GTID index)")
+        sys.exit(EXIT_OK if hit else EXIT_DAMAGED)
     indexes = [index_summary(p) for p in paths if is_gtid_index_file(Path(p))]
     paths = [p for p in paths if not is_gtid_index_file(Path(p))]
     if not paths:  # GTID index files only: what they hold, read without the binlogs

@@ -314,3 +314,27 @@ def test_two_phase_alter_marks_survive_a_type_filter():
     res = CliRunner().invoke(main, ["decode", "--json", "--type", "query", str(MARIADB / "mariadb-bin.000001")])
     phases = [json.loads(line)["fields"].get("two_phase_alter") for line in res.output.splitlines()]
     assert [p for p in phases if p] == ["START", "COMMIT", "START", "ROLLBACK", "START", "COMMIT"]
+
+
+def test_gtids_locate_from_the_index_files_alone(tmp_path):
+    """Every GTID of the samples placed from the .idx files only: its own binlog, at or before
+    its transaction's start (exactly there in the file whose index has a record per GTID);
+    without the .idx files nothing is placed."""
+    from binlogkit.gtid.index import locate
+
+    logs = [str(p) for p in sorted(MARIADB.glob("mariadb-bin.00000?"))]
+    res = CliRunner().invoke(main, ["transactions", "--json", *logs])
+    trx = [json.loads(line) for line in res.output.splitlines()]
+    assert len(trx) == 58
+    for t in trx:
+        d, _s, n = map(int, t["gtid"].split("-"))
+        path, at = locate(logs, d, n)
+        assert Path(path).name == Path(t["start_file"]).name and at <= t["start_offset"], t["gtid"]
+        if path.endswith("000004"):  # its first GTID: from the file's first record (after Gtid_list)
+            assert at == (299 if t["gtid"] == "0-2-18" else t["start_offset"])
+    res = CliRunner().invoke(main, ["gtids", "--locate", "1-2-5", str(MARIADB)])
+    assert res.exit_code == 0 and res.stdout == f"1-2-5: {MARIADB / 'mariadb-bin.000004'}, read from offset 3255 (GTID index)\n"
+    bare = tmp_path / "mariadb-bin.000004"
+    bare.write_bytes((MARIADB / "mariadb-bin.000004").read_bytes())
+    res = CliRunner().invoke(main, ["gtids", "--locate", "1-2-5", str(bare)])
+    assert res.exit_code == 1 and "not placed" in res.stdout

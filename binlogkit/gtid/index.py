@@ -202,3 +202,31 @@ def summary_line(doc: dict) -> str:
     if not doc["complete"]:
         text += "; incomplete (no root page: still being written, or the server stopped before closing it)"
     return text
+
+
+def locate(binlogs: list[str], domain_id: int, seq_no: int) -> tuple[str, int] | None:
+    """Where GTID ``domain_id-*-seq_no`` is, from the GTID index files beside ``binlogs`` (in
+    order) alone: (binlog, offset to start reading from), at or before the GTID's transaction
+    (exactly its start when the index has a record per GTID, binlog_gtid_index_span_min); None
+    when the indexes do not place it (no ``.idx``, a damaged one, or the GTID not in these
+    files). A file holds the GTID when its first record has not reached it and its last record,
+    or the next file's first, has. The binlogs are not read."""
+    def has(r: IndexRecord) -> bool:
+        return any(d == domain_id and n >= seq_no for d, _s, n in r.state)
+
+    indexes: list[GtidIndex | None] = []
+    for path in binlogs:
+        try:
+            with open(f"{path}.idx", "rb") as fh:
+                ix: GtidIndex | None = read_gtid_index(fh.read())
+        except (OSError, GtidIndexError):
+            ix = None
+        indexes.append(ix if ix is not None and ix.records else None)
+    for k, (path, ix) in enumerate(zip(binlogs, indexes)):
+        if ix is None or has(ix.records[0]):
+            continue
+        nxt = indexes[k + 1] if k + 1 < len(indexes) else None
+        if has(ix.records[-1]) or (nxt is not None and has(nxt.records[0])):
+            at = ix.start_for(domain_id, seq_no)
+            return (path, at) if at is not None else None
+    return None
