@@ -468,14 +468,15 @@ class _Plan:
         """MariaDB binlog_alter_two_phase: a START ALTER the replay applies whose COMMIT ALTER /
         ROLLBACK ALTER lies after the stop is a warning (the replay leaves that ALTER begun, never
         finished: the server state at the target had it running)."""
-        started: dict[int, tuple[str | None, int]] = {}
+        started: dict[int, tuple[str, int]] = {}
         with contextlib.closing(transactions(path, self.keys)) as ts:
             try:
                 for t in ts:
                     if t.alter == "START" and lo <= t.start_offset < hi and t.gtid:
                         started[int(t.gtid.rsplit("-", 1)[1])] = (t.gtid, t.start_offset)
-                    elif t.alter in ("COMMIT", "ROLLBACK") and t.start_offset >= hi and t.alter_id in started:
-                        g, off = started.pop(t.alter_id)  # type: ignore[arg-type]  # checked: in started
+                    elif (t.alter in ("COMMIT", "ROLLBACK") and t.start_offset >= hi and t.alter_id is not None
+                          and t.alter_id in started):
+                        g, off = started.pop(t.alter_id)
                         self.problem("alter_split", f"the two-phase ALTER started by {g} ({_name(path)}:{off}) "
                                      f"ends after the stop ({t.alter} ALTER {t.gtid} at {_name(path)}:"
                                      f"{t.start_offset}): the replay applies its START ALTER only",
