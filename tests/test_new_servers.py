@@ -338,3 +338,14 @@ def test_gtids_locate_from_the_index_files_alone(tmp_path):
     bare.write_bytes((MARIADB / "mariadb-bin.000004").read_bytes())
     res = CliRunner().invoke(main, ["gtids", "--locate", "1-2-5", str(bare)])
     assert res.exit_code == 1 and "not placed" in res.stdout
+
+
+def test_vector_values_pickle_by_their_bytes():
+    """Spark and process pools pickle decoded values: a Vector comes back equal, bytes and all."""
+    import pickle
+
+    from binlogkit.rowvalues.values import Vector
+
+    v = Vector(struct.pack("<3f", 1.5, 0.1, -2))
+    w = pickle.loads(pickle.dumps(v))
+    assert type(w) is Vector and w == v == (1.5, 0.1, -2.0) and w.raw == v.raw

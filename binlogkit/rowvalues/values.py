@@ -48,6 +48,9 @@ class Vector(tuple):
         self.raw = raw
         return self
 
+    def __getnewargs__(self) -> tuple[bytes]:  # pickled by its bytes, which __new__ takes
+        return (self.raw,)
+
     def text(self) -> str:
         """As mysqlbinlog -v prints it (MySQL 9.7): ``[1.50000e+00,-3.25000e+00]``."""
         return "[" + ",".join("%.5e" % f for f in self) + "]"
