@@ -193,7 +193,7 @@ def _check_inputs(paths, *, missing_ok: bool = False, recursive: bool = False) -
     """Every argument must stand for at least one log, and every log an index lists must exist:
     exit 2 saying what was looked for, instead of a silent success or a traceback.
     ``recursive``: folders are searched all the way down (the audit's archives)."""
-    from .files import _is_log_name
+    from .files import _is_log_name, is_gtid_index_file
     from . import storage
 
     for p in paths:
@@ -217,6 +217,10 @@ def _check_inputs(paths, *, missing_ok: bool = False, recursive: bool = False) -
                      if f.endswith(".index") or _is_log_name(Path(f))][:1]
         else:
             files = expand_paths([p])
+        if not files and is_gtid_index_file(Path(p)):
+            click.echo(f"note: {p} is a MariaDB GTID index, not a binlog: skipped (verify and gtids read it)",
+                       err=True)
+            continue
         if not files:
             _fail(f"no binlog or relay log in {p}: looked for *.index files and files named like NAME.000001 "
                   "(also .xz, .gz, .bz2)", EXIT_USAGE)
@@ -421,9 +425,22 @@ def verify(files, as_json, keys) -> None:
     offset (torn event, checksum mismatch, impossible size, not a binlog, encrypted). Exit
     code 0 only when every file is sound.
     """
-    _check_inputs(files)
+    from .files import input_size, is_gtid_index_file
+    from .gtid.index import index_summary, summary_line
+
+    indexes = [f for f in files if is_gtid_index_file(Path(f))]
+    files = [f for f in files if f not in indexes]
     bad = 0
-    from .files import input_size
+    for f in indexes:  # MariaDB's <binlog>.idx: checked as what it is (pages, CRC32s, records)
+        doc = index_summary(f)
+        bad = max(bad, EXIT_DAMAGED if doc["problem"] else 0)
+        if as_json:
+            click.echo(json.dumps({**doc, "ok": doc["problem"] is None}))
+        else:
+            click.echo(f"{'BAD ' if doc['problem'] else 'OK  '} {f}  {summary_line(doc)}")
+    if not files:
+        sys.exit(bad)
+    _check_inputs(files)
 
     for path in expand_paths(files):
         try:
@@ -459,8 +476,10 @@ def verify(files, as_json, keys) -> None:
 @click.argument("paths", nargs=-1, required=True, type=InputPath(exists=True))
 @click.option("--json", "as_json", is_flag=True, help="The whole summary as one JSON document.")
 @click.option("--relay/--binlog", default=None, help="Force reading as relay logs or binlogs (default: detect).")
+@click.option("--locate", "locate_gtid", metavar="D-S-N",
+              help="MariaDB: where this GTID is, from the GTID index files (.idx) beside the binlogs alone.")
 @key_options
-def gtids(paths, as_json, relay, keys) -> None:
+def gtids(paths, as_json, relay, locate_gtid, keys) -> None:
     """The GTIDs that binlogs / relay logs contain: a MySQL GTID set or a MariaDB position.
 
     Per file: Previous_gtids (MySQL) or Gtid_list (MariaDB), the GTIDs the file adds, its first
@@ -468,8 +487,36 @@ def gtids(paths, as_json, relay, keys) -> None:
     MariaDB the GTIDs that strict mode would refuse (out of order or duplicated in a domain).
     Exit 1 when a file is damaged or a transaction is incomplete.
     """
+    from .files import is_gtid_index_file
+    from .gtid.index import index_summary, locate, summary_line
+
+    if locate_gtid is not None:  # the index files answer; the binlogs are not read
+        try:
+            d, _s, n = (int(x) for x in locate_gtid.split("-"))
+        except ValueError:
+            _fail(f"--locate {locate_gtid!r}: a MariaDB GTID is DOMAIN-SERVER-SEQ", EXIT_USAGE)
+        logs = [str(p) for p in expand_paths([p for p in paths if not is_gtid_index_file(Path(p))])]
+        hit = locate(logs, d, n)
+        if as_json:
+            click.echo(json.dumps({"gtid": locate_gtid, "file": hit and hit[0], "offset": hit and hit[1]}))
+        elif hit is None:
+            click.echo(f"{locate_gtid}: not placed by the GTID index files beside these binlogs")
+        else:
+            click.echo(f"{locate_gtid}: {hit[0]}, read from offset {hit[1]} (GTID index)")
+        sys.exit(EXIT_OK if hit else EXIT_DAMAGED)
+    indexes = [index_summary(p) for p in paths if is_gtid_index_file(Path(p))]
+    paths = [p for p in paths if not is_gtid_index_file(Path(p))]
+    if not paths:  # GTID index files only: what they hold, read without the binlogs
+        if as_json:
+            click.echo(json.dumps({"gtid_indexes": indexes}, indent=1))
+        else:
+            for doc in indexes:
+                click.echo(f"{doc['file']}  {summary_line(doc)}")
+        sys.exit(EXIT_DAMAGED if any(d["problem"] for d in indexes) else EXIT_OK)
     _check_inputs(paths)
     summary = gtid_summary(paths, relay=relay, keys=keys)
+    if indexes:
+        summary["gtid_indexes"] = indexes
     if summary.get("problem") and summary["problem"]["kind"] in ("KeyRequiredError", "KeyFileError") and not as_json:
         _fail(f"{summary['problem']['file']}, offset {summary['problem']['offset']}: {summary['problem']['message']}",
               EXIT_USAGE)
@@ -497,11 +544,14 @@ def gtids(paths, as_json, relay, keys) -> None:
                            + ", ".join(f"{x['gtid']} after {x['after']}" for x in m["out_of_order"][:10]))
         if summary["incomplete"]:
             click.echo(f"incomplete transactions: {', '.join(map(str, summary['incomplete']))}")
+        for doc in indexes:
+            click.echo(f"{doc['file']}  {summary_line(doc)}")
     if summary.get("problem") and summary["problem"]["kind"] in ("KeyRequiredError", "KeyFileError"):
         click.echo(f"binlogkit: error: {summary['problem']['file']}, offset {summary['problem']['offset']}: "
                    f"{summary['problem']['message']}", err=True)
         sys.exit(EXIT_USAGE)
-    sys.exit(EXIT_DAMAGED if summary.get("problem") or summary["incomplete"] else EXIT_OK)
+    sys.exit(EXIT_DAMAGED if summary.get("problem") or summary["incomplete"] or any(d["problem"] for d in indexes)
+             else EXIT_OK)
 
 
 @main.command()

@@ -28,6 +28,7 @@ class EventDecoder:
         self.strict, self.rows, self.column_types = strict, rows, column_types
         self.tables: dict = {}  # table id -> Table, from the last table map
         self.known: dict = {}  # (flavor, table map body) -> Table
+        self.alter: tuple | None = None  # (file, offset of the next event, phase, id): a two-phase ALTER's GTID
         self.failed = False
 
     def register(self, raw):
@@ -53,6 +54,9 @@ class EventDecoder:
         from .rowvalues import ROWS_TYPES, decode_rows, verbose_text
 
         ev = tm if tm is not None else decode(raw, strict=self.strict)
+        code = raw.type_code
+        if code == _MARIADB_GTID or (self.alter is not None and code in _QUERIES):
+            ev = self._two_phase_alter(raw, ev)
         rows = self.rows
         if rows and raw.type_code in ROWS_TYPES and ev.parsed is not None:
             table = self.tables.get(ev.parsed["table_id"])
@@ -62,6 +66,23 @@ class EventDecoder:
             elif table is not None:
                 ev = replace(ev, rows=decode_rows(table, ev.parsed, raw.type_code), table=table)
         return ev
+
+    def _two_phase_alter(self, raw, ev):
+        """MariaDB's binlog_alter_two_phase: a GTID whose flags_extra says START / COMMIT /
+        ROLLBACK ALTER marks the Query right after it (``fields["two_phase_alter"]``, and
+        ``alter_id``: the START ALTER's seq_no), which ``render`` comments out but for COMMIT."""
+        if raw.type_code == _MARIADB_GTID:
+            phase = alter_phase(ev.fields)
+            self.alter = None if phase is None else (raw.file, raw.end_offset, phase, ev.fields.get("sa_seq_no"))
+            return ev
+        file, at, phase, alter_id = self.alter  # type: ignore[misc]  # one() checked it is set
+        self.alter = None
+        if raw.file != file or raw.offset != at or ev.parsed is None:
+            return ev
+        fields = dict(ev.fields, two_phase_alter=phase)
+        if alter_id is not None:
+            fields["alter_id"] = alter_id
+        return Event(raw, ev.codec, ev.parsed, fields, ev.rows, ev.table, ev.rows_text)
 
     def each(self, raw, path: str, *, types: set[int] | None = None, payloads: bool = False):
         """The event (a ``Problem`` where it does not decode), then with ``payloads`` the events
@@ -76,6 +97,8 @@ class EventDecoder:
                 shown = not types or r.type_code in types
                 expand = payloads and r is raw and r.type_code == _PAYLOAD
                 if not (shown or expand):
+                    if r.type_code == _MARIADB_GTID:  # not shown, still marks a two-phase ALTER's Query
+                        self._two_phase_alter(r, decode(r, strict=self.strict))
                     continue
                 ev = self.one(r, tm)
                 if expand:
@@ -91,6 +114,17 @@ class EventDecoder:
 
 
 _PAYLOAD = int(EventType.TRANSACTION_PAYLOAD_EVENT)  # an int: compared for every event
+_MARIADB_GTID = int(EventType.GTID_EVENT)
+_QUERIES = frozenset({int(EventType.QUERY_EVENT), int(EventType.QUERY_COMPRESSED_EVENT)})
+# MariaDB Gtid_log_event flags_extra (sql/log_event.h): FL_START_ALTER_E1 2, FL_COMMIT_ALTER_E1 4,
+# FL_ROLLBACK_ALTER_E1 8 (the last two followed by sa_seq_no, the START ALTER's seq_no)
+ALTER_PHASES = ((2, "START"), (4, "COMMIT"), (8, "ROLLBACK"))
+
+
+def alter_phase(gtid_fields: dict) -> str | None:
+    """"START" / "COMMIT" / "ROLLBACK" for the GTID of a two-phase ALTER's event group, else None."""
+    fx = gtid_fields.get("flags_extra") or 0
+    return next((name for bit, name in ALTER_PHASES if fx & bit), None)
 
 
 def _inner(inner, payload):

@@ -9,7 +9,9 @@
     │   ├── TruncatedEventError      an event runs past the end of the file (torn)
     │   ├── EventSizeError           event_size smaller than a header, or absurd
     │   ├── BodyLengthError          a body ran short of, or left bytes over, its window
-    │   ├── UnsupportedFormatError   a format we recognise but cannot read (v1/v3)
+    │   ├── UnsupportedFormatError   a format we recognise but cannot read (v1/v3, MariaDB 12.3's
+    │   │                            InnoDB-stored binlog .ibb, PARTIAL_ROW_DATA events)
+    │   ├── GtidIndexError           a MariaDB GTID index (.idx) that does not read
     │   └── DecryptionError          an encrypted event that no key/cipher makes sound
     │                                (wrong key, or a damaged event)
     ├── KeyRequiredError             an encrypted file and no key for it (names key id, version)
@@ -98,6 +100,11 @@ class BodyLengthError(FormatError):
 
 class UnsupportedFormatError(FormatError):
     """A format we recognise but cannot read: v1/v3 legacy files, encrypted files."""
+
+
+class GtidIndexError(FormatError):
+    """A MariaDB GTID index file (``<binlog>.idx``) that does not read: bad magic, a newer
+    major version, a page failing its CRC32, a record running past its node."""
 
 
 class DecryptionError(FormatError):

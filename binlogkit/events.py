@@ -110,6 +110,10 @@ def decode(raw: RawEvent, *, strict: bool = True) -> Event:
     flavor = fmt.flavor if fmt else None
     codec = codec_for(raw.type_code, flavor)
     if codec is None:
+        if raw.type_code == T.PARTIAL_ROW_DATA_EVENT and strict:
+            from .formats import partial_row_data
+
+            raise partial_row_data(raw.body, raw.offset)
         if strict and not raw.flags & EventFlag.IGNORABLE:
             raise FormatError(f"unknown event type {raw.type_code} without LOG_EVENT_IGNORABLE_F",
                               offset=raw.offset, event_type=raw.type_name)

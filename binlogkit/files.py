@@ -70,7 +70,8 @@ def _is_log_name(p: Path) -> bool:
 def expand_paths(paths: Iterable[str | os.PathLike]) -> list[InputPath]:
     """Files in order: an ``.index`` file stands for the logs it lists (relative to itself); a
     directory for its index files' logs, or else for its files named like ``NAME.000123``.
-    URLs likewise (``storage.expand``: a prefix is a folder), returned as ``storage.Url``."""
+    URLs likewise (``storage.expand``: a prefix is a folder), returned as ``storage.Url``.
+    MariaDB GTID index files named explicitly (``mariadb-bin.*`` matches them) are left out."""
     out: list[InputPath] = []
     for arg in paths:
         if is_url(arg):
@@ -92,6 +93,21 @@ def expand_paths(paths: Iterable[str | os.PathLike]) -> list[InputPath]:
                 if line:
                     name = Path(line)
                     out.append(_resolve(name if name.is_absolute() else p.parent / name.name))
-        else:
+        elif not is_gtid_index_file(p):  # MariaDB 11.4+ writes NAME.000001.idx beside each binlog
             out.append(p)
     return out
+
+
+def is_gtid_index_file(p: InputPath) -> bool:
+    """A local ``.idx`` file that starts with the magic of MariaDB's GTID index
+    (``binlogkit.gtid.index``): not a binlog, skipped where binlogs are expected."""
+    if not isinstance(p, Path) or p.suffix != ".idx":
+        return False
+    from .gtid.index import is_gtid_index
+
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(4)
+    except OSError:
+        return False
+    return is_gtid_index(head) or (head == b"" and p.with_suffix("").exists())  # the hot binlog's (empty) index

@@ -69,7 +69,9 @@ def walk_events(fh, *, verify: bool = True,
     if magic != BINLOG_MAGIC:
         if not magic:
             raise BadMagicError("empty file", offset=0)
-        raise BadMagicError(f"not a binlog: starts with {magic!r}, expected {BINLOG_MAGIC!r}", offset=0)
+        from .formats import not_a_binlog
+
+        raise not_a_binlog(magic, fh.read(60))
     unpack = HEADER_STRUCT.unpack_from
     crc32 = CRC32  # ISA-L's when installed (binlogkit/crc.py): the same values as zlib's
     buf = bytearray(WINDOW)

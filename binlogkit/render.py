@@ -76,9 +76,18 @@ def _query(ev, f, utc):
 
 
 def _mariadb_gtid(ev, f, utc):
+    """As mariadb-binlog 11.8 prints it: ``GTID 0-2-5 ddl COMMIT ALTER id= 4 thread_id=4``."""
     kind = "ddl" if "DDL" in f["flags"] else ("trans" if "TRANSACTIONAL" in f["flags"] else "")
     cid = f" cid={f['commit_id']}" if f.get("commit_id") is not None else ""
-    return f"GTID {f['gtid']}{cid} {kind}".rstrip()
+    text = f"GTID {f['gtid']}{cid} {kind}".rstrip()
+    fx = f.get("flags_extra") or 0
+    if fx & 2:
+        text += " START ALTER"
+    elif fx & (4 | 8) and f.get("sa_seq_no") is not None:
+        text += f" {'COMMIT' if fx & 4 else 'ROLLBACK'} ALTER id= {f['sa_seq_no']}"
+    if f.get("thread_id") is not None:
+        text += f" thread_id={f['thread_id']}"
+    return text
 
 
 def _rows(ev, f, utc):
@@ -130,6 +139,8 @@ _SUMMARY_BY_CODE: dict[int, Callable[[Event, dict, bool], str]] = {int(k): v for
 def summary(ev: Event, utc: bool = False) -> str:
     t = ev.raw.type_code
     if ev.codec is None:
+        if t == T.PARTIAL_ROW_DATA_EVENT:  # MariaDB 12.3: recognised, not read (binlogkit/formats.py)
+            return "Partial_row_data: a fragment of a rows event (MariaDB 12.3), not supported yet"
         return f"Unknown event type {t}" + (" (ignorable)" if ev.raw.flags & 0x80 else "")
     fn = _SUMMARY_BY_CODE.get(t)
     return fn(ev, ev.fields, utc) if fn is not None else ev.name
@@ -152,6 +163,16 @@ def body_lines(ev: Event) -> list[str]:
         if f.get("db"):
             out.append(f"use `{f['db']}`/*!*/;")
         out.append(f"SET TIMESTAMP={ev.raw.timestamp}/*!*/;")
+        phase = f.get("two_phase_alter")
+        if phase is not None:
+            # binlog_alter_two_phase: the ALTER runs once, at its COMMIT ALTER; each phase's statement
+            # is also shown commented, as mariadb-binlog -v shows it (### ALTER ...)
+            if phase == "COMMIT":
+                out.append(_sql(f["query"]))
+            out += [f"### {line}" for line in f["query"].splitlines()]
+            if phase != "COMMIT":
+                out.append(f"# {phase} ALTER: not run here")
+            return out
         out.append(_sql(f["query"]))
         return out
     if t == T.XID_EVENT:

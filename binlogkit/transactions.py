@@ -74,6 +74,10 @@ class Transaction:
     # the last source event before this transaction began: where to resume to re-fetch it
     resume_source_file: str | None = None
     resume_source_pos: int | None = None
+    # MariaDB binlog_alter_two_phase: "START" / "COMMIT" / "ROLLBACK" ALTER, and for the last two
+    # the START ALTER's seq_no (a ROLLBACK ALTER's group is never applied: its ALTER failed)
+    alter: str | None = None
+    alter_id: int | None = None
     _open_group: bool = field(default=False, repr=False)
     _statements: int = field(default=0, repr=False)
 
@@ -304,6 +308,8 @@ class Grouper:
                     # prints it as START TRANSACTION; no BEGIN query follows): its statements stay
                     # inside until COMMIT / ROLLBACK / Xid
                     self.cur._open_group = kind == "mariadb" and not standalone
+                    if code == T.GTID_EVENT:
+                        self.cur.alter, self.cur.alter_id = mariadb_alter(self._body(data))
                     info.transactions += 1
                     info.server_ids.add(sid)
                     if gtid and self.keep_gtids:
@@ -390,6 +396,31 @@ class Grouper:
             MysqlGtid.parse(gtid)  # a GtidError (a BinlogError) when a field is out of range
             return gtid, "mysql", False
         return None, "mysql", False
+
+
+def mariadb_alter(body: bytes) -> tuple[str | None, int | None]:
+    """(phase, START ALTER's seq_no) of a MariaDB GTID body's flags_extra (``codecs.gtid``:
+    seq_no 8, domain 4, flags2 1, commit_id 8 if flags2 & 2, an XID if flags2 & (64|128), then
+    flags_extra 1, extra_engines 1 if it & 1, sa_seq_no 8 if it & (4|8)); (None, None) for
+    any other GTID or a body too short to say."""
+    from .decoder import alter_phase
+
+    if len(body) < 13:
+        return None, None
+    flags2, p = body[12], 13
+    if flags2 & 2:
+        p += 8
+    if flags2 & (64 | 128):
+        if p + 6 > len(body):
+            return None, None
+        p += 6 + body[p + 4] + body[p + 5]
+    if p >= len(body):
+        return None, None
+    fx = body[p]
+    phase = alter_phase({"flags_extra": fx})
+    p += 1 + (1 if fx & 1 else 0)
+    seq = int.from_bytes(body[p:p + 8], "little") if fx & (4 | 8) and p + 8 <= len(body) else None
+    return phase, seq
 
 
 def group_files(paths: Iterable[str | os.PathLike], *, verify: bool = True, relay: bool | None = None,

@@ -224,7 +224,10 @@ def test_mysql_json_and_partial_json_update(corpus):
     (ev,) = [json.loads(line) for line in res.output.splitlines()]
     row = ev["rows"][0]
     assert row["before"]["@2"] == expected  # the replica never applied the partial update
-    after = json.loads(row["after"]["@2"])
+    diff = row["after"]["@2"]  # the diff operations, and the document they give (the before image has it)
+    assert [op for op, *_ in ((d["op"], d["path"]) for d in diff["json_diff"])] == ["JSON_REPLACE"]
+    assert diff["json_diff"][0]["path"] == "$.b"
+    after = json.loads(diff["result"])
     before = json.loads(expected)
     assert after["a"] == before["a"] and after["c"] == before["c"] and after["b"] != before["b"]
     assert set(after["b"]) == {"o", "O"}  # $.b replaced by the diff

@@ -185,23 +185,80 @@ def _path(text: str) -> list:
     return out
 
 
-def apply_diffs(doc, data: bytes):
-    """Apply a binary JSON diff vector to ``doc``: diffs back to back until the data ends, each
-    an operation byte, a packed path length and path, and (but for REMOVE) a packed value
-    length and a binary JSON value."""
+OPERATIONS = {REPLACE: "JSON_REPLACE", INSERT: "JSON_INSERT", REMOVE: "JSON_REMOVE"}
+
+
+def parse_diffs(data: bytes) -> list[tuple[int, str, object]]:
+    """A binary JSON diff vector (MySQL ``sql/json_diff.cc``) as (operation, path text, value)
+    triples: diffs back to back until the data ends, each an operation byte (0 REPLACE,
+    1 INSERT, 2 REMOVE), a packed path length and path, and (but for REMOVE) a packed value
+    length and a binary JSON value. ValueError / IndexError when malformed."""
     from .common import read_length
 
+    out: list[tuple[int, str, object]] = []
     p = 0
     while p < len(data):
         op = data[p]
+        if op not in OPERATIONS:
+            raise ValueError(f"unknown JSON diff operation {op}")
         n, p = read_length(data, p + 1)
-        path = _path(data[p:p + n].decode("utf-8"))
+        if p + n > len(data):
+            raise IndexError
+        path = data[p:p + n].decode("utf-8")
         p += n
         value = None
         if op != REMOVE:
             n, p = read_length(data, p)
+            if p + n > len(data):
+                raise IndexError
             value = to_python(data[p:p + n])
             p += n
+        out.append((op, path, value))
+    return out
+
+
+def _sql_string(text: str) -> str:
+    """A quoted SQL string as mysqlbinlog writes one (backslash escapes)."""
+    esc = {"\\": "\\\\", "'": "\\'", "\0": "\\0", "\n": "\\n", "\r": "\\r", "\x1a": "\\Z"}
+    return "'" + "".join(esc.get(ch, ch) for ch in text) + "'"
+
+
+def _sql_value(value) -> str:
+    """A diff's value as mysqlbinlog -v writes it: scalars as SQL literals (strings and dates
+    quoted), objects and arrays as ``CAST('<json>' AS JSON)``."""
+    if isinstance(value, (dict, list)):
+        return f"CAST({_sql_string(dumps(value))} AS JSON)"
+    if isinstance(value, str):
+        return _sql_string(value)
+    return dumps(value)
+
+
+def diff_sql(column: str, diffs: list[tuple[int, str, object]]) -> str:
+    """The diffs as mysqlbinlog -v prints a partial JSON update of ``column`` (``@3``): runs of
+    one operation as one call, each run wrapping the previous ones, a line per argument pair
+    (``\n###      `` between them, as the ``###`` block continues); no diffs: the column itself.
+    E.g. ``JSON_REMOVE(\n###      JSON_REPLACE(@3, '$.a', 1),\n###      '$.b')``."""
+    if not diffs:
+        return column
+    runs: list[tuple[int, list[str]]] = []
+    for op, path, value in diffs:
+        arg = _sql_string(path) if op == REMOVE else f"{_sql_string(path)}, {_sql_value(value)}"
+        if runs and runs[-1][0] == op:
+            runs[-1][1].append(arg)
+        else:
+            runs.append((op, [arg]))
+    sep = ",\n###      "
+    text = "".join(f"{OPERATIONS[op]}(\n###      " for op, _ in reversed(runs[1:]))
+    text += f"{OPERATIONS[runs[0][0]]}({column}, " + sep.join(runs[0][1]) + ")"
+    for _, args in runs[1:]:
+        text += sep + sep.join(args) + ")"
+    return text
+
+
+def apply_diffs(doc, data: bytes):
+    """Apply a binary JSON diff vector (``parse_diffs``) to ``doc``."""
+    for op, text, value in parse_diffs(data):
+        path = _path(text)
         parent = doc
         for step in path[:-1]:
             parent = parent[step]

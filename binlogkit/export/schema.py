@@ -21,9 +21,12 @@ text without a known charset           binary (without FULL metadata or --schema
                                        cannot tell VARCHAR from VARBINARY)
 ENUM / SET                             string (labels from the metadata or --schema), else the
                                        stored index (uint16) / bits (uint64)
-JSON                                   string
+JSON                                   string (a partial JSON update: the resulting document
+                                       when the before image holds it, else null as a column
+                                       a MINIMAL image leaves out)
 BIT(n)                                 uint64
 GEOMETRY                               binary (WKB, the 4-byte SRID dropped)
+VECTOR (MySQL 9)                       list<float32>
 UUID / INET6 / INET4 (by hint)         string
 =====================================  ==========================================================
 
@@ -39,13 +42,13 @@ import decimal
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from ..rowvalues.tables import (BINARY_COLLATION, BIT, BLOB, DATE, DATETIME, DATETIME2, DOUBLE, ENUM, FLOAT, GEOMETRY,
                                 INT24, JSON, LONG, LONG_BLOB, LONGLONG, MEDIUM_BLOB, NEWDATE, NEWDECIMAL, SET, SHORT,
-                                STRING, TIME, TIME2, TIMESTAMP, TIMESTAMP2, TINY, TINY_BLOB, VAR_STRING, VARCHAR, YEAR,
-                                Column, Table, charset_text, temporal_hint)
-from ..rowvalues.values import Geometry, Value
+                                STRING, TIME, TIME2, TIMESTAMP, TIMESTAMP2, TINY, TINY_BLOB, VAR_STRING, VARCHAR, VECTOR,
+                                YEAR, Column, Table, charset_text, temporal_hint)
+from ..rowvalues.values import Geometry, JsonDiff, Value
 
 INT_BITS = {TINY: 8, SHORT: 16, INT24: 24, LONG: 32, LONGLONG: 64}
 TEXTUAL = (VARCHAR, VAR_STRING, STRING, BLOB, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB)
@@ -112,6 +115,8 @@ def arrow_type(table: Table, col: Column):
         return pa.uint64()
     if t == GEOMETRY:
         return pa.binary()
+    if t == VECTOR:
+        return pa.list_(pa.float32())
     real = col.real_type
     if real == ENUM:
         return pa.string() if (table.enum_values or {}).get(col.index) is not None else pa.uint16()
@@ -184,10 +189,17 @@ def converter(table: Table, col: Column) -> tuple[Callable[[Value], Any] | None,
             assert isinstance(x, int)
             return ",".join(s for b, s in enumerate(members) if x >> b & 1)
         return set_, None
+    if t == VECTOR:
+        return (lambda v: list(v.value)), None
     if t == GEOMETRY:
         return (lambda v: v.value.wkb if isinstance(v.value, Geometry) else None), None
     if t == JSON:
-        return (lambda v: v.value if isinstance(v.value, str) else bytes(v.value).decode("utf-8", "replace")), None
+        def json_text(v: Value):
+            x = v.value
+            if isinstance(x, JsonDiff):  # partial update: the result when the before image held the document
+                return x.result
+            return x if isinstance(x, str) else bytes(cast(bytes, x)).decode("utf-8", "replace")
+        return json_text, None
     if t == NEWDECIMAL:
         return (lambda v: v.value if isinstance(v.value, decimal.Decimal) else None), None
     return None, None
@@ -198,7 +210,7 @@ def source_type(table: Table, col: Column) -> str:
     names = {TINY: "TINYINT", SHORT: "SMALLINT", INT24: "MEDIUMINT", LONG: "INT", LONGLONG: "BIGINT",
              FLOAT: "FLOAT", DOUBLE: "DOUBLE", YEAR: "YEAR", DATE: "DATE", NEWDATE: "DATE", DATETIME: "DATETIME",
              DATETIME2: "DATETIME", TIMESTAMP: "TIMESTAMP", TIMESTAMP2: "TIMESTAMP", TIME: "TIME", TIME2: "TIME",
-             JSON: "JSON", BIT: "BIT", GEOMETRY: "GEOMETRY", VARCHAR: "VARCHAR", VAR_STRING: "VARCHAR",
+             JSON: "JSON", BIT: "BIT", GEOMETRY: "GEOMETRY", VECTOR: "VECTOR", VARCHAR: "VARCHAR", VAR_STRING: "VARCHAR",
              STRING: "CHAR", BLOB: "BLOB", TINY_BLOB: "TINYBLOB", MEDIUM_BLOB: "MEDIUMBLOB", LONG_BLOB: "LONGBLOB"}
     t = col.type
     if t == NEWDECIMAL:

@@ -29,7 +29,7 @@ from ..errors import BodyLengthError, FormatError
 from ..rowvalues.tables import (BINARY_COLLATION, BIT, BLOB, DATE, DATETIME, DATETIME2, DOUBLE, ENUM, FLOAT,
                                 GEOMETRY, INT24, JSON, LONG, LONG_BLOB, LONGLONG, MEDIUM_BLOB, NEWDATE, NEWDECIMAL,
                                 SET, SHORT, STRING, TIME, TIME2, TIMESTAMP, TIMESTAMP2, TINY, TINY_BLOB,
-                                VAR_STRING, VARCHAR, YEAR, Table)
+                                VAR_STRING, VARCHAR, VECTOR, YEAR, Table)
 from ..rowvalues.values import _dec_size, reader
 
 # fixed sizes of values (sql/field.cc pack_length; old DATETIME/TIME/TIMESTAMP: no fraction)
@@ -96,7 +96,7 @@ def _width(col) -> int:
         if col.collation == BINARY_COLLATION:
             return 0
         return -(1 if col.max_length < 256 else 2)
-    if t in (BLOB, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB, GEOMETRY, JSON):
+    if t in (BLOB, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB, GEOMETRY, JSON, VECTOR):
         return -(m or 4)
     return 0
 

@@ -130,6 +130,9 @@ def select(paths: Iterable[str | os.PathLike], *, start_position: int | None = N
                 f"{name} ({whole}) is incomplete (no terminating event): it was never committed and cannot "
                 "be undone", file=t.start_file, offset=t.start_offset)
             continue
+        if t.alter in ("START", "ROLLBACK"):
+            continue  # MariaDB two-phase ALTER: the schema changes at its COMMIT ALTER (a statement,
+            # refused below); a START ALTER alone, or one a ROLLBACK ALTER closed, changed nothing
         if t.terminator in STATEMENTS:
             plan.statements.append((t.start_file, t.start_offset, end, t.gtid))
             continue

@@ -16,7 +16,9 @@ character set: strings as ``_charset X'hex'`` (the column's character set from t
 plain ``X'hex'`` for binary columns or when the map does not say), FLOAT/DOUBLE in exponent
 form (an exact double literal, not a DECIMAL one), TIMESTAMP as UTC text under the script's
 ``SET time_zone='+00:00'``, ENUM/SET as their index/bitmap numbers, BIT as ``b'...'``, geometry
-as its stored bytes (SRID + WKB), MySQL JSON as ``CAST(... AS JSON)``. The script sets a
+as its stored bytes (SRID + WKB), MySQL JSON as ``CAST(... AS JSON)``,
+VECTOR as ``STRING_TO_VECTOR('[...]')`` (each float32 as the shortest decimal that reads back
+exact). The script sets a
 non-strict ``sql_mode`` with ``NO_AUTO_VALUE_ON_ZERO`` and ``ALLOW_INVALID_DATES`` so that zero
 dates and id 0 come back as they were (row events bypass the SQL mode; SQL does not).
 """
@@ -31,13 +33,13 @@ from ..errors import BinlogError
 from ..rowvalues.tables import (BINARY_COLLATION, BIT, BLOB, DATE, DATETIME, DATETIME2, DECIMAL, DOUBLE, ENUM,
                                 FLOAT, GEOMETRY, INT24, JSON, LONG, LONG_BLOB, LONGLONG, MEDIUM_BLOB, NEWDATE,
                                 NEWDECIMAL, SET, SHORT, STRING, TIME, TIME2, TIMESTAMP, TIMESTAMP2, TINY,
-                                TINY_BLOB, VAR_STRING, VARCHAR, YEAR, Column, Table)
+                                TINY_BLOB, VAR_STRING, VARCHAR, VECTOR, YEAR, Column, Table)
 from ..rowvalues.values import reader
 from .plan import NOTHING, FlashbackRefused
 
 INT_BYTES = {TINY: 1, SHORT: 2, INT24: 3, LONG: 4, LONGLONG: 8}
 STRINGS = {VARCHAR, VAR_STRING, STRING, BLOB, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB}
-NOT_IN_KEY = {JSON, GEOMETRY}
+NOT_IN_KEY = {JSON, GEOMETRY, VECTOR}
 DELETES = {T.DELETE_ROWS_EVENT, T.DELETE_ROWS_EVENT_V1, T.PRE_GA_DELETE_ROWS_EVENT}
 WRITES = {T.WRITE_ROWS_EVENT, T.WRITE_ROWS_EVENT_V1, T.PRE_GA_WRITE_ROWS_EVENT}
 
@@ -86,6 +88,8 @@ def literal(col: Column, value, unsigned: bool) -> str:
         return f"'{text}'"
     if t == JSON:
         return f"CAST(_utf8mb4 {_hex(v.encode('utf-8'))} AS JSON)"
+    if t == VECTOR:  # each float32 as its shortest exact decimal: reads back as the same bytes
+        return "STRING_TO_VECTOR('[" + ",".join(repr(f) for f in v) + "]')"
     if t == GEOMETRY:
         return _hex(v.srid.to_bytes(4, "little") + v.wkb)
     if t in STRINGS:

@@ -19,7 +19,7 @@ from ..constants import EventType as T
 from ..errors import BodyLengthError
 from .tables import (BINARY_COLLATION, COMPRESSED_ROWS, DATETIME, DELETE, ENUM, JSON, SET, STRING, TIME, TIMESTAMP,
                      WRITE, Table, temporal_hint)
-from .values import UnknownColumnType, Value, _prefixed, _quote, reader
+from .values import JsonDiff, UnknownColumnType, Value, _prefixed, reader
 
 _rowtext: Any
 try:  # the optional C accelerator (setup.py); BINLOGKIT_PURE_PYTHON=1 turns it off
@@ -78,12 +78,8 @@ def _image(plan: tuple, b: bytes, p: int, partial: set[int] | frozenset[int] = f
             continue
         try:
             if partial and c.index in partial:  # a JSON diff against the before image's value
-                from ..codecs.mysql_json import apply_diffs, dumps
-
-                diffs, p = _prefixed(b, p, c.meta or 4)  # length sized like the column's own
-                old = (before or {}).get(c.index)
-                text = dumps(apply_diffs(None if old is None else json.loads(old), diffs))
-                out.append((c.index, Value(text, _quote(text.encode("utf-8")))))
+                raw, p = _prefixed(b, p, c.meta or 4)  # length sized like the column's own
+                out.append((c.index, _json_diff(c.index, raw, (before or {}).get(c.index))))
                 continue
             v, p = readers[k](b, p)
         except (IndexError, struct.error):
@@ -91,6 +87,26 @@ def _image(plan: tuple, b: bytes, p: int, partial: set[int] | frozenset[int] = f
                                   field=f"@{c.index + 1}") from None
         out.append((c.index, v))
     return out, p
+
+
+def _json_diff(index: int, raw: bytes, old) -> Value:
+    """A partial JSON update's value: printed as mysqlbinlog -v prints the diffs
+    (``JSON_REPLACE(@3, '$.n', 999)``), holding the operations and, when the before image
+    has the document (``old``, its text), the result of applying them."""
+    from ..codecs.mysql_json import OPERATIONS, apply_diffs, diff_sql, dumps, parse_diffs
+
+    try:
+        diffs = parse_diffs(raw)
+    except (ValueError, IndexError, KeyError, struct.error, UnicodeDecodeError):
+        raise BodyLengthError(f"column @{index + 1}: malformed partial JSON diff", field=f"@{index + 1}") from None
+    result = None
+    if isinstance(old, str):
+        try:
+            result = dumps(apply_diffs(json.loads(old), raw))
+        except (ValueError, IndexError, KeyError, TypeError):
+            result = None  # the diff does not fit the logged document: no result claimed
+    ops = tuple((OPERATIONS[op], path, value) for op, path, value in diffs)
+    return Value(JsonDiff(ops, result), diff_sql(f"@{index + 1}", diffs))
 
 
 def _uncompressed(table: Table, fields, type_code: int) -> bytes:

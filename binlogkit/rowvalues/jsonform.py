@@ -12,7 +12,7 @@ from .images import RawRows
 from .tables import CODECS  # noqa: F401  (re-exported: rowvalues.CODECS)
 from .tables import (BINARY_COLLATION, BLOB, ENUM, INT24, LONG, LONG_BLOB, LONGLONG, MEDIUM_BLOB, SET, SHORT, STRING,
                      TINY, TINY_BLOB, VAR_STRING, VARCHAR, Column, Table, charset_text)
-from .values import Geometry, Value
+from .values import Geometry, JsonDiff, Value
 
 
 def column_text(col: Column, raw: bytes) -> str | None:
@@ -37,6 +37,11 @@ def json_value(v: Value | None):
         return format(x, "f")  # the server's text: DECIMAL(9,9) zero is 0.000000000, never 0E-9
     if isinstance(x, Geometry):
         return {"srid": x.srid, "wkb": x.wkb.hex()}
+    if isinstance(x, JsonDiff):  # a partial JSON update: its operations, and the result when known
+        from ..codecs.mysql_json import dumps
+
+        return {"json_diff": [{"op": op, "path": path, **({} if op == "JSON_REMOVE" else {"value": dumps(val)})}
+                              for op, path, val in x.diffs], "result": x.result}
     if isinstance(x, datetime.datetime):
         if x.tzinfo is not None:  # TIMESTAMP: seconds since the epoch, as mysqlbinlog prints it
             return float(v.text) if "." in v.text else int(v.text)

@@ -16,8 +16,9 @@ DECIMAL, TINY, SHORT, LONG, FLOAT, DOUBLE, NULL, TIMESTAMP, LONGLONG, INT24 = ra
 DATE, TIME, DATETIME, YEAR, NEWDATE, VARCHAR, BIT, TIMESTAMP2, DATETIME2, TIME2 = range(10, 20)
 JSON, NEWDECIMAL, ENUM, SET, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB, BLOB, VAR_STRING, STRING, GEOMETRY = (
     245, 246, 247, 248, 249, 250, 251, 252, 253, 254, 255)
+VECTOR = 242  # MySQL 9.0+: float32 values behind a length (metadata: its byte count, 4); MariaDB logs VARCHAR
 
-META_BYTES = {FLOAT: 1, DOUBLE: 1, BLOB: 1, GEOMETRY: 1, JSON: 1, TIMESTAMP2: 1, DATETIME2: 1, TIME2: 1,
+META_BYTES = {FLOAT: 1, DOUBLE: 1, BLOB: 1, GEOMETRY: 1, JSON: 1, VECTOR: 1, TIMESTAMP2: 1, DATETIME2: 1, TIME2: 1,
               VARCHAR: 2, VAR_STRING: 2, STRING: 2, NEWDECIMAL: 2, BIT: 2, ENUM: 2, SET: 2}
 COMPRESSED_ROWS = {T.WRITE_ROWS_COMPRESSED_EVENT, T.UPDATE_ROWS_COMPRESSED_EVENT, T.DELETE_ROWS_COMPRESSED_EVENT,
                    T.WRITE_ROWS_COMPRESSED_EVENT_V1, T.UPDATE_ROWS_COMPRESSED_EVENT_V1,
@@ -78,7 +79,9 @@ class Column:
 
     @property
     def is_character(self) -> bool:
-        return self.real_type in (STRING, VAR_STRING, VARCHAR, BLOB, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB)
+        """A column the optional metadata's charset fields count (MySQL counts VECTOR, whose
+        collation is binary, among them: seen in MySQL 9.7's table maps)."""
+        return self.real_type in (STRING, VAR_STRING, VARCHAR, BLOB, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB, VECTOR)
 
 
 @dataclass(frozen=True)

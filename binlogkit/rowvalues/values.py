@@ -15,7 +15,7 @@ from ..codecs.newdecimal import _dec_size, _decimal  # noqa: F401  (shared with 
 from ..errors import BodyLengthError
 from .tables import (BINARY_COLLATION, BIT, BLOB, DATE, DATETIME, DATETIME2, DOUBLE, ENUM, FLOAT, GEOMETRY, INT24,
                      JSON, LONG, LONG_BLOB, LONGLONG, MEDIUM_BLOB, NEWDATE, NEWDECIMAL, SET, SHORT, STRING, TIME,
-                     TIME2, TIMESTAMP, TIMESTAMP2, TINY, TINY_BLOB, VAR_STRING, VARCHAR, YEAR, Column,
+                     TIME2, TIMESTAMP, TIMESTAMP2, TINY, TINY_BLOB, VAR_STRING, VARCHAR, VECTOR, YEAR, Column,
                      temporal_hint)
 
 
@@ -25,6 +25,46 @@ class Geometry:
 
     srid: int
     wkb: bytes
+
+
+@dataclass(frozen=True)
+class JsonDiff:
+    """A JSON column of a partial update (MySQL ``binlog_row_value_options=PARTIAL_JSON``):
+    the diff operations (operation name, path, value) and, when the before image holds the
+    column, the resulting document's text (else None)."""
+
+    diffs: tuple[tuple[str, str, object], ...]
+    result: str | None
+
+
+class Vector(tuple):
+    """A MySQL VECTOR value: its float32 components as Python floats, each the shortest decimal
+    that reads back as the same float32 (0.1, not 0.10000000149011612); ``raw`` the stored bytes."""
+
+    raw: bytes
+
+    def __new__(cls, raw: bytes) -> Vector:
+        self = super().__new__(cls, (_short_float32(f) for f in struct.unpack(f"<{len(raw) // 4}f", raw)))
+        self.raw = raw
+        return self
+
+    def __getnewargs__(self) -> tuple[bytes]:  # pickled by its bytes, which __new__ takes
+        return (self.raw,)
+
+    def text(self) -> str:
+        """As mysqlbinlog -v prints it (MySQL 9.7): ``[1.50000e+00,-3.25000e+00]``."""
+        return "[" + ",".join("%.5e" % f for f in self) + "]"
+
+
+def _short_float32(f: float) -> float:
+    if f != f or f in (float("inf"), float("-inf")):
+        return f
+    packed = struct.pack("<f", f)
+    for digits in range(1, 10):
+        g = float("%.*g" % (digits, f))
+        if struct.pack("<f", g) == packed:
+            return g
+    return f
 
 
 def hinted(kind: str, raw: bytes) -> str:
@@ -99,6 +139,12 @@ def _quote(raw: bytes) -> str:
     if _CONTROL.search(raw):
         raw = _CONTROL.sub(lambda m: b"\\x%02x" % m.group()[0], raw)
     return "'" + raw.decode("utf-8", "surrogateescape") + "'"
+
+
+def _quote_json(text: str) -> str:
+    """A JSON document's text as mysqlbinlog -v (MySQL 9.7) prints it: ``'`` and ``\\``
+    backslash-escaped (seen in fixtures/samples/mysql-9.7), control bytes as \\xNN."""
+    return _quote(text.replace("\\", "\\\\").replace("'", "\\'").encode("utf-8"))
 
 
 def _take(b: bytes, p: int, n: int) -> bytes:
@@ -236,7 +282,7 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
             text = to_text(raw)
         except (ValueError, IndexError, KeyError, struct.error):
             raise BodyLengthError(f"column @{col.index + 1}: malformed binary JSON", field=f"@{col.index + 1}") from None
-        return Value(text, _quote(text.encode("utf-8"))), q
+        return Value(text, _quote_json(text)), q
     if t == GEOMETRY:  # 4-byte SRID, then WKB
         raw, q = _prefixed(b, p, m or 4)
         if len(raw) < 4:
@@ -246,6 +292,13 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
     if t in (BLOB, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB):
         raw, q = _prefixed(b, p, m or 4)
         return Value(raw, _quote(raw)), q
+    if t == VECTOR:  # MySQL 9: float32 little-endian values behind an ``m``-byte length
+        raw, q = _prefixed(b, p, m or 4)
+        if len(raw) % 4:
+            raise BodyLengthError(f"column @{col.index + 1}: a VECTOR of {len(raw)} bytes (not whole float32s)",
+                                  field=f"@{col.index + 1}")
+        vec = Vector(raw)
+        return Value(vec, vec.text()), q
     if t == BIT:
         nbits = (m & 0xFF) * 8 + (m >> 8)  # whole bytes, then the bits of the last one
         n = (nbits + 7) // 8
