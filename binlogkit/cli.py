@@ -831,6 +831,7 @@ def incident(binlog_dir, code, message, index, backup_dir, follow_links, keys) -
         _fail(str(exc), EXIT_PARTIAL)
     except (BinlogError, OSError) as exc:
         _fail(str(exc), EXIT_USAGE)
+    _say_leftovers(done.cleaned)
     if done.already:
         click.echo(f"{Path(done.file).name}: already ends with an Incident at {done.offsets[0]} and a Rotate to "
                    f"{done.next_file} at {done.offsets[1]}; nothing to do")
@@ -890,12 +891,24 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
         held = None
         if do_apply:  # the lock is held from before the plan is made until the last write
             try:
-                held = stack.enter_context(SafeDir(relaydir))
-                stack.enter_context(held.locked())
+                d = stack.enter_context(SafeDir(relaydir))
+                stack.enter_context(d.locked())
             except WriteRefused as exc:
                 _fail(f"refused: {exc}", EXIT_USAGE)
+            from .recover.apply import remove_leftovers
+
+            held = d
+            _say_leftovers(remove_leftovers(d))  # before planning: the plan sees the folder as it is
         _recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_dir, applied_gtids,
                  replica_binlog, is_binlog, keep_through, replica_dir, follow_links, held, keys)
+
+
+def _say_leftovers(gone: list[str]) -> None:
+    """One stderr line naming what a writer removed of an interrupted earlier run."""
+    if gone:
+        from .safeio import leftovers_line
+
+        click.echo(leftovers_line(gone), err=True)
 
 
 def _recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_dir, applied_gtids, replica_binlog,
@@ -1047,6 +1060,7 @@ def flashback(binlogs, output, start_position, stop_position, start_datetime, st
         _fail(f"refused: {exc}", EXIT_USAGE)
     except BinlogError as exc:  # damaged input (1); an encrypted one without its key (2)
         _fail(str(exc), _exit_for(exc, EXIT_DAMAGED))
+    _say_leftovers(res.cleaned)
     if as_json:
         click.echo(json.dumps(res.to_json()))
         return
