@@ -166,7 +166,8 @@ _KEY_OPTIONS = (
 def key_options(command):
     """The key options, declared once for every command that reads or writes log files; the
     command receives ``keys`` (a ``crypto.Keys`` or None). A key file that cannot be used is a
-    usage error (exit 2); one that other users may read gives a warning."""
+    usage error (exit 2); one that other users may read gives a warning, and so does the secret
+    file of an encrypted key file."""
     @functools.wraps(command)
     def wrapper(*args, key_file=None, key_file_secret_file=None, cipher=None, keyring_file=None, **kw):
         from .crypto.keys import load_keys, loose_permissions
@@ -175,7 +176,7 @@ def key_options(command):
             keys = load_keys(key_file, secret_file=key_file_secret_file, cipher=cipher, keyring_file=keyring_file)
         except BinlogError as exc:
             _fail(str(exc), EXIT_USAGE)
-        for f in filter(None, (key_file or os.environ.get("BINLOGKIT_KEY_FILE"), keyring_file)):
+        for f in filter(None, (key_file or os.environ.get("BINLOGKIT_KEY_FILE"), key_file_secret_file, keyring_file)):
             if loose_permissions(f):
                 click.echo(f"binlogkit: warning: {f} is readable by other users (chmod 600 it)", err=True)
         return command(*args, keys=keys, **kw)
