@@ -821,9 +821,13 @@ def incident(binlog_dir, code, message, index, backup_dir, follow_links, keys) -
     """
     from .writer import record_incident
 
+    cleaned: list[str] = []
     try:
-        done = record_incident(binlog_dir, code=code, message=message, index=index, backup_dir=backup_dir,
-                               follow_links=follow_links, keys=keys)
+        try:
+            done = record_incident(binlog_dir, code=code, message=message, index=index, backup_dir=backup_dir,
+                                   follow_links=follow_links, keys=keys, cleaned=cleaned)
+        finally:  # said even when the run is then refused
+            _say_leftovers(cleaned)
     except KeyError as exc:
         _fail(f"refused: unknown incident code {exc}", EXIT_USAGE)
     except WriteRefused as exc:
@@ -832,7 +836,6 @@ def incident(binlog_dir, code, message, index, backup_dir, follow_links, keys) -
         _fail(str(exc), EXIT_PARTIAL)
     except (BinlogError, OSError) as exc:
         _fail(str(exc), EXIT_USAGE)
-    _say_leftovers(done.cleaned)
     if done.already:
         click.echo(f"{Path(done.file).name}: already ends with an Incident at {done.offsets[0]} and a Rotate to "
                    f"{done.next_file} at {done.offsets[1]}; nothing to do")
@@ -1052,16 +1055,20 @@ def flashback(binlogs, output, start_position, stop_position, start_datetime, st
                                     include_gtids)) > 1:
         _fail("refused: choose one range: positions, date-times or --include-gtids", EXIT_USAGE)
     _check_inputs(binlogs)
+    cleaned: list[str] = []
     try:
-        res = run(binlogs, output, start_position=start_position, stop_position=stop_position,
-                  start_datetime=_datetime(start_datetime), stop_datetime=_datetime(stop_datetime),
-                  gtids=_gtids(include_gtids), database=database, table=table, skip_statements=skip_statements,
-                  sql=as_sql, force=force, check_later=not no_check_later, backup_dir=backup_dir, keys=keys)
+        try:
+            res = run(binlogs, output, start_position=start_position, stop_position=stop_position,
+                      start_datetime=_datetime(start_datetime), stop_datetime=_datetime(stop_datetime),
+                      gtids=_gtids(include_gtids), database=database, table=table, skip_statements=skip_statements,
+                      sql=as_sql, force=force, check_later=not no_check_later, backup_dir=backup_dir, keys=keys,
+                      cleaned=cleaned)
+        finally:  # said even when the run is then refused
+            _say_leftovers(cleaned)
     except (FlashbackRefused, WriteRefused) as exc:
         _fail(f"refused: {exc}", EXIT_USAGE)
     except BinlogError as exc:  # damaged input (1); an encrypted one without its key (2)
         _fail(str(exc), _exit_for(exc, EXIT_DAMAGED))
-    _say_leftovers(res.cleaned)
     if as_json:
         click.echo(json.dumps(res.to_json()))
         return

@@ -209,10 +209,13 @@ def _last_two(path: Path, keys=None) -> list[tuple[int, bytes, int]]:
 
 def record_incident(binlog_dir: str | os.PathLike, *, code: int | str = "LOST_EVENTS", message: str = "",
                     index: str | None = None, check_processes: bool = True,
-                    backup_dir: str | os.PathLike | None = None, follow_links: bool = False, keys=None) -> Appended:
+                    backup_dir: str | os.PathLike | None = None, follow_links: bool = False, keys=None,
+                    cleaned: list[str] | None = None) -> Appended:
     """Append Incident(code, message) and a Rotate to the next file name to the last binlog of
     a stopped server. The server starts that next file itself when it starts again.
     Idempotent: when the file already ends with an Incident and that Rotate, nothing is written.
+    What a killed earlier run left is removed first (``Appended.cleaned``, and ``cleaned`` when
+    given: filled before any refusal).
     An encrypted binlog is read with ``keys`` and the two events are written encrypted."""
     if isinstance(code, str):
         code = INCIDENT_CODES[code.upper()] if not code.isdigit() else int(code)
@@ -222,9 +225,11 @@ def record_incident(binlog_dir: str | os.PathLike, *, code: int | str = "LOST_EV
     with SafeDir(binlog_dir) as d, d.locked():  # held from the first read to the last write
         # a run killed mid-copy left its temporary file (a full copy of the last binlog) and
         # perhaps a backup folder whose copy equals the file: remove them before anything else
-        cleaned = remove_leftovers(d, "incident", lambda n: _BINLOG_NAME.fullmatch(n) is not None)
+        gone = remove_leftovers(d, "incident", lambda n: _BINLOG_NAME.fullmatch(n) is not None)
+        if cleaned is not None:  # the caller's list: told even when the run is then refused
+            cleaned += gone
         done = _record_incident(d, binlog_dir, code, msg, index, check_processes, backup_dir, follow_links, keys)
-        done.cleaned = cleaned
+        done.cleaned = gone
         return done
 
 

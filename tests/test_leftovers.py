@@ -274,3 +274,21 @@ def test_only_own_regular_files_of_the_writers_names_go(tmp_path):
         with SafeDir(d) as sd, sd.locked():
             assert remove_leftovers(sd, "incident", lambda n: n.startswith("mariadb-bin.")) == []
         assert theirs.exists()
+
+
+def test_a_refused_run_still_says_what_it_removed(tmp_path):
+    """The leftovers go under the lock before the checks: a run then refused (a process holds
+    the binlog open) still names them."""
+    d = stopped_primary_copy(tmp_path)
+    left = d / ".mariadb-bin.000016.binlogkit-0123456789abcdef"
+    left.write_bytes(b"x" * 4096)
+    with open(d / "mariadb-bin.000016", "rb") as fh:
+        holder = subprocess.Popen(["sleep", "30"], stdin=fh)
+    try:
+        r = run("incident", str(d))
+    finally:
+        holder.kill()
+        holder.wait()
+    assert r.returncode == 2 and "stop the server" in r.stderr, r.stderr
+    assert str(left) in (removed_line(r.stderr) or "") and not left.exists()
+    assert r.stderr.index("leftover(s)") < r.stderr.index("refused")

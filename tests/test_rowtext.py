@@ -189,8 +189,6 @@ def test_c_typed_rows_on_damaged_images_agree_or_step_aside(rowtext, data):
 def test_pre_ga_events_are_left_to_python():
     """Pre-GA rows (20-22) have a layout of their own (rowvalues.images._pre_ga): the accelerator
     is never handed one, and decode_rows gives the reference's rows."""
-    from construct import Container
-
     table = rowvalues.Table(1, "d", "t", (rowvalues.Column(0, rowvalues.LONG, 0), rowvalues.Column(1, rowvalues.STRING, 0)))
     fields = Container(rows=b"\xf9\x05\x00\x00\x00\x02ab", columns_before_image=b"\x03", columns_after_image=None, width=2)
     for code in (20, 22):

@@ -147,7 +147,7 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
               database: str | None = None, table: str | None = None, skip_statements: bool = False,
               sql: bool = False, force: bool = False, tmpdir: str | None = None,
               check_later: bool = True, backup_dir: str | os.PathLike | None = None,
-              keys: Keys | None = None) -> Result:
+              keys: Keys | None = None, cleaned: list[str] | None = None) -> Result:
     """Write the undo of the selected transactions to ``output``. Raises ``FlashbackRefused``
     (nothing written) for what cannot be undone, another ``BinlogError`` for damaged input
     (``KeyRequiredError``: an encrypted input and no key for it).
@@ -159,7 +159,9 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
     plan = select(paths, start_position=start_position, stop_position=stop_position,
                   start_datetime=start_datetime, stop_datetime=stop_datetime, gtids=gtids, keys=keys)
     filters = Filters(database, table, skip_statements)
-    cleaned = remove_stale_inputs(tmpdir)
+    # the caller's list is filled as leftovers go, so a refusal later still tells what went
+    cleaned = cleaned if cleaned is not None else []
+    cleaned += remove_stale_inputs(tmpdir)
     with contextlib.ExitStack() as stack:
         local = {f: _seekable(f, stack, tmpdir) for f in plan.files}
         _body, fmt, fde_crc, fde_raw = _source_fde(local[plan.files[0]], keys)
@@ -188,7 +190,7 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
         else:
             produce = _produce_binlog(plan, local, fmt, fde_raw, fde_crc, filters, res, expected, keys)
         res.backup = write_output(output, produce, force=force, inputs=[*plan.files, *local.values()],
-                                  backup_dir=backup_dir, cleaned=res.cleaned)
+                                  backup_dir=backup_dir, cleaned=cleaned)
         if expected:
             res.later = later_changes(plan.files, local, fmt, plan.file_index[-1], plan.ends[-1], expected, keys)
     return res
