@@ -166,7 +166,8 @@ _KEY_OPTIONS = (
 def key_options(command):
     """The key options, declared once for every command that reads or writes log files; the
     command receives ``keys`` (a ``crypto.Keys`` or None). A key file that cannot be used is a
-    usage error (exit 2); one that other users may read gives a warning."""
+    usage error (exit 2); one that other users may read gives a warning, and so does the secret
+    file of an encrypted key file."""
     @functools.wraps(command)
     def wrapper(*args, key_file=None, key_file_secret_file=None, cipher=None, keyring_file=None, **kw):
         from .crypto.keys import load_keys, loose_permissions
@@ -175,7 +176,7 @@ def key_options(command):
             keys = load_keys(key_file, secret_file=key_file_secret_file, cipher=cipher, keyring_file=keyring_file)
         except BinlogError as exc:
             _fail(str(exc), EXIT_USAGE)
-        for f in filter(None, (key_file or os.environ.get("BINLOGKIT_KEY_FILE"), keyring_file)):
+        for f in filter(None, (key_file or os.environ.get("BINLOGKIT_KEY_FILE"), key_file_secret_file, keyring_file)):
             if loose_permissions(f):
                 click.echo(f"binlogkit: warning: {f} is readable by other users (chmod 600 it)", err=True)
         return command(*args, keys=keys, **kw)
@@ -870,9 +871,13 @@ def incident(binlog_dir, code, message, index, backup_dir, follow_links, keys) -
     """
     from .writer import record_incident
 
+    cleaned: list[str] = []
     try:
-        done = record_incident(binlog_dir, code=code, message=message, index=index, backup_dir=backup_dir,
-                               follow_links=follow_links, keys=keys)
+        try:
+            done = record_incident(binlog_dir, code=code, message=message, index=index, backup_dir=backup_dir,
+                                   follow_links=follow_links, keys=keys, cleaned=cleaned)
+        finally:  # said even when the run is then refused
+            _say_leftovers(cleaned)
     except KeyError as exc:
         _fail(f"refused: unknown incident code {exc}", EXIT_USAGE)
     except WriteRefused as exc:
@@ -940,12 +945,24 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
         held = None
         if do_apply:  # the lock is held from before the plan is made until the last write
             try:
-                held = stack.enter_context(SafeDir(relaydir))
-                stack.enter_context(held.locked())
+                d = stack.enter_context(SafeDir(relaydir))
+                stack.enter_context(d.locked())
             except WriteRefused as exc:
                 _fail(f"refused: {exc}", EXIT_USAGE)
+            from .recover.apply import remove_leftovers
+
+            held = d
+            _say_leftovers(remove_leftovers(d))  # before planning: the plan sees the folder as it is
         _recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_dir, applied_gtids,
                  replica_binlog, is_binlog, keep_through, replica_dir, follow_links, held, keys)
+
+
+def _say_leftovers(gone: list[str]) -> None:
+    """One stderr line naming what a writer removed of an interrupted earlier run."""
+    if gone:
+        from .safeio import leftovers_line
+
+        click.echo(leftovers_line(gone), err=True)
 
 
 def _recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_dir, applied_gtids, replica_binlog,
@@ -1088,11 +1105,16 @@ def flashback(binlogs, output, start_position, stop_position, start_datetime, st
                                     include_gtids)) > 1:
         _fail("refused: choose one range: positions, date-times or --include-gtids", EXIT_USAGE)
     _check_inputs(binlogs)
+    cleaned: list[str] = []
     try:
-        res = run(binlogs, output, start_position=start_position, stop_position=stop_position,
-                  start_datetime=_datetime(start_datetime), stop_datetime=_datetime(stop_datetime),
-                  gtids=_gtids(include_gtids), database=database, table=table, skip_statements=skip_statements,
-                  sql=as_sql, force=force, check_later=not no_check_later, backup_dir=backup_dir, keys=keys)
+        try:
+            res = run(binlogs, output, start_position=start_position, stop_position=stop_position,
+                      start_datetime=_datetime(start_datetime), stop_datetime=_datetime(stop_datetime),
+                      gtids=_gtids(include_gtids), database=database, table=table, skip_statements=skip_statements,
+                      sql=as_sql, force=force, check_later=not no_check_later, backup_dir=backup_dir, keys=keys,
+                      cleaned=cleaned)
+        finally:  # said even when the run is then refused
+            _say_leftovers(cleaned)
     except (FlashbackRefused, WriteRefused) as exc:
         _fail(f"refused: {exc}", EXIT_USAGE)
     except BinlogError as exc:  # damaged input (1); an encrypted one without its key (2)

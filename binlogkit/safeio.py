@@ -28,6 +28,14 @@ Every binlogkit command that changes files (``recover --apply``, ``recover --bin
   (``/proc/PID/maps``) — a bind mount, a container volume or a symlinked path shows the same
   file.
 
+* **What a kill leaves, the next run removes** (``remove_leftovers``): with the folder's lock
+  held, a writer removes the temporary files of the names it writes (``.NAME.binlogkit-<16 hex>``,
+  regular files of this user, never a link) and, in the backup folders of its own label beside
+  the folder, the temporary copies of an interrupted backup; a backup folder left holding only
+  copies byte-equal to the files in place (and, for recover, a journal not finished and not the
+  one its folder's journal names) protected nothing and is removed too. A journal of an
+  interrupted apply is not a leftover: ``recover`` finishes that apply.
+
 Failures before the first change are ``WriteRefused`` (nothing written); the callers turn a
 failure after it into ``PartialWrite`` (the backup is whole, a rerun finishes the work).
 """
@@ -37,7 +45,9 @@ from __future__ import annotations
 import errno
 import fcntl
 import hashlib
+import json
 import os
+import re
 import secrets
 import stat
 import time
@@ -506,3 +516,123 @@ def refuse_if_in_use(d: SafeDir, extra: Iterable[Target] = ()) -> None:
     if holders:
         raise WriteRefused("; ".join(str(h) for h in holders[:5]) + ": stop the server first",
                            file=str(d.path))
+
+
+# -- leftovers of a killed run -------------------------------------------------------------------
+_TEMP = re.compile(r"\.(?P<name>.+)\.binlogkit-[0-9a-f]{16}")
+BACKUP_JOURNAL = "journal.json"
+
+
+def stale_temporaries(d: SafeDir, owns: Callable[[str], bool]) -> list[str]:
+    """Temporary files (``temp_name``) a killed writer left in ``d``: the temporary name of a
+    file ``owns`` accepts, a regular file (never a link), owned by this process's user. Only
+    meaningful with the folder's lock held: no live binlogkit writer is then writing in it."""
+    me = os.geteuid()
+    out = []
+    for n in d.names():
+        m = _TEMP.fullmatch(n)
+        if m is None or not owns(m.group("name")):
+            continue
+        st = d.lstat(n)
+        if st is not None and stat.S_ISREG(st.st_mode) and st.st_uid == me:
+            out.append(n)
+    return sorted(out)
+
+
+def remove_leftovers(d: SafeDir, label: str, owns: Callable[[str], bool], *,
+                     keep_backup: str | os.PathLike | None = None, backups: bool = True) -> list[str]:
+    """With ``d``'s lock held, remove what a killed run of the writer ``label`` (recover,
+    incident, flashback) left: its temporary files in ``d`` (``stale_temporaries``), the
+    temporary copies in its backup folders beside ``d`` (``D.binlogkit-LABEL-TIME-RANDOM``,
+    made by ``Backup.beside``), and such a folder when what is left in it protects nothing: a
+    journal that was not finished (recover) and copies byte-equal to the files in ``d``
+    (the run was killed before its first change). ``keep_backup``: the backup an interrupted
+    apply's journal names (only its temporary files go); ``backups=False`` leaves every backup
+    folder alone.
+    Returns what was removed (paths as text)."""
+    gone = []
+    for n in stale_temporaries(d, owns):
+        if d.unlink(n):
+            gone.append(str(d.path / n))
+    if gone:
+        d.fsync()
+    if not backups:
+        return gone
+    parent_path = Path(os.path.realpath(d.path)).parent
+    keep = os.path.realpath(keep_backup) if keep_backup is not None else None
+    pattern = re.compile(re.escape(d.path.name) + r"\.binlogkit-" + re.escape(label)
+                         + r"-\d{8}T\d{6}Z-[0-9a-f]{6}")
+    try:
+        pfd = os.open(parent_path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return gone
+    try:
+        for name in sorted(os.listdir(pfd)):
+            if pattern.fullmatch(name):
+                gone += _abandoned_backup(pfd, parent_path / name, name, d, str(parent_path / name) == keep)
+    finally:
+        os.close(pfd)
+    return gone
+
+
+def _abandoned_backup(pfd: int, path: Path, name: str, d: SafeDir, keep: bool) -> list[str]:
+    me = os.geteuid()
+    try:
+        st = os.stat(name, dir_fd=pfd, follow_symlinks=False)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != me:
+            return []
+        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=pfd)
+    except OSError:
+        return []
+    gone: list[str] = []
+    try:
+        entries = {}
+        for n in os.listdir(fd):
+            entries[n] = os.stat(n, dir_fd=fd, follow_symlinks=False)
+        for n, est in sorted(entries.items()):  # an interrupted copy: never renamed into place
+            if _TEMP.fullmatch(n) and stat.S_ISREG(est.st_mode) and est.st_uid == me:
+                os.unlink(n, dir_fd=fd)
+                gone.append(str(path / n))
+        rest = {n: est for n, est in entries.items() if str(path / n) not in gone}
+        if keep or any(not stat.S_ISREG(est.st_mode) for est in rest.values()):
+            return gone
+        if BACKUP_JOURNAL in rest:
+            try:
+                jfd = os.open(BACKUP_JOURNAL, _RO, dir_fd=fd)
+                with os.fdopen(jfd, "rb") as fh:
+                    journal = json.loads(fh.read(16 << 20))
+            except (OSError, ValueError):
+                return gone
+            if not isinstance(journal, dict) or journal.get("finished"):
+                return gone  # a finished run's backup: the user's to keep
+        copies = [n for n in rest if n != BACKUP_JOURNAL]
+        for n in copies:  # each copy must equal the file still in place, else it protects something
+            cur = d.lstat(n)
+            if cur is None or not stat.S_ISREG(cur.st_mode) or cur.st_size != rest[n].st_size:
+                return gone
+            if _sha256_at(fd, n) != _sha256_at(d.fd, n):
+                return gone
+        for n in rest:
+            os.unlink(n, dir_fd=fd)
+        os.rmdir(name, dir_fd=pfd)
+        os.fsync(pfd)
+        gone.append(str(path) + "/")
+    except OSError:
+        return gone
+    finally:
+        os.close(fd)
+    return gone
+
+
+def _sha256_at(dir_fd: int, name: str) -> str:
+    fd = os.open(name, _RO, dir_fd=dir_fd)
+    try:
+        return sha256_fd(fd)[1]
+    finally:
+        os.close(fd)
+
+
+def leftovers_line(gone: list[str]) -> str:
+    """The one stderr line a writer's CLI prints for what ``remove_leftovers`` removed."""
+    shown = ", ".join(gone[:6]) + (f" and {len(gone) - 6} more" if len(gone) > 6 else "")
+    return f"binlogkit: removed {len(gone)} leftover(s) of an interrupted earlier run: {shown}"

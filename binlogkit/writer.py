@@ -13,7 +13,8 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,7 +22,7 @@ from .constants import EventFlag, EventType as T
 from .errors import DecryptionError, KeyFileError, KeyRequiredError, PartialWrite, WriteRefused
 from .events import build_event
 from .format import Format
-from .safeio import Backup, SafeDir, copy_range, refuse_if_in_use, write_all
+from .safeio import Backup, SafeDir, copy_range, refuse_if_in_use, remove_leftovers, write_all
 from .reader import MYSQL_ENCRYPTED_MAGIC
 from .scan import scan
 
@@ -39,6 +40,7 @@ class Appended:
     next_file: str | None
     backup: str | None = None          # the folder holding the verified copy of the file before
     already: bool = False              # nothing written: the file already ended so
+    cleaned: list[str] = field(default_factory=list)  # leftovers of a killed earlier run, removed first
 
 
 def _last_file(binlog_dir: Path, index: str | None) -> tuple[Path, Path]:
@@ -207,10 +209,13 @@ def _last_two(path: Path, keys=None) -> list[tuple[int, bytes, int]]:
 
 def record_incident(binlog_dir: str | os.PathLike, *, code: int | str = "LOST_EVENTS", message: str = "",
                     index: str | None = None, check_processes: bool = True,
-                    backup_dir: str | os.PathLike | None = None, follow_links: bool = False, keys=None) -> Appended:
+                    backup_dir: str | os.PathLike | None = None, follow_links: bool = False, keys=None,
+                    cleaned: list[str] | None = None) -> Appended:
     """Append Incident(code, message) and a Rotate to the next file name to the last binlog of
     a stopped server. The server starts that next file itself when it starts again.
     Idempotent: when the file already ends with an Incident and that Rotate, nothing is written.
+    What a killed earlier run left is removed first (``Appended.cleaned``, and ``cleaned`` when
+    given: filled before any refusal).
     An encrypted binlog is read with ``keys`` and the two events are written encrypted."""
     if isinstance(code, str):
         code = INCIDENT_CODES[code.upper()] if not code.isdigit() else int(code)
@@ -218,7 +223,17 @@ def record_incident(binlog_dir: str | os.PathLike, *, code: int | str = "LOST_EV
     if len(msg) > 255:
         raise WriteRefused("an Incident message holds at most 255 bytes")
     with SafeDir(binlog_dir) as d, d.locked():  # held from the first read to the last write
-        return _record_incident(d, binlog_dir, code, msg, index, check_processes, backup_dir, follow_links, keys)
+        # a run killed mid-copy left its temporary file (a full copy of the last binlog) and
+        # perhaps a backup folder whose copy equals the file: remove them before anything else
+        gone = remove_leftovers(d, "incident", lambda n: _BINLOG_NAME.fullmatch(n) is not None)
+        if cleaned is not None:  # the caller's list: told even when the run is then refused
+            cleaned += gone
+        done = _record_incident(d, binlog_dir, code, msg, index, check_processes, backup_dir, follow_links, keys)
+        done.cleaned = gone
+        return done
+
+
+_BINLOG_NAME = re.compile(r".+\.\d{6,}")
 
 
 def _record_incident(d: SafeDir, binlog_dir, code: int, msg: bytes, index, check_processes, backup_dir,

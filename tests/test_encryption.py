@@ -248,6 +248,17 @@ def test_key_file_from_the_environment_and_secret_handling(tmp_path):
     os.chmod(loose, 0o644)
     res = _run("verify", "--key-file", loose, _logs("mariadb-aes-cbc", "primary")[0])
     assert res.exit_code == 0 and "readable by other users" in res.stderr
+    # the secret of an encrypted key file is warned about the same way (issue 28); a tight one is not
+    secret = tmp_path / "secret"
+    secret.write_text(SECRET + "\n")
+    shutil.copy(kdir / "keys.enc", tmp_path / "keys.enc")
+    os.chmod(tmp_path / "keys.enc", 0o600)
+    for mode, warned in ((0o600, False), (0o644, True)):
+        os.chmod(secret, mode)
+        res = _run("verify", "--key-file", tmp_path / "keys.enc", "--key-file-secret-file", secret, path)
+        assert res.exit_code == 0, res.stderr
+        assert (f"{secret} is readable by other users" in res.stderr) is warned, (oct(mode), res.stderr)
+        assert SECRET not in res.stderr
 
 
 def test_key_material_never_shown():

@@ -474,3 +474,12 @@ def test_flashback_of_flashback_is_the_identity_on_built_binlogs(tmp_path_factor
          T.WRITE_ROWS_EVENT_V1: "w"}.get(code, "u") for code, *_ in a]
     flashback([once], twice)
     assert raw_rows(twice) == raw_rows(src)
+
+
+def test_pre_ga_rows_are_refused_not_misread(tmp_path):
+    """MySQL 5.1.17's pre-GA rows events hold the table's own record layout: refused with a
+    clear reason (exit 2), nothing written -- they were cut with the v1 layout and failed."""
+    src = _corpus("mysql/mysql-test/suite/binlog/std_data/ver_5_1_17.001")
+    r = cli(src, "-o", tmp_path / "u.bin", "--start-position", "421", "--stop-position", "1027", "--skip-statements")
+    assert r.returncode == 2 and "pre-GA rows events" in r.stderr, r.stderr
+    assert not (tmp_path / "u.bin").exists()

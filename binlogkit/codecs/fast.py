@@ -12,7 +12,7 @@ import struct
 
 from construct import Container
 
-from .rows import UPDATE_ROWS, V2_ROWS
+from .rows import AFTER_BITMAP, V2_ROWS
 
 _U16 = struct.Struct("<H").unpack_from
 _U32 = struct.Struct("<I").unpack_from
@@ -74,7 +74,7 @@ def rows(b: bytes, type_code: int, phl: int | None) -> Container:
     before = b[p:p + nb]
     p += nb
     after = None
-    if type_code in UPDATE_ROWS:
+    if type_code in AFTER_BITMAP:
         after = b[p:p + nb]
         p += nb
     if p > len(b):

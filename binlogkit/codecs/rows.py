@@ -21,8 +21,9 @@ Rows::
     --  n   extra_data              v2 only (NDB info, partition info)
     --  p   width (packed)
     --  b   columns_before_image    ((width + 7) / 8)
-    --  b   columns_after_image     update events only
-    --  *   rows                    images (MariaDB 166-171: compressed)
+    --  b   columns_after_image     update events only, but not pre-GA ones (21): one bitmap
+    --  *   rows                    images (MariaDB 166-171: compressed; pre-GA 20-22: another
+                                    layout, ``rowvalues.images``)
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from .common import Int48ul, PackedInt
 
 V2_ROWS = {30, 31, 32, 39}
 UPDATE_ROWS = {21, 24, 31, 39, 167, 170}
+# pre-GA updates (21) carry one columns bitmap for both images (MariaDB's Old_rows_log_event)
+AFTER_BITMAP = UPDATE_ROWS - {21}
 
 
 def _table_id(ctx):
@@ -70,7 +73,7 @@ RowsBody = Struct(
     "extra_data" / Bytes(lambda ctx: max(0, (ctx.len_extra_data or 2) - 2)),
     "width" / PackedInt,
     "columns_before_image" / Bytes(lambda ctx: (ctx.width + 7) // 8),
-    "columns_after_image" / If(lambda ctx: ctx._params.type_code in UPDATE_ROWS,
+    "columns_after_image" / If(lambda ctx: ctx._params.type_code in AFTER_BITMAP,
                                Bytes(lambda ctx: (ctx.width + 7) // 8)),
     "rows" / GreedyBytes,
 )

@@ -13,15 +13,21 @@ SQL text instead (``sql``). See docs/flashback.md.
 
 Inputs that are archives (``.xz``, ``.gz``...) or URLs are copied, decompressed, into a
 temporary file first: the undo reads every transaction backwards, which needs a seekable file.
+That file (``binlogkit-flashback-input-*`` in the temporary folder) is locked (``flock``) while
+its run lives; a run killed with ``kill -9`` cannot delete it, so each run removes the unlocked
+ones of its user before it starts (``remove_stale_inputs``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
+import re
+import stat
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Callable
 
@@ -59,9 +65,49 @@ class Result:
     # {"conflicts": [{file, offset, gtid, table, rows}...], "total": n, "note": str|None}
     later: dict | None = None
     backup: str | None = None  # where the output it replaced (--force) was copied, verified
+    cleaned: list[str] = field(default_factory=list)  # leftovers of killed earlier runs, removed
 
     def to_json(self) -> dict:
         return dict(vars(self))
+
+
+INPUT_PREFIX = "binlogkit-flashback-input-"
+_INPUT = re.compile(re.escape(INPUT_PREFIX) + r"[A-Za-z0-9_]{8}")
+
+
+def remove_stale_inputs(tmpdir: str | None = None) -> list[str]:
+    """The decompressed input copies killed runs left in the temporary folder, removed: this
+    user's regular files named ``binlogkit-flashback-input-*`` that no live run holds locked."""
+    where = tmpdir or tempfile.gettempdir()
+    try:
+        dfd = os.open(where, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return []
+    gone = []
+    try:
+        for name in sorted(os.listdir(dfd)):
+            if not _INPUT.fullmatch(name):
+                continue
+            try:
+                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+                if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+                    continue
+                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+            except OSError:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a live run holds it: BlockingIOError
+                cur = os.fstat(fd)
+                if (cur.st_dev, cur.st_ino) == (st.st_dev, st.st_ino):
+                    os.unlink(name, dir_fd=dfd)
+                    gone.append(os.path.join(where, name))
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+    finally:
+        os.close(dfd)
+    return gone
 
 
 def _seekable(path: str, stack: contextlib.ExitStack, tmpdir: str | None) -> str:
@@ -69,7 +115,8 @@ def _seekable(path: str, stack: contextlib.ExitStack, tmpdir: str | None) -> str
 
     if not is_url(path) and PurePath(path).suffix not in OPENERS:
         return path
-    tmp = stack.enter_context(tempfile.NamedTemporaryFile(prefix="binlogkit-flashback-", dir=tmpdir))
+    tmp = stack.enter_context(tempfile.NamedTemporaryFile(prefix=INPUT_PREFIX, dir=tmpdir))
+    fcntl.flock(tmp.fileno(), fcntl.LOCK_EX)  # tells a later run this copy is in use
     with open_input(path) as src:
         shutil.copyfileobj(src, tmp, 1 << 20)
     tmp.flush()
@@ -100,7 +147,7 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
               database: str | None = None, table: str | None = None, skip_statements: bool = False,
               sql: bool = False, force: bool = False, tmpdir: str | None = None,
               check_later: bool = True, backup_dir: str | os.PathLike | None = None,
-              keys: Keys | None = None) -> Result:
+              keys: Keys | None = None, cleaned: list[str] | None = None) -> Result:
     """Write the undo of the selected transactions to ``output``. Raises ``FlashbackRefused``
     (nothing written) for what cannot be undone, another ``BinlogError`` for damaged input
     (``KeyRequiredError``: an encrypted input and no key for it).
@@ -112,6 +159,9 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
     plan = select(paths, start_position=start_position, stop_position=stop_position,
                   start_datetime=start_datetime, stop_datetime=stop_datetime, gtids=gtids, keys=keys)
     filters = Filters(database, table, skip_statements)
+    # the caller's list is filled as leftovers go, so a refusal later still tells what went
+    cleaned = cleaned if cleaned is not None else []
+    cleaned += remove_stale_inputs(tmpdir)
     with contextlib.ExitStack() as stack:
         local = {f: _seekable(f, stack, tmpdir) for f in plan.files}
         _body, fmt, fde_crc, fde_raw = _source_fde(local[plan.files[0]], keys)
@@ -131,7 +181,8 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
                                    offset=statements[0]["start"])
         if not len(plan):
             raise FlashbackRefused("the range holds only statements: no row change to undo")
-        res = Result(str(output), len(plan), 0, 0, 0, 0, plan.first_gtid, plan.last_gtid, statements)
+        res = Result(str(output), len(plan), 0, 0, 0, 0, plan.first_gtid, plan.last_gtid, statements,
+                     cleaned=cleaned)
         expected = Expected() if check_later else None
         if sql:
             from .sql import produce_sql
@@ -139,7 +190,7 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
         else:
             produce = _produce_binlog(plan, local, fmt, fde_raw, fde_crc, filters, res, expected, keys)
         res.backup = write_output(output, produce, force=force, inputs=[*plan.files, *local.values()],
-                                  backup_dir=backup_dir)
+                                  backup_dir=backup_dir, cleaned=cleaned)
         if expected:
             res.later = later_changes(plan.files, local, fmt, plan.file_index[-1], plan.ends[-1], expected, keys)
     return res

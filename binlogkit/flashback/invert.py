@@ -15,7 +15,8 @@ Row images are cut, not decoded into Python objects: per row a null bitmap over 
 columns, then each present, non-NULL value, whose length the row-values readers know
 (``rowvalues.values.reader``). Only whole images can be undone: a columns bitmap that leaves a
 column out (``binlog_row_image=MINIMAL`` or ``NOBLOB``) is ``MinimalImage``; MySQL's partial JSON
-update (39) too.
+update (39) too, and pre-GA rows events (20-22), whose images are the table's own record layout
+(``rowvalues.images``: readable, with checks, but not to be cut and rewritten).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ FIXED = {TINY: 1, SHORT: 2, INT24: 3, LONG: 4, LONGLONG: 8, FLOAT: 4, DOUBLE: 8,
          TIME: 3, DATETIME: 8, TIMESTAMP: 4}
 
 STMT_END_F = 0x0001
+PRE_GA = {T.PRE_GA_WRITE_ROWS_EVENT, T.PRE_GA_UPDATE_ROWS_EVENT, T.PRE_GA_DELETE_ROWS_EVENT}
 
 # type code -> (undo type code, kind): kind 'w' write, 'd' delete, 'u' update
 UNDO_TYPE: dict[int, tuple[int, str]] = {
@@ -171,6 +173,10 @@ def invert_rows(fields, type_code: int, table: Table, post_header_len: int | Non
     if type_code == T.PARTIAL_UPDATE_ROWS_EVENT:
         raise MinimalImage("a partial JSON update (binlog_row_value_options=PARTIAL_JSON) holds only the "
                            "changed part of the JSON values: it cannot be undone", event_type="PARTIAL_UPDATE_ROWS_EVENT")
+    if type_code in PRE_GA:
+        raise MinimalImage("pre-GA rows events (MySQL 5.1.5-5.1.17) hold the table's own record layout, which "
+                           "their table map does not describe: they cannot be cut into rows safely, nor undone",
+                           event_type=T(type_code).name)
     undo_type, kind = UNDO_TYPE[type_code]
     width = fields["width"]
     if width != len(table.columns):

@@ -7,7 +7,9 @@ half-way leaves no output at all. An existing output is replaced only with ``for
 after a verified copy of it was put in a fresh folder beside the output's folder
 (``OUTDIR.binlogkit-flashback-TIME-RANDOM``, or ``backup_dir``; ``safeio.Backup``); it keeps its owner and mode. A
 link as the output is refused, always, and so is an output that is one of the inputs (same
-device and inode).
+device and inode). What a killed run left — the temporary output (``.OUTPUT.binlogkit-<random>``,
+full size) and a backup folder whose copy equals the output still in place — is removed first,
+under the lock (``safeio.remove_leftovers``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..errors import WriteRefused
-from ..safeio import Backup, SafeDir, write_all
+from ..safeio import Backup, SafeDir, remove_leftovers, write_all
 
 
 class _Sink:
@@ -42,14 +44,19 @@ class _Sink:
 
 
 def write_output(output: str | os.PathLike, produce: Callable[[_Sink], None], *, force: bool = False,
-                 inputs: Iterable[str] = (), backup_dir: str | os.PathLike | None = None) -> str | None:
+                 inputs: Iterable[str] = (), backup_dir: str | os.PathLike | None = None,
+                 cleaned: list[str] | None = None) -> str | None:
     """Create ``output`` with what ``produce`` writes to the sink it is given; the backup
-    folder of the file it replaced (``force``), or None."""
+    folder of the file it replaced (``force``), or None. ``cleaned`` gets what a killed earlier
+    run writing the same output left and this one removed."""
     path = Path(output)
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         raise WriteRefused(f"the folder of the output does not exist: {parent}", file=str(path))
     with SafeDir(parent) as d, d.locked():
+        gone = remove_leftovers(d, "flashback", lambda n: n == path.name)
+        if cleaned is not None:
+            cleaned += gone
         old = d.lstat(path.name)
         kept = None
         if old is not None:

@@ -18,6 +18,9 @@ exclusive temporary files, owners and modes kept, atomic replaces). The order:
 A run killed or failed anywhere after step 3 leaves ``JOURNAL`` in the folder: the next plan is
 that journal (``Plan.resume``), the backup is verified again, and the steps — each idempotent —
 finish exactly the interrupted run, so the end state is byte-identical to an uninterrupted one.
+What else a kill leaves — the temporary file of a replace cut short, a backup folder of a run
+killed before its journal (nothing changed: its copies equal the files) — the next apply
+removes under the lock, before it plans (``remove_leftovers``).
 """
 
 from __future__ import annotations
@@ -30,8 +33,9 @@ from pathlib import Path
 
 from ..errors import BinlogError, PartialWrite, WriteRefused
 from ..safeio import Backup, SafeDir, Target, refuse_if_in_use, verify_backup
+from ..safeio import remove_leftovers as _remove_leftovers
 from .info import MasterInfo, RelayLogInfo, parse_info
-from .plan import JOURNAL, Plan
+from .plan import JOURNAL, Plan, pending_journal
 
 
 class RecoveryRefused(WriteRefused):
@@ -53,6 +57,24 @@ def _crash_point(step: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
     if os.environ.get("BINLOGKIT_RECOVER_PAUSE_AT") == step:
         os.kill(os.getpid(), signal.SIGSTOP)
+
+
+def _replaced_here(name: str) -> bool:
+    """The names an apply replaces through a temporary file: the journal, index and info files."""
+    return name == JOURNAL or name.endswith((".index", ".info"))
+
+
+def remove_leftovers(d: SafeDir) -> list[str]:
+    """With ``d``'s lock held: what killed applies left in and beside the folder, removed
+    (``safeio.remove_leftovers``). The journal of an interrupted apply is not removed — planning
+    finishes that apply — and neither is the backup it names; a journal that cannot be read keeps
+    every backup folder."""
+    try:
+        pending = pending_journal(d.path)
+    except BinlogError:
+        return _remove_leftovers(d, "recover", _replaced_here, backups=False)
+    keep = pending.resume["backup"] if pending is not None and pending.resume else None
+    return _remove_leftovers(d, "recover", _replaced_here, keep_backup=keep)
 
 
 def _info_names(plan: Plan) -> tuple[str, str]:
@@ -119,6 +141,7 @@ def apply_plan(plan: Plan, *, backup_dir: str | os.PathLike | None = None, check
 def _apply_locked(plan: Plan, d: SafeDir, backup_dir, check_processes: bool, follow_links: bool) -> Path:
     mi_name, ri_name = _info_names(plan)
     resume = plan.resume
+    remove_leftovers(d)  # the CLI did it before planning; an API caller's plan was made unlocked
     if resume is None and d.lstat(JOURNAL) is not None:
         raise RecoveryRefused(f"an interrupted run left {JOURNAL}: plan again (binlogkit recover) to resume it",
                               file=str(d.path))
@@ -255,4 +278,4 @@ def _dump(obj: dict) -> bytes:
     return json.dumps(obj, indent=1).encode()
 
 
-__all__ = ["BinlogError", "PartialWrite", "RecoveryRefused", "apply_plan", "processes_using"]
+__all__ = ["BinlogError", "PartialWrite", "RecoveryRefused", "apply_plan", "processes_using", "remove_leftovers"]

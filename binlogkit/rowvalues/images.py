@@ -3,23 +3,24 @@
 every column; this module is the reference it is tested against).
 
 Per row: a null bitmap over the *present* columns (the columns bitmap), then the values of the
-present, non-NULL columns."""
+present, non-NULL columns. Pre-GA rows events (20-22) have a layout of their own (``_pre_ga``)."""
 
 from __future__ import annotations
 
 import json
 import struct
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..codecs.compression import uncompress
 from ..codecs.rows import UPDATE_ROWS
 from ..constants import EventType as T
 from ..errors import BodyLengthError
-from .tables import (BINARY_COLLATION, COMPRESSED_ROWS, DATETIME, DELETE, ENUM, JSON, SET, STRING, TIME, TIMESTAMP,
-                     WRITE, Table, temporal_hint)
-from .values import JsonDiff, UnknownColumnType, Value, _prefixed, reader
+from .tables import (BINARY_COLLATION, BIT, BLOB, COMPRESSED_ROWS, DATETIME, DECIMAL, DELETE, ENUM, GEOMETRY, JSON,
+                     LONG_BLOB, MEDIUM_BLOB, NEWDECIMAL, SET, STRING, TIME, TIMESTAMP, TINY_BLOB, VAR_STRING, VARCHAR,
+                     WRITE, Column, Table, temporal_hint)
+from .values import JsonDiff, UnknownColumnType, Value, _prefixed, _quote, reader
 
 _rowtext: Any
 try:  # the optional C accelerator (setup.py); BINLOGKIT_PURE_PYTHON=1 turns it off
@@ -123,8 +124,8 @@ def _uncompressed(table: Table, fields, type_code: int) -> bytes:
 def _c_inputs(table: Table, fields, type_code: int) -> tuple | None:
     """The arguments both C entry points take for this event (images, kind, column types and
     metadata, column bitmaps), or None when the accelerator is not built or the table / event
-    is not for it."""
-    if _rowtext is None or type_code == T.PARTIAL_UPDATE_ROWS_EVENT or not _c_args(table):
+    is not for it (pre-GA events: their layout is Python's alone, ``_pre_ga``)."""
+    if _rowtext is None or type_code == T.PARTIAL_UPDATE_ROWS_EVENT or type_code in PRE_GA or not _c_args(table):
         return None
     key = _c_args(table)
     after = fields["columns_after_image"]  # item access: a Container's attribute access is ~1 us here
@@ -143,6 +144,8 @@ def decode_rows(table: Table, fields, type_code: int) -> list[dict] | RawRows:
 
 def decode_rows_python(table: Table, fields, type_code: int) -> list[dict] | RawRows:
     """``decode_rows`` without the C accelerator: the reference it is tested against."""
+    if type_code in PRE_GA:
+        return _pre_ga(table, fields, type_code)
     try:
         return _decode_rows(table, fields, type_code)
     except UnknownColumnType as exc:
@@ -213,6 +216,118 @@ def _decode_rows(table: Table, fields, type_code: int) -> list[dict]:
             rows.append({"before": before, "after": None})
         else:
             after, p = _image(before_plan, data, p)
+            rows.append({"before": None, "after": after})
+    return rows
+
+
+# -- pre-GA rows events (20-22: MySQL 5.1.5 to 5.1.17) ------------------------------------------
+# MariaDB reads them with sql/log_event_old.cc and sql/rpl_record_old.cc (unpack_row_old), MySQL
+# 5.1 wrote them with pack_row_old. Per row::
+#
+#   null bytes   the table record's own null bytes: bit 0 is the delete mark ("X" bit, set) when
+#                the table has fixed-size records (no VARCHAR, no BLOB/TEXT), then a bit per
+#                *nullable* column in column order; the bits after the last are set
+#   values       every column the columns bitmap names, NULL or not (a NULL column carries its
+#                default), each as Field::pack writes it: CHAR and VARCHAR a length then the
+#                bytes (CHAR without its trailing spaces), BLOB/TEXT a 2-byte length
+#
+# An update carries one columns bitmap and before/after image pairs. The table maps of those
+# versions carry no metadata and no nullability, and the rows events are read back only against
+# the table's own definition: the reading here takes every column as nullable, CHAR / VARCHAR
+# values of at most 255 bytes (a one-byte length) and BLOB/TEXT (two), and checks what it can
+# -- the delete mark, the bits past the last column set, a NULL column carrying an empty default,
+# every image ending exactly where the event does. Images that do not fit are left raw
+# (``RawRows``, saying why) instead of guessed at; columns of a type whose size only the table
+# definition gives (DECIMAL, BIT, JSON) too.
+PRE_GA = frozenset({T.PRE_GA_WRITE_ROWS_EVENT, T.PRE_GA_UPDATE_ROWS_EVENT, T.PRE_GA_DELETE_ROWS_EVENT})
+_VARIABLE_RECORD = {VARCHAR, VAR_STRING, BLOB, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB, GEOMETRY}
+_PRE_GA_META = {STRING: 0xFEFF, VARCHAR: 255, VAR_STRING: 255, BLOB: 2, GEOMETRY: 4}  # when the map has none
+_PRE_GA_UNSIZED = {DECIMAL, NEWDECIMAL, BIT, JSON, ENUM, SET}
+
+
+class _NotThisLayout(Exception):
+    """A pre-GA image that does not fit the reading tried."""
+
+
+def _pre_ga_column(c: Column) -> Column:
+    if c.type in _PRE_GA_UNSIZED and not c.meta:
+        raise UnknownColumnType(f"column @{c.index + 1} has type {c.type}, whose size a pre-GA table map does "
+                                "not give", field=f"@{c.index + 1}")
+    meta = _PRE_GA_META.get(c.type)
+    return replace(c, meta=meta) if meta is not None and not c.meta else c
+
+
+def _empty(v: Value) -> bool:
+    """A value that is a column's default when none was declared: what a NULL column carries."""
+    val = v.value
+    if isinstance(val, (bytes, bytearray)):
+        return not bytes(val).strip(b"\0 ")
+    if isinstance(val, (int, float)) and not isinstance(val, bool):
+        return val == 0
+    return not v.text.strip("'").replace("0", "").strip(":- .")
+
+
+def _pre_ga(table: Table, fields, type_code: int) -> list[dict] | RawRows:
+    data = bytes(fields.rows)
+    try:
+        cols = tuple(_pre_ga_column(c) for c in table.columns)
+    except UnknownColumnType as exc:
+        return RawRows(data, f"pre-GA rows (MySQL 5.1.5-5.1.17): {exc}")
+    width = fields.width
+    if width != len(cols):
+        raise BodyLengthError(f"pre-GA rows event of `{table.db}`.`{table.name}` is {width} columns wide, its "
+                              f"table map has {len(cols)}")
+    present = tuple(c for c, on in zip(cols, _bits(bytes(fields.columns_before_image), width)) if on)
+    readers = tuple(reader(c) for c in present)
+    fixed = not any(c.type in _VARIABLE_RECORD for c in cols)
+    for mark in ((1, 0) if fixed else (0,)):
+        try:
+            return _pre_ga_rows(data, type_code, present, readers, mark, width)
+        except _NotThisLayout:
+            continue
+    return RawRows(data, f"pre-GA row images (MySQL 5.1.5-5.1.17) of `{table.db}`.`{table.name}` do not fit the "
+                   "reading their table map allows (every column nullable, CHAR/VARCHAR up to 255 bytes, TEXT/BLOB "
+                   "up to 64 KiB): the binlog of those versions does not say more; the server reads them against "
+                   "the table's definition")
+
+
+def _pre_ga_rows(data: bytes, type_code: int, present: tuple, readers: tuple, mark: int, width: int) -> list[dict]:
+    nb = (mark + width + 7) // 8
+    filler = ((1 << (8 * nb)) - 1) >> (mark + width) << (mark + width)
+
+    def image(p: int) -> tuple[list[tuple[int, Value | None]], int]:
+        if p + nb > len(data):
+            raise _NotThisLayout
+        bits = int.from_bytes(data[p:p + nb], "little")
+        if (mark and not bits & 1) or bits & filler != filler:
+            raise _NotThisLayout
+        p += nb
+        out: list[tuple[int, Value | None]] = []
+        for c, read in zip(present, readers):
+            try:
+                v, p = read(data, p)
+            except (IndexError, struct.error, ValueError, BodyLengthError):
+                raise _NotThisLayout from None
+            if bits >> (mark + c.index) & 1:
+                if not _empty(v):  # a NULL carries its default: this reading of the bits is wrong
+                    raise _NotThisLayout
+                out.append((c.index, None))
+            else:
+                out.append((c.index, v))
+        return out, p
+
+    rows: list[dict] = []
+    p = 0
+    while p < len(data):
+        if type_code == T.PRE_GA_UPDATE_ROWS_EVENT:
+            before, p = image(p)
+            after, p = image(p)
+            rows.append({"before": before, "after": after})
+        elif type_code == T.PRE_GA_DELETE_ROWS_EVENT:
+            before, p = image(p)
+            rows.append({"before": before, "after": None})
+        else:
+            after, p = image(p)
             rows.append({"before": None, "after": after})
     return rows
 
