@@ -10,7 +10,7 @@ import zlib
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from binlogkit.pull.protocol import (MAX_PAYLOAD, Framer, ProtocolError, binlog_dump, binlog_dump_gtid,
+from binlogkit.pull.protocol import (MAX_PAYLOAD, Framer, Joiner, ProtocolError, binlog_dump, binlog_dump_gtid,
                                      is_artificial, packet, parse_error, register_slave, rotate_target,
                                      semisync_ack)
 
@@ -59,14 +59,22 @@ def test_framer_any_chunking(sizes, semisync, cuts):
     events = [_event(30, bytes([i % 251]) * (n - 23)) for i, n in enumerate(sizes)]
     head = (lambda i: b"\x00\xef" + bytes([i % 2])) if semisync else (lambda i: b"\x00")
     raw = _stream([head(i) + e for i, e in enumerate(events)] + [b"\xfe\x00\x00\x02\x00"])
-    f = Framer(semisync=semisync, seq=1)
-    got, at, k = [], 0, 0
+    f, j = Framer(semisync=semisync, seq=1), Joiner()
+    got, at, k, parts = [], 0, 0, 0
     while at < len(raw):
         n = cuts[k % len(cuts)]
         k += 1
         f.feed(raw[at:at + n])
         at += n
-        got += list(f.messages())
+        for m in f.messages():
+            parts += m.kind == "part"
+            assert len(f.buf) <= 2 * MAX_PAYLOAD + (5 << 20)   # one packet held, never a whole chain
+            whole = j.take(m)
+            if whole is not None:
+                got.append(whole)
+    # an event of 16 MiB - 1 bytes or more came as parts (one a packet), joined here
+    assert parts == sum(len(e) + (3 if semisync else 1) >= MAX_PAYLOAD for e in events) + sum(
+        (len(e) + (3 if semisync else 1)) // MAX_PAYLOAD for e in events if len(e) + (3 if semisync else 1) >= MAX_PAYLOAD)
     assert [m.kind for m in got] == ["event"] * len(events) + ["eof"]
     assert [m.data for m in got[:-1]] == events
     assert [m.need_ack for m in got[:-1]] == ([bool(i % 2) for i in range(len(events))] if semisync
