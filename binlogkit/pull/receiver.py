@@ -377,7 +377,7 @@ class Receiver:
             self.stats.caught_up = False
             big = self._big = _Big(at, size, code, ts, need_ack, data[:1 << 16], verify)
         if big.got + len(data) > big.size:
-            raise ProtocolError(f"the packets of an event of event_size {big.size} run past it",
+            raise HostileServer(f"the packets of an event of event_size {big.size} run past it",
                                 file=self.store.name, offset=big.at)
         if big.verify:
             if self.store.pread(big.at + big.got, len(data)) != data:
@@ -386,9 +386,13 @@ class Receiver:
         else:
             self.store.write(data)
         # the CRC32 of all but the last 4 bytes, which arrive last
-        joined = big.tail + data
-        big.crc = zlib.crc32(joined[:-4], big.crc) if len(joined) > 4 else big.crc
-        big.tail = joined[-4:] if len(joined) >= 4 else joined
+        if len(data) >= 4:
+            big.crc = zlib.crc32(memoryview(data)[:-4], zlib.crc32(big.tail, big.crc))
+            big.tail = data[-4:]
+        else:
+            joined = big.tail + data
+            big.crc = zlib.crc32(joined[:-4], big.crc) if len(joined) > 4 else big.crc
+            big.tail = joined[-4:]
         big.got += len(data)
         if more:
             return
