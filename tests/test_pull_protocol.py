@@ -121,3 +121,30 @@ def test_artificial_events_and_rotate():
     assert is_artificial(27, 500, 0) and is_artificial(41, 500, 0)      # heartbeats
     assert is_artificial(15, 0, 0)                                     # the re-sent Format_description
     assert not is_artificial(30, 500, 0)
+
+
+def test_framer_bounds_a_chain_and_names():
+    """Continued packets past ``max_packet`` are refused as they arrive (only one packet is ever
+    held); a chain must be an event; Rotate names are plain base names."""
+    from binlogkit.pull.protocol import HostileServer, check_name
+
+    f = Framer(seq=1, max_packet=MAX_PAYLOAD + 10)
+    part = b"\x00" + b"z" * (MAX_PAYLOAD - 1)
+    f.feed(part[:0] + MAX_PAYLOAD.to_bytes(3, "little") + b"\x01" + part)
+    assert [m.kind for m in f.messages()] == ["part"]
+    f.feed(MAX_PAYLOAD.to_bytes(3, "little") + b"\x02" + b"z" * MAX_PAYLOAD)
+    with pytest.raises(HostileServer, match="more than"):
+        list(f.messages())
+    assert len(f.buf) - f.pos <= MAX_PAYLOAD + 4
+    f = Framer(seq=1)
+    f.feed(MAX_PAYLOAD.to_bytes(3, "little") + b"\x01" + b"\xff" * MAX_PAYLOAD)
+    with pytest.raises(HostileServer, match="only an event"):
+        list(f.messages())
+    assert check_name(b"mariadb-bin.000002") == "mariadb-bin.000002"
+    for bad in (b"/etc/cron.d/x.000002", b"../pwn.000002", b"a/b.000002", b"x.000002\x00", b".x.000002", b"..",
+                b"x" * 250 + b".000002", b"bin\xff.000001", b"bin.01", b"bin\t.000001", b""):
+        with pytest.raises(HostileServer):
+            check_name(bad)
+    rot = _event(4, struct.pack("<Q", 4) + b"../x.000002", log_pos=0, flags=0x20)
+    with pytest.raises(HostileServer, match="not a plain binlog file name"):
+        rotate_target(rot)

@@ -112,7 +112,9 @@ def pull(cfg: PullConfig, *, report: Callable[[dict], None] | None = None,
 
         def stopped() -> dict:
             store.close_file()
-            done = {**(receiver.status() if receiver else {}), "event": "done", "outcome": "stopped",
+            idle = {"file": store.name, "position": store.size, "bytes": 0, "events": 0, "transactions": 0,
+                    "fsyncs": 0, "acks": 0}
+            done = {**(receiver.status() if receiver else idle), "event": "done", "outcome": "stopped",
                     "reconnects": receiver.stats.reconnects if receiver else 0}
             say(done)
             return done
