@@ -96,7 +96,7 @@ def check_name(raw: bytes | str, what: str = "a Rotate") -> str:
     base name ``BASE.NNNNNN`` that can only land inside the output folder: no ``/``, no NUL nor
     control character, not hidden (``.``), valid UTF-8, at most 255 bytes. Else HostileServer."""
     b = raw.encode("utf-8", "surrogateescape") if isinstance(raw, str) else bytes(raw)
-    shown = b[:80].decode("utf-8", "backslashreplace").encode("unicode_escape").decode("ascii")
+    shown = b[:80].decode("utf-8", "backslashreplace")   # printed with repr: NUL and controls escaped
     if not b or len(b) > MAX_NAME:
         raise HostileServer(f"{what} names a file of {len(b)} bytes ({shown!r}): refused, a binlog name has "
                             f"1 to {MAX_NAME}")
