@@ -67,6 +67,18 @@ def _load() -> _CScan | None:
 _pullscan = _load()
 
 
+_OFS_QUERY_PHL = 19 + 2 + 50 + 4 + 1 + T.QUERY_EVENT - 1   # the Query post-header length in an FDE
+
+
+def _query_phl(fde: bytes) -> int:
+    """The Query event's post-header length a Format_description announces (its table must
+    reach that far: a shorter one is no Format_description a server writes)."""
+    if len(fde) <= _OFS_QUERY_PHL + 4:
+        raise PullError(f"a Format_description of {len(fde)} bytes, too short for its table of post-header "
+                        "lengths", event_type="FORMAT_DESCRIPTION_EVENT")
+    return fde[_OFS_QUERY_PHL]
+
+
 class Boundary:
     """Says when an event ends a transaction (the rules of ``transactions.Grouper``, streaming)."""
 
@@ -336,7 +348,7 @@ class Receiver:
             if aware and event_crc(ev) != int.from_bytes(ev[-4:], "little"):
                 raise ChecksumError("CRC32 mismatch in the Format_description received", file=self.store.name,
                                     offset=at, event_type="FORMAT_DESCRIPTION_EVENT")
-            self.boundary.query_phl = ev[19 + 2 + 50 + 4 + 1 + T.QUERY_EVENT - 1]
+            self.boundary.query_phl = _query_phl(ev)
             flagged = bytearray(ev)
             flagged[OFS_FLAGS] |= EventFlag.BINLOG_IN_USE   # as the primary's own active file
             ev = bytes(flagged)
@@ -437,7 +449,7 @@ class Receiver:
         theirs: bytes | bytearray = ev
         if code == T.FORMAT_DESCRIPTION_EVENT:
             self.crc_on = fde_is_checksum_aware(ev) and ev[-5] == 1
-            self.boundary.query_phl = ev[19 + 2 + 50 + 4 + 1 + T.QUERY_EVENT - 1]
+            self.boundary.query_phl = _query_phl(ev)
             ours, theirs = bytearray(ours), bytearray(ev)
             ours[OFS_FLAGS] &= ~EventFlag.BINLOG_IN_USE & 0xFF
             theirs[OFS_FLAGS] &= ~EventFlag.BINLOG_IN_USE & 0xFF
@@ -463,7 +475,7 @@ class Receiver:
             raise PullError(f"{name} in the folder is not the primary's {name}: their Format_description events "
                             "differ (another server, or a file made again)", file=str(self.store.path / name))
         self.crc_on = fde_is_checksum_aware(b) and b[-5] == 1
-        self.boundary.query_phl = b[19 + 2 + 50 + 4 + 1 + T.QUERY_EVENT - 1]
+        self.boundary.query_phl = _query_phl(b)
 
 
 __all__ = ["Boundary", "Receiver", "Stats", "ConnectionLost"]
