@@ -372,8 +372,8 @@ class Receiver:
         if big is None:
             ts, code, _sid, size, log_pos, flags = header(data)
             if size > self.max_event_size:
-                raise HostileServer(f"an event of {size} bytes, more than --max-event-size {self.max_event_size}: refused",
-                                    file=self.store.name, event_type=str(code))
+                raise HostileServer(f"an event of {size} bytes, more than --max-event-size {self.max_event_size}: "
+                                    "refused", file=self.store.name, event_type=str(code))
             if log_pos == 0 or flags & _ARTIFICIAL or code in _HEARTBEAT_CODES or code in (_FDE, _ROTATE):
                 raise HostileServer(f"a type {code} event of {size} bytes (artificial, a Format_description or a "
                                     "Rotate): no primary sends one of 16 MiB", file=self.store.name)
