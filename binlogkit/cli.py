@@ -1216,10 +1216,18 @@ def _tls_options(d: dict, ssl_mode, ssl_ca, ssl_cert, ssl_key, server_public_key
               help="fsync: trx (every read that completed a transaction), N (every N events), off (rotation and exit only).")
 @click.option("--until-end", is_flag=True, help="Stop at the end of the primary's last binlog (non-blocking dump).")
 @click.option("--heartbeat", type=float, default=1.0, show_default=True, help="Heartbeat period asked of the primary, seconds.")
+@click.option("--read-timeout", type=click.FloatRange(min=0.5), default=10.0, show_default=True,
+              help="Seconds the primary may take to greet, log in, answer each query (the dump itself is dead after "
+                   "3 heartbeat periods, at least 5 s, with nothing received).")
+@click.option("--max-event-size", default="1G", show_default=True, metavar="BYTES",
+              help="Refuse an event (continued packets) larger than this (K, M, G suffixes; at least 16M); larger "
+                   "events are streamed to disk, never held whole.")
+@click.option("--max-reconnects", type=click.IntRange(min=0),
+              help="Failed reconnects in a row before giving up (default: 10 with --until-end, no limit otherwise).")
 @click.option("--json", "as_json", is_flag=True, help="Status lines as JSON objects on stdout.")
 def pull(host, port, user, password_file, defaults_file, ssl_mode, ssl_ca, ssl_cert, ssl_key, server_public_key,
          get_server_public_key, server_id, directory, start_file, start_position, gtid,
-         semisync, sync_mode, until_end, heartbeat, as_json) -> None:
+         semisync, sync_mode, until_end, heartbeat, read_timeout, max_event_size, max_reconnects, as_json) -> None:
     """Copy a primary's binlogs live over the replication protocol into DIR: the primary's own
     file names, byte for byte, with an index; crash-safe and resumable.
 
@@ -1234,8 +1242,12 @@ def pull(host, port, user, password_file, defaults_file, ssl_mode, ssl_ca, ssl_c
     --semisync a transaction is acknowledged only after the file holding its commit is fsynced.
 
     Exit codes: 0 done (stopped or at the end), 1 a damaged event received (CRC32), 2 refused
-    (login, purged binlog — error 1236 —, server id in use, a folder of another primary, lock held).
+    (login, purged binlog — error 1236 —, server id in use, a folder of another primary, lock held;
+    a server that sends what no primary sends: a file name with '/' or a NUL, an event past
+    --max-event-size, a LOCAL INFILE request; no answer within --read-timeout; --max-reconnects
+    failed in a row). See "Trust" in docs/pull.md.
     """
+    import re
     import signal
     import time as _time
 
@@ -1252,11 +1264,17 @@ def pull(host, port, user, password_file, defaults_file, ssl_mode, ssl_ca, ssl_c
         _fail("--user is required (or user= in the [client] section of --defaults-file)", EXIT_USAGE)
     if sync_mode not in ("trx", "off") and not (sync_mode.isdigit() and int(sync_mode) > 0):
         _fail(f"--sync must be trx, off or a number of events, not {sync_mode!r}", EXIT_USAGE)
+    m = re.fullmatch(r"(\d+)([KMG]?)B?", max_event_size.strip().upper())
+    max_event = int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2)] if m else 0
+    if max_event < 1 << 24:
+        _fail(f"--max-event-size must be a size of at least 16M (an event under 16 MiB comes in one packet), "
+              f"not {max_event_size!r}", EXIT_USAGE)
     cfg = PullConfig(host=host or d.get("host") or "127.0.0.1", port=int(port or d.get("port") or 3306), user=user,
                      password=password, server_id=server_id, dir=directory, start_file=start_file,
                      start_position=start_position, gtid=gtid, semisync=semisync, sync=sync_mode,
                      until_end=until_end, heartbeat_s=heartbeat,
                      tls=_tls_options(d, ssl_mode, ssl_ca, ssl_cert, ssl_key, server_public_key, get_server_public_key))
+    cfg.read_timeout, cfg.max_event_size, cfg.max_reconnects = read_timeout, max_event, max_reconnects
     stopping = []
 
     def on_signal(signum, _frame):

@@ -24,7 +24,15 @@
     │                                bucket / key, access denied, endpoint down (names the URL)
     ├── PartialWrite                 a writer's step failed after changes began: the backup is
     │                                whole, the journal says what was done, a rerun finishes it
-    └── LabError                     the real-server lab could not do what was asked
+    ├── LabError                     the real-server lab could not do what was asked
+    └── PullError                    (binlogkit.pull.protocol) pull cannot go on: the primary
+        │                            refused, the folder is another primary's...     exit 2
+        ├── ProtocolError            a stream that breaks the protocol (retried)
+        ├── ConnectionLost           dropped, or silent past the timeouts (retried)
+        ├── HostileServer            what no primary sends: a file name that is not a plain
+        │                            base name, an event past --max-event-size, a LOCAL
+        │                            INFILE request (never retried)
+        └── Stopped                  a signal while waiting for the server (not a failure)
 
 Context (file, offset, event type, field path) is attached where it is known, usually at
 the boundary: the reader knows file and offset, a codec knows the field. ``str()`` of any

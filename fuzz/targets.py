@@ -301,6 +301,175 @@ def t_export(work, data, others=None):
     return code
 
 
+# --- pull: the replication protocol from a hostile primary -----------------------------------
+PULL_NAMES = [b"/etc/cron.d/x.000002", b"../pwn.000002", b"sub/x.000002", b"log-bin.000002\x00x", b".hid.000002",
+              b"log-bin.000002", b"log-bin.999999", b"other.000002", b"x" * 300 + b".000002", b"log-bin.\xff00002",
+              b"log-bin.000001", b"", b".", b".."]
+
+
+def _pull_stream(data: bytes, rnd: random.Random, *, semisync: bool) -> bytes:
+    """A dump stream a primary could send for ``data`` (a binlog, mutated), mutated again at the
+    protocol level: Rotate names from PULL_NAMES or random bytes, more Rotates, heartbeats,
+    error / EOF / OK packets, continued 16 MiB packets (rarely: each costs 16 MB), sequence
+    numbers, semisync headers, bytes of the framed stream."""
+    from binlogkit.events import build_event
+    from binlogkit.pull.protocol import MAX_PAYLOAD, packet
+
+    def rotate(name: bytes) -> bytes:
+        return build_event(type_code=4, body=(4).to_bytes(8, "little") + name, timestamp=0, server_id=1, log_pos=0,
+                           flags=0x20, checksum=rnd.random() < 0.8)
+
+    events, at = [], 4
+    while at + 19 <= len(data):
+        size = int.from_bytes(data[at + 9:at + 13], "little")
+        if size < 19 or at + size > len(data):
+            events.append(data[at:])
+            break
+        events.append(data[at:at + size])
+        at += size
+    first = rnd.choice(PULL_NAMES) if rnd.random() < 0.2 else b"log-bin.000001"
+    msgs = [rotate(first)] + events
+    for _ in range(rnd.randrange(3)):
+        i = rnd.randrange(len(msgs) + 1)
+        kind = rnd.random()
+        if kind < 0.5:
+            name = rnd.choice(PULL_NAMES) if rnd.random() < 0.7 else bytes(rnd.randrange(256) for _ in range(20))
+            msgs.insert(i, rotate(name))
+        elif kind < 0.8:
+            msgs.insert(i, build_event(type_code=27, body=b"log-bin.000001", timestamp=0, server_id=1,
+                                       log_pos=rnd.choice([0, 4, 1 << 31]), flags=0, checksum=True))
+        else:
+            msgs.insert(i, rnd.choice([b"\xff\xd4\x04#HY000gone", b"\xfe\x00\x00\x02\x00", b"\x00\x00\x00"]))
+    out, seq = bytearray(), 1
+    for m in msgs:
+        if m[:1] in (b"\xff", b"\xfe") or m == b"\x00\x00\x00":
+            payload = m
+        else:
+            need = rnd.random() < 0.3
+            payload = (b"\x00\xef" + bytes([need])) if semisync else b"\x00"
+            payload += m
+        if rnd.random() < 0.03:   # a continued packet: the event's header, then filler
+            payload = payload + bytes(MAX_PAYLOAD - len(payload) % MAX_PAYLOAD + rnd.choice([0, 0, 5]))
+        if rnd.random() < 0.02:
+            seq = rnd.randrange(256)
+        out += packet(payload, seq)
+        seq = (seq + len(payload) // MAX_PAYLOAD + 1) & 0xFF
+    if rnd.random() < 0.7:
+        out += packet(b"\xfe\x00\x00\x02\x00", seq)
+    for _ in range(rnd.randrange(3) if len(out) < 1 << 20 else 0):
+        k = rnd.randrange(len(out))
+        out[k] = rnd.randrange(256)
+    return bytes(out)
+
+
+class _StreamConn:
+    """The receiver's side of a connection, fed from bytes in random chunks (no socket)."""
+
+    where = "fuzz"
+
+    def __init__(self, data: bytes, rnd: random.Random, semisync: bool) -> None:
+        from binlogkit.pull.protocol import Framer
+
+        self.framer = Framer(semisync=semisync, seq=1)
+        self.data, self.at, self.rnd = data, 0, rnd
+
+    def read(self, timeout: float) -> int | None:
+        if self.at >= len(self.data):
+            return None
+        chunk = self.data[self.at:self.at + self.rnd.choice([7, 4096, 1 << 20, 4 << 20])]
+        self.at += len(chunk)
+        self.framer.feed(chunk)
+        return len(chunk)
+
+    def ack(self, name: str, pos: int) -> None:
+        self.framer.ack_sent()
+
+
+def _outside(work: Path, d: Path) -> None:
+    """Nothing made beside the pull folder, nothing in it but regular files of plain names."""
+    import re
+    import stat as st
+
+    extra = [p.name for p in work.iterdir() if p != d]
+    if extra:
+        raise Crash(f"pull made {extra} outside its folder")
+    for p in d.iterdir():
+        mode = p.lstat().st_mode
+        if not st.S_ISREG(mode) or not re.fullmatch(r"[^/\x00-\x1f]+", p.name):
+            raise Crash(f"pull made {p.name!r} (mode {mode:o}) in its folder")
+
+
+def t_pull(work, data, others=None):
+    """The receiver of ``pull`` fed a mutated dump stream directly (no socket): it ends, or
+    raises a typed BinlogError; a file only inside its folder; memory one packet."""
+    from binlogkit.errors import BinlogError
+    from binlogkit.pull.receiver import Receiver
+    from binlogkit.pull.store import Store
+
+    rnd = _rnd(data)
+    semisync = rnd.random() < 0.3
+    stream = _pull_stream(data, rnd, semisync=semisync)
+    area = work / "pull"
+    shutil.rmtree(area, ignore_errors=True)
+    d = area / "d"
+    d.mkdir(parents=True)
+    store = Store(d)
+    if rnd.random() < 0.7:
+        store.claim(server_id=1, base="log-bin", flavor="mariadb", source="fuzz")
+    conn = _StreamConn(stream, rnd, semisync)
+    rx = Receiver(store, conn, sync=rnd.choice(["trx", "off", "3"]), semisync=semisync,  # type: ignore[arg-type]
+                  stop=lambda: conn.at >= len(conn.data), max_event_size=rnd.choice([1 << 24, 1 << 30]))
+    code = 0
+    try:
+        rx.run()
+    except BinlogError:
+        code = 2
+    except Exception as exc:  # noqa: BLE001 - this is what a fuzzer is for
+        raise Crash(f"{type(exc).__name__}: {exc}"[:300]) from exc
+    finally:
+        store.close()
+    _outside(area, d)
+    return code
+
+
+def t_pull_server(work, data, others=None):
+    """``binlogkit pull --until-end`` (the CLI, in this process) against the fake primary of
+    fixtures/fake_primary.py sending a mutated dump stream, then hanging up: exit 0, 1 or 2
+    within seconds, files only inside --dir."""
+    import signal
+    import time
+
+    if str(ROOT) not in sys.path:   # fixtures/ beside the package (a run from the tree)
+        sys.path.insert(0, str(ROOT))
+    from fixtures.fake_primary import FakePrimary
+
+    rnd = _rnd(data)
+    stream = _pull_stream(data, rnd, semisync=False)
+    area = work / "pull-server"
+    shutil.rmtree(area, ignore_errors=True)
+    area.mkdir()
+    d = area / "d"
+
+    def scenario(dump, _request):
+        dump.raw(stream)
+        dump.sock.shutdown(2)
+
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    t0 = time.monotonic()
+    try:
+        with FakePrimary(scenario, linger_s=5) as fp:
+            code = run_cli(["pull", "--host", "127.0.0.1", "--port", str(fp.port), "--user", "fuzz", "--server-id",
+                            "99", "--dir", str(d), "--until-end", "--max-reconnects", "0", "--read-timeout", "2"])
+    finally:
+        for s, h in handlers.items():
+            signal.signal(s, h)
+    if time.monotonic() - t0 > 15:
+        raise Crash(f"pull took {time.monotonic() - t0:.0f}s against a server that hung up")
+    if d.exists():
+        _outside(area, d)
+    return code
+
+
 TARGETS = {
     "decode": t_decode,
     "decode-json": t_decode_json,
@@ -314,6 +483,8 @@ TARGETS = {
     "recover": t_recover,
     "incident": t_incident,
     "export": t_export,
+    "pull": t_pull,
+    "pull-server": t_pull_server,
 }
 
 

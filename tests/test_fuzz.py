@@ -232,3 +232,31 @@ def test_inputs_the_campaign_found_after_the_merges_replay_clean(name, tmp_path)
     target = name.split("-crash-")[0]
     found = run_one(target, (REGRESSIONS / name).read_bytes(), tmp_path)
     assert found is None, f"{found.kind}: {found.signature}\n{found.trace}"
+
+
+def test_pull_short_format_description_is_typed(tmp_path):
+    """The pull target's first find: a Format_description too short for its post-header table
+    (an IndexError in the receiver) is a typed PullError; and a hostile Rotate name in a
+    fuzzed stream never makes a file outside the folder (the target checks it)."""
+    import random
+    import struct
+
+    from binlogkit.events import build_event
+    from binlogkit.pull.protocol import PullError, packet
+    from binlogkit.pull.receiver import Receiver
+    from binlogkit.pull.store import Store
+    from fuzz.targets import _StreamConn
+
+    rot = build_event(type_code=4, body=struct.pack("<Q", 4) + b"log-bin.000001", timestamp=0, server_id=1,
+                      log_pos=0, flags=0x20, checksum=True)
+    fde = build_event(type_code=15, body=struct.pack("<H", 4) + b"10.11.6-MariaDB".ljust(50, b"\0") + b"\0" * 5,
+                      timestamp=0, server_id=1, log_pos=4 + 19 + 57 + 4, flags=0, checksum=True)
+    d = tmp_path / "d"
+    store = Store(d)
+    conn = _StreamConn(packet(b"\x00" + rot, 1) + packet(b"\x00" + fde, 2), random.Random(1), False)
+    rx = Receiver(store, conn, stop=lambda: conn.at >= len(conn.data))  # type: ignore[arg-type]
+    try:
+        with pytest.raises(PullError, match="too short for its table"):
+            rx.run()
+    finally:
+        store.close()

@@ -10,7 +10,7 @@ import zlib
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from binlogkit.pull.protocol import (MAX_PAYLOAD, Framer, ProtocolError, binlog_dump, binlog_dump_gtid,
+from binlogkit.pull.protocol import (MAX_PAYLOAD, Framer, Joiner, ProtocolError, binlog_dump, binlog_dump_gtid,
                                      is_artificial, packet, parse_error, register_slave, rotate_target,
                                      semisync_ack)
 
@@ -59,14 +59,22 @@ def test_framer_any_chunking(sizes, semisync, cuts):
     events = [_event(30, bytes([i % 251]) * (n - 23)) for i, n in enumerate(sizes)]
     head = (lambda i: b"\x00\xef" + bytes([i % 2])) if semisync else (lambda i: b"\x00")
     raw = _stream([head(i) + e for i, e in enumerate(events)] + [b"\xfe\x00\x00\x02\x00"])
-    f = Framer(semisync=semisync, seq=1)
-    got, at, k = [], 0, 0
+    f, j = Framer(semisync=semisync, seq=1), Joiner()
+    got, at, k, parts = [], 0, 0, 0
     while at < len(raw):
         n = cuts[k % len(cuts)]
         k += 1
         f.feed(raw[at:at + n])
         at += n
-        got += list(f.messages())
+        for m in f.messages():
+            parts += m.kind == "part"
+            assert len(f.buf) <= 2 * MAX_PAYLOAD + (5 << 20)   # one packet held, never a whole chain
+            whole = j.take(m)
+            if whole is not None:
+                got.append(whole)
+    # an event of 16 MiB - 1 bytes or more came as parts (one a packet), joined here
+    assert parts == sum(len(e) + (3 if semisync else 1) >= MAX_PAYLOAD for e in events) + sum(
+        (len(e) + (3 if semisync else 1)) // MAX_PAYLOAD for e in events if len(e) + (3 if semisync else 1) >= MAX_PAYLOAD)
     assert [m.kind for m in got] == ["event"] * len(events) + ["eof"]
     assert [m.data for m in got[:-1]] == events
     assert [m.need_ack for m in got[:-1]] == ([bool(i % 2) for i in range(len(events))] if semisync
@@ -113,3 +121,30 @@ def test_artificial_events_and_rotate():
     assert is_artificial(27, 500, 0) and is_artificial(41, 500, 0)      # heartbeats
     assert is_artificial(15, 0, 0)                                     # the re-sent Format_description
     assert not is_artificial(30, 500, 0)
+
+
+def test_framer_bounds_a_chain_and_names():
+    """Continued packets past ``max_packet`` are refused as they arrive (only one packet is ever
+    held); a chain must be an event; Rotate names are plain base names."""
+    from binlogkit.pull.protocol import HostileServer, check_name
+
+    f = Framer(seq=1, max_packet=MAX_PAYLOAD + 10)
+    part = b"\x00" + b"z" * (MAX_PAYLOAD - 1)
+    f.feed(part[:0] + MAX_PAYLOAD.to_bytes(3, "little") + b"\x01" + part)
+    assert [m.kind for m in f.messages()] == ["part"]
+    f.feed(MAX_PAYLOAD.to_bytes(3, "little") + b"\x02" + b"z" * MAX_PAYLOAD)
+    with pytest.raises(HostileServer, match="more than"):
+        list(f.messages())
+    assert len(f.buf) - f.pos <= MAX_PAYLOAD + 4
+    f = Framer(seq=1)
+    f.feed(MAX_PAYLOAD.to_bytes(3, "little") + b"\x01" + b"\xff" * MAX_PAYLOAD)
+    with pytest.raises(HostileServer, match="only an event"):
+        list(f.messages())
+    assert check_name(b"mariadb-bin.000002") == "mariadb-bin.000002"
+    for bad in (b"/etc/cron.d/x.000002", b"../pwn.000002", b"a/b.000002", b"x.000002\x00", b".x.000002", b"..",
+                b"x" * 250 + b".000002", b"bin\xff.000001", b"bin.01", b"bin\t.000001", b""):
+        with pytest.raises(HostileServer):
+            check_name(bad)
+    rot = _event(4, struct.pack("<Q", 4) + b"../x.000002", log_pos=0, flags=0x20)
+    with pytest.raises(HostileServer, match="not a plain binlog file name"):
+        rotate_target(rot)

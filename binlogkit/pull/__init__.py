@@ -23,7 +23,8 @@ from ..format import Format
 from ..reader import RawEvent
 from .auth import PasswordRefused, SslMode, TlsError, TlsOptions
 from .conn import Connection, ConnectionLost
-from .protocol import ProtocolError, PullError, header, is_artificial, rotate_target
+from .protocol import (DEFAULT_MAX_EVENT, HostileServer, Joiner, ProtocolError, PullError, Stopped, check_name,
+                       header, is_artificial, rotate_target)
 from .receiver import Receiver
 from .store import Repair, Store, split_name
 
@@ -44,24 +45,32 @@ class PullConfig:
     until_end: bool = False
     heartbeat_s: float = 1.0
     connect_timeout: float = 10.0
+    read_timeout: float = 10.0            # every read before the dump (greeting, login, queries)
+    max_event_size: int = DEFAULT_MAX_EVENT
+    max_reconnects: int | None = None     # failed reconnects in a row before giving up (None: 10
+                                          # with until_end, no end otherwise)
     max_backoff_s: float = 30.0
     max_dump_position: int = 0xFFFFFFFF   # the largest position COM_BINLOG_DUMP can ask for
     tls: TlsOptions = field(default_factory=TlsOptions)   # --ssl-mode & co.; PREFERRED as the mysql clients
 
 
-def _connect(cfg: PullConfig) -> Connection:
-    return Connection(cfg.host, cfg.port, cfg.user, cfg.password, connect_timeout=cfg.connect_timeout, tls=cfg.tls)
+def _connect(cfg: PullConfig, stop: Callable[[], bool] = lambda: False) -> Connection:
+    return Connection(cfg.host, cfg.port, cfg.user, cfg.password, connect_timeout=cfg.connect_timeout, tls=cfg.tls,
+                      read_timeout=cfg.read_timeout, stop=stop, max_event_size=cfg.max_event_size)
 
 
-def _first_file(cfg: PullConfig, gtid: str | None) -> str:
+def _first_file(cfg: PullConfig, gtid: str | None, stop: Callable[[], bool] = lambda: False) -> str:
     """The binlog file a dump starts in (from its first Rotate): a MariaDB GTID dump from
     ``gtid``, or a dump from file '' (the oldest binlog the primary has; SHOW BINARY LOGS needs
     a privilege a replication account may lack)."""
-    conn = _connect(cfg)
+    conn = _connect(cfg, stop)
     try:
         conn.start_dump(cfg.server_id, "", 4, gtid=gtid, heartbeat_s=cfg.heartbeat_s, non_block=True)
+        deadline = time.monotonic() + max(cfg.read_timeout, 3 * cfg.heartbeat_s)
         while True:
             for msg in conn.messages():
+                if msg.kind == "part":
+                    raise HostileServer(f"{conn.where} began a dump with an event of 16 MiB or more, not a Rotate")
                 if msg.kind == "error":
                     raise PullError((f"the primary refused GTID position {gtid}: " if gtid else
                                      "the primary refused a dump from its oldest binlog: ") + msg.text, code=msg.code)
@@ -70,13 +79,12 @@ def _first_file(cfg: PullConfig, gtid: str | None) -> str:
                                     f"{conn.where} has no binary logs (is log_bin on?)")
                 if msg.kind == "event" and header(msg.data)[1] == 4:
                     return rotate_target(msg.data)[0]
-            if conn.read(timeout=30.0) is None:
-                raise ConnectionLost(f"{conn.where} sent nothing for 30 s after the dump request")
+            conn.wait_read(deadline, "the dump request with the Rotate naming its first file")
     finally:
         conn.close()
 
 
-def _start_point(cfg: PullConfig, conn: Connection, rep: Repair) -> tuple[str, int]:
+def _start_point(cfg: PullConfig, conn: Connection, rep: Repair, stop: Callable[[], bool]) -> tuple[str, int]:
     if rep.file is not None:
         if cfg.start_file or cfg.gtid:
             if cfg.start_file != rep.file or (cfg.start_position or 4) > rep.position:
@@ -87,8 +95,8 @@ def _start_point(cfg: PullConfig, conn: Connection, rep: Repair) -> tuple[str, i
         raise PullError("--start-position must be 4: a copy starts every file at its first byte so that it is "
                         "byte-identical to the primary's (the events before the position come along)")
     if cfg.start_file:
-        return cfg.start_file, 4
-    return _first_file(cfg, cfg.gtid), 4
+        return check_name(cfg.start_file, "--start-file"), 4
+    return _first_file(cfg, cfg.gtid, stop), 4
 
 
 def pull(cfg: PullConfig, *, report: Callable[[dict], None] | None = None,
@@ -102,12 +110,29 @@ def pull(cfg: PullConfig, *, report: Callable[[dict], None] | None = None,
         if rep.cut_from is not None:
             say({"event": "repair", **rep.to_json()})
         receiver: Receiver | None = None
-        connected, backoff = False, 0.5
+        connected, backoff, failed = False, 0.5, 0
+        limit = cfg.max_reconnects if cfg.max_reconnects is not None else (10 if cfg.until_end else None)
+
+        def stopped() -> dict:
+            store.close_file()
+            idle = {"file": store.name, "position": store.size, "bytes": 0, "events": 0, "transactions": 0,
+                    "fsyncs": 0, "acks": 0}
+            done = {**(receiver.status() if receiver else idle), "event": "done", "outcome": "stopped",
+                    "reconnects": receiver.stats.reconnects if receiver else 0}
+            say(done)
+            return done
+
         while True:
             conn = None
+            progress = (receiver.stats.events, receiver.stats.bytes) if receiver else None
             try:
-                conn = _connect(cfg)
-                primary_id = int(conn.value("SELECT @@server_id"))
+                if stop():
+                    return stopped()
+                conn = _connect(cfg, stop)
+                try:
+                    primary_id = int(conn.value("SELECT @@server_id"))
+                except (TypeError, ValueError):
+                    raise HostileServer(f"{conn.where} answered SELECT @@server_id with no number") from None
                 if not connected:
                     if primary_id == cfg.server_id:
                         raise PullError(f"--server-id {cfg.server_id} is the primary's own server_id: choose another")
@@ -118,7 +143,7 @@ def pull(cfg: PullConfig, *, report: Callable[[dict], None] | None = None,
                     if hosts:
                         raise PullError(f"server_id {cfg.server_id} is already used by a replica of {conn.where} "
                                         f"(host {hosts[0][1] or '?'}, port {hosts[0][2]}): choose another --server-id")
-                    file, pos = _start_point(cfg, conn, rep)
+                    file, pos = _start_point(cfg, conn, rep, stop)
                     store.claim(server_id=primary_id, base=split_name(file)[0], flavor=conn.flavor.value,
                                 source=f"{cfg.host}:{cfg.port}")
                     if pos > 4:
@@ -144,10 +169,11 @@ def pull(cfg: PullConfig, *, report: Callable[[dict], None] | None = None,
                                    f"from 4 and checking the {pos - 4} bytes the copy has"})
                 conn.start_dump(cfg.server_id, file, dump_pos, semisync=cfg.semisync, heartbeat_s=cfg.heartbeat_s,
                                 non_block=cfg.until_end)
-                connected, backoff = True, 0.5
+                connected = True
                 if receiver is None:
                     receiver = Receiver(store, conn, sync=cfg.sync, semisync=cfg.semisync,
-                                        heartbeat_s=cfg.heartbeat_s, report=say, stop=stop)
+                                        heartbeat_s=cfg.heartbeat_s, report=say, stop=stop,
+                                        max_event_size=cfg.max_event_size)
                 else:
                     receiver.conn = conn
                     receiver.stats.reconnects += 1
@@ -158,18 +184,24 @@ def pull(cfg: PullConfig, *, report: Callable[[dict], None] | None = None,
                 done["reconnects"] = receiver.stats.reconnects
                 say(done)
                 return done
+            except Stopped:
+                return stopped()
             except (ConnectionLost, ProtocolError) as exc:
                 if not connected and receiver is None:
                     raise PullError(str(exc)) from None
+                # the backoff (and the count of failures) starts again only once a dump brought
+                # something: a primary that fails each dump at once is not retried every 0.5 s
+                if receiver is not None and progress != (receiver.stats.events, receiver.stats.bytes):
+                    backoff, failed = 0.5, 0
+                failed += 1
+                if limit is not None and failed > limit:
+                    raise PullError(f"gave up after {limit} failed reconnects in a row (--max-reconnects); "
+                                    f"the last: {exc}") from None
                 say({"event": "reconnect", "reason": str(exc), "in_s": backoff})
                 deadline = time.monotonic() + backoff
                 while time.monotonic() < deadline:
                     if stop():
-                        store.close_file()
-                        done = {**(receiver.status() if receiver else {}), "event": "done", "outcome": "stopped",
-                                "reconnects": receiver.stats.reconnects if receiver else 0}
-                        say(done)
-                        return done
+                        return stopped()
                     time.sleep(0.1)
                 backoff = min(backoff * 2, cfg.max_backoff_s)
                 connected = True
@@ -181,7 +213,8 @@ def pull(cfg: PullConfig, *, report: Callable[[dict], None] | None = None,
 
 
 def iter_events(host: str, port: int, user: str, password: str, *, server_id: int, file: str, position: int = 4,
-                until_end: bool = True, semisync: bool = False, tls: TlsOptions | None = None) -> Iterator[RawEvent]:
+                until_end: bool = True, semisync: bool = False, tls: TlsOptions | None = None,
+                max_event_size: int = DEFAULT_MAX_EVENT) -> Iterator[RawEvent]:
     """The raw events of a live primary from ``file``:``position`` as ``RawEvent`` values (the
     same as the file reader's: offset, header fields, bytes, format in force, checksum checked).
     Artificial events are left out. With ``semisync`` every event the primary asks for is
@@ -191,12 +224,16 @@ def iter_events(host: str, port: int, user: str, password: str, *, server_id: in
     from ..reader import event_crc
     import zlib
 
-    conn = Connection(host, port, user, password, tls=tls)
+    conn = Connection(host, port, user, password, tls=tls, max_event_size=max_event_size)
+    joiner = Joiner()
     try:
         conn.start_dump(server_id, file, position, semisync=semisync, non_block=until_end)
         fmt, name = None, file
         while True:
-            for msg in conn.messages():
+            for part in conn.messages():
+                msg = joiner.take(part)
+                if msg is None:
+                    continue
                 if msg.kind == "eof":
                     return
                 if msg.kind == "error":
@@ -222,5 +259,5 @@ def iter_events(host: str, port: int, user: str, password: str, *, server_id: in
         conn.close()
 
 
-__all__ = ["PullConfig", "PullError", "pull", "iter_events", "Store", "Receiver", "TlsOptions", "SslMode", "TlsError",
-           "PasswordRefused"]
+__all__ = ["PullConfig", "PullError", "HostileServer", "pull", "iter_events", "Store", "Receiver", "TlsOptions",
+           "SslMode", "TlsError", "PasswordRefused"]

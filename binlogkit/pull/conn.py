@@ -11,16 +11,24 @@ stream is read through the connection's socket, the TLS one when there is TLS: t
 from __future__ import annotations
 
 import socket
+import socket
 import ssl
 import struct
-from typing import Any
+import threading
+import time
+from typing import Any, Callable
 
 from ..flavor import Flavor
 from .auth import MAX_PACKET, MAX_ROUNDS, Login, TlsError, TlsOptions, ssl_context, ssl_request, use_tls
-from .protocol import (BINLOG_DUMP_NON_BLOCK, ER_ACCESS_DENIED, PROTOCOLS, Framer, Message, ProtocolError,
-                       PullError, binlog_dump, packet, register_slave, semisync_ack)
+from .protocol import (BINLOG_DUMP_NON_BLOCK, DEFAULT_MAX_EVENT, ER_ACCESS_DENIED, PROTOCOLS, Framer,
+                       HostileServer, Message, ProtocolError, PullError, Stopped, binlog_dump, packet,
+                       register_slave, semisync_ack)
 
 READ_SIZE = 4 << 20
+MAX_REPLY = 64 << 20       # one reply to a command before the dump (pull's are a few rows): bounded
+# what PyMySQL raises on a reply that does not parse (a hostile or broken server), besides its own
+_PARSE_ERRORS = (ValueError, IndexError, KeyError, TypeError, AttributeError, struct.error, RuntimeError,
+                 UnicodeError, OverflowError)
 
 
 class ConnectionLost(PullError):
@@ -39,8 +47,10 @@ _SESSION: type | None = None
 
 
 def _session_class() -> type:
-    """PyMySQL's connection with the login replaced by ``auth.Login`` (made once, on first use:
-    PyMySQL is imported only when pull runs)."""
+    """PyMySQL's connection with the login replaced by ``auth.Login`` and a bound on the bytes of
+    one reply (PyMySQL joins continued packets in memory, and a server answering a query with
+    16 MiB - 1 packets for ever would grow it without end; the time a reply may take is bounded by
+    ``Connection._wait``). Made once, on first use: PyMySQL is imported only when pull runs."""
     global _SESSION
     if _SESSION is not None:
         return _SESSION
@@ -55,6 +65,23 @@ def _session_class() -> type:
         bk_where = ""
         bk_tls_on = False
         _sock: Any   # PyMySQL's socket (an annotation only: PyMySQL sets it)
+        _bk_left = MAX_REPLY
+
+        def connect(self, sock=None):
+            self._bk_left = MAX_REPLY
+            return super().connect(sock)
+
+        def _execute_command(self, command, sql):
+            self._bk_left = MAX_REPLY
+            return super()._execute_command(command, sql)
+
+        def _read_bytes(self, num_bytes):
+            self._bk_left -= num_bytes
+            if self._bk_left < 0:
+                self._force_close()
+                raise HostileServer(f"a reply of more than {MAX_REPLY} bytes to a command before the dump "
+                                    f"(pull's queries return a few rows): refused")
+            return super()._read_bytes(num_bytes)
 
         def _request_authentication(self) -> None:
             tls, where = self.bk_tls, self.bk_where
@@ -127,17 +154,25 @@ class Connection:
     """A logged-in session on the primary; ``start_dump`` turns it into a dump stream."""
 
     def __init__(self, host: str, port: int, user: str, password: str, *, connect_timeout: float = 10.0,
-                 tls: TlsOptions | None = None) -> None:
+                 tls: TlsOptions | None = None, read_timeout: float = 10.0, stop: Callable[[], bool] | None = None,
+                 max_event_size: int = DEFAULT_MAX_EVENT) -> None:
         pymysql = _pymysql()
         self.where = f"{host}:{port}"
+        self.read_timeout = read_timeout
+        self.max_event_size = max_event_size
+        self._stop = stop or (lambda: False)
+        self.sock: socket.socket | None = None
         try:
             self.conn = _session_class()(host=host, port=port, user=user, password="", autocommit=True,
                                          connect_timeout=connect_timeout, charset="utf8mb4", ssl_disabled=True,
-                                         defer_connect=True)
+                                         defer_connect=True, read_timeout=read_timeout, write_timeout=read_timeout)
             self.conn.bk_password = password.encode()
             self.conn.bk_tls = tls or TlsOptions()
             self.conn.bk_where = self.where
-            self.conn.connect()
+            self._wait("the login", connect_timeout + read_timeout, self.conn.connect)
+        except _PARSE_ERRORS as exc:
+            raise ProtocolError(f"{self.where} sent a greeting or login reply that does not parse "
+                                f"({type(exc).__name__}: {exc})") from None
         except pymysql.err.OperationalError as exc:
             code = exc.args[0] if exc.args else None
             text = exc.args[1] if len(exc.args) > 1 else str(exc)
@@ -150,9 +185,46 @@ class Connection:
         self.server_version = version.removeprefix("5.5.5-")   # MariaDB's protocol prefix
         self.flavor = Flavor.MARIADB if "mariadb" in version.lower() else Flavor.MYSQL
         self.framer: Framer | None = None
-        self.sock: socket.socket | None = None
         self.tls = bool(self.conn.bk_tls_on)   # the session runs inside TLS
         self.tls_version: str | None = self.conn._sock.version() if self.tls else None   # "TLSv1.3"
+
+    def _wait(self, what: str, timeout: float, fn: Callable, *args):
+        """``fn(*args)`` (a PyMySQL call that blocks on the server) in a thread of its own, while
+        this one answers ``stop()`` (a signal) within 0.1 s and bounds the whole exchange to
+        ``timeout`` seconds (each read of PyMySQL has its own timeout, but a server that trickles
+        a byte at a time would keep it going): either shuts the socket down, which ends the call."""
+        box: dict = {}
+
+        def run() -> None:
+            try:
+                box["value"] = fn(*args)
+            except BaseException as exc:  # handed to the waiting thread, raised there
+                box["exc"] = exc
+
+        t = threading.Thread(target=run, name="binlogkit-pull-wait", daemon=True)
+        t.start()
+        deadline = time.monotonic() + timeout
+        while t.is_alive():
+            t.join(0.1)
+            if not t.is_alive():
+                break
+            if self._stop():
+                self._shutdown()
+                raise Stopped(f"stopped while waiting for {self.where} ({what})")
+            if time.monotonic() > deadline:
+                self._shutdown()
+                raise ConnectionLost(f"{self.where} did not complete {what} within {timeout:g} s")
+        if "exc" in box:
+            raise box["exc"]
+        return box.get("value")
+
+    def _shutdown(self) -> None:
+        sock = getattr(self.conn, "_sock", None) if hasattr(self, "conn") else None
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def _stream(self) -> tuple[socket.socket, Framer]:
         """The socket and framer of the dump stream, which exist from ``start_dump`` on."""
@@ -163,10 +235,21 @@ class Connection:
     # -- SQL before the dump ----------------------------------------------------------------
     def query(self, sql: str) -> list[tuple]:
         pymysql = _pymysql()
-        try:
+        def run() -> list[tuple]:
             with self.conn.cursor() as cur:
                 cur.execute(sql)
                 return list(cur.fetchall() or [])
+
+        try:
+            return self._wait(sql, self.read_timeout, run)
+        except RuntimeError as exc:
+            if "LOAD_LOCAL" in str(exc) or "local_infile" in str(exc):
+                raise HostileServer(f"{self.where} answered {sql!r} with a request for a LOCAL INFILE (a file of this "
+                                    "host): refused, pull never sends a file") from None
+            raise ProtocolError(f"{self.where} sent a reply to {sql!r} that does not parse ({exc})") from None
+        except _PARSE_ERRORS as exc:
+            raise ProtocolError(f"{self.where} sent a reply to {sql!r} that does not parse "
+                                f"({type(exc).__name__}: {exc})") from None
         except pymysql.err.MySQLError as exc:
             code = exc.args[0] if exc.args else None
             raise PullError(f"{self.where}: {sql}: {exc.args[1] if len(exc.args) > 1 else exc}", code=code) from None
@@ -191,7 +274,7 @@ class Connection:
             file, position = "", 4
         self.sock = self.conn._sock  # PyMySQL's socket after login: the stream is ours from here
         self.sock.settimeout(None)
-        self.framer = Framer(semisync=semisync, seq=1)
+        self.framer = Framer(semisync=semisync, seq=1, max_packet=self.max_event_size + 3)
         self._send(register_slave(server_id, host=report_host, port=report_port))
         msg = self._one()
         if msg.kind == "error":
@@ -203,18 +286,32 @@ class Connection:
     def _send(self, payload: bytes) -> None:
         sock, _framer = self._stream()
         try:
+            sock.settimeout(self.read_timeout)
             sock.sendall(packet(payload, 0))
         except OSError as exc:
             raise ConnectionLost(f"{self.where}: {exc.strerror or exc}") from None
 
     def _one(self) -> Message:
         _sock, framer = self._stream()
+        deadline = time.monotonic() + self.read_timeout
         while True:
             for msg in framer.messages():
+                if msg.kind == "part":
+                    raise HostileServer(f"{self.where} answered COM_REGISTER_SLAVE with a packet of 16 MiB")
                 return msg
-            got = self.read(timeout=30.0)
-            if got is None:
-                raise ConnectionLost(f"{self.where} did not answer COM_REGISTER_SLAVE")
+            self.wait_read(deadline, "COM_REGISTER_SLAVE")
+
+    def wait_read(self, deadline: float, what: str) -> int:
+        """Read into the framer, answering ``stop()`` every 0.5 s, until ``deadline``."""
+        while True:
+            if self._stop():
+                raise Stopped(f"stopped while waiting for {self.where} ({what})")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ConnectionLost(f"{self.where} did not answer {what} within {self.read_timeout:g} s")
+            got = self.read(timeout=min(0.5, left))
+            if got is not None:
+                return got
 
     def read(self, timeout: float) -> int | None:
         """Read what the socket has (up to 4 MiB) into the framer; None on timeout."""

@@ -29,6 +29,7 @@ when a GTID dump starts, and heartbeats (types 27 and 41).
 from __future__ import annotations
 
 import hashlib
+import re
 import struct
 import zlib
 from dataclasses import dataclass
@@ -71,6 +72,44 @@ class PullError(BinlogError):
 
 class ProtocolError(PullError):
     """The byte stream does not follow the replication protocol (a broken connection or peer)."""
+
+
+class HostileServer(PullError):
+    """The server sent what no primary sends and what a copy must never act on: a file name
+    that is not a plain base name, a packet or event past ``--max-event-size``, a request for a
+    LOCAL INFILE, a reply that does not parse. Never retried (a reconnect would get the same):
+    the run stops, exit 2."""
+
+
+class Stopped(PullError):
+    """A signal (``stop()``) arrived while waiting for the server: not an error, the run ends."""
+
+
+MAX_NAME = 255                  # NAME_MAX: a binlog base name the folder can hold
+DEFAULT_MAX_EVENT = 1 << 30     # max_allowed_packet's largest value: what a server can send
+MIN_MAX_EVENT = 1 << 24         # an event under 16 MiB comes in one packet: a lower limit means nothing
+_NAME = re.compile(r"[^/\x00-\x1f\x7f]+\.\d{6,}")
+
+
+def check_name(raw: bytes | str, what: str = "a Rotate") -> str:
+    """A binlog file name from the wire (or the command line), as text, when it is a plain
+    base name ``BASE.NNNNNN`` that can only land inside the output folder: no ``/``, no NUL nor
+    control character, not hidden (``.``), valid UTF-8, at most 255 bytes. Else HostileServer."""
+    b = raw.encode("utf-8", "surrogateescape") if isinstance(raw, str) else bytes(raw)
+    shown = b[:80].decode("utf-8", "backslashreplace")   # printed with repr: NUL and controls escaped
+    if not b or len(b) > MAX_NAME:
+        raise HostileServer(f"{what} names a file of {len(b)} bytes ({shown!r}): refused, a binlog name has "
+                            f"1 to {MAX_NAME}")
+    try:
+        name = b.decode("utf-8")
+    except UnicodeDecodeError:
+        raise HostileServer(f"{what} names a file that is not UTF-8 ({shown!r}): refused") from None
+    if b"\x00" in b:
+        raise HostileServer(f"{what} names a file with a NUL byte ({shown!r}): refused")
+    if "/" in name or name.startswith(".") or not _NAME.fullmatch(name):
+        raise HostileServer(f"{what} names {shown!r}, not a plain binlog file name (BASE.NNNNNN, no '/', "
+                            "not hidden, no control character): refused, a copy writes only inside --dir")
+    return name
 
 
 # -- what a replica sends -------------------------------------------------------------------------
@@ -183,13 +222,17 @@ PROTOCOLS = {
 # -- the dump stream ---------------------------------------------------------------------------
 class Message(NamedTuple):
     """One dump message: an event (``kind`` "event"), the end of a non-blocking dump ("eof"),
-    an OK ("ok", after COM_REGISTER_SLAVE) or an error ("error"). A tuple: one is made per event."""
+    an OK ("ok", after COM_REGISTER_SLAVE) or an error ("error"). An event of 16 MiB - 1 bytes
+    or more comes as "part" messages, one per packet (the first starts with the event header,
+    ``more`` is False on the last): never joined here, so that it can go to disk as it arrives.
+    A tuple: one is made per event."""
 
     kind: str
     data: bytes = b""
     need_ack: bool = False
     code: int | None = None
     text: str = ""
+    more: bool = False      # "part": another part of the same event follows
 
 
 def parse_error(payload: bytes) -> tuple[int, str]:
@@ -205,15 +248,17 @@ def parse_error(payload: bytes) -> tuple[int, str]:
 
 class Framer:
     """Cuts dump messages out of bytes as they arrive. ``feed`` takes any chunk; ``messages``
-    yields every message complete so far. Payloads of 16 MiB - 1 are joined with the packets
-    that continue them; sequence numbers are checked."""
+    yields every message complete so far. A payload of 16 MiB - 1 and the packets that continue
+    it come out as "part" messages (held by nobody here: memory stays one packet whatever the
+    chain), the whole chain at most ``max_packet`` bytes; sequence numbers are checked."""
 
-    def __init__(self, *, semisync: bool = False, seq: int = 1) -> None:
+    def __init__(self, *, semisync: bool = False, seq: int = 1, max_packet: int = DEFAULT_MAX_EVENT + 3) -> None:
         self.semisync = semisync
         self.buf = bytearray()
         self.pos = 0
         self.seq = seq
-        self._parts: list[bytes] | None = None
+        self.max_packet = max_packet
+        self._chain: int | None = None   # bytes of the continued payload so far (None: not in one)
         self.bytes_in = 0
         self.reset_allowed = False
 
@@ -251,16 +296,9 @@ class Framer:
                 self.seq = (seq + 1) & 0xFF
                 start = pos + LEN_PACKET_HEADER
                 pos = start + n
-                if n == MAX_PAYLOAD or self._parts is not None:
-                    if self._parts is None:
-                        self._parts = []
-                    self._parts.append(bytes(mv[start:pos]))
-                    if n == MAX_PAYLOAD:
-                        continue
-                    body = b"".join(self._parts)
-                    self._parts = None
+                if n == MAX_PAYLOAD or self._chain is not None:
                     self.pos = pos
-                    yield self._message(body)
+                    yield self._part(mv[start:pos], n == MAX_PAYLOAD)
                     continue
                 self.pos = pos
                 # the common case, one packet: the event cut out of the buffer with one copy
@@ -283,6 +321,30 @@ class Framer:
         finally:
             gen.close()
 
+    def _part(self, payload: memoryview, more: bool) -> Message:
+        """One packet of a continued payload: the first must be an event (an error or OK is never
+        16 MiB), the chain at most ``max_packet`` bytes."""
+        n = len(payload)
+        need_ack = False
+        if self._chain is None:
+            if payload[0] != 0x00:
+                raise HostileServer(f"a {payload[0]:#04x} packet of 16 MiB or more in the dump stream (only an "
+                                    "event is ever that long)")
+            skip = 1
+            if self.semisync:
+                if payload[1] != SEMISYNC_MAGIC:
+                    raise ProtocolError(f"semisync header missing: {payload[1]:#04x} where 0xef is expected")
+                need_ack, skip = bool(payload[2] & SEMISYNC_NEED_ACK), 3
+            self._chain = 0
+            payload = payload[skip:]
+        self._chain += n
+        if self._chain > self.max_packet:
+            raise HostileServer(f"a packet of more than {self.max_packet} bytes (continued packets of 16 MiB - 1 "
+                                "with no end): refused, see --max-event-size")
+        if not more:
+            self._chain = None
+        return Message("part", bytes(payload), need_ack, more=more)
+
     def _message(self, payload: bytes) -> Message:
         if not payload:
             raise ProtocolError("empty packet in the dump stream")
@@ -303,6 +365,26 @@ class Framer:
         return Message("event", payload[1:])
 
 
+class Joiner:
+    """Joins "part" messages back into one "event" message (the Python API's events are bytes;
+    ``pull`` itself streams parts to disk). Holds one event at most, ``Framer.max_packet``."""
+
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []
+        self._ack = False
+
+    def take(self, msg: Message) -> Message | None:
+        if msg.kind != "part":
+            return msg
+        if not self._parts:
+            self._ack = msg.need_ack
+        self._parts.append(msg.data)
+        if msg.more:
+            return None
+        data, self._parts = b"".join(self._parts), []
+        return Message("event", data, self._ack)
+
+
 # -- events ---------------------------------------------------------------------------------------
 def header(event: bytes) -> tuple[int, int, int, int, int, int]:
     """(timestamp, type_code, server_id, event_size, log_pos, flags) of an event's common header."""
@@ -319,10 +401,11 @@ def is_artificial(type_code: int, log_pos: int, flags: int) -> bool:
 def rotate_target(event: bytes) -> tuple[str, int]:
     """(file name, position) a Rotate names; its body: position:8 then the name, and a CRC32
     when its last 4 bytes are the CRC32 of the rest (the first fake Rotate comes before any
-    Format_description says whether checksums are on)."""
+    Format_description says whether checksums are on). The name must be a plain base name
+    (``check_name``): HostileServer else."""
     body = event[19:]
     if len(body) > 12 and zlib.crc32(event[:-4]) == int.from_bytes(event[-4:], "little"):
         body = body[:-4]
     if len(body) < 8:
         raise ProtocolError("a Rotate event too short for its position")
-    return body[8:].decode("utf-8", "replace"), int.from_bytes(body[:8], "little")
+    return check_name(body[8:]), int.from_bytes(body[:8], "little")

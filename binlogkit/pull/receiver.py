@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import struct
 import time
+import zlib
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
@@ -30,7 +31,8 @@ from ..errors import ChecksumError
 from ..reader import event_crc
 from ..transactions import _classify, _query_text
 from .conn import Connection, ConnectionLost
-from .protocol import ER_MASTER_FATAL_ERROR_READING_BINLOG, ProtocolError, PullError, header, rotate_target
+from .protocol import (DEFAULT_MAX_EVENT, ER_MASTER_FATAL_ERROR_READING_BINLOG, HostileServer, ProtocolError,
+                       PullError, header, rotate_target)
 from .store import Store
 
 QUERY_TYPES = (T.QUERY_EVENT, T.QUERY_COMPRESSED_EVENT)
@@ -63,6 +65,18 @@ def _load() -> _CScan | None:
 
 
 _pullscan = _load()
+
+
+_OFS_QUERY_PHL = 19 + 2 + 50 + 4 + 1 + T.QUERY_EVENT - 1   # the Query post-header length in an FDE
+
+
+def _query_phl(fde: bytes) -> int:
+    """The Query event's post-header length a Format_description announces (its table must
+    reach that far: a shorter one is no Format_description a server writes)."""
+    if len(fde) <= _OFS_QUERY_PHL + 4:
+        raise PullError(f"a Format_description of {len(fde)} bytes, too short for its table of post-header "
+                        "lengths", event_type="FORMAT_DESCRIPTION_EVENT")
+    return fde[_OFS_QUERY_PHL]
 
 
 class Boundary:
@@ -105,6 +119,22 @@ class Boundary:
 
 
 @dataclass
+class _Big:
+    """An event of 16 MiB or more arriving in parts, written (or compared) as they come."""
+
+    at: int                 # its offset in the file
+    size: int               # event_size
+    code: int
+    ts: int
+    need_ack: bool
+    head: bytes             # the first part (what Boundary reads of a big Query)
+    verify: bool            # compared with the copy (a file read again), not written
+    got: int = 0
+    crc: int = 0
+    tail: bytes = b""       # the last 4 bytes so far: the CRC32 when the event is whole
+
+
+@dataclass
 class Stats:
     bytes: int = 0
     events: int = 0
@@ -122,7 +152,7 @@ class Receiver:
 
     def __init__(self, store: Store, conn: Connection, *, sync: str | int = "trx", semisync: bool = False,
                  heartbeat_s: float = 1.0, report: Callable[[dict], None] | None = None,
-                 stop: Callable[[], bool] = lambda: False) -> None:
+                 stop: Callable[[], bool] = lambda: False, max_event_size: int = DEFAULT_MAX_EVENT) -> None:
         self.store, self.conn = store, conn
         self.sync_every = None if sync in ("trx", "off") else int(sync)
         self.sync_trx = sync == "trx"
@@ -140,6 +170,8 @@ class Receiver:
         self._unsynced_events = 0
         self._expect_fde_check: bytes | None = None
         self._verify_at: int | None = None
+        self.max_event_size = max_event_size
+        self._big: _Big | None = None
 
     def verify_from(self, position: int | None) -> None:
         """The dump restarts the current file at ``position`` (4), before the copy's end: the
@@ -210,6 +242,8 @@ class Receiver:
                         break
                     if msg.kind == "event":
                         self._event(msg.data, msg.need_ack)
+                    elif msg.kind == "part":
+                        self._part(msg.data, msg.need_ack, msg.more)
                     elif msg.kind == "eof":
                         self._sync()
                         return "end"
@@ -235,6 +269,9 @@ class Receiver:
         finally:
             try:
                 self._flush()
+                big, self._big = self._big, None
+                if big is not None and not big.verify:   # a big event cut short: not in the copy
+                    self.store.truncate_to(big.at)
             except OSError:
                 pass
 
@@ -242,7 +279,7 @@ class Receiver:
         """The C loop over the events that need no decision (``_pullscan.c``): it stops at the
         first packet it does not settle, which ``_event`` then reads (the reference path)."""
         f = self.conn.framer
-        if _pullscan is None or f is None or f._parts is not None or self._verify_at is not None \
+        if _pullscan is None or f is None or f._chain is not None or self._verify_at is not None \
                 or self.store.name is None:
             return
         b = self.boundary
@@ -311,7 +348,7 @@ class Receiver:
             if aware and event_crc(ev) != int.from_bytes(ev[-4:], "little"):
                 raise ChecksumError("CRC32 mismatch in the Format_description received", file=self.store.name,
                                     offset=at, event_type="FORMAT_DESCRIPTION_EVENT")
-            self.boundary.query_phl = ev[19 + 2 + 50 + 4 + 1 + T.QUERY_EVENT - 1]
+            self.boundary.query_phl = _query_phl(ev)
             flagged = bytearray(ev)
             flagged[OFS_FLAGS] |= EventFlag.BINLOG_IN_USE   # as the primary's own active file
             ev = bytes(flagged)
@@ -325,6 +362,78 @@ class Receiver:
         self._took(ev, 1, int(self.boundary.ends(code, ev, 4 if self.crc_on else 0)), ts)
         if need_ack:
             self._pending_ack = (self.store.name, end)
+
+    def _part(self, data: bytes, need_ack: bool, more: bool) -> None:
+        """A part of an event of 16 MiB or more: the first part's header is checked as
+        ``_event`` checks a whole event's, then the parts go to the file (or are compared with
+        the copy) as they come; the CRC32 and the size are checked at the last. An event cut
+        short leaves nothing in the copy (``run`` truncates it back)."""
+        big = self._big
+        if big is None:
+            ts, code, _sid, size, log_pos, flags = header(data)
+            if size > self.max_event_size:
+                raise HostileServer(f"an event of {size} bytes, more than --max-event-size {self.max_event_size}: "
+                                    "refused", file=self.store.name, event_type=str(code))
+            if log_pos == 0 or flags & _ARTIFICIAL or code in _HEARTBEAT_CODES or code in (_FDE, _ROTATE):
+                raise HostileServer(f"a type {code} event of {size} bytes (artificial, a Format_description or a "
+                                    "Rotate): no primary sends one of 16 MiB", file=self.store.name)
+            if self.store.name is None:
+                raise ProtocolError("an event before any Rotate named its file")
+            verify = self._verify_at is not None
+            at = self._verify_at if self._verify_at is not None else self.store.size + self._out_len
+            end = at + size
+            if log_pos != end & 0xFFFFFFFF or (verify and end > self.store.size):
+                raise PullError(f"event ends at {end} in the copy but at {log_pos} on the primary: the copy does not "
+                                "line up with the primary's file", file=self.store.name, offset=at)
+            self._flush()
+            self.stats.caught_up = False
+            big = self._big = _Big(at, size, code, ts, need_ack, data[:1 << 16], verify)
+        if big.got + len(data) > big.size:
+            raise HostileServer(f"the packets of an event of event_size {big.size} run past it",
+                                file=self.store.name, offset=big.at)
+        if big.verify:
+            if self.store.pread(big.at + big.got, len(data)) != data:
+                raise PullError(f"{self.store.name} in the folder differs from the primary's at {big.at}: not the "
+                                "same file", file=str(self.store.path / str(self.store.name)), offset=big.at)
+        else:
+            self.store.write(data)
+        # the CRC32 of all but the last 4 bytes, which arrive last
+        if len(data) >= 4:
+            big.crc = zlib.crc32(memoryview(data)[:-4], zlib.crc32(big.tail, big.crc))
+            big.tail = data[-4:]
+        else:
+            joined = big.tail + data
+            big.crc = zlib.crc32(joined[:-4], big.crc) if len(joined) > 4 else big.crc
+            big.tail = joined[-4:]
+        big.got += len(data)
+        if more:
+            return
+        self._big = None
+        if big.got != big.size:
+            if not big.verify:
+                self.store.truncate_to(big.at)
+            raise ProtocolError(f"event_size {big.size} but the packets hold {big.got} bytes",
+                                file=self.store.name, offset=big.at)
+        if self.crc_on and big.crc != int.from_bytes(big.tail, "little"):
+            if not big.verify:
+                self.store.truncate_to(big.at)
+            raise ChecksumError("CRC32 mismatch in an event received", file=self.store.name, offset=big.at,
+                                event_type=str(big.code))
+        ends = int(self.boundary.ends(big.code, big.head, 0))
+        end = big.at + big.size
+        if big.verify:
+            self._verify_at = None if end == self.store.size else end
+        else:
+            st = self.stats
+            st.bytes += big.size
+            st.events += 1
+            st.last_event_ts = big.ts or st.last_event_ts
+            self._unsynced_events += 1
+            if ends:
+                st.transactions += 1
+                self._dirty_trx = True
+        if big.need_ack:
+            self._pending_ack = (str(self.store.name), end)
 
     def _compare(self, ev: bytes, code: int, size: int, log_pos: int, need_ack: bool) -> None:
         """An event the copy already holds (a file read again from its start): it must be the
@@ -340,7 +449,7 @@ class Receiver:
         theirs: bytes | bytearray = ev
         if code == T.FORMAT_DESCRIPTION_EVENT:
             self.crc_on = fde_is_checksum_aware(ev) and ev[-5] == 1
-            self.boundary.query_phl = ev[19 + 2 + 50 + 4 + 1 + T.QUERY_EVENT - 1]
+            self.boundary.query_phl = _query_phl(ev)
             ours, theirs = bytearray(ours), bytearray(ev)
             ours[OFS_FLAGS] &= ~EventFlag.BINLOG_IN_USE & 0xFF
             theirs[OFS_FLAGS] &= ~EventFlag.BINLOG_IN_USE & 0xFF
@@ -366,7 +475,7 @@ class Receiver:
             raise PullError(f"{name} in the folder is not the primary's {name}: their Format_description events "
                             "differ (another server, or a file made again)", file=str(self.store.path / name))
         self.crc_on = fde_is_checksum_aware(b) and b[-5] == 1
-        self.boundary.query_phl = b[19 + 2 + 50 + 4 + 1 + T.QUERY_EVENT - 1]
+        self.boundary.query_phl = _query_phl(b)
 
 
 __all__ = ["Boundary", "Receiver", "Stats", "ConnectionLost"]

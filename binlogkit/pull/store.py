@@ -26,7 +26,7 @@ from ..codecs.header import OFS_FLAGS
 from ..constants import BINLOG_MAGIC, EventFlag
 from ..errors import BinlogError
 from ..safeio import SafeDir, write_all
-from .protocol import PullError
+from .protocol import HostileServer, PullError, check_name
 
 STATE = ".binlogkit-pull.json"
 _NEW = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -93,9 +93,14 @@ class Store:
         fd = os.open(STATE, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=self.dir.fd)
         with os.fdopen(fd, "rb") as fh:
             try:
-                return json.loads(fh.read())
+                state = json.loads(fh.read(1 << 20))
             except ValueError:
                 raise PullError(f"{STATE} is not valid JSON", file=str(self.path / STATE)) from None
+        base = state.get("base") if isinstance(state, dict) else None
+        if not isinstance(base, str):
+            raise PullError(f"{STATE} names no binlog base name", file=str(self.path / STATE))
+        check_name(base + ".000001", STATE)   # its base names the index: a plain name too
+        return state
 
     def write_state(self, state: dict) -> None:
         self.dir.replace(STATE, (json.dumps(state, indent=1, sort_keys=True) + "\n").encode(), new_mode=0o640)
@@ -103,6 +108,7 @@ class Store:
 
     def claim(self, *, server_id: int, base: str, flavor: str, source: str) -> None:
         """Check the folder belongs to this primary (or is new), and record it."""
+        check_name(base + ".000001", "the first file")
         if self.state is None:
             stray = [n for n in self.dir.names() if re.fullmatch(r".+\.\d{6,}", n)]
             if stray:
@@ -181,7 +187,14 @@ class Store:
             os.close(fd)
 
     def open_file(self, name: str, position: int) -> None:
-        """Make ``name`` the file being written, at ``position`` (4: a new file)."""
+        """Make ``name`` the file being written, at ``position`` (4: a new file). ``name`` comes
+        from the server: a plain base name of this folder's binlogs (``BASE.NNNNNN``), opened
+        relative to the folder's descriptor, never through a link."""
+        name = check_name(name, "the primary")
+        base = (self.state or {}).get("base")   # None only for a Store driven without claim (tests)
+        if base is not None and split_name(name)[0] != base:
+            raise HostileServer(f"the primary names {name}, not a {base}.NNNNNN file of the binlogs this folder "
+                                "copies: refused", file=str(self.path))
         self.close_file()
         if position <= 4:
             if self.dir.lstat(name) is not None:
@@ -235,6 +248,13 @@ class Store:
                     self.size += len(rest)
                     done += len(b)
             i += 1024
+
+    def truncate_to(self, size: int) -> None:
+        """Cut the file being written back to ``size`` (an event that arrived only in part)."""
+        if self.fd >= 0 and size < self.size:
+            os.ftruncate(self.fd, size)
+            os.lseek(self.fd, size, os.SEEK_SET)
+            self.size = size
 
     def write(self, data) -> None:
         write_all(self.fd, data)
