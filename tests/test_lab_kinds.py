@@ -15,7 +15,7 @@ import pytest
 from fixtures.lab import Lab, catch_up, connect, enable_semisync, grant_replication, semisync_status
 from fixtures.lab.crash import crash_replica
 from fixtures.lab.kinds import KINDS
-from fixtures.lab.oracle import master_status, slave_status, table_fingerprints
+from fixtures.lab.oracle import master_status, replication_metadata, slave_status, table_fingerprints
 from fixtures.lab.today import big
 
 CHROOT_KINDS = [k for k in KINDS if KINDS[k].chroot]
@@ -94,6 +94,11 @@ def test_gtid_semisync_and_position_replicas(tmp_path, kind):
         assert p.var(p.kind.sql.executed_var) == master_status(p)["gtid_binlog_pos"]
         assert slave_status(g)["Using_Gtid"] not in (None, "No", 0, "0")
         assert slave_status(f)["Using_Gtid"] in ("No", 0, "0")
+        if p.kind.sql.metadata_tables:  # MySQL: the replica's metadata in tables, auto-position on/off
+            assert replication_metadata(g)["master_info"]["Enabled_auto_position"] == 1
+            meta = replication_metadata(f)
+            assert meta["master_info"]["Enabled_auto_position"] == 0
+            assert meta["relay_log_info"]["Master_log_name"] == master_status(p)["file"]
         want = table_fingerprints(p)
         assert want["t"]["rows"] == 20
         assert table_fingerprints(g) == want == table_fingerprints(f)
@@ -122,3 +127,14 @@ def test_replica_killed_inside_a_transaction_resumes_with_every_row(tmp_path, ki
         want = table_fingerprints(p)
         assert want["big"]["rows"] == 3 and want["t"]["rows"] == 41
         assert table_fingerprints(r) == want
+
+
+def test_mysql_9_has_no_native_password_for_the_replication_user(tmp_path):
+    """A clear LabError, before any statement: the 9.x server ships only the client plugin."""
+    from binlogkit.errors import LabError
+    from fixtures.lab import Server
+
+    srv = Server("p", tmp_path / "p", 1, kind=KINDS["mysql-9.7"])
+    with pytest.raises(LabError, match="no mysql_native_password"):
+        grant_replication(srv, auth="mysql_native_password")
+    assert srv.proc is None
