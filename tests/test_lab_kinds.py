@@ -107,7 +107,8 @@ def test_gtid_semisync_and_position_replicas(tmp_path, kind):
 @pytest.mark.parametrize("kind", _kinds())
 def test_replica_killed_inside_a_transaction_resumes_with_every_row(tmp_path, kind):
     """SIGKILL (strace, at the 6th write to the relay log of a 1.5 MB transaction: inside it),
-    restart on the same datadir, START REPLICA: the primary's rows, none lost or doubled."""
+    restart a byte copy of the crashed datadir (Lab.copy_of), START REPLICA: the primary's rows,
+    none lost or doubled."""
     with Lab(tmp_path, kind=kind) as lab:
         p = lab.server("primary", 1).start()
         r = lab.server("replica", 2).start()
@@ -121,12 +122,13 @@ def test_replica_killed_inside_a_transaction_resumes_with_every_row(tmp_path, ki
         _work(p, 200)  # the primary goes on
         with p.connect() as conn, conn.cursor() as cur:
             cur.execute("INSERT INTO lab.t VALUES (100, 'after')")
-        r.start()
-        r.execute(r.kind.sql.start())
-        catch_up(r, p, timeout=90)
+        copy = lab.copy_of(r, "copy", relay_log_purge="OFF")  # the crashed datadir, byte for byte
+        copy.start()
+        copy.execute(copy.kind.sql.start())
+        catch_up(copy, p, timeout=90)
         want = table_fingerprints(p)
         assert want["big"]["rows"] == 3 and want["t"]["rows"] == 41
-        assert table_fingerprints(r) == want
+        assert table_fingerprints(copy) == want
 
 
 def test_mysql_9_has_no_native_password_for_the_replication_user(tmp_path):
