@@ -52,6 +52,9 @@ def test_kind_starts_on_loopback_in_its_chroot_and_stops_by_pid(tmp_path, kind):
         b = lab.server("b", 12).start()
         assert a.var("version").startswith(kind.split("-")[1])
         assert a.var("bind_address") == "127.0.0.1" and int(a.var("port")) == a.port
+        # the workloads' MD5 (on MySQL 9.7 a component the template installs) and no binlog of it
+        assert a.query("SELECT MD5('1') AS m")[0]["m"] == "c4ca4238a0b923820dcc509a6f75849b"
+        assert [f["Log_name"] for f in a.query("SHOW BINARY LOGS")][0].endswith(".000001")
         with socket.create_connection(("127.0.0.1", a.port), timeout=5):
             pass
         # the server's files live in the chroot, owned by the chroot's mysql user; the lab's
