@@ -63,6 +63,20 @@ def test_sets_are_small_and_from_the_server_they_name(server, name):
 
 
 @pytest.mark.parametrize("server,name", SETS)
+def test_the_servers_own_tool_read_every_stored_binlog(server, name):
+    """Recorded when the set was made: exit 0 on every binlog; MariaDB's mariadb-binlog refuses
+    its own .idx GTID index files ("not a binary log file", exit 1)."""
+    m, _d = _set(server, name)
+    exits = m["primary"]["tool_exit"]
+    assert {n: x["exit"] for n, x in exits.items() if not n.endswith(".idx")} == \
+        {f["name"]: 0 for f in m["primary"]["binlog_files"]}
+    idx = {n: x for n, x in exits.items() if n.endswith(".idx")}
+    assert sorted(idx) == m["primary"]["gtid_index_files"]
+    assert all(x["exit"] == 1 and "not a binary log" in x["stderr"] for x in idx.values())
+    assert bool(idx) == (server == "mariadb-11.8")
+
+
+@pytest.mark.parametrize("server,name", SETS)
 def test_event_ends_are_the_servers_show_binlog_events(server, name):
     """Every event SHOW BINLOG EVENTS listed is an event we frame, at the same end_log_pos;
     the only extra is the Stop event the clean shutdown appended to the last file."""
