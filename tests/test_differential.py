@@ -191,10 +191,9 @@ def test_same_events_as_mariadb_binlog_11_8(path, monkeypatch):
             assert header_line(ev, utc=True).split("\t", 1)[1] == w.info, (ev.raw.offset, ev.name)
 
 
-@pytest.mark.xfail(strict=True, reason="MariaDB 11.x GTID lines carry thread_id=N (and START/COMMIT ALTER "
-                                        "id=N): issue 29 item 3, NAME=formats")
 @pytest.mark.kind("mariadb-11.8")
 def test_gtid_lines_as_mariadb_binlog_11_8(monkeypatch):
+    """GTID lines equal mariadb-binlog 11.8's: thread_id=N, START ALTER / COMMIT ALTER id= N."""
     from fixtures import store
 
     d = store.materialize("replication-gtid", server="mariadb-11.8")
