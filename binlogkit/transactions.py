@@ -393,20 +393,25 @@ class Grouper:
 
 
 def group_files(paths: Iterable[str | os.PathLike], *, verify: bool = True, relay: bool | None = None,
-                source_file: str | None = None, grouper: Grouper | None = None, keys=None) -> Iterator[Transaction]:
+                source_file: str | None = None, grouper: Grouper | None = None, keys=None,
+                problems: list[BinlogError] | None = None) -> Iterator[Transaction]:
     """Transactions of the files, in order (index files and folders expanded). A damaged file
     raises its ``BinlogError`` after the transactions before the damage were yielded; the
-    transaction open at that point is yielded as incomplete first."""
+    transaction open at that point is yielded as incomplete first. With ``problems`` (a list)
+    a damaged file's error is appended to it instead and the next files are read on."""
     from .files import expand_paths
 
     g = grouper or Grouper(source_file=source_file, relay=relay)
     from .files import open_input
 
     for path in expand_paths(paths):
-        with open_input(path) as fh:
-            try:
+        try:
+            with open_input(path) as fh:
                 yield from g.feed_file(str(path), fh, verify=verify, keys=keys)
-            except BinlogError:
-                yield from g.finish()
+        except BinlogError as exc:
+            yield from g.finish()
+            if problems is None:
                 raise
+            exc.__traceback__ = None
+            problems.append(exc.with_context(file=str(path)))
     yield from g.finish()
