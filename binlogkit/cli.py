@@ -571,9 +571,9 @@ def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete, ke
         problems.append(exc)
     except BrokenPipeError:
         _quiet_broken_pipe()
-    for exc in problems:
-        damaged = max(damaged, _exit_for(exc))
-        click.echo(f"binlogkit: error: {exc}", err=True)
+    for problem in problems:
+        damaged = max(damaged, _exit_for(problem))
+        click.echo(f"binlogkit: error: {problem}", err=True)
     sys.exit(int(damaged))
 
 

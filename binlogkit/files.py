@@ -91,7 +91,7 @@ def _regular_opener(path: str, flags: int) -> int:
 
 def open_regular(path: str | os.PathLike, buffering: int = -1) -> BinaryIO:
     """A local regular file opened read-only; anything else is ``NotRegularFileError``."""
-    return cast(BinaryIO, open(os.fspath(path), "rb", buffering=buffering, opener=_regular_opener))
+    return open(os.fspath(path), "rb", buffering=buffering, opener=_regular_opener)
 
 
 class _Decompressed(io.RawIOBase):
