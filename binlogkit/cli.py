@@ -821,8 +821,11 @@ def compare(primary, replicas, as_json, keys) -> None:
                        f"{', '.join(r['errant']) or 'none'}")
         if res["primary"]["incomplete"]:
             click.echo("primary's incomplete tail: " + ", ".join(str(i["gtid"]) for i in res["primary"]["incomplete"]))
+    damage = [p for p in [res["primary"]["problem"]] + [r["problem"] for r in res["replicas"]] if p]
+    for line in (x for p in damage for x in p.splitlines()):  # a damaged file: what it held is unknown
+        click.echo(f"binlogkit: error: {line}", err=True)
     differs = res["unacknowledged"] or any(r["errant"] for r in res["replicas"]) or res["primary"]["incomplete"]
-    sys.exit(EXIT_DAMAGED if differs else EXIT_OK)
+    sys.exit(EXIT_DAMAGED if differs or damage else EXIT_OK)
 
 
 @main.command()
