@@ -22,26 +22,20 @@ Fail closed, for every command at once:
 
 from __future__ import annotations
 
-import bz2
 import fcntl
-import gzip
-import io
-import lzma
 import os
 import stat
 import sys
-import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import Any, BinaryIO, Callable, Iterable, Union, cast
+from typing import BinaryIO, Iterable, Union, cast
 
-from .errors import CompressionError, NotRegularFileError
+from .compression import CODEC_NAMES, OPENERS, Decompressed
+from .errors import NotRegularFileError
 from .storage import Url, is_url
 
 InputPath = Union[Path, Url]  # what expand_paths gives: local paths, or URLs kept as text
 
-OPENERS: dict[str, Callable[..., Any]] = {".xz": lzma.open, ".lzma": lzma.open, ".gz": gzip.open, ".bz2": bz2.open}
-_CODEC_NAMES = {".xz": "xz", ".lzma": "lzma", ".gz": "gzip", ".bz2": "bzip2"}
 STDIN = "-"  # standard input, for the commands that stream it (decode)
 
 
@@ -94,52 +88,6 @@ def open_regular(path: str | os.PathLike, buffering: int = -1) -> BinaryIO:
     return open(os.fspath(path), "rb", buffering=buffering, opener=_regular_opener)
 
 
-class _Decompressed(io.RawIOBase):
-    """A decompressing stream whose failures are ``CompressionError`` naming the file and the
-    decompressed offset reached (``pos``)."""
-
-    def __init__(self, fh: Any, under: Any, name: str, codec: str) -> None:
-        self._fh, self._under, self.name, self.codec = fh, under, name, codec
-        self.pos = 0
-
-    def _failed(self, exc: BaseException) -> CompressionError:
-        if isinstance(exc, EOFError):
-            what = f"the {self.codec} archive is cut short (it ends before its end-of-stream marker)"
-        else:
-            what = f"corrupt {self.codec} data ({type(exc).__name__}: {exc})" if str(exc) else \
-                f"corrupt {self.codec} data ({type(exc).__name__})"
-        return CompressionError(f"{what}, after {self.pos} decompressed bytes", decompressed=self.pos,
-                                file=self.name)
-
-    def readinto(self, b: Any) -> int:
-        try:  # one step of the decompressor at a time: what came out before a failure is kept
-            data = self._fh.read1(len(b))
-        except OSError as exc:
-            if exc.errno is not None:  # a real I/O error of the file under the stream
-                raise
-            raise self._failed(exc) from None
-        except (EOFError, lzma.LZMAError, zlib.error, ValueError) as exc:
-            raise self._failed(exc) from None
-        n = len(data)
-        b[:n] = data
-        self.pos += n
-        return n
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return False
-
-    def close(self) -> None:
-        if not self.closed:
-            try:
-                self._fh.close()
-            finally:
-                self._under.close()
-        super().close()
-
-
 def open_input(path: str | os.PathLike) -> BinaryIO:
     """A read-only byte stream: local regular files, archives, ``-`` (standard input), or URLs
     (``s3://``, ``hdfs://``, ...) through ``binlogkit.storage`` (the 's3' extra: fsspec, s3fs).
@@ -157,7 +105,7 @@ def open_input(path: str | os.PathLike) -> BinaryIO:
     if opener is not None:
         under = open_regular(text)
         try:
-            return cast(BinaryIO, _Decompressed(opener(under, "rb"), under, str(text), _CODEC_NAMES[suffix]))
+            return cast(BinaryIO, Decompressed(opener(under, "rb"), under, str(text), CODEC_NAMES[suffix]))
         except BaseException:
             under.close()
             raise

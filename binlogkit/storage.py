@@ -229,7 +229,7 @@ def open_read(url: str) -> BinaryIO:
     fs, path = filesystem(url)
     codec = COMPRESSED.get(posixpath.splitext(path)[1])
 
-    def opened() -> tuple[Any, Any]:
+    def opened() -> Any:
         from fsspec.caching import caches
 
         kw: dict[str, Any] = {"block_size": READ_BLOCK,
@@ -244,13 +244,20 @@ def open_read(url: str) -> BinaryIO:
                 raw = fs.open(path, "rb", **kw)
             except TypeError:
                 raw = fs.open(path, "rb")
-        if codec is None:
-            return raw, None
-        from fsspec.compression import compr
+        return raw
+    raw = _Guarded(_guard(url, opened), url)
+    if codec is None:
+        return cast(BinaryIO, raw)
+    # decompressed as local archives are (compression.Decompressed): a damaged object is damage
+    # (CompressionError, exit 1) naming the URL and the offset reached, not a store error
+    from .compression import CODEC_NAMES, OPENERS, Decompressed
 
-        return compr[codec](raw, mode="rb"), raw
-    fh, raw = _guard(url, opened)
-    return cast(BinaryIO, _Guarded(fh, url, raw))
+    suffix = posixpath.splitext(path)[1]
+    try:
+        return cast(BinaryIO, Decompressed(OPENERS[suffix](raw, "rb"), raw, url, CODEC_NAMES[suffix]))
+    except BaseException:
+        raw.close()
+        raise
 
 
 class _Guarded:

@@ -369,3 +369,24 @@ def test_an_index_from_another_host_is_read_beside_itself_in_every_command(tmp_p
                      f"/var/lib/mysql/{NAME}.000001...); its files are read by name beside it"]
     assert "does not exist" not in "\n".join(ln for ln in _stderr(r).splitlines() if "note:" not in ln)
 
+
+
+def test_a_damaged_compressed_object_is_damage_not_a_store_error(s3_server, tmp_path):
+    """On S3 too: a cut .gz object is a CompressionError naming the URL (exit 1), the objects
+    after it are read; a store failure would be exit 2."""
+    from binlogkit import storage
+
+    s3_server.make_bucket("damaged")
+    d = _archive(tmp_path, "gz", _cut, index=False, count=3)
+    fs, _ = storage.filesystem("s3://damaged/x")
+    for f in sorted(d.iterdir()):
+        fs.put_file(str(f), f"damaged/arch/{f.name}")
+    storage.forget()
+    url = "s3://damaged/arch/"
+    r = _run("verify", url)
+    assert r.exit_code == 1, r.output
+    assert [ln.split()[0] for ln in r.stdout.splitlines()] == ["OK", "BAD", "OK"]
+    assert "the gzip archive is cut short" in r.stdout and f"{NAME}.000002.gz" in r.stdout
+    r = _run("decode", f"{url}{NAME}.000002.gz")
+    assert r.exit_code == 1
+    assert f"binlogkit: error: s3://damaged/arch/{NAME}.000002.gz, offset " in _stderr(r)
