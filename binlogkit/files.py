@@ -51,8 +51,7 @@ def what_is(mode: int) -> str:
 
 def _refusal(path: str | os.PathLike, mode: int) -> NotRegularFileError:
     what = what_is(mode)
-    target = os.path.realpath(path)
-    link = f" (a link to {target})" if os.path.islink(path) or target != os.path.abspath(path) else ""
+    link = f" (a link to {os.path.realpath(path)})" if os.path.islink(path) else ""
     return NotRegularFileError(f"is {what}{link}, not a regular file: refused (binlogkit reads only regular files; "
                                "'-' is standard input where a command streams it)", what=what, file=str(path))
 
