@@ -129,8 +129,11 @@ def gtid_summary(paths: Iterable[str | os.PathLike], *, verify: bool = True, rel
     g = Grouper(relay=relay)
     problems: list[BinlogError] = []  # every damaged file is reported; the next files are read on
     trx = []
-    for t in group_files(paths, verify=verify, grouper=g, keys=keys, problems=problems):
-        trx.append(t)
+    try:
+        for t in group_files(paths, verify=verify, grouper=g, keys=keys, problems=problems):
+            trx.append(t)
+    except BinlogError as exc:  # no key for an encrypted file: the first problem, and the last
+        problems.append(exc)
     problem = problems[0] if problems else None
     mysql_added: list = []
     maria_added: list = []

@@ -34,7 +34,7 @@ from .codecs.gtid import decode_previous_gtids
 from .codecs.header import LEN_HEADER
 from .codecs.common import uuid_text
 from .constants import EventFlag, EventType as T, event_type_name
-from .errors import BinlogError, BodyLengthError, FormatError
+from .errors import BinlogError, BodyLengthError, FormatError, KeyFileError, KeyRequiredError
 from .format import Format
 from .framing import walk_events
 from .gtid.mysql import MAX_GNO, MysqlGtid
@@ -398,7 +398,8 @@ def group_files(paths: Iterable[str | os.PathLike], *, verify: bool = True, rela
     """Transactions of the files, in order (index files and folders expanded). A damaged file
     raises its ``BinlogError`` after the transactions before the damage were yielded; the
     transaction open at that point is yielded as incomplete first. With ``problems`` (a list)
-    a damaged file's error is appended to it instead and the next files are read on."""
+    a damaged file's error is appended to it instead and the next files are read on (a missing
+    or unusable key is still raised: the next files need it too)."""
     from .files import expand_paths
 
     g = grouper or Grouper(source_file=source_file, relay=relay)
@@ -410,8 +411,8 @@ def group_files(paths: Iterable[str | os.PathLike], *, verify: bool = True, rela
                 yield from g.feed_file(str(path), fh, verify=verify, keys=keys)
         except BinlogError as exc:
             yield from g.finish()
-            if problems is None:
-                raise
+            if problems is None or isinstance(exc, (KeyRequiredError, KeyFileError)):
+                raise  # no key: a usage error, and the next files need the same key
             exc.__traceback__ = None
             problems.append(exc.with_context(file=str(path)))
     yield from g.finish()
