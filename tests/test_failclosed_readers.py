@@ -390,3 +390,22 @@ def test_a_damaged_compressed_object_is_damage_not_a_store_error(s3_server, tmp_
     r = _run("decode", f"{url}{NAME}.000002.gz")
     assert r.exit_code == 1
     assert f"binlogkit: error: s3://damaged/arch/{NAME}.000002.gz, offset " in _stderr(r)
+
+
+def test_audit_under_a_prefix_a_file_the_index_lists_but_the_store_lacks_is_an_error(s3_server, tmp_path):
+    from binlogkit import storage
+
+    s3_server.make_bucket("lost")
+    fs, _ = storage.filesystem("s3://lost/x")
+    for n in (1, 2):
+        fs.put_file(str(PRIMARY / f"{NAME}.{n:06d}.xz"), f"lost/db1/{NAME}.{n:06d}.xz")
+    index = tmp_path / f"{NAME}.index"
+    index.write_text("".join(f"./{NAME}.{n:06d}\n" for n in (1, 2, 3, 4)))
+    fs.put_file(str(index), f"lost/db1/{NAME}.index")
+    storage.forget()
+    r, doc = _audit_json("s3://lost/db1/")
+    assert r.exit_code == 1
+    missing = sorted((f["severity"], f["detail"]) for f in doc["findings"] if f["kind"] == "missing_file")
+    assert [m[0] for m in missing] == ["error", "error"]
+    assert any("rotates to mariadb-bin.000003" in d and "lists it" in d for _s, d in missing)
+    assert any(f"s3://lost/db1/{NAME}.000004 is listed by s3://lost/db1/{NAME}.index" in d for _s, d in missing)

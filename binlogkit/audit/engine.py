@@ -60,13 +60,20 @@ def listed_missing(paths: Iterable[str | os.PathLike], notes: list[str] | None =
     """``{path: index}`` for every file an ``.index`` under the given files and folders lists
     but the archive does not have: a missing file (the index says it existed), an error of the
     audit. Index entries are resolved as every command resolves them (``files.read_index``: an
-    index from another host is read beside itself; ``notes`` gets one line per such index)."""
+    index from another host is read beside itself; ``notes`` gets one line per such index;
+    under an object-storage prefix ``storage.index_entries``)."""
     from ..files import read_index
     from ..storage import is_url
 
     out: dict[str, str] = {}
     for arg in paths:
         if is_url(arg):
+            from .. import storage
+
+            for url in storage.find_indexes(os.fspath(arg)):  # objects: by base name beside the index
+                for u in storage.index_entries(url):
+                    if not storage.exists(u):
+                        out.setdefault(u, url)
             continue
         p = Path(arg)
         indexes = sorted(f for f in p.rglob("*.index") if f.is_file()) if p.is_dir() else (

@@ -211,7 +211,7 @@ def audit(spark, paths: list[str], *, live: bool = False, output: str | None = N
     from binlogkit.audit.merge import merge_directory
 
     inputs = list_inputs(paths)
-    missing = listed_missing([p for p in paths if not storage.is_url(p)])  # the indexes' lost files: errors
+    missing = listed_missing(paths)  # what the indexes list and the archive lacks: errors
     if not inputs and not missing:
         return None
     sc = spark.sparkContext
