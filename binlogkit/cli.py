@@ -96,7 +96,7 @@ class InputPath(click.Path):
 
         if isinstance(value, str) and is_url(value):
             return value
-        if value == "-" and not self.allow_dash:  # one line, not click's usage screen
+        if value == "-" and self.exists and not self.allow_dash:  # one line, not click's usage screen
             name = ctx.command.name if ctx is not None and ctx.command is not None else "this command"
             _fail(f"{name} cannot read standard input ('-'): it needs files it can reopen; give a path "
                   "(decode reads '-')", EXIT_USAGE)
