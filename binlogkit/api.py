@@ -78,13 +78,15 @@ def verify_files(paths: Iterable[str | os.PathLike], *, progress=None, keys=None
 
 
 def transactions(paths: Iterable[str | os.PathLike], *, gtids: str | None = None, verify: bool = True,
-                 relay: bool | None = None, source_file: str | None = None, keys=None):
+                 relay: bool | None = None, source_file: str | None = None, keys=None,
+                 problems: list[BinlogError] | None = None):
     """Transactions of the files, optionally only those whose GTID is in ``gtids`` (a MySQL
-    GTID set, or MariaDB GTIDs ``d-s-n`` / ranges ``d-s-a..b``). See ``transactions.py``."""
+    GTID set, or MariaDB GTIDs ``d-s-n`` / ranges ``d-s-a..b``). See ``transactions.py``;
+    ``problems`` (a list): damaged files' errors go there and the next files are read on."""
     from .transactions import group_files
 
     match = gtid_matcher(gtids) if gtids else None
-    for t in group_files(paths, verify=verify, relay=relay, source_file=source_file, keys=keys):
+    for t in group_files(paths, verify=verify, relay=relay, source_file=source_file, keys=keys, problems=problems):
         if match is None or (t.gtid is not None and match(t.gtid)):
             yield t
 
@@ -125,13 +127,14 @@ def gtid_summary(paths: Iterable[str | os.PathLike], *, verify: bool = True, rel
     from .transactions import Grouper, group_files
 
     g = Grouper(relay=relay)
-    problem = None
+    problems: list[BinlogError] = []  # every damaged file is reported; the next files are read on
     trx = []
     try:
-        for t in group_files(paths, verify=verify, grouper=g, keys=keys):
+        for t in group_files(paths, verify=verify, grouper=g, keys=keys, problems=problems):
             trx.append(t)
-    except BinlogError as exc:
-        problem = exc
+    except BinlogError as exc:  # no key for an encrypted file: the first problem, and the last
+        problems.append(exc)
+    problem = problems[0] if problems else None
     mysql_added: list = []
     maria_added: list = []
     for t in trx:  # what is contained: complete transactions only
@@ -170,6 +173,8 @@ def gtid_summary(paths: Iterable[str | os.PathLike], *, verify: bool = True, rel
     if problem is not None:
         out["problem"] = {"file": problem.file, "offset": problem.offset, "message": problem.message,
                           "kind": type(problem).__name__}
+        out["problems"] = [{"file": p.file, "offset": p.offset, "message": p.message, "kind": type(p).__name__}
+                           for p in problems]
     return out
 
 

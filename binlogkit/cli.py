@@ -23,7 +23,8 @@ from . import __version__
 from .api import Problem, decode_files, expand_paths, gtid_summary, transactions as list_transactions, verify_files
 from .constants import EventType
 from ._optional import MissingDependency, need
-from .errors import BinlogError, KeyFileError, KeyRequiredError, PartialWrite, StorageError, WriteRefused
+from .errors import (BinlogError, KeyFileError, KeyRequiredError, NotRegularFileError, PartialWrite, StorageError,
+                     WriteRefused)
 from .render import render_text
 
 EXIT_OK, EXIT_DAMAGED, EXIT_USAGE, EXIT_PARTIAL = 0, 1, 2, 3
@@ -95,6 +96,10 @@ class InputPath(click.Path):
 
         if isinstance(value, str) and is_url(value):
             return value
+        if value == "-" and self.exists and not self.allow_dash:  # one line, not click's usage screen
+            name = ctx.command.name if ctx is not None and ctx.command is not None else "this command"
+            _fail(f"{name} cannot read standard input ('-'): it needs files it can reopen; give a path "
+                  "(decode reads '-')", EXIT_USAGE)
         return super().convert(value, param, ctx)
 
 
@@ -187,17 +192,42 @@ def key_options(command):
 
 def _exit_for(exc: BaseException | None, damaged: int = 1) -> int:
     """A missing or unusable key is a usage error (2), like a missing file; damage is 1."""
-    return EXIT_USAGE if isinstance(exc, (KeyRequiredError, KeyFileError, StorageError)) else damaged
+    return EXIT_USAGE if isinstance(exc, (KeyRequiredError, KeyFileError, StorageError, NotRegularFileError)) else damaged
 
 
 def _check_inputs(paths, *, missing_ok: bool = False, recursive: bool = False) -> None:
     """Every argument must stand for at least one log, and every log an index lists must exist:
-    exit 2 saying what was looked for, instead of a silent success or a traceback.
+    exit 2 saying what was looked for, instead of a silent success or a traceback. Only regular
+    files are read: a FIFO, a device or a socket (or a link to one), as an argument, in a folder
+    or listed by an index, is refused here, one line, exit 2 (``files.refuse_irregular``). An
+    index written on another host (read beside itself: ``files.read_index``) is said once.
     ``recursive``: folders are searched all the way down (the audit's archives)."""
-    from .files import _is_log_name, is_gtid_index_file
+    from .files import _is_log_name, is_gtid_index_file, read_index, refuse_irregular
     from . import storage
 
+    notes: list[str] = []
     for p in paths:
+        if p == "-":
+            continue
+        try:
+            refuse_irregular([p] if not os.path.isdir(p) else [])
+            if recursive and os.path.isdir(p):
+                found = [Path(r, f) for r, _d, fs in os.walk(p) for f in fs
+                         if f.endswith(".index") or _is_log_name(Path(f))]
+                refuse_irregular(found)
+                for i in (f for f in found if f.name.endswith(".index") and f.is_file()):
+                    listing = read_index(i)
+                    refuse_irregular(listing.files)
+                    notes += [listing.note()] if listing.elsewhere else []
+            elif not storage.is_url(p):
+                refuse_irregular(expand_paths([p], notes=notes))
+        except NotRegularFileError as exc:
+            _fail(str(exc), EXIT_USAGE)
+    for n in dict.fromkeys(notes):  # once per index, not per file
+        click.echo(f"binlogkit: note: {n}", err=True)
+    for p in paths:
+        if p == "-":
+            continue
         files: list
         if storage.is_url(p):
             try:
@@ -251,7 +281,7 @@ def _event_json(ev, path: str | None) -> dict:
 
 
 @main.command()
-@click.argument("files", nargs=-1, required=True, type=InputPath(exists=True))
+@click.argument("files", nargs=-1, required=True, type=InputPath(exists=True, allow_dash=True))
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per event (JSON lines), stable keys.")
 @click.option("--start-position", type=int, help="Skip events that start before this file offset.")
 @click.option("--stop-position", type=int, help="Stop at the first event starting at or after this offset.")
@@ -277,9 +307,9 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
 
     Text output is modelled on mysqlbinlog: `# at OFFSET`, then the event's time, server id,
     end_log_pos, CRC32 and type with its key fields, then its SQL (queries, GTIDs, Xid
-    COMMITs). Compressed archives (.xz, .gz, .bz2) are read as streams. A torn tail or a
-    damaged event is reported with its offset after everything before it was printed, and the
-    exit code is 1. Events inside MySQL Transaction_payload events follow it, between
+    COMMITs). Compressed archives (.xz, .gz, .bz2) are read as streams; `-` reads standard
+    input. A torn tail or a damaged event is reported with its offset after everything before
+    it was printed, and the exit code is 1. Events inside MySQL Transaction_payload events follow it, between
     `# Start/End of compressed events!`. With output redirected and stderr a terminal, progress
     shows on stderr.
     """
@@ -574,8 +604,10 @@ def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete, ke
     damaged = 0
     if not as_json:
         click.echo(f"{'gtid':<44} {'start':<28} {'end':<28} {'source end':<26} {'events':>6} {'bytes':>10}  state")
+    problems: list[BinlogError] = []  # a damaged file is reported, and the next files are read on
     try:
-        for t in list_transactions(paths, gtids=gtid_filter, relay=relay, source_file=source_file, keys=keys):
+        for t in list_transactions(paths, gtids=gtid_filter, relay=relay, source_file=source_file, keys=keys,
+                                   problems=problems):
             if incomplete and t.complete:
                 continue
             if as_json:
@@ -587,10 +619,12 @@ def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete, ke
                 state = t.terminator if t.complete else "INCOMPLETE"
                 click.echo(f"{t.gtid or '(' + t.kind + ')':<44} {start:<28} {end:<28} {src:<26} {t.events:>6} {t.bytes:>10}  {state}")
     except BinlogError as exc:
-        damaged = _exit_for(exc)
-        click.echo(f"binlogkit: error: {exc}", err=True)
+        problems.append(exc)
     except BrokenPipeError:
         _quiet_broken_pipe()
+    for problem in problems:
+        damaged = max(damaged, _exit_for(problem))
+        click.echo(f"binlogkit: error: {problem}", err=True)
     sys.exit(int(damaged))
 
 
@@ -838,8 +872,11 @@ def compare(primary, replicas, as_json, keys) -> None:
                        f"{', '.join(r['errant']) or 'none'}")
         if res["primary"]["incomplete"]:
             click.echo("primary's incomplete tail: " + ", ".join(str(i["gtid"]) for i in res["primary"]["incomplete"]))
+    damage = [p for p in [res["primary"]["problem"]] + [r["problem"] for r in res["replicas"]] if p]
+    for line in (x for p in damage for x in p.splitlines()):  # a damaged file: what it held is unknown
+        click.echo(f"binlogkit: error: {line}", err=True)
     differs = res["unacknowledged"] or any(r["errant"] for r in res["replicas"]) or res["primary"]["incomplete"]
-    sys.exit(EXIT_DAMAGED if differs else EXIT_OK)
+    sys.exit(EXIT_DAMAGED if differs or damage else EXIT_OK)
 
 
 @main.command()

@@ -26,18 +26,18 @@ class _Side:
 
 
 def _gtid_trx(paths: Iterable[str | os.PathLike], relay: bool | None, keys=None) -> tuple[list, list, str | None]:
+    """Complete and incomplete GTID transactions of one side, and its damage (every damaged
+    file, one per line; the files after one are read on), or None."""
     complete: list[Transaction] = []
     incomplete: list[Transaction] = []
-    problem: str | None = None
-    try:
-        for t in transactions(paths, relay=relay, keys=keys):
-            if t.gtid:
-                (complete if t.complete else incomplete).append(t)
-    except (KeyRequiredError, KeyFileError, DecryptionError):
-        raise  # a side that cannot be read is not a side that holds nothing
-    except BinlogError as exc:
-        problem = f"{exc}"
-    return complete, incomplete, problem
+    problems: list[BinlogError] = []
+    for t in transactions(paths, relay=relay, keys=keys, problems=problems):
+        if t.gtid:
+            (complete if t.complete else incomplete).append(t)
+    for exc in problems:
+        if isinstance(exc, (KeyRequiredError, KeyFileError, DecryptionError)):
+            raise exc  # a side that cannot be read is not a side that holds nothing
+    return complete, incomplete, "\n".join(map(str, problems)) or None
 
 
 def compare(primary: Iterable[str | os.PathLike], replicas: list[Iterable[str | os.PathLike]], *,

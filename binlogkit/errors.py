@@ -12,6 +12,8 @@
     │   ├── UnsupportedFormatError   a format we recognise but cannot read (v1/v3, MariaDB 12.3's
     │   │                            InnoDB-stored binlog .ibb, PARTIAL_ROW_DATA events)
     │   ├── GtidIndexError           a MariaDB GTID index (.idx) that does not read
+    │   ├── CompressionError         a compressed archive (.xz/.gz/.bz2) that is corrupt or cut
+    │   │                            short (names the decompressed offset reached)
     │   └── DecryptionError          an encrypted event that no key/cipher makes sound
     │                                (wrong key, or a damaged event)
     ├── KeyRequiredError             an encrypted file and no key for it (names key id, version)
@@ -20,6 +22,7 @@
     ├── GtidError                    GTID text that does not parse, or an impossible operation
     ├── WriteRefused                 a writer refused before changing anything (server running,
     │                                lock held, a link, a backup that could not be made...)
+    ├── NotRegularFileError          an input that is a FIFO, a device, a socket... (usage, exit 2)
     ├── StorageError                 object storage (an fsspec URL) refused or failed: no such
     │                                bucket / key, access denied, endpoint down (names the URL)
     ├── PartialWrite                 a writer's step failed after changes began: the backup is
@@ -115,6 +118,16 @@ class GtidIndexError(FormatError):
     major version, a page failing its CRC32, a record running past its node."""
 
 
+class CompressionError(FormatError):
+    """A compressed archive whose stream does not decompress: corrupt data, a bad CRC, or cut
+    short before its end marker. ``decompressed`` is how many bytes came out before it failed;
+    ``offset`` / ``event_type`` (added by the framing loop) name the event being read."""
+
+    def __init__(self, message: str, *, decompressed: int | None = None, **ctx):
+        super().__init__(message, **ctx)
+        self.decompressed = decompressed
+
+
 class DecryptionError(FormatError):
     """An encrypted event that does not decrypt to a sound event: wrong key, or damaged."""
 
@@ -167,6 +180,16 @@ class PartialWrite(BinlogError):
         super().__init__(message, **ctx)
         self.backup = backup
         self.done = list(done or [])
+
+
+class NotRegularFileError(BinlogError):
+    """An input that is not a regular file (a FIFO, a character or block device, a socket, a
+    folder where a log was expected): refused before anything is read, since reading it could
+    block for ever or read nothing. A usage error (exit 2), not damage; ``what`` says what it is."""
+
+    def __init__(self, message: str, *, what: str | None = None, **ctx):
+        super().__init__(message, **ctx)
+        self.what = what
 
 
 class StorageError(BinlogError):

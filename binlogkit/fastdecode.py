@@ -138,11 +138,12 @@ class _Config:
 
 
 def _open(path):
-    """A plain local file as before; an object through ``files.open_input`` (ranged reads)."""
-    from .files import open_input
+    """A plain local regular file, buffered (a FIFO or a device: ``NotRegularFileError``); an
+    object through ``files.open_input`` (ranged reads)."""
+    from .files import open_input, open_regular
     from .storage import is_url
 
-    return open_input(path) if is_url(path) else open(path, "rb")
+    return open_input(path) if is_url(path) else open_regular(path)
 
 
 class _Window:

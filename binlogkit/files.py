@@ -5,43 +5,120 @@ compressed as ``.xz``/``.lzma``, ``.gz`` or ``.bz2`` are decompressed as streams
 (``s3://bucket/prefix``, any fsspec URL) go to ``binlogkit.storage``: objects read in large
 ranges with read-ahead, prefixes expanded like local folders. Nothing here ever opens a file
 for writing.
+
+Fail closed, for every command at once:
+
+* only regular files are read: a FIFO, a device, a socket (or a link to one) is refused with
+  ``NotRegularFileError`` before a byte is read (opening a FIFO alone would block), in
+  arguments, in folders and in what an ``.index`` lists (``check_regular``, and the opener
+  itself checks the descriptor it got). ``-`` is standard input, for the commands that stream.
+* an archive that does not decompress (corrupt data, a bad CRC, cut short) raises
+  ``CompressionError`` naming the file and the decompressed offset reached; the framing loop
+  adds the event being read. Never ``LZMAError`` / ``EOFError`` / ``BadGzipFile``.
+* an ``.index`` written on another host lists absolute paths that do not exist here: its
+  entries are then the files of the same names beside it (``read_index``), and the caller is
+  told once (``expand_paths(..., notes=)``).
 """
 
 from __future__ import annotations
 
-import bz2
-import gzip
-import lzma
+import fcntl
 import os
+import stat
+import sys
+from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import Any, BinaryIO, Callable, Iterable, Union
+from typing import BinaryIO, Iterable, Union, cast
 
+from .compression import CODEC_NAMES, OPENERS, Decompressed
+from .errors import NotRegularFileError
 from .storage import Url, is_url
 
 InputPath = Union[Path, Url]  # what expand_paths gives: local paths, or URLs kept as text
 
-OPENERS: dict[str, Callable[..., Any]] = {".xz": lzma.open, ".lzma": lzma.open, ".gz": gzip.open, ".bz2": bz2.open}
+STDIN = "-"  # standard input, for the commands that stream it (decode)
+
+
+def what_is(mode: int) -> str:
+    """What a file of this ``st_mode`` is, for people."""
+    for test, text in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISDIR, "a directory"), (stat.S_ISREG, "a regular file")):
+        if test(mode):
+            return text
+    return "not a regular file"
+
+
+def _refusal(path: str | os.PathLike, mode: int) -> NotRegularFileError:
+    what = what_is(mode)
+    link = f" (a link to {os.path.realpath(path)})" if os.path.islink(path) else ""
+    return NotRegularFileError(f"is {what}{link}, not a regular file: refused (binlogkit reads only regular files; "
+                               "'-' is standard input where a command streams it)", what=what, file=str(path))
+
+
+def check_regular(path: str | os.PathLike) -> None:
+    """Raise ``NotRegularFileError`` unless ``path`` (links followed) is a regular file; a path
+    that does not exist is left to the caller (its own message)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return
+    if not stat.S_ISREG(st.st_mode):
+        raise _refusal(path, st.st_mode)
+
+
+def _regular_opener(path: str, flags: int) -> int:
+    """``open``'s opener: O_NONBLOCK so a FIFO does not block the open, then the descriptor
+    itself is checked (no race between a check and the open)."""
+    fd = os.open(path, flags | os.O_NONBLOCK)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _refusal(path, st.st_mode)
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_regular(path: str | os.PathLike, buffering: int = -1) -> BinaryIO:
+    """A local regular file opened read-only; anything else is ``NotRegularFileError``."""
+    return open(os.fspath(path), "rb", buffering=buffering, opener=_regular_opener)
 
 
 def open_input(path: str | os.PathLike) -> BinaryIO:
-    """A read-only byte stream: local files, archives, or URLs (``s3://``, ``hdfs://``, ...)
-    through ``binlogkit.storage`` (the 's3' extra: fsspec, s3fs)."""
+    """A read-only byte stream: local regular files, archives, ``-`` (standard input), or URLs
+    (``s3://``, ``hdfs://``, ...) through ``binlogkit.storage`` (the 's3' extra: fsspec, s3fs).
+    A FIFO, a device or a socket is ``NotRegularFileError``; an archive that does not decompress
+    fails with ``CompressionError`` as it is read."""
     if is_url(path):
         from . import storage
 
         return storage.open_read(os.fspath(path))
-    opener = OPENERS.get(PurePath(os.fspath(path)).suffix)
+    text = os.fspath(path)
+    if text == STDIN:
+        return cast(BinaryIO, open(sys.stdin.fileno(), "rb", buffering=0, closefd=False))
+    suffix = PurePath(text).suffix
+    opener = OPENERS.get(suffix)
     if opener is not None:
-        return opener(path, "rb")
-    return open(path, "rb", buffering=0)
+        under = open_regular(text)
+        try:
+            return cast(BinaryIO, Decompressed(opener(under, "rb"), under, str(text), CODEC_NAMES[suffix]))
+        except BaseException:
+            under.close()
+            raise
+    return open_regular(text, buffering=0)
 
 
 def input_size(path: str | os.PathLike) -> int:
-    """Size in bytes of a file as stored (compressed size for archives)."""
+    """Size in bytes of a file as stored (compressed size for archives; 0 for standard input)."""
     if is_url(path):
         from . import storage
 
         return storage.size(os.fspath(path))
+    if os.fspath(path) == STDIN:
+        return 0
     return os.path.getsize(path)
 
 
@@ -50,7 +127,7 @@ COMPRESSED_SUFFIXES = (".xz", ".gz", ".bz2", ".lzma")
 
 def _resolve(path: Path) -> Path:
     """``path``, or its compressed twin (``path.xz`` ...) when only that exists (archives)."""
-    if path.exists():
+    if path.exists() or path.is_symlink():
         return path
     for suffix in COMPRESSED_SUFFIXES:
         twin = path.with_name(path.name + suffix)
@@ -67,10 +144,53 @@ def _is_log_name(p: Path) -> bool:
     return Path(name).suffix[1:].isdigit()
 
 
-def expand_paths(paths: Iterable[str | os.PathLike]) -> list[InputPath]:
-    """Files in order: an ``.index`` file stands for the logs it lists (relative to itself); a
-    directory for its index files' logs, or else for its files named like ``NAME.000123``.
-    URLs likewise (``storage.expand``: a prefix is a folder), returned as ``storage.Url``.
+@dataclass(frozen=True)
+class IndexListing:
+    """What an ``.index`` file stands for: ``files`` in its order (each resolved: the compressed
+    twin when only that exists; the path may not exist: a missing file), ``listed`` the lines as
+    written, and ``elsewhere`` True when it was written on another host (absolute paths that do
+    not exist here, their files beside the index) and its entries were read beside it."""
+
+    index: Path
+    files: list[Path]
+    listed: list[str]
+    elsewhere: bool
+
+    def note(self) -> str:
+        return (f"{self.index} lists paths that do not exist here (written on another host: "
+                f"{self.listed[0]}...); its files are read by name beside it")
+
+
+def read_index(index: str | os.PathLike) -> IndexListing:
+    """The logs an ``.index`` lists. A relative entry (``./mariadb-bin.000001``, as servers
+    write them) is the file of that name beside the index; an absolute one is itself when it
+    exists here (or its compressed twin). When absolute entries do not exist here but files of
+    their names are beside the index (an index copied from another host with its files), every
+    absolute entry not found as written is read beside the index, and ``elsewhere`` says so.
+    This is the one place that resolves index entries: every command reads through it."""
+    index = Path(index)
+    here = index.parent
+    listed = [line.strip() for line in index.read_text(errors="surrogateescape").splitlines() if line.strip()]
+    as_written: list[Path] = []
+    for line in listed:
+        name = Path(line)
+        as_written.append(_resolve(name) if name.is_absolute() else _resolve(here / name.name))
+    absent = [i for i, (line, p) in enumerate(zip(listed, as_written))
+              if Path(line).is_absolute() and not (p.exists() or p.is_symlink())]
+    elsewhere = any(_resolve(here / Path(listed[i]).name).exists() for i in absent)
+    files = list(as_written)
+    if elsewhere:
+        for i in absent:
+            files[i] = _resolve(here / Path(listed[i]).name)
+    return IndexListing(index, files, listed, elsewhere)
+
+
+def expand_paths(paths: Iterable[str | os.PathLike], *, notes: list[str] | None = None) -> list[InputPath]:
+    """Files in order: an ``.index`` file stands for the logs it lists (``read_index``); a
+    directory for its index files' logs, or else for its entries named like ``NAME.000123``
+    (whatever they are: a FIFO so named is refused when opened, not skipped). URLs likewise
+    (``storage.expand``: a prefix is a folder), returned as ``storage.Url``. ``-`` stays itself
+    (standard input). ``notes`` (a list) receives one line per index read from another host.
     MariaDB GTID index files named explicitly (``mariadb-bin.*`` matches them) are left out."""
     out: list[InputPath] = []
     for arg in paths:
@@ -81,18 +201,17 @@ def expand_paths(paths: Iterable[str | os.PathLike]) -> list[InputPath]:
             continue
         p = Path(arg)
         if p.is_dir():
-            indexes = sorted(p.glob("*.index"))
+            indexes = sorted(f for f in p.glob("*.index") if not f.is_dir())
             if indexes:
-                out += expand_paths(indexes)
+                out += expand_paths(indexes, notes=notes)
             else:
-                out += sorted(f for f in p.iterdir() if f.is_file() and _is_log_name(f))
+                out += sorted(f for f in p.iterdir() if not f.is_dir() and _is_log_name(f))
             continue
         if p.suffix == ".index" and p.is_file():
-            for line in p.read_text().splitlines():
-                line = line.strip()
-                if line:
-                    name = Path(line)
-                    out.append(_resolve(name if name.is_absolute() else p.parent / name.name))
+            listing = read_index(p)
+            if listing.elsewhere and notes is not None:
+                notes.append(listing.note())
+            out += listing.files
         elif not is_gtid_index_file(p):  # MariaDB 11.4+ writes NAME.000001.idx beside each binlog
             out.append(p)
     return out
@@ -101,7 +220,7 @@ def expand_paths(paths: Iterable[str | os.PathLike]) -> list[InputPath]:
 def is_gtid_index_file(p: InputPath) -> bool:
     """A local ``.idx`` file that starts with the magic of MariaDB's GTID index
     (``binlogkit.gtid.index``): not a binlog, skipped where binlogs are expected."""
-    if not isinstance(p, Path) or p.suffix != ".idx":
+    if not isinstance(p, Path) or p.suffix != ".idx" or not p.is_file():  # never open a FIFO so named
         return False
     from .gtid.index import is_gtid_index
 
@@ -111,3 +230,12 @@ def is_gtid_index_file(p: InputPath) -> bool:
     except OSError:
         return False
     return is_gtid_index(head) or (head == b"" and p.with_suffix("").exists())  # the hot binlog's (empty) index
+
+
+def refuse_irregular(paths: Iterable[str | os.PathLike]) -> None:
+    """``NotRegularFileError`` for the first local path that exists and is not a regular file
+    (``-`` and URLs pass): the up-front check of the commands, over the expanded inputs."""
+    for p in paths:
+        if is_url(p) or os.fspath(p) == STDIN:
+            continue
+        check_regular(p)

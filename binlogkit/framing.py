@@ -17,7 +17,8 @@ from .codecs.format_description import fde_is_checksum_aware
 from .codecs.header import HEADER_STRUCT, LEN_HEADER, OFS_FLAGS
 from .constants import BINLOG_MAGIC, LEN_CHECKSUM, ChecksumAlg, EventFlag, EventType, event_type_name
 from .crc import CRC32
-from .errors import BadMagicError, ChecksumError, EventSizeError, NoFormatDescriptionError, TruncatedEventError
+from .errors import (BadMagicError, ChecksumError, CompressionError, EventSizeError, NoFormatDescriptionError,
+                     TruncatedEventError)
 
 _FDE = EventType.FORMAT_DESCRIPTION_EVENT
 _START_ENCRYPTION = EventType.START_ENCRYPTION_EVENT
@@ -165,5 +166,8 @@ def walk_events(fh, *, verify: bool = True,
             at, rel = end, e
             if code == _START_ENCRYPTION and decrypt is None:  # the key is needed from the next event on
                 start_enc = (bytes(mv[e - ev_size + LEN_HEADER:e - (LEN_CHECKSUM if crc_on else 0)]), at - ev_size)
+    except CompressionError as exc:  # an archive that stopped decompressing: name the event being read
+        head = filled - rel >= LEN_HEADER  # its header is in the window: the body was being read
+        raise exc.with_context(offset=at, event_type=event_type_name(buf[rel + 4]) if head else None)
     finally:
         mv.release()

@@ -16,6 +16,7 @@ The API (small and stable; new commands such as ``export`` call only these)::
                                               twins too), in order; an object stands for itself
     find_logs(url) -> list[tuple[str, int]]   every log-named object under a prefix, with sizes
                                               (the audit: recursive, like a folder tree)
+    find_indexes(url) / index_entries(url)    the .index objects under a prefix / what one lists
     output_fs(url) -> (fs, path)              where an output URL goes (parents need no creating)
     write_atomic(url, data_or_writer)         bytes, or a function writing to a binary file;
                                               all of it becomes visible at once or nothing does
@@ -229,7 +230,7 @@ def open_read(url: str) -> BinaryIO:
     fs, path = filesystem(url)
     codec = COMPRESSED.get(posixpath.splitext(path)[1])
 
-    def opened() -> tuple[Any, Any]:
+    def opened() -> Any:
         from fsspec.caching import caches
 
         kw: dict[str, Any] = {"block_size": READ_BLOCK,
@@ -244,13 +245,20 @@ def open_read(url: str) -> BinaryIO:
                 raw = fs.open(path, "rb", **kw)
             except TypeError:
                 raw = fs.open(path, "rb")
-        if codec is None:
-            return raw, None
-        from fsspec.compression import compr
+        return raw
+    raw = _Guarded(_guard(url, opened), url)
+    if codec is None:
+        return cast(BinaryIO, raw)
+    # decompressed as local archives are (compression.Decompressed): a damaged object is damage
+    # (CompressionError, exit 1) naming the URL and the offset reached, not a store error
+    from .compression import CODEC_NAMES, OPENERS, Decompressed
 
-        return compr[codec](raw, mode="rb"), raw
-    fh, raw = _guard(url, opened)
-    return cast(BinaryIO, _Guarded(fh, url, raw))
+    suffix = posixpath.splitext(path)[1]
+    try:
+        return cast(BinaryIO, Decompressed(OPENERS[suffix](raw, "rb"), raw, url, CODEC_NAMES[suffix]))
+    except BaseException:
+        raw.close()
+        raise
 
 
 class _Guarded:
@@ -385,6 +393,24 @@ def find_logs(url: str) -> list[tuple[str, int]]:
     return out
 
 
+def find_indexes(url: str) -> list[str]:
+    """Every ``.index`` object under ``url`` (all the way down), or the object itself when it is
+    one: what the audit reads to know which files an archive should have."""
+    if url.endswith(".index") and not isdir(url):
+        return [url]
+    fs, path = filesystem(url)
+    if not isdir(url):
+        return []
+    found = _guard(url, lambda: fs.find(path.rstrip("/"), detail=True))
+    return [_url(fs, name, url) for name, e in sorted(found.items())
+            if e.get("type") != "directory" and name.endswith(".index")]
+
+
+def index_entries(url: str) -> list[str]:
+    """The objects an ``.index`` object lists, by base name beside it (compressed twins too)."""
+    return _read_index(url)
+
+
 def output_fs(url: str) -> tuple[Any, str]:
     """The filesystem and path an output URL names (for writers that need more than one object,
     such as a dataset: write each object with ``write_atomic`` and its marker last)."""
@@ -459,5 +485,6 @@ def _write_local(path: str, data: Union[bytes, bytearray, memoryview, Writer]) -
         d.replace(name, body, new_mode=0o644)
 
 
-__all__ = ["READ_BLOCK", "StorageError", "Url", "exists", "expand", "filesystem", "find_logs", "forget", "is_url",
+__all__ = ["READ_BLOCK", "StorageError", "Url", "exists", "expand", "filesystem", "find_indexes", "find_logs", "forget",
+           "index_entries", "is_url",
            "isdir", "join", "open_read", "output_fs", "size", "write_atomic"]

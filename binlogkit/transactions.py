@@ -34,7 +34,7 @@ from .codecs.gtid import decode_previous_gtids
 from .codecs.header import LEN_HEADER
 from .codecs.common import uuid_text
 from .constants import EventFlag, EventType as T, event_type_name
-from .errors import BinlogError, BodyLengthError, FormatError
+from .errors import BinlogError, BodyLengthError, FormatError, KeyFileError, KeyRequiredError
 from .format import Format
 from .framing import walk_events
 from .gtid.mysql import MAX_GNO, MysqlGtid
@@ -424,20 +424,26 @@ def mariadb_alter(body: bytes) -> tuple[str | None, int | None]:
 
 
 def group_files(paths: Iterable[str | os.PathLike], *, verify: bool = True, relay: bool | None = None,
-                source_file: str | None = None, grouper: Grouper | None = None, keys=None) -> Iterator[Transaction]:
+                source_file: str | None = None, grouper: Grouper | None = None, keys=None,
+                problems: list[BinlogError] | None = None) -> Iterator[Transaction]:
     """Transactions of the files, in order (index files and folders expanded). A damaged file
     raises its ``BinlogError`` after the transactions before the damage were yielded; the
-    transaction open at that point is yielded as incomplete first."""
+    transaction open at that point is yielded as incomplete first. With ``problems`` (a list)
+    a damaged file's error is appended to it instead and the next files are read on (a missing
+    or unusable key is still raised: the next files need it too)."""
     from .files import expand_paths
 
     g = grouper or Grouper(source_file=source_file, relay=relay)
     from .files import open_input
 
     for path in expand_paths(paths):
-        with open_input(path) as fh:
-            try:
+        try:
+            with open_input(path) as fh:
                 yield from g.feed_file(str(path), fh, verify=verify, keys=keys)
-            except BinlogError:
-                yield from g.finish()
-                raise
+        except BinlogError as exc:
+            yield from g.finish()
+            if problems is None or isinstance(exc, (KeyRequiredError, KeyFileError)):
+                raise  # no key: a usage error, and the next files need the same key
+            exc.__traceback__ = None
+            problems.append(exc.with_context(file=str(path)))
     yield from g.finish()

@@ -106,7 +106,22 @@ def _archive_schema(cwd: Path) -> None:
     (cwd / "schema.sql").write_text(SCHEMA.lstrip())
 
 
+def _damaged(cwd: Path) -> None:
+    """``archive/``: binlogs 1-3 of replication-gtid gzipped, number 2 cut to two thirds; and
+    ``pipe.000001``, a FIFO (docs/decode.md, "Inputs fail closed")."""
+    import gzip
+
+    d = cwd / "archive"
+    d.mkdir()
+    src = store.materialize("replication-gtid") / "primary"
+    for n in (1, 2, 3):
+        body = gzip.compress((src / f"mariadb-bin.{n:06d}").read_bytes(), mtime=0)
+        (d / f"mariadb-bin.{n:06d}.gz").write_bytes(body[: len(body) * 2 // 3] if n == 2 else body)
+    os.mkfifo(cwd / "pipe.000001")
+
+
 SETUPS = {
+    "damaged-archive": _damaged,
     "s3": _s3,
     "s3-uploaded": _s3_uploaded,
     "archive": _archive,

@@ -24,7 +24,11 @@ from .summary import file_summary
 
 def audit_paths(paths: Iterable[str | os.PathLike]) -> list[str]:
     """Every binlog / relay-log file under the given files and folders (or object-storage
-    prefixes: ``storage.find_logs``), largest first."""
+    prefixes: ``storage.find_logs``), largest first; an ``.index`` given stands for the files
+    it lists that exist (``listed_missing`` gives the others). Anything named like a log that
+    is not a regular file (a FIFO, a device, a link to one) is ``NotRegularFileError``: refused,
+    not skipped (skipping it made "0 files: 0 errors")."""
+    from ..files import check_regular, read_index
     from ..storage import find_logs, is_url
 
     out = []
@@ -38,11 +42,55 @@ def audit_paths(paths: Iterable[str | os.PathLike]) -> list[str]:
         p = Path(arg)
         if p.is_dir():
             for f in sorted(p.rglob("*")):
-                if f.is_file() and _looks_like_log(f):
+                if not f.is_dir() and _looks_like_log(f):
+                    check_regular(f)
                     out.append(str(f))
-        elif p.is_file():
+        elif p.suffix == ".index" and p.is_file():
+            for f in read_index(p).files:
+                if f.exists():
+                    check_regular(f)
+                    out.append(str(f))
+        else:
+            check_regular(p)
             out.append(str(p))
     return sorted(set(out), key=lambda f: -(sizes[f] if f in sizes else os.path.getsize(f)))
+
+
+def listed_missing(paths: Iterable[str | os.PathLike], notes: list[str] | None = None) -> dict[str, str]:
+    """``{path: index}`` for every file an ``.index`` under the given files and folders lists
+    but the archive does not have: a missing file (the index says it existed), an error of the
+    audit. Index entries are resolved as every command resolves them (``files.read_index``: an
+    index from another host is read beside itself; ``notes`` gets one line per such index;
+    under an object-storage prefix ``storage.index_entries``)."""
+    from ..files import read_index
+    from ..storage import is_url
+
+    out: dict[str, str] = {}
+    for arg in paths:
+        if is_url(arg):
+            from .. import storage
+
+            for url in storage.find_indexes(os.fspath(arg)):  # objects: by base name beside the index
+                for u in storage.index_entries(url):
+                    if not storage.exists(u):
+                        out.setdefault(u, url)
+            continue
+        p = Path(arg)
+        indexes = sorted(f for f in p.rglob("*.index") if f.is_file()) if p.is_dir() else (
+            [p] if p.suffix == ".index" and p.is_file() else [])
+        for index in indexes:
+            listing = read_index(index)
+            if listing.elsewhere and notes is not None:
+                notes.append(listing.note())
+            for f in listing.files:
+                if not (f.exists() or f.is_symlink()):
+                    out.setdefault(str(f), str(index))
+    return out
+
+
+def _within(missing: dict[str, str], directory: str) -> dict[str, str]:
+    """The entries of ``listed_missing`` in one directory (the merge's unit)."""
+    return {m: i for m, i in missing.items() if os.path.dirname(m) == directory}
 
 
 def _looks_like_log(p: Path) -> bool:
@@ -110,6 +158,7 @@ def run_local(paths: Iterable[str | os.PathLike], *, jobs: int | None = None, li
     wait in a temporary folder, about 1-4 KB per file) and the result: with both limits set its
     memory does not grow with the archive."""
     files = audit_paths(paths)
+    missing = listed_missing(paths)  # what the indexes list and the archive lacks: errors
     jobs = jobs or os.cpu_count() or 1
     # ``keys`` (a ``crypto.Keys``) reads encrypted files; workers get only its ``KeySpec``
     # (paths) and load the keys themselves, so no key bytes cross a pipe
@@ -130,6 +179,8 @@ def run_local(paths: Iterable[str | os.PathLike], *, jobs: int | None = None, li
                 total += s["size"]
                 if progress:
                     progress(i + 1, len(files))
+            for directory in sorted({os.path.dirname(m) for m in missing} - set(spill.index)):
+                acc.add(*merge_directory([], {}, live=live, listed_missing=_within(missing, directory)))
             for group in spill.directories():
                 wanted = plan_directory(group)
                 if not wanted:
@@ -139,7 +190,8 @@ def run_local(paths: Iterable[str | os.PathLike], *, jobs: int | None = None, li
                 else:
                     again = {r["file"]: r for r in pool.map(partial(_again, spec=spec), sorted(wanted.items()),
                                                             chunksize=1)}
-                acc.add(*merge_directory(group, again, live=live))
+                acc.add(*merge_directory(group, again, live=live,
+                                         listed_missing=_within(missing, group[0]["directory"])))
         finally:
             if pool is not None:
                 pool.shutdown(cancel_futures=True)

@@ -111,12 +111,14 @@ def _again(item, spec=None, env=None) -> tuple[str, dict]:
     return directory, file_summary(path, ctx, keys=_keys(spec))
 
 
-def _merge(live: bool):
+def _merge(live: bool, missing: dict[str, str] | None = None):
     def run(kv):
+        from binlogkit.audit.engine import _within
         from binlogkit.audit.merge import merge_directory
 
         directory, (groups, again) = kv  # groups: the one grouped list of the directory's summaries
-        found, summary = merge_directory([s for g in groups for s in g], {r["file"]: r for r in again}, live=live)
+        found, summary = merge_directory([s for g in groups for s in g], {r["file"]: r for r in again}, live=live,
+                                         listed_missing=_within(missing or {}, directory))
         return found, summary
     return run
 
@@ -205,8 +207,12 @@ def audit(spark, paths: list[str], *, live: bool = False, output: str | None = N
 
     from binlogkit import storage
 
+    from binlogkit.audit.engine import _within, listed_missing
+    from binlogkit.audit.merge import merge_directory
+
     inputs = list_inputs(paths)
-    if not inputs:
+    missing = listed_missing(paths)  # what the indexes list and the archive lacks: errors
+    if not inputs and not missing:
         return None
     sc = spark.sparkContext
     n = len(inputs)
@@ -219,7 +225,12 @@ def audit(spark, paths: list[str], *, live: bool = False, output: str | None = N
     groups.persist(StorageLevel.MEMORY_AND_DISK)
     wanted = groups.flatMap(_plan)
     again = wanted.repartition(max(1, sc.defaultParallelism)).map(partial(_again, spec=spec, env=env))
-    merged = groups.cogroup(again).map(_merge(live))
+    merged = groups.cogroup(again).map(_merge(live, missing))
+    present = {os.path.dirname(p) for p, _size in inputs}
+    lost = [merge_directory([], {}, live=live, listed_missing=_within(missing, d))  # directories of no file
+            for d in sorted({os.path.dirname(m) for m in missing} - present)]
+    if lost:
+        merged = merged.union(sc.parallelize(lost, 1))
     merged.persist(StorageLevel.MEMORY_AND_DISK)
     errors, warnings, infos, n_series = merged.map(_tally).treeAggregate([0, 0, 0, 0], _add, _add)
     counts = {"error": errors, "warning": warnings, "info": infos}
@@ -343,14 +354,15 @@ def main(spark, argv: list[str]) -> int:
             return 2
         spec = KeySpec(args.key_file, args.key_file_secret_file, args.cipher, args.keyring_file)
     from binlogkit._optional import MissingDependency
-    from binlogkit.errors import StorageError
+    from binlogkit.errors import NotRegularFileError, StorageError
 
     try:
         result = audit(spark, args.paths, live=args.live, output=args.output, max_findings=args.max_findings,
                        max_series=args.max_series, spec=spec)
         if result is not None and args.output:
             _write_summary(result, args.output)
-    except (StorageError, MissingDependency) as exc:  # the store refused or failed; s3fs missing
+    except (StorageError, MissingDependency, NotRegularFileError) as exc:  # the store refused or failed; s3fs
+        # missing; a FIFO, a device or a socket among the inputs (refused: reading it could block or read nothing)
         print(f"binlogkit-audit-job: {exc}", file=sys.stderr)
         return 2
     if result is None:

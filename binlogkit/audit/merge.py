@@ -197,17 +197,37 @@ def by_directory(summaries: Iterable[dict]) -> dict[str, list[dict]]:
 
 # --- step 3: the findings ------------------------------------------------------------------------
 
+def listed_series(listed_missing: dict[str, str]) -> dict[str, dict[int, tuple[str, str]]]:
+    """``{missing path: the .index that lists it}`` by series name (as ``series_name``) and
+    number: ``{series: {number: (path, index)}}``."""
+    out: dict[str, dict[int, tuple[str, str]]] = defaultdict(dict)
+    for path, index in listed_missing.items():
+        directory, name = os.path.split(path)
+        for suffix in (".xz", ".lzma", ".gz", ".bz2"):
+            name = name.removesuffix(suffix)
+        base, _, num = name.rpartition(".")
+        if base and num.isdigit():
+            out[f"{directory}/{base}"][int(num)] = (path, index)
+    return dict(out)
+
+
 def merge_directory(summaries: list[dict], rescans: dict[str, dict] | None = None, *,
-                    live: bool = False) -> tuple[list[dict], dict[str, dict]]:
+                    live: bool = False, listed_missing: dict[str, str] | None = None
+                    ) -> tuple[list[dict], dict[str, dict]]:
     """(findings, per-series summary) of one directory; ``rescans`` are the summaries that
-    ``plan_directory`` asked for, by file. Findings come in report order."""
+    ``plan_directory`` asked for, by file. ``listed_missing``: the files of this directory an
+    ``.index`` lists but the archive does not have (path -> index): each a ``missing_file``
+    error — the index says the file existed. Findings come in report order."""
     rescans = rescans or {}
     series = group_series(summaries)
     flagged, _ = _relay_collects(series)
     per_series: dict[str, list[Finding]] = {}
     summary = {}
+    listed = listed_series(listed_missing or {})
+    for name in sorted(set(listed) - set(series)):  # series the archive has no file of at all
+        per_series[name] = _listed_left(name, listed[name])
     for name, files in series.items():
-        found = _files_and_chain(name, files, live)
+        found = _files_and_chain(name, files, live, listed.get(name, {}))
         gfound, covered, intervals = _gtids(name, files, rescans)
         per_series[name] = found + gfound
         summary[name] = series_record(files, covered, intervals)
@@ -272,15 +292,29 @@ def _missing_place(base: str, n: int, a: int, b: int) -> str:
     return f"{base}.{n:06d} missing, between .{a:06d} and .{b:06d}"
 
 
-def _files_and_chain(name: str, files: list[dict], live: bool) -> list[Finding]:
+def _listed_left(name: str, listed: dict[int, tuple[str, str]]) -> list[Finding]:
+    """A ``missing_file`` error per file an index lists that the archive lacks (not already
+    reported as a gap or as the target of the last Rotate)."""
+    base = os.path.basename(name)
+    return [Finding("missing_file", "error", None, None,
+                    f"{path} is listed by {index} but the archive does not have it", series=name,
+                    place=f"{base}.{n:06d} missing (listed by {os.path.basename(index)})")
+            for n, (path, index) in sorted(listed.items())]
+
+
+def _files_and_chain(name: str, files: list[dict], live: bool,
+                     listed: dict[int, tuple[str, str]] | None = None) -> list[Finding]:
     out: list[Finding] = []
     numbers = [s["number"] for s in files]
     present = set(numbers)
     base = files[0]["base"]
+    listed = dict(listed or {})  # what an index lists and the archive lacks: number -> (path, index)
     for a, b in zip(numbers, numbers[1:]):
         for missing in range(a + 1, b):
+            by = listed.pop(missing, None)
             out.append(Finding("missing_file", "error", None, None,
-                               f"{name}.{missing:06d} is missing between {a:06d} and {b:06d}", series=name,
+                               f"{name}.{missing:06d} is missing between {a:06d} and {b:06d}"
+                               + (f" ({by[1]} lists it)" if by else ""), series=name,
                                place=_missing_place(base, missing, a, b)))
     for i, s in enumerate(files):
         last_of_series = i == len(files) - 1
@@ -325,9 +359,10 @@ def _files_and_chain(name: str, files: list[dict], live: bool) -> list[Finding]:
                                    f"rotates to {r['target']} but the next file is number {numbers[i + 1]:06d}",
                                    series=name))
             elif tnum is not None and last_of_series and tnum not in present:
-                out.append(Finding("missing_file", "warning", s["file"], r["offset"],
-                                   f"the last file rotates to {r['target']}, which the archive does not have",
-                                   series=name))
+                by = listed.pop(tnum, None)  # the index says it existed: lost, not merely not yet written
+                out.append(Finding("missing_file", "error" if by else "warning", s["file"], r["offset"],
+                                   f"the last file rotates to {r['target']}, which the archive does not have"
+                                   + (f" ({by[1]} lists it)" if by else ""), series=name))
         # transactions cut between files
         tail = s["tail"]
         if tail:
@@ -344,7 +379,7 @@ def _files_and_chain(name: str, files: list[dict], live: bool) -> list[Finding]:
             out.append(Finding("partial_transaction", "error", s["file"], t["offset"],
                                "begun but interrupted by the next transaction (lost data)",
                                [t["gtid"]] if t["gtid"] else [], source=t["source"], series=name))
-    return out
+    return out + _listed_left(name, listed)
 
 
 def _number(name: str) -> int | None:

@@ -299,14 +299,16 @@ def committed_changes(paths, filters: Filters, report: Report, *, keys=None) -> 
 
 
 def open_inputs_check(paths) -> list[str]:
-    """The expanded inputs; ``OSError`` naming the first that does not exist or cannot be read."""
-    from ..files import expand_paths, input_size, is_url
+    """The expanded inputs; ``OSError`` naming the first that does not exist or cannot be read;
+    ``NotRegularFileError`` for a FIFO, a device or a socket (reading it could block)."""
+    from ..files import expand_paths, input_size, is_url, refuse_irregular
 
     paths = list(paths)
     out = [str(p) for p in expand_paths(paths)]
     if not out:
         raise FileNotFoundError(f"no binlog or relay log in {', '.join(map(str, paths))}: looked for *.index files "
                                 "and files named like NAME.000001 (also .xz, .gz, .bz2)")
+    refuse_irregular(out)
     for p in out:
         if not is_url(p):
             if not os.path.isfile(p):

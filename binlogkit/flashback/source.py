@@ -36,7 +36,9 @@ class EventFile:
     def __init__(self, path: str | os.PathLike[str], keys: Keys | None = None) -> None:
         from ..crypto.mariadb import EventCipher
 
-        self._fh: IO[bytes] = open(path, "rb")
+        from ..files import open_regular
+
+        self._fh: IO[bytes] = open_regular(path)  # a FIFO or a device: NotRegularFileError, never a wait
         self._cipher: EventCipher | None = None
         self._clear_until = 0   # MariaDB: events from here on are encrypted
         self._crc_on = False

@@ -66,6 +66,8 @@ def parse_backup_info(text: str, *, name: str = "backup info") -> BackupPoint:
 
 def read_backup_info(path: str | os.PathLike) -> BackupPoint:
     """Read at most the first ``HEAD_BYTES`` of ``path`` (a dump may be huge)."""
-    with open(path, "rb") as fh:
+    from ..files import open_regular
+
+    with open_regular(path) as fh:  # a FIFO or a device: NotRegularFileError, never a wait
         head = fh.read(HEAD_BYTES)
     return parse_backup_info(head.decode("utf-8", "replace"), name=os.fspath(path))

@@ -237,8 +237,11 @@ class _Plan:
                     self.last_ts_before = t.max_timestamp
             except KeyRequiredError:  # no key: a usage error (exit 2), not damage
                 raise
-            except BinlogError:
+            except BinlogError as exc:  # the start cannot be vouched for: said, not skipped silently
                 self.walked.pop(path, None)
+                if pos is None:
+                    self.problem("unreadable", f"looking for the start after {frm.gtids}: {type(exc).__name__}: "
+                                 f"{exc.message}", path, exc.offset)
         if pos is None:
             if i + 1 < len(self.paths):
                 i, pos = i + 1, 4
