@@ -802,8 +802,12 @@ def compare(primary, replicas, as_json, keys) -> None:
                    "beside BINLOG_DIR, BINLOG_DIR.binlogkit-incident-TIME-RANDOM).")
 @click.option("--follow-links", is_flag=True,
               help="When the last binlog is a symbolic link, change the file it points to (default: refuse).")
+@click.option("--gtid", default="auto", show_default=True,
+              help="MySQL: the GTID of the incident's own transaction: auto (the server's uuid, from auto.cnf or "
+                   "its own transactions, and the next GNO after the file's last), UUID:GNO, or none (no Gtid "
+                   "event: a GTID auto-position replica that holds every GTID of the file never receives it).")
 @key_options
-def incident(binlog_dir, code, message, index, backup_dir, follow_links, keys) -> None:
+def incident(binlog_dir, code, message, index, backup_dir, follow_links, gtid, keys) -> None:
     """Record an incident in a stopped server's binlog set: an Incident event then a Rotate to
     the next file, at the end of the last binlog, so the log after the gap starts clean.
 
@@ -822,7 +826,7 @@ def incident(binlog_dir, code, message, index, backup_dir, follow_links, keys) -
 
     try:
         done = record_incident(binlog_dir, code=code, message=message, index=index, backup_dir=backup_dir,
-                               follow_links=follow_links, keys=keys)
+                               follow_links=follow_links, keys=keys, gtid=gtid)
     except KeyError as exc:
         _fail(f"refused: unknown incident code {exc}", EXIT_USAGE)
     except WriteRefused as exc:
@@ -835,8 +839,17 @@ def incident(binlog_dir, code, message, index, backup_dir, follow_links, keys) -
         click.echo(f"{Path(done.file).name}: already ends with an Incident at {done.offsets[0]} and a Rotate to "
                    f"{done.next_file} at {done.offsets[1]}; nothing to do")
         return
-    click.echo(f"{Path(done.file).name}: Incident at {done.offsets[0]}, Rotate to {done.next_file} at "
-               f"{done.offsets[1]}; the file now ends at {done.new_size}")
+    if done.gtid is not None:  # MySQL: Gtid (or Anonymous_gtid) + Incident, a transaction of its own
+        click.echo(f"{Path(done.file).name}: {'Anonymous_gtid' if done.gtid == 'ANONYMOUS' else 'Gtid ' + done.gtid} "
+                   f"at {done.offsets[0]}, Incident at {done.offsets[1]}, Rotate to {done.next_file} at "
+                   f"{done.offsets[2]}; the file now ends at {done.new_size}")
+        if done.gtid != "ANONYMOUS":
+            click.echo(f"replicas stop there (MySQL 9.7: error 13119 ER_REPLICA_INCIDENT; older servers 1590); to resume past it: "
+                       f"STOP REPLICA; SET GTID_NEXT='{done.gtid}'; BEGIN; COMMIT; SET GTID_NEXT='AUTOMATIC'; "
+                       "START REPLICA;")
+    else:
+        click.echo(f"{Path(done.file).name}: Incident at {done.offsets[0]}, Rotate to {done.next_file} at "
+                   f"{done.offsets[1]}; the file now ends at {done.new_size}")
     click.echo(f"the file as it was is in {done.backup}", err=True)
 
 
