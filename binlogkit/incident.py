@@ -109,14 +109,14 @@ def choose_gtid(facts: FileGtids, *, wanted: str, uuid_from_datadir: str | None,
         return uuid, int(gno_text)
     if not facts.gtid_events and not facts.max_gno:
         return None  # gtid_mode=OFF: an Anonymous_gtid, as the server writes
-    uuid = uuid_from_datadir or facts.own_uuid
-    if uuid is None and len(facts.max_gno) == 1:
-        uuid = next(iter(facts.max_gno))
-    if uuid is None:
+    own = uuid_from_datadir or facts.own_uuid
+    if own is None and len(facts.max_gno) == 1:
+        own = next(iter(facts.max_gno))
+    if own is None:
         raise WriteRefused("cannot tell this server's uuid (no auto.cnf in the binlog folder, no transaction of its "
                            f"own in the file, GTIDs of {len(facts.max_gno)} servers): pass --gtid UUID:GNO "
                            "(SELECT @@server_uuid; GNO one past its last in gtid_executed)", file=file)
-    return uuid, facts.max_gno.get(uuid, 0) + 1
+    return own, facts.max_gno.get(own, 0) + 1
 
 
 def server_version_number(fmt: Format) -> int:
