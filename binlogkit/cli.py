@@ -956,6 +956,41 @@ def _recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_d
     sys.exit(EXIT_OK)
 
 
+def _print_mysql_answer(plan) -> None:
+    """MySQL 8.0.23+ (metadata in tables): what to run, per mode (recover.plan.mysql_answer)."""
+    a = plan.mysql
+    gtid = a["partial_transaction"]
+    ns = plan.next_source
+    cut = next((t for t in plan.truncate), None)
+    mode = plan.mode
+    if mode in ("gtid", "unknown"):
+        click.echo("\nMySQL, SOURCE_AUTO_POSITION=1 (relay_log_recovery ON or OFF): run START REPLICA; nothing else.")
+        if gtid:
+            click.echo(f"  MySQL drops the partial transaction {gtid} at startup (relay_log_recovery=OFF: its relay log "
+                       f"sanitizer cuts {cut['file'] + ':' + str(cut['new_size']) if cut else 'the relay log'}, the "
+                       "cut planned below; ON: the relay logs are discarded) and fetches it whole by GTID.")
+        click.echo(f"  check after the restart, before START REPLICA: Retrieved_Gtid_Set is {a['retrieved_gtids'] or '-'}"
+                   + (f" (without {gtid})" if gtid else "") + "; after it: Executed_Gtid_Set holds "
+                   + (f"{gtid} and " if gtid else "") + "the primary's gtid_executed, tables equal.")
+        click.echo("  not CHANGE REPLICATION SOURCE TO SOURCE_LOG_FILE=..., SOURCE_LOG_POS=...: refused while "
+                   "SOURCE_AUTO_POSITION=1 (error 1776).")
+    if mode in ("position", "unknown"):
+        click.echo("\nMySQL, SOURCE_AUTO_POSITION=0 (file/position):")
+        click.echo("  relay_log_recovery=ON: run START REPLICA; MySQL discards the relay logs and fetches from the "
+                   "applier's position.")
+        where = f"{ns['file']}:{ns['position']}" if ns and ns.get("file") else "the partial transaction's start"
+        click.echo(f"  relay_log_recovery=OFF: MySQL 9.7 cuts the relay log itself and resumes the receiver at {where} "
+                   "(Read_Source_Log_Pos after the restart): START REPLICA.")
+        if a["file_position_statement"]:
+            why = (f"the replica committed every complete transaction of the relay logs (up to {a['applied_prefix']}): "
+                   "purging them loses nothing" if a["all_applied"] else
+                   "the relay logs hold transactions not applied yet: RELAY_LOG_FILE/POS keep them")
+            click.echo("  a server that does not (Read_Source_Log_Pos elsewhere), after recover --apply, started with "
+                       "skip_replica_start:")
+            click.echo(f"    STOP REPLICA; {a['file_position_statement']} START REPLICA;")
+            click.echo(f"    ({why})")
+
+
 def _print_plan(plan) -> None:
     ns = plan.next_source
     binlog = plan.mode == "binlog"
@@ -980,6 +1015,9 @@ def _print_plan(plan) -> None:
                                              f"position {ns['position']} of a source file whose name is unknown"))
                    if ns else "next source     : unknown")
     click.echo(f"{'GTIDs kept' if binlog else 'retrieved GTIDs':<15} : {plan.retrieved_gtids or '-'}")
+    if plan.metadata == "tables":
+        click.echo("metadata        : in tables (mysql.slave_master_info, mysql.slave_relay_log_info): no info "
+                   "file to write")
     rows = [("truncate", t["file"], f"{t['size']} -> {t['new_size']}", t["reason"]) for t in plan.truncate]
     rows += [("remove", r["file"], "", r["reason"]) for r in plan.remove]
     if plan.index is not None:
@@ -991,6 +1029,8 @@ def _print_plan(plan) -> None:
         rows.append(("rewrite", "relay-log.info", f"{v['relay_log_file']}:{v['relay_log_pos']}", "SQL thread position"))
     if plan.change_source_sql:
         click.echo(f"run on the replica: {plan.change_source_sql}")
+    if plan.mysql:
+        _print_mysql_answer(plan)
     if rows:
         click.echo(f"\n{'action':<9} {'file':<22} {'change':<34} reason")
         for a, f, c, r in rows:
