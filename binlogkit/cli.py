@@ -984,7 +984,10 @@ def _print_mysql_answer(plan) -> None:
         if a["file_position_statement"]:
             why = (f"the replica committed every complete transaction of the relay logs (up to {a['applied_prefix']}): "
                    "purging them loses nothing" if a["all_applied"] else
-                   "the relay logs hold transactions not applied yet: RELAY_LOG_FILE/POS keep them")
+                   "the relay logs hold transactions not applied yet: RELAY_LOG_FILE/POS keep them and say where the "
+                   "applier resumes" if a["applier_known"] else
+                   "how far the applier got is in mysql.slave_relay_log_info: take Relay_Log_File and Relay_Log_Pos "
+                   "from SHOW REPLICA STATUS, or give --applied-gtids (its gtid_executed) and the plan fills them in")
             click.echo("  a server that does not (Read_Source_Log_Pos elsewhere), after recover --apply, started with "
                        "skip_replica_start:")
             click.echo(f"    STOP REPLICA; {a['file_position_statement']} START REPLICA;")

@@ -451,6 +451,7 @@ def mysql_answer(plan: Plan, trx: list[Transaction], applied) -> dict:
         stmt += (f" FOR CHANNEL '{plan.connection}'" if plan.connection else "") + ";"
     out["file_position_statement"] = stmt
     out["all_applied"] = done is not None and done == len(complete)
+    out["applier_known"] = done is not None
     return out
 
 
