@@ -51,36 +51,51 @@ class FileGtids:
         self.max_gno[uuid] = max(self.max_gno.get(uuid, 0), gno)
 
 
-def read_file_gtids(raws, server_id: int) -> FileGtids:
-    """Fold the raw events of one binlog into ``FileGtids``."""
+def read_file_gtids(raws, server_id: int, *, file: str | None = None, strict: bool = True) -> FileGtids:
+    """Fold the raw events of one binlog into ``FileGtids``. A GTID event that does not decode
+    refuses the write (``WriteRefused`` naming file, offset and event): no GTID is chosen blind.
+    ``strict=False`` (the GTID was named by the caller) passes over such events."""
     f = FileGtids()
     for raw in raws:
-        tc = raw.type_code
-        if tc == T.PREVIOUS_GTIDS_LOG_EVENT:
-            for s in decode_previous_gtids(bytes(raw.body)):
-                if not s["tag"] and s["intervals"]:
-                    f.see(s["sid"], s["intervals"][-1][1] - 1)
-        elif tc in (T.GTID_LOG_EVENT, T.ANONYMOUS_GTID_LOG_EVENT):
-            body = bytes(raw.body)
-            tail = decode_mysql_gtid_tail(body[25:])
-            f.max_sequence_number = max(f.max_sequence_number, tail.get("sequence_number", 0))
-            if tc == T.ANONYMOUS_GTID_LOG_EVENT:
-                f.anonymous_events += 1
+        try:
+            _fold(f, raw, server_id)
+        except (ValueError, IndexError) as exc:
+            if not strict:
                 continue
-            f.gtid_events += 1
-            uuid = uuid_text(body[1:17])
-            f.see(uuid, int.from_bytes(body[17:25], "little"))
-            if raw.server_id == server_id:
-                f.own_uuid = uuid
-        elif tc == T.GTID_TAGGED_LOG_EVENT:
-            d = decode_tagged_gtid(bytes(raw.body))
-            f.gtid_events += 1
-            f.max_sequence_number = max(f.max_sequence_number, d.get("sequence_number", 0))
-            if not d.get("tag") and "uuid" in d and "gno" in d:
-                f.see(d["uuid"], d["gno"])
-                if raw.server_id == server_id:
-                    f.own_uuid = d["uuid"]
+            raise WriteRefused(f"{T(raw.type_code).name} at {raw.offset} does not decode ({exc}): cannot choose "
+                               "the incident's GTID; pass --gtid UUID:GNO, or repair the file first",
+                               file=file, offset=raw.offset) from None
     return f
+
+
+def _fold(f: FileGtids, raw, server_id: int) -> None:
+    tc = raw.type_code
+    if tc == T.PREVIOUS_GTIDS_LOG_EVENT:
+        for s in decode_previous_gtids(bytes(raw.body)):
+            if not s["tag"] and s["intervals"]:
+                f.see(s["sid"], s["intervals"][-1][1] - 1)
+    elif tc in (T.GTID_LOG_EVENT, T.ANONYMOUS_GTID_LOG_EVENT):
+        body = bytes(raw.body)
+        if len(body) < 25:
+            raise ValueError(f"body of {len(body)} bytes, shorter than flags + uuid + gno")
+        tail = decode_mysql_gtid_tail(body[25:])
+        f.max_sequence_number = max(f.max_sequence_number, tail.get("sequence_number", 0))
+        if tc == T.ANONYMOUS_GTID_LOG_EVENT:
+            f.anonymous_events += 1
+            return
+        f.gtid_events += 1
+        uuid = uuid_text(body[1:17])
+        f.see(uuid, int.from_bytes(body[17:25], "little"))
+        if raw.server_id == server_id:
+            f.own_uuid = uuid
+    elif tc == T.GTID_TAGGED_LOG_EVENT:
+        d = decode_tagged_gtid(bytes(raw.body))
+        f.gtid_events += 1
+        f.max_sequence_number = max(f.max_sequence_number, d.get("sequence_number", 0))
+        if not d.get("tag") and "uuid" in d and "gno" in d:
+            f.see(d["uuid"], d["gno"])
+            if raw.server_id == server_id:
+                f.own_uuid = d["uuid"]
 
 
 def server_uuid(binlog_dir: Path) -> str | None:
@@ -116,7 +131,10 @@ def choose_gtid(facts: FileGtids, *, wanted: str, uuid_from_datadir: str | None,
         raise WriteRefused("cannot tell this server's uuid (no auto.cnf in the binlog folder, no transaction of its "
                            f"own in the file, GTIDs of {len(facts.max_gno)} servers): pass --gtid UUID:GNO "
                            "(SELECT @@server_uuid; GNO one past its last in gtid_executed)", file=file)
-    return own, facts.max_gno.get(own, 0) + 1
+    gno = facts.max_gno.get(own, 0) + 1
+    if gno >= 1 << 63:
+        raise WriteRefused(f"the file's last GNO of {own} is {gno - 1}: no GNO is left; pass --gtid UUID:GNO", file=file)
+    return own, gno
 
 
 def server_version_number(fmt: Format) -> int:
@@ -131,12 +149,16 @@ def gtid_body(gtid: tuple[str, int] | None, *, facts: FileGtids, fmt: Format, in
     event's own size, so it is solved as the server does (until it no longer moves)."""
     us = commit_us if commit_us is not None else time.time_ns() // 1000
     seq = facts.max_sequence_number + 1
+    version = server_version_number(fmt)
+    if seq >= 1 << 63 or not 0 <= version < 1 << 31:
+        raise WriteRefused(f"the file's sequence_number {seq - 1} or server version {fmt.server_version!r} leaves no "
+                           "valid Gtid event to write: is the file damaged?")
     head = (b"\x01" + (bytes.fromhex(gtid[0].replace("-", "")) + gtid[1].to_bytes(8, "little")
                        if gtid else bytes(24)))
     length = 0
     while True:
         tail = encode_mysql_gtid_tail(last_committed=seq - 1, sequence_number=seq, immediate_commit_timestamp=us,
-                                      transaction_length=length, immediate_server_version=server_version_number(fmt))
+                                      transaction_length=length, immediate_server_version=version)
         want = 19 + len(head) + len(tail) + fmt.len_checksum + incident_size
         if want == length:
             break

@@ -266,7 +266,8 @@ def _mysql_incident(w: BinlogAppender, body: bytes, gtid: str, keys, now_us: int
 
     if gtid == "none":
         return None, NO_FILTER_F
-    facts = read_file_gtids(open_binlog(str(w.file), keys=keys), w.server_id)
+    facts = read_file_gtids(open_binlog(str(w.file), keys=keys), w.server_id, file=str(w.file),
+                            strict=gtid == "auto")
     chosen = choose_gtid(facts, wanted=gtid, uuid_from_datadir=server_uuid(w.file.parent), file=str(w.file))
     incident_size = 19 + len(body) + w.format.len_checksum
     tc, gbody = gtid_body(chosen, facts=facts, fmt=w.format, incident_size=incident_size, commit_us=now_us)

@@ -117,31 +117,63 @@ def test_explicit_gtid_and_none(tmp_path):
         [T.STOP_EVENT, T.INCIDENT_EVENT, T.ROTATE_EVENT]  # the server's Stop at shutdown, then the marker
 
 
+def rewrite(path: Path, edit) -> None:
+    """Rebuild the binlog at ``path`` event by event through the codecs' build side, with
+    ``edit(type_code, body) -> (type_code, body)`` applied (sizes, end_log_pos and CRC32 redone)."""
+    from binlogkit.events import build_event
+
+    out = bytearray(b"\xfebin")
+    for raw in events(path):
+        if raw.type_code == T.FORMAT_DESCRIPTION_EVENT:
+            out += bytes(raw.data)
+            continue
+        tc, body = edit(raw.type_code, bytes(raw.body))
+        size = len(raw.data) - len(raw.body) + len(body)
+        out += build_event(type_code=tc, body=body, timestamp=raw.timestamp, server_id=raw.server_id,
+                           log_pos=len(out) + size, flags=raw.flags, checksum=True)
+    path.write_bytes(bytes(out))
+    assert scan(path).problem is None
+
+
 def test_gtid_mode_off_gets_an_anonymous_gtid(tmp_path):
     """A binlog without GTIDs (gtid_mode=OFF): Anonymous_gtid + Incident, no GTID invented.
     Made from the real file by turning its Gtid events into Anonymous_gtid ones (gno 0, no sid)
-    and emptying its Previous_gtids, through the codecs' build side."""
-    from binlogkit.events import build_event
-
+    and emptying its Previous_gtids."""
     d = stopped(tmp_path)
-    out = bytearray(b"\xfebin")
-    for raw in events(d / "primary-bin.000003"):
-        tc, body = raw.type_code, bytes(raw.body)
+
+    def anonymous(tc, body):
         if tc == T.GTID_LOG_EVENT:
-            tc, body = T.ANONYMOUS_GTID_LOG_EVENT, body[:1] + bytes(24) + body[25:]
-        elif tc == T.PREVIOUS_GTIDS_LOG_EVENT:
-            body = bytes(8)
-        if tc == T.FORMAT_DESCRIPTION_EVENT:
-            data = bytes(raw.data)
-        else:
-            size = len(raw.data) - len(raw.body) + len(body)
-            data = build_event(type_code=tc, body=body, timestamp=raw.timestamp, server_id=raw.server_id,
-                               log_pos=len(out) + size, flags=raw.flags, checksum=True)
-        out += data
-    (d / "primary-bin.000003").write_bytes(bytes(out))
-    assert scan(d / "primary-bin.000003").problem is None
+            return T.ANONYMOUS_GTID_LOG_EVENT, body[:1] + bytes(24) + body[25:]
+        if tc == T.PREVIOUS_GTIDS_LOG_EVENT:
+            return tc, bytes(8)
+        return tc, body
+
+    rewrite(d / "primary-bin.000003", anonymous)
     done = record_incident(d, message="x")
     assert done.gtid == "ANONYMOUS"
     g, inc, _ = events(d / "primary-bin.000003")[-3:]
     assert g.type_code == T.ANONYMOUS_GTID_LOG_EVENT and bytes(g.body)[1:25] == bytes(24)
     assert gtid_fields(g)["transaction_length"] == len(g.data) + len(inc.data)
+
+
+@pytest.mark.parametrize("what", ["previous_gtids", "gtid"])
+def test_a_gtid_event_that_does_not_decode_refuses(tmp_path, what):
+    """Found by the fuzz campaign: a Previous_gtids body announcing sids it does not hold (CRC
+    valid) raised ValueError; now a WriteRefused naming the event, and nothing is written."""
+    d = stopped(tmp_path)
+
+    def damage(tc, body):
+        if what == "previous_gtids" and tc == T.PREVIOUS_GTIDS_LOG_EVENT:
+            return tc, (5).to_bytes(8, "little")
+        if what == "gtid" and tc == T.GTID_LOG_EVENT:
+            return tc, body[:10]
+        return tc, body
+
+    rewrite(d / "primary-bin.000003", damage)
+    size = (d / "primary-bin.000003").stat().st_size
+    with pytest.raises(WriteRefused, match="does not decode") as exc:
+        record_incident(d, message="x")
+    assert exc.value.offset is not None
+    assert (d / "primary-bin.000003").stat().st_size == size
+    done = record_incident(d, message="x", gtid=f"{UUID}:99")  # the way out the message names
+    assert done.gtid == f"{UUID}:99"
