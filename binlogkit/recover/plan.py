@@ -401,13 +401,13 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
         plan.warnings.append("the source binlog's name is unknown (no master.info, and no Rotate from the source "
                              "in the relay logs): resume with GTID positioning (MariaDB MASTER_USE_GTID=slave_pos, "
                              "MySQL SOURCE_AUTO_POSITION=1)")
-    elif tables:
-        plan.mysql = mysql_answer(plan, trx, _applied(d, index_path.name, applied_gtids, replica_binlog, keys))
-    elif mi is None and plan.next_source:
+    elif mi is None and plan.next_source and not tables:
         plan.change_source_sql = (
             f"CHANGE REPLICATION SOURCE TO SOURCE_LOG_FILE='{plan.next_source['file']}', "
             f"SOURCE_LOG_POS={plan.next_source['position']}"
             + (f" FOR CHANNEL '{connection}'" if connection else "") + ";")
+    if tables:
+        plan.mysql = mysql_answer(plan, trx, _applied(d, index_path.name, applied_gtids, replica_binlog, keys))
     return plan
 
 
