@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 DEMO_SET := fixtures/mariadb-10.11
 
-.PHONY: mysql-partial bench-export export-proof bench-pull pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-fastdecode asan-pullscan clean help
+.PHONY: mysql-partial lab-chroots bench-export export-proof bench-pull pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-fastdecode asan-pullscan clean help
 
 help:
 	@echo "make demo        decode committed fixtures made by a real MariaDB server"
@@ -45,6 +45,13 @@ deps-py: $(BIN)/.installed
 
 deps-system:
 	bash scripts/install-deps.sh
+	@# today's servers for the lab (MySQL 9.7, MariaDB 11.8): Debian sid chroots, cached; root only
+	@if [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory lab-chroots; \
+	else echo "deps: not root: the MySQL 9.7 / MariaDB 11.8 lab chroots are not built (make lab-chroots as root); their tests skip"; fi
+
+lab-chroots:
+	@bash scripts/lab-chroot.sh mysql-9.7
+	@bash scripts/lab-chroot.sh mariadb-11.8
 
 deps: deps-py deps-system
 

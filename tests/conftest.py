@@ -23,6 +23,7 @@ HAVE_SERVER = bool(shutil.which("mariadbd") or os.path.exists("/usr/sbin/mariadb
 
 
 def pytest_collection_modifyitems(config, items):
+    _kinds_policy(items)
     if HAVE_SERVER:
         return
     if os.environ.get("CI"):
@@ -31,6 +32,23 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "server" in item.keywords:
             item.add_marker(skip)
+
+
+def _kinds_policy(items) -> None:
+    """Tests marked ``kind("mysql-9.7")`` (or mariadb-11.8) need that kind's chroot: skipped
+    without it, except in CI, where a missing chroot is a failure (`make deps` builds them)."""
+    from fixtures.lab.kinds import kind
+
+    missing: dict[str, bool] = {}
+    for item in items:
+        for mark in item.iter_markers("kind"):
+            name = mark.args[0]
+            if name not in missing:
+                missing[name] = not kind(name).available()
+            if missing[name]:
+                if os.environ.get("CI"):
+                    raise pytest.UsageError(f"CI run without the {name} lab chroot: `make deps` (root) must build it")
+                item.add_marker(pytest.mark.skip(reason=f"no {name} chroot (run `make lab-chroots` as root)"))
 
 
 @pytest.fixture(scope="session")
