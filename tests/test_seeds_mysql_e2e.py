@@ -27,22 +27,13 @@ from binlogkit.writer import record_incident
 from fixtures.cutproxy import CutProxy
 from fixtures.lab.topology import REPL_PASSWORD, REPL_USER, Lab, catch_up, connect, grant_replication, wait_replica
 
-pytestmark = pytest.mark.server
-
 KIND = "mysql-9.7"
+pytestmark = [pytest.mark.server, pytest.mark.kind(KIND)]
 BIG_ROWS = 2000  # one transaction of ~2 MB of row events
 
 
 def _lab_or_skip(tmp_path) -> Lab:
-    from fixtures.lab.kinds import kind
-
-    k = kind(KIND)
-    if not k.available():
-        try:
-            k.ensure()
-        except Exception as exc:  # no root / no mirror on a developer's machine
-            pytest.skip(f"the {KIND} chroot is not available: {exc}")
-    return Lab(tmp_path, kind=KIND)
+    return Lab(tmp_path, kind=KIND)  # the chroot's presence: the kind marker's policy (conftest)
 
 
 def _checksums(srv) -> dict:
