@@ -3,7 +3,7 @@
 - The incident (WL#3464 R3.1/R4): ``binlogkit incident`` on a stopped primary, restart; a GTID
   auto-position replica that already held every GTID of that file receives it, stops with
   ER_REPLICA_INCIDENT (13119) and resumes past it as MySQL documents for GTID replicas (an
-  empty transaction with the incident's GTID).
+  empty transaction with the incident's GTID); a file/position replica does the same.
 - A partial transaction in the relay log of a GTID auto-position replica (bug #69943): the IO
   thread stopped inside a large transaction and started again, then the replica killed -9 in
   the middle of one; ``binlogkit recover`` names the partial transaction and gives MySQL's
@@ -51,10 +51,14 @@ def test_incident_reaches_a_gtid_auto_position_replica(tmp_path):
         grant_replication(p)
         p.execute("CREATE DATABASE t", "CREATE TABLE t.a (id INT PRIMARY KEY AUTO_INCREMENT, v VARCHAR(50))",
                   "CREATE TABLE t.b (id INT PRIMARY KEY, v TEXT)", "INSERT INTO t.a (v) VALUES ('one'), ('two')")
+        r2 = lab.server("position-replica", 3).start()  # file/position mode: it must see it too
         connect(r, p, gtid=True)
+        connect(r2, p, gtid=False)
         catch_up(r, p)
+        catch_up(r2, p)
         held = r.var("gtid_executed")
         r.execute("STOP REPLICA")
+        r2.execute("STOP REPLICA")
         p.stop()
         done = record_incident(p.datadir, code="LOST_EVENTS", message="binlogs lost in transit")
         uuid, gno = done.gtid.rsplit(":", 1)
@@ -70,13 +74,19 @@ def test_incident_reaches_a_gtid_auto_position_replica(tmp_path):
             in st["Last_SQL_Error"]
         assert r.query("SELECT GTID_SUBSET(%s, %s) AS ok", (done.gtid, st["Gtid_IO_Pos"]))[0]["ok"]  # received ...
         assert not r.query("SELECT GTID_SUBSET(%s, @@GLOBAL.gtid_executed) AS ok", (done.gtid,))[0]["ok"]  # ... not applied
+        r2.execute("START REPLICA")
+        res2 = wait_replica(r2, gtid_target=done.gtid, timeout=60)
+        assert res2["outcome"] == "stopped" and res2["status"]["Last_SQL_Errno"] == 13119, res2
         # R4, MySQL's way for a GTID replica: commit an empty transaction with the incident's GTID
-        r.execute("STOP REPLICA", f"SET GTID_NEXT='{done.gtid}'", "BEGIN", "COMMIT", "SET GTID_NEXT='AUTOMATIC'",
-                  "START REPLICA")
+        # (with gtid_mode=ON the same for a file/position replica)
+        for rep in (r, r2):
+            rep.execute("STOP REPLICA", f"SET GTID_NEXT='{done.gtid}'", "BEGIN", "COMMIT",
+                        "SET GTID_NEXT='AUTOMATIC'", "START REPLICA")
         p.execute("INSERT INTO t.a (v) VALUES ('after the gap')", "INSERT INTO t.b VALUES (1, 'x')")
-        catch_up(r, p)
-        assert r.var("gtid_executed") == p.var("gtid_executed")
-        assert _checksums(r) == _checksums(p)
+        for rep in (r, r2):
+            catch_up(rep, p)
+            assert rep.var("gtid_executed") == p.var("gtid_executed")
+            assert _checksums(rep) == _checksums(p)
 
 
 def _last_gtid(p) -> str:
