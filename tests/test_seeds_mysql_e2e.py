@@ -163,3 +163,36 @@ def test_partial_transaction_in_a_gtid_replicas_relay_log(tmp_path):
         assert r.var("gtid_executed") == p.var("gtid_executed")
         assert _checksums(r) == _checksums(p)
         assert r.query("SELECT COUNT(*) AS n FROM t.b")[0]["n"] == 2 * BIG_ROWS
+
+
+def test_incident_without_gtids_reaches_a_position_replica(tmp_path):
+    """gtid_mode=OFF: the Incident opened by an Anonymous_gtid, as the server writes every
+    transaction there; the replica stops with 13119 and resumes with sql_replica_skip_counter."""
+    off = dict(gtid_mode="OFF", enforce_gtid_consistency="OFF")
+    with _lab_or_skip(tmp_path) as lab:
+        p = lab.server("primary", 1, **off).start()
+        r = lab.server("replica", 2, **off).start()
+        grant_replication(p)
+        p.execute("CREATE DATABASE t", "CREATE TABLE t.a (id INT PRIMARY KEY AUTO_INCREMENT, v VARCHAR(50))",
+                  "CREATE TABLE t.b (id INT PRIMARY KEY, v TEXT)", "INSERT INTO t.a (v) VALUES ('one')")
+        connect(r, p, gtid=False)
+
+        def synced() -> dict:
+            st = p.query(p.kind.sql.binlog_status)[0]
+            res = wait_replica(r, file_target=(st["File"], st["Position"]), timeout=60)
+            return res
+
+        assert synced()["outcome"] == "caught_up"
+        r.execute("STOP REPLICA")
+        p.stop()
+        done = record_incident(p.datadir, code="LOST_EVENTS", message="gap without gtids")
+        assert done.gtid == "ANONYMOUS"
+        p.start()
+        r.execute("START REPLICA")
+        res = wait_replica(r, file_target=("never", 0), timeout=60)
+        assert res["outcome"] == "stopped" and res["status"]["Last_SQL_Errno"] == 13119, res
+        assert "gap without gtids" in res["status"]["Last_SQL_Error"]
+        r.execute("STOP REPLICA", "SET GLOBAL sql_replica_skip_counter=1", "START REPLICA")
+        p.execute("INSERT INTO t.a (v) VALUES ('after the gap')")
+        assert synced()["outcome"] == "caught_up"
+        assert _checksums(r) == _checksums(p)
