@@ -10,7 +10,8 @@ DEMO_SET := fixtures/mariadb-10.11
 help:
 	@echo "make demo        decode committed fixtures made by a real MariaDB server"
 	@echo "make test        install everything needed (venv, mariadb-server via apt as root), run the tests"
-	@echo "make fixtures    rebuild every fixture set from real servers (needs mariadb-server, strace)"
+	@echo "make fixtures    rebuild every fixture set from real servers (needs mariadb-server, strace, the lab chroots)"
+	@echo "make lab-chroots build the Debian sid chroots of MySQL 9.7 and MariaDB 11.8 for the lab (root; cached)"
 	@echo "make bench-data  make the ~1 GB benchmark binlog in bench/data (not committed)"
 	@echo "make bench       run the benchmarks"
 	@echo "make bench-export  binlogkit export to Parquet vs mariadb-binlog -v on the bench binlog; the Spark job on 2 workers"
@@ -78,6 +79,8 @@ fuzz: deps-py
 
 fixtures: deps
 	$(PY) -m fixtures.lab build
+	$(PY) -m fixtures.lab build --kind mysql-9.7
+	$(PY) -m fixtures.lab build --kind mariadb-11.8
 
 mysql-partial: deps
 	nice -n 19 $(PY) -m fixtures.lab.partial_campaign --trials $${TRIALS:-20} --seed $${SEED:-1}

@@ -122,6 +122,7 @@ def test_replica_killed_inside_a_transaction_resumes_with_every_row(tmp_path, ki
         how = crash_replica(r, syscall="write", when=6, log=tmp_path / "strace.log", timeout=60,
                             workload=lambda: big(p, 3, 512 * 1024))
         assert how["returncode"] == -9
+        assert not r.socket.exists()  # nothing stale left in the chroot's /run
         _work(p, 200)  # the primary goes on
         with p.connect() as conn, conn.cursor() as cur:
             cur.execute("INSERT INTO lab.t VALUES (100, 'after')")
