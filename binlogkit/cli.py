@@ -534,6 +534,9 @@ def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete, ke
                 end = f"{Path(t.end_file).name}:{t.end_offset}" if t.end_file else "-"
                 src = f"{t.source_file}:{t.source_end}" if t.source_file else (str(t.source_end) if t.source_end else "-")
                 state = t.terminator if t.complete else "INCOMPLETE"
+                if t.repeats:  # a source range the relay logs held already: applied twice
+                    r = t.repeats
+                    state += f"  REPEATS {r['source_file']}:{r['start']}-{r['end']}"
                 click.echo(f"{t.gtid or '(' + t.kind + ')':<44} {start:<28} {end:<28} {src:<26} {t.events:>6} {t.bytes:>10}  {state}")
     except BinlogError as exc:
         damaged = _exit_for(exc)

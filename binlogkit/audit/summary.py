@@ -13,8 +13,8 @@ its transaction count (a clean 1 GB binlog gives about 1 KB of JSON). It holds:
 * in a relay log, the **source runs**: the ranges of the source's binlogs its events cover, one
   per stretch of the source's stream (``[source file or None, start, end, offset, end offset,
   restart]``; None: the file is the one of the previous relay log). A new run starts at a Rotate
-  from the source and wherever an event starts behind the end of the one before; ``restart``: the
-  run begins a new stream (the artificial Rotate a connection starts with, or a jump back): the
+  from the source; ``restart``: the run begins a new stream (the artificial Rotate a connection
+  starts with): the
   merge finds the source ranges that a series holds twice. Their number grows with the source's
   rotations and restarts, not with the events;
 * every anomaly with its offset: bad checksums, incidents, unknown events, breaks of the
@@ -240,14 +240,12 @@ class _Scan:
 
     def source_event(self, at: int, end: int, log_pos: int, size: int) -> None:
         """An event from the source (relay logs, after the source's Format_description): extend
-        the current source run, or start one (the first event of the file; a restart behind)."""
+        the current source run, or start one (the first event of the file). A stream restarts
+        only at a Rotate: every connection begins with one (pre-5.1 servers' end_log_pos inside
+        a transaction count from its start, so a jump back alone proves nothing)."""
         clock = self.clock
-        back = clock.behind(log_pos, size)
         runs = self.runs
-        if back is not None:
-            clock.rotate(clock.file, back)
-            runs.append([clock.file, back, back, at, at, True])
-        elif not runs:
+        if not runs:
             runs.append([None, max(0, log_pos - size), 0, at, at, False])
         e = clock.unwrap(log_pos, size)
         r = runs[-1]
