@@ -560,10 +560,11 @@ def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete, ke
               help="A server may still be writing the last file of a series: its torn tail is a warning, "
                    "not an error.")
 @click.option("--max-findings", type=click.IntRange(min=0),
-              help="Show only the first N findings (the counts cover all; --output writes all). "
+              help="Show only the first N findings (the counts cover all; --output writes all); 0: all. "
                    "Default: all (local), 1000 (spark).")
 @click.option("--max-series", type=click.IntRange(min=0),
-              help="Show only the first N series' records (--output writes all). Default: all (local), 1000 (spark).")
+              help="Show only the first N series' records (--output writes all); 0: all. "
+                   "Default: all (local), 1000 (spark).")
 @click.option("--report", "report", type=OutputPath(dir_okay=False),
               help="Also write a self-contained HTML page: a timeline of each series with its gaps and damage, "
                    "GTID coverage, the tables (opens offline). A path or a URL (s3://bucket/report.html).")
@@ -632,16 +633,17 @@ def audit(paths, as_json, output_dir, jobs, engine, live, max_findings, max_seri
                 write_report(result, page)
         except (OSError, BinlogError) as exc:
             _fail(f"report {page}: {exc}", EXIT_USAGE)
-    if max_findings is not None or max_series is not None:
+    if max_findings or max_series:  # 0: all
         from .audit.merge import limit
 
-        result = limit(result, max_findings=max_findings, max_series=max_series)
+        result = limit(result, max_findings=max_findings or None, max_series=max_series or None)
     if as_json:
         click.echo(json.dumps(result, indent=1, default=str))
     else:
-        from .audit.render import table
+        from .audit.render import lines
 
-        click.echo("\n".join(table(result)))
+        for line in lines(result):  # streamed: every finding, each wrapped, none cut
+            click.echo(line)
     sys.exit(EXIT_DAMAGED if result["counts"]["error"] else EXIT_OK)
 
 

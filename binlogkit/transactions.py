@@ -26,7 +26,7 @@ synced master.info) gets those events again. Where the source's stream restarts 
 Rotate a connection begins with names a position below the highest end seen of that file), the
 open transaction ends there, incomplete, and every transaction with events of
 the range seen before says so in ``repeats`` (``{"source_file", "start", "end"}``: its part of
-the range). ``binlogkit audit`` reports the range as ``duplicated_source_range``.
+the range). ``binlogkit audit`` reports the range as ``duplicated_range``.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ def restarted(request, tmp_path_factory):
 
 
 def _dups(result: dict) -> list[dict]:
-    return [f for f in result["findings"] if f["kind"] == "duplicated_source_range"]
+    return [f for f in result["findings"] if f["kind"] == "duplicated_range"]
 
 
 def test_audit_names_the_range_held_twice(restarted):
@@ -69,7 +69,7 @@ def test_spark_job_functions_find_it_too(restarted):
         again = [job._again(item)[1] for item in job._plan((directory, group))]
         found += job._merge(False)((directory, ([group], again)))[0]
     local = run_local([d], jobs=1)
-    assert [f for f in found if f["kind"] == "duplicated_source_range"] == _dups(local)
+    assert [f for f in found if f["kind"] == "duplicated_range"] == _dups(local)
     assert len(_dups(local)) == 1
 
 

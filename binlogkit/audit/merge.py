@@ -22,7 +22,7 @@ For one directory, in three steps that both engines run the same way:
 The work and memory of a merge grow with files, GTID streams, holes and findings — never with
 bytes or transactions. Findings are fail-closed: whatever cannot be vouched for is reported.
 
-Kinds: missing_file, rotate_mismatch, position_gap, duplicated_source_range, gtid_gap, duplicate_gtid,
+Kinds: missing_file, rotate_mismatch, position_gap, duplicated_range, gtid_gap, duplicate_gtid,
 out_of_order_gtid, incident, partial_transaction, torn_event, checksum_mismatch, encrypted (no
 key: an error), unsupported, unreadable, unknown_event.
 """
@@ -381,7 +381,7 @@ def _source_repeats(name: str, files: list[dict]) -> list[Finding]:
                 lo, hi = max(a, a0), min(b, b0)
                 if lo < hi:
                     out.append(Finding(
-                        "duplicated_source_range", "error", file, at,
+                        "duplicated_range", "error", file, at,
                         f"duplicated source range {f}:{lo}-{hi} in relay files {os.path.basename(file0)} and "
                         f"{os.path.basename(file)}: the source's stream restarted behind what the relay log held, "
                         "so an applier applies these events twice (a row insert: MariaDB stops with error 1062)",
