@@ -783,13 +783,17 @@ def compare(primary, replicas, as_json, keys) -> None:
     if as_json:
         click.echo(json.dumps(res, indent=1))
     else:
-        click.echo(f"primary: {res['primary']['transactions']} transactions, last {res['primary']['last']}")
-        click.echo(f"last transaction every side has: {res['last_common']}")
-        click.echo("on the primary only (un-acknowledged): "
-                   + (", ".join(f"{u['gtid']} ({u['file']}@{u['offset']})" for u in res["unacknowledged"]) or "none"))
-        for r in res["replicas"]:
+        click.echo(f"primary: {res['primary']['transactions']} transactions, last {res['primary']['last'] or '-'}")
+        click.echo("last transaction every side has: "
+                   + (res["last_common"] or "none in common (no transaction of the primary is on every replica)"))
+        un = res["unacknowledged"]
+        where = (f" ({un[0]['file']}@{un[0]['offset']})" if len(un) == 1 else
+                 f" ({len(un)}, from {un[0]['file']}@{un[0]['offset']})" if un else "")
+        click.echo(f"on the primary only (un-acknowledged): {res['unacknowledged_ranges'] or 'none'}{where}")
+        for r in res["replicas"]:  # GTID sets as ranges (gtid.ranges_text): one short line, not one per GTID
+            missing = f"; missing: {r['missing_ranges']} ({r['missing_count']})" if r["missing_count"] else ""
             click.echo(f"replica {r['paths'][0] if r['paths'] else '?'}: {r['transactions']} transactions; errant: "
-                       f"{', '.join(r['errant']) or 'none'}")
+                       + (f"{r['errant_ranges']} ({r['errant_count']})" if r["errant"] else "none") + missing)
         if res["primary"]["incomplete"]:
             click.echo("primary's incomplete tail: " + ", ".join(str(i["gtid"]) for i in res["primary"]["incomplete"]))
     differs = res["unacknowledged"] or any(r["errant"] for r in res["replicas"]) or res["primary"]["incomplete"]
