@@ -1234,7 +1234,7 @@ def export(archive, output, tables, start_datetime, stop_datetime, include_gtids
     Exit codes: 0 clean; 1 damage, undecodable rows or a partial transaction (reported; the sound
     part is exported); 2 usage error or an input that cannot be read.
     """
-    need("pyarrow", "binlogkit export")
+    need("pyarrow", "binlogkit export", extra="export")
     from .export import Filters, export as run_export, summary_exit_code
     from .export.render import render
 
