@@ -75,3 +75,33 @@ def test_problem_answers_what_an_event_loop_reads():
     assert (p.rows, p.table, p.rows_text, dict(p.fields), p.name, p.offset, p.problem) == \
         (None, None, None, {}, "PROBLEM", 7, True)
     assert all(not ev.problem for ev in decode_files([ROOT / "fixtures/mariadb-10.11/row-types/primary/mariadb-bin.000003"]))
+
+
+def test_each_doc_names_the_command_that_makes_its_examples_folder(tmp_path):
+    """A doc whose examples read folders (data/, binlogs/, archive/, keys/, schema.sql...) says
+    at its top the one command that makes them, and that command makes what the examples use."""
+    import re
+
+    from fixtures import docs_data
+
+    made: dict[str, list[str]] = {}
+    for md in sorted((ROOT / "docs").glob("*.md")):
+        text = md.read_text()
+        used = set(re.findall(r"^<!-- example: (\S+) -->", text, re.M))
+        if not used:
+            continue
+        named = re.findall(r"`python -m fixtures\.docs_data (\S+) DIR`", text.split("\n\n", 2)[1])
+        assert named, f"{md.name}: its top does not name the command that makes its examples' folder"
+        for setup in used:
+            want = "archive" if setup.startswith("s3") else setup
+            assert want in named, f"{md.name}: uses {setup}, names {named}"
+            if want not in made:
+                made[want] = docs_data.make(want, tmp_path / want)
+            assert made[want], want
+    assert made.keys() >= {"archive", "archive-schema", "row-types-full-metadata", "encrypted-mariadb",
+                           "stopped-primary", "crash-rotation-small-position"}
+    assert made["archive-schema"] == ["archive/", "schema.sql"] and made["encrypted-mariadb"] == ["binlogs/", "keys/"]
+    # the CLI form, as a reader runs it: a fresh interpreter, refusing a folder in use
+    res = subprocess.run([sys.executable, "-m", "fixtures.docs_data", "archive", str(tmp_path / "archive")],
+                         capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert res.returncode == 2 and "not an empty folder" in res.stderr
