@@ -71,10 +71,13 @@ def test_readme_python_api_runs_on_damaged_files(tmp_path):
 def test_problem_answers_what_an_event_loop_reads():
     from binlogkit.api import Problem, decode_files
 
-    p = Problem("x", __import__("binlogkit.errors", fromlist=["x"]).TruncatedEventError("short", offset=7))
+    from binlogkit.errors import TruncatedEventError
+
+    p = Problem("x", TruncatedEventError("short", offset=7))
     assert (p.rows, p.table, p.rows_text, dict(p.fields), p.name, p.offset, p.problem) == \
         (None, None, None, {}, "PROBLEM", 7, True)
-    assert all(not ev.problem for ev in decode_files([ROOT / "fixtures/mariadb-10.11/row-types/primary/mariadb-bin.000003"]))
+    clean = ROOT / "fixtures" / "mariadb-10.11" / "row-types" / "primary" / "mariadb-bin.000003"
+    assert all(not ev.problem for ev in decode_files([clean]))
 
 
 def test_each_doc_names_the_command_that_makes_its_examples_folder(tmp_path):

@@ -384,7 +384,8 @@ def _source_repeats(name: str, files: list[dict]) -> list[Finding]:
                         "duplicated_range", "error", file, at,
                         f"duplicated source range {f}:{lo}-{hi} in relay files {os.path.basename(file0)} and "
                         f"{os.path.basename(file)}: the source's stream restarted behind what the relay log held, "
-                        "so an applier applies these events twice (a row insert: MariaDB stops with error 1062)",
+                        "so the SQL thread reads these events twice (applied twice unless skipped by GTID: "
+                        "on a row insert MariaDB stops with error 1062)",
                         source={"file": f, "position": lo}, series=name))
         if runs and runs[-1][2] == file and runs[-1][1] == a:
             runs[-1][1] = b
