@@ -46,7 +46,10 @@ def lines(result: dict, *, max_rows: int | None = None) -> Iterator[str]:
     yield f"{'series':<{width}} {'files':>5} {'bytes':>12}  GTIDs covered"
     pad = " " * (width + 1 + 5 + 1 + 12 + 2)
     for name, s in list(result["summary"].items())[:max_rows]:
-        first, *rest = wrap(s["gtids_covered"] or "-", GTID_WIDTH, _GTIDS)
+        covered = s["gtids_covered"] or "-"
+        if covered.endswith("..."):  # the record keeps 4 KB of a set with very many holes: say so
+            covered += f" ({s['gtid_intervals']:,} intervals in all; each hole is a gtid_gap finding)"
+        first, *rest = wrap(covered, GTID_WIDTH, _GTIDS)
         yield f"{short[name]:<{width}} {s['files']:>5} {s['bytes']:>12,}  {first}"
         for more_line in rest:
             yield pad + more_line
