@@ -33,13 +33,24 @@ help:
 	@echo "make mysql-partial  MySQL 9.7 replicas killed -9 (or IO thread stopped) inside a transaction, both modes, vs the primary (TRIALS=20)"
 	@echo "make pull-soak   30 kill -9 trials of binlogkit pull under a live workload, then cmp with the primary (TRIALS=n)"
 
-$(BIN)/.installed: pyproject.toml setup.py binlogkit/_rowtext.c binlogkit/_fastdecode.c binlogkit/_pullscan.c binlogkit/_out.h
+SOURCES := pyproject.toml setup.py binlogkit/_rowtext.c binlogkit/_fastdecode.c binlogkit/_pullscan.c binlogkit/_out.h
+
+# what `make demo` needs: binlogkit itself (its C accelerators built), no extras
+$(BIN)/.installed-demo: $(SOURCES)
 	$(PYTHON) -m venv $(VENV)
 	@# quiet unless it fails: the build backend's chatter goes to a log shown on failure
-	@$(BIN)/pip install -q --upgrade pip > $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
-	@$(BIN)/pip install -q -e '.[test,spark,export]' >> $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
-	@echo "installed binlogkit and its test/spark extras in $(VENV) (log: $(VENV)/install.log)"
+	@$(BIN)/pip install -q -e . > $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
+	@echo "installed binlogkit in $(VENV) (log: $(VENV)/install.log)"
 	@$(PY) -c 'import binlogkit._rowtext' 2>/dev/null || echo "note: the C accelerator was not built (no C compiler or Python headers: apt-get install gcc python3-dev, then make deps-py); binlogkit uses its pure-Python row decoder (same output, slower)"
+	touch $@
+
+# everything the tests use: the test, spark and export extras on top (pyproject.toml's lists,
+# installed as requirements: binlogkit itself is not built a second time)
+$(BIN)/.installed: $(BIN)/.installed-demo
+	@$(BIN)/pip install -q --upgrade pip >> $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
+	@$(PY) -c 'import tomllib; x = tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]; print("\n".join(x["test"] + x["spark"] + x["export"]))' > $(VENV)/extras.txt
+	@$(BIN)/pip install -q -r $(VENV)/extras.txt >> $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
+	@echo "installed the test/spark/export extras in $(VENV) (log: $(VENV)/install.log)"
 	touch $@
 
 deps-py: $(BIN)/.installed
@@ -56,7 +67,7 @@ lab-chroots:
 
 deps: deps-py deps-system
 
-demo: deps-py
+demo: $(BIN)/.installed-demo
 	@BINLOGKIT=$(BIN)/binlogkit bash scripts/demo.sh
 
 test: deps typecheck

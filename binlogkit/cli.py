@@ -617,6 +617,9 @@ def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete, ke
                 end = f"{Path(t.end_file).name}:{t.end_offset}" if t.end_file else "-"
                 src = f"{t.source_file}:{t.source_end}" if t.source_file else (str(t.source_end) if t.source_end else "-")
                 state = t.terminator if t.complete else "INCOMPLETE"
+                if t.repeats:  # a source range the relay logs held already: applied twice
+                    r = t.repeats
+                    state += f"  REPEATS {r['source_file']}:{r['start']}-{r['end']}"
                 click.echo(f"{t.gtid or '(' + t.kind + ')':<44} {start:<28} {end:<28} {src:<26} {t.events:>6} {t.bytes:>10}  {state}")
     except BinlogError as exc:
         problems.append(exc)
@@ -642,10 +645,11 @@ def transactions(paths, as_json, gtid_filter, relay, source_file, incomplete, ke
               help="A server may still be writing the last file of a series: its torn tail is a warning, "
                    "not an error.")
 @click.option("--max-findings", type=click.IntRange(min=0),
-              help="Show only the first N findings (the counts cover all; --output writes all). "
+              help="Show only the first N findings (the counts cover all; --output writes all); 0: all. "
                    "Default: all (local), 1000 (spark).")
 @click.option("--max-series", type=click.IntRange(min=0),
-              help="Show only the first N series' records (--output writes all). Default: all (local), 1000 (spark).")
+              help="Show only the first N series' records (--output writes all); 0: all. "
+                   "Default: all (local), 1000 (spark).")
 @click.option("--report", "report", type=OutputPath(dir_okay=False),
               help="Also write a self-contained HTML page: a timeline of each series with its gaps and damage, "
                    "GTID coverage, the tables (opens offline). A path or a URL (s3://bucket/report.html).")
@@ -714,16 +718,17 @@ def audit(paths, as_json, output_dir, jobs, engine, live, max_findings, max_seri
                 write_report(result, page)
         except (OSError, BinlogError) as exc:
             _fail(f"report {page}: {exc}", EXIT_USAGE)
-    if max_findings is not None or max_series is not None:
+    if max_findings or max_series:  # 0: all
         from .audit.merge import limit
 
-        result = limit(result, max_findings=max_findings, max_series=max_series)
+        result = limit(result, max_findings=max_findings or None, max_series=max_series or None)
     if as_json:
         click.echo(json.dumps(result, indent=1, default=str))
     else:
-        from .audit.render import table
+        from .audit.render import lines
 
-        click.echo("\n".join(table(result)))
+        for line in lines(result):  # streamed: every finding, each wrapped, none cut
+            click.echo(line)
     sys.exit(EXIT_DAMAGED if result["counts"]["error"] else EXIT_OK)
 
 
@@ -863,13 +868,17 @@ def compare(primary, replicas, as_json, keys) -> None:
     if as_json:
         click.echo(json.dumps(res, indent=1))
     else:
-        click.echo(f"primary: {res['primary']['transactions']} transactions, last {res['primary']['last']}")
-        click.echo(f"last transaction every side has: {res['last_common']}")
-        click.echo("on the primary only (un-acknowledged): "
-                   + (", ".join(f"{u['gtid']} ({u['file']}@{u['offset']})" for u in res["unacknowledged"]) or "none"))
-        for r in res["replicas"]:
+        click.echo(f"primary: {res['primary']['transactions']} transactions, last {res['primary']['last'] or '-'}")
+        click.echo("last transaction every side has: "
+                   + (res["last_common"] or "none in common (no transaction of the primary is on every replica)"))
+        un = res["unacknowledged"]
+        where = (f" ({un[0]['file']}@{un[0]['offset']})" if len(un) == 1 else
+                 f" ({len(un)}, from {un[0]['file']}@{un[0]['offset']})" if un else "")
+        click.echo(f"on the primary only (un-acknowledged): {res['unacknowledged_ranges'] or 'none'}{where}")
+        for r in res["replicas"]:  # GTID sets as ranges (gtid.ranges_text): one short line, not one per GTID
+            missing = f"; missing: {r['missing_ranges']} ({r['missing_count']})" if r["missing_count"] else ""
             click.echo(f"replica {r['paths'][0] if r['paths'] else '?'}: {r['transactions']} transactions; errant: "
-                       f"{', '.join(r['errant']) or 'none'}")
+                       + (f"{r['errant_ranges']} ({r['errant_count']})" if r["errant"] else "none") + missing)
         if res["primary"]["incomplete"]:
             click.echo("primary's incomplete tail: " + ", ".join(str(i["gtid"]) for i in res["primary"]["incomplete"]))
     damage = [p for p in [res["primary"]["problem"]] + [r["problem"] for r in res["replicas"]] if p]
@@ -1455,7 +1464,7 @@ def export(archive, output, tables, start_datetime, stop_datetime, include_gtids
     Exit codes: 0 clean; 1 damage, undecodable rows or a partial transaction (reported; the sound
     part is exported); 2 usage error or an input that cannot be read.
     """
-    need("pyarrow", "binlogkit export")
+    need("pyarrow", "binlogkit export", extra="export")
     from .export import Filters, export as run_export, summary_exit_code
     from .export.render import render
 

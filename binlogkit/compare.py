@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Iterable
 
 from .api import transactions
+from .gtid import ranges_text
 from .transactions import Transaction
 from .errors import BinlogError, DecryptionError, KeyFileError, KeyRequiredError
 
@@ -67,8 +68,19 @@ def compare(primary: Iterable[str | os.PathLike], replicas: list[Iterable[str | 
         "last_common": last_common,
         "unacknowledged": [{"gtid": t.gtid, "file": Path(t.start_file).name, "offset": t.start_offset,
                             "end_offset": t.end_offset} for t in tail],
-        "replicas": [{"paths": s.paths, "transactions": len(s.gtids),
-                      "missing_from_replica": sorted(p_set - s.gtids - {t.gtid for t in tail},
-                                                     key=p_gtids.index)[:100],
-                      "errant": sorted(s.gtids - p_set), "problem": s.problem} for s in sides],
+        "unacknowledged_ranges": ranges_text(t.gtid for t in tail if t.gtid),
+        "replicas": [_replica(s, p_set, p_gtids, {t.gtid for t in tail}) for s in sides],
     }
+
+
+def _replica(s: _Side, p_set: set[str], p_gtids: list[str], tail: set[str | None]) -> dict:
+    """One replica's part: what it lacks (the first 100 in the primary's order, and all of it as
+    ranges), its errant GTIDs (a list, and as ranges)."""
+    missing = p_set - s.gtids - tail
+    rank = {g: i for i, g in enumerate(p_gtids)}
+    errant = s.gtids - p_set
+    return {"paths": s.paths, "transactions": len(s.gtids),
+            "missing_from_replica": sorted(missing, key=rank.__getitem__)[:100],
+            "missing_count": len(missing), "missing_ranges": ranges_text(missing),
+            "errant": sorted(errant), "errant_count": len(errant), "errant_ranges": ranges_text(errant),
+            "problem": s.problem}

@@ -5,6 +5,8 @@ and the C decode loop (``fastdecode``), which both import it from here (no impor
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, ClassVar, Mapping
 
 from .constants import EventType
 from .errors import BinlogError
@@ -13,10 +15,33 @@ from .events import Event, decode
 
 @dataclass(frozen=True)
 class Problem:
-    """A damaged or unreadable input, met while decoding: everything before it was yielded."""
+    """A damaged or unreadable input, met while decoding: everything before it was yielded.
+
+    ``decode_files`` yields it among the events, so it answers what a loop over events reads
+    without a trap: ``rows``, ``table`` and ``rows_text`` are None, ``fields`` is
+    empty, ``name`` is ``"PROBLEM"``, ``offset`` / ``event_type`` are the error's. Check
+    ``isinstance(x, Problem)`` (or ``x.problem``, True here, False on an ``Event``) to tell."""
 
     path: str
     error: BinlogError
+
+    name: ClassVar[str] = "PROBLEM"
+    problem: ClassVar[bool] = True
+    rows: ClassVar[None] = None
+    table: ClassVar[None] = None
+    rows_text: ClassVar[None] = None
+    fields: ClassVar[Mapping[str, Any]] = MappingProxyType({})
+
+    @property
+    def offset(self) -> int | None:
+        return self.error.offset
+
+    @property
+    def event_type(self) -> str | None:
+        return self.error.event_type
+
+    def __str__(self) -> str:
+        return str(self.error)
 
 
 class EventDecoder:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import zlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 from datetime import datetime, timezone
 
 from construct import Container, ConstructError, ListContainer
@@ -46,6 +46,7 @@ class Event:
     rows: list | None = field(repr=False, default=None)  # decoded row images, when asked for
     table: Any = field(repr=False, default=None)  # a rowvalues Table (not imported: no circle)  # the Table they belong to
     rows_text: bytes | None = field(repr=False, default=None)  # `decode -v` lines, when asked for
+    problem: ClassVar[bool] = False  # a decoder.Problem says True: the two can be told apart without isinstance
 
     @property
     def type_name(self) -> str:

@@ -52,6 +52,21 @@ class SourceClock:
         return end
 
 
+    def behind(self, log_pos: int, size: int) -> int | None:
+        """The 64-bit start of an event (``end_log_pos`` ``log_pos``, ``size`` bytes) that starts
+        *before* the end of the last event, or None when it starts at or after it. A source
+        never sends an event twice in one stream: one that starts behind is a restarted stream
+        (a replica that reconnected at an older position). "Behind" is read within half the
+        32-bit window, so a position that wrapped past 4 GiB is ahead, not behind."""
+        if not log_pos or self.end is None:
+            return None
+        start32 = (log_pos - size) & (WRAP - 1)
+        back = ((self.end & (WRAP - 1)) - start32) & (WRAP - 1)
+        if back == 0 or back >= WRAP >> 1:
+            return None
+        return self.end - back
+
+
 def reachable_by_dump(position: int) -> bool:
     """Whether a file/position replica can ask a source for ``position`` (4-byte field)."""
     return 0 <= position <= MAX_DUMP_POSITION

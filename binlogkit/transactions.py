@@ -19,6 +19,14 @@ Boundaries (flavor-neutral rules; each flavor's GTID event just says standalone 
 
 A transaction is **complete** when its terminating event is present, whole and passes its
 checksum; one still open when the stream ends (or when the next GTID arrives) is not.
+
+A relay log can hold a range of the source's binlog twice: a replica that reconnects at a
+position behind what its relay log already holds (a file/position replica killed before it
+synced master.info) gets those events again. Where the source's stream restarts behind (the
+Rotate a connection begins with names a position below the highest end seen of that file), the
+open transaction ends there, incomplete, and every transaction with events of
+the range seen before says so in ``repeats`` (``{"source_file", "start", "end"}``: its part of
+the range). ``binlogkit audit`` reports the range as ``duplicated_range``.
 """
 
 from __future__ import annotations
@@ -78,6 +86,8 @@ class Transaction:
     # the START ALTER's seq_no (a ROLLBACK ALTER's group is never applied: its ALTER failed)
     alter: str | None = None
     alter_id: int | None = None
+    # the source range of its events that the stream held already (a restarted source stream)
+    repeats: dict | None = None
     _open_group: bool = field(default=False, repr=False)
     _statements: int = field(default=0, repr=False)
 
@@ -192,6 +202,38 @@ class Grouper:
         self.clock = SourceClock(source_file)  # the source's 64-bit positions (relay logs)
         # the last Rotate the source itself wrote (the end of its file), in a relay log
         self.last_source_rotate: dict | None = None
+        # relay logs: the highest source end seen per source file, and the range being repeated
+        self.held: dict[str, int] = {}
+        self.repeat: list | None = None   # [source file, start, end]
+
+    def _restart(self, file: str | None, position: int, adopt: bool = False) -> Iterator[Transaction]:
+        """The source's stream (re)starts at ``position`` of ``file``: behind what was held,
+        the open transaction ends here and the range up to the highest end is a repeat. Events
+        of a file no Rotate named (the relay logs that had it were purged) are taken as ``file``'s:
+        a stream changes file only at a Rotate of the source's own, which would have named it."""
+        if file and self.source_file is None and "" in self.held:
+            unnamed = self.held.pop("")
+            if adopt:  # the artificial Rotate of a new connection, not the end of a file
+                self.held[file] = max(unnamed, self.held.get(file, 0))
+        high = self.held.get(file or "", 0)
+        if position < high:
+            if self.cur is not None:
+                yield self._close(False, None)
+            self.repeat = [file, position, high]
+
+    def _repeated(self, src_file: str | None, src_end: int, size: int) -> None:
+        """Account an event of the source for ``repeats`` and the held ends."""
+        r = self.repeat
+        if r is not None and r[0] == src_file and src_end - size < r[2] and self.cur is not None:
+            t = self.cur
+            if t.repeats is None:
+                t.repeats = {"source_file": src_file, "start": max(r[1], src_end - size), "end": 0}
+            t.repeats["end"] = min(src_end, r[2])
+        if r is not None and (r[0] != src_file or src_end >= r[2]):
+            self.repeat = None
+        key = src_file or ""
+        if src_end > self.held.get(key, 0):
+            self.held[key] = src_end
 
     def _close(self, complete: bool, terminator: str | None) -> Transaction:
         t = self.cur
@@ -256,6 +298,8 @@ class Grouper:
                         name = body[8:].decode("utf-8", "replace") if len(body) >= 8 else ""
                         if relay or not own_source:
                             pos = int.from_bytes(body[:8], "little") if len(body) >= 8 else 4
+                            if relay:
+                                yield from self._restart(name, pos, adopt=not log_pos)
                             if relay and log_pos:  # the source's own Rotate, at the end of its file
                                 self.last_source_rotate = {"file": path, "offset": at, "end": end,
                                                            "from_file": self.source_file,
@@ -319,6 +363,8 @@ class Grouper:
                         info.first_transaction = gtid or f"@{at}"
                     info.last_transaction = gtid or f"@{at}"
                     self._account(end, ts, ev_size, src_end, path)
+                    if relay and src_end:
+                        self._repeated(src_file, src_end, ev_size)
                     continue
                 if self.cur is None:
                     kind = "continuation" if (info.transactions == 0 and not self.files[:-1] and
@@ -331,6 +377,8 @@ class Grouper:
                     info.last_transaction = f"@{at}"
                 t = self.cur
                 self._account(end, ts, ev_size, src_end, path)
+                if relay and src_end:
+                    self._repeated(src_file, src_end, ev_size)
                 if code in QUERY_TYPES:
                     phl = self.fmt.post_header_length(T.QUERY_EVENT) if self.fmt else None
                     c = _classify(_query_text(self._body(data), code, phl))

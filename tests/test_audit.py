@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 from click.testing import CliRunner
 
 from binlogkit import BinlogError, open_binlog
@@ -262,7 +263,20 @@ def test_what_is_shown_stays_bounded_when_one_series_is_huge(tmp_path):
     assert len(json.loads((tmp_path / "out" / "findings.json").read_text())) == 1500
     assert run_local([tmp_path / "arch"], jobs=2, max_findings=7, max_series=1) == doc
     text = CliRunner().invoke(main, ["audit", "--max-series", "2", str(tmp_path / "arch")]).output
-    assert "... and 1 more series" in text and "... and 1,300 more" in text
+    assert "... and 1 more series" in text and "more (--json" not in text  # every finding shown
+    assert sum(1 for line in text.splitlines() if line.startswith("error    gtid_gap")) == 1500
+    # the GTID set is wrapped, never cut: its lines joined give the whole text
+    lines = text.splitlines()
+    i = next(k for k, line in enumerate(lines) if line.startswith("s0/binlog"))
+    pieces = [lines[i].split(None, 3)[3]]
+    pieces += [line.strip() for line in lines[i + 1:] if line.startswith(" ")]
+    note = " (1,501 intervals in all; each hole is a gtid_gap finding)"  # the record's cut said
+    assert "".join(pieces).replace(" ", "") == (huge["gtids_covered"] + note).replace(" ", "")
+    assert max(len(p) for p in pieces) <= 60 and huge["gtids_covered"].endswith("...")
+    limited = CliRunner().invoke(main, ["audit", "--max-findings", "5", str(tmp_path / "arch")]).output
+    assert "... and 1,495 more (--json or --output for all)" in limited
+    every = CliRunner().invoke(main, ["audit", "--max-findings", "0", "--json", str(tmp_path / "arch")]).output
+    assert json.loads(every)["findings"] == full["findings"]  # 0: all
 
 
 def test_output_is_written_safely(tmp_path):
@@ -283,3 +297,16 @@ def test_output_is_written_safely(tmp_path):
     assert json.loads((out / "summary.json").read_text())["counts"]["error"] == 0
     assert json.loads((out / "findings.json").read_text()) == []
     assert (out / "findings.json").stat().st_mode & 0o777 == 0o644
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab:, -1", max_size=300), st.integers(min_value=1, max_value=80))
+def test_the_text_table_wraps_and_never_cuts(text, width):
+    from binlogkit.audit.render import _GTIDS, wrap
+
+    import re
+
+    for breaks, lines in ((" ,", wrap(text, width)), (" ,:", wrap(text, width, _GTIDS))):
+        assert "".join(lines).replace(" ", "") == text.replace(" ", "")  # every character kept
+        for line in lines:  # a line over the width is one piece that could not be broken
+            assert len(line) <= width or not re.search(f"[{breaks}]", line.rstrip(breaks))

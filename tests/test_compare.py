@@ -43,3 +43,42 @@ def test_recover_binlog_keep_through(tmp_path):
     apply_plan(plan, backup_dir=tmp_path / "b", check_processes=False)
     again = plan_binlog_recovery(d, keep_through=keep["gtid"])
     assert again.nothing_to_do
+
+
+def test_compare_prints_gtid_sets_as_ranges_and_says_when_nothing_is_shared(tmp_path):
+    """Thousands of errant GTIDs are one short range, not one GTID after the other; a replica
+    that shares nothing with the primary is said so, not "None"."""
+    from fixtures.built_mysql import BinlogBuilder
+
+    u = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+    b = BinlogBuilder(server_id=7)
+    for n in [*range(1, 2001), *range(2003, 2011)]:
+        b.transaction(f"{u}:{n}")
+    other = b.write(tmp_path / "binlog.000001")
+    primary = store.materialize("replication-gtid") / "primary"
+    r = CliRunner().invoke(main, ["compare", str(primary), str(other)])
+    assert r.exit_code == 1
+    lines = r.output.splitlines()
+    assert "last transaction every side has: none in common" in r.output and "None" not in r.output
+    [rep] = [line for line in lines if line.startswith("replica ")]
+    assert f"errant: {u}:1-2000:2003-2010 (2008)" in rep
+    assert "on the primary only (un-acknowledged): 0-1-1..3014 (3014, from mariadb-bin.000001@" in r.output
+    assert max(len(line) for line in lines) < 200
+    res = compare(expand_paths([primary]), [[other]])
+    assert res["last_common"] is None and res["replicas"][0]["errant_count"] == 2008
+    # a replica that lacks two of the primary's files in the middle: what it misses, as one range
+    trx = store.manifest("replication-gtid")["primary"]["transactions"]
+    gone = [t["gtid"] for t in trx if t["file"] in ("mariadb-bin.000003", "mariadb-bin.000004")]
+    part = [p for p in expand_paths([primary]) if p.name not in ("mariadb-bin.000003", "mariadb-bin.000004")]
+    res = compare(expand_paths([primary]), [part])
+    assert res["replicas"][0]["missing_count"] == len(gone)
+    assert res["replicas"][0]["missing_ranges"] == f"{gone[0]}..{gone[-1].rsplit('-', 1)[1]}"
+
+
+def test_ranges_text_is_canonical():
+    from binlogkit.gtid import ranges_text
+
+    assert ranges_text(["0-1-5", "0-1-3", "0-1-4", "1-2-9", "0-2-1"]) == "0-1-3..5,0-2-1,1-2-9"
+    assert ranges_text([]) == ""
+    u = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+    assert ranges_text([f"{u}:4", f"{u}:3", "0-1-1"]) == f"{u}:3-4,0-1-1"

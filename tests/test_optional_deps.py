@@ -86,3 +86,40 @@ def test_export_without_pyarrow(tmp_path):
     assert res.returncode == 2
     _one_line(res, "pyarrow is not installed", "binlogkit export", "pip install 'binlogkit[")
     assert not (tmp_path / "out").exists()
+
+
+def test_export_without_pyarrow_names_the_export_extra(tmp_path):
+    res = _without("pyarrow", "export", str(FIXTURE), "--output", str(tmp_path / "out"))
+    assert res.returncode == 2
+    _one_line(res, "pyarrow is not installed", "binlogkit export", "pip install 'binlogkit[export]'")
+    assert not (tmp_path / "out").exists()
+
+
+def test_every_extra_a_message_names_installs_that_module():
+    """Each `pip install 'binlogkit[X]'` in the code, and each extra `need` names, is an extra
+    of pyproject.toml that lists the module it is named for."""
+    import re
+    import tomllib
+
+    from binlogkit._optional import EXTRAS
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+
+    def lists(extra: str, module: str) -> bool:
+        names = {re.split(r"[<>=\[; ]", r, maxsplit=1)[0].lower() for r in extras[extra]}
+        return {"pymysql": "pymysql", "cryptography": "cryptography"}.get(module, module) in names
+
+    for module, extra in EXTRAS.items():
+        assert extra is None or lists(extra, module), (module, extra)
+    seen = 0
+    for f in sorted((ROOT / "binlogkit").rglob("*.py")):
+        text = f.read_text()
+        for m in re.finditer(r"need\(\"([\w.]+)\"[^)\n]*extra=\"(\w+)\"", text):
+            assert lists(m.group(2), m.group(1).split(".")[0]), (f.name, m.group(0))
+            seen += 1
+        for m in re.finditer(r"(\w+) [^\n]*pip install 'binlogkit\[(\w+)\]'", text):
+            assert m.group(2) in extras, (f.name, m.group(0))
+            seen += 1
+    assert seen >= 4
+    # the messages that name a module: that module is in the extra
+    assert lists("pull", "pymysql") and lists("encryption", "cryptography")

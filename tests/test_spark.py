@@ -98,3 +98,21 @@ def test_files_are_dealt_into_a_bounded_number_of_tasks_of_equal_work():
     work = [sum(s for _p, s in d) for d in deal]
     assert max(work) - min(work) <= 10_000  # at most one file's worth apart
     assert job.deal_files(sizes[:5], 64) == [[x] for x in sizes[:5]]  # few files: one task each
+
+
+def test_spark_job_zero_means_all_and_finds_a_duplicated_source_range(spark, tmp_path, capsys):
+    """--max-findings 0 / --max-series 0: every finding and series' record reaches the driver
+    (as the local engine gives them); a relay directory holding a source range twice is named by
+    the Spark job as by the local engine."""
+    from fixtures import restart
+    from fixtures.faults import generate
+
+    truth = restart.build("crash-rotation-small-position", tmp_path / "arch" / "relay")
+    generate(tmp_path / "arch" / "faulty", trx_per_file=20)
+    rc = job.main(spark, [str(tmp_path / "arch"), "--json", "--max-findings", "0", "--max-series", "0"])
+    printed = json.loads(capsys.readouterr().out)
+    local = run_local([tmp_path / "arch"], jobs=1)
+    assert rc == 1 and printed == local
+    assert printed["findings_omitted"] == 0 and len(printed["findings"]) == sum(printed["counts"].values())
+    [dup] = [f for f in printed["findings"] if f["kind"] == "duplicated_range"]
+    assert dup["source"] == {"file": truth["source_file"], "position": truth["start"]}

@@ -199,7 +199,8 @@ def audit(spark, paths: list[str], *, live: bool = False, output: str | None = N
 
     What reaches the driver is bounded by the two limits, whatever the archive: the counts (one
     short list per partition, added up), the first ``max_series`` per-series records and the
-    first ``max_findings`` findings, in report order. With ``output``, executors write every
+    first ``max_findings`` findings, in report order (0: all of them, streamed in that order:
+    then the driver holds what the archive has). With ``output``, executors write every
     finding to ``OUTPUT/findings.parquet`` and every series' record to ``OUTPUT/series.parquet``.
     The driver itself holds the list of input paths and sizes (about 200 bytes per file)."""
     from pyspark import StorageLevel
@@ -234,8 +235,11 @@ def audit(spark, paths: list[str], *, live: bool = False, output: str | None = N
     merged.persist(StorageLevel.MEMORY_AND_DISK)
     errors, warnings, infos, n_series = merged.map(_tally).treeAggregate([0, 0, 0, 0], _add, _add)
     counts = {"error": errors, "warning": warnings, "info": infos}
-    series = dict(merged.flatMap(_series).takeOrdered(max_series, key=_series_name)) if max_series else {}
-    first = [_finding(r) for r in merged.flatMap(_rows).takeOrdered(max_findings, key=_order)] if max_findings else []
+    # 0: all of them, streamed to the driver in report order (then bounded by the archive only)
+    series = dict(merged.flatMap(_series).takeOrdered(max_series, key=_series_name) if max_series else
+                  merged.flatMap(_series).sortBy(_series_name).toLocalIterator())
+    first = [_finding(r) for r in (merged.flatMap(_rows).takeOrdered(max_findings, key=_order) if max_findings else
+                                   merged.flatMap(_rows).sortBy(_order).toLocalIterator())]
     if output:
         out = output.rstrip("/")
         findings = spark.createDataFrame(merged.flatMap(_rows), _schema())
@@ -330,9 +334,9 @@ def main(spark, argv: list[str]) -> int:
     ap.add_argument("--live", action="store_true",
                     help="the last file of a series may still be written by a server: a torn tail is a warning")
     ap.add_argument("--max-findings", type=int, default=1000,
-                    help="findings brought to the driver (all are in findings.parquet)")
+                    help="findings brought to the driver (all are in findings.parquet); 0: all")
     ap.add_argument("--max-series", type=int, default=1000,
-                    help="per-series records brought to the driver (all are in series.parquet)")
+                    help="per-series records brought to the driver (all are in series.parquet); 0: all")
     ap.add_argument("--key-file", default=os.environ.get("BINLOGKIT_KEY_FILE"),
                     help="MariaDB file_key_management key file (a path on the workers, or shipped with --files)")
     ap.add_argument("--key-file-secret-file", help="the secret of an encrypted key file (or BINLOGKIT_KEY_FILE_SECRET "

@@ -22,7 +22,7 @@ For one directory, in three steps that both engines run the same way:
 The work and memory of a merge grow with files, GTID streams, holes and findings — never with
 bytes or transactions. Findings are fail-closed: whatever cannot be vouched for is reported.
 
-Kinds: missing_file, rotate_mismatch, position_gap, gtid_gap, duplicate_gtid,
+Kinds: missing_file, rotate_mismatch, position_gap, duplicated_range, gtid_gap, duplicate_gtid,
 out_of_order_gtid, incident, partial_transaction, torn_event, checksum_mismatch, encrypted (no
 key: an error), unsupported, unreadable, unknown_event.
 """
@@ -316,6 +316,7 @@ def _files_and_chain(name: str, files: list[dict], live: bool,
                                f"{name}.{missing:06d} is missing between {a:06d} and {b:06d}"
                                + (f" ({by[1]} lists it)" if by else ""), series=name,
                                place=_missing_place(base, missing, a, b)))
+    out += _source_repeats(name, files)
     for i, s in enumerate(files):
         last_of_series = i == len(files) - 1
         p = s["problem"]
@@ -380,6 +381,53 @@ def _files_and_chain(name: str, files: list[dict], live: bool,
                                "begun but interrupted by the next transaction (lost data)",
                                [t["gtid"]] if t["gtid"] else [], source=t["source"], series=name))
     return out + _listed_left(name, listed)
+
+
+def _source_repeats(name: str, files: list[dict]) -> list[Finding]:
+    """A relay series that holds a range of a source binlog twice: the source's stream restarted
+    behind what the relay logs already held (a replica that reconnected at a stale position),
+    so an applier reads those events twice. From the files' source runs, in order; the state is
+    one entry per (source file, relay file) stretch — it grows with files, not events.
+
+    A run whose source file no relay log names (the series' first files, when the one with the
+    source's Rotate was purged) continues the file of the run before it; before any, it is taken
+    to be the file that the next restart (a new connection, a jump back) names, when no Rotate
+    of the source's own (the end of its file) comes between: a stream changes file only there."""
+    out: list[Finding] = []
+    held: dict[str, list[list]] = {}   # source file -> [[start, end, relay file, offset]]
+    high: dict[str, int] = {}          # source file -> highest end so far
+    flat = [(s["file"], r) for s in files for r in s.get("source_runs") or []]
+    ahead: list[str | None] = [None] * len(flat)   # the file of the next restart, none between
+    nxt = None
+    for i in range(len(flat) - 1, -1, -1):
+        ahead[i] = nxt
+        r = flat[i][1]
+        if r[0] is not None:
+            nxt = r[0] if r[5] else None
+    current = None
+    for (file, (f, a, b, at, _upto, _restart)), guess in zip(flat, ahead):
+        f = f or current or guess
+        current = f
+        if f is None:
+            continue
+        runs = held.setdefault(f, [])
+        if a < high.get(f, 0):
+            for a0, b0, file0, _at0 in runs:
+                lo, hi = max(a, a0), min(b, b0)
+                if lo < hi:
+                    out.append(Finding(
+                        "duplicated_range", "error", file, at,
+                        f"duplicated source range {f}:{lo}-{hi} in relay files {os.path.basename(file0)} and "
+                        f"{os.path.basename(file)}: the source's stream restarted behind what the relay log held, "
+                        "so the SQL thread reads these events twice (applied twice unless skipped by GTID: "
+                        "on a row insert MariaDB stops with error 1062)",
+                        source={"file": f, "position": lo}, series=name))
+        if runs and runs[-1][2] == file and runs[-1][1] == a:
+            runs[-1][1] = b
+        else:
+            runs.append([a, b, file, at])
+        high[f] = max(high.get(f, 0), b)
+    return out
 
 
 def _number(name: str) -> int | None:

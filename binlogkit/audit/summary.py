@@ -10,6 +10,13 @@ its transaction count (a clean 1 GB binlog gives about 1 KB of JSON). It holds:
 * GTID coverage as interval sets (``intervals.py``): every GTID (``all``) and the ones whose
   transaction completed in this file (``complete``), per MariaDB domain-server / MySQL uuid[:tag];
   for MariaDB also each domain's first GTID (with offset) and highest GTID;
+* in a relay log, the **source runs**: the ranges of the source's binlogs its events cover, one
+  per stretch of the source's stream (``[source file or None, start, end, offset, end offset,
+  restart]``; None: the file is the one of the previous relay log). A new run starts at a Rotate
+  from the source; ``restart``: the run begins a new stream (the artificial Rotate a connection
+  starts with): the
+  merge finds the source ranges that a series holds twice. Their number grows with the source's
+  rotations and restarts, not with the events;
 * every anomaly with its offset: bad checksums, incidents, unknown events, breaks of the
   end_log_pos chain, transactions interrupted inside the file, the first problem (torn event,
   unreadable, encrypted), and the GTID order findings *inside* the file.
@@ -39,6 +46,7 @@ from ..constants import EventFlag, EventType as T, event_type_name
 from ..errors import BinlogError, FormatError
 from ..files import OPENERS, input_size, open_input
 from ..format import Format
+from ..positions import SourceClock
 from ..scan import walk_events
 from ..transactions import (BODIES, GTID_TYPES, KNOWN_TYPES, OUTSIDE, PRELUDE, QUERY_TYPES, Grouper,
                             _classify, _query_text, gtid_list_strings)
@@ -188,6 +196,7 @@ def file_summary(path: str | os.PathLike[str], context: dict[str, Any] | None = 
         "interrupted": s.interrupted,
         "maria": maria, "mysql": o.mysql.m or None, "complete": s.complete.m,
         "gtid_anomalies": o.anomalies,
+        "source_runs": [r for r in s.runs if r[2] > r[1]] if s.relay else [],
     }
     if context is not None:
         out["context"] = True
@@ -226,6 +235,31 @@ class _Scan:
         self.continuation_head = False
         self._keys: dict[tuple[int, int], str] = {}
         self._grouper = Grouper()
+        self.clock = SourceClock()
+        self.runs: list[list[Any]] = []  # [source file | None, start, end, offset, end offset, restart]
+
+    def source_event(self, at: int, end: int, log_pos: int, size: int) -> None:
+        """An event from the source (relay logs, after the source's Format_description): extend
+        the current source run, or start one (the first event of the file). A stream restarts
+        only at a Rotate: every connection begins with one (pre-5.1 servers' end_log_pos inside
+        a transaction count from its start, so a jump back alone proves nothing)."""
+        clock = self.clock
+        runs = self.runs
+        if not runs:
+            runs.append([None, max(0, log_pos - size), 0, at, at, False])
+        e = clock.unwrap(log_pos, size)
+        r = runs[-1]
+        r[2], r[4] = e, end
+
+    def source_rotate(self, at: int, end: int, name: str, position: int, log_pos: int, size: int) -> None:
+        """A Rotate from the source: its file ends here (a real one) or the stream (re)starts
+        at ``position`` of ``name`` (the artificial one a connection begins with). Its own
+        end_log_pos is not read: MySQL replicas write Rotates (server id 0) whose end_log_pos is
+        a relay-log offset."""
+        if self.runs and self.runs[-1][2] <= self.runs[-1][1]:
+            self.runs.pop()  # a run without events: replaced
+        self.clock.rotate(name, position)
+        self.runs.append([name, position, position, at, end, not log_pos])
 
     def body(self, data: bytes) -> bytes:
         fmt = self.fmt
@@ -310,6 +344,8 @@ class _Scan:
                 if code in plain:  # row images, table maps, annotations...: only a boundary matters
                     if not relay:
                         own_source = base
+                    elif log_pos and fdes >= 2 and not flags & _RELAY:
+                        self.source_event(at, end, log_pos, ev_size)
                     t = self.cur
                     if t is None:
                         cont = self.transactions == 0 and code not in PRELUDE
@@ -340,11 +376,15 @@ class _Scan:
                         self.last_relay_rotate = r
                     elif (relay or fdes < 2) and (relay or not own_source):
                         self.source_file = rb[8:].decode("utf-8", "replace") if len(rb) >= 8 else ""
+                        if relay and r["position"] is not None:
+                            self.source_rotate(at, end, self.source_file, r["position"], log_pos, ev_size)
                     continue
                 if not relay:
                     src_file = own_source = base
                 else:
                     src_file = self.source_file
+                    if log_pos and fdes >= 2 and not flags & _RELAY:
+                        self.source_event(at, end, log_pos, ev_size)
                 if code in OUTSIDE:
                     if code == _INCIDENT:
                         body = self.body(data)

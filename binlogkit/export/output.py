@@ -37,7 +37,7 @@ def output_fs(url: str) -> tuple[Any, str]:
     else:
         from .._optional import need
 
-        fsspec = need("fsspec", "binlogkit export")
+        fsspec = need("fsspec", "binlogkit export", extra="export")
         fs, root = fsspec.core.url_to_fs(url)
     return fs, root.rstrip("/") or "/"
 

@@ -245,6 +245,7 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
             err = exc.with_context(file=str(d / name))
             break
     trx.extend(g.finish())
+    _name_repeats(plan, trx)
     if g.files and g.fmt is not None:
         plan.flavor = g.fmt.flavor.value
 
@@ -453,6 +454,26 @@ def mysql_answer(plan: Plan, trx: list[Transaction], applied) -> dict:
     out["all_applied"] = done is not None and done == len(complete)
     out["applier_known"] = done is not None
     return out
+
+
+def _name_repeats(plan: Plan, trx: list[Transaction]) -> None:
+    """A warning per source range that the relay logs hold twice (``Transaction.repeats``:
+    the source's stream restarted behind what was held). This plan does not cut them out."""
+    ranges: list[list] = []  # [source file, start, end, relay file, offset]
+    for t in trx:
+        r = t.repeats
+        if not r:
+            continue
+        if ranges and ranges[-1][0] == r["source_file"] and ranges[-1][2] == r["start"]:
+            ranges[-1][2] = r["end"]
+        else:
+            ranges.append([r["source_file"], r["start"], r["end"], Path(t.start_file).name, t.start_offset])
+    for f, a, b, name, at in ranges:
+        plan.warnings.append(
+            f"duplicated source range {f}:{a}-{b}: {name} from @{at} holds events the relay logs held already "
+            "(the source's stream restarted behind them); the SQL thread would apply them twice, and this plan "
+            "does not remove them: start the replica with relay_log_recovery=1 (it fetches again from the SQL "
+            "thread's position) instead")
 
 
 def unreadable_encrypted(err: BinlogError) -> bool:

@@ -23,12 +23,13 @@ MIN_BAR = 2.0         # average px per file below which files are binned
 MAX_MARKS = 1500      # per series, beyond which marks are binned per pixel column
 LANE = 11             # px per finding kind
 KINDS = ["missing_file", "gtid_gap", "duplicate_gtid", "out_of_order_gtid", "partial_transaction", "torn_event",
-         "checksum_mismatch", "incident", "rotate_mismatch", "position_gap", "unreadable", "encrypted",
-         "unknown_event"]
+         "checksum_mismatch", "incident", "rotate_mismatch", "position_gap", "duplicated_range", "unreadable",
+         "encrypted", "unknown_event"]
 LABELS = {"missing_file": "missing file", "gtid_gap": "GTID gap", "duplicate_gtid": "duplicate GTID",
           "out_of_order_gtid": "GTID out of order", "partial_transaction": "partial transaction",
           "torn_event": "torn event", "checksum_mismatch": "checksum failure", "incident": "incident",
-          "rotate_mismatch": "Rotate mismatch", "position_gap": "position gap", "unreadable": "unreadable",
+          "rotate_mismatch": "Rotate mismatch", "position_gap": "position gap",
+          "duplicated_range": "source range twice", "unreadable": "unreadable",
           "encrypted": "encrypted", "unknown_event": "unknown event"}
 
 
