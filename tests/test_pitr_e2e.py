@@ -94,7 +94,8 @@ def test_restore_dump_and_replay_to_a_second(tmp_path):
         code, plan = _pitr(archive, "--backup-info", dump, "--until-datetime", until)
         assert code == 0 and plan["reachable"] and plan["problems"] == [], plan
         assert plan["start"]["backup"]["origin"] == "dump" and plan["start"]["backup"]["gtids"]
-        assert len(plan["files"]) >= 3 and plan["transactions"] > 600
+        assert len(plan["files"]) >= 3 and plan["transactions"] >= 600   # the 600 small ones, and what the
+        # writer committed after the dump's snapshot (none when the dump was quick)
         # the plan stops right before the transaction open across T, and names it
         res = CliRunner().invoke(main, ["transactions", "--json", "--gtids", straddle_gtid, str(archive)])
         strad = next(t for t in map(json.loads, res.output.splitlines()) if t["gtid"] == straddle_gtid)
