@@ -53,3 +53,16 @@ def old_temporals_may_be_fractional(flavor: Flavor | None) -> bool:
     mysql56_temporal_format=OFF or tables made before 10.1: ``sql/field.cc`` Field_*_hires).
     MySQL's old types have no fractions. Unknown flavor: MariaDB's rule."""
     return flavor is not Flavor.MYSQL
+
+
+def tool_escapes_strings(flavor: Flavor | None, version: tuple[int, int, int] | None = None) -> bool:
+    """Whether the flavor's own binlog tool, ``-v``, prints a quoted string value (CHAR,
+    VARCHAR, BINARY, TEXT, BLOB, GEOMETRY, JSON) with ``'`` and ``\\`` backslash-escaped and
+    ``\\b \\f \\n \\r \\t`` by name: MySQL's ``mysqlbinlog`` from 8.0 (the quote table of
+    ``sql/log_event.cc`` ``my_b_write_quoted``, which came with the partial-JSON printing;
+    MySQL 5.7 wrote ``'`` and ``\\`` raw). Otherwise (MariaDB's ``mariadb-binlog``, every
+    version; MySQL before 8.0) only bytes below 0x20 are escaped, as ``\\xNN``. Unknown version:
+    today's tool; unknown flavor: MariaDB's rule."""
+    if flavor is not Flavor.MYSQL:
+        return False
+    return version is None or version >= (8, 0, 0)
