@@ -38,13 +38,13 @@ class EventDecoder:
         tm = decode(raw, strict=self.strict)
         if tm.parsed is None:  # kept as bytes (no codec): no table to register
             return tm
-        flavor, version = (raw.format.flavor, raw.format.version) if raw.format else (None, None)
-        key = (flavor, version, raw.body)  # servers repeat a table's map before every statement
+        flavor = raw.format.flavor if raw.format else None
+        key = (flavor, raw.body)  # servers repeat a table's map before every statement
         table = self.known.get(key)
         if table is None:
             if len(self.known) > 4096:
                 self.known.clear()
-            table = self.known[key] = table_from_map(tm.parsed, flavor, self.column_types, version)
+            table = self.known[key] = table_from_map(tm.parsed, flavor, self.column_types)
         self.tables[tm.parsed["table_id"]] = table
         return tm
 

@@ -55,14 +55,13 @@ def old_temporals_may_be_fractional(flavor: Flavor | None) -> bool:
     return flavor is not Flavor.MYSQL
 
 
-def tool_escapes_strings(flavor: Flavor | None, version: tuple[int, int, int] | None = None) -> bool:
-    """Whether the flavor's own binlog tool, ``-v``, prints a quoted string value (CHAR,
-    VARCHAR, BINARY, TEXT, BLOB, GEOMETRY, JSON) with ``'`` and ``\\`` backslash-escaped and
-    ``\\b \\f \\n \\r \\t`` by name: MySQL's ``mysqlbinlog`` from 8.0 (the quote table of
-    ``sql/log_event.cc`` ``my_b_write_quoted``, which came with the partial-JSON printing;
-    MySQL 5.7 wrote ``'`` and ``\\`` raw). Otherwise (MariaDB's ``mariadb-binlog``, every
-    version; MySQL before 8.0) only bytes below 0x20 are escaped, as ``\\xNN``. Unknown version:
-    today's tool; unknown flavor: MariaDB's rule."""
-    if flavor is not Flavor.MYSQL:
-        return False
-    return version is None or version >= (8, 0, 0)
+def tool_escapes_strings(flavor: Flavor | None) -> bool:
+    """Whether the flavor's own binlog tool, ``-v``, prints a quoted string value (CHAR, VARCHAR,
+    BINARY, TEXT, BLOB, GEOMETRY, JSON) with ``'`` and ``\\`` backslash-escaped and
+    ``\\b \\f \\n \\r \\t`` by name, other bytes below 0x20 as ``\\xNN``: MySQL's
+    ``mysqlbinlog`` since 8.0 (the quote table of ``my_b_write_quoted``, ``sql/log_event.cc``).
+    The tool's version decides, not the file's: today's mysqlbinlog prints a MySQL 5.7 file's
+    strings so too (mysqlbinlog 5.6 of 2018 printed ``'`` and ``\\`` as ``\\x27`` / ``\\x5c``,
+    its first releases as they are). Otherwise (``mariadb-binlog``, every version; unknown flavor) only bytes below
+    0x20 are escaped, as ``\\xNN``."""
+    return flavor is Flavor.MYSQL

@@ -242,7 +242,7 @@ def test_known_divergence(server, name):
 @pytest.mark.kind("mysql-9.7")
 def test_mysql_string_escapes_equal_mysqlbinlog():
     """MySQL 9.7's mysqlbinlog backslash-escapes ' and \\ inside quoted strings (it\\'s):
-    binlogkit does so for MySQL 8.0+ files (``flavor.tool_escapes_strings``), and the set has
+    binlogkit does so for MySQL files (``flavor.tool_escapes_strings``), and the set has
     such rows (once a known divergence, now in the main comparison)."""
     d = store.materialize("replication-gtid", server="mysql-9.7")
     seen = 0

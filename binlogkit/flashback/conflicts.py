@@ -101,7 +101,7 @@ def _scan(fh: EventFile, name: str, at: int, fmt, expected: Expected):
             if code in GTID_TYPES:
                 gtid = decode(ev).fields.get("gtid")
             elif code == T.TABLE_MAP_EVENT:
-                table = table_from_map(decode(ev).parsed, fmt.flavor, version=fmt.version)
+                table = table_from_map(decode(ev).parsed, fmt.flavor)
                 maps[table.table_id] = table
             elif code in ROWS_TYPES and (code in DELETE_KINDS or code in UPDATE_KINDS):
                 hit = _rows_hit(decode(ev).parsed, code, maps, expected)

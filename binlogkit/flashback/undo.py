@@ -173,8 +173,7 @@ class _Walk:
             return
         if code == T.TABLE_MAP_EVENT:
             ev = decode(raw)
-            table = table_from_map(ev.parsed, raw.format.flavor if raw.format else None,
-                                   version=raw.format.version if raw.format else None)
+            table = table_from_map(ev.parsed, raw.format.flavor if raw.format else None)
             self.maps[table.table_id] = (raw.body, table, raw)
             return
         if code in ROWS_TYPES:

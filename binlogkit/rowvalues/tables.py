@@ -99,7 +99,7 @@ class Table:
     geometry_types: dict[int, str] | None = None  # POINT, POLYGON, ... per geometry column
     # flavor: may TIME/DATETIME/TIMESTAMP (11/12/7) be MariaDB's pre-10.1 fractional layout?
     old_temporals_may_be_fractional: bool = False
-    # flavor and version: does the server's own tool backslash-escape ' and \ in strings?
+    # flavor: does its own tool backslash-escape ' and \ in strings (mysqlbinlog 8.0+)?
     escape_strings: bool = False
 
     def column_name(self, index: int) -> str:
@@ -233,9 +233,8 @@ def _label(collation: int | None, raw: bytes) -> str:
     return raw.decode("utf-8", "replace") if text is None else text
 
 
-def table_from_map(fields, flavor=None, hints: dict[str, str] | None = None, version=None) -> Table:
-    """A Table from a parsed Table_map body (the Construct container), of a file of ``flavor``
-    written by server ``version`` (the format's; None: unknown). ``hints`` maps
+def table_from_map(fields, flavor=None, hints: dict[str, str] | None = None) -> Table:
+    """A Table from a parsed Table_map body (the Construct container). ``hints`` maps
     ``db.table.column`` patterns (a column by name when the binlog carries names, or ``@N``;
     shell wildcards allowed) to a type of ``HINTS``."""
     types = bytes(fields.column_types)
@@ -264,7 +263,7 @@ def table_from_map(fields, flavor=None, hints: dict[str, str] | None = None, ver
     table = Table(fields.table_id, bytes(fields.db).decode("utf-8", "replace"),
                   bytes(fields.table).decode("utf-8", "replace"), tuple(cols),
                   old_temporals_may_be_fractional=old_temporals_may_be_fractional(flavor),
-                  escape_strings=tool_escapes_strings(flavor, version), **extra)
+                  escape_strings=tool_escapes_strings(flavor), **extra)
     if collations or hints:
         cols = [replace(c, collation=collations.get(c.index), hint=_hint_for(table, c.index, hints))
                 for c in cols]
