@@ -181,7 +181,8 @@ def _mysql_gtid_body(f: dict, gtid: str, utc: bool) -> list[str]:
     """What mysqlbinlog (8.0+) prints under a GTID header: the isolation level a row-only
     transaction needs, the commit timestamps (comments, then the session variable), the
     server versions, then GTID_NEXT."""
-    out = [] if f.get("flags", 1) & 1 else ["/*!50718 SET TRANSACTION ISOLATION LEVEL READ COMMITTED*//*!*/;"]
+    rbr_only = not f.get("flags", f.get("gtid_flags", 0)) & 1  # as the header's rbr_only=
+    out = ["/*!50718 SET TRANSACTION ISOLATION LEVEL READ COMMITTED*//*!*/;"] if rbr_only else []
     if "immediate_commit_timestamp" in f:
         imm = f["immediate_commit_timestamp"]
         orig = f.get("original_commit_timestamp", imm)

@@ -298,3 +298,25 @@ def test_gtid_blocks_as_mysqlbinlog_9_7(path):
             seen += 1
             assert ours[at] == lines, at
     assert seen
+
+
+@pytest.mark.kind("mysql-9.7")
+def test_gtid_blocks_as_mysqlbinlog_9_7_on_the_set(monkeypatch):
+    """The same, against MySQL 9.7.4's own mysqlbinlog (the lab's chroot) on every file of the
+    set: plain and tagged GTIDs, row-only and DDL transactions, primary and relay logs."""
+    from binlogkit.render import render_text
+    from fixtures.lab.kinds import binlog_tool, kind
+
+    monkeypatch.setenv("TZ", "UTC")
+    seen = 0
+    for param in _files_9_7():
+        (path,) = param.values
+        res = binlog_tool(kind("mysql-9.7"), path, "-v", "--base64-output=decode-rows")
+        assert res.returncode == 0, res.stderr
+        want = _blocks(res.stdout)
+        ours = _blocks("".join(render_text(decode(raw), utc=True) for raw in open_binlog(str(path))))
+        for at, lines in want.items():
+            if lines and "\tGTID\t" in lines[0]:
+                seen += 1
+                assert ours[at] == lines, (path.name, at)
+    assert seen > 100
