@@ -259,8 +259,9 @@ static int parse_table_map(const unsigned char *b, const unsigned char *end, int
     return 0;
 }
 
+/* render.ROW_FLAGS: bits 0-4 (USE_SQL_FOREIGN_KEY_F: MySQL 9.x) */
 static const char *ROW_FLAG_NAMES[] = {"STMT_END_F", "NO_FOREIGN_KEY_CHECKS_F", "RELAXED_UNIQUE_CHECKS_F",
-                                       "COMPLETE_ROWS_F"};
+                                       "COMPLETE_ROWS_F", "USE_SQL_FOREIGN_KEY_F"};
 static const char *GTID_FLAG_NAMES[] = {"STANDALONE", "GROUP_COMMIT_ID", "TRANSACTIONAL", "ALLOW_PARALLEL",
                                         "WAITED", "DDL"};
 
@@ -336,10 +337,10 @@ static int text_event(Out *o, Ctx *c, int code, uint32_t sid, const unsigned cha
     static const char *names[] = {"Write_rows: table id ", "Update_rows: table id ", "Delete_rows: table id "};
     if (put(o, names[kind], (Py_ssize_t)strlen(names[kind])) || put_u64(o, r->table_id))
         return -1;
-    if (r->flags & 15) {
+    if (r->flags & 31) {
         if (PUTS(o, " flags:"))
             return -1;
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 5; i++)
             if (r->flags & (1u << i) &&
                 (PUTS(o, " ") || put(o, ROW_FLAG_NAMES[i], (Py_ssize_t)strlen(ROW_FLAG_NAMES[i]))))
                 return -1;

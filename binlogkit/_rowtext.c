@@ -36,6 +36,7 @@ typedef struct {
     PyObject *obj; /* the value made, when asked for */
     int want;      /* make it? */
     int pad;       /* BINARY(n): pad the bytes with zeros to n */
+    int esc;       /* strings as MySQL 8.0+'s mysqlbinlog quotes them (flavor.tool_escapes_strings) */
 } Made;
 
 /* whether a failure was ours to hide (fall back to Python) or a real error (memory) */
@@ -79,10 +80,17 @@ static uint64_t be(const unsigned char *p, int n) {
 
 /* does any byte of x fall below 0x20? (the classic "has less than" word trick) */
 #define HAS_CONTROL(x) (((x) - 0x2020202020202020ULL) & ~(x) & 0x8080808080808080ULL)
+/* is any byte of x zero? and so: is any byte of x equal to b? */
+#define HAS_ZERO(x) (((x) - 0x0101010101010101ULL) & ~(x) & 0x8080808080808080ULL)
+#define HAS_BYTE(x, b) HAS_ZERO((x) ^ (0x0101010101010101ULL * (b)))
 
-/* 'bytes', control bytes as \xNN (as mysqlbinlog -v prints strings); runs without control
-   bytes are copied whole, found eight bytes at a time */
-static int quote(Out *o, const unsigned char *s, Py_ssize_t n) {
+/* a byte quote() escapes: below 0x20, and with esc ' and \ too */
+static inline int special(unsigned char c, int esc) { return c < 0x20 || (esc && (c == '\'' || c == '\\')); }
+
+/* 'bytes' as the tool prints a string: control bytes as \xNN (mariadb-binlog; esc 0), or with
+   esc as MySQL 8.0+'s mysqlbinlog (its quote table): \b \f \n \r \t \\ \' by name, other control
+   bytes as \xNN. Runs of other bytes are copied whole, found eight bytes at a time. */
+static int quote(Out *o, const unsigned char *s, Py_ssize_t n, int esc) {
     if (grow(o, n * 4 + 2))
         return -1;
     char *w = o->buf + o->len;
@@ -93,11 +101,11 @@ static int quote(Out *o, const unsigned char *s, Py_ssize_t n) {
         while (j + 8 <= n) {
             uint64_t x;
             memcpy(&x, s + j, 8);
-            if (HAS_CONTROL(x))
+            if (HAS_CONTROL(x) || (esc && (HAS_BYTE(x, '\'') || HAS_BYTE(x, '\\'))))
                 break;
             j += 8;
         }
-        while (j < n && s[j] >= 0x20)
+        while (j < n && !special(s[j], esc))
             j++;
         memcpy(w, s + i, j - i);
         w += j - i;
@@ -105,7 +113,23 @@ static int quote(Out *o, const unsigned char *s, Py_ssize_t n) {
         if (i < n) {
             static const char hex[] = "0123456789abcdef";
             unsigned char c = s[i++];
+            char named = 0;
+            if (esc) {
+                switch (c) {
+                case '\b': named = 'b'; break;
+                case '\f': named = 'f'; break;
+                case '\n': named = 'n'; break;
+                case '\r': named = 'r'; break;
+                case '\t': named = 't'; break;
+                case '\\': named = '\\'; break;
+                case '\'': named = '\''; break;
+                }
+            }
             *w++ = '\\';
+            if (named) {
+                *w++ = named;
+                continue;
+            }
             *w++ = 'x';
             *w++ = hex[c >> 4];
             *w++ = hex[c & 15];
@@ -484,7 +508,7 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
         const unsigned char *v;
         int lb = m < 256 ? 1 : 2;
         Py_ssize_t n = prefixed(p, end, lb, &v);
-        if (n < 0 || quote(o, v, n))
+        if (n < 0 || quote(o, v, n, mk->esc))
             return -1;
         if (mk->want && !(mk->obj = PyBytes_FromStringAndSize((const char *)v, n)))
             return -1;
@@ -508,7 +532,7 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
         int lb = maxlen < 256 ? 1 : 2;
         const unsigned char *v;
         Py_ssize_t n = prefixed(p, end, lb, &v);
-        if (n < 0 || quote(o, v, n))
+        if (n < 0 || quote(o, v, n, mk->esc))
             return -1;
         if (mk->want) {
             Py_ssize_t size = mk->pad > n ? mk->pad : n; /* BINARY(n): zeros the binlog dropped */
@@ -525,7 +549,7 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
             return -1;
         const unsigned char *v;
         Py_ssize_t n = prefixed(p, end, lb, &v);
-        if (n < 0 || (t == T_GEOMETRY && n < 4) || quote(o, v, n))
+        if (n < 0 || (t == T_GEOMETRY && n < 4) || quote(o, v, n, mk->esc))
             return -1;
         if (mk->want) {
             mk->obj = t == T_GEOMETRY ? PyObject_CallFunction(GeometryType, "ky#", (unsigned long)le(v, 4),
@@ -582,7 +606,8 @@ static Py_ssize_t count_present(const unsigned char *present, Py_ssize_t ncols) 
 }
 
 static Py_ssize_t image(Out *o, const unsigned char *types, const uint16_t *metas, const unsigned char *present,
-                        Py_ssize_t ncols, const unsigned char *p, const unsigned char *end, const Note *notes) {
+                        Py_ssize_t ncols, const unsigned char *p, const unsigned char *end, const Note *notes,
+                        int esc) {
     Py_ssize_t npresent = count_present(present, ncols);
     Py_ssize_t nb = (npresent + 7) / 8;
     if (p + nb > end)
@@ -599,7 +624,7 @@ static Py_ssize_t image(Out *o, const unsigned char *types, const uint16_t *meta
             if (PUTS(o, "NULL"))
                 return -1;
         } else {
-            Made none = {NULL, 0, 0};
+            Made none = {NULL, 0, 0, esc};
             Py_ssize_t used = value(o, types[i], metas[i], q, end, &none);
             if (used < 0)
                 return -1;
@@ -618,7 +643,9 @@ static PyObject *verbose(PyObject *self, PyObject *args) {
     Py_buffer data, types, metas, before, after, name;
     int kind; /* 0 insert, 1 update, 2 delete */
     PyObject *note_objs = Py_None;
-    if (!PyArg_ParseTuple(args, "y*iy*y*y*y*y*|O", &data, &kind, &types, &metas, &before, &after, &name, &note_objs))
+    int esc = 0;
+    if (!PyArg_ParseTuple(args, "y*iy*y*y*y*y*|Op", &data, &kind, &types, &metas, &before, &after, &name, &note_objs,
+                          &esc))
         return NULL;
     PyObject *result = NULL;
     Out o = {NULL, 0, 0};
@@ -654,10 +681,10 @@ static PyObject *verbose(PyObject *self, PyObject *args) {
         const unsigned char *row = p;
         if (kind == 1) {
             ok = !PUTS(&o, "### UPDATE ") && !put(&o, name.buf, name.len) && !PUTS(&o, "\n### WHERE\n");
-            if (ok && (used = image(&o, types.buf, m, before.buf, ncols, p, end, notes)) >= 0) {
+            if (ok && (used = image(&o, types.buf, m, before.buf, ncols, p, end, notes, esc)) >= 0) {
                 p += used;
                 ok = !PUTS(&o, "### SET\n");
-                if (ok && (used = image(&o, types.buf, m, after.buf, ncols, p, end, notes)) >= 0)
+                if (ok && (used = image(&o, types.buf, m, after.buf, ncols, p, end, notes, esc)) >= 0)
                     p += used;
                 else
                     ok = 0;
@@ -667,7 +694,7 @@ static PyObject *verbose(PyObject *self, PyObject *args) {
         } else {
             ok = kind == 2 ? !PUTS(&o, "### DELETE FROM ") && !put(&o, name.buf, name.len) && !PUTS(&o, "\n### WHERE\n")
                            : !PUTS(&o, "### INSERT INTO ") && !put(&o, name.buf, name.len) && !PUTS(&o, "\n### SET\n");
-            if (ok && (used = image(&o, types.buf, m, before.buf, ncols, p, end, notes)) >= 0)
+            if (ok && (used = image(&o, types.buf, m, before.buf, ncols, p, end, notes, esc)) >= 0)
                 p += used;
             else
                 ok = 0;
@@ -697,7 +724,7 @@ done:
 /* one image as [(index, Value | None), ...]; NULL: not for us (no exception) or an error */
 static PyObject *values_image(Out *scratch, const unsigned char *types, const uint16_t *metas, const uint16_t *pads,
                               const unsigned char *present, Py_ssize_t ncols, const unsigned char **pp,
-                              const unsigned char *end) {
+                              const unsigned char *end, int esc) {
     const unsigned char *p = *pp;
     Py_ssize_t npresent = count_present(present, ncols);
     Py_ssize_t nb = (npresent + 7) / 8;
@@ -717,7 +744,7 @@ static PyObject *values_image(Out *scratch, const unsigned char *types, const ui
             Py_INCREF(Py_None);
             val = Py_None;
         } else {
-            Made mk = {NULL, 1, pads[i]};
+            Made mk = {NULL, 1, pads[i], esc};
             scratch->len = 0;
             Py_ssize_t used = value(scratch, types[i], metas[i], q, end, &mk);
             if (used < 0) {
@@ -771,12 +798,12 @@ static PyObject *configure(PyObject *self, PyObject *args) {
 
 static PyObject *rows(PyObject *self, PyObject *args) {
     Py_buffer data, types, metas, before, after, pads_buf;
-    int kind;
+    int kind, esc = 0;
     if (!ValueType) {
         PyErr_SetString(PyExc_RuntimeError, "_rowtext.configure() was not called");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "y*iy*y*y*y*y*", &data, &kind, &types, &metas, &before, &after, &pads_buf))
+    if (!PyArg_ParseTuple(args, "y*iy*y*y*y*y*|p", &data, &kind, &types, &metas, &before, &after, &pads_buf, &esc))
         return NULL;
     PyObject *result = NULL, *out = NULL;
     Out scratch = {NULL, 0, 0};
@@ -792,11 +819,11 @@ static PyObject *rows(PyObject *self, PyObject *args) {
         const unsigned char *row = p;
         PyObject *b = NULL, *a = NULL;
         if (kind == 1) {
-            b = values_image(&scratch, types.buf, m, pads, before.buf, ncols, &p, end);
-            a = b ? values_image(&scratch, types.buf, m, pads, after.buf, ncols, &p, end) : NULL;
+            b = values_image(&scratch, types.buf, m, pads, before.buf, ncols, &p, end, esc);
+            a = b ? values_image(&scratch, types.buf, m, pads, after.buf, ncols, &p, end, esc) : NULL;
             ok = b && a;
         } else {
-            PyObject *img = values_image(&scratch, types.buf, m, pads, before.buf, ncols, &p, end);
+            PyObject *img = values_image(&scratch, types.buf, m, pads, before.buf, ncols, &p, end, esc);
             ok = img != NULL;
             if (kind == 2)
                 b = img;
@@ -841,16 +868,17 @@ static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS,
      "configure(Value, Decimal, Geometry, timestamp) -> None: the types rows() makes values of."},
     {"rows", rows, METH_VARARGS,
-     "rows(rows, kind, types, metas, before_bits, after_bits, pads) -> list | None\n\n"
+     "rows(rows, kind, types, metas, before_bits, after_bits, pads, escape=False) -> list | None\n\n"
      "The rows of one rows event as rowvalues.decode_rows gives them ([{'before': [(index, Value |\n"
      "None), ...] | None, 'after': ...}]); pads: 2 bytes per column, the length BINARY(n) values are\n"
-     "padded to (0: none); None when the Python decoder must do it."},
+     "padded to (0: none); escape: strings quoted as MySQL 8.0+'s mysqlbinlog does (' and \\ escaped,\n"
+     "\\n and its kin by name); None when the Python decoder must do it."},
     {"verbose", verbose, METH_VARARGS,
-     "verbose(rows, kind, types, metas, before_bits, after_bits, name, notes=None) -> bytes | None\n\n"
+     "verbose(rows, kind, types, metas, before_bits, after_bits, name, notes=None, escape=False) -> bytes | None\n\n"
      "The `### INSERT INTO ...` lines of one rows event (kind 0 insert, 1 update, 2 delete) from\n"
      "its uncompressed row images, the table's column types (a byte each), their metadata (2 bytes\n"
      "little-endian each) and the column bitmaps; notes, a bytes suffix per column, ends each value\n"
-     "line (the column's name); None when the Python decoder must do it."},
+     "line (the column's name); escape as for rows(); None when the Python decoder must do it."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_rowtext",

@@ -53,3 +53,15 @@ def old_temporals_may_be_fractional(flavor: Flavor | None) -> bool:
     mysql56_temporal_format=OFF or tables made before 10.1: ``sql/field.cc`` Field_*_hires).
     MySQL's old types have no fractions. Unknown flavor: MariaDB's rule."""
     return flavor is not Flavor.MYSQL
+
+
+def tool_escapes_strings(flavor: Flavor | None) -> bool:
+    """Whether the flavor's own binlog tool, ``-v``, prints a quoted string value (CHAR, VARCHAR,
+    BINARY, TEXT, BLOB, GEOMETRY, JSON) with ``'`` and ``\\`` backslash-escaped and
+    ``\\b \\f \\n \\r \\t`` by name, other bytes below 0x20 as ``\\xNN``: MySQL's
+    ``mysqlbinlog`` since 8.0 (the quote table of ``my_b_write_quoted``, ``sql/log_event.cc``).
+    The tool's version decides, not the file's: today's mysqlbinlog prints a MySQL 5.7 file's
+    strings so too (mysqlbinlog 5.6 of 2018 printed ``'`` and ``\\`` as ``\\x27`` / ``\\x5c``,
+    its first releases as they are). Otherwise (``mariadb-binlog``, every version; unknown flavor) only bytes below
+    0x20 are escaped, as ``\\xNN``."""
+    return flavor is Flavor.MYSQL

@@ -11,7 +11,9 @@ from .constants import EventType as T
 from .events import Event
 from .flavor import Flavor
 
-ROW_FLAGS = {1: "STMT_END_F", 2: "NO_FOREIGN_KEY_CHECKS_F", 4: "RELAXED_UNIQUE_CHECKS_F", 8: "COMPLETE_ROWS_F"}
+# USE_SQL_FOREIGN_KEY_F: MySQL 9.x (foreign keys run by the SQL layer; mysqlbinlog 9.7 names it)
+ROW_FLAGS = {1: "STMT_END_F", 2: "NO_FOREIGN_KEY_CHECKS_F", 4: "RELAXED_UNIQUE_CHECKS_F", 8: "COMPLETE_ROWS_F",
+             16: "USE_SQL_FOREIGN_KEY_F"}
 ROWS_NAMES = {
     T.WRITE_ROWS_EVENT: "Write_rows", T.UPDATE_ROWS_EVENT: "Update_rows", T.DELETE_ROWS_EVENT: "Delete_rows",
     T.WRITE_ROWS_EVENT_V1: "Write_rows", T.UPDATE_ROWS_EVENT_V1: "Update_rows",
@@ -28,6 +30,12 @@ ROWS_NAMES = {
 
 # Each flavor's own tool prints a Query header its way: mariadb-binlog adds the Q_XID value.
 QUERY_SHOWS_XID = {Flavor.MARIADB}
+# and an XA_prepare header: mysqlbinlog ``XA PREPARE X'..',X'..',1``, mariadb-binlog ``XID = X'..'...``
+XA_PREPARE_HEAD = {Flavor.MYSQL: "XA PREPARE", Flavor.MARIADB: "XID =", None: "XID ="}
+
+
+def _flavor(ev) -> Flavor | None:
+    return ev.raw.format.flavor if ev.raw.format is not None else None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -71,7 +79,11 @@ def _start(ev, f, utc):
 
 def _query(ev, f, utc):
     shows_xid = ev.raw.format is not None and ev.raw.format.flavor in QUERY_SHOWS_XID
-    xid = f"\txid={f['status_vars'].get('xid', 0)}" if shows_xid else ""
+    if shows_xid:
+        xid = f"\txid={f['status_vars'].get('xid', 0)}"
+    else:  # MySQL: an atomic DDL's Q_DDL_LOGGED_WITH_XID, as mysqlbinlog prints it
+        ddl = f["status_vars"].get("ddl_logged_with_xid")
+        xid = f"\tXid = {ddl}" if ddl is not None else ""
     return f"{ev.name}\tthread_id={f['thread_id']}\texec_time={f['exec_time']}\terror_code={f['error_code']}{xid}"
 
 
@@ -102,11 +114,15 @@ def _mysql_gtid(ev, f, utc):
           if "last_committed" in f and "sequence_number" in f else "")  # a damaged body may carry one
     tl = f"\ttransaction_length={f['transaction_length']}" if "transaction_length" in f else ""
     flags = f.get("flags", f.get("gtid_flags", 0))
-    return f"{name}{lc}\trbr_only={'no' if flags & 1 else 'yes'}{tl}"
+    ts = ""
+    if "immediate_commit_timestamp" in f:  # MySQL 8.0.1+ writers; an event from a replica keeps the original
+        ts = (f"\toriginal_committed_timestamp={f.get('original_commit_timestamp', f['immediate_commit_timestamp'])}"
+              f"\timmediate_commit_timestamp={f['immediate_commit_timestamp']}")
+    return f"{name}{lc}\trbr_only={'no' if flags & 1 else 'yes'}{ts}{tl}"
 
 
 def _payload(ev, f, utc):
-    return (f"Transaction_Payload\tpayload_size={f.get('payload_size')}\tcompression_type={f['compression']}"
+    return (f"Transaction_Payload\t\tpayload_size={f.get('payload_size')}\tcompression_type={f['compression']}"
             f"\tuncompressed_size={f.get('uncompressed_size')}")
 
 
@@ -127,7 +143,7 @@ _SUMMARY = {
     T.INCIDENT_EVENT: lambda ev, f, utc: f"Incident: {f['incident_name']}",
     T.TRANSACTION_PAYLOAD_EVENT: _payload,
     T.INTVAR_EVENT: lambda ev, f, utc: "Intvar",
-    T.XA_PREPARE_LOG_EVENT: lambda ev, f, utc: f"XID = {_xid(f)}",
+    T.XA_PREPARE_LOG_EVENT: lambda ev, f, utc: f"{XA_PREPARE_HEAD[_flavor(ev)]} {_xid(f)}",
     T.USER_VAR_EVENT: lambda ev, f, utc: "User_var",
     **{t: lambda ev, f, utc: f"Query\tthread_id={f['thread_id']}\texec_time={f['exec_time']}"
        for t in (T.LOAD_EVENT, T.NEW_LOAD_EVENT, T.CREATE_FILE_EVENT)},
@@ -154,7 +170,33 @@ _HAS_BODY = frozenset(int(t) for t in (
     T.CREATE_FILE_EVENT, T.APPEND_BLOCK_EVENT, T.EXEC_LOAD_EVENT, T.DELETE_FILE_EVENT))
 
 
-def body_lines(ev: Event) -> list[str]:
+def _commit_stamp(us: int, utc: bool) -> str:
+    """A commit timestamp (microseconds) as mysqlbinlog's GTID comments show it:
+    ``2026-11-25 17:13:41.414533 UTC`` (the zone's abbreviation; local time unless utc)."""
+    t = time.gmtime(us // 1_000_000) if utc else time.localtime(us // 1_000_000)
+    return time.strftime("%Y-%m-%d %H:%M:%S", t) + f".{us % 1_000_000:06d} " + ("UTC" if utc else time.strftime("%Z", t))
+
+
+def _mysql_gtid_body(f: dict, gtid: str, utc: bool) -> list[str]:
+    """What mysqlbinlog (8.0+) prints under a GTID header: the isolation level a row-only
+    transaction needs, the commit timestamps (comments, then the session variable), the
+    server versions, then GTID_NEXT."""
+    rbr_only = not f.get("flags", f.get("gtid_flags", 0)) & 1  # as the header's rbr_only=
+    out = ["/*!50718 SET TRANSACTION ISOLATION LEVEL READ COMMITTED*//*!*/;"] if rbr_only else []
+    if "immediate_commit_timestamp" in f:
+        imm = f["immediate_commit_timestamp"]
+        orig = f.get("original_commit_timestamp", imm)
+        out += [f"# original_commit_timestamp={orig} ({_commit_stamp(orig, utc)})",
+                f"# immediate_commit_timestamp={imm} ({_commit_stamp(imm, utc)})",
+                f"/*!80001 SET @@session.original_commit_timestamp={orig}*//*!*/;"]
+    if "original_server_version" in f:
+        out.append(f"/*!80014 SET @@session.original_server_version={f['original_server_version']}*//*!*/;")
+    if "immediate_server_version" in f:
+        out.append(f"/*!80014 SET @@session.immediate_server_version={f['immediate_server_version']}*//*!*/;")
+    return out + [f"SET @@SESSION.GTID_NEXT= '{gtid}'/*!*/;"]
+
+
+def body_lines(ev: Event, utc: bool = False) -> list[str]:
     f, t = ev.fields, ev.raw.type_code
     if ev.codec is None or t not in _HAS_BODY:
         return []
@@ -180,9 +222,9 @@ def body_lines(ev: Event) -> list[str]:
     if t == T.GTID_EVENT:
         return [] if "STANDALONE" in f["flags"] else ["START TRANSACTION", "/*!*/;"]
     if t in (T.GTID_LOG_EVENT, T.GTID_TAGGED_LOG_EVENT) and f.get("gtid"):
-        return [f"SET @@SESSION.GTID_NEXT= '{f['gtid']}'/*!*/;"]
+        return _mysql_gtid_body(f, f["gtid"], utc)
     if t == T.ANONYMOUS_GTID_LOG_EVENT:
-        return ["SET @@SESSION.GTID_NEXT= 'ANONYMOUS'/*!*/;"]
+        return _mysql_gtid_body(f, "ANONYMOUS", utc)
     if t == T.PREVIOUS_GTIDS_LOG_EVENT:  # as Gtid_set::commented_string_format prints it
         text = f["gtid_set"]
         return [f"# {line}" for line in text.replace(",", ",\n").split("\n")] if text else ["# [empty]"]
@@ -223,11 +265,11 @@ def body_lines(ev: Event) -> list[str]:
 def render_text(ev: Event, utc: bool = False) -> str:
     """``render`` as one newline-terminated string (the `decode` command's hot path)."""
     head = f"# at {ev.raw.offset}\n{header_line(ev, utc)}\n"
-    body = body_lines(ev)
+    body = body_lines(ev, utc)
     return head + "\n".join(body) + "\n" if body else head
 
 
 def render(ev: Event, utc: bool = False) -> Iterator[str]:
     yield f"# at {ev.raw.offset}"
     yield header_line(ev, utc)
-    yield from body_lines(ev)
+    yield from body_lines(ev, utc)

@@ -46,8 +46,9 @@ for it in range(30000):
         bm = bytes(rnd.randrange(256) for _ in range(len(bm)))
     args = (bytes(rows), rnd.randrange(3), bytes(c.type for c in table.columns),
             b"".join(c.meta.to_bytes(2, "little") for c in table.columns), bm, bytes(fields.columns_after_image or bm))
-    asan_mod.verbose(*args, b"`x`.`y`")
-    asan_mod.rows(*args, bytes(2 * len(table.columns)))
+    esc = rnd.random() < 0.5  # both quotings (flavor.tool_escapes_strings)
+    asan_mod.verbose(*args, b"`x`.`y`", None, esc)
+    asan_mod.rows(*args, bytes(2 * len(table.columns)), esc)
 # random types/metas too
 for it in range(30000):
     ncols = rnd.randint(0, 12)
@@ -55,6 +56,7 @@ for it in range(30000):
     metas = bytes(rnd.randrange(256) for _ in range(2 * ncols))
     data = bytes(rnd.randrange(256) for _ in range(rnd.randint(0, 64)))
     bits = bytes(rnd.randrange(256) for _ in range((ncols + 7) // 8))
-    asan_mod.verbose(data, rnd.randrange(4), types, metas, bits, bits, b"n", tuple(b"x" for _ in range(ncols)) if rnd.random() < .5 else None)
-    asan_mod.rows(data, rnd.randrange(4), types, metas, bits, bits, bytes(rnd.randrange(256) for _ in range(2 * ncols)))
+    esc = rnd.random() < 0.5
+    asan_mod.verbose(data, rnd.randrange(4), types, metas, bits, bits, b"n", tuple(b"x" for _ in range(ncols)) if rnd.random() < .5 else None, esc)
+    asan_mod.rows(data, rnd.randrange(4), types, metas, bits, bits, bytes(rnd.randrange(256) for _ in range(2 * ncols)), esc)
 print("fuzz done")

@@ -24,9 +24,11 @@ from binlogkit.events import decode
 from binlogkit.rowvalues.images import _c_args, _c_inputs, decode_rows_python
 from binlogkit.rowvalues import COMPRESSED_ROWS, ROWS_TYPES, table_from_map, verbose_lines
 
+from fixtures import store
 from test_codecs import fixture_files
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +52,7 @@ def _c_text(mod, table, fields, type_code):
     """``mod.verbose`` called the way ``verbose_text`` calls the accelerator (None where it is
     not called: pre-GA events, tables with hints)."""
     args = _c_inputs(table, fields, type_code)
-    return None if args is None else mod.verbose(*args, *_c_args(table)[2:4])
+    return None if args is None else mod.verbose(*args, *_c_args(table)[2:4], table.escape_strings)
 
 
 def _rows_events(path):
@@ -70,6 +72,10 @@ def _rows_events(path):
 
 def _files():
     out = [p for p in fixture_files() if "mariadb-bin" in p.name or "relay" in p.name]
+    # MySQL 9.7's files: strings quoted as its mysqlbinlog does (flavor.tool_escapes_strings)
+    today = store.materialize("replication-gtid", server="mysql-9.7")
+    out += sorted(p for p in today.rglob("*") if p.suffix[1:].isdigit() and p.is_file())
+    out += sorted(p for p in (ROOT / "fixtures" / "samples" / "mysql-9.7").glob("*.0*"))
     if CORPUS.is_dir():
         out += sorted(p for p in CORPUS.rglob("*") if p.is_file() and "expected" not in p.parts
                       and p.suffix[1:].isdigit())
@@ -171,7 +177,7 @@ def _same_rows(got, want) -> bool:
 def _c_rows(mod, table, fields, code):
     """``mod.rows`` called the way ``decode_rows`` calls the accelerator."""
     args = _c_inputs(table, fields, code)
-    return None if args is None else mod.rows(*args, _c_args(table)[4])
+    return None if args is None else mod.rows(*args, _c_args(table)[4], table.escape_strings)
 
 
 def test_c_typed_rows_equal_the_python_ones(rowtext):
@@ -195,3 +201,39 @@ def test_pre_ga_events_are_left_to_python():
         assert _c_inputs(table, fields, code) is None
         assert rowvalues.decode_rows(table, fields, code) == decode_rows_python(table, fields, code)
     assert rowvalues.verbose_text(table, fields, 20) == b"### INSERT INTO `d`.`t`\n### SET\n###   @1=5\n###   @2='ab'\n"
+
+
+TEXT_TYPES = [(rowvalues.VARCHAR, 1000), (rowvalues.BLOB, 2)]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=st.binary(max_size=300) | st.text(alphabet="ab'\\\b\f\n\r\t\x00\x1a\x7f\u00e9", max_size=40).map(
+    lambda t: t.encode("utf-8")), escape=st.booleans(), kind=st.sampled_from(TEXT_TYPES))
+def test_c_quotes_strings_as_python_does(rowtext, value, escape, kind):
+    """Any bytes in a VARCHAR or BLOB, quoted both ways (mariadb-binlog's, MySQL 8.0+'s
+    mysqlbinlog's): the C accelerator prints what the Python decoder prints."""
+    t, meta = kind
+    table = rowvalues.Table(1, "d", "t", (rowvalues.Column(0, t, meta),), escape_strings=escape)
+    prefix = len(value).to_bytes(2, "little")
+    fields = Container(rows=b"\x00" + prefix + value, columns_before_image=b"\x01", columns_after_image=None, width=1)
+    got = _c_text(rowtext, table, fields, 30)
+    assert got is not None and got == _python_text(table, fields, 30)
+    rows = _c_rows(rowtext, table, fields, 30)
+    assert rows is not None and _same_rows(rows, decode_rows_python(table, fields, 30))
+
+
+def test_strings_quoted_as_each_flavors_tool_does():
+    """mysqlbinlog 8.0+ (its quote table): ' and \\ escaped, \\b \\f \\n \\r \\t by name, other
+    control bytes as \\xNN; mariadb-binlog: control bytes as \\xNN, the rest raw."""
+    from binlogkit.flavor import Flavor, tool_escapes_strings
+
+    raw = b"it's \\ a\tb\nc\x00\x1a\x7f\xc3\xa9"
+    fields = Container(rows=b"\x00" + len(raw).to_bytes(2, "little") + raw, columns_before_image=b"\x01",
+                       columns_after_image=None, width=1)
+    want = {True: "'it\\'s \\\\ a\\tb\\nc\\x00\\x1a\x7f\u00e9'", False: "'it's \\ a\\x09b\\x0ac\\x00\\x1a\x7f\u00e9'"}
+    for escape in (True, False):
+        table = rowvalues.Table(1, "d", "t", (rowvalues.Column(0, rowvalues.BLOB, 2),), escape_strings=escape)
+        text = rowvalues.verbose_text(table, fields, 30).decode("utf-8")
+        assert text.splitlines()[-1] == "###   @1=" + want[escape]
+    assert tool_escapes_strings(Flavor.MYSQL)
+    assert not tool_escapes_strings(Flavor.MARIADB) and not tool_escapes_strings(None)

@@ -217,10 +217,15 @@ def parse_diffs(data: bytes) -> list[tuple[int, str, object]]:
     return out
 
 
+# mysqlbinlog's quote table (``my_b_write_quoted``, MySQL 8.0+): these by name, other
+# characters below 0x20 as \xNN, everything else as it is
+_SQL_ESCAPES = {**{chr(c): "\\x%02x" % c for c in range(0x20)},
+                "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\", "'": "\\'"}
+
+
 def _sql_string(text: str) -> str:
-    """A quoted SQL string as mysqlbinlog writes one (backslash escapes)."""
-    esc = {"\\": "\\\\", "'": "\\'", "\0": "\\0", "\n": "\\n", "\r": "\\r", "\x1a": "\\Z"}
-    return "'" + "".join(esc.get(ch, ch) for ch in text) + "'"
+    """A quoted SQL string as mysqlbinlog writes one (its quote table)."""
+    return "'" + "".join(_SQL_ESCAPES.get(ch, ch) for ch in text) + "'"
 
 
 def _sql_value(value) -> str:

@@ -61,7 +61,7 @@ def _plan(table: Table, bitmap: bytes, width: int) -> tuple:
     plan = plans.get(key)
     if plan is None:
         cols = tuple(c for c, on in zip(table.columns, _bits(key[0], width)) if on)
-        plan = plans[key] = (cols, (len(cols) + 7) // 8, tuple(reader(c) for c in cols))
+        plan = plans[key] = (cols, (len(cols) + 7) // 8, tuple(reader(c, table.escape_strings) for c in cols))
     return plan
 
 
@@ -138,7 +138,7 @@ def decode_rows(table: Table, fields, type_code: int) -> list[dict] | RawRows:
     that does not fit raises ``BodyLengthError``; a table with a column type this decoder does
     not know gives ``RawRows`` (the images undecoded, and why)."""
     args = _c_inputs(table, fields, type_code)
-    out = None if args is None else _rowtext.rows(*args, _c_args(table)[4])
+    out = None if args is None else _rowtext.rows(*args, _c_args(table)[4], table.escape_strings)
     return out if out is not None else decode_rows_python(table, fields, type_code)
 
 
@@ -278,7 +278,7 @@ def _pre_ga(table: Table, fields, type_code: int) -> list[dict] | RawRows:
         raise BodyLengthError(f"pre-GA rows event of `{table.db}`.`{table.name}` is {width} columns wide, its "
                               f"table map has {len(cols)}")
     present = tuple(c for c, on in zip(cols, _bits(bytes(fields.columns_before_image), width)) if on)
-    readers = tuple(reader(c) for c in present)
+    readers = tuple(reader(c, table.escape_strings) for c in present)
     fixed = not any(c.type in _VARIABLE_RECORD for c in cols)
     for mark in ((1, 0) if fixed else (0,)):
         try:
@@ -362,7 +362,7 @@ def verbose_text(table: Table, fields, type_code: int) -> bytes:
     by the C accelerator when it is built and knows every column, else by ``verbose_lines``;
     a malformed image raises ``BodyLengthError`` either way (the Python decoder names it)."""
     args = _c_inputs(table, fields, type_code)
-    out = None if args is None else _rowtext.verbose(*args, *_c_args(table)[2:4])
+    out = None if args is None else _rowtext.verbose(*args, *_c_args(table)[2:4], table.escape_strings)
     if out is not None:
         return out
     # C stepped aside: the reference decoder prints the rows or names what is wrong with them

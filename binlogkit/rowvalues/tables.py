@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, replace
 
 from ..constants import EventType as T
-from ..flavor import geometry_has_charset, old_temporals_may_be_fractional
+from ..flavor import geometry_has_charset, old_temporals_may_be_fractional, tool_escapes_strings
 
 # column type codes (MySQL enum_field_types)
 DECIMAL, TINY, SHORT, LONG, FLOAT, DOUBLE, NULL, TIMESTAMP, LONGLONG, INT24 = range(10)
@@ -99,6 +99,8 @@ class Table:
     geometry_types: dict[int, str] | None = None  # POINT, POLYGON, ... per geometry column
     # flavor: may TIME/DATETIME/TIMESTAMP (11/12/7) be MariaDB's pre-10.1 fractional layout?
     old_temporals_may_be_fractional: bool = False
+    # flavor: does its own tool backslash-escape ' and \ in strings (mysqlbinlog 8.0+)?
+    escape_strings: bool = False
 
     def column_name(self, index: int) -> str:
         names = self.column_names
@@ -260,7 +262,8 @@ def table_from_map(fields, flavor=None, hints: dict[str, str] | None = None) -> 
     collations = extra.pop("collations", {})
     table = Table(fields.table_id, bytes(fields.db).decode("utf-8", "replace"),
                   bytes(fields.table).decode("utf-8", "replace"), tuple(cols),
-                  old_temporals_may_be_fractional=old_temporals_may_be_fractional(flavor), **extra)
+                  old_temporals_may_be_fractional=old_temporals_may_be_fractional(flavor),
+                  escape_strings=tool_escapes_strings(flavor), **extra)
     if collations or hints:
         cols = [replace(c, collation=collations.get(c.index), hint=_hint_for(table, c.index, hints))
                 for c in cols]

@@ -134,17 +134,33 @@ _CONTROL = re.compile(rb"[\x00-\x1f]")
 
 
 def _quote(raw: bytes) -> str:
-    """As mysqlbinlog -v: bytes above 0x1F as they are (UTF-8 text stays readable; other bytes
-    are carried as surrogate escapes and written back raw), control bytes as \\xNN."""
+    """As mariadb-binlog -v (and mysqlbinlog before 8.0): bytes above 0x1F as they are (UTF-8
+    text stays readable; other bytes are carried as surrogate escapes and written back raw),
+    control bytes as \\xNN."""
     if _CONTROL.search(raw):
         raw = _CONTROL.sub(lambda m: b"\\x%02x" % m.group()[0], raw)
     return "'" + raw.decode("utf-8", "surrogateescape") + "'"
 
 
+# mysqlbinlog 8.0+ (``my_b_write_quoted``'s quote table): these by name, other bytes below
+# 0x20 as \xNN, every other byte (0x7F and above too) as it is
+_NAMED = {0x08: b"\\b", 0x0C: b"\\f", 0x0A: b"\\n", 0x0D: b"\\r", 0x09: b"\\t", 0x5C: b"\\\\", 0x27: b"\\'"}
+_ESCAPED = [_NAMED.get(c, b"\\x%02x" % c) for c in range(0x60)]
+_SPECIAL = re.compile(rb"[\x00-\x1f'\\]")
+
+
+def _quote_escaped(raw: bytes) -> str:
+    """As mysqlbinlog -v from MySQL 8.0 prints a string (``flavor.tool_escapes_strings``):
+    ``'it\\'s \\\\ x'``, ``\\n`` and its kin by name, other control bytes as \\xNN."""
+    if _SPECIAL.search(raw):
+        raw = _SPECIAL.sub(lambda m: _ESCAPED[m.group()[0]], raw)
+    return "'" + raw.decode("utf-8", "surrogateescape") + "'"
+
+
 def _quote_json(text: str) -> str:
-    """A JSON document's text as mysqlbinlog -v (MySQL 9.7) prints it: ``'`` and ``\\``
-    backslash-escaped (seen in fixtures/samples/mysql-9.7), control bytes as \\xNN."""
-    return _quote(text.replace("\\", "\\\\").replace("'", "\\'").encode("utf-8"))
+    """A JSON document's text as mysqlbinlog -v prints it (JSON columns are MySQL's alone):
+    the quoting of every MySQL string (seen in fixtures/samples/mysql-9.7)."""
+    return _quote_escaped(text.encode("utf-8", "surrogateescape"))
 
 
 def _take(b: bytes, p: int, n: int) -> bytes:
@@ -163,8 +179,11 @@ def _prefixed(b: bytes, p: int, lb: int) -> tuple[bytes, int]:
     return raw, p + lb + n
 
 
-def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
+def _value(col: Column, b: bytes, p: int, escape: bool = False) -> tuple[Value, int]:
+    """One value at ``p`` and the position after it; ``escape``: strings quoted as MySQL 8.0+'s
+    mysqlbinlog does (``flavor.tool_escapes_strings``), else as mariadb-binlog does."""
     t, m = col.type, col.meta
+    quote = _quote_escaped if escape else _quote
     if t in (TINY, SHORT, INT24, LONG, LONGLONG):
         n = {TINY: 1, SHORT: 2, INT24: 3, LONG: 4, LONGLONG: 8}[t]
         if p + n > len(b):
@@ -256,7 +275,7 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
         raw, q = _prefixed(b, p, 1 if m < 256 else 2)
         if col.hint:
             return _hinted_value(col, raw), q
-        return Value(raw, _quote(raw)), q
+        return Value(raw, quote(raw)), q
     if t == STRING:
         real = m >> 8
         if real in (ENUM, SET):
@@ -273,7 +292,7 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
             return _hinted_value(col, raw), q
         # BINARY(n): the binlog drops trailing zero bytes, the column's value has them
         value = raw.ljust(maxlen, b"\0") if col.collation == BINARY_COLLATION else raw
-        return Value(value, _quote(raw)), q
+        return Value(value, quote(raw)), q
     if t == JSON:  # MySQL's binary JSON, as JSON text
         from ..codecs.mysql_json import to_text
 
@@ -288,10 +307,10 @@ def _value(col: Column, b: bytes, p: int) -> tuple[Value, int]:
         if len(raw) < 4:
             raise BodyLengthError(f"column @{col.index + 1}: a geometry of {len(raw)} bytes has no SRID",
                                   field=f"@{col.index + 1}")
-        return Value(Geometry(int.from_bytes(raw[:4], "little"), raw[4:]), _quote(raw)), q
+        return Value(Geometry(int.from_bytes(raw[:4], "little"), raw[4:]), quote(raw)), q
     if t in (BLOB, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB):
         raw, q = _prefixed(b, p, m or 4)
-        return Value(raw, _quote(raw)), q
+        return Value(raw, quote(raw)), q
     if t == VECTOR:  # MySQL 9: float32 little-endian values behind an ``m``-byte length
         raw, q = _prefixed(b, p, m or 4)
         if len(raw) % 4:
@@ -370,11 +389,12 @@ _INTS = {TINY: (struct.Struct("<b").unpack_from, 1), SHORT: (struct.Struct("<h")
          LONG: (struct.Struct("<i").unpack_from, 4), LONGLONG: (struct.Struct("<q").unpack_from, 8)}
 
 
-def reader(col: Column):
+def reader(col: Column, escape: bool = False):
     """``(image, position) -> (Value, next position)`` for one column: ``_value`` itself, or an
     equivalent specialised for the commonest types (integers, strings, blobs), made once per
-    table map (``images._plan``)."""
+    table map (``images._plan``); ``escape`` as for ``_value``."""
     t, m = col.type, col.meta
+    quote = _quote_escaped if escape else _quote
     if col.hint is None and t in _INTS:
         unpack, n = _INTS[t]
         wrap = 1 << (8 * n)
@@ -397,11 +417,11 @@ def reader(col: Column):
             if q > len(b):
                 raise IndexError
             raw = b[p + 1:q]
-            return Value(raw, _quote(raw)), q
+            return Value(raw, quote(raw)), q
         return read_short
     if lb is not None:
         def read_prefixed(b, p):
             raw, q = _prefixed(b, p, lb)
-            return Value(raw, _quote(raw)), q
+            return Value(raw, quote(raw)), q
         return read_prefixed
-    return lambda b, p: _value(col, b, p)
+    return lambda b, p: _value(col, b, p, escape)
