@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import json
+import struct
 
 # the key events of a change table (``{src}``: a relation of change rows), then the last per key
 FOLD_SQL = """
@@ -50,8 +51,9 @@ def server_columns(srv, db: str, table: str) -> list[tuple[str, str, str]]:
         "AND TABLE_NAME=%s ORDER BY ORDINAL_POSITION", (db, table))]
 
 
-# a VECTOR column as the server's text: MySQL 9 VECTOR_TO_STRING ([1.50000e+00,...]), MariaDB VEC_ToText
-VECTOR_TEXT = {"mysql": "VECTOR_TO_STRING({})", "mariadb": "VEC_ToText({})"}
+# a VECTOR column as the server's stored bytes (float32, little-endian; VECTOR_TO_STRING /
+# VEC_ToText round to 6 digits): MySQL's export is a list<float32>, MariaDB's the logged bytes
+VECTOR_TEXT = {"mysql": "HEX({})", "mariadb": "HEX({})"}
 
 
 def select_text(cols: list[tuple[str, str, str]], flavor: str = "mariadb") -> str:
@@ -119,8 +121,10 @@ def exported_text(value, text, dtype: str, ctype: str, unit: str | None = None):
     if value is None:
         return None
     n = _fsp(ctype)
-    if dtype == "vector":  # list<float32>: as MySQL 9's VECTOR_TO_STRING prints it
-        return "[" + ",".join(f"{float(x):.5e}" for x in value) + "]"
+    if dtype == "vector":  # MySQL: list<float32>; MariaDB logs the bytes (VARBINARY in its table map)
+        if isinstance(value, (bytes, bytearray)):
+            return bytes(value).hex().upper()
+        return struct.pack(f"<{len(value)}f", *value).hex().upper()
     if dtype == "json":
         return _canonical_json(value.decode("utf-8") if isinstance(value, (bytes, bytearray)) else value)
     if dtype in BINARY or dtype in GEOMETRY:
