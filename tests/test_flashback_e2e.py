@@ -306,7 +306,8 @@ def _replay_with_own_tools(srv, path: Path) -> None:
 def test_flashback_replays_to_the_snapshot_on_todays_servers(tmp_path, kind):
     """The proof above on MySQL 9.7 and MariaDB 11.8: today's type tables (VECTOR, JSON,
     GEOMETRY, BIT, fractional temporals, five character sets) and 400 rows; the damage flashed
-    back by position and by GTID set, each undo replayed with the server's own tool and client:
+    back by position and by GTID set, each undo replayed with the server's own tool and client,
+    and as --sql statements run by its client:
     the tables equal the snapshot, the unrelated change stays."""
     from binlogkit.api import gtid_matcher
     from fixtures.lab.oracle import master_status
@@ -325,22 +326,27 @@ def test_flashback_replays_to_the_snapshot_on_todays_servers(tmp_path, kind):
                         "WHERE n < 400) SELECT n, CONCAT('row ', n), n FROM s")
             cur.execute("CREATE DATABASE other")
             cur.execute("CREATE TABLE other.log (id INT PRIMARY KEY, note VARCHAR(40))")
-        for tag, how in enumerate(("position", "gtid"), 1):
+        for tag, how in enumerate(("position", "gtid", "sql"), 1):
             before = _today_snapshot(srv)
             start = master_status(srv)
             _today_damage(srv)
             stop = master_status(srv)
             srv.execute(f"INSERT INTO other.log VALUES ({tag}, 'after the damage')")
             assert _today_snapshot(srv) != before and start["file"] == stop["file"]
-            if how == "position":
-                kw = dict(start_position=start["position"], stop_position=stop["position"])
+            if how in ("position", "sql"):
+                kw = dict(start_position=start["position"], stop_position=stop["position"], sql=how == "sql")
             else:  # the GTIDs the damage got: MySQL uuid:a-b, MariaDB d-s-a..b
                 kw = dict(gtids=gtid_matcher(_gtids_between(start["gtid_binlog_pos"], stop["gtid_binlog_pos"])))
             out = tmp_path / f"undo-{how}.bin"
             res = flashback([srv.datadir / start["file"]], out, **kw)
             assert res.transactions == res.undone == len(TODAY) + 2  # DELETE, 6 UPDATEs, JSON, the mixed one
             assert res.later == {"conflicts": [], "total": 0, "note": None}
-            _replay_with_own_tools(srv, out)
+            if how == "sql":  # `mysql < undo.sql` (VECTOR as STRING_TO_VECTOR / its bytes, JSON as CAST)
+                from fixtures.lab.clients import client
+
+                client(srv, input=out.read_bytes())
+            else:
+                _replay_with_own_tools(srv, out)
             assert _today_snapshot(srv) == before, how
             assert srv.query(f"SELECT note FROM other.log WHERE id = {tag}") == [{"note": "after the damage"}]
 
