@@ -1185,7 +1185,7 @@ def flashback(binlogs, output, start_position, stop_position, start_datetime, st
               database, table, as_sql, skip_statements, force, backup_dir, no_check_later, as_json, keys) -> None:
     """Undo a range of row changes: write a binlog whose transactions undo the selected ones,
     last first (inserts deleted, deletes inserted, updates reversed). Replay it with the server's
-    own tool: `mariadb-binlog OUTPUT | mariadb`, `mysqlbinlog OUTPUT | mysql`; `binlogkit decode -v
+    own tool: `mariadb-binlog OUTPUT | mariadb`, `mysqlbinlog --skip-gtids OUTPUT | mysql`; `binlogkit decode -v
     OUTPUT` shows what it will do. Needs row-based binlogs with FULL row images. BINLOGS are
     binlogs or relay logs (files, .index files, folders, archives), all from one server version.
 

@@ -18,6 +18,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # makes ``fixtures`` importable
 
+from ring_sets import ring_set  # noqa: E402,F401 (a session fixture: the ring on every MariaDB kind, built once)
+
 CORPUS = ROOT.parent / "shared" / "corpus"
 HAVE_SERVER = bool(shutil.which("mariadbd") or os.path.exists("/usr/sbin/mariadbd"))
 

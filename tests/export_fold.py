@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import json
+import struct
 
 # the key events of a change table (``{src}``: a relation of change rows), then the last per key
 FOLD_SQL = """
@@ -49,12 +51,19 @@ def server_columns(srv, db: str, table: str) -> list[tuple[str, str, str]]:
         "AND TABLE_NAME=%s ORDER BY ORDINAL_POSITION", (db, table))]
 
 
-def select_text(cols: list[tuple[str, str, str]]) -> str:
+# a VECTOR column as the server's stored bytes (float32, little-endian; VECTOR_TO_STRING /
+# VEC_ToText round to 6 digits): MySQL's export is a list<float32>, MariaDB's the logged bytes
+VECTOR_TEXT = {"mysql": "HEX({})", "mariadb": "HEX({})"}
+
+
+def select_text(cols: list[tuple[str, str, str]], flavor: str = "mariadb") -> str:
     """A SELECT list giving each column as the server's text."""
     out = []
     for name, dtype, _ctype in cols:
         c = f"`{name}`"
-        if dtype in BINARY:
+        if dtype == "vector":
+            out.append(VECTOR_TEXT[flavor].format(c))
+        elif dtype in BINARY:
             out.append(f"HEX({c})")
         elif dtype in GEOMETRY:
             out.append(f"HEX(ST_AsWKB({c}))")
@@ -73,13 +82,21 @@ def server_rows(srv, db: str, table: str, cols) -> dict[str, tuple]:
     """id text -> the row as the server's text (one session in UTC)."""
     with srv.connect() as conn, conn.cursor() as cur:
         cur.execute("SET time_zone = '+00:00'")
-        cur.execute(f"SELECT {select_text(cols)} FROM `{db}`.`{table}`")
-        return {str(r[0]): tuple(_server_value(v) for v in r) for r in cur.fetchall()}
+        kind = getattr(srv, "kind", None)
+        cur.execute(f"SELECT {select_text(cols, kind.flavor if kind else 'mariadb')} FROM `{db}`.`{table}`")
+        return {str(r[0]): tuple(_server_value(v, d) for v, (_n, d, _c) in zip(r, cols)) for r in cur.fetchall()}
 
 
-def _server_value(v):
+def _canonical_json(text: str) -> str:
+    """MySQL's JSON text, one spelling (key order and spaces are the server's choice)."""
+    return json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"))
+
+
+def _server_value(v, dtype: str = ""):
     if v is None:
         return None
+    if dtype == "json":
+        return _canonical_json(v.decode("utf-8") if isinstance(v, (bytes, bytearray)) else v)
     if isinstance(v, float):
         return repr(v)
     if isinstance(v, (bytes, bytearray)):
@@ -104,6 +121,12 @@ def exported_text(value, text, dtype: str, ctype: str, unit: str | None = None):
     if value is None:
         return None
     n = _fsp(ctype)
+    if dtype == "vector":  # MySQL: list<float32>; MariaDB logs the bytes (VARBINARY in its table map)
+        if isinstance(value, (bytes, bytearray)):
+            return bytes(value).hex().upper()
+        return struct.pack(f"<{len(value)}f", *value).hex().upper()
+    if dtype == "json":
+        return _canonical_json(value.decode("utf-8") if isinstance(value, (bytes, bytearray)) else value)
     if dtype in BINARY or dtype in GEOMETRY:
         return bytes(value).hex().upper()
     if dtype in ("uuid", "inet6", "inet4"):

@@ -278,3 +278,18 @@ def test_datetime_range_takes_the_transactions_that_began_in_it(tmp_path):
     times = [c.timestamp() for c in got.column("commit_time").to_pylist()]
     assert min(times) >= t0 and got.num_rows > 0
     assert set(got.column("gtid").to_pylist()) <= {t.gtid for t in inside}
+
+
+def test_mariadb_11_8_text_in_its_uca1400_collations_is_text(tmp_path):
+    """MariaDB 11.x's default collation utf8mb4_uca1400_ai_ci (id 2304) and ucs2_uca1400_ai_ci
+    (2560) are what its table maps name (COLUMN_CHARSET); unknown ids made those columns binary.
+    The committed MariaDB 11.8.9 set: every text column of types.strs as the server stored it."""
+    primary = Path(__file__).parent.parent / "fixtures" / "mariadb-11.8" / "replication-gtid" / "primary"
+    files = sorted(str(p) for p in primary.glob("mariadb-bin.0*") if not p.name.endswith(".idx"))
+    s = export(files, str(tmp_path / "out"))
+    assert s["problems"] == []
+    rows = _table(tmp_path / "out", "strs").to_pylist()
+    first = next(r for r in rows if r["after_id"] == 1)
+    assert (first["after_c"], first["after_cu"], first["after_l1"], first["after_cy"], first["after_sj"],
+            first["after_u2"]) == ("abc", "žluťoučký", "café", "Привет", "ｶﾀｶﾅ日本", "žluť ω")
+    assert first["after_v"] == "€" * 300 and first["after_tx"] == "it's \\ text"

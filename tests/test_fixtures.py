@@ -11,6 +11,7 @@ from binlogkit import open_binlog
 from binlogkit.constants import EventType
 from binlogkit.errors import BinlogError, TruncatedEventError
 from fixtures import store
+from ring_sets import KINDS
 
 SETS = store.set_names()
 CRASH = [s for s in SETS if s.startswith("crash-")]
@@ -119,10 +120,10 @@ def test_crash_manifests_record_mariadb_restarts(name):
         assert runs[0]["outcome"] == "stopped" and runs[0]["last_sql_errno"] == 1594
 
 
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("name", ["ring-duplicates-off", "ring-duplicates-on"])
-def test_ring_duplicates(name):
-    m = store.manifest(name)
-    d = store.materialize(name)
+def test_ring_duplicates(ring_set, name, kind):
+    m, d = ring_set(name, kind)
     dupes = m["C_binlog_duplicate_gtids"]
     if m["gtid_ignore_duplicates"]:
         assert dupes == []

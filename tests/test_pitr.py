@@ -87,6 +87,17 @@ def test_backup_info_forms():
             "-- CHANGE MASTER TO MASTER_LOG_FILE='mariadb-bin.000001', MASTER_LOG_POS=4711;\n")
     z = parse_backup_info(head)
     assert (z.file, z.position, z.gtids, z.origin) == ("mariadb-bin.000001", 4711, "0-1-17", "dump")
+    # the head of a dump by MySQL 9.7.4's mysqldump --single-transaction --source-data=2 (GTID_MODE=ON):
+    # its GTID_PURGED carries a versioned comment before the set (the set was lost before)
+    head = ("-- MySQL dump 10.13  Distrib 9.7.4, for Linux (x86_64)\n--\n"
+            "-- GTID state at the beginning of the backup \n--\n\n"
+            "SET @@GLOBAL.GTID_PURGED=/*!80000 '+'*/ 'e1bb6e52-e8f9-11f1-ad49-02fc00000001:1-610,\n"
+            "f1bb6e52-e8f9-11f1-ad49-02fc00000001:1-3';\n\n--\n-- Position to start replication or point-in-time "
+            "recovery from\n--\n\n-- CHANGE REPLICATION SOURCE TO SOURCE_LOG_FILE='binlog.000003', "
+            "SOURCE_LOG_POS=59142;\n")
+    m = parse_backup_info(head)
+    assert (m.file, m.position, m.origin) == ("binlog.000003", 59142, "dump")
+    assert m.gtids == "e1bb6e52-e8f9-11f1-ad49-02fc00000001:1-610,f1bb6e52-e8f9-11f1-ad49-02fc00000001:1-3"
     with pytest.raises(BackupInfoError):
         parse_backup_info("CREATE TABLE t (id INT);\n")
 

@@ -17,6 +17,7 @@ from binlogkit.transactions import group_files
 from fixtures import store
 
 from conftest import catalog_rows
+from ring_sets import KINDS
 
 PRIMARY_SETS = ["replication-gtid", "replication-position-semisync", "compressed-events"]
 CRASH = [s for s in store.set_names() if s.startswith("crash-")]
@@ -78,15 +79,16 @@ def test_crash_relay_truth(name):
         tl["gtid"], tl["source_file"], tl["source_end"], tl["relay_end_offset"])
 
 
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("name", ["ring-duplicates-off", "ring-duplicates-on"])
-def test_ring_duplicates_are_found(name):
-    m = store.manifest(name)
-    s = gtid_summary([store.materialize(name) / "C" / "binlog"])
+def test_ring_duplicates_are_found(ring_set, name, kind):
+    m, folder = ring_set(name, kind)
+    s = gtid_summary([folder / "C" / "binlog"])
     flagged = {x["gtid"] for x in s["mariadb"]["out_of_order"]}
     assert set(m["C_binlog_duplicate_gtids"]) <= flagged
     assert s["mariadb"]["position"] == m["servers"]["C"]["master_status"]["gtid_binlog_pos"]
     for conn in ("a", "b"):
-        relay = store.materialize(name) / "C" / "relay" / f"relay-bin-{conn}.index"
+        relay = folder / "C" / "relay" / f"relay-bin-{conn}.index"
         assert [t.gtid for t in transactions([relay]) if t.gtid] == m["C_relay_gtids"][conn]
 
 

@@ -11,7 +11,9 @@ An undo transaction is::
     the original's terminator          (Xid with its xid, or Query COMMIT)
 
 **No GTID events.** A flashback file is replayed by a client (``mariadb-binlog FILE | mariadb``,
-``mysqlbinlog FILE | mysql``), which turns a GTID event into ``SET gtid_seq_no=N`` (MariaDB) or
+``mysqlbinlog --skip-gtids FILE | mysql``: without ``--skip-gtids`` a GTID_MODE=ON MySQL 9.7
+refuses the first BEGIN, error 1782, as its BINLOG'd Format_description leaves GTID_NEXT to be
+determined and no GTID event follows), which turns a GTID event into ``SET gtid_seq_no=N`` (MariaDB) or
 ``SET GTID_NEXT='uuid:N'`` (MySQL). The original's GTID is already in the server's history: MySQL
 would skip the undo as already applied, MariaDB would log a duplicate (refused under
 ``gtid_strict_mode``). A new number cannot be chosen from the files either (the server's

@@ -8,7 +8,8 @@ Accepted (the first that matches):
 * the head of a logical dump made with ``mariadb-dump --master-data[=2] [--gtid]`` or
   ``mysqldump --source-data``: ``CHANGE MASTER TO MASTER_LOG_FILE='F', MASTER_LOG_POS=N``
   (``SOURCE_LOG_FILE`` / ``SOURCE_LOG_POS``) and ``SET GLOBAL gtid_slave_pos='...'`` /
-  ``SET @@GLOBAL.GTID_PURGED='...'``, commented out or not.
+  ``SET @@GLOBAL.GTID_PURGED='...'`` (MySQL 8.0+: ``GTID_PURGED=/*!80000 '+'*/ '...'``),
+  commented out or not.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ HEAD_BYTES = 1 << 20
 _CHANGE_FILE = re.compile(r"(?:MASTER|SOURCE)_LOG_FILE\s*=\s*'([^']+)'", re.I)
 _CHANGE_POS = re.compile(r"(?:MASTER|SOURCE)_LOG_POS\s*=\s*(\d+)", re.I)
 _GTID_SLAVE = re.compile(r"gtid_slave_pos\s*=\s*'([^']*)'", re.I)
-_GTID_PURGED = re.compile(r"GTID_PURGED\s*=\s*'\+?([^']*)'", re.I)
+# MySQL 8.0+'s mysqldump writes SET @@GLOBAL.GTID_PURGED=/*!80000 '+'*/ 'uuid:1-610';
+_GTID_PURGED = re.compile(r"GTID_PURGED\s*=\s*(?:/\*!\d*\s*'\+'\s*\*/\s*)?'\+?([^']*)'", re.I)
 
 
 class BackupInfoError(BinlogError):
@@ -48,7 +50,7 @@ def parse_backup_info(text: str, *, name: str = "backup info") -> BackupPoint:
     f, p = _CHANGE_FILE.search(text), _CHANGE_POS.search(text)
     if f and p:
         g = _GTID_SLAVE.search(text) or _GTID_PURGED.search(text)
-        gt = " ".join(g.group(1).split()) if g else None
+        gt = "".join(g.group(1).split()) if g else None  # a long MySQL set continues on the next lines
         return BackupPoint(os.path.basename(f.group(1)), int(p.group(1)), gt or None, "dump")
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if lines:
