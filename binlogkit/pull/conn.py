@@ -18,6 +18,7 @@ import threading
 import time
 from typing import Any, Callable
 
+from ..codecs.common import pack_int
 from ..flavor import Flavor
 from .auth import MAX_PACKET, MAX_ROUNDS, Login, TlsError, TlsOptions, ssl_context, ssl_request, use_tls
 from .protocol import (BINLOG_DUMP_NON_BLOCK, DEFAULT_MAX_EVENT, ER_ACCESS_DENIED, PROTOCOLS, Framer,
@@ -140,14 +141,7 @@ def _session_class() -> type:
     return Session
 
 
-def _lenenc(n: int) -> bytes:
-    if n < 251:
-        return bytes([n])
-    if n < 1 << 16:
-        return b"\xfc" + n.to_bytes(2, "little")
-    if n < 1 << 24:
-        return b"\xfd" + n.to_bytes(3, "little")
-    return b"\xfe" + n.to_bytes(8, "little")
+_lenenc = pack_int   # the protocol's length-encoded integer is the binlog's packed integer
 
 
 class Connection:
