@@ -30,7 +30,7 @@ help:
 	@echo "make asan-pullscan    pull's C receiver loop under AddressSanitizer + UBSan, against the Python path"
 	@echo "make past-4g     a real > 4 GiB transaction: replicas killed in it, recovered, resumed (25 GB disk)"
 	@echo "make soak        50 kill -9 trials spread over the workload, every 5th with 300 MB of relay logs on disk (TRIALS, SEED, LATE_EVERY, LATE_MB)"
-	@echo "make pull-soak   30 kill -9 trials of binlogkit pull under a live workload, then cmp with the primary (TRIALS=n)"
+	@echo "make pull-soak   30 kill -9 trials of binlogkit pull under a live workload, then cmp with the primary (TRIALS=n, KIND=mysql-9.7)"
 
 $(BIN)/.installed: pyproject.toml setup.py binlogkit/_rowtext.c binlogkit/_fastdecode.c binlogkit/_pullscan.c binlogkit/_out.h
 	$(PYTHON) -m venv $(VENV)
@@ -106,7 +106,7 @@ fuzz-encryption: deps-py
 	nice -n 19 $(PY) scripts/fuzz_encryption.py --seconds 300
 
 pull-soak: deps
-	nice -n 19 $(PY) -m fixtures.lab.pull_lab --trials $${TRIALS:-30}
+	nice -n 19 $(PY) -m fixtures.lab.pull_lab --trials $${TRIALS:-30} $${KIND:+--kind $$KIND}
 
 bench-pull: bench-data
 	$(PY) bench/pull.py
