@@ -31,7 +31,7 @@ help:
 	@echo "make past-4g     a real > 4 GiB transaction: replicas killed in it, recovered, resumed (25 GB disk)"
 	@echo "make soak        50 kill -9 trials spread over the workload, every 5th with 300 MB of relay logs on disk (TRIALS, SEED, LATE_EVERY, LATE_MB)"
 	@echo "make mysql-partial  MySQL 9.7 replicas killed -9 (or IO thread stopped) inside a transaction, both modes, vs the primary (TRIALS=20)"
-	@echo "make pull-soak   30 kill -9 trials of binlogkit pull under a live workload, then cmp with the primary (TRIALS=n)"
+	@echo "make pull-soak   30 kill -9 trials of binlogkit pull under a live workload, then cmp with the primary (TRIALS=n, KIND=mysql-9.7)"
 
 SOURCES := pyproject.toml setup.py binlogkit/_rowtext.c binlogkit/_fastdecode.c binlogkit/_pullscan.c binlogkit/_out.h
 
@@ -121,7 +121,7 @@ fuzz-encryption: deps-py
 	nice -n 19 $(PY) scripts/fuzz_encryption.py --seconds 300
 
 pull-soak: deps
-	nice -n 19 $(PY) -m fixtures.lab.pull_lab --trials $${TRIALS:-30}
+	nice -n 19 $(PY) -m fixtures.lab.pull_lab --trials $${TRIALS:-30} $${KIND:+--kind $$KIND}
 
 bench-pull: bench-data
 	$(PY) bench/pull.py

@@ -1,12 +1,12 @@
-"""Seed 002 with real servers: a primary killed while a semisync AFTER_SYNC commit waits for an
-acknowledgement keeps that transaction in its binlog. Restarted untouched it commits it — a
-phantom no replica had. `binlogkit compare` names it and `recover --binlog --replica` cuts it:
-restarted, the row is gone, the GTID history equals the replica's, and it rejoins as a replica
-of the promoted server with equal data."""
+"""Seed 002 with real servers, on every kind of the lab (MariaDB 10.11, MariaDB 11.8, MySQL 9.7):
+a primary killed while a semisync AFTER_SYNC commit waits for an acknowledgement keeps those
+transactions in its binlog. Restarted untouched it commits them — phantoms no replica had.
+`binlogkit compare` names it and `recover --binlog --replica` cuts them: restarted, the rows are
+gone, the GTID history equals the replica's, and it rejoins as a replica of the promoted server
+with equal data, every acknowledged commit on the promoted one."""
 
 from __future__ import annotations
 
-import shutil
 import threading
 import time
 
@@ -18,14 +18,34 @@ from binlogkit.compare import compare
 from binlogkit.api import expand_paths
 from fixtures.lab import Lab, Server, catch_up, connect, grant_replication
 from fixtures.lab import workload
+from fixtures.lab.kinds import KINDS
 from fixtures.lab.topology import enable_semisync
 from fixtures.lab.oracle import table_fingerprints
 
 pytestmark = pytest.mark.server
 
+KIND_PARAMS = [pytest.param(k, marks=pytest.mark.kind(k), id=k) if KINDS[k].chroot else pytest.param(k, id=k)
+               for k in KINDS]
 
-def test_unacknowledged_transaction_is_cut_and_the_old_primary_rejoins(tmp_path):
-    with Lab(tmp_path / "lab") as lab:
+
+def only_on(a: Server, b: Server) -> list[str]:
+    """The GTIDs ``a`` has executed that ``b`` has not, one by one in the kind's notation:
+    ``0-1-46`` (MariaDB: one domain, one server here) or ``uuid:46`` (MySQL: GTID_SUBTRACT)."""
+    sql = a.kind.sql
+    if a.kind.flavor == "mysql":
+        text = a.query("SELECT GTID_SUBTRACT(%s, %s) AS g", (a.var(sql.executed_var), b.var(sql.applied_var)))[0]["g"]
+        uuid, _, ranges = text.partition(":")
+        lo, _, hi = ranges.partition("-")
+        return [f"{uuid}:{n}" for n in range(int(lo), int(hi or lo) + 1)]
+    d, s, have = a.var(sql.executed_var).split(",")[0].split("-")
+    _d, _s, held = b.var(sql.applied_var).split(",")[0].split("-")
+    return [f"{d}-{s}-{n}" for n in range(int(held) + 1, int(have) + 1)]
+
+
+@pytest.mark.parametrize("kind", KIND_PARAMS)
+def test_unacknowledged_transaction_is_cut_and_the_old_primary_rejoins(tmp_path, kind):
+    with Lab(tmp_path / "lab", kind=kind) as lab:
+        sql = lab.kind.sql
         p = lab.server("primary", 1).start()
         r = lab.server("replica", 2).start()
         grant_replication(p)
@@ -34,48 +54,51 @@ def test_unacknowledged_transaction_is_cut_and_the_old_primary_rejoins(tmp_path)
         workload.schema(p)
         workload.small(p, 40)
         catch_up(r, p)
-        r.execute("STOP SLAVE IO_THREAD")
+        acknowledged = table_fingerprints(p)  # every commit so far returned: acknowledged
+        r.execute(sql.stop(thread="IO_THREAD"))
 
-        def blocked():
+        def blocked(row: int):
             try:
-                p.execute("INSERT INTO lab.acct VALUES (999, 1)")
+                p.execute(f"INSERT INTO lab.acct VALUES ({row}, 1)")
             except Exception:
                 pass  # the server is killed under it
-        t = threading.Thread(target=blocked, daemon=True)
-        t.start()
-        time.sleep(2.0)  # written and synced to the binlog, waiting for an acknowledgement
+        waiting = [threading.Thread(target=blocked, args=(row,), daemon=True) for row in (998, 999)]
+        for t in waiting:
+            t.start()
+            time.sleep(1.0)  # written and synced to the binlog, waiting for an acknowledgement
+        assert all(t.is_alive() for t in waiting)  # AFTER_SYNC: neither commit has returned
         p.kill9()
-        t.join(10)
+        for t in waiting:
+            t.join(10)
 
-        def copy(name: str) -> Server:
-            base = lab.base / name
-            shutil.copytree(p.base, base, ignore=shutil.ignore_patterns("*.sock", "*.pid", "*.sock.lock"))
-            srv = Server(name, base, 1, options=dict(p.options))
-            lab.servers.append(srv)
-            return srv
-
-        # (a) restarted untouched: the un-acknowledged row is committed — a phantom
-        a = copy("untouched").start()
-        assert a.query("SELECT id FROM lab.acct WHERE id = 999")
-        phantom_pos = a.var("gtid_binlog_pos")
+        # (a) restarted untouched: the un-acknowledged rows are committed — phantoms
+        a = lab.copy_of(p, "untouched").start()
+        assert len(a.query("SELECT id FROM lab.acct WHERE id IN (998, 999)")) == 2
+        phantom = only_on(a, r)
+        assert len(phantom) == 2
         a.stop()
 
-        # (b) compare names exactly that transaction; recover cuts it
-        b = copy("repaired")
-        res = compare(expand_paths([b.datadir / "mariadb-bin.index"]), [expand_paths([r.datadir])])
-        assert [u["gtid"] for u in res["unacknowledged"]] == [phantom_pos.split(",")[0]]
+        # (b) compare names exactly those transactions; recover cuts them
+        b = lab.copy_of(p, "repaired")
+        index = b.datadir / f"{p.options['log_bin']}.index"
+        res = compare(expand_paths([index]), [expand_paths([r.datadir])])
+        assert [u["gtid"] for u in res["unacknowledged"]] == phantom
         out = CliRunner().invoke(main, ["recover", "--binlog", str(b.datadir), "--replica", str(r.datadir),
                                         "--apply", "--backup-dir", str(lab.base / "backup")])
         assert out.exit_code == 0, out.output
         b.start()
-        assert b.query("SELECT id FROM lab.acct WHERE id = 999") == []
-        assert b.var("gtid_binlog_pos") == r.var("gtid_slave_pos")
+        assert b.query("SELECT id FROM lab.acct WHERE id IN (998, 999)") == []
+        assert b.var(sql.executed_var) == r.var(sql.applied_var)
+        assert table_fingerprints(b) == acknowledged
 
-        # the replica is promoted; the old primary rejoins as its replica
-        r.execute("STOP SLAVE", "RESET SLAVE ALL")
+        # the replica is promoted, nothing acknowledged lost; the old primary rejoins as its replica
+        r.execute(sql.stop(), sql.reset_replica_all)
+        assert table_fingerprints(r) == acknowledged
         grant_replication(r)
-        b.execute("SET GLOBAL gtid_slave_pos = @@gtid_binlog_pos")
+        if lab.kind.flavor == "mariadb":
+            b.execute("SET GLOBAL gtid_slave_pos = @@gtid_binlog_pos")
         connect(b, r, gtid=True)
         workload.small(r, 15, start=2000)
         catch_up(b, r)
         assert table_fingerprints(b) == table_fingerprints(r)
+        assert b.query("SELECT id FROM lab.acct WHERE id IN (998, 999)") == []
