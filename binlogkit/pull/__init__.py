@@ -228,7 +228,7 @@ def iter_events(host: str, port: int, user: str, password: str, *, server_id: in
     joiner = Joiner()
     try:
         conn.start_dump(server_id, file, position, semisync=semisync, non_block=until_end)
-        fmt, name = None, file
+        fmt, name, at = None, file, position
         while True:
             for part in conn.messages():
                 msg = joiner.take(part)
@@ -241,7 +241,7 @@ def iter_events(host: str, port: int, user: str, password: str, *, server_id: in
                 ev = msg.data
                 ts, code, sid, size, log_pos, flags = header(ev)
                 if code == 4 and is_artificial(code, log_pos, flags):
-                    name = rotate_target(ev)[0]
+                    name, at = rotate_target(ev)
                 if code == 15:
                     aware = fde_is_checksum_aware(ev)
                     fmt = Format.from_fde_body(ev[19:size - (4 if aware else 0)])
@@ -250,9 +250,12 @@ def iter_events(host: str, port: int, user: str, password: str, *, server_id: in
                     ok = (zlib.crc32(ev[:-4]) == int.from_bytes(ev[-4:], "little")) if fmt and fmt.len_checksum else None
                 if is_artificial(code, log_pos, flags):
                     continue
-                yield RawEvent(log_pos - size, ts, code, sid, size, log_pos, flags, ev, fmt, ok, name)
+                # log_pos 0: an event inside a MariaDB 11.8 transaction; it starts where the last one ended
+                start = log_pos - size if log_pos else at
+                at = start + size
+                yield RawEvent(start, ts, code, sid, size, log_pos, flags, ev, fmt, ok, name)
                 if msg.need_ack:
-                    conn.ack(name, log_pos)
+                    conn.ack(name, at)
             if conn.read(timeout=60.0) is None:
                 raise ConnectionLost(f"{conn.where} sent nothing for 60 s")
     finally:

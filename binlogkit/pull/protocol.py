@@ -394,8 +394,13 @@ def header(event: bytes) -> tuple[int, int, int, int, int, int]:
 
 
 def is_artificial(type_code: int, log_pos: int, flags: int) -> bool:
-    """Whether the primary made this event up for the stream (never written into a file)."""
-    return type_code in HEARTBEATS or log_pos == 0 or bool(flags & EventFlag.ARTIFICIAL)
+    """Whether the primary made this event up for the stream (never written into a file): a
+    heartbeat, an event flagged ``LOG_EVENT_ARTIFICIAL_F`` (the fake Rotate, MariaDB's fake
+    Gtid_list), or a Format_description or Rotate with ``log_pos`` 0 (the Format_description
+    re-sent when a dump starts inside a file). Any other event with ``log_pos`` 0 is real:
+    MariaDB 11.8 (``binlog_legacy_event_pos=OFF``, the default) writes ``end_log_pos`` 0 in the
+    events inside a transaction, between its GTID event and its commit event."""
+    return type_code in HEARTBEATS or bool(flags & EventFlag.ARTIFICIAL) or (log_pos == 0 and type_code in (4, 15))
 
 
 def rotate_target(event: bytes) -> tuple[str, int]:

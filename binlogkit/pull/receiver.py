@@ -321,7 +321,8 @@ class Receiver:
         ts, code, sid, size, log_pos, flags = _HEADER.unpack_from(ev)
         if size != len(ev):
             raise ProtocolError(f"event_size {size} but the packet holds {len(ev)} bytes")
-        if log_pos == 0 or flags & _ARTIFICIAL or code in _HEARTBEAT_CODES:   # protocol.is_artificial
+        # protocol.is_artificial: a real event may have log_pos 0 (inside a MariaDB 11.8 transaction)
+        if flags & _ARTIFICIAL or code in _HEARTBEAT_CODES or (log_pos == 0 and code in (_FDE, _ROTATE)):
             if code == _ROTATE:
                 name, pos = rotate_target(ev)
                 self._switch(name, pos)
@@ -356,7 +357,7 @@ class Receiver:
             raise ChecksumError("CRC32 mismatch in an event received", file=self.store.name, offset=at,
                                 event_type=str(code))
         end = at + size
-        if log_pos != end & 0xFFFFFFFF:
+        if log_pos != end & 0xFFFFFFFF and (log_pos or code == _FDE):   # 0: inside a MariaDB 11.8 transaction
             raise PullError(f"event ends at {end} in the copy but at {log_pos} on the primary: the copy does not "
                             "line up with the primary's file", file=self.store.name, offset=at)
         self._took(ev, 1, int(self.boundary.ends(code, ev, 4 if self.crc_on else 0)), ts)
@@ -374,7 +375,7 @@ class Receiver:
             if size > self.max_event_size:
                 raise HostileServer(f"an event of {size} bytes, more than --max-event-size {self.max_event_size}: "
                                     "refused", file=self.store.name, event_type=str(code))
-            if log_pos == 0 or flags & _ARTIFICIAL or code in _HEARTBEAT_CODES or code in (_FDE, _ROTATE):
+            if flags & _ARTIFICIAL or code in _HEARTBEAT_CODES or code in (_FDE, _ROTATE):
                 raise HostileServer(f"a type {code} event of {size} bytes (artificial, a Format_description or a "
                                     "Rotate): no primary sends one of 16 MiB", file=self.store.name)
             if self.store.name is None:
@@ -382,7 +383,7 @@ class Receiver:
             verify = self._verify_at is not None
             at = self._verify_at if self._verify_at is not None else self.store.size + self._out_len
             end = at + size
-            if log_pos != end & 0xFFFFFFFF or (verify and end > self.store.size):
+            if (log_pos and log_pos != end & 0xFFFFFFFF) or (verify and end > self.store.size):
                 raise PullError(f"event ends at {end} in the copy but at {log_pos} on the primary: the copy does not "
                                 "line up with the primary's file", file=self.store.name, offset=at)
             self._flush()
@@ -442,7 +443,7 @@ class Receiver:
         if at is None or name is None:  # _event calls this only while verifying, in a named file
             raise ProtocolError("internal: an event compared with the copy outside a verified file")
         end = at + size
-        if log_pos != end & 0xFFFFFFFF or end > self.store.size:
+        if (log_pos and log_pos != end & 0xFFFFFFFF) or end > self.store.size:
             raise PullError(f"the primary's event at {at} ends at {log_pos}, not where the copy's events do",
                             file=str(self.store.path / name), offset=at)
         ours: bytes | bytearray = self.store.pread(at, size)
