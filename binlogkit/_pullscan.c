@@ -80,10 +80,11 @@ static PyObject *run(PyObject *self, PyObject *args) {
         uint32_t ts = (uint32_t)le(ev, 4), log_pos = (uint32_t)le(ev + 13, 4);
         int code = ev[4];
         unsigned flags = (unsigned)le(ev + 17, 2);
-        if ((Py_ssize_t)le(ev + 9, 4) != size || log_pos == 0 || flags & FLAG_ARTIFICIAL || code == 27 ||
+        if ((Py_ssize_t)le(ev + 9, 4) != size || flags & FLAG_ARTIFICIAL || code == 27 ||
             code == 41 || code == 15 || code == 4)
             break;
-        if ((uint32_t)((unsigned long long)(at + size) & 0xFFFFFFFFULL) != log_pos)
+        /* log_pos 0: an event inside a MariaDB 11.8 transaction (binlog_legacy_event_pos=OFF) */
+        if (log_pos != 0 && (uint32_t)((unsigned long long)(at + size) & 0xFFFFFFFFULL) != log_pos)
             break;
         Py_ssize_t len_crc = crc_on ? 4 : 0;
         if (crc_on) {
