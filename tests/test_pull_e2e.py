@@ -32,6 +32,36 @@ KIND_PARAMS = [pytest.param(k, marks=pytest.mark.kind(k), id=k) if KINDS[k].chro
 
 
 # -- tests with their own primary first (a Lab stops every server at its exit) ---------------
+@pytest.mark.kind("mariadb-11.8")
+def test_mariadb_11_8_events_with_log_pos_0(tmp_path):
+    """MariaDB 11.8 (binlog_legacy_event_pos=OFF) writes end_log_pos 0 in the events inside a
+    transaction (Annotate_rows, Table_map, Rows; a 17 MB Rows event arrives in two packets):
+    real events, copied byte for byte, and iter_events places them where the file has them."""
+    from binlogkit.pull import iter_events
+    from binlogkit.reader import iter_raw_events
+    from fixtures.lab.topology import REPL_PASSWORD, REPL_USER
+
+    with Lab(tmp_path / "lab", kind="mariadb-11.8") as lab:
+        p = start_primary(lab)
+        workload.small(p, 20)
+        big_event_trx(p, 1, big_mb=17, more_mb=1)
+        workload.small(p, 5, start=1000)
+        d = tmp_path / "pulled"
+        r = run_pull(p, d, "--until-end")
+        assert r.returncode == 0, r.stderr
+        names = primary_binlogs(p)
+        assert compare_files(p, d, names) == {n: "identical" for n in names}
+        files = []
+        for n in names:
+            with open(p.datadir / n, "rb") as fh:
+                files += [(n, e.offset, e.type_code, e.log_pos, e.event_size) for e in iter_raw_events(fh, name=n)]
+        zero = [f for f in files if f[3] == 0]
+        assert len(zero) >= 3 * 25 and {19, 23, 160} <= {f[2] for f in zero}, zero[:5]   # Table_map, Write_rows, Annotate
+        assert any(f[4] > 17 << 20 for f in zero)   # the 17 MB row: log_pos 0, two protocol packets
+        live = list(iter_events("127.0.0.1", p.port, REPL_USER, REPL_PASSWORD, server_id=4444, file=names[0]))
+        assert [(e.file, e.offset, e.type_code, e.log_pos, e.event_size) for e in live] == files
+
+
 def test_purged_binlog_on_resume_exit_2(tmp_path):
     with Lab(tmp_path / "lab") as lab:
         p = start_primary(lab)
