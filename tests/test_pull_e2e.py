@@ -1,7 +1,7 @@
 """``binlogkit pull`` against a real MariaDB primary: byte identity (cmp), the CLI's exit codes
 and --json, resume after kill -9 (a bounded campaign; ``make pull-soak`` runs more), a torn tail
 repaired on start, the start options. The kill -9 campaign and the lossless semisync proof run
-on MariaDB 10.11 and MySQL 9.7 (PULL_KINDS)."""
+on MariaDB 10.11, MySQL 9.7 and MariaDB 11.8 (PULL_KINDS)."""
 
 from __future__ import annotations
 
