@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 DEMO_SET := fixtures/mariadb-10.11
 
-.PHONY: lab-chroots bench-export export-proof bench-pull pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-fastdecode asan-pullscan clean help
+.PHONY: mysql-partial lab-chroots bench-export export-proof bench-pull pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-fastdecode asan-pullscan clean help
 
 help:
 	@echo "make demo        decode committed fixtures made by a real MariaDB server"
@@ -30,6 +30,7 @@ help:
 	@echo "make asan-pullscan    pull's C receiver loop under AddressSanitizer + UBSan, against the Python path"
 	@echo "make past-4g     a real > 4 GiB transaction: replicas killed in it, recovered, resumed (25 GB disk)"
 	@echo "make soak        50 kill -9 trials spread over the workload, every 5th with 300 MB of relay logs on disk (TRIALS, SEED, LATE_EVERY, LATE_MB)"
+	@echo "make mysql-partial  MySQL 9.7 replicas killed -9 (or IO thread stopped) inside a transaction, both modes, vs the primary (TRIALS=20)"
 	@echo "make pull-soak   30 kill -9 trials of binlogkit pull under a live workload, then cmp with the primary (TRIALS=n)"
 
 $(BIN)/.installed: pyproject.toml setup.py binlogkit/_rowtext.c binlogkit/_fastdecode.c binlogkit/_pullscan.c binlogkit/_out.h
@@ -80,6 +81,9 @@ fixtures: deps
 	$(PY) -m fixtures.lab build
 	$(PY) -m fixtures.lab build --kind mysql-9.7
 	$(PY) -m fixtures.lab build --kind mariadb-11.8
+
+mysql-partial: deps
+	nice -n 19 $(PY) -m fixtures.lab.partial_campaign --trials $${TRIALS:-20} --seed $${SEED:-1}
 
 soak: deps
 	nice -n 19 $(PY) -m fixtures.lab soak --trials $${TRIALS:-50} --seed $${SEED:-1} --late-every $${LATE_EVERY:-5} --late-mb $${LATE_MB:-300}

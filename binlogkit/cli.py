@@ -853,8 +853,12 @@ def compare(primary, replicas, as_json, keys) -> None:
                    "beside BINLOG_DIR, BINLOG_DIR.binlogkit-incident-TIME-RANDOM).")
 @click.option("--follow-links", is_flag=True,
               help="When the last binlog is a symbolic link, change the file it points to (default: refuse).")
+@click.option("--gtid", default="auto", show_default=True,
+              help="MySQL: the GTID of the incident's own transaction: auto (the server's uuid, from auto.cnf or "
+                   "its own transactions, and the next GNO after the file's last), UUID:GNO, or none (no Gtid "
+                   "event: a GTID auto-position replica that holds every GTID of the file never receives it).")
 @key_options
-def incident(binlog_dir, code, message, index, backup_dir, follow_links, keys) -> None:
+def incident(binlog_dir, code, message, index, backup_dir, follow_links, gtid, keys) -> None:
     """Record an incident in a stopped server's binlog set: an Incident event then a Rotate to
     the next file, at the end of the last binlog, so the log after the gap starts clean.
 
@@ -875,7 +879,7 @@ def incident(binlog_dir, code, message, index, backup_dir, follow_links, keys) -
     try:
         try:
             done = record_incident(binlog_dir, code=code, message=message, index=index, backup_dir=backup_dir,
-                                   follow_links=follow_links, keys=keys, cleaned=cleaned)
+                                   follow_links=follow_links, keys=keys, cleaned=cleaned, gtid=gtid)
         finally:  # said even when the run is then refused
             _say_leftovers(cleaned)
     except KeyError as exc:
@@ -890,8 +894,17 @@ def incident(binlog_dir, code, message, index, backup_dir, follow_links, keys) -
         click.echo(f"{Path(done.file).name}: already ends with an Incident at {done.offsets[0]} and a Rotate to "
                    f"{done.next_file} at {done.offsets[1]}; nothing to do")
         return
-    click.echo(f"{Path(done.file).name}: Incident at {done.offsets[0]}, Rotate to {done.next_file} at "
-               f"{done.offsets[1]}; the file now ends at {done.new_size}")
+    if done.gtid is not None:  # MySQL: Gtid (or Anonymous_gtid) + Incident, a transaction of its own
+        click.echo(f"{Path(done.file).name}: {'Anonymous_gtid' if done.gtid == 'ANONYMOUS' else 'Gtid ' + done.gtid} "
+                   f"at {done.offsets[0]}, Incident at {done.offsets[1]}, Rotate to {done.next_file} at "
+                   f"{done.offsets[2]}; the file now ends at {done.new_size}")
+        if done.gtid != "ANONYMOUS":
+            click.echo(f"replicas stop there (MySQL 9.7: error 13119 ER_REPLICA_INCIDENT; older servers 1590); to resume past it: "
+                       f"STOP REPLICA; SET GTID_NEXT='{done.gtid}'; BEGIN; COMMIT; SET GTID_NEXT='AUTOMATIC'; "
+                       "START REPLICA;")
+    else:
+        click.echo(f"{Path(done.file).name}: Incident at {done.offsets[0]}, Rotate to {done.next_file} at "
+                   f"{done.offsets[1]}; the file now ends at {done.new_size}")
     click.echo(f"the file as it was is in {done.backup}", err=True)
 
 
@@ -1010,6 +1023,44 @@ def _recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_d
     sys.exit(EXIT_OK)
 
 
+def _print_mysql_answer(plan) -> None:
+    """MySQL 8.0.23+ (metadata in tables): what to run, per mode (recover.plan.mysql_answer)."""
+    a = plan.mysql
+    gtid = a["partial_transaction"]
+    ns = plan.next_source
+    cut = next((t for t in plan.truncate), None)
+    mode = plan.mode
+    if mode in ("gtid", "unknown"):
+        click.echo("\nMySQL, SOURCE_AUTO_POSITION=1 (relay_log_recovery ON or OFF): run START REPLICA; nothing else.")
+        if gtid:
+            click.echo(f"  MySQL drops the partial transaction {gtid} at startup (relay_log_recovery=OFF: its relay log "
+                       f"sanitizer cuts {cut['file'] + ':' + str(cut['new_size']) if cut else 'the relay log'}, the "
+                       "cut planned below; ON: the relay logs are discarded) and fetches it whole by GTID.")
+        click.echo(f"  check after the restart, before START REPLICA: Retrieved_Gtid_Set is {a['retrieved_gtids'] or '-'}"
+                   + (f" (without {gtid})" if gtid else "") + "; after it: Executed_Gtid_Set holds "
+                   + (f"{gtid} and " if gtid else "") + "the primary's gtid_executed, tables equal.")
+        click.echo("  not CHANGE REPLICATION SOURCE TO SOURCE_LOG_FILE=..., SOURCE_LOG_POS=...: refused while "
+                   "SOURCE_AUTO_POSITION=1 (error 1776).")
+    if mode in ("position", "unknown"):
+        click.echo("\nMySQL, SOURCE_AUTO_POSITION=0 (file/position):")
+        click.echo("  relay_log_recovery=ON: run START REPLICA; MySQL discards the relay logs and fetches from the "
+                   "applier's position.")
+        where = f"{ns['file']}:{ns['position']}" if ns and ns.get("file") else "the partial transaction's start"
+        click.echo(f"  relay_log_recovery=OFF: MySQL 9.7 cuts the relay log itself and resumes the receiver at {where} "
+                   "(Read_Source_Log_Pos after the restart): START REPLICA.")
+        if a["file_position_statement"]:
+            why = (f"the replica committed every complete transaction of the relay logs (up to {a['applied_prefix']}): "
+                   "purging them loses nothing" if a["all_applied"] else
+                   "the relay logs hold transactions not applied yet: RELAY_LOG_FILE/POS keep them and say where the "
+                   "applier resumes" if a["applier_known"] else
+                   "how far the applier got is in mysql.slave_relay_log_info: take Relay_Log_File and Relay_Log_Pos "
+                   "from SHOW REPLICA STATUS, or give --applied-gtids (its gtid_executed) and the plan fills them in")
+            click.echo("  a server that does not (Read_Source_Log_Pos elsewhere), after recover --apply, started with "
+                       "skip_replica_start:")
+            click.echo(f"    STOP REPLICA; {a['file_position_statement']} START REPLICA;")
+            click.echo(f"    ({why})")
+
+
 def _print_plan(plan) -> None:
     ns = plan.next_source
     binlog = plan.mode == "binlog"
@@ -1034,6 +1085,9 @@ def _print_plan(plan) -> None:
                                              f"position {ns['position']} of a source file whose name is unknown"))
                    if ns else "next source     : unknown")
     click.echo(f"{'GTIDs kept' if binlog else 'retrieved GTIDs':<15} : {plan.retrieved_gtids or '-'}")
+    if plan.metadata == "tables":
+        click.echo("metadata        : in tables (mysql.slave_master_info, mysql.slave_relay_log_info): no info "
+                   "file to write")
     rows = [("truncate", t["file"], f"{t['size']} -> {t['new_size']}", t["reason"]) for t in plan.truncate]
     rows += [("remove", r["file"], "", r["reason"]) for r in plan.remove]
     if plan.index is not None:
@@ -1045,6 +1099,8 @@ def _print_plan(plan) -> None:
         rows.append(("rewrite", "relay-log.info", f"{v['relay_log_file']}:{v['relay_log_pos']}", "SQL thread position"))
     if plan.change_source_sql:
         click.echo(f"run on the replica: {plan.change_source_sql}")
+    if plan.mysql:
+        _print_mysql_answer(plan)
     if rows:
         click.echo(f"\n{'action':<9} {'file':<22} {'change':<34} reason")
         for a, f, c, r in rows:

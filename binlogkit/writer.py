@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from .constants import EventFlag, EventType as T
 from .errors import DecryptionError, KeyFileError, KeyRequiredError, PartialWrite, WriteRefused
 from .events import build_event
+from .flavor import Flavor
 from .format import Format
 from .safeio import Backup, SafeDir, copy_range, refuse_if_in_use, remove_leftovers, write_all
 from .reader import MYSQL_ENCRYPTED_MAGIC
@@ -41,6 +42,7 @@ class Appended:
     backup: str | None = None          # the folder holding the verified copy of the file before
     already: bool = False              # nothing written: the file already ended so
     cleaned: list[str] = field(default_factory=list)  # leftovers of a killed earlier run, removed first
+    gtid: str | None = None            # MySQL: the GTID of the incident's transaction (ANONYMOUS with gtid_mode=OFF)
 
 
 def _last_file(binlog_dir: Path, index: str | None) -> tuple[Path, Path]:
@@ -210,13 +212,17 @@ def _last_two(path: Path, keys=None) -> list[tuple[int, bytes, int]]:
 def record_incident(binlog_dir: str | os.PathLike, *, code: int | str = "LOST_EVENTS", message: str = "",
                     index: str | None = None, check_processes: bool = True,
                     backup_dir: str | os.PathLike | None = None, follow_links: bool = False, keys=None,
-                    cleaned: list[str] | None = None) -> Appended:
+                    cleaned: list[str] | None = None, gtid: str = "auto") -> Appended:
     """Append Incident(code, message) and a Rotate to the next file name to the last binlog of
     a stopped server. The server starts that next file itself when it starts again.
     Idempotent: when the file already ends with an Incident and that Rotate, nothing is written.
     What a killed earlier run left is removed first (``Appended.cleaned``, and ``cleaned`` when
     given: filled before any refusal).
-    An encrypted binlog is read with ``keys`` and the two events are written encrypted."""
+    An encrypted binlog is read with ``keys`` and the two events are written encrypted.
+
+    On MySQL the Incident is a transaction of its own, as the server writes it: a Gtid event
+    first (``gtid``: ``auto`` = the server's uuid and its next gno; ``UUID:GNO``; ``none`` to
+    leave it out), or an Anonymous_gtid when the binlog has no GTIDs (gtid_mode=OFF)."""
     if isinstance(code, str):
         code = INCIDENT_CODES[code.upper()] if not code.isdigit() else int(code)
     msg = message.encode("utf-8")
@@ -228,7 +234,8 @@ def record_incident(binlog_dir: str | os.PathLike, *, code: int | str = "LOST_EV
         gone = remove_leftovers(d, "incident", lambda n: _BINLOG_NAME.fullmatch(n) is not None)
         if cleaned is not None:  # the caller's list: told even when the run is then refused
             cleaned += gone
-        done = _record_incident(d, binlog_dir, code, msg, index, check_processes, backup_dir, follow_links, keys)
+        done = _record_incident(d, binlog_dir, code, msg, index, check_processes, backup_dir, follow_links, keys,
+                                gtid)
         done.cleaned = gone
         return done
 
@@ -237,7 +244,7 @@ _BINLOG_NAME = re.compile(r".+\.\d{6,}")
 
 
 def _record_incident(d: SafeDir, binlog_dir, code: int, msg: bytes, index, check_processes, backup_dir,
-                     follow_links, keys=None) -> Appended:
+                     follow_links, keys=None, gtid: str = "auto") -> Appended:
     w = BinlogAppender(binlog_dir, index=index, check_processes=check_processes, backup_dir=backup_dir,
                        follow_links=follow_links, held=d, keys=keys)
     nxt = _next_name(w.file.name)
@@ -250,8 +257,37 @@ def _record_incident(d: SafeDir, binlog_dir, code: int, msg: bytes, index, check
         raise WriteRefused(f"{w.file.name} already ends with another Incident and a Rotate (at {last[0][2]}): "
                            "start the server once, or restore the file from the backup, before marking "
                            "another incident", file=str(w.file))
-    w.add(T.INCIDENT_EVENT, body)
-    w.add(T.ROTATE_EVENT, (4).to_bytes(8, "little") + nxt.encode())
+    wrap = _INCIDENT_TRANSACTION.get(w.format.flavor)
+    gtid_text = None
+    now_us = time.time_ns() // 1000
+    flags = 0
+    if wrap is not None:
+        gtid_text, flags = wrap(w, body, gtid, keys, now_us)
+    w.add(T.INCIDENT_EVENT, body, flags=flags, timestamp=now_us // 1_000_000)
+    w.add(T.ROTATE_EVENT, (4).to_bytes(8, "little") + nxt.encode(), timestamp=now_us // 1_000_000)
     done = w.commit()
     done.next_file = nxt
+    done.gtid = gtid_text
     return done
+
+
+def _mysql_incident(w: BinlogAppender, body: bytes, gtid: str, keys, now_us: int) -> tuple[str | None, int]:
+    """MySQL: the Incident as a transaction of its own, opened by a Gtid (or Anonymous_gtid)
+    event, as the server writes it (binlogkit/incident.py); returns (the GTID, the Incident's
+    header flags)."""
+    from . import open_binlog
+    from .incident import NO_FILTER_F, choose_gtid, gtid_body, read_file_gtids, server_uuid
+
+    if gtid == "none":
+        return None, NO_FILTER_F
+    facts = read_file_gtids(open_binlog(str(w.file), keys=keys), w.server_id, file=str(w.file),
+                            strict=gtid == "auto")
+    chosen = choose_gtid(facts, wanted=gtid, uuid_from_datadir=server_uuid(w.file.parent), file=str(w.file))
+    incident_size = 19 + len(body) + w.format.len_checksum
+    tc, gbody = gtid_body(chosen, facts=facts, fmt=w.format, incident_size=incident_size, commit_us=now_us)
+    w.add(tc, gbody, timestamp=now_us // 1_000_000)
+    return (f"{chosen[0]}:{chosen[1]}" if chosen else "ANONYMOUS"), NO_FILTER_F
+
+
+#: what a flavor writes around an Incident (MariaDB: nothing, the Incident stands alone)
+_INCIDENT_TRANSACTION = {Flavor.MYSQL: _mysql_incident}

@@ -106,6 +106,17 @@ def _archive_schema(cwd: Path) -> None:
     (cwd / "schema.sql").write_text(SCHEMA.lstrip())
 
 
+def _mysql97_stopped(cwd: Path) -> None:
+    """The last binlog of a stopped MySQL 9.7 primary (GTID mode) and its index."""
+    shutil.copytree(ROOT / "fixtures" / "mysql-9.7" / "incident" / "stopped-primary", cwd / "mysql")
+
+
+def _mysql97_relay(name: str):
+    def setup(cwd: Path) -> None:
+        shutil.copytree(ROOT / "fixtures" / "mysql-9.7" / name / "relay", cwd / "data")
+    return setup
+
+
 SETUPS = {
     "s3": _s3,
     "s3-uploaded": _s3_uploaded,
@@ -116,6 +127,8 @@ SETUPS = {
     "crash-rotation-small-position": _relay("crash-rotation-small-position"),
     "crash-partial-gtid": _relay("crash-partial-gtid"),
     "stopped-primary": _binlogs,
+    "mysql-9.7-stopped-primary": _mysql97_stopped,
+    "mysql-9.7-crash-partial-gtid": _mysql97_relay("crash-partial-gtid"),
 }
 
 

@@ -62,7 +62,7 @@ import struct
 from construct import (Array, Bytes, Computed, Construct, ConstructError, ExplicitError, GreedyBytes, If,
                        Int8ul, Int32sl, Int32ul, Int64sl, Int64ul, Struct, this)
 
-from .common import read_packed, uuid_text
+from .common import pack_int, read_packed, uuid_text
 from .serialization import TAG_MAX_LENGTH, Varlen, read_varlen
 
 MysqlGtidBody = Struct(
@@ -203,6 +203,27 @@ def decode_mysql_gtid_tail(tail: bytes) -> dict:
     if pos < len(tail):
         out["undecoded_tail"] = tail[pos:].hex()
     return out
+
+
+def encode_mysql_gtid_tail(*, last_committed: int, sequence_number: int, immediate_commit_timestamp: int,
+                           original_commit_timestamp: int | None = None, transaction_length: int,
+                           immediate_server_version: int, original_server_version: int | None = None) -> bytes:
+    """The inverse of ``decode_mysql_gtid_tail`` (8.0.14+ layout, no commit_group_ticket), as
+    ``Gtid_event::write_data_body`` writes it: each original_* field only when it differs from
+    the immediate one (then bit 55 / bit 31 of the immediate one says it follows)."""
+    out = bytearray(b"\x02" + last_committed.to_bytes(8, "little") + sequence_number.to_bytes(8, "little"))
+    if original_commit_timestamp is None or original_commit_timestamp == immediate_commit_timestamp:
+        out += immediate_commit_timestamp.to_bytes(7, "little")
+    else:
+        out += (immediate_commit_timestamp | 1 << 55).to_bytes(7, "little")
+        out += original_commit_timestamp.to_bytes(7, "little")
+    out += pack_int(transaction_length)
+    if original_server_version is None or original_server_version == immediate_server_version:
+        out += immediate_server_version.to_bytes(4, "little")
+    else:
+        out += (immediate_server_version | 1 << 31).to_bytes(4, "little")
+        out += original_server_version.to_bytes(4, "little")
+    return bytes(out)
 
 
 def decode_mariadb_gtid_extra(flags2: int, extra: bytes) -> dict:

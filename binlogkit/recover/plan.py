@@ -58,7 +58,9 @@ class Plan:
     index: list[str] | None = None              # the index lines to write, when it changes
     master_info: dict | None = None             # {"file", "position"} to write, when it changes
     relay_log_info: dict | None = None          # values to write, when they change
-    change_source_sql: str | None = None        # for MySQL 8 (repositories in tables)
+    change_source_sql: str | None = None        # a file/position statement (no master.info, not MySQL)
+    metadata: str = "files"                     # "tables": MySQL 8.0.23+ keeps them in mysql.slave_*_info
+    mysql: dict | None = None                   # metadata in tables: MySQL's answer per mode (mysql_answer)
     warnings: list[str] = field(default_factory=list)
     refuse: str | None = None
     resume: dict | None = None                  # the journal of an interrupted apply, when finishing it
@@ -274,7 +276,15 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
         c = complete[-1]
         plan.last_complete_gtid = c.gtid
     last = g.last_event
-    if plan.mode == "gtid" and partial:
+    # MySQL 8.0.23+ keeps the connection and applier metadata in tables, not files: nothing here
+    # says the mode, and the cut is the one MySQL's own relay log sanitizer makes at startup
+    # (back to the start of the partial transaction, in either mode; seen on 9.7.4)
+    tables = mi is None and ri is None and plan.flavor == "mysql"
+    if tables:
+        plan.metadata = "tables"
+        if not mode:
+            plan.mode = "unknown"
+    if (plan.mode == "gtid" or tables) and partial:
         p = partial[-1]
         pcut = (Path(p.start_file).name, p.start_offset)
         if cut is None or (present.index(pcut[0]), pcut[1]) < (present.index(cut[0]), cut[1]):
@@ -311,7 +321,7 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
         if size > co:
             plan.truncate.append({"file": cf, "size": size, "new_size": co,
                                   "reason": (plan.problem or {}).get("kind", "partial transaction")
-                                  if plan.problem or plan.mode == "gtid" else "dangling Rotate"})
+                                  if plan.problem or plan.mode == "gtid" or tables else "dangling Rotate"})
         for n in present[i + 1:]:
             plan.remove.append({"file": n, "reason": f"after the cut in {cf} at {co}"})
         keep = present[: i + 1]
@@ -369,7 +379,7 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
     ns = plan.next_source
     if ns and ns.get("position") and not reachable_by_dump(ns["position"]):
         pos = ns["position"]
-        if plan.mode == "position":
+        if plan.mode != "gtid":
             plan.position_unreachable = True
             plan.warnings.append(
                 f"the next source position {ns['file']}:{pos} is past 4 GiB: a replica in file/position mode "
@@ -391,12 +401,58 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
         plan.warnings.append("the source binlog's name is unknown (no master.info, and no Rotate from the source "
                              "in the relay logs): resume with GTID positioning (MariaDB MASTER_USE_GTID=slave_pos, "
                              "MySQL SOURCE_AUTO_POSITION=1)")
-    elif mi is None and plan.next_source:
+    elif mi is None and plan.next_source and not tables:
         plan.change_source_sql = (
             f"CHANGE REPLICATION SOURCE TO SOURCE_LOG_FILE='{plan.next_source['file']}', "
             f"SOURCE_LOG_POS={plan.next_source['position']}"
             + (f" FOR CHANNEL '{connection}'" if connection else "") + ";")
+    if tables:
+        plan.mysql = mysql_answer(plan, trx, _applied(d, index_path.name, applied_gtids, replica_binlog, keys))
     return plan
+
+
+def mysql_answer(plan: Plan, trx: list[Transaction], applied) -> dict:
+    """What to do on a MySQL replica whose metadata is in tables, for each mode.
+
+    Auto-position: nothing to run. At startup MySQL cuts a partial transaction off the relay
+    log's end (its relay log sanitizer, relay_log_recovery=OFF) or drops the relay logs
+    (relay_log_recovery=ON), leaves that GTID out of Retrieved_Gtid_Set and fetches it whole.
+    File/position: relay_log_recovery=ON resumes from the applier's position; OFF, the
+    sanitizer moves the receiver to the partial transaction's start; where it does not, the
+    exact statement (SOURCE_LOG_FILE/POS are refused while SOURCE_AUTO_POSITION=1, error 1776)
+    — with RELAY_LOG_FILE/POS when the relay logs still hold transactions not applied, since a
+    CHANGE that names source coordinates alone purges the relay logs."""
+    ns = plan.next_source
+    p = plan.partial_transaction
+    out: dict = {"partial_transaction": p["gtid"] if p else None,
+                 "retrieved_gtids": plan.retrieved_gtids,
+                 "auto_position": "START REPLICA;",
+                 "relay_log_recovery_on": "START REPLICA;"}
+    # how far the applier got: the longest prefix of the relay logs' complete transactions that
+    # the replica committed (its own binlog, or --applied-gtids), when that is known
+    complete = [t for t in trx if t.complete and t.gtid]
+    done = None
+    if applied is not None:
+        done = 0
+        for t in complete:
+            if not applied(t.gtid):
+                break
+            done += 1
+    out["applied_prefix"] = None if done is None else (complete[done - 1].gtid if done else None)
+    stmt = None
+    if ns and ns.get("file"):
+        stmt = f"CHANGE REPLICATION SOURCE TO SOURCE_LOG_FILE='{ns['file']}', SOURCE_LOG_POS={ns['position']}"
+        if done is None or done < len(complete):
+            last = complete[done - 1] if done else None
+            if last is not None and last.end_file is not None:
+                stmt += f", RELAY_LOG_FILE='{Path(last.end_file).name}', RELAY_LOG_POS={last.end_offset}"
+            else:
+                stmt += ", RELAY_LOG_FILE='<Relay_Log_File>', RELAY_LOG_POS=<Relay_Log_Pos>"
+        stmt += (f" FOR CHANNEL '{plan.connection}'" if plan.connection else "") + ";"
+    out["file_position_statement"] = stmt
+    out["all_applied"] = done is not None and done == len(complete)
+    out["applier_known"] = done is not None
+    return out
 
 
 def unreadable_encrypted(err: BinlogError) -> bool:
