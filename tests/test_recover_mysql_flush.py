@@ -31,3 +31,22 @@ def test_the_replicas_own_events_do_not_move_the_source_position(tmp_path):
     apply_plan(plan)
     assert (d / p["relay_file"]).stat().st_size == p["relay_start"]
     assert plan_recovery(d).nothing_to_do
+
+
+def test_only_the_crash_safe_index_left(tmp_path):
+    """fixtures/mysql-9.7/crash-safe-index: killed while the index was being replaced (only
+    relay-bin.index_crash_safe on disk); recover refused it before ("found none")."""
+    src = FIX.parent / "crash-safe-index"
+    d = tmp_path / "relay"
+    shutil.copytree(src / "relay", d)
+    m = json.loads((src / "manifest.json").read_text())
+    assert not (d / "relay-bin.index").exists()
+    plan = plan_recovery(d)
+    assert plan.relay_index == "relay-bin.index"
+    assert any("relay-bin.index_crash_safe" in w for w in plan.warnings)
+    assert plan.partial_transaction is None and plan.truncate == []
+    assert plan.next_source is not None and plan.next_source["file"] == "binlog.000001"
+    apply_plan(plan)
+    # MySQL renames the crash-safe list into place at startup: it is left as it was
+    assert (d / "relay-bin.index_crash_safe").read_text().split() == m["index_crash_safe"]
+    assert plan_recovery(d).nothing_to_do
