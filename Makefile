@@ -29,7 +29,7 @@ help:
 	@echo "make asan-fastdecode  the C decode/verify loop under AddressSanitizer + UBSan, against the Python path"
 	@echo "make asan-pullscan    pull's C receiver loop under AddressSanitizer + UBSan, against the Python path"
 	@echo "make past-4g     a real > 4 GiB transaction: replicas killed in it, recovered, resumed (25 GB disk)"
-	@echo "make soak        50 kill -9 trials spread over the workload, every 5th with 300 MB of relay logs on disk (TRIALS, SEED, LATE_EVERY, LATE_MB)"
+	@echo "make soak        50 kill -9 trials spread over the workload, every 5th with 300 MB of relay logs on disk (KIND=mysql-9.7|mariadb-11.8, TRIALS, SEED, LATE_EVERY, LATE_MB)"
 	@echo "make mysql-partial  MySQL 9.7 replicas killed -9 (or IO thread stopped) inside a transaction, both modes, vs the primary (TRIALS=20)"
 	@echo "make pull-soak   30 kill -9 trials of binlogkit pull under a live workload, then cmp with the primary (TRIALS=n, KIND=mysql-9.7)"
 
@@ -97,7 +97,7 @@ mysql-partial: deps
 	nice -n 19 $(PY) -m fixtures.lab.partial_campaign --trials $${TRIALS:-20} --seed $${SEED:-1}
 
 soak: deps
-	nice -n 19 $(PY) -m fixtures.lab soak --trials $${TRIALS:-50} --seed $${SEED:-1} --late-every $${LATE_EVERY:-5} --late-mb $${LATE_MB:-300}
+	nice -n 19 $(PY) -m fixtures.lab soak --kind $${KIND:-mariadb-10.11} --trials $${TRIALS:-50} --seed $${SEED:-1} --late-every $${LATE_EVERY:-5} --late-mb $${LATE_MB:-300}
 
 bench-data: deps
 	$(PY) -m fixtures.lab bench-data

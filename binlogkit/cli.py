@@ -925,8 +925,7 @@ def incident(binlog_dir, code, message, index, backup_dir, follow_links, gtid, k
     try:
         try:
             done = record_incident(binlog_dir, code=code, message=message, index=index, backup_dir=backup_dir,
-                                   follow_links=follow_links, keys=keys, cleaned=cleaned,
-                                   gtid=gtid)
+                                   follow_links=follow_links, keys=keys, cleaned=cleaned, gtid=gtid)
         finally:  # said even when the run is then refused
             _say_leftovers(cleaned)
     except KeyError as exc:

@@ -314,6 +314,11 @@ class Grouper:
                 if not relay:
                     src_file = own_source = base
                     src_end = end  # a binlog is its own source: the offset, 64-bit
+                elif flags & EventFlag.RELAY_LOG:
+                    # the replica's own event (MySQL's Previous_gtids at a relay log's head): its
+                    # end_log_pos is a relay offset, not the source's; unwrapping it as one took
+                    # a relay log begun by FLUSH RELAY LOGS past 4 GiB (make soak KIND=mysql-9.7)
+                    src_file, src_end = self.source_file, self.clock.end
                 else:
                     src_file = self.source_file
                     src_end = self.clock.unwrap(log_pos, ev_size)

@@ -131,6 +131,14 @@ def _mysql97_relay(name: str):
     return setup
 
 
+def _mysql97_keyring(cwd: Path) -> None:
+    """binlog_encryption=ON binlogs of a MySQL 9.7 server and its component_keyring_file keyring."""
+    src = ROOT / "fixtures" / "mysql-9.7" / "keyring-encrypted"
+    shutil.copytree(src / "binlogs", cwd / "binlogs")
+    shutil.copy(src / "keyring", cwd / "keyring")
+    os.chmod(cwd / "keyring", 0o600)
+
+
 SETUPS = {
     "damaged-archive": _damaged,
     "s3": _s3,
@@ -144,6 +152,7 @@ SETUPS = {
     "stopped-primary": _binlogs,
     "mysql-9.7-stopped-primary": _mysql97_stopped,
     "mysql-9.7-crash-partial-gtid": _mysql97_relay("crash-partial-gtid"),
+    "mysql-9.7-keyring": _mysql97_keyring,
 }
 
 

@@ -144,6 +144,9 @@ def _names(connection: str | None, base: str | None, relay_dir: Path) -> tuple[P
     else:
         conns = _connections(relay_dir)
         cands = [p for p in cands if not any(p.name.endswith(f"-{c}.index") for c in conns)]
+    if not cands and not connection:  # only the crash-safe copy of the index (see plan_recovery)
+        cands = [p.with_name(p.name[: -len("_crash_safe")]) for p in relay_dir.glob("*.index_crash_safe")
+                 if "relay" in p.name]
     if len(cands) != 1:
         raise BinlogError(f"cannot tell which relay-log index to use in {relay_dir} "
                           f"(found {[p.name for p in cands] or 'none'}); pass --relay-index", file=str(relay_dir))
@@ -188,13 +191,21 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
     d = Path(relay_dir)
     index_path, mi_path, ri_path = _names(connection, relay_base, d)
     base = index_path.name[: -len(".index")]
-    index_lines = [l for l in index_path.read_text(errors="surrogateescape").splitlines() if l.strip()]
+    # MySQL updates its index through <index>_crash_safe: new list written there, old index deleted,
+    # then renamed into place; a kill between the last two leaves only the new list, which MySQL
+    # itself renames to the index at startup (found by make soak KIND=mysql-9.7)
+    safe = index_path.with_name(index_path.name + "_crash_safe")
+    read_from = safe if not index_path.exists() and safe.is_file() else index_path
+    index_lines = [l for l in read_from.read_text(errors="surrogateescape").splitlines() if l.strip()]
     listed = [Path(l.strip()).name for l in index_lines]
     prefix = {Path(l.strip()).name: l.strip()[: -len(Path(l.strip()).name)] for l in index_lines}
     on_disk = sorted((p.name for p in d.glob(f"{base}.[0-9]*") if p.is_file()), key=_key)
     mi = MasterInfo(read_info(mi_path, kind="master")) if mi_path.exists() else None
     ri = RelayLogInfo(read_info(ri_path, kind="relay")) if ri_path.exists() else None
     plan = Plan(str(d), connection, "position", None, index_path.name)
+    if read_from is safe:
+        plan.warnings.append(f"{index_path.name} is missing: read {safe.name}, the list MySQL was moving into "
+                             f"place when it died (it renames it to {index_path.name} at startup)")
 
     # mode
     if mode:
