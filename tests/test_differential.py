@@ -158,11 +158,13 @@ def test_pre_ga_rows_are_what_the_server_replays(rel, corpus, tmp_path):
 
 
 # --- MariaDB 11.8 (fixtures/mariadb-11.8, its own mariadb-binlog from the lab's chroot) ---------
-def _files_11_8():
+def _set_files(server: str):
+    """The logs of ``server``'s replication-gtid set (primary binlogs, replica relay logs), one
+    parameter each, marked with the kind whose tool is the oracle."""
     from fixtures import store
 
-    d = store.materialize("replication-gtid", server="mariadb-11.8")
-    return [pytest.param(p, id=f"{p.parent.name}/{p.name}", marks=pytest.mark.kind("mariadb-11.8"))
+    d = store.materialize("replication-gtid", server=server)
+    return [pytest.param(p, id=f"{p.parent.name}/{p.name}", marks=pytest.mark.kind(server))
             for folder in ("primary", "replica-relay") for p in sorted((d / folder).iterdir())
             if p.name[-7:-6] == "." and p.name[-6:].isdigit()]
 
@@ -176,7 +178,7 @@ def _ours_and_11_8(path, monkeypatch):
     return [decode(raw) for raw in open_binlog(str(path))], want
 
 
-@pytest.mark.parametrize("path", _files_11_8())
+@pytest.mark.parametrize("path", _set_files("mariadb-11.8"))
 def test_same_events_as_mariadb_binlog_11_8(path, monkeypatch):
     """Offsets, end_log_pos, server ids, kinds and (but for GTID) the header text equal
     MariaDB 11.8.9's mariadb-binlog, on files MariaDB 11.8 wrote."""
@@ -214,15 +216,6 @@ MYSQL_KIND = {"Format_desc": "Start", "Previous_gtids": "Previous-GTIDs", "Gtid"
 MYSQL_SAME_TEXT = {"Format_desc", "Previous_gtids", "Rotate", "Rows_query", "Table_map", "Xid", "Query"}
 
 
-def _files_9_7():
-    from fixtures import store
-
-    d = store.materialize("replication-gtid", server="mysql-9.7")
-    return [pytest.param(p, id=f"{p.parent.name}/{p.name}", marks=pytest.mark.kind("mysql-9.7"))
-            for folder in ("primary", "replica-relay") for p in sorted((d / folder).iterdir())
-            if p.name[-7:-6] == "." and p.name[-6:].isdigit()]
-
-
 def _ours_and_9_7(path, monkeypatch):
     """Our events and mysqlbinlog -vv's (-vv: without it Rows_query events print no header), the
     events inside compressed transactions left out (mysqlbinlog prints them under the payload's
@@ -239,7 +232,7 @@ def _ours_and_9_7(path, monkeypatch):
     return [decode(raw) for raw in open_binlog(str(path))], parse_mariadb_binlog(text)
 
 
-@pytest.mark.parametrize("path", _files_9_7())
+@pytest.mark.parametrize("path", _set_files("mysql-9.7"))
 def test_same_events_as_mysqlbinlog_9_7(path, monkeypatch):
     """Offsets, end_log_pos, server ids and kinds equal MySQL 9.7.4's mysqlbinlog on files MySQL
     9.7 wrote (compressed transactions, a tagged GTID, XA, PARTIAL_UPDATE_ROWS), and the header
@@ -254,7 +247,7 @@ def test_same_events_as_mysqlbinlog_9_7(path, monkeypatch):
             assert header_line(ev, utc=True).split("\t", 1)[1] == w.info, (ev.raw.offset, ev.name)
 
 
-@pytest.mark.parametrize("path", _files_9_7())
+@pytest.mark.parametrize("path", _set_files("mysql-9.7"))
 def test_every_header_line_as_mysqlbinlog_9_7(path, monkeypatch):
     """Every header line as MySQL 9.7.4's mysqlbinlog prints it: GTID lines with
     original_committed_timestamp / immediate_commit_timestamp, ``Xid = N`` on atomic DDL
@@ -309,7 +302,7 @@ def test_gtid_blocks_as_mysqlbinlog_9_7_on_the_set(monkeypatch):
 
     monkeypatch.setenv("TZ", "UTC")
     seen = 0
-    for param in _files_9_7():
+    for param in _set_files("mysql-9.7"):
         (path,) = param.values
         res = binlog_tool(kind("mysql-9.7"), path, "-v", "--base64-output=decode-rows")
         assert res.returncode == 0, res.stderr
