@@ -261,22 +261,13 @@ def test_duckdb_fold_equals_the_server_on_todays_servers(tmp_path, kind):
     snapshot, folded with DuckDB onto it, equals the server's final tables value by value."""
     from binlogkit.api import decode_files
     from fixtures.lab.oracle import master_status
-    from fixtures.lab.today import COMMON_ROWS, COMMON_SCHEMA, WORKLOADS
+    from fixtures.lab.today import start_types_primary
 
     os.environ["TZ"] = "UTC"
     time.tzset()
     with Lab(tmp_path / "lab", kind=kind) as lab:
-        srv = lab.server("primary", 1, binlog_row_metadata="FULL", max_binlog_size=1 << 20,
-                         sql_mode="NO_ENGINE_SUBSTITUTION").start()
-        w = WORKLOADS[srv.kind.flavor]
-        srv.execute("SET GLOBAL time_zone='+00:00'")
-        with srv.connect() as conn, conn.cursor() as cur:
-            for sql in COMMON_SCHEMA + w.schema[:1] + ("SET time_zone='+00:00'",) + COMMON_ROWS + w.rows[:2]:
-                cur.execute(sql)
-            cur.execute("CREATE TABLE types.many (id INT PRIMARY KEY, v VARCHAR(40), n BIGINT)")
-            cur.execute("INSERT INTO types.many WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s "
-                        "WHERE n < 600) SELECT n, CONCAT('row ', n), n FROM s")
-            cur.execute("FLUSH BINARY LOGS")
+        srv = start_types_primary(lab, many=600, max_binlog_size=1 << 20)
+        srv.execute("FLUSH BINARY LOGS")
         first = master_status(srv)["file"]
         cols = {t: fold.server_columns(srv, "types", t) for t in TODAY}
         assert ("v", "vector", "vector(4)") in cols["vec"]

@@ -311,19 +311,11 @@ def test_flashback_replays_to_the_snapshot_on_todays_servers(tmp_path, kind):
     the tables equal the snapshot, the unrelated change stays."""
     from binlogkit.api import gtid_matcher
     from fixtures.lab.oracle import master_status
-    from fixtures.lab.today import COMMON_ROWS, COMMON_SCHEMA, WORKLOADS
+    from fixtures.lab.today import start_types_primary
 
     with Lab(tmp_path, kind=kind) as lab:
-        srv = lab.server("primary", 1, binlog_row_metadata="FULL", max_binlog_size=1 << 30,
-                         sql_mode="NO_ENGINE_SUBSTITUTION").start()
-        w = WORKLOADS[srv.kind.flavor]
-        srv.execute("SET GLOBAL time_zone='+00:00'")
+        srv = start_types_primary(lab, many=400, max_binlog_size=1 << 30)
         with srv.connect() as conn, conn.cursor() as cur:
-            for sql in COMMON_SCHEMA + w.schema[:1] + ("SET time_zone='+00:00'",) + COMMON_ROWS + w.rows[:2]:
-                cur.execute(sql)
-            cur.execute("CREATE TABLE types.many (id INT PRIMARY KEY, v VARCHAR(40), n BIGINT)")
-            cur.execute("INSERT INTO types.many WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s "
-                        "WHERE n < 400) SELECT n, CONCAT('row ', n), n FROM s")
             cur.execute("CREATE DATABASE other")
             cur.execute("CREATE TABLE other.log (id INT PRIMARY KEY, note VARCHAR(40))")
         for tag, how in enumerate(("position", "gtid", "sql"), 1):
