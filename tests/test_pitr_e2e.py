@@ -8,6 +8,7 @@ removed, or a file cut, makes the same plan not reachable, naming the place."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -42,30 +43,39 @@ def _pitr(*args) -> tuple[int, dict]:
     return res.exit_code, json.loads(res.output)
 
 
+@contextlib.contextmanager
+def _commits_during(p, most: int):
+    """A writer committing single-row inserts into ``lab.small`` (keys from 10,000, at most
+    ``most``) while the block runs (a backup taken under load); stopped and joined on leaving."""
+    stop = threading.Event()
+
+    def writer():
+        i = 10_000
+        with p.connect() as conn, conn.cursor() as cur:
+            while not stop.is_set() and i < 10_000 + most:
+                cur.execute("INSERT INTO lab.small (k, v) VALUES (%s, 'during-dump')", (i,))
+                i += 1
+
+    th = threading.Thread(target=writer)
+    th.start()
+    time.sleep(0.2)
+    try:
+        yield
+    finally:
+        stop.set()
+        th.join()
+
+
 def test_restore_dump_and_replay_to_a_second(tmp_path):
     with Lab(tmp_path / "lab") as lab:
         p = lab.server("primary", 1).start()
         workload.schema(p)
         workload.small(p, 200)
         # the backup, taken while a writer commits
-        stop = threading.Event()
-
-        def writer():
-            i = 10_000
-            with p.connect() as conn, conn.cursor() as cur:
-                while not stop.is_set() and i < 12_000:
-                    cur.execute("INSERT INTO lab.small (k, v) VALUES (%s, 'during-dump')", (i,))
-                    i += 1
-
-        th = threading.Thread(target=writer)
-        th.start()
-        time.sleep(0.2)
         dump = tmp_path / "backup.sql"
-        with open(dump, "wb") as out:
+        with _commits_during(p, 2_000), open(dump, "wb") as out:
             subprocess.run(["mariadb-dump", f"--socket={p.socket}", "-uroot", "--single-transaction",
                             "--master-data=2", "--gtid", "--databases", "lab"], stdout=out, check=True)
-        stop.set()
-        th.join()
         workload.small(p, 600, start=200)       # several rotations (64 KiB binlogs)
         # a transaction open across T
         straddler = p.connect()
@@ -246,23 +256,8 @@ def test_restore_dump_and_replay_to_a_second_on_todays_servers(tmp_path, kind):
         p = lab.server("primary", 1).start()
         workload.schema(p)
         workload.small(p, 100)
-        stop = threading.Event()
-
-        def writer():
-            i = 10_000
-            with p.connect() as conn, conn.cursor() as cur:
-                while not stop.is_set() and i < 11_000:
-                    cur.execute("INSERT INTO lab.small (k, v) VALUES (%s, 'during-dump')", (i,))
-                    i += 1
-
-        th = threading.Thread(target=writer)
-        th.start()
-        time.sleep(0.2)
-        try:
+        with _commits_during(p, 1_000):
             backup = dump_of(p, "--single-transaction", *DUMP_COORDINATES[k.flavor], "--databases", "lab")
-        finally:
-            stop.set()
-            th.join()
         dump = tmp_path / "backup.sql"
         dump.write_bytes(backup)
         workload.small(p, 300, start=100)        # rotations (64 KiB binlogs)
