@@ -307,10 +307,10 @@ PULL_NAMES = [b"/etc/cron.d/x.000002", b"../pwn.000002", b"sub/x.000002", b"log-
               b"log-bin.000001", b"", b".", b".."]
 
 
-def _pull_stream(data: bytes, rnd: random.Random, *, semisync: bool) -> bytes:
+def _pull_stream(data: bytes, rnd: random.Random, *, semisync: bool) -> bytearray:
     """A dump stream a primary could send for ``data`` (a binlog, mutated), mutated again at the
     protocol level: Rotate names from PULL_NAMES or random bytes, more Rotates, heartbeats,
-    error / EOF / OK packets, continued 16 MiB packets (rarely: each costs 16 MB), sequence
+    error / EOF / OK packets, a continued 16 MiB packet (rarely, at most one: it costs 16 MB), sequence
     numbers, semisync headers, bytes of the framed stream."""
     from binlogkit.events import build_event
     from binlogkit.pull.protocol import MAX_PAYLOAD, packet
@@ -340,7 +340,7 @@ def _pull_stream(data: bytes, rnd: random.Random, *, semisync: bool) -> bytes:
                                        log_pos=rnd.choice([0, 4, 1 << 31]), flags=0, checksum=True))
         else:
             msgs.insert(i, rnd.choice([b"\xff\xd4\x04#HY000gone", b"\xfe\x00\x00\x02\x00", b"\x00\x00\x00"]))
-    out, seq = bytearray(), 1
+    out, seq, continued = bytearray(), 1, False
     for m in msgs:
         if m[:1] in (b"\xff", b"\xfe") or m == b"\x00\x00\x00":
             payload = m
@@ -348,7 +348,8 @@ def _pull_stream(data: bytes, rnd: random.Random, *, semisync: bool) -> bytes:
             need = rnd.random() < 0.3
             payload = (b"\x00\xef" + bytes([need])) if semisync else b"\x00"
             payload += m
-        if rnd.random() < 0.03:   # a continued packet: the event's header, then filler
+        if not continued and rnd.random() < 0.03:   # a continued packet: the event's header, then filler
+            continued = True   # one per stream: the stream is the harness's memory, not pull's
             payload = payload + bytes(MAX_PAYLOAD - len(payload) % MAX_PAYLOAD + rnd.choice([0, 0, 5]))
         if rnd.random() < 0.02:
             seq = rnd.randrange(256)
@@ -359,7 +360,7 @@ def _pull_stream(data: bytes, rnd: random.Random, *, semisync: bool) -> bytes:
     for _ in range(rnd.randrange(3) if len(out) < 1 << 20 else 0):
         k = rnd.randrange(len(out))
         out[k] = rnd.randrange(256)
-    return bytes(out)
+    return out   # not copied: a continued packet is 16 MiB of the harness's own memory
 
 
 class _StreamConn:
