@@ -761,7 +761,7 @@ def _write_audit_url(url: str, result: dict) -> None:
 def _write_audit(out: Path, result: dict) -> None:
     """findings.json, findings.parquet (with pyarrow) and summary.json, each replaced atomically
     through safeio (the folder locked, no writing through links)."""
-    from .safeio import SafeDir
+    from .writing.safeio import SafeDir
 
     out.mkdir(parents=True, exist_ok=True)
     files = _audit_files(result)
@@ -919,7 +919,7 @@ def incident(binlog_dir, code, message, index, backup_dir, follow_links, gtid, k
     Exit codes: 0 written (or already there), 2 refused or error (nothing changed), 3 the write
     failed part-way (the file is unchanged; the message says where the copy is).
     """
-    from .writer import record_incident
+    from .writing.writer import record_incident
 
     cleaned: list[str] = []
     try:
@@ -998,7 +998,7 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
     refused or error (nothing changed), 3 the apply failed part-way (originals in the backup; run
     again to finish).
     """
-    from .safeio import SafeDir
+    from .writing.safeio import SafeDir
 
     with contextlib.ExitStack() as stack:
         held = None
@@ -1019,7 +1019,7 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
 def _say_leftovers(gone: list[str]) -> None:
     """One stderr line naming what a writer removed of an interrupted earlier run."""
     if gone:
-        from .safeio import leftovers_line
+        from .writing.safeio import leftovers_line
 
         click.echo(leftovers_line(gone), err=True)
 

@@ -26,7 +26,7 @@ The API (small and stable; new commands such as ``export`` call only these)::
     Url                                       the str subclass expand_paths gives for URLs
     StorageError                              (errors.py) what every store failure becomes
 
-``write_atomic`` on a local path uses ``binlogkit.safeio`` (folder lock, exclusive temporary file,
+``write_atomic`` on a local path uses ``binlogkit.writing.safeio`` (folder lock, exclusive temporary file,
 fsync, rename; never through a link). On S3 an object appears only when its upload completes:
 a single PUT for a small body, a multipart upload completed at the end for a large one; an
 exception in the writer aborts the upload (``discard``), and a process killed mid-write never
@@ -467,7 +467,7 @@ def write_atomic(url: str | os.PathLike, data: Union[bytes, bytearray, memoryvie
 
 
 def _write_local(path: str, data: Union[bytes, bytearray, memoryview, Writer]) -> None:
-    from .safeio import SafeDir
+    from .writing.safeio import SafeDir
 
     folder, name = os.path.split(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)

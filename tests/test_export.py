@@ -200,7 +200,7 @@ def test_rerun_replaces_the_dataset_and_keeps_other_files(tmp_path):
 
 
 def test_two_exports_never_write_one_folder_at_once(tmp_path):
-    from binlogkit.safeio import SafeDir
+    from binlogkit.writing.safeio import SafeDir
 
     out = tmp_path / "out"
     out.mkdir()

@@ -11,7 +11,7 @@ from binlogkit import open_binlog
 from binlogkit.cli import main
 from binlogkit.constants import EventType
 from binlogkit.events import decode
-from binlogkit.writer import WriteRefused, record_incident
+from binlogkit.writing.writer import WriteRefused, record_incident
 
 from conftest import stopped_primary_copy
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from binlogkit.writer import record_incident
+from binlogkit.writing.writer import record_incident
 from fixtures.lab import Lab, catch_up, connect, grant_replication, wait_replica
 from fixtures.lab import workload
 from fixtures.lab.oracle import table_fingerprints

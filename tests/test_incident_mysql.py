@@ -17,7 +17,7 @@ from binlogkit.constants import EventType as T
 from binlogkit.errors import WriteRefused
 from binlogkit.incident import NO_FILTER_F
 from binlogkit.scan import scan
-from binlogkit.writer import record_incident
+from binlogkit.writing.writer import record_incident
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "mysql-9.7" / "incident"
 MANIFEST = json.loads((FIX / "manifest.json").read_text())

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from binlogkit.recover.plan import JOURNAL
-from binlogkit.safeio import SafeDir, remove_leftovers
+from binlogkit.writing.safeio import SafeDir, remove_leftovers
 from fixtures import store
 
 from conftest import stopped_primary_copy
@@ -124,7 +124,7 @@ def test_recover_killed_between_backup_copies_leaves_nothing_behind(tmp_path):
 def incident_view(d: Path, original: bytes) -> dict:
     """The folder with the last binlog as (its old bytes kept, the bodies of what follows them):
     an event header carries the time it was written, so two runs differ in those bytes."""
-    from binlogkit.writer import _last_two
+    from binlogkit.writing.writer import _last_two
 
     out = state(d)
     last = d / "mariadb-bin.000016"

@@ -25,7 +25,7 @@ import pytest
 from binlogkit.errors import WriteRefused
 from binlogkit.recover import RecoveryRefused, apply_plan, plan_recovery
 from binlogkit.recover.plan import JOURNAL
-from binlogkit.writer import record_incident
+from binlogkit.writing.writer import record_incident
 from fixtures import store
 
 from conftest import stopped_primary_copy

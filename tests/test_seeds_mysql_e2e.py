@@ -23,7 +23,7 @@ import pytest
 from click.testing import CliRunner
 
 from binlogkit.cli import main
-from binlogkit.writer import record_incident
+from binlogkit.writing.writer import record_incident
 from fixtures.cutproxy import CutProxy
 from fixtures.lab.topology import REPL_PASSWORD, REPL_USER, Lab, catch_up, connect, grant_replication, wait_replica
 

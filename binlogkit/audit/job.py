@@ -395,7 +395,7 @@ def _write_summary(result: dict, output: str) -> None:
     if storage.is_url(output):  # whole or not at all (binlogkit.storage.write_atomic)
         storage.write_atomic(storage.join(output, "summary.json"), summary.encode())
     else:  # the folder Spark wrote the Parquet files into; replaced atomically, never through a link
-        from binlogkit.safeio import SafeDir
+        from binlogkit.writing.safeio import SafeDir
 
         os.makedirs(output, exist_ok=True)
         with SafeDir(output) as d, d.locked():

@@ -72,7 +72,7 @@ def locked(fs, root: str) -> Iterator[None]:
     if not _local(fs):
         yield
         return
-    from ..safeio import SafeDir
+    from ..writing.safeio import SafeDir
 
     if os.path.lexists(root) and not os.path.isdir(root):
         raise NotADirectoryError(f"{root}: exists and is not a folder")
@@ -85,7 +85,7 @@ def finish(fs, root: str, summary: dict) -> None:
     """Step 4: ``_SUCCESS`` with the summary, written whole."""
     data = json.dumps(summary, indent=1, default=str).encode() + b"\n"
     if _local(fs):
-        from ..safeio import SafeDir
+        from ..writing.safeio import SafeDir
 
         with SafeDir(root) as d:
             d.replace(SUCCESS, data, new_mode=0o644)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..errors import WriteRefused
-from ..safeio import Backup, SafeDir, remove_leftovers, write_all
+from ..writing.safeio import Backup, SafeDir, remove_leftovers, write_all
 
 
 class _Sink:

@@ -6,7 +6,7 @@ protocol — crash-safe, resumable, and a lossless semisync receiver.
     protocol.py   pure: packets a replica sends, the framing of the dump stream, artificial events
     auth.py       pure: the login — TLS settings, SSLRequest, each auth plugin's answer, no clear password
     conn.py       the one connection: PyMySQL login + session settings, then raw socket reads
-    store.py      the folder: lock, files, index, state, start-up repair (through binlogkit.safeio)
+    store.py      the folder: lock, files, index, state, start-up repair (through binlogkit.writing.safeio)
     receiver.py   the loop: events in, files out, fsync, semisync acknowledgements
 
 ``pull(config)`` runs the command (reconnecting with backoff); ``iter_events(...)`` is the Python

@@ -1,6 +1,6 @@
 """The folder ``pull`` writes: the primary's binlog files under their own names, an index, a state file.
 
-Every write goes through ``binlogkit.safeio``: the folder is opened once and locked for the
+Every write goes through ``binlogkit.writing.safeio``: the folder is opened once and locked for the
 whole run (a second ``pull`` on the same folder is refused), names are opened relative to its
 descriptor with ``O_NOFOLLOW`` (a planted link is refused, never written through), new files are
 created ``O_EXCL`` and get the folder's owner, the index and the state file are replaced
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from ..codecs.header import OFS_FLAGS
 from ..constants import BINLOG_MAGIC, EventFlag
 from ..errors import BinlogError
-from ..safeio import SafeDir, write_all
+from ..writing.safeio import SafeDir, write_all
 from .protocol import HostileServer, PullError, check_name
 
 STATE = ".binlogkit-pull.json"

@@ -1,6 +1,6 @@
-"""Carry a recovery plan out, crash-safely. With ``writer.py``, the only code that writes.
+"""Carry a recovery plan out, crash-safely. With ``writing/writer.py``, the only code that writes.
 
-Every file operation goes through ``binlogkit.safeio`` (one directory handle, a lock, no links,
+Every file operation goes through ``binlogkit.writing.safeio`` (one directory handle, a lock, no links,
 exclusive temporary files, owners and modes kept, atomic replaces). The order:
 
 1. lock the folder; refuse while any process holds one of its files (by device and inode);
@@ -32,8 +32,8 @@ import time
 from pathlib import Path
 
 from ..errors import BinlogError, PartialWrite, WriteRefused
-from ..safeio import Backup, SafeDir, Target, refuse_if_in_use, verify_backup
-from ..safeio import remove_leftovers as _remove_leftovers
+from ..writing.safeio import Backup, SafeDir, Target, refuse_if_in_use, verify_backup
+from ..writing.safeio import remove_leftovers as _remove_leftovers
 from .info import MasterInfo, RelayLogInfo, parse_info
 from .plan import JOURNAL, Plan, pending_journal
 
@@ -44,7 +44,7 @@ class RecoveryRefused(WriteRefused):
 
 def processes_using(directory: Path) -> list[int]:
     """PIDs that hold a file of ``directory`` open, by device and inode (kept for API users)."""
-    from ..safeio import processes_holding
+    from ..writing.safeio import processes_holding
 
     with SafeDir(directory) as d:
         return sorted({h.pid for h in processes_holding(d.identities())})

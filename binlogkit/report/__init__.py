@@ -23,9 +23,9 @@ def render(result: dict, *, title: str = "binlogkit audit") -> str:
 
 
 def write(result: dict, path: str | os.PathLike[str], *, title: str = "binlogkit audit") -> None:
-    """Write the page to ``path`` through ``binlogkit.safeio`` (folder lock, no links, exclusive
+    """Write the page to ``path`` through ``binlogkit.writing.safeio`` (folder lock, no links, exclusive
     temporary file, atomic replace keeping an existing file's owner and mode)."""
-    from ..safeio import SafeDir
+    from ..writing.safeio import SafeDir
 
     page = render(result, title=title).encode("utf-8")
     folder, name = os.path.split(os.path.abspath(os.fspath(path)))

@@ -18,17 +18,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .constants import EventFlag, EventType as T
-from .errors import DecryptionError, KeyFileError, KeyRequiredError, PartialWrite, WriteRefused
-from .events import build_event
-from .flavor import Flavor
-from .format import Format
+from ..constants import EventFlag, EventType as T
+from ..errors import DecryptionError, KeyFileError, KeyRequiredError, PartialWrite, WriteRefused
+from ..events import build_event
+from ..flavor import Flavor
+from ..format import Format
 from .safeio import Backup, SafeDir, copy_range, refuse_if_in_use, remove_leftovers, write_all
-from .reader import MYSQL_ENCRYPTED_MAGIC
-from .scan import scan
+from ..reader import MYSQL_ENCRYPTED_MAGIC
+from ..scan import scan
 
 if TYPE_CHECKING:
-    from .crypto.mariadb import EventCipher
+    from ..crypto.mariadb import EventCipher
 
 INCIDENT_CODES = {"NONE": 0, "LOST_EVENTS": 1, "NEW_INCIDENT": 2}
 
@@ -99,7 +99,7 @@ class BinlogAppender:
                 raise WriteRefused(res.problem.message, file=str(self.file))
             raise WriteRefused(f"{self.file.name} is damaged ({res.problem.message} at {res.problem.offset}): "
                                "repair it first (binlogkit recover)", file=str(self.file))
-        from . import open_binlog
+        from .. import open_binlog
 
         first = next(iter(open_binlog(str(self.file), keys=keys)), None)
         if first is None:  # the magic alone: a server never leaves that after a clean stop
@@ -184,8 +184,8 @@ class BinlogAppender:
 def _cipher_without_events(path: Path, keys) -> EventCipher | None:
     """The cipher of an encrypted file that has no encrypted event yet: only ``--cipher`` can
     say which (the file does not record it)."""
-    from . import open_binlog
-    from .crypto.mariadb import cipher_for
+    from .. import open_binlog
+    from ..crypto.mariadb import cipher_for
 
     for raw in open_binlog(str(path), keys=keys):
         if raw.type_code == T.START_ENCRYPTION_EVENT:
@@ -201,7 +201,7 @@ def _cipher_without_events(path: Path, keys) -> EventCipher | None:
 
 def _last_two(path: Path, keys=None) -> list[tuple[int, bytes, int]]:
     """(type code, body, offset) of the file's last two events."""
-    from . import open_binlog
+    from .. import open_binlog
 
     last: list[tuple[int, bytes, int]] = []
     for raw in open_binlog(str(path), keys=keys):
@@ -275,8 +275,8 @@ def _mysql_incident(w: BinlogAppender, body: bytes, gtid: str, keys, now_us: int
     """MySQL: the Incident as a transaction of its own, opened by a Gtid (or Anonymous_gtid)
     event, as the server writes it (binlogkit/incident.py); returns (the GTID, the Incident's
     header flags)."""
-    from . import open_binlog
-    from .incident import NO_FILTER_F, choose_gtid, gtid_body, read_file_gtids, server_uuid
+    from .. import open_binlog
+    from ..incident import NO_FILTER_F, choose_gtid, gtid_body, read_file_gtids, server_uuid
 
     if gtid == "none":
         return None, NO_FILTER_F

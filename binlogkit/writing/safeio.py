@@ -56,7 +56,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from .errors import WriteRefused
+from ..errors import WriteRefused
 
 CHUNK = 1 << 20
 _RW = os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC
