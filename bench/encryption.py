@@ -3,7 +3,7 @@
     make bench-encryption      # or part of `make bench`
     python bench/encryption.py [FILE] [--repeat N]
 
-Makes encrypted copies of the benchmark binlog next to it (``crypto.build.encrypt_binlog``,
+Makes encrypted copies of the benchmark binlog next to it (``fixtures/crypto_build.py``,
 the build side; the real servers' encrypted files are byte-identical to what it writes, see
 tests/test_encryption.py), once per cipher, with a test key file; then runs ``binlogkit verify``
 and ``binlogkit decode`` on the plain file and on each copy as subprocesses writing to
@@ -29,7 +29,7 @@ KEY = bytes.fromhex("5f3c9a2e1d7b4c6a8e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4
 
 def encrypted_copy(path: Path, cipher: str) -> tuple[Path, Path]:
     from binlogkit.crypto.keys import Cipher
-    from binlogkit.crypto.build import encrypt_binlog
+    from fixtures.crypto_build import encrypt_binlog
 
     d = path.parent / f"encrypted-{cipher.lower()}"
     d.mkdir(exist_ok=True)

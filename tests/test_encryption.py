@@ -573,7 +573,7 @@ def test_encrypting_the_decrypted_events_gives_the_servers_bytes(name):
 @pytest.mark.parametrize("cipher", ["AES_CBC", "AES_CTR"])
 def test_encrypt_binlog_round_trip(tmp_path, cipher):
     from binlogkit.crypto.keys import Cipher, Keys
-    from binlogkit.crypto.build import encrypt_binlog
+    from fixtures.crypto_build import encrypt_binlog
 
     src = _logs("mariadb-aes-cbc", "plain-twin")[1]
     dst = tmp_path / "mariadb-bin.000002"
@@ -604,7 +604,7 @@ def test_fuzz_campaign_bounded():
 
 def _encrypted_copy(src_dir: Path, dst_dir: Path, key: bytes, cipher: str) -> list[Path]:
     """Each binlog of ``src_dir`` encrypted as a server with encrypt_binlog=ON writes it."""
-    from binlogkit.crypto.build import encrypt_binlog
+    from fixtures.crypto_build import encrypt_binlog
     from binlogkit.crypto.keys import Cipher
 
     dst_dir.mkdir()
