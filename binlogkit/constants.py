@@ -1,4 +1,6 @@
-"""Enum tables shared by every codec: event type codes, header flags, checksum algorithms.
+"""Enum tables shared by every codec: event type codes, header flags, checksum algorithms, column
+type codes. The C accelerators read the same tables from ``_constants.h``, generated from this
+module by ``scripts/gen_c_constants.py`` (``make c-constants``; a test fails when it is stale).
 
 Sources: MySQL ``libs/mysql/binlog/event/binlog_event.h`` (enum Log_event_type) and MariaDB
 ``sql/log_event.h`` (enum Log_event_type, MariaDB's own codes start at 160).
@@ -74,6 +76,26 @@ class EventType(enum.IntEnum):
     PARTIAL_ROW_DATA_EVENT = 172  # MariaDB 12.3 (MDEV-32570): a fragment of an oversized rows event
 
 
+# Families of event types, each written once here (modules that compare a code per event make
+# plain-int copies of these: an IntEnum comparison costs a Python call).
+T = EventType
+QUERY_TYPES = frozenset({T.QUERY_EVENT, T.QUERY_COMPRESSED_EVENT})
+# the events that open a transaction (MySQL's three Gtid kinds, MariaDB's Gtid)
+GTID_TYPES = frozenset({T.GTID_LOG_EVENT, T.ANONYMOUS_GTID_LOG_EVENT, T.GTID_TAGGED_LOG_EVENT, T.GTID_EVENT})
+# the session values a statement-based Query may carry before it
+PRELUDE = frozenset({T.INTVAR_EVENT, T.RAND_EVENT, T.USER_VAR_EVENT})
+HEARTBEAT_TYPES = frozenset({T.HEARTBEAT_LOG_EVENT, T.HEARTBEAT_LOG_EVENT_V2})
+PRE_GA_ROWS_TYPES = frozenset({T.PRE_GA_WRITE_ROWS_EVENT, T.PRE_GA_UPDATE_ROWS_EVENT, T.PRE_GA_DELETE_ROWS_EVENT})
+# MariaDB's compressed rows events (v2 166-168, v1 169-171)
+COMPRESSED_ROWS_TYPES = frozenset({T.WRITE_ROWS_COMPRESSED_EVENT, T.UPDATE_ROWS_COMPRESSED_EVENT,
+                                   T.DELETE_ROWS_COMPRESSED_EVENT, T.WRITE_ROWS_COMPRESSED_EVENT_V1,
+                                   T.UPDATE_ROWS_COMPRESSED_EVENT_V1, T.DELETE_ROWS_COMPRESSED_EVENT_V1})
+# every rows event: pre-GA (20-22), v1 (23-25), v2 (30-32), MySQL's partial update (39), compressed
+ROWS_TYPES = frozenset({T.WRITE_ROWS_EVENT_V1, T.UPDATE_ROWS_EVENT_V1, T.DELETE_ROWS_EVENT_V1, T.WRITE_ROWS_EVENT,
+                        T.UPDATE_ROWS_EVENT, T.DELETE_ROWS_EVENT, T.PARTIAL_UPDATE_ROWS_EVENT}
+                       | PRE_GA_ROWS_TYPES | COMPRESSED_ROWS_TYPES)
+del T
+
 # magics of files that sit beside binlogs and are not binlogs (binlogkit/formats.py)
 GTID_INDEX_MAGIC = b"\xfe\xfe\x0c\x01"   # MariaDB 11.4+ <binlog>.idx (binlogkit/gtid/index.py)
 IBB_MAGIC = b"\xfe\xfe\x0d\x01"          # MariaDB 12.3 binlog_storage_engine=innodb binlog-NNNNNN.ibb
@@ -107,3 +129,41 @@ class ChecksumAlg(enum.IntEnum):
     OFF = 0
     CRC32 = 1
     UNDEF = 255
+
+
+class ColumnType(enum.IntEnum):
+    """Column type codes of a Table_map (MySQL ``include/field_types.h``, enum_field_types).
+    ``rowvalues.tables`` keeps them as plain ints for the row decoder."""
+
+    DECIMAL = 0
+    TINY = 1
+    SHORT = 2
+    LONG = 3
+    FLOAT = 4
+    DOUBLE = 5
+    NULL = 6
+    TIMESTAMP = 7
+    LONGLONG = 8
+    INT24 = 9
+    DATE = 10
+    TIME = 11
+    DATETIME = 12
+    YEAR = 13
+    NEWDATE = 14
+    VARCHAR = 15
+    BIT = 16
+    TIMESTAMP2 = 17
+    DATETIME2 = 18
+    TIME2 = 19
+    VECTOR = 242  # MySQL 9.0+: float32 values behind a length (metadata: its byte count, 4); MariaDB logs VARCHAR
+    JSON = 245
+    NEWDECIMAL = 246
+    ENUM = 247
+    SET = 248
+    TINY_BLOB = 249
+    MEDIUM_BLOB = 250
+    LONG_BLOB = 251
+    BLOB = 252
+    VAR_STRING = 253
+    STRING = 254
+    GEOMETRY = 255

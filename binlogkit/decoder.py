@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar, Mapping
 
-from .constants import EventType
+from .constants import QUERY_TYPES, EventType
 from .errors import BinlogError
 from .events import Event, decode
 
@@ -140,7 +140,7 @@ class EventDecoder:
 
 _PAYLOAD = int(EventType.TRANSACTION_PAYLOAD_EVENT)  # an int: compared for every event
 _MARIADB_GTID = int(EventType.GTID_EVENT)
-_QUERIES = frozenset({int(EventType.QUERY_EVENT), int(EventType.QUERY_COMPRESSED_EVENT)})
+_QUERIES = frozenset(int(c) for c in QUERY_TYPES)
 # MariaDB Gtid_log_event flags_extra (sql/log_event.h): FL_START_ALTER_E1 2, FL_COMMIT_ALTER_E1 4,
 # FL_ROLLBACK_ALTER_E1 8 (the last two followed by sa_seq_no, the START ALTER's seq_no)
 ALTER_PHASES = ((2, "START"), (4, "COMMIT"), (8, "ROLLBACK"))

@@ -21,7 +21,7 @@ from .codecs.fast import FAST, Irregular
 from .codecs import compression, gtid as gtid_codec, payload as payload_codec, status_vars
 from .codecs.common import uuid_text
 from .codecs.header import HEADER_STRUCT, LEN_HEADER
-from .constants import LEN_CHECKSUM, EventFlag, EventType as T
+from .constants import COMPRESSED_ROWS_TYPES, LEN_CHECKSUM, EventFlag, EventType as T
 from .errors import BodyLengthError, FormatError
 from .flavor import Flavor
 from .format import Format
@@ -221,9 +221,7 @@ def _view(raw: RawEvent, p: Container, flavor: Flavor | None) -> dict:
              "len_payload": len(p.payload)}
     elif t == T.HEARTBEAT_LOG_EVENT_V2:
         f = payload_codec.tlv_values(p.fields, payload_codec.HEARTBEAT_FIELDS, {"log_filename"})
-    elif t in (T.WRITE_ROWS_COMPRESSED_EVENT, T.UPDATE_ROWS_COMPRESSED_EVENT, T.DELETE_ROWS_COMPRESSED_EVENT,
-               T.WRITE_ROWS_COMPRESSED_EVENT_V1, T.UPDATE_ROWS_COMPRESSED_EVENT_V1,
-               T.DELETE_ROWS_COMPRESSED_EVENT_V1):
+    elif t in COMPRESSED_ROWS_TYPES:
         f["len_rows_uncompressed"] = len(compression.uncompress(bytes(p.rows)))
         f["rows"] = f"<{len(p.rows)} bytes compressed>"
     elif "rows" in f and isinstance(f["rows"], str):

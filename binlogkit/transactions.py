@@ -41,16 +41,13 @@ from .codecs.format_description import fde_is_checksum_aware
 from .codecs.gtid import decode_previous_gtids
 from .codecs.header import LEN_HEADER
 from .codecs.common import uuid_text
-from .constants import EventFlag, EventType as T, event_type_name
+from .constants import GTID_TYPES, PRELUDE, QUERY_TYPES, EventFlag, EventType as T, event_type_name
 from .errors import BinlogError, BodyLengthError, FormatError, KeyFileError, KeyRequiredError
 from .format import Format
 from .framing import walk_events
 from .gtid.mysql import MAX_GNO, MysqlGtid
 from .positions import SourceClock
 
-GTID_TYPES = {T.GTID_LOG_EVENT, T.ANONYMOUS_GTID_LOG_EVENT, T.GTID_TAGGED_LOG_EVENT, T.GTID_EVENT}
-QUERY_TYPES = {T.QUERY_EVENT, T.QUERY_COMPRESSED_EVENT}
-PRELUDE = {T.INTVAR_EVENT, T.RAND_EVENT, T.USER_VAR_EVENT}
 OUTSIDE = {T.ROTATE_EVENT, T.FORMAT_DESCRIPTION_EVENT, T.STOP_EVENT, T.GTID_LIST_EVENT,
            T.BINLOG_CHECKPOINT_EVENT, T.PREVIOUS_GTIDS_LOG_EVENT, T.HEARTBEAT_LOG_EVENT,
            T.HEARTBEAT_LOG_EVENT_V2, T.START_ENCRYPTION_EVENT, T.INCIDENT_EVENT, T.IGNORABLE_LOG_EVENT}

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import IO, Callable, Iterator
 
-from ..constants import EventType as T
+from ..constants import QUERY_TYPES, EventType as T
 from ..decoder import EventDecoder, Problem
 from ..errors import BinlogError
 from ..format import Format
@@ -34,7 +34,6 @@ from ..rowvalues.tables import DELETE, ROWS_TYPES, WRITE, Table
 from ..transactions import Grouper, Transaction, _classify
 from . import ddl
 
-QUERY_TYPES = {T.QUERY_EVENT, T.QUERY_COMPRESSED_EVENT}
 KEPT = frozenset(ROWS_TYPES | QUERY_TYPES | {T.TABLE_MAP_EVENT, T.TRANSACTION_PAYLOAD_EVENT})
 NOT_COMMITTED = {"ROLLBACK", "XA_ROLLBACK", "XA_PREPARE"}
 SPOOL_MEMORY = 16 << 20

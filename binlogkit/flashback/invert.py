@@ -25,7 +25,7 @@ import struct
 
 from ..codecs.compression import uncompress
 from ..codecs.rows import RowsBody, V2_ROWS
-from ..constants import EventType as T
+from ..constants import COMPRESSED_ROWS_TYPES as COMPRESSED, PRE_GA_ROWS_TYPES as PRE_GA, ROWS_TYPES, EventType as T
 from ..errors import BodyLengthError, FormatError
 from ..rowvalues.tables import (BINARY_COLLATION, BIT, BLOB, DATE, DATETIME, DATETIME2, DOUBLE, ENUM, FLOAT,
                                 GEOMETRY, INT24, JSON, LONG, LONG_BLOB, LONGLONG, MEDIUM_BLOB, NEWDATE, NEWDECIMAL,
@@ -38,7 +38,6 @@ FIXED = {TINY: 1, SHORT: 2, INT24: 3, LONG: 4, LONGLONG: 8, FLOAT: 4, DOUBLE: 8,
          TIME: 3, DATETIME: 8, TIMESTAMP: 4}
 
 STMT_END_F = 0x0001
-PRE_GA = {T.PRE_GA_WRITE_ROWS_EVENT, T.PRE_GA_UPDATE_ROWS_EVENT, T.PRE_GA_DELETE_ROWS_EVENT}
 
 # type code -> (undo type code, kind): kind 'w' write, 'd' delete, 'u' update
 UNDO_TYPE: dict[int, tuple[int, str]] = {
@@ -59,10 +58,6 @@ UNDO_TYPE: dict[int, tuple[int, str]] = {
     T.UPDATE_ROWS_COMPRESSED_EVENT_V1: (T.UPDATE_ROWS_EVENT_V1, "u"),
     T.DELETE_ROWS_COMPRESSED_EVENT_V1: (T.WRITE_ROWS_EVENT_V1, "d"),
 }
-COMPRESSED = {T.WRITE_ROWS_COMPRESSED_EVENT, T.UPDATE_ROWS_COMPRESSED_EVENT, T.DELETE_ROWS_COMPRESSED_EVENT,
-              T.WRITE_ROWS_COMPRESSED_EVENT_V1, T.UPDATE_ROWS_COMPRESSED_EVENT_V1,
-              T.DELETE_ROWS_COMPRESSED_EVENT_V1}
-ROWS_TYPES = frozenset(UNDO_TYPE) | {T.PARTIAL_UPDATE_ROWS_EVENT}
 
 
 class MinimalImage(FormatError):

@@ -42,7 +42,7 @@ from typing import IO, TYPE_CHECKING, Iterator
 
 from ..codecs.header import HEADER_STRUCT
 from ..codecs.statement import QueryBody
-from ..constants import EventType as T
+from ..constants import PRELUDE, QUERY_TYPES, EventType as T
 from ..errors import BinlogError, BodyLengthError
 from ..events import decode, payload_events
 from ..format import Format
@@ -55,8 +55,6 @@ from .source import EventFile
 if TYPE_CHECKING:
     from ..crypto.keys import Keys
 
-QUERY_TYPES = {T.QUERY_EVENT, T.QUERY_COMPRESSED_EVENT}
-PRELUDE = {T.INTVAR_EVENT, T.RAND_EVENT, T.USER_VAR_EVENT}
 DROPPED = {T.GTID_LOG_EVENT, T.ANONYMOUS_GTID_LOG_EVENT, T.GTID_TAGGED_LOG_EVENT, T.GTID_EVENT,
            T.ANNOTATE_ROWS_EVENT, T.ROWS_QUERY_LOG_EVENT, T.TRANSACTION_CONTEXT_EVENT,
            T.IGNORABLE_LOG_EVENT}

@@ -35,7 +35,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Callable, NamedTuple
 
-from ..constants import EventFlag, EventType as T
+from ..constants import HEARTBEAT_TYPES as HEARTBEATS, EventFlag, EventType as T
 from ..errors import BinlogError
 from ..flavor import Flavor
 
@@ -57,7 +57,6 @@ LEN_PACKET_HEADER = 4
 ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
 ER_ACCESS_DENIED = 1045
 
-HEARTBEATS = frozenset({T.HEARTBEAT_LOG_EVENT, T.HEARTBEAT_LOG_EVENT_V2})
 _HEADER = struct.Struct("<IBIIIH")   # timestamp type_code server_id event_size log_pos flags
 
 

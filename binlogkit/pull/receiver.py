@@ -25,7 +25,7 @@ from typing import Callable, Protocol
 
 from ..codecs.format_description import fde_is_checksum_aware
 from ..codecs.header import OFS_FLAGS
-from ..constants import EventFlag, EventType as T
+from ..constants import HEARTBEAT_TYPES, QUERY_TYPES, EventFlag, EventType as T
 from ..crc import CRC32
 from ..errors import ChecksumError
 from ..reader import event_crc
@@ -35,13 +35,12 @@ from .protocol import (DEFAULT_MAX_EVENT, ER_MASTER_FATAL_ERROR_READING_BINLOG, 
                        PullError, header, rotate_target)
 from .store import Store
 
-QUERY_TYPES = (T.QUERY_EVENT, T.QUERY_COMPRESSED_EVENT)
 PRELUDE = (T.INTVAR_EVENT, T.RAND_EVENT, T.USER_VAR_EVENT, T.ANNOTATE_ROWS_EVENT)
 # plain ints for the per-event path (an IntEnum operation costs a Python call)
 _BOUNDARY_CODES = frozenset(int(c) for c in (T.GTID_EVENT, T.GTID_LOG_EVENT, T.ANONYMOUS_GTID_LOG_EVENT,
                                              T.GTID_TAGGED_LOG_EVENT, T.XID_EVENT, T.XA_PREPARE_LOG_EVENT,
                                              *QUERY_TYPES, T.TRANSACTION_PAYLOAD_EVENT))
-_HEARTBEAT_CODES = frozenset(int(c) for c in (T.HEARTBEAT_LOG_EVENT, T.HEARTBEAT_LOG_EVENT_V2))
+_HEARTBEAT_CODES = frozenset(int(c) for c in HEARTBEAT_TYPES)
 _ARTIFICIAL = int(EventFlag.ARTIFICIAL)
 _FDE, _ROTATE = int(T.FORMAT_DESCRIPTION_EVENT), int(T.ROTATE_EVENT)
 _HEADER = struct.Struct("<IBIIIH")

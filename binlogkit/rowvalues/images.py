@@ -15,7 +15,7 @@ from typing import Any
 
 from ..codecs.compression import uncompress
 from ..codecs.rows import UPDATE_ROWS
-from ..constants import EventType as T
+from ..constants import PRE_GA_ROWS_TYPES as PRE_GA, EventType as T
 from ..errors import BodyLengthError
 from .tables import (BINARY_COLLATION, BIT, BLOB, COMPRESSED_ROWS, DATETIME, DECIMAL, DELETE, ENUM, GEOMETRY, JSON,
                      LONG_BLOB, MEDIUM_BLOB, NEWDECIMAL, SET, STRING, TIME, TIMESTAMP, TINY_BLOB, VAR_STRING, VARCHAR,
@@ -239,7 +239,6 @@ def _decode_rows(table: Table, fields, type_code: int) -> list[dict]:
 # every image ending exactly where the event does. Images that do not fit are left raw
 # (``RawRows``, saying why) instead of guessed at; columns of a type whose size only the table
 # definition gives (DECIMAL, BIT, JSON) too.
-PRE_GA = frozenset({T.PRE_GA_WRITE_ROWS_EVENT, T.PRE_GA_UPDATE_ROWS_EVENT, T.PRE_GA_DELETE_ROWS_EVENT})
 _VARIABLE_RECORD = {VARCHAR, VAR_STRING, BLOB, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB, GEOMETRY}
 _PRE_GA_META = {STRING: 0xFEFF, VARCHAR: 255, VAR_STRING: 255, BLOB: 2, GEOMETRY: 4}  # when the map has none
 _PRE_GA_UNSIZED = {DECIMAL, NEWDECIMAL, BIT, JSON, ENUM, SET}

@@ -8,24 +8,26 @@ import fnmatch
 import re
 from dataclasses import dataclass, replace
 
-from ..constants import EventType as T
+from ..constants import COMPRESSED_ROWS_TYPES as COMPRESSED_ROWS, ROWS_TYPES, ColumnType as C, EventType as T
 from ..flavor import geometry_has_charset, old_temporals_may_be_fractional, tool_escapes_strings
 
-# column type codes (MySQL enum_field_types)
-DECIMAL, TINY, SHORT, LONG, FLOAT, DOUBLE, NULL, TIMESTAMP, LONGLONG, INT24 = range(10)
-DATE, TIME, DATETIME, YEAR, NEWDATE, VARCHAR, BIT, TIMESTAMP2, DATETIME2, TIME2 = range(10, 20)
-JSON, NEWDECIMAL, ENUM, SET, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB, BLOB, VAR_STRING, STRING, GEOMETRY = (
-    245, 246, 247, 248, 249, 250, 251, 252, 253, 254, 255)
-VECTOR = 242  # MySQL 9.0+: float32 values behind a length (metadata: its byte count, 4); MariaDB logs VARCHAR
+# column type codes (constants.ColumnType) as plain ints: compared per value, and an IntEnum
+# comparison costs a Python call
+(DECIMAL, TINY, SHORT, LONG, FLOAT, DOUBLE, NULL, TIMESTAMP, LONGLONG, INT24, DATE, TIME, DATETIME, YEAR, NEWDATE,
+ VARCHAR, BIT, TIMESTAMP2, DATETIME2, TIME2, VECTOR, JSON, NEWDECIMAL, ENUM, SET, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB,
+ BLOB, VAR_STRING, STRING, GEOMETRY) = (int(C.DECIMAL), int(C.TINY), int(C.SHORT), int(C.LONG), int(C.FLOAT),
+                                        int(C.DOUBLE), int(C.NULL), int(C.TIMESTAMP), int(C.LONGLONG),
+                                        int(C.INT24), int(C.DATE), int(C.TIME), int(C.DATETIME), int(C.YEAR),
+                                        int(C.NEWDATE), int(C.VARCHAR), int(C.BIT), int(C.TIMESTAMP2),
+                                        int(C.DATETIME2), int(C.TIME2), int(C.VECTOR), int(C.JSON),
+                                        int(C.NEWDECIMAL), int(C.ENUM), int(C.SET), int(C.TINY_BLOB),
+                                        int(C.MEDIUM_BLOB), int(C.LONG_BLOB), int(C.BLOB), int(C.VAR_STRING),
+                                        int(C.STRING), int(C.GEOMETRY))
 
 META_BYTES = {FLOAT: 1, DOUBLE: 1, BLOB: 1, GEOMETRY: 1, JSON: 1, VECTOR: 1, TIMESTAMP2: 1, DATETIME2: 1, TIME2: 1,
               VARCHAR: 2, VAR_STRING: 2, STRING: 2, NEWDECIMAL: 2, BIT: 2, ENUM: 2, SET: 2}
-COMPRESSED_ROWS = {T.WRITE_ROWS_COMPRESSED_EVENT, T.UPDATE_ROWS_COMPRESSED_EVENT, T.DELETE_ROWS_COMPRESSED_EVENT,
-                   T.WRITE_ROWS_COMPRESSED_EVENT_V1, T.UPDATE_ROWS_COMPRESSED_EVENT_V1,
-                   T.DELETE_ROWS_COMPRESSED_EVENT_V1}
 WRITE = {T.WRITE_ROWS_EVENT, T.WRITE_ROWS_EVENT_V1, T.PRE_GA_WRITE_ROWS_EVENT, T.WRITE_ROWS_COMPRESSED_EVENT,
          T.WRITE_ROWS_COMPRESSED_EVENT_V1}
-ROWS_TYPES = frozenset({20, 21, 22, 23, 24, 25, 30, 31, 32, 39, 166, 167, 168, 169, 170, 171})
 DELETE = {T.DELETE_ROWS_EVENT, T.DELETE_ROWS_EVENT_V1, T.PRE_GA_DELETE_ROWS_EVENT, T.DELETE_ROWS_COMPRESSED_EVENT,
           T.DELETE_ROWS_COMPRESSED_EVENT_V1}
 
