@@ -8,10 +8,13 @@ compiler the install goes on and binlogkit uses its pure-Python decoder (same ou
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("binlogkit._rowtext", ["binlogkit/_rowtext.c"], depends=["binlogkit/_out.h"], optional=True,
+# _constants.h: the type codes, generated from binlogkit/constants.py (make c-constants)
+DEPENDS = ["binlogkit/_out.h", "binlogkit/_constants.h"]
+
+setup(ext_modules=[Extension("binlogkit._rowtext", ["binlogkit/_rowtext.c"], depends=DEPENDS, optional=True,
                              extra_compile_args=["-O2"]),
-                   Extension("binlogkit._fastdecode", ["binlogkit/_fastdecode.c"], depends=["binlogkit/_out.h"],
+                   Extension("binlogkit._fastdecode", ["binlogkit/_fastdecode.c"], depends=DEPENDS,
                              optional=True,
                              extra_compile_args=["-O2"]),
-                   Extension("binlogkit._pullscan", ["binlogkit/_pullscan.c"], depends=["binlogkit/_out.h"],
+                   Extension("binlogkit._pullscan", ["binlogkit/_pullscan.c"], depends=DEPENDS,
                              optional=True, extra_compile_args=["-O2"])])

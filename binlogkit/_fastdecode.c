@@ -22,12 +22,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "_constants.h"
+
 enum { MORE = 0, PYTHON = 1, HANDOVER = 2, ROWS = 3, TABLEMAP = 4, FULL = 5 };
 enum {
     O_VERIFY = 1, O_TEXT = 2, O_JSON = 4, O_VERBOSE = 8, O_FIRST_PY = 16, O_CRC_ON = 32, O_SHOW_CRC = 64,
     O_COUNT = 128
 };
-#define LEN_HEADER 19
+#define LEN_HEADER LEN_COMMON_HEADER
 #define MAX_EVENT_SIZE ((1LL << 30) + (1LL << 16))
 #define OUT_LIMIT (1 << 20)
 #define OUT_FIRST_CAP (1 << 16)
@@ -144,8 +146,8 @@ typedef struct {
     int has_meta;
 } Body;
 
-static int is_v2(int code) { return code >= 30 && code <= 32; }
-static int is_update(int code) { return code == 24 || code == 31; }
+static int is_v2(int code) { return code >= WRITE_ROWS_EVENT && code <= DELETE_ROWS_EVENT; }
+static int is_update(int code) { return code == UPDATE_ROWS_EVENT_V1 || code == UPDATE_ROWS_EVENT; }
 
 /* MariaDB's GTID body (codecs/gtid.py): seq_no:8, domain_id:4, flags2:1, commit_id:8 when
    FL_GROUP_COMMIT_ID (2), then the extra part. 1: not for us (short, or flags2 with the XA bits
@@ -281,12 +283,12 @@ static int annotate_ok(const unsigned char *q, Py_ssize_t n) {
 static int text_event(Out *o, Ctx *c, int code, uint32_t sid, const unsigned char *b, const unsigned char *end,
                       Body *r) {
     Py_ssize_t n = end - b;
-    if (code == 16) {
+    if (code == XID_EVENT) {
         if (n != 8)
             return 1;
         return PUTS(o, "Xid = ") || put_u64(o, le(b, 8)) || PUTS(o, "\nCOMMIT/*!*/;\n") ? -1 : 0;
     }
-    if (code == 162) {
+    if (code == GTID_EVENT) {
         Gtid g;
         if (parse_gtid(b, end, &g))
             return 1;
@@ -304,7 +306,7 @@ static int text_event(Out *o, Ctx *c, int code, uint32_t sid, const unsigned cha
             return -1;
         return !(f2 & 1) && PUTS(o, "START TRANSACTION\n/*!*/;\n") ? -1 : 0;
     }
-    if (code == 160) {
+    if (code == ANNOTATE_ROWS_EVENT) {
         while (n && b[n - 1] == 0)
             n--;
         if (!annotate_ok(b, n))
@@ -321,7 +323,7 @@ static int text_event(Out *o, Ctx *c, int code, uint32_t sid, const unsigned cha
         }
         return 0;
     }
-    if (code == 19) {
+    if (code == TABLE_MAP_EVENT) {
         if (parse_table_map(b, end, c->cfg[256 + 19], r))
             return 1;
         return PUTS(o, "Table_map: `") || put(o, (const char *)r->db, r->n_db) || PUTS(o, "`.`") ||
@@ -333,7 +335,7 @@ static int text_event(Out *o, Ctx *c, int code, uint32_t sid, const unsigned cha
     /* rows */
     if (parse_rows(b, end, code, c->cfg[256 + code], r))
         return 1;
-    int kind = code == 23 || code == 30 ? 0 : is_update(code) ? 1 : 2;
+    int kind = code == WRITE_ROWS_EVENT_V1 || code == WRITE_ROWS_EVENT ? 0 : is_update(code) ? 1 : 2;
     static const char *names[] = {"Write_rows: table id ", "Update_rows: table id ", "Delete_rows: table id "};
     if (put(o, names[kind], (Py_ssize_t)strlen(names[kind])) || put_u64(o, r->table_id))
         return -1;
@@ -354,12 +356,12 @@ static int text_event(Out *o, Ctx *c, int code, uint32_t sid, const unsigned cha
 static int json_fields(Out *o, Ctx *c, int code, uint32_t sid, const unsigned char *b, const unsigned char *end,
                        Body *r) {
     Py_ssize_t n = end - b;
-    if (code == 16) {
+    if (code == XID_EVENT) {
         if (n != 8)
             return 1;
         return KEY(o, "{\"xid\": ") || put_u64(o, le(b, 8)) || PUTS(o, "}") ? -1 : 0;
     }
-    if (code == 162) {
+    if (code == GTID_EVENT) {
         Gtid g;
         if (parse_gtid(b, end, &g))
             return 1;
@@ -416,7 +418,7 @@ static int json_fields(Out *o, Ctx *c, int code, uint32_t sid, const unsigned ch
         }
         return PUTS(o, "}") ? -1 : 0;
     }
-    if (code == 160) {
+    if (code == ANNOTATE_ROWS_EVENT) {
         while (n && b[n - 1] == 0)
             n--;
         for (Py_ssize_t i = 0; i < n; i++)
@@ -424,7 +426,7 @@ static int json_fields(Out *o, Ctx *c, int code, uint32_t sid, const unsigned ch
                 return 1;
         return KEY(o, "{\"query\": ") || put_json_ascii(o, b, n) || PUTS(o, "}") ? -1 : 0;
     }
-    if (code == 19) {
+    if (code == TABLE_MAP_EVENT) {
         if (parse_table_map(b, end, c->cfg[256 + 19], r))
             return 1;
         if (KEY(o, "{\"table_id\": ") || put_u64(o, r->table_id) || KEY(o, ", \"flags\": ") || put_u64(o, r->flags) ||
@@ -462,7 +464,7 @@ static int json_fields(Out *o, Ctx *c, int code, uint32_t sid, const unsigned ch
                : 0;
 }
 
-static int is_rows(int code) { return (code >= 23 && code <= 25) || is_v2(code); }
+static int is_rows(int code) { return (code >= WRITE_ROWS_EVENT_V1 && code <= DELETE_ROWS_EVENT_V1) || is_v2(code); }
 
 static PyObject *walk(PyObject *self, PyObject *args) {
     Py_buffer buf, cfg;
@@ -498,7 +500,8 @@ static PyObject *walk(PyObject *self, PyObject *args) {
                  log_pos = (uint32_t)le(h + 13, 4);
         int code = h[4];
         unsigned flags = (unsigned)le(h + 17, 2);
-        if ((at == 4 && code != 15 && code != 1) || size < LEN_HEADER || size > MAX_EVENT_SIZE) {
+        if ((at == LEN_MAGIC && code != FORMAT_DESCRIPTION_EVENT && code != START_EVENT_V3) || size < LEN_HEADER ||
+            size > MAX_EVENT_SIZE) {
             status = HANDOVER;
             break;
         }
@@ -507,7 +510,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             break;
         }
         int ok = -1; /* the CRC verdict: -1 none, 0 mismatch, 1 good */
-        if (code == 15) {
+        if (code == FORMAT_DESCRIPTION_EVENT) {
             status = PYTHON; /* the format is the Python path's (its checksum too) */
             info = Py_BuildValue("(iIIIIIO)", code, ts, sid, size, log_pos, flags, Py_None);
             break;
@@ -526,7 +529,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
                 break;
             }
         }
-        if (code == 1 || code == 164) { /* Start_v3, Start_encryption: the Python path's */
+        if (code == START_EVENT_V3 || code == START_ENCRYPTION_EVENT) { /* the Python path's */
             status = PYTHON;
             info = Py_BuildValue("(iIIIIIO)", code, ts, sid, size, log_pos, flags,
                                  ok < 0 ? Py_None : ok ? Py_True : Py_False);
@@ -604,8 +607,8 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         Py_ssize_t body_at = b - base, body_end = end - base;
         rel += size;
         at += size;
-        if (c.opts & O_VERBOSE && (code == 19 || is_rows(code))) {
-            status = code == 19 ? TABLEMAP : ROWS;
+        if (c.opts & O_VERBOSE && (code == TABLE_MAP_EVENT || is_rows(code))) {
+            status = code == TABLE_MAP_EVENT ? TABLEMAP : ROWS;
             info = Py_BuildValue("(iKnnn)", code, (unsigned long long)r.table_id, body_at, body_end, mark);
             break;
         }

@@ -21,14 +21,14 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_constants.h"
 #include "_out.h"
 
 #define LEN_PACKET_HEADER 4
 #define MAX_PAYLOAD 0xFFFFFF
-#define LEN_HEADER 19
+#define LEN_HEADER LEN_COMMON_HEADER
 #define SEMISYNC_MAGIC 0xEF
 #define SEMISYNC_NEED_ACK 0x01
-#define FLAG_ARTIFICIAL 0x20
 #define OPEN_GROUP 1
 #define STANDALONE 2
 
@@ -80,8 +80,8 @@ static PyObject *run(PyObject *self, PyObject *args) {
         uint32_t ts = (uint32_t)le(ev, 4), log_pos = (uint32_t)le(ev + 13, 4);
         int code = ev[4];
         unsigned flags = (unsigned)le(ev + 17, 2);
-        if ((Py_ssize_t)le(ev + 9, 4) != size || flags & FLAG_ARTIFICIAL || code == 27 ||
-            code == 41 || code == 15 || code == 4)
+        if ((Py_ssize_t)le(ev + 9, 4) != size || flags & LOG_EVENT_ARTIFICIAL_F || code == HEARTBEAT_LOG_EVENT ||
+            code == HEARTBEAT_LOG_EVENT_V2 || code == FORMAT_DESCRIPTION_EVENT || code == ROTATE_EVENT)
             break;
         /* log_pos 0: an event inside a MariaDB 11.8 transaction (binlog_legacy_event_pos=OFF) */
         if (log_pos != 0 && (uint32_t)((unsigned long long)(at + size) & 0xFFFFFFFFULL) != log_pos)
@@ -100,20 +100,20 @@ static PyObject *run(PyObject *self, PyObject *args) {
         const unsigned char *body = ev + LEN_HEADER;
         Py_ssize_t nbody = size - LEN_HEADER - len_crc;
         switch (code) {
-        case 162: /* MariaDB GTID: flags2 bit 0 is FL_STANDALONE */
+        case GTID_EVENT: /* MariaDB GTID: flags2 bit 0 is FL_STANDALONE */
             next = (size > 31 && ev[31] & 1) ? STANDALONE : 0;
             break;
-        case 33:
-        case 34:
-        case 42:
+        case GTID_LOG_EVENT:
+        case ANONYMOUS_GTID_LOG_EVENT:
+        case GTID_TAGGED_LOG_EVENT:
             next = 0;
             break;
-        case 16:
-        case 38:
+        case XID_EVENT:
+        case XA_PREPARE_LOG_EVENT:
             next = state & ~OPEN_GROUP;
             ends = 1;
             break;
-        case 2: {
+        case QUERY_EVENT: {
             int begin = query_is(body, nbody, phl, "BEGIN", 5);
             int commit = begin == 1 ? 0 : query_is(body, nbody, phl, "COMMIT", 6);
             if (begin == 1)
@@ -125,9 +125,9 @@ static PyObject *run(PyObject *self, PyObject *args) {
                 goto stop;
             break;
         }
-        case 165:
+        case QUERY_COMPRESSED_EVENT:
             goto stop;
-        case 40:
+        case TRANSACTION_PAYLOAD_EVENT:
             ends = !(state & OPEN_GROUP);
             break;
         default:

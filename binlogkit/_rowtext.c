@@ -17,16 +17,8 @@
 #include <string.h>
 #include <math.h>
 
+#include "_constants.h"
 #include "_out.h"
-
-enum {
-    T_DECIMAL = 0, T_TINY = 1, T_SHORT = 2, T_LONG = 3, T_FLOAT = 4, T_DOUBLE = 5, T_TIMESTAMP = 7,
-    T_LONGLONG = 8, T_INT24 = 9, T_DATE = 10, T_TIME = 11, T_DATETIME = 12, T_YEAR = 13,
-    T_NEWDATE = 14, T_VARCHAR = 15, T_BIT = 16, T_TIMESTAMP2 = 17, T_DATETIME2 = 18, T_TIME2 = 19,
-    T_JSON = 245, T_NEWDECIMAL = 246, T_ENUM = 247, T_SET = 248, T_TINY_BLOB = 249,
-    T_MEDIUM_BLOB = 250, T_LONG_BLOB = 251, T_BLOB = 252, T_VAR_STRING = 253, T_STRING = 254,
-    T_GEOMETRY = 255
-};
 
 /* for rows(): the Python types values are made of (set once by configure()) */
 static PyObject *ValueType, *DecimalType, *GeometryType, *TimestampFn;
@@ -272,8 +264,13 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
     const unsigned char *q = p;
     Py_ssize_t start = o->len;
     switch (t) {
-    case T_TINY: case T_SHORT: case T_INT24: case T_LONG: case T_LONGLONG: {
-        int n = t == T_TINY ? 1 : t == T_SHORT ? 2 : t == T_INT24 ? 3 : t == T_LONG ? 4 : 8;
+    case MYSQL_TYPE_TINY: case MYSQL_TYPE_SHORT: case MYSQL_TYPE_INT24: case MYSQL_TYPE_LONG:
+    case MYSQL_TYPE_LONGLONG: {
+        int n = t == MYSQL_TYPE_TINY    ? 1
+                : t == MYSQL_TYPE_SHORT ? 2
+                : t == MYSQL_TYPE_INT24 ? 3
+                : t == MYSQL_TYPE_LONG  ? 4
+                                        : 8;
         if (p + n > end)
             return -1;
         uint64_t u = le(p, n);
@@ -290,7 +287,7 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
             return -1;
         return n;
     }
-    case T_FLOAT: {
+    case MYSQL_TYPE_FLOAT: {
         if (p + 4 > end)
             return -1;
         float f;
@@ -302,7 +299,7 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
             return -1;
         return 4;
     }
-    case T_DOUBLE: {
+    case MYSQL_TYPE_DOUBLE: {
         if (p + 8 > end)
             return -1;
         double d;
@@ -314,7 +311,7 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
             return -1;
         return 8;
     }
-    case T_NEWDECIMAL: {
+    case MYSQL_TYPE_NEWDECIMAL: {
         Py_ssize_t used;
         if (decimal(o, p, end, m >> 8, m & 0xFF, &used))
             return -1;
@@ -322,7 +319,7 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
             return -1;
         return used;
     }
-    case T_YEAR:
+    case MYSQL_TYPE_YEAR:
         if (p + 1 > end)
             return -1;
         if (putf(o, "%d", p[0] ? 1900 + p[0] : 0))
@@ -330,7 +327,7 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
         if (mk->want && !(mk->obj = PyLong_FromLong(p[0] ? 1900 + p[0] : 0)))
             return -1;
         return 1;
-    case T_DATE: case T_NEWDATE: {
+    case MYSQL_TYPE_DATE: case MYSQL_TYPE_NEWDATE: {
         if (p + 3 > end)
             return -1;
         uint64_t v = le(p, 3);
@@ -350,7 +347,7 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
         }
         return 3;
     }
-    case T_DATETIME2: {
+    case MYSQL_TYPE_DATETIME2: {
         if (m > 6 || p + 5 > end)
             return -1;
         int64_t v = (int64_t)be(p, 5) - 0x8000000000LL;
@@ -380,7 +377,7 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
         }
         return q - p;
     }
-    case T_TIMESTAMP2: {
+    case MYSQL_TYPE_TIMESTAMP2: {
         if (m > 6 || p + 4 > end)
             return -1;
         uint64_t secs = be(p, 4);
@@ -394,7 +391,7 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
             return -1;
         return q - p;
     }
-    case T_TIME2: {
+    case MYSQL_TYPE_TIME2: {
         int64_t packed;
         if (m > 6)
             return -1;
@@ -455,13 +452,13 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
         }
         return q - p;
     }
-    case T_TIMESTAMP:
+    case MYSQL_TYPE_TIMESTAMP:
         if (p + 4 > end || putf(o, "%llu", (unsigned long long)le(p, 4)))
             return -1;
         if (mk->want && !(mk->obj = PyObject_CallFunction(TimestampFn, "Kl", (unsigned long long)le(p, 4), 0L)))
             return -1;
         return 4;
-    case T_DATETIME: {
+    case MYSQL_TYPE_DATETIME: {
         if (p + 8 > end)
             return -1;
         uint64_t v = le(p, 8);
@@ -484,7 +481,7 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
         }
         return 8;
     }
-    case T_TIME: { /* a signed 3-byte hhmmss number */
+    case MYSQL_TYPE_TIME: { /* a signed 3-byte hhmmss number */
         if (p + 3 > end)
             return -1;
         int64_t sv = (int64_t)le(p, 3);
@@ -504,7 +501,7 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
         }
         return 3;
     }
-    case T_VARCHAR: case T_VAR_STRING: {
+    case MYSQL_TYPE_VARCHAR: case MYSQL_TYPE_VAR_STRING: {
         const unsigned char *v;
         int lb = m < 256 ? 1 : 2;
         Py_ssize_t n = prefixed(p, end, lb, &v);
@@ -514,15 +511,15 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
             return -1;
         return lb + n;
     }
-    case T_STRING: {
+    case MYSQL_TYPE_STRING: {
         int real = m >> 8;
-        if (real == T_ENUM || real == T_SET) {
+        if (real == MYSQL_TYPE_ENUM || real == MYSQL_TYPE_SET) {
             int n = m & 0xFF;
             if (n < 1 || n > 8 || p + n > end)
                 return -1;
             uint64_t v = le(p, n);
             /* a SET prints as mysqlbinlog prints it: the stored (little-endian) bytes in order */
-            if (real == T_ENUM ? putf(o, "%llu", (unsigned long long)v) : bits(o, be(p, n), n * 8))
+            if (real == MYSQL_TYPE_ENUM ? putf(o, "%llu", (unsigned long long)v) : bits(o, be(p, n), n * 8))
                 return -1;
             if (mk->want && !(mk->obj = PyLong_FromUnsignedLongLong(v)))
                 return -1;
@@ -543,16 +540,17 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
         }
         return lb + n;
     }
-    case T_BLOB: case T_TINY_BLOB: case T_MEDIUM_BLOB: case T_LONG_BLOB: case T_GEOMETRY: {
+    case MYSQL_TYPE_BLOB: case MYSQL_TYPE_TINY_BLOB: case MYSQL_TYPE_MEDIUM_BLOB: case MYSQL_TYPE_LONG_BLOB:
+    case MYSQL_TYPE_GEOMETRY: {
         int lb = m ? m : 4;
         if (lb > 4)
             return -1;
         const unsigned char *v;
         Py_ssize_t n = prefixed(p, end, lb, &v);
-        if (n < 0 || (t == T_GEOMETRY && n < 4) || quote(o, v, n, mk->esc))
+        if (n < 0 || (t == MYSQL_TYPE_GEOMETRY && n < 4) || quote(o, v, n, mk->esc))
             return -1;
         if (mk->want) {
-            mk->obj = t == T_GEOMETRY ? PyObject_CallFunction(GeometryType, "ky#", (unsigned long)le(v, 4),
+            mk->obj = t == MYSQL_TYPE_GEOMETRY ? PyObject_CallFunction(GeometryType, "ky#", (unsigned long)le(v, 4),
                                                                (const char *)v + 4, n - 4)
                                       : PyBytes_FromStringAndSize((const char *)v, n);
             if (!mk->obj)
@@ -560,7 +558,7 @@ static Py_ssize_t value(Out *o, int t, int m, const unsigned char *p, const unsi
         }
         return lb + n;
     }
-    case T_BIT: {
+    case MYSQL_TYPE_BIT: {
         int nbits = (m & 0xFF) * 8 + (m >> 8);
         int n = (nbits + 7) / 8;
         if (n > 8 || p + n > end)
