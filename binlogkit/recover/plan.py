@@ -206,18 +206,8 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
     if read_from is safe:
         plan.warnings.append(f"{index_path.name} is missing: read {safe.name}, the list MySQL was moving into "
                              f"place when it died (it renames it to {index_path.name} at startup)")
-
-    # mode
-    if mode:
-        plan.mode = mode
-    elif mi is not None and mi.info.extra:
-        plan.mode = "gtid" if mi.using_gtid else "position"
-    elif mi is not None and mi.info.field(23) == "1":  # MySQL 5.6/5.7: Auto_position
-        plan.mode = "gtid"
-    if mi is not None and mi.info.stale_bytes:
-        plan.warnings.append(f"master.info has {mi.info.stale_bytes} stale bytes after its last line (ignored)")
-    if ri is not None and ri.info.stale_bytes:
-        plan.warnings.append(f"relay-log.info has {ri.info.stale_bytes} stale bytes after its last line (ignored)")
+    _choose_mode(plan, mode, mi)
+    _stale_bytes(plan, mi, ri)
 
     # relay logs stored compressed cannot be cut where the server reads them
     squeezed = sorted(p.name for p in d.glob(f"{base}.[0-9]*") if p.suffix in COMPRESSED)
@@ -226,20 +216,7 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
                        "recover repairs the files the server reads; decompress them in place first "
                        "(e.g. xz -dk), or read them with decode / transactions / audit")
         return plan
-
-    # the files
-    present = [n for n in listed if (d / n).exists()]
-    missing = [n for n in listed if n not in present]
-    for n in missing:
-        plan.warnings.append(f"{n} is in the index but not on disk: dropped from the index")
-    extra = [n for n in on_disk if n not in listed]
-    for n in extra:
-        if not listed or _key(n) > _key(listed[-1]):
-            plan.remove.append({"file": n, "reason": "relay log not in the index (created by a crash)"})
-        else:
-            plan.warnings.append(f"{n} is on disk but not in the index: left alone")
-    for leftover in sorted(d.glob("*.~rec~")):
-        plan.remove.append({"file": leftover.name, "reason": "leftover of an interrupted index update"})
+    present, missing = _files(plan, d, listed, on_disk)
 
     # the walk
     g = Grouper(relay=True, source_file=ri.master_file if ri else None)
@@ -260,152 +237,256 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
     if g.files and g.fmt is not None:
         plan.flavor = g.fmt.flavor.value
 
+    # where to cut and where the source resumes
     cut: tuple[str, int] | None = None
-    if err is not None and unreadable_encrypted(err):
-        plan.refuse = encrypted_refusal(err)
-        return plan
-    err_file = Path(err.file or "").name if err is not None else ""  # the walk names the file
-    if err is not None and _not_a_binlog(err):
-        plan.refuse = (f"{err_file} is not a binlog or relay log (it does not start with the binlog "
-                       "magic): refusing to plan a cut; move it out of the folder if it does not belong there")
-        return plan
     if err is not None:
-        if err.offset is None:  # every error of the walk carries one; never cut blind
-            plan.refuse = f"{err_file}: {err.message} (no offset to cut at): refusing to plan a cut"
+        plan.refuse = _refusal(err)
+        if plan.refuse is not None:
             return plan
-        kind = "torn" if isinstance(err, TruncatedEventError) else (
-            "checksum" if isinstance(err, ChecksumError) else "corrupt")
-        plan.problem = {"file": err_file, "offset": err.offset, "kind": kind, "message": err.message,
-                        "event_type": err.event_type}
-        cut = (err_file, err.offset)
+        plan.problem = _problem(err)
+        cut = (plan.problem["file"], plan.problem["offset"])
     complete = [t for t in trx if t.complete]
     partial = [t for t in trx if not t.complete]
+    _last_transactions(plan, complete, partial)
+    tables = _metadata_in_tables(plan, mode, mi, ri)
+    if (plan.mode == "gtid" or tables) and partial:
+        cut = _back_to_partial(plan, present, cut, partial[-1], complete)
+    elif g.last_event is not None:
+        _after_last_event(plan, g.last_event)
+    if cut is None:
+        cut = _dangling_rotate(plan, d, g)
+    # retrieved GTIDs: complete transactions only
+    plan.retrieved_gtids = _retrieved(g, complete)
+
+    keep = _cut(plan, d, present, cut, tables)
+    if keep != listed or missing:
+        plan.index = [_index_line(prefix, n) for n in keep]
+        if plan.index == index_lines:
+            plan.index = None
+    if ri is not None:
+        _sql_thread(plan, ri, d, keep, cut, prefix)
+        # relay-log.info lagging the commits
+        if ri.relay_file in present and ri.relay_pos is not None:
+            applied = _applied(d, index_path.name, applied_gtids, replica_binlog, keys)
+            if applied is not None:
+                _past_the_commits(plan, ri.relay_file, ri.relay_pos, present, trx, applied, prefix)
+    _past_4gib(plan)
+    _source_coordinates(plan, mi, tables, connection)
+    if tables:
+        plan.mysql = mysql_answer(plan, trx, _applied(d, index_path.name, applied_gtids, replica_binlog, keys))
+    return plan
+
+
+# --- the steps of plan_recovery: each reads the plan so far and sets its own part of it -------
+
+def _index_line(prefix: dict[str, str], name: str) -> str:
+    """A relay log's line in the index, with the folder prefix the index gave it (``./`` if none)."""
+    return prefix.get(name, "./") + name
+
+
+def _relay_log_info(prefix: dict[str, str], name: str, pos: int, source_file, source_pos) -> dict:
+    return {"relay_log_file": _index_line(prefix, name), "relay_log_pos": pos, "master_log_file": source_file,
+            "master_log_pos": source_pos}
+
+
+def _choose_mode(plan: Plan, mode: str | None, mi: MasterInfo | None) -> None:
+    """The mode asked for, else master.info's (MariaDB's Using_Gtid; MySQL 5.6/5.7's Auto_position)."""
+    if mode:
+        plan.mode = mode
+    elif mi is not None and mi.info.extra:
+        plan.mode = "gtid" if mi.using_gtid else "position"
+    elif mi is not None and mi.info.field(23) == "1":  # MySQL 5.6/5.7: Auto_position
+        plan.mode = "gtid"
+
+
+def _stale_bytes(plan: Plan, mi: MasterInfo | None, ri: RelayLogInfo | None) -> None:
+    for name, info in (("master.info", mi), ("relay-log.info", ri)):
+        if info is not None and info.info.stale_bytes:
+            plan.warnings.append(f"{name} has {info.info.stale_bytes} stale bytes after its last line (ignored)")
+
+
+def _files(plan: Plan, d: Path, listed: list[str], on_disk: list[str]) -> tuple[list[str], list[str]]:
+    """(the index's files on disk, those missing); files not in the index and leftovers of an
+    interrupted index update go, or are warned about."""
+    present = [n for n in listed if (d / n).exists()]
+    missing = [n for n in listed if n not in present]
+    for n in missing:
+        plan.warnings.append(f"{n} is in the index but not on disk: dropped from the index")
+    extra = [n for n in on_disk if n not in listed]
+    for n in extra:
+        if not listed or _key(n) > _key(listed[-1]):
+            plan.remove.append({"file": n, "reason": "relay log not in the index (created by a crash)"})
+        else:
+            plan.warnings.append(f"{n} is on disk but not in the index: left alone")
+    for leftover in sorted(d.glob("*.~rec~")):
+        plan.remove.append({"file": leftover.name, "reason": "leftover of an interrupted index update"})
+    return present, missing
+
+
+def _refusal(err: BinlogError) -> str | None:
+    """Why the walk's error forbids a cut; None: the cut goes at its offset."""
+    if unreadable_encrypted(err):
+        return encrypted_refusal(err)
+    err_file = Path(err.file or "").name  # the walk names the file
+    if _not_a_binlog(err):
+        return (f"{err_file} is not a binlog or relay log (it does not start with the binlog "
+                "magic): refusing to plan a cut; move it out of the folder if it does not belong there")
+    if err.offset is None:  # every error of the walk carries one; never cut blind
+        return f"{err_file}: {err.message} (no offset to cut at): refusing to plan a cut"
+    return None
+
+
+def _problem(err: BinlogError) -> dict:
+    """The torn / corrupt event the walk met, as the plan reports it."""
+    kind = "torn" if isinstance(err, TruncatedEventError) else (
+        "checksum" if isinstance(err, ChecksumError) else "corrupt")
+    return {"file": Path(err.file or "").name, "offset": err.offset, "kind": kind, "message": err.message,
+            "event_type": err.event_type}
+
+
+def _last_transactions(plan: Plan, complete: list[Transaction], partial: list[Transaction]) -> None:
     if partial:
         p = partial[-1]
         plan.partial_transaction = {"gtid": p.gtid, "file": Path(p.start_file).name, "offset": p.start_offset,
                                     "source_file": p.source_file, "source_start": p.source_start}
     if complete:
-        c = complete[-1]
-        plan.last_complete_gtid = c.gtid
-    last = g.last_event
-    # MySQL 8.0.23+ keeps the connection and applier metadata in tables, not files: nothing here
-    # says the mode, and the cut is the one MySQL's own relay log sanitizer makes at startup
-    # (back to the start of the partial transaction, in either mode; seen on 9.7.4)
+        plan.last_complete_gtid = complete[-1].gtid
+
+
+def _metadata_in_tables(plan: Plan, mode: str | None, mi: MasterInfo | None, ri: RelayLogInfo | None) -> bool:
+    """MySQL 8.0.23+ keeps the connection and applier metadata in tables, not files: nothing here
+    says the mode, and the cut is the one MySQL's own relay log sanitizer makes at startup
+    (back to the start of the partial transaction, in either mode; seen on 9.7.4)."""
     tables = mi is None and ri is None and plan.flavor == "mysql"
     if tables:
         plan.metadata = "tables"
         if not mode:
             plan.mode = "unknown"
-    if (plan.mode == "gtid" or tables) and partial:
-        p = partial[-1]
-        pcut = (Path(p.start_file).name, p.start_offset)
-        if cut is None or (present.index(pcut[0]), pcut[1]) < (present.index(cut[0]), cut[1]):
-            cut = pcut
-        # re-fetch from where the partial transaction starts at the source
-        if p.source_file is not None and p.source_start is not None:
-            plan.next_source = {"file": p.source_file, "position": p.source_start}
-        elif p.resume_source_file is not None:
-            plan.next_source = {"file": p.resume_source_file, "position": p.resume_source_pos}
-        last_end = complete[-1] if complete and complete[-1].end_file is not None else None
-        plan.last_complete_event = {"file": Path(last_end.end_file).name if last_end and last_end.end_file else None,
-                                    "end": last_end.end_offset if last_end else None,
-                                    "source_file": plan.next_source and plan.next_source["file"],
-                                    "source_end": plan.next_source and plan.next_source["position"]}
-    elif last is not None:
-        plan.next_source = {"file": last["source_file"], "position": last["source_end"]}
-        plan.last_complete_event = {"file": Path(last["file"]).name, "end": last["end"],
-                                    "source_file": last["source_file"], "source_end": last["source_end"]}
-    # a dangling Rotate at the very end: the file it names does not exist
+    return tables
+
+
+def _back_to_partial(plan: Plan, present: list[str], cut: tuple[str, int] | None, p: Transaction,
+                     complete: list[Transaction]) -> tuple[str, int]:
+    """GTID mode (or metadata in tables): cut back to the start of the partial transaction ``p``
+    (unless damage cuts earlier) and re-fetch it from where it starts at the source."""
+    pcut = (Path(p.start_file).name, p.start_offset)
+    if cut is None or (present.index(pcut[0]), pcut[1]) < (present.index(cut[0]), cut[1]):
+        cut = pcut
+    if p.source_file is not None and p.source_start is not None:
+        plan.next_source = {"file": p.source_file, "position": p.source_start}
+    elif p.resume_source_file is not None:
+        plan.next_source = {"file": p.resume_source_file, "position": p.resume_source_pos}
+    last_end = complete[-1] if complete and complete[-1].end_file is not None else None
+    plan.last_complete_event = {"file": Path(last_end.end_file).name if last_end and last_end.end_file else None,
+                                "end": last_end.end_offset if last_end else None,
+                                "source_file": plan.next_source and plan.next_source["file"],
+                                "source_end": plan.next_source and plan.next_source["position"]}
+    return cut
+
+
+def _after_last_event(plan: Plan, last: dict) -> None:
+    """Position mode: every complete event is kept; the source resumes after the last one."""
+    plan.next_source = {"file": last["source_file"], "position": last["source_end"]}
+    plan.last_complete_event = {"file": Path(last["file"]).name, "end": last["end"],
+                                "source_file": last["source_file"], "source_end": last["source_end"]}
+
+
+def _dangling_rotate(plan: Plan, d: Path, g: Grouper) -> tuple[str, int] | None:
+    """A Rotate at the very end naming a file that does not exist: cut it."""
     rr = g.last_relay_rotate
-    if cut is None and rr is not None and g.last_whole == (rr["file"], rr["end"]) and not (d / rr["target"]).exists():
-        cut = (Path(rr["file"]).name, rr["offset"])
+    if rr is not None and g.last_whole == (rr["file"], rr["end"]) and not (d / rr["target"]).exists():
         plan.warnings.append(f"{Path(rr['file']).name} ends with a Rotate to {rr['target']}, which does not exist: cut")
+        return (Path(rr["file"]).name, rr["offset"])
+    return None
 
-    # retrieved GTIDs: complete transactions only
-    plan.retrieved_gtids = _retrieved(g, complete)
 
-    # what to cut
-    keep = present
-    if cut is not None:
-        cf, co = cut
-        i = present.index(cf)
-        size = (d / cf).stat().st_size
-        if size > co:
-            plan.truncate.append({"file": cf, "size": size, "new_size": co,
-                                  "reason": (plan.problem or {}).get("kind", "partial transaction")
-                                  if plan.problem or plan.mode == "gtid" or tables else "dangling Rotate"})
-        for n in present[i + 1:]:
-            plan.remove.append({"file": n, "reason": f"after the cut in {cf} at {co}"})
-        keep = present[: i + 1]
-    if keep != listed or missing:
-        plan.index = [prefix.get(n, "./") + n for n in keep]
-        if plan.index == index_lines:
-            plan.index = None
+def _cut(plan: Plan, d: Path, present: list[str], cut: tuple[str, int] | None, tables: bool) -> list[str]:
+    """The files kept: the cut file truncated at the cut, the later ones removed."""
+    if cut is None:
+        return present
+    cf, co = cut
+    i = present.index(cf)
+    size = (d / cf).stat().st_size
+    if size > co:
+        plan.truncate.append({"file": cf, "size": size, "new_size": co,
+                              "reason": (plan.problem or {}).get("kind", "partial transaction")
+                              if plan.problem or plan.mode == "gtid" or tables else "dangling Rotate"})
+    for n in present[i + 1:]:
+        plan.remove.append({"file": n, "reason": f"after the cut in {cf} at {co}"})
+    return present[: i + 1]
 
-    # the SQL thread's position
-    if ri is not None and plan.next_source and ri.master_file and ri.master_pos is not None:
-        sql = (ri.master_file, ri.master_pos)
-        nxt = (plan.next_source["file"], plan.next_source["position"])
-        cut_file = cut[0] if cut else (keep[-1] if keep else None)
-        cut_off = cut[1] if cut else ((d / keep[-1]).stat().st_size if keep else 4)
-        beyond_relay = ri.relay_file not in keep or (
-            ri.relay_file == cut_file and ri.relay_pos is not None and ri.relay_pos > cut_off)
-        if nxt[0] and _later(sql, nxt):
-            if plan.problem and plan.problem["kind"] != "torn":
-                plan.refuse = (f"the SQL thread already applied up to {sql[0]}:{sql[1]}, past the corrupt event "
-                               f"at {plan.problem['file']}:{plan.problem['offset']} (source {nxt[0]}:{nxt[1]}); "
-                               "the relay log cannot be repaired without losing what it applied")
-            plan.warnings.append(f"the SQL thread is at {sql[0]}:{sql[1]}, past what the relay log keeps "
-                                 f"({nxt[0]}:{nxt[1]}): resuming from the SQL thread's position")
-            plan.next_source = {"file": sql[0], "position": sql[1]}
-            beyond_relay = True
-        if beyond_relay and keep:
-            last_file = cut_file or keep[-1]
-            plan.relay_log_info = {"relay_log_file": prefix.get(last_file, "./") + last_file,
-                                   "relay_log_pos": cut_off, "master_log_file": plan.next_source["file"],
-                                   "master_log_pos": plan.next_source["position"]}
 
-    # relay-log.info lagging the commits
-    if ri is not None and ri.relay_file in present and ri.relay_pos is not None:
-        applied = _applied(d, index_path.name, applied_gtids, replica_binlog, keys)
-        if applied is not None:
-            order = {n: i for i, n in enumerate(present)}
-            here = (order[ri.relay_file], ri.relay_pos)
-            moved, moved_end = None, ("", 0)
-            for t in trx:
-                start = (order.get(Path(t.start_file).name, -1), t.start_offset)
-                if start < here:
-                    continue
-                if not (t.complete and t.gtid and applied(t.gtid)) or t.end_file is None or t.end_offset is None:
-                    break
-                moved, moved_end = t, (Path(t.end_file).name, t.end_offset)
-                here = (order[moved_end[0]], moved_end[1])
-            if moved is not None:
-                ef = moved_end[0]
-                plan.relay_log_info = {"relay_log_file": prefix.get(ef, "./") + ef, "relay_log_pos": moved_end[1],
-                                       "master_log_file": moved.source_file, "master_log_pos": moved.source_end}
-                plan.warnings.append(f"relay-log.info is behind the commits: the replica already committed "
-                                     f"up to {moved.gtid}; the SQL thread position is moved past it")
+def _sql_thread(plan: Plan, ri: RelayLogInfo, d: Path, keep: list[str], cut: tuple[str, int] | None,
+                prefix: dict[str, str]) -> None:
+    """The SQL thread's position: past what the relay log keeps, the source resumes from it
+    (refused past a corrupt event) and relay-log.info points at the end of what is kept."""
+    if not (plan.next_source and ri.master_file and ri.master_pos is not None):
+        return
+    sql = (ri.master_file, ri.master_pos)
+    nxt = (plan.next_source["file"], plan.next_source["position"])
+    cut_file = cut[0] if cut else (keep[-1] if keep else None)
+    cut_off = cut[1] if cut else ((d / keep[-1]).stat().st_size if keep else 4)
+    beyond_relay = ri.relay_file not in keep or (
+        ri.relay_file == cut_file and ri.relay_pos is not None and ri.relay_pos > cut_off)
+    if nxt[0] and _later(sql, nxt):
+        if plan.problem and plan.problem["kind"] != "torn":
+            plan.refuse = (f"the SQL thread already applied up to {sql[0]}:{sql[1]}, past the corrupt event "
+                           f"at {plan.problem['file']}:{plan.problem['offset']} (source {nxt[0]}:{nxt[1]}); "
+                           "the relay log cannot be repaired without losing what it applied")
+        plan.warnings.append(f"the SQL thread is at {sql[0]}:{sql[1]}, past what the relay log keeps "
+                             f"({nxt[0]}:{nxt[1]}): resuming from the SQL thread's position")
+        plan.next_source = {"file": sql[0], "position": sql[1]}
+        beyond_relay = True
+    if beyond_relay and keep:
+        plan.relay_log_info = _relay_log_info(prefix, cut_file or keep[-1], cut_off, plan.next_source["file"],
+                                              plan.next_source["position"])
 
-    # past 4 GiB: only GTID positioning can resume there
+
+def _past_the_commits(plan: Plan, relay_file: str, relay_pos: int, present: list[str], trx: list[Transaction],
+                      applied, prefix: dict[str, str]) -> None:
+    """relay-log.info lagging the commits: moved past the transactions after it that the replica
+    already committed (``applied(gtid)``)."""
+    order = {n: i for i, n in enumerate(present)}
+    here = (order[relay_file], relay_pos)
+    moved, moved_end = None, ("", 0)
+    for t in trx:
+        start = (order.get(Path(t.start_file).name, -1), t.start_offset)
+        if start < here:
+            continue
+        if not (t.complete and t.gtid and applied(t.gtid)) or t.end_file is None or t.end_offset is None:
+            break
+        moved, moved_end = t, (Path(t.end_file).name, t.end_offset)
+        here = (order[moved_end[0]], moved_end[1])
+    if moved is not None:
+        plan.relay_log_info = _relay_log_info(prefix, moved_end[0], moved_end[1], moved.source_file, moved.source_end)
+        plan.warnings.append(f"relay-log.info is behind the commits: the replica already committed "
+                             f"up to {moved.gtid}; the SQL thread position is moved past it")
+
+
+def _past_4gib(plan: Plan) -> None:
+    """Past 4 GiB only GTID positioning can resume."""
     ns = plan.next_source
-    if ns and ns.get("position") and not reachable_by_dump(ns["position"]):
-        pos = ns["position"]
-        if plan.mode != "gtid":
-            plan.position_unreachable = True
-            plan.warnings.append(
-                f"the next source position {ns['file']}:{pos} is past 4 GiB: a replica in file/position mode "
-                f"cannot ask for it (the dump request carries 4 bytes: it would ask for {pos % WRAP}, inside a "
-                "transaction). Resume with GTID positioning instead: MariaDB CHANGE MASTER TO "
-                "MASTER_USE_GTID=slave_pos, MySQL SOURCE_AUTO_POSITION=1"
-                + (f" (the retrieved GTIDs: {plan.retrieved_gtids})" if plan.retrieved_gtids else "")
-                + "; the relay logs do not show the source rotating after it, so its next file cannot be assumed")
-        else:
-            plan.warnings.append(f"the next source position {ns['file']}:{pos} is past 4 GiB: GTID positioning "
-                                 "resumes there (no file position is asked for)")
+    if not (ns and ns.get("position") and not reachable_by_dump(ns["position"])):
+        return
+    pos = ns["position"]
+    if plan.mode != "gtid":
+        plan.position_unreachable = True
+        plan.warnings.append(
+            f"the next source position {ns['file']}:{pos} is past 4 GiB: a replica in file/position mode "
+            f"cannot ask for it (the dump request carries 4 bytes: it would ask for {pos % WRAP}, inside a "
+            "transaction). Resume with GTID positioning instead: MariaDB CHANGE MASTER TO "
+            "MASTER_USE_GTID=slave_pos, MySQL SOURCE_AUTO_POSITION=1"
+            + (f" (the retrieved GTIDs: {plan.retrieved_gtids})" if plan.retrieved_gtids else "")
+            + "; the relay logs do not show the source rotating after it, so its next file cannot be assumed")
+    else:
+        plan.warnings.append(f"the next source position {ns['file']}:{pos} is past 4 GiB: GTID positioning "
+                             "resumes there (no file position is asked for)")
 
-    # master.info: its positions are what position mode resumes from; in GTID mode the server
-    # resumes from GTIDs and does not keep them current, so they are left alone there
+
+def _source_coordinates(plan: Plan, mi: MasterInfo | None, tables: bool, connection: str | None) -> None:
+    """master.info: its positions are what position mode resumes from; in GTID mode the server
+    resumes from GTIDs and does not keep them current, so they are left alone there. Without
+    master.info: a warning, or the CHANGE statement to run."""
     if plan.mode == "position" and plan.next_source and plan.next_source["file"] and mi is not None:
         if (mi.file, mi.position) != (plan.next_source["file"], plan.next_source["position"]):
             plan.master_info = dict(plan.next_source)
@@ -418,9 +499,6 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
             f"CHANGE REPLICATION SOURCE TO SOURCE_LOG_FILE='{plan.next_source['file']}', "
             f"SOURCE_LOG_POS={plan.next_source['position']}"
             + (f" FOR CHANNEL '{connection}'" if connection else "") + ";")
-    if tables:
-        plan.mysql = mysql_answer(plan, trx, _applied(d, index_path.name, applied_gtids, replica_binlog, keys))
-    return plan
 
 
 def mysql_answer(plan: Plan, trx: list[Transaction], applied) -> dict:
