@@ -1,0 +1,143 @@
+"""Imports run only down the layers (issue 30, "rooms"): read from the files with ast, so a
+function-level import counts as much as one at the top, and absolute imports (``from binlogkit
+import storage``) as much as relative ones.
+
+* the core -- constants, errors, flavor, collations, codecs/, gtid/, rowvalues/, crypto/ -- imports
+  only the core (and the C loops); ``crypto/build.py``, which imported the reader, is now
+  ``fixtures/crypto_build.py``;
+* no library module imports the CLI (``binlogkit.cli``, a module or a package);
+* no library module imports the test builders in ``fixtures/``;
+* no import circles among binlogkit's modules (tests/test_imports.py counts relative imports
+  only; this graph has the absolute ones too).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from pathlib import Path
+
+PKG = Path(__file__).resolve().parent.parent / "binlogkit"
+CORE = ("binlogkit.constants", "binlogkit.errors", "binlogkit.flavor", "binlogkit.collations", "binlogkit.codecs",
+        "binlogkit.gtid", "binlogkit.rowvalues", "binlogkit.crypto", "binlogkit._optional")
+C_LOOPS = ("binlogkit._rowtext", "binlogkit._fastdecode", "binlogkit._pullscan")  # leaves: they import nothing
+CLI = "binlogkit.cli"
+
+
+def _within(name: str, roots: tuple[str, ...] | str) -> bool:
+    return any(name == r or name.startswith(r + ".") for r in ((roots,) if isinstance(roots, str) else roots))
+
+
+@functools.cache
+def _modules() -> dict[str, Path]:
+    mods = {}
+    for path in PKG.rglob("*.py"):
+        mods[".".join(path.relative_to(PKG.parent).with_suffix("").parts).removesuffix(".__init__")] = path
+    for path in PKG.glob("_*.c"):  # the C accelerators: leaves
+        mods[f"binlogkit.{path.stem}"] = path
+    return mods
+
+
+def _imports(mods: dict[str, Path]) -> dict[str, set[str]]:
+    """module -> every name it imports: a binlogkit module (the longest that exists) or, for
+    anything else, the dotted name as written."""
+    edges: dict[str, set[str]] = {m: set() for m in mods}
+    for m, path in mods.items():
+        if path.suffix != ".py":
+            continue
+        pkg = m if path.name == "__init__.py" else m.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    parts = pkg.split(".")
+                    target = ".".join(parts[: len(parts) - (node.level - 1)] + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                subs = [f"{target}.{a.name}" for a in node.names]
+                # ``from . import mod`` names a submodule: the edge is to it alone
+                names = [s for s in subs if s in mods] or [target]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            for name in names:
+                if name.split(".")[0] == "binlogkit":
+                    while name not in mods:
+                        name = name.rpartition(".")[0]
+                if name != m:
+                    edges[m].add(name)
+    return edges
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    for root in edges:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            w = next((w for w in it if w in edges), None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(edges[w]))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    out.append(sorted(comp))
+    return out
+
+
+def test_the_core_imports_only_the_core():
+    edges = _imports(_modules())
+    up = {m: sorted(e for e in edges[m] if _within(e, "binlogkit") and not _within(e, CORE + C_LOOPS))
+          for m in edges if _within(m, CORE)}
+    assert {m: e for m, e in up.items() if e} == {}
+
+
+def test_the_library_never_imports_the_cli():
+    edges = _imports(_modules())
+    assert sorted((m, e) for m in edges for e in edges[m] if _within(e, CLI) and not _within(m, CLI)) == []
+
+
+def test_no_module_imports_the_fixtures():
+    edges = _imports(_modules())
+    assert sorted((m, e) for m in edges for e in edges[m] if _within(e, ("fixtures", "tests"))) == []
+
+
+def test_no_import_circles():
+    edges = _imports(_modules())
+    assert _cycles({m: {e for e in es if e in edges} for m, es in edges.items()}) == []
+
+
+def test_the_checks_see_what_they_look_for():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == [["a", "b", "c"]]
+    edges = _imports(_modules())
+    # relative, absolute and function-level imports are all edges
+    assert "binlogkit.constants" in edges["binlogkit.transactions"]
+    assert "binlogkit.storage" in edges["binlogkit.audit.job"]   # ``from binlogkit import storage`` in a function
+    assert "binlogkit._pullscan" in edges["binlogkit.pull.receiver"]
+    assert not _within("binlogkit.client", CLI) and _within("binlogkit.cli.decode", CLI)
