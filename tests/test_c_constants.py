@@ -30,7 +30,8 @@ def test_header_names_every_code():
     from binlogkit.constants import ColumnType, EventFlag, EventType
 
     text = (ROOT / "binlogkit" / "_constants.h").read_text()
-    for name, value in ([(t.name, t.value) for t in EventType] + [(f"MYSQL_TYPE_{t.name}", t.value) for t in ColumnType]):
+    named = [(t.name, t.value) for t in EventType] + [(f"MYSQL_TYPE_{t.name}", t.value) for t in ColumnType]
+    for name, value in named:
         assert re.search(rf"^    {name} = {value},$", text, re.M), name
     for flag in EventFlag:
         assert f"LOG_EVENT_{flag.name}_F = {flag.value:#06x}," in text

@@ -32,7 +32,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import partial
-from typing import TYPE_CHECKING, Any, Iterable, overload
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, overload
 
 from ..audit import file_summary, merge
 from ..audit.engine import audit_paths
@@ -121,6 +121,73 @@ def _base(name: str | None) -> str | None:
     return base if n >= 0 else None
 
 
+def _where(name: str, paths: list[str], numbers: list[int]) -> str:
+    """Where a file the archive lacks would have been, for the problem that says so."""
+    n = series_key(name)[2]
+    where = f"the archive has {_name(paths[0])} .. {_name(paths[-1])}"
+    if n >= 0 and n < numbers[0]:
+        where += ": the archive begins after it"
+    elif n >= 0 and n > numbers[-1]:
+        where += ": the archive ends before it"
+    return where
+
+
+def _span(k: int, i: int, j: int, start_pos: int, stop_pos: int) -> tuple[int, int | None]:
+    """The part [lo, hi) of file k (of the files i..j) the replay applies; hi None: to its end."""
+    return (start_pos if k == i else 4), (stop_pos if k == j else None)
+
+
+def _on_the_way(findings: list[dict], first: str, last: str, start_pos: int, stop_pos: int,
+                firsts: set[tuple[str, int | None]]) -> list[Finding]:
+    """The audit's findings that lie between the start (in ``first``) and the stop (in ``last``),
+    less those the plan measures itself against the backup's own state."""
+    out = []
+    for f in findings:
+        whole_file = f["kind"] in ("unreadable", "encrypted")  # nothing after it can be vouched for
+        if f["file"] == first and f["offset"] is not None and f["offset"] < start_pos and not whole_file:
+            continue
+        if f["file"] == last and f["offset"] is not None and f["offset"] >= stop_pos:
+            continue
+        if f["kind"] == "gtid_gap" and (f["file"], f["offset"]) in firsts:
+            continue  # measured against the backup's own state
+        if f["kind"] == "gtid_gap" and f["file"] is None:
+            continue  # a MySQL series' holes: measured on what the replay applies
+        if f["kind"] == "partial_transaction" and f["severity"] == "warning" and f["file"] == last:
+            continue
+        out.append(Finding(**{k: f[k] for k in ("kind", "severity", "file", "offset", "detail", "gtids", "source",
+                                                "series", "place")}))
+    return out
+
+
+def _holes(start_state: dict, applied: dict) -> list[str]:
+    """MySQL: holes of (backup ∪ replayed) above the backup's highest number, per uuid[:tag]: GTIDs
+    the server wrote between the backup and the target that the archive does not have. (A hole
+    inside the backup's own set is the source's history, not the archive's loss.)"""
+    from ..audit import intervals as iv
+
+    both = iv.union(start_state, applied)
+    out = []
+    for key in applied:
+        floor = start_state[key][-1][1] if start_state.get(key) else 0
+        ivs = both[key]
+        for (_a1, b1), (a2, _b2) in zip(ivs, ivs[1:]):
+            if b1 >= floor:
+                out.append(f"{key}:{b1 + 1}" + (f"-{a2 - 1}" if a2 - 1 > b1 + 1 else ""))
+    return out
+
+
+def _target_text(u: Until) -> str:
+    if u.timestamp is not None:
+        return _utc(u.timestamp)
+    if u.gtids is not None:
+        return u.gtids
+    return f"{u.file}:{u.position}"
+
+
+# what a stop search ends with when it finds no stop: damage (a problem says what) or the archive's end
+_DAMAGED, _ENDED = "damaged", "ended"
+
+
 class _Plan:
     """The state of one planning run (I/O through ``walk`` and the audit only)."""
 
@@ -153,71 +220,93 @@ class _Plan:
                 return k
         return None
 
-    def _not_in_archive(self, name: str, what: str) -> None:
-        n = series_key(name)[2]
-        where = (f"the archive has {_name(self.paths[0])} .. {_name(self.paths[-1])}")
-        if n >= 0 and n < self.numbers[0]:
-            where += ": the archive begins after it"
-        elif n >= 0 and n > self.numbers[-1]:
-            where += ": the archive ends before it"
-        self.problem("missing_file", f"{what} {_name(name)} is not in the archive ({where})")
+    # --- the two reads every search is made of ---------------------------------------------------
+    @contextlib.contextmanager
+    def _pass(self, path: str) -> Iterator[tuple[Iterator[TimedTransaction], list[BinlogError]]]:
+        """One pass over the transactions of ``path``, the caller's loop included: a missing key
+        is a usage error (exit 2) and is raised; other damage ends the pass and is kept in the
+        list, for the caller to say what it means there."""
+        damage: list[BinlogError] = []
+        with contextlib.closing(transactions(path, self.keys)) as ts:
+            try:
+                yield ts, damage
+            except KeyRequiredError:  # no key: a usage error (exit 2), not damage
+                raise
+            except BinlogError as exc:
+                damage.append(exc)
+
+    def _at_position(self, name: str, position: int | None, what: str, field: str) -> tuple[int, str, int] | None:
+        """(index, path, position) of a file and position the archive must hold; None: a problem says
+        why (the file is not in the archive)."""
+        i = self.index_of(name)
+        if i is None:
+            self.problem("missing_file", f"{what} {_name(name)} is not in the archive "
+                         f"({_where(name, self.paths, self.numbers)})")
+            return None
+        if position is None:
+            raise PitrUsage(f"{what} file needs its position ({field})")
+        return i, self.paths[i], position
+
+    def _event_starts(self, path: str, pos: int, why: str = "") -> bool:
+        if event_boundary(path, pos, self.keys)[0]:
+            return True
+        self.problem("bad_position", f"no event starts at {pos} in {_name(path)}{why}", path, pos)
+        return False
 
     # --- the start ---------------------------------------------------------------------------
     def start(self) -> tuple[int, int, Any] | None:
         """(file index, position, GTID state) where the replay starts; None: a problem says why."""
-        r, frm = self.r, self.frm
+        frm = self.frm
         if frm.file is not None:
-            i = self.index_of(frm.file)
-            if i is None:
-                self._not_in_archive(frm.file, "the backup's binlog")
-                return None
-            path, pos = self.paths[i], frm.position
-            if pos is None:
-                raise PitrUsage("the backup's binlog file needs its position (From.position)")
-            ok, _end = event_boundary(path, pos, self.keys)
-            if not ok:
-                self.problem("bad_position", f"no event starts at {pos} in {_name(path)}: not a binlog position "
-                             "the server could have reported", path, pos)
-                return None
-            state = r.of_head(self.heads[i])
-            self.last_ts_before = None
-            w = None  # from the start on, the pass goes on as the count of the first file
-            with contextlib.closing(transactions(path, self.keys)) as ts:
-                try:
-                    for t in ts:
-                        if w is None and t.start_offset >= pos:
-                            self._start_state = state
-                            w = self._walk_of(path)
-                        if w is not None:
-                            self._note(w, t)
-                            continue
-                        if t.end_offset is not None and t.end_offset > pos:
-                            self.problem("bad_position", f"{_name(path)}@{pos} falls inside transaction "
-                                         f"{t.gtid or '@' + str(t.start_offset)} ({t.start_offset}..{t.end_offset})",
-                                         path, pos, [t.gtid] if t.gtid else [])
-                            return None
-                        if t.gtid:
-                            r.add(state, t.gtid)
-                        self.last_ts_before = t.max_timestamp
-                except KeyRequiredError:  # no key: a usage error (exit 2), not damage
-                    raise
-                except BinlogError:
-                    self.walked.pop(path, None)  # damage after the start is the audit's to report
-            if frm.gtids:
-                said = r.parse(frm.gtids)
-                if not (r.includes(said, state) and r.includes(state, said)):
-                    self.problem("backup_mismatch", f"the backup says {frm.gtids} at {_name(path)}:{pos}, but there the "
-                                 f"binlog's GTID state is {r.text(state) or '(empty)'}", path, pos)
-            return i, pos, state
-        # by GTID state alone
+            return self._start_at_position(frm.file, frm.position)
         if frm.gtids is None:
             raise PitrUsage("say where the backup stands: a binlog file and position, or a GTID state")
-        target = r.parse(frm.gtids)
+        return self._start_at_gtids(frm.gtids)
+
+    def _start_at_position(self, name: str, position: int | None) -> tuple[int, int, Any] | None:
+        r = self.r
+        at = self._at_position(name, position, "the backup's binlog", "From.position")
+        if at is None:
+            return None
+        i, path, pos = at
+        if not self._event_starts(path, pos, ": not a binlog position the server could have reported"):
+            return None
+        state = r.of_head(self.heads[i])
+        self.last_ts_before = None
+        w = None  # from the start on, the pass goes on as the count of the first file
+        with self._pass(path) as (ts, damage):
+            for t in ts:
+                if w is None and t.start_offset >= pos:
+                    self._start_state = state
+                    w = self._walk_of(path)
+                if w is not None:
+                    self._note(w, t)
+                    continue
+                if t.end_offset is not None and t.end_offset > pos:
+                    self.problem("bad_position", f"{_name(path)}@{pos} falls inside transaction "
+                                 f"{t.gtid or '@' + str(t.start_offset)} ({t.start_offset}..{t.end_offset})",
+                                 path, pos, [t.gtid] if t.gtid else [])
+                    return None
+                if t.gtid:
+                    r.add(state, t.gtid)
+                self.last_ts_before = t.max_timestamp
+        if damage:
+            self.walked.pop(path, None)  # damage after the start is the audit's to report
+        if self.frm.gtids:
+            said = r.parse(self.frm.gtids)
+            if not (r.includes(said, state) and r.includes(state, said)):
+                self.problem("backup_mismatch", f"the backup says {self.frm.gtids} at {_name(path)}:{pos}, but there "
+                             f"the binlog's GTID state is {r.text(state) or '(empty)'}", path, pos)
+        return i, pos, state
+
+    def _start_at_gtids(self, gtids: str) -> tuple[int, int, Any] | None:
+        r = self.r
+        target = r.parse(gtids)
         i = self.heads.last_true(lambda h: r.includes(target, r.of_head(h)))
         if i < 0:
             h = self.heads[0]
             self.problem("gtid_gap", f"the archive begins after the backup: its first file {_name(h.path)} starts "
-                         f"from GTID state {r.text(r.of_head(h))}, beyond {frm.gtids}; the transactions in between "
+                         f"from GTID state {r.text(r.of_head(h))}, beyond {gtids}; the transactions in between "
                          "are not in the archive", h.path, None)
             return None
         path = self.paths[i]
@@ -225,23 +314,21 @@ class _Plan:
         self.last_ts_before = None
         self._start_state = target
         w = None
-        with contextlib.closing(transactions(path, self.keys)) as ts:
-            try:
-                for t in ts:
-                    if w is None and t.gtid and not r.holds(target, t.gtid):
-                        pos = t.start_offset
-                        w = self._walk_of(path)
-                    if w is not None:
-                        self._note(w, t)
-                        continue
-                    self.last_ts_before = t.max_timestamp
-            except KeyRequiredError:  # no key: a usage error (exit 2), not damage
-                raise
-            except BinlogError as exc:  # the start cannot be vouched for: said, not skipped silently
-                self.walked.pop(path, None)
-                if pos is None:
-                    self.problem("unreadable", f"looking for the start after {frm.gtids}: {type(exc).__name__}: "
-                                 f"{exc.message}", path, exc.offset)
+        with self._pass(path) as (ts, damage):
+            for t in ts:
+                if w is None and t.gtid and not r.holds(target, t.gtid):
+                    pos = t.start_offset
+                    w = self._walk_of(path)
+                if w is not None:
+                    self._note(w, t)
+                    continue
+                self.last_ts_before = t.max_timestamp
+        if damage:  # the start cannot be vouched for: said, not skipped silently
+            self.walked.pop(path, None)
+            if pos is None:
+                exc = damage[0]
+                self.problem("unreadable", f"looking for the start after {gtids}: {type(exc).__name__}: "
+                             f"{exc.message}", path, exc.offset)
         if pos is None:
             if i + 1 < len(self.paths):
                 i, pos = i + 1, 4
@@ -251,114 +338,120 @@ class _Plan:
 
     # --- the stop ----------------------------------------------------------------------------
     def stop(self, i: int, start_pos: int) -> tuple[int, int] | None:
-        r, until = self.r, self.until
+        """(file index, position) where the replay stops; None: a problem says why."""
+        until = self.until
         if until.file is not None:
-            j = self.index_of(until.file)
-            if j is None:
-                self._not_in_archive(until.file, "the target's binlog")
-                return None
-            path, pos = self.paths[j], until.position
-            if pos is None:
-                raise PitrUsage("the target's binlog file needs its position (Until.position)")
-            if (j, pos) < (i, start_pos):
-                raise PitrUsage(f"the target {_name(path)}:{pos} comes before the start {_name(self.paths[i])}:{start_pos}")
-            ok, end = event_boundary(path, pos, self.keys)
-            if not ok:
-                self.problem("bad_position", f"no event starts at {pos} in {_name(path)}", path, pos)
-                return None
-            w = self._walk_of(path)
-            with contextlib.closing(transactions(path, self.keys)) as ts:
-                try:
-                    for t in ts:
-                        if t.start_offset >= pos:
-                            break
-                        if t.end_offset is not None and t.end_offset > pos:
-                            self._stopped_before(t, f"{_name(path)}:{pos} falls inside it")
-                            pos = t.start_offset
-                            break
-                        if j > i or t.start_offset >= start_pos:
-                            self._note(w, t)
-                except KeyRequiredError:  # no key: a usage error (exit 2), not damage
-                    raise
-                except BinlogError:
-                    self.walked.pop(path, None)  # the count pass and the audit say what is wrong
-            self.stop_reason = "the position asked for"
-            return j, pos
+            return self._stop_at_position(i, start_pos, until.file, until.position)
         if until.timestamp is not None:
-            T = until.timestamp
-            if self.last_ts_before is not None and self.last_ts_before >= T:
-                raise PitrUsage(f"the target {_utc(T)} is before the backup point (the transaction just before it "
-                                f"is dated {_utc(self.last_ts_before)})")
-            j0 = max(i, self.heads.last_true(lambda h: (h.first_timestamp or 0) < T))
-            for j in range(j0, len(self.paths)):
-                path = self.paths[j]
-                w = self._walk_of(path)
-                with contextlib.closing(transactions(path, self.keys)) as ts:
-                    try:
-                        for t in ts:
-                            if j == i and t.start_offset < start_pos:
-                                continue
-                            if t.max_timestamp < T:
-                                self._note(w, t)
-                            else:
-                                if t.min_timestamp < T:
-                                    self._stopped_before(t, f"its events are dated from {_utc(t.min_timestamp)} to "
-                                                         f"{_utc(t.max_timestamp)}, across the target")
-                                self.stop_reason = f"the first transaction at or after {_utc(T)}"
-                                return j, t.start_offset
-                    except KeyRequiredError:  # no key: a usage error (exit 2), not damage
-                        raise
-                    except BinlogError as exc:
-                        self.problem("unreadable", f"looking for {_utc(T)}: {exc.message}", path, exc.offset)
-                        return None
+            return self._stop_at_time(i, start_pos, until.timestamp)
+        if until.gtids is None:
+            raise PitrUsage("give the target: a time, a GTID state, or a binlog file and position")
+        return self._stop_at_gtids(i, start_pos, until.gtids)
+
+    def _stop_at_position(self, i: int, start_pos: int, name: str, position: int | None) -> tuple[int, int] | None:
+        at = self._at_position(name, position, "the target's binlog", "Until.position")
+        if at is None:
+            return None
+        j, path, pos = at
+        if (j, pos) < (i, start_pos):
+            raise PitrUsage(f"the target {_name(path)}:{pos} comes before the start {_name(self.paths[i])}:{start_pos}")
+        if not self._event_starts(path, pos):
+            return None
+        w = self._walk_of(path)
+        with self._pass(path) as (ts, damage):
+            for t in ts:
+                if t.start_offset >= pos:
+                    break
+                if t.end_offset is not None and t.end_offset > pos:
+                    self._stopped_before(t, f"{_name(path)}:{pos} falls inside it")
+                    pos = t.start_offset
+                    break
+                if j > i or t.start_offset >= start_pos:
+                    self._note(w, t)
+        if damage:
+            self.walked.pop(path, None)  # the count pass and the audit say what is wrong
+        self.stop_reason = "the position asked for"
+        return j, pos
+
+    def _search(self, i: int, start_pos: int, j0: int, looking_for: str,
+                step: Callable[[int, dict, TimedTransaction], tuple[int, int] | None]) -> tuple[int, int] | str:
+        """The stop ``step(file index, walk, transaction)`` finds among the transactions from file
+        ``j0`` on (from the start in the start's file ``i``), each counted in its file's walk by the
+        step; ``_DAMAGED`` (a problem says where) or ``_ENDED`` when there is none."""
+        for j in range(j0, len(self.paths)):
+            path = self.paths[j]
+            w = self._walk_of(path)
+            with self._pass(path) as (ts, damage):
+                for t in ts:
+                    if j == i and t.start_offset < start_pos:
+                        continue
+                    got = step(j, w, t)
+                    if got is not None:
+                        return got
+            if damage:
+                self.problem("unreadable", f"looking for {looking_for}: {damage[0].message}", path, damage[0].offset)
+                return _DAMAGED
+        return _ENDED
+
+    def _stop_at_time(self, i: int, start_pos: int, T: int) -> tuple[int, int] | None:
+        if self.last_ts_before is not None and self.last_ts_before >= T:
+            raise PitrUsage(f"the target {_utc(T)} is before the backup point (the transaction just before it "
+                            f"is dated {_utc(self.last_ts_before)})")
+
+        def at_target(j: int, w: dict, t: TimedTransaction) -> tuple[int, int] | None:
+            if t.max_timestamp < T:
+                self._note(w, t)
+                return None
+            if t.min_timestamp < T:
+                self._stopped_before(t, f"its events are dated from {_utc(t.min_timestamp)} to "
+                                     f"{_utc(t.max_timestamp)}, across the target")
+            self.stop_reason = f"the first transaction at or after {_utc(T)}"
+            return j, t.start_offset
+
+        j0 = max(i, self.heads.last_true(lambda h: (h.first_timestamp or 0) < T))
+        got = self._search(i, start_pos, j0, _utc(T), at_target)
+        if got == _ENDED:
             last = self.paths[-1]
             self.problem("target_beyond_archive", f"the archive ends ({_name(last)}, last event "
                          f"{_utc(self.last_event_ts(last))}) before the target {_utc(T)}: what the server wrote after "
                          "that is not in the archive", last, None)
-            return None
-        # a GTID state
-        if until.gtids is None:
-            raise PitrUsage("give the target: a time, a GTID state, or a binlog file and position")
-        tgt = r.parse(until.gtids)
+        return got if isinstance(got, tuple) else None
+
+    def _stop_at_gtids(self, i: int, start_pos: int, gtids: str) -> tuple[int, int] | None:
+        r = self.r
+        tgt = r.parse(gtids)
         start_state = self._start_state
         if r.beyond(start_state, tgt):
-            raise PitrUsage(f"the target {until.gtids} is before the backup point ({r.text(start_state)})")
+            raise PitrUsage(f"the target {gtids} is before the backup point ({r.text(start_state)})")
         if r.includes(start_state, tgt):
             self.stop_reason = "the backup already holds the target"
             self.walked.pop(self.paths[i], None)
             return i, start_pos
         j0 = max(i, self.heads.last_true(lambda h: not r.includes(r.of_head(h), tgt)))
         state = r.copy(start_state) if j0 == i else r.of_head(self.heads[j0])
-        keys = r.streams(tgt)
-        for j in range(j0, len(self.paths)):
-            path = self.paths[j]
-            w = self._walk_of(path)
-            with contextlib.closing(transactions(path, self.keys)) as ts:
-                try:
-                    for t in ts:
-                        if j == i and t.start_offset < start_pos:
-                            continue
-                        self._note(w, t)
-                        if not t.gtid:
-                            continue
-                        if self._stream(t.gtid) in keys and not r.holds(tgt, t.gtid):
-                            self.problem("not_a_prefix", f"{t.gtid} comes before {until.gtids} is reached: a replay "
-                                         "up to the target by position would apply it", path, t.start_offset, [t.gtid])
-                        r.add(state, t.gtid)
-                        if r.includes(state, tgt):
-                            self.stop_reason = f"the end of the transaction that completes {until.gtids}"
-                            # set from a transaction's first event on: never None once yielded
-                            assert t.end_offset is not None
-                            return j, t.end_offset
-                except KeyRequiredError:  # no key: a usage error (exit 2), not damage
-                    raise
-                except BinlogError as exc:
-                    self.problem("unreadable", f"looking for {until.gtids}: {exc.message}", path, exc.offset)
-                    return None
-        last = self.paths[-1]
-        self.problem("target_beyond_archive", f"the archive ends ({_name(last)}) before {until.gtids} is reached; it "
-                     f"reaches {r.text(state)}", last, None)
-        return None
+        streams = r.streams(tgt)
+
+        def completes(j: int, w: dict, t: TimedTransaction) -> tuple[int, int] | None:
+            self._note(w, t)
+            if not t.gtid:
+                return None
+            if self._stream(t.gtid) in streams and not r.holds(tgt, t.gtid):
+                self.problem("not_a_prefix", f"{t.gtid} comes before {gtids} is reached: a replay "
+                             "up to the target by position would apply it", self.paths[j], t.start_offset, [t.gtid])
+            r.add(state, t.gtid)
+            if not r.includes(state, tgt):
+                return None
+            self.stop_reason = f"the end of the transaction that completes {gtids}"
+            # set from a transaction's first event on: never None once yielded
+            assert t.end_offset is not None
+            return j, t.end_offset
+
+        got = self._search(i, start_pos, j0, gtids, completes)
+        if got == _ENDED:
+            last = self.paths[-1]
+            self.problem("target_beyond_archive", f"the archive ends ({_name(last)}) before {gtids} is reached; it "
+                         f"reaches {r.text(state)}", last, None)
+        return got if isinstance(got, tuple) else None
 
     def _walk_of(self, path: str) -> dict:
         """What a stop search saw of the transactions to replay in ``path``, in order: their count,
@@ -388,22 +481,6 @@ class _Plan:
             from ..audit.intervals import split_gtid
 
             self.applied.add(*split_gtid(gtid))
-
-    def _mysql_holes(self, start_state: Any) -> None:
-        """Holes of (backup ∪ replayed) above the backup's highest number, per uuid[:tag]: GTIDs
-        the server wrote between the backup and the target that the archive does not have. (A
-        hole inside the backup's own set is the source's history, not the archive's loss.)"""
-        from ..audit import intervals as iv
-
-        both = iv.union(start_state, self.applied.m)
-        for key in self.applied.m:
-            floor = start_state[key][-1][1] if start_state.get(key) else 0
-            ivs = both[key]
-            for (_a1, b1), (a2, _b2) in zip(ivs, ivs[1:]):
-                if b1 >= floor:
-                    hole = f"{key}:{b1 + 1}" + (f"-{a2 - 1}" if a2 - 1 > b1 + 1 else "")
-                    self.problem("gtid_gap", f"{hole} missing: between the backup and the target, the archive "
-                                 "does not have these", None, None, [hole])
 
     def _stream(self, gtid: str) -> str:
         return self.r.stream(gtid)
@@ -449,22 +526,17 @@ class _Plan:
         start against the backup's state."""
         n = 0
         end = lo
-        with contextlib.closing(transactions(path, self.keys)) as ts:
-            try:
-                for t in ts:
-                    if t.start_offset < lo:
-                        continue
-                    if hi is not None and t.start_offset >= hi:
-                        break
-                    n += 1
-                    end = t.end_offset or end
-                    if t.gtid:
-                        self._replayed(t.gtid)
-                        self._check_after_start(t.gtid, path, t.start_offset, start_state, first_seen)
-            except KeyRequiredError:  # no key: a usage error (exit 2), not damage
-                raise
-            except BinlogError:
-                pass  # the audit's findings name the damage
+        with self._pass(path) as (ts, _damage):  # damage: the audit's findings name it
+            for t in ts:
+                if t.start_offset < lo:
+                    continue
+                if hi is not None and t.start_offset >= hi:
+                    break
+                n += 1
+                end = t.end_offset or end
+                if t.gtid:
+                    self._replayed(t.gtid)
+                    self._check_after_start(t.gtid, path, t.start_offset, start_state, first_seen)
         return n, end
 
     def _alter_split(self, path: str, lo: int, hi: int) -> None:
@@ -472,22 +544,17 @@ class _Plan:
         ROLLBACK ALTER lies after the stop is a warning (the replay leaves that ALTER begun, never
         finished: the server state at the target had it running)."""
         started: dict[int, tuple[str, int]] = {}
-        with contextlib.closing(transactions(path, self.keys)) as ts:
-            try:
-                for t in ts:
-                    if t.alter == "START" and lo <= t.start_offset < hi and t.gtid:
-                        started[int(t.gtid.rsplit("-", 1)[1])] = (t.gtid, t.start_offset)
-                    elif (t.alter in ("COMMIT", "ROLLBACK") and t.start_offset >= hi and t.alter_id is not None
-                          and t.alter_id in started):
-                        g, off = started.pop(t.alter_id)
-                        self.problem("alter_split", f"the two-phase ALTER started by {g} ({_name(path)}:{off}) "
-                                     f"ends after the stop ({t.alter} ALTER {t.gtid} at {_name(path)}:"
-                                     f"{t.start_offset}): the replay applies its START ALTER only",
-                                     path, off, [g] + ([t.gtid] if t.gtid else []), severity="warning")
-            except KeyRequiredError:
-                raise
-            except BinlogError:
-                pass  # the audit's findings name the damage
+        with self._pass(path) as (ts, _damage):  # damage: the audit's findings name it
+            for t in ts:
+                if t.alter == "START" and lo <= t.start_offset < hi and t.gtid:
+                    started[int(t.gtid.rsplit("-", 1)[1])] = (t.gtid, t.start_offset)
+                elif (t.alter in ("COMMIT", "ROLLBACK") and t.start_offset >= hi and t.alter_id is not None
+                      and t.alter_id in started):
+                    g, off = started.pop(t.alter_id)
+                    self.problem("alter_split", f"the two-phase ALTER started by {g} ({_name(path)}:{off}) "
+                                 f"ends after the stop ({t.alter} ALTER {t.gtid} at {_name(path)}:"
+                                 f"{t.start_offset}): the replay applies its START ALTER only",
+                                 path, off, [g] + ([t.gtid] if t.gtid else []), severity="warning")
 
     def _check_after_start(self, gtid: str, path: str, offset: int | None, start_state: Any,
                            first_seen: dict[str, tuple[str, int | None]]) -> None:
@@ -529,6 +596,40 @@ class _Plan:
                 if key not in first_seen:
                     self._check_after_start(f"{key}:{ivs[0][0]}", s["file"], None, start_state, first_seen)
 
+    def walked_checks(self, path: str, w: dict, start_state: Any, first_seen: dict[str, tuple[str, int | None]]) -> int:
+        """What a start or stop search saw of a file, against the backup's state; its transactions."""
+        from ..audit.intervals import add_into
+
+        add_into(self.applied.m, w["applied"].m)
+        for g, off in w["dups"]:
+            self._held(g, path, off, start_state)
+        for key, (g, off) in sorted(w["firsts"].items(), key=lambda kv: kv[1][1]):
+            if not self.r.holds(start_state, g):
+                self._first(key, g, path, off, start_state, first_seen)
+        return w["n"]
+
+    def count(self, i: int, j: int, start_pos: int, stop_pos: int, by_file: dict[str, dict], start_state: Any,
+              first_seen: dict[str, tuple[str, int | None]]) -> tuple[int, int]:
+        """(transactions, bytes) the replay applies; every GTID after the start checked against the
+        backup's state, by the cheapest read there is of each file: a search's walk, a count pass
+        of the first and last file, a middle file's summary."""
+        trx = nbytes = 0
+        for k in range(i, j + 1):
+            p = self.paths[k]
+            s = by_file[p]
+            lo, hi = _span(k, i, j, start_pos, stop_pos)
+            w = self.walked.get(p)
+            if w is not None:  # the start or stop search walked it already
+                n = self.walked_checks(p, w, start_state, first_seen)
+            elif k in (i, j):
+                n, _end = self.count_pass(p, lo, hi, start_state, first_seen)
+            else:
+                n = s["transactions"]
+                self.middle_checks(s, start_state, first_seen)
+            trx += n
+            nbytes += max(0, (hi if hi is not None else s["end_offset"]) - lo)
+        return trx, nbytes
+
     # --- all of it -----------------------------------------------------------------------------
     def run(self) -> dict:
         frm = self.frm
@@ -552,59 +653,23 @@ class _Plan:
         by_file = {s["file"]: s for s in summaries}
         audit = merge(summaries, rescan=self._rescan)
         first_seen: dict[str, tuple[str, int | None]] = {}
-        # transactions and bytes; GTIDs after the start against the backup's state
-        trx = nbytes = 0
-        for k in range(i, j + 1):
-            p = self.paths[k]
-            s = by_file[p]
-            lo = start_pos if k == i else 4
-            hi = stop_pos if k == j else None
-            w = self.walked.get(p)
-            if w is not None:  # the start or stop search walked it already
-                n = w["n"]
-                from ..audit.intervals import add_into
-
-                add_into(self.applied.m, w["applied"].m)
-                for g, off in w["dups"]:
-                    self._held(g, p, off, start_state)
-                for key, (g, off) in sorted(w["firsts"].items(), key=lambda kv: kv[1][1]):
-                    if not self.r.holds(start_state, g):
-                        self._first(key, g, p, off, start_state, first_seen)
-            elif k in (i, j):
-                n, _end = self.count_pass(p, lo, hi, start_state, first_seen)
-            else:
-                n = s["transactions"]
-                self.middle_checks(s, start_state, first_seen)
-            trx += n
-            nbytes += max(0, (hi if hi is not None else s["end_offset"]) - lo)
+        trx, nbytes = self.count(i, j, start_pos, stop_pos, by_file, start_state, first_seen)
         if self.flavor == Flavor.MARIADB and stop_pos is not None:
             self._alter_split(self.paths[j], start_pos if i == j else 4, stop_pos)
-        # the audit's findings that lie on the way
-        firsts = {(p, o) for p, o in first_seen.values()}
         first, last = self.paths[i], self.paths[j]
-        for f in audit["findings"]:
-            whole_file = f["kind"] in ("unreadable", "encrypted")  # nothing after it can be vouched for
-            if f["file"] == first and f["offset"] is not None and f["offset"] < start_pos and not whole_file:
-                continue
-            if f["file"] == last and f["offset"] is not None and f["offset"] >= stop_pos:
-                continue
-            if f["kind"] == "gtid_gap" and (f["file"], f["offset"]) in firsts:
-                continue  # measured against the backup's own state above
-            if f["kind"] == "gtid_gap" and f["file"] is None:
-                continue  # a MySQL series' holes: measured on what the replay applies, below
-            if f["kind"] == "partial_transaction" and f["severity"] == "warning" and f["file"] == last:
-                continue
-            self.problems.append(Finding(**{k: f[k] for k in ("kind", "severity", "file", "offset", "detail",
-                                                               "gtids", "source", "series", "place")}))
+        self.problems += _on_the_way(audit["findings"], first, last, start_pos, stop_pos,
+                                     {(p, o) for p, o in first_seen.values()})
         if self.r.sets:
-            self._mysql_holes(start_state)
+            for hole in _holes(start_state, self.applied.m):
+                self.problem("gtid_gap", f"{hole} missing: between the backup and the target, the archive "
+                             "does not have these", None, None, [hole])
         self.problems.sort(key=lambda p: (p.severity != "error", p.file or "", p.offset or 0))
         files = self.paths[i:j + 1]
         end_last = by_file[last]["end_offset"]
         doc.update({
             "files": files,
             "stop": {"file": last, "position": stop_pos, "reason": self.stop_reason, "before": self.before,
-                     "target": self._target_text()},
+                     "target": _target_text(self.until)},
             "transactions": trx, "bytes": nbytes,
             "problems": [p.to_json() for p in self.problems],
             "reachable": not any(p.severity == "error" for p in self.problems),
@@ -616,14 +681,6 @@ class _Plan:
             self.notes.append("compressed files are decompressed into the tool's standard input, one "
                               "invocation per file (the tool cannot seek in a pipe)")
         return doc
-
-    def _target_text(self) -> str:
-        u = self.until
-        if u.timestamp is not None:
-            return _utc(u.timestamp)
-        if u.gtids is not None:
-            return u.gtids
-        return f"{u.file}:{u.position}"
 
 
 _DECOMPRESS = {".xz": "xz", ".lzma": "xz", ".gz": "gzip", ".bz2": "bzip2"}
