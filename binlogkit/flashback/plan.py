@@ -79,7 +79,7 @@ def select(paths: Iterable[str | os.PathLike], *, start_position: int | None = N
            keys: Keys | None = None) -> Plan:
     """The transactions to undo, in binlog order. Raises ``FlashbackRefused`` for a cut or
     incomplete transaction in the range, or an empty range. ``keys``: for encrypted inputs."""
-    from ..api import expand_paths
+    from ..files import expand_paths
     from ..transactions import group_files
 
     files = [str(p) for p in expand_paths(paths)]
