@@ -136,8 +136,8 @@ def test_no_import_circles():
 def test_the_checks_see_what_they_look_for():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == [["a", "b", "c"]]
     edges = _imports(_modules())
-    # relative, absolute and function-level imports are all edges
-    assert "binlogkit.constants" in edges["binlogkit.transactions"]
-    assert "binlogkit.storage" in edges["binlogkit.audit.job"]   # ``from binlogkit import storage`` in a function
-    assert "binlogkit._pullscan" in edges["binlogkit.pull.receiver"]
+    # relative, absolute and function-level imports are all edges (modules chosen to stay where they are)
+    assert "binlogkit.errors" in edges["binlogkit.gtid.mysql"]
+    assert any(e.endswith(".storage") for e in edges["binlogkit.audit.job"])  # ``from binlogkit import storage``
+    assert "binlogkit._pullscan" in edges["binlogkit.pull.receiver"]            # in a function
     assert not _within("binlogkit.client", CLI) and _within("binlogkit.cli.decode", CLI)
