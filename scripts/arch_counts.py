@@ -46,8 +46,9 @@ The rules, one per key of ``counts``:
     comparisons (``==``, ``!=``, ``in``, ``not in``, ``case``) of anything with the strings
     ``"mysql"`` / ``"mariadb"`` (any case; ``t.kind == "mysql"`` and ``"mysql" in summary``
     included), plus ``":" in X`` / ``":" not in X`` (GTID text tested for its flavor: a MySQL GTID
-    has a colon; ``details.gtid_colon_tests``). The module defining ``class Flavor`` (where a
-    server version string becomes a Flavor: the one place allowed to look) is left out.
+    has a colon; ``details.gtid_colon_tests``). Left out: the module defining ``class Flavor``
+    (where a server version string becomes a Flavor) and the ``gtid`` package (where GTID text
+    becomes a typed value): the places allowed to look.
     Comparisons with ``Flavor`` members are not counted (``details.flavor_enum_comparisons``,
     for information).
 ``cli_lines`` / ``cli_longest_function_lines``
@@ -60,7 +61,8 @@ The rules, one per key of ``counts``:
     distinct (module, imported module) pairs (and the import statements behind them), lazy
     imports included, where the imported module's layer is above the importer's:
     core < reading < writing < commands < cli (``LAYERS`` below, by the first part of the dotted
-    name; ``--layer NAME=LAYER`` adds or corrects one). A module in no layer is listed under
+    name; ``--layer NAME=LAYER`` adds or corrects one; a package at the top that the table does
+    not name is taken for a command's room, ``details.assumed_rooms``). A module in no layer is listed under
     ``details.unclassified`` and not counted; the C accelerators (``_*.c``) are leaves, in no
     layer. ``crypto.build`` (a test builder the issue moves to fixtures/) counts as core.
 ``repeated_blocks_6_lines``
@@ -97,7 +99,7 @@ READING = {"files", "storage", "compression", "framing", "reader", "scan", "form
 WRITING = {"writer", "safeio", "writing"}
 COMMANDS = {"transactions", "api", "positions", "compare", "incident", "render", "audit", "export",
             "flashback", "pitr", "pull", "recover", "report"}
-CLI = {"cli"}
+CLI = {"cli", "__main__"}
 ORDER = ["core", "reading", "writing", "commands", "cli"]
 LAYERS: dict[str, str] = {**{m: "core" for m in CORE}, **{m: "reading" for m in READING},
                           **{m: "writing" for m in WRITING}, **{m: "commands" for m in COMMANDS},
@@ -409,7 +411,8 @@ def count_flavor(t: Tree):
                     where = f"{m.rel}:{node.lineno}"
                     if isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)) and (_flavor_const(left) or _flavor_const(right)):
                         strings.append(f"{where} {ast.unparse(node)[:80]}")
-                    elif (isinstance(op, (ast.In, ast.NotIn)) and isinstance(left, ast.Constant) and left.value == ":"):
+                    elif (isinstance(op, (ast.In, ast.NotIn)) and isinstance(left, ast.Constant) and left.value == ":"
+                          and m.name.split(".")[0] != "gtid"):  # gtid/ turns text into typed values
                         colon.append(f"{where} {ast.unparse(node)[:80]}")
                     elif isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)) and (_flavor_enum(left) or _flavor_enum(right)):
                         enums.append(f"{where} {ast.unparse(node)[:80]}")
@@ -516,10 +519,13 @@ def count_duplicates_tool(t: Tree, seconds: int = 120):
 
 
 def measure(root: Path, overrides: dict[str, str] | None = None, *, duplicates_tool: bool = True) -> dict:
-    overrides = overrides or {}
     t = load(root)
+    # a package at the top that the table does not name is a command's room (audit/, export/...)
+    rooms = sorted(m.name for m in t.modules.values() if m.is_package and "." not in m.name
+                   and m.name != "binlogkit" and m.name not in LAYERS and m.name not in (overrides or {}))
+    overrides = {**{r: "commands" for r in rooms}, **(overrides or {})}
     counts: dict[str, int | None] = {}
-    details: dict[str, object] = {}
+    details: dict[str, object] = {"assumed_rooms": rooms}
     steps = [lambda: count_openers(t, overrides), lambda: count_fde(t), lambda: count_boundary(t),
              lambda: count_keys(t), lambda: count_flavor(t), lambda: count_cli(t),
              lambda: count_imports(t, overrides), lambda: count_repeats(t)]

@@ -70,6 +70,8 @@ def test_the_rules_on_a_tree_in_the_target_layout(tmp_path):
         "audit/__init__.py": ("from ..reading.boundary import _classify\nfrom ..reading.files import open_input\n"
                               "def report(t, keys):\n    if t.kind == 'mysql' or ':' in t.gtid:\n"
                               "        return open_input(t)\n"),
+        "gtid/__init__.py": "def parse(g):\n    return ':' in g\n",   # where text becomes a GTID value
+        "decoding/__init__.py": "from ..cli import main\n",            # a room the table does not name
         "cli/__init__.py": "import click\n\n@click.command()\n@click.option('--x')\ndef main(x):\n    pass\n",
         "_pullscan.c": 'static int f(void) { return query_is("BEGIN") || query_is("COMMIT"); }\n',
     })
@@ -82,9 +84,11 @@ def test_the_rules_on_a_tree_in_the_target_layout(tmp_path):
     assert c["fde_to_format_steps"] == 1                   # source.py's; the definition is not one
     assert c["boundary_rule_copies"] == 2, d["boundary_rule_copies"]   # reading/boundary.py + the C loop
     assert (c["keys_parameters"], c["keys_parameter_files"]) == (2, 2)
-    assert c["flavor_string_comparisons"] == 2             # kind == 'mysql', ':' in gtid; flavor.py left out
+    assert c["flavor_string_comparisons"] == 2             # kind == 'mysql', ':' in gtid; flavor.py, gtid/ left out
     assert (c["cli_lines"], c["cli_longest_function_lines"]) == (6, 4)   # its decorators counted
     assert c["underscore_imports_across_modules"] == 1
-    assert c["imports_up_the_layers"] == 1 and d["imports_up_the_layers"][0].startswith("writing.writer (writing)")
+    assert d["imports_up_the_layers"] == ["decoding (commands) -> cli (cli) line 1",
+                                          "writing.writer (writing) -> audit (commands) line 1"]
+    assert c["imports_up_the_layers"] == 2 and d["assumed_rooms"] == ["decoding"]
     assert c["repeated_pairs_duplicates_tool"] is None
     assert d["unclassified"] == []
