@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 DEMO_SET := fixtures/mariadb-10.11
 
-.PHONY: mysql-partial lab-chroots bench-export export-proof bench-pull pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-fastdecode asan-pullscan c-constants clean help
+.PHONY: mysql-partial lab-chroots bench-export export-proof bench-pull pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-fastdecode asan-pullscan c-constants arch-counts bench-ab clean help
 
 help:
 	@echo "make demo        decode committed fixtures made by a real MariaDB server"
@@ -22,6 +22,8 @@ help:
 	@echo "make bench-audit audit throughput (20 GB), peak RSS (100 GB of symlinks), merge of 100,000 summaries"
 	@echo "make bench-s3    audit over S3 (SeaweedFS on loopback) vs the same files on local disk: MB/s both, ratio"
 	@echo "make bench-pitr  pitr planning time and peak RSS on generated archives of 50 and 400 files"
+	@echo "make bench-ab BASE=rev  this tree vs a base revision: verify, decode, transactions, audit, export timed interleaved (MB=, RUNS=)"
+	@echo "make arch-counts the counts of issue 30's \"Done when\" for this tree, beside docs/architecture-counts-before.json"
 	@echo "make report-screenshot  docs/report.png: the faulty archive's HTML report in headless Chromium"
 	@echo "make asan-rowtext  the C row-text accelerator under AddressSanitizer + UBSan, fuzzed"
 	@echo "make fuzz        mutation campaign over every file-facing command (FUZZ_MINUTES=5, FUZZ_ENGINE=plain|atheris)"
@@ -143,6 +145,14 @@ bench-s3: deps-py
 
 bench-pitr: deps-py
 	$(PY) bench/pitr_archive.py --files 50 400 --trx-per-file 3000
+
+BASE ?= main
+bench-ab: deps-py
+	$(PY) bench/ab.py --base $(BASE) $${MB:+--mb $$MB} $${RUNS:+--runs $$RUNS}
+
+# stdlib only (ast, regular expressions, the `duplicates` tool when installed): no venv needed
+arch-counts:
+	@$(PYTHON) scripts/arch_counts.py --before docs/architecture-counts-before.json
 
 report-screenshot: deps
 	$(PY) scripts/report_screenshot.py docs/report.png
