@@ -31,6 +31,7 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import dataclass
 from functools import partial
 
 MAX_PROBLEMS = 100
@@ -149,12 +150,35 @@ def _run(spark, files: list[str], output: str, fs, root: str, spec: dict, row_gr
     return summary
 
 
-def main(spark, argv: list[str]) -> int:
+@dataclass(frozen=True)
+class ExportOptions:
+    """What the job is asked, as plain values that travel to executors (``main`` parses argv
+    into it): table patterns (DB.T, shell wildcards), ISO date-times, a GTID set's text and the
+    text of a --schema file."""
+    paths: tuple[str, ...]
+    output: str
+    tables: tuple[str, ...] = ()
+    start: str | None = None
+    stop: str | None = None
+    gtids: str | None = None
+    schema: str | None = None
+    row_group_rows: int = 50_000
+    as_json: bool = False
+
+    def spec(self) -> dict:
+        return {"tables": list(self.tables), "start": self.start, "stop": self.stop, "gtids": self.gtids,
+                **({"schema": self.schema} if self.schema else {})}
+
+
+def parse(argv: list[str]) -> ExportOptions:
+    """argv as ``binlogkit export`` spells it (``ValueError``: options that do not go together)."""
     ap = argparse.ArgumentParser(prog="binlogkit-export-job", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("paths", nargs="+")
-    ap.add_argument("--output", required=True, help="dataset root: a folder or an fsspec URL")
-    ap.add_argument("--tables", help="only these tables: DB.T,... (shell wildcards)")
+    ap.add_argument("-o", "--output", required=True, help="dataset root: a folder or an fsspec URL")
+    ap.add_argument("--table", "--tables", dest="tables", action="append", default=[],
+                    help="only these tables: DB.T,... (shell wildcards; repeatable)")
+    ap.add_argument("--database", help="only the tables of this database")
     ap.add_argument("--start-datetime")
     ap.add_argument("--stop-datetime")
     ap.add_argument("--include-gtids")
@@ -163,16 +187,29 @@ def main(spark, argv: list[str]) -> int:
     ap.add_argument("--json", action="store_true", help="print the summary as JSON")
     args = ap.parse_args(argv)
     if args.include_gtids and (args.start_datetime or args.stop_datetime):
-        print("binlogkit-export-job: give --start/--stop-datetime or --include-gtids, not both", file=sys.stderr)
-        return 2
-    spec = {"tables": [t.strip() for t in (args.tables or "").split(",") if t.strip()],
-            "start": _iso(args.start_datetime), "stop": _iso(args.stop_datetime), "gtids": args.include_gtids}
+        raise ValueError("give --start/--stop-datetime or --include-gtids, not both")
+    schema = None
+    if args.schema:
+        with open(args.schema, encoding="utf-8", errors="replace") as fh:
+            schema = fh.read()
+    tables = tuple(t.strip() for v in args.tables for t in v.split(",") if t.strip())
+    return ExportOptions(tuple(args.paths), args.output, tables + ((f"{args.database}.*",) if args.database else ()),
+                         _iso(args.start_datetime), _iso(args.stop_datetime), args.include_gtids, schema,
+                         args.row_group_rows, args.json)
+
+
+def run_options(spark, opts: ExportOptions) -> dict:
+    """The export of ``opts`` on ``spark``: its summary (``_SUCCESS``'s). A bad GTID set or
+    date fails on the driver, before any task (``ValueError``, ``BinlogError``)."""
+    spec = opts.spec()
+    _filters(spec)
+    return run(spark, list(opts.paths), opts.output, spec=spec, row_group_rows=opts.row_group_rows)
+
+
+def main(spark, argv: list[str]) -> int:
     try:
-        if args.schema:
-            with open(args.schema, encoding="utf-8", errors="replace") as fh:
-                spec["schema"] = fh.read()
-        _filters(spec)  # a bad GTID set or date fails here, on the driver
-        summary = run(spark, args.paths, args.output, spec=spec, row_group_rows=args.row_group_rows)
+        opts = parse(argv)
+        summary = run_options(spark, opts)
     except (OSError, ValueError) as exc:
         print(f"binlogkit-export-job: {exc}", file=sys.stderr)
         return 2
@@ -183,7 +220,7 @@ def main(spark, argv: list[str]) -> int:
             raise
         print(f"binlogkit-export-job: {exc}", file=sys.stderr)
         return 2
-    if args.json:
+    if opts.as_json:
         print(json.dumps(summary, indent=1, default=str))
     else:
         from binlogkit.export.render import render
