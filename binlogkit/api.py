@@ -246,9 +246,9 @@ def check_inputs(paths, *, missing_ok: bool = False, recursive: bool = False, no
                 raise UsageError(str(exc)) from None
             if not files:
                 raise UsageError(f"no binlog or relay log in {p}: {looked.format('objects')}")
-            for f in [] if missing_ok or recursive else files:
-                if not storage.exists(f):
-                    raise UsageError(f"{f} is listed by the index in {p} but does not exist")
+            for u in [] if missing_ok or recursive else files:
+                if not storage.exists(str(u)):
+                    raise UsageError(f"{u} is listed by the index in {p} but does not exist")
             continue
         files = _logs_below(p)[:1] if recursive and os.path.isdir(p) else expand_paths([p])
         if not files and is_gtid_index_file(Path(p)):

@@ -10,7 +10,7 @@ import click
 from .._optional import need
 from ..errors import BinlogError
 from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, fail
-from .options import OutputPath, check, inputs, json_option, key_options, output_option
+from .options import OutputPath, check, jobs_option, inputs, json_option, key_options, output_option
 
 
 @click.command()
@@ -19,7 +19,7 @@ from .options import OutputPath, check, inputs, json_option, key_options, output
 @output_option("Also write findings.json, findings.parquet (with pyarrow), summary.json and report.html into "
                "this folder, or under this URL (s3://bucket/prefix: each object appears whole or not at all).",
                type=OutputPath(file_okay=False))
-@click.option("--jobs", type=int, help="Worker processes (default: one per core).")
+@jobs_option()
 @click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
               help="local: a process pool on this machine; spark: the spark-submit job in Spark local mode "
                    "(needs the 'spark' extra: pyspark, fsspec, pyarrow).")

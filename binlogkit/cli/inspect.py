@@ -10,10 +10,8 @@ import click
 
 from ..errors import BinlogError, KeyFileError, KeyRequiredError
 from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, exit_code, fail, fail_on, quiet_broken_pipe
-from .options import InputPath, check, gtid_filters, inputs, json_option, key_options
+from .options import InputPath, check, gtid_filters, inputs, json_option, key_options, relay_option
 
-relay_option = click.option("--relay/--binlog", default=None,
-                            help="Force reading as relay logs or binlogs (default: detect).")
 
 
 def _gtid_indexes(paths) -> tuple[list[str], list]:
@@ -105,7 +103,7 @@ def gtids(inputs, as_json, relay, locate_gtid, keys) -> None:
     summary = gtid_summary(paths, relay=relay, keys=keys)
     if indexes:
         summary["gtid_indexes"] = indexes
-    p = summary.get("problem")
+    p = summary.get("problem") or {}
     no_key = p and p["kind"] in (KeyRequiredError.__name__, KeyFileError.__name__)
     if no_key and not as_json:
         fail(f"{p['file']}, offset {p['offset']}: {p['message']}", EXIT_USAGE)

@@ -49,6 +49,21 @@ def output_option(help: str, *, required: bool = False, type=None, name: str = "
                         metavar=None if type is not None else "DIR_OR_URL")
 
 
+def backup_dir_option(help: str):
+    return click.option("--backup-dir", type=click.Path(file_okay=False), help=help)
+
+
+follow_links_option = click.option(
+    "--follow-links", is_flag=True, help="When a file to change is a symbolic link, change the file it points to "
+    "(default: refuse, naming the link).")
+relay_option = click.option("--relay/--binlog", default=None,
+                            help="Force reading as relay logs or binlogs (default: detect).")
+
+
+def jobs_option(help: str = "Worker processes (default: one per core)."):
+    return click.option("--jobs", type=int, help=help)
+
+
 def gtid_filters(include: str = "Only transactions whose GTID is in this set (MySQL uuid:1-5; MariaDB d-s-n, "
                  "d-s-a..b).", *, aliases=(), exclude: bool = True):
     """--include-gtids / --exclude-gtids (the command gets them as text)."""

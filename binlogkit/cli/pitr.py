@@ -9,7 +9,7 @@ import click
 
 from ..errors import BinlogError
 from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, fail, fail_on
-from .options import check, datetime_value, inputs, json_option, key_options
+from .options import check, jobs_option, datetime_value, inputs, json_option, key_options
 
 
 @click.command()
@@ -24,7 +24,7 @@ from .options import check, datetime_value, inputs, json_option, key_options
 @click.option("--until-gtid", metavar="SET", help="Replay up to and including this GTID state.")
 @click.option("--until-position", metavar="NAME:N", help="Replay up to this binlog position (exclusive).")
 @json_option("The plan as one JSON document.")
-@click.option("--jobs", type=int, help="Worker processes for the files between start and stop (default: one per core).")
+@jobs_option("Worker processes for the files between start and stop (default: one per core).")
 @key_options
 def pitr(inputs, from_gtid, from_file, from_position, backup_info, until_datetime, until_gtid, until_position,
          as_json, jobs, keys) -> None:

@@ -9,11 +9,9 @@ import click
 
 from ..errors import BinlogError
 from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, fail, fail_on
-from .options import (check, datetime_value, gtid_filters, gtids_value, inputs, json_option, key_options,
-                      output_option, position_filters, table_filters, time_filters)
+from .options import (backup_dir_option, check, datetime_value, follow_links_option, gtid_filters, gtids_value,
+                      inputs, json_option, key_options, output_option, position_filters, table_filters, time_filters)
 
-follow_links = click.option("--follow-links", is_flag=True, help="When the file to change is a symbolic link, "
-                            "change the file it points to (default: refuse, naming the link).")
 
 
 def _say_leftovers(gone: list[str]) -> None:
@@ -30,10 +28,9 @@ def _say_leftovers(gone: list[str]) -> None:
               help="LOST_EVENTS, NEW_INCIDENT, or a number (replicas stop on any incident).")
 @click.option("--message", default="", help="Why (at most 255 bytes); replicas report it.")
 @click.option("--index", type=click.Path(exists=True, dir_okay=False), help="The binlog index, when the folder holds several.")
-@click.option("--backup-dir", type=click.Path(file_okay=False),
-              help="Where to keep the verified copy of the binlog before it changes (default: a new folder "
+@backup_dir_option("Where to keep the verified copy of the binlog before it changes (default: a new folder "
                    "beside BINLOG_DIR, BINLOG_DIR.binlogkit-incident-TIME-RANDOM).")
-@follow_links
+@follow_links_option
 @click.option("--gtid", default="auto", show_default=True,
               help="MySQL: the GTID of the incident's own transaction: auto (the server's uuid, from auto.cnf or "
                    "its own transactions, and the next GNO after the file's last), UUID:GNO, or none (no Gtid "
@@ -79,7 +76,7 @@ def incident(binlog_dir, code, message, index, backup_dir, follow_links, gtid, k
 @click.option("--connection", help="MariaDB multi-source connection name (master-NAME.info, relay-log-NAME.info).")
 @click.option("--mode", type=click.Choice(["position", "gtid"]), help="Override the mode read from master.info.")
 @click.option("--relay-index", "relay_base", help="Relay log base name (e.g. relay-bin) when it cannot be guessed.")
-@click.option("--backup-dir", type=click.Path(file_okay=False), help="Where to keep the copies (default: beside RELAYDIR, RELAYDIR.binlogkit-recover-TIME).")
+@backup_dir_option("Where to keep the copies (default: beside RELAYDIR, RELAYDIR.binlogkit-recover-TIME).")
 @click.option("--applied-gtids", help="What the replica committed (MariaDB gtid_slave_pos / MySQL gtid_executed), "
               "to move relay-log.info past commits it did not record.")
 @click.option("--replica-binlog", type=click.Path(exists=True, dir_okay=False),
@@ -89,7 +86,7 @@ def incident(binlog_dir, code, message, index, backup_dir, follow_links, gtid, k
 @click.option("--keep-through", help="With --former-primary: the GTIDs the surviving replica holds (position or set).")
 @click.option("--replica", "replica_dir", type=click.Path(exists=True, file_okay=False),
               help="With --former-primary: the surviving replica's relay directory, to compute --keep-through.")
-@follow_links
+@follow_links_option
 @key_options
 def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_dir, applied_gtids, replica_binlog,
             is_binlog, keep_through, replica_dir, follow_links, keys) -> None:
@@ -165,9 +162,8 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
 @click.option("--skip-statements", is_flag=True,
               help="Leave statement events (DDL, statement-format DML) in the range out instead of refusing.")
 @click.option("--force", is_flag=True, help="Replace the output file when it exists.")
-@click.option("--backup-dir", type=click.Path(file_okay=False),
-              help="With --force: where to keep the verified copy of the output it replaces (default: a new folder "
-                   "beside the output's folder, OUTDIR.binlogkit-flashback-TIME-RANDOM).")
+@backup_dir_option("With --force: where to keep the verified copy of the output it replaces (default: a new "
+                   "folder beside the output's folder, OUTDIR.binlogkit-flashback-TIME-RANDOM).")
 @click.option("--no-check-later", "no_check_later", is_flag=True,
               help="Do not read the inputs after the range for later changes to the rows the undo puts back.")
 @json_option("The summary as one JSON object.")

@@ -58,7 +58,8 @@ class _Sink:
     """Text as bytes, gathered into ~1 MiB writes; a stream without a byte buffer: as text."""
 
     def __init__(self, out) -> None:
-        self.out, self.sink, self.pending, self.size = out, getattr(out, "buffer", None), [], 0
+        self.out, self.sink, self.size = out, getattr(out, "buffer", None), 0
+        self.pending: list[bytes] = []
 
     def write(self, data: bytes) -> None:
         if self.sink is None:
@@ -84,23 +85,29 @@ class _Sink:
         (self.sink or self.out).flush()
 
 
-def _watch(watch: bool):
-    """A callable (event) that shows the progress through each plain file, every 1024 events."""
-    state: dict = {"file": None, "prog": None, "count": 0}
+class _Watch:
+    """Progress through each plain file, updated every 1024 events (when ``on``)."""
 
-    def see(item) -> None:
-        state["count"] += 1
-        if not watch or state["count"] & 1023:
+    def __init__(self, on: bool) -> None:
+        self.on, self.count = on, 0
+        self.file: str | None = None
+        self.prog: Progress | None = None
+
+    def __call__(self, item) -> None:
+        self.count += 1
+        if not self.on or self.count & 1023:
             return
-        if item.raw.file != state["file"]:
-            if state["prog"] is not None:
-                state["prog"].close()
-            name = state["file"] = item.raw.file or ""
+        if item.raw.file != self.file:
+            self.close()
+            name = self.file = item.raw.file or ""
             plain = name and not name.endswith((".xz", ".gz", ".bz2")) and os.path.isfile(name)
-            state["prog"] = Progress(os.path.getsize(name) if plain else 0, f"decode {os.path.basename(name)}")
-        state["prog"](item.raw.offset)
-    see.close = lambda: state["prog"] and state["prog"].close()  # type: ignore[attr-defined]
-    return see
+            self.prog = Progress(os.path.getsize(name) if plain else 0, f"decode {os.path.basename(name)}")
+        assert self.prog is not None
+        self.prog(item.raw.offset)
+
+    def close(self) -> None:
+        if self.prog is not None:
+            self.prog.close()
 
 
 def write_events(items, out, *, as_json: bool, utc: bool, watch: bool,
@@ -109,7 +116,7 @@ def write_events(items, out, *, as_json: bool, utc: bool, watch: bool,
     ``on_problem`` after everything before it was written; False stops. An ``OSError`` is
     raised after what was decoded before it was written out."""
     sink = _Sink(out) if not as_json else None
-    see = _watch(watch)
+    see = _Watch(watch)
     in_payload = False  # text: the inner events of a Transaction_payload sit between markers
     try:
         for item in items:
@@ -140,7 +147,7 @@ def write_events(items, out, *, as_json: bool, utc: bool, watch: bool,
             sink.write(text.encode("utf-8", "surrogateescape"))
             if item.rows_text is not None:
                 sink.write(item.rows_text)
-        see.close()  # type: ignore[attr-defined]
+        see.close()
         if in_payload and sink is not None:
             sink.write(END.encode())
         if sink is not None:
