@@ -79,18 +79,23 @@ def verify_files(paths: Iterable[str | os.PathLike], *, progress=None, keys=None
 
 def transactions(paths: Iterable[str | os.PathLike], *, gtids: str | None = None, verify: bool = True,
                  relay: bool | None = None, source_file: str | None = None, keys=None,
-                 problems: list[BinlogError] | None = None, exclude_gtids: str | None = None):
+                 problems: list[BinlogError] | None = None, exclude_gtids: str | None = None,
+                 start_datetime: datetime | None = None, stop_datetime: datetime | None = None):
     """Transactions of the files, optionally only those whose GTID is in ``gtids`` (a MySQL
     GTID set, or MariaDB GTIDs ``d-s-n`` / ranges ``d-s-a..b``) and not in ``exclude_gtids``
-    (a transaction without a GTID is never excluded). See ``transactions.py``;
+    (a transaction without a GTID is never excluded), and that began at or after
+    ``start_datetime`` and before ``stop_datetime``. See ``transactions.py``;
     ``problems`` (a list): damaged files' errors go there and the next files are read on."""
     from .transactions import group_files
 
     match = gtid_matcher(gtids) if gtids else None
     skip = gtid_matcher(exclude_gtids) if exclude_gtids else None
+    t0 = start_datetime.timestamp() if start_datetime else None
+    t1 = stop_datetime.timestamp() if stop_datetime else None
     for t in group_files(paths, verify=verify, relay=relay, source_file=source_file, keys=keys, problems=problems):
         if (match is None or (t.gtid is not None and match(t.gtid))) and (
-                skip is None or t.gtid is None or not skip(t.gtid)):
+                skip is None or t.gtid is None or not skip(t.gtid)) and (
+                t0 is None or t.first_timestamp >= t0) and (t1 is None or t.first_timestamp < t1):
             yield t
 
 

@@ -98,3 +98,18 @@ def test_export_job_parses_argv_into_typed_options(tmp_path):
     assert opts == ExportOptions(("arc",), "out", ("a.b", "c.*", "d.e", "f.*"), "2024-01-01T00:00:00+00:00")
     with pytest.raises(ValueError, match="not both"):
         parse(["arc", "-o", "out", "--include-gtids", "0-1-1", "--stop-datetime", "2024-01-01"])
+
+
+def test_transactions_time_filters():
+    src = store.materialize("replication-gtid") / "primary"
+    rows = lambda *a: [json.loads(line) for line in run("transactions", "--json", *a, src).output.splitlines()]
+    every = rows()
+    stamps = sorted({t["first_timestamp"] for t in every})
+    assert len(stamps) > 1
+    from datetime import datetime, timezone
+
+    mid = datetime.fromtimestamp(stamps[len(stamps) // 2], timezone.utc).isoformat()
+    later, earlier = rows("--start-datetime", mid), rows("--stop-datetime", mid)
+    assert later and earlier and len(later) + len(earlier) == len(every)
+    assert all(t["first_timestamp"] >= stamps[len(stamps) // 2] for t in later)
+    assert all(t["first_timestamp"] < stamps[len(stamps) // 2] for t in earlier)

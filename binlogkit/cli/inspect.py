@@ -10,7 +10,8 @@ import click
 
 from ..errors import BinlogError, KeyFileError, KeyRequiredError
 from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, exit_code, fail, fail_on, quiet_broken_pipe
-from .options import InputPath, check, gtid_filters, inputs, json_option, key_options, relay_option
+from .options import (InputPath, check, datetime_value, gtid_filters, inputs, json_option, key_options, relay_option,
+                      time_filters)
 
 
 
@@ -122,11 +123,13 @@ def gtids(inputs, as_json, relay, locate_gtid, keys) -> None:
 @inputs()
 @json_option("One JSON object per transaction.")
 @gtid_filters("Only these GTIDs (MySQL set, or MariaDB d-s-n / d-s-a..b).", aliases=("--gtids",))
+@time_filters()
 @relay_option
 @click.option("--source-file", help="Source binlog name for relay logs whose Rotate was purged (from relay-log.info).")
 @click.option("--incomplete", is_flag=True, help="Only transactions that are not complete.")
 @key_options
-def transactions(inputs, as_json, include_gtids, exclude_gtids, relay, source_file, incomplete, keys) -> None:
+def transactions(inputs, as_json, include_gtids, exclude_gtids, start_datetime, stop_datetime, relay, source_file,
+                 incomplete, keys) -> None:
     """One line per transaction: GTID, where it starts and ends in the files and at the source
     (file:end_log_pos), its times, events, bytes, terminator, and whether it is complete.
 
@@ -142,7 +145,9 @@ def transactions(inputs, as_json, include_gtids, exclude_gtids, relay, source_fi
     problems: list[BinlogError] = []  # a damaged file is reported, and the next files are read on
     try:
         for t in list_transactions(inputs, gtids=include_gtids, exclude_gtids=exclude_gtids, relay=relay,
-                                   source_file=source_file, keys=keys, problems=problems):
+                                   start_datetime=datetime_value(start_datetime),
+                                   stop_datetime=datetime_value(stop_datetime), source_file=source_file, keys=keys,
+                                   problems=problems):
             if not (incomplete and t.complete):
                 click.echo(json.dumps(t.to_json()) if as_json else transaction_line(t))
     except BinlogError as exc:
