@@ -5,6 +5,7 @@ job's executors write findings.parquet and series.parquet themselves, the driver
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Callable
 
@@ -78,3 +79,21 @@ def pages(output: str | None, report: str | None) -> list[str]:
     from .. import storage
 
     return ([storage.join(output, "report.html")] if output else []) + ([report] if report else [])
+
+
+def write_all(result: dict, output: str | None, report: str | None,
+              note: Callable[[str], None] = lambda text: None) -> None:
+    """The local engine's files: under ``output`` (``write_findings``), then the report pages
+    (``pages``), all from the whole result. A failure is a ``UsageError`` naming the option."""
+    from ..errors import BinlogError, UsageError
+
+    steps: list[tuple[str, Callable[[], None]]] = []
+    if output:
+        steps.append((f"--output {output}", lambda: write_findings(result, output, note)))
+    for page in pages(output, report):
+        steps.append((f"report {page}", functools.partial(write_report, result, page)))
+    for what, step in steps:
+        try:
+            step()
+        except (OSError, BinlogError) as exc:
+            raise UsageError(f"{what}: {exc}") from None

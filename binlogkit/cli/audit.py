@@ -9,7 +9,7 @@ import click
 
 from .._optional import need
 from ..errors import BinlogError
-from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, fail
+from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, fail, fail_on
 from .options import OutputPath, check, jobs_option, inputs, json_option, key_options, output_option
 
 
@@ -62,7 +62,7 @@ def audit(inputs, as_json, output, jobs, engine, live, max_findings, max_series,
             spark.stop()
     from ..audit import run_local
     from ..audit.merge import limit
-    from ..audit.output import pages, write_findings, write_report
+    from ..audit.output import write_all
     from ..audit.render import lines
 
     show = sys.stderr.isatty()
@@ -76,12 +76,10 @@ def audit(inputs, as_json, output, jobs, engine, live, max_findings, max_series,
         fail(str(exc), EXIT_USAGE)
     if show:
         sys.stderr.write("\n")
-    for what, write in ([(f"--output {output}", lambda: write_findings(result, output, note))] if output else []) + [
-            (f"report {page}", lambda page=page: write_report(result, page)) for page in pages(output, report)]:
-        try:  # the whole result, before any --max-* limit
-            write()
-        except (OSError, BinlogError) as exc:
-            fail(f"{what}: {exc}", EXIT_USAGE)
+    try:  # the whole result, before any --max-* limit
+        write_all(result, output, report, note)
+    except BinlogError as exc:
+        fail_on(exc, EXIT_USAGE)
     if max_findings or max_series:  # 0: all
         result = limit(result, max_findings=max_findings or None, max_series=max_series or None)
     if as_json:

@@ -40,36 +40,23 @@ def pitr(inputs, from_gtid, from_file, from_position, backup_info, until_datetim
     server to decrypt: mariadb-binlog --read-from-remote-server). Exit codes: 0 reachable, 1 not
     reachable (the problems say why), 2 usage (and an encrypted archive without its key).
     """
-    from ..pitr import From, PitrUsage, Until, plan_pitr, read_backup_info
+    from ..pitr import PitrUsage, plan_pitr
+    from ..pitr.bounds import bounds, check as check_bounds
     from ..pitr.render import lines
 
-    if len([x for x in (from_gtid, from_file or from_position is not None or None, backup_info) if x]) != 1:
-        fail("give exactly one of --from-gtid, --from-file/--from-position, --backup-info", EXIT_USAGE)
-    if (from_file is None) != (from_position is None):
-        fail("--from-file and --from-position go together", EXIT_USAGE)
-    if sum(x is not None for x in (until_datetime, until_gtid, until_position)) != 1:
-        fail("give exactly one of --until-datetime, --until-gtid, --until-position", EXIT_USAGE)
+    given = dict(from_gtid=from_gtid, from_file=from_file, from_position=from_position, backup_info=backup_info,
+                 until_gtid=until_gtid, until_position=until_position)
+    try:
+        check_bounds(until_datetime=until_datetime, **given)
+    except PitrUsage as exc:
+        fail_on(exc, EXIT_USAGE)
     check(inputs, missing_ok=True, recursive=True)
     try:
-        if backup_info:
-            b = read_backup_info(backup_info)
-            frm = From(b.file, b.position, b.gtids, "backup-info", b.to_json())
-        else:
-            frm = From(gtids=from_gtid, origin="gtid") if from_gtid else From(from_file, from_position,
-                                                                                origin="position")
-        if until_datetime:
-            until = Until(timestamp=int(datetime_value(until_datetime).timestamp()))  # type: ignore[union-attr]
-        elif until_gtid:
-            until = Until(gtids=until_gtid)
-        else:
-            name, _, pos = until_position.rpartition(":")
-            if not name or not pos.isdigit():
-                fail(f"--until-position {until_position!r}: expected NAME:N, e.g. mariadb-bin.000007:1234", EXIT_USAGE)
-            until = Until(file=name, position=int(pos))
+        frm, until = bounds(until_datetime=datetime_value(until_datetime), **given)
         doc = plan_pitr(inputs, frm, until, jobs=jobs, keys=keys)
     except click.BadParameter as exc:
         fail(exc.format_message(), EXIT_USAGE)
-    except (PitrUsage, BinlogError) as exc:  # GtidError: a GTID text that does not parse, etc.
+    except BinlogError as exc:  # PitrUsage; GtidError: a GTID text that does not parse, etc.
         fail_on(exc, EXIT_USAGE)
     click.echo(json.dumps(doc, indent=1, default=str) if as_json else "\n".join(lines(doc)))
     sys.exit(EXIT_OK if doc["reachable"] else EXIT_DAMAGED)
