@@ -113,3 +113,13 @@ def test_transactions_time_filters():
     assert later and earlier and len(later) + len(earlier) == len(every)
     assert all(t["first_timestamp"] >= stamps[len(stamps) // 2] for t in later)
     assert all(t["first_timestamp"] < stamps[len(stamps) // 2] for t in earlier)
+
+
+def test_export_exclude_gtids(tmp_path):
+    pytest.importorskip("pyarrow")
+    src = store.materialize("row-types-full-metadata") / "primary"
+    every = json.loads(run("export", src, "-o", tmp_path / "a", "--json").output)
+    one = json.loads(run("export", src, "-o", tmp_path / "b", "--include-gtids", "0-1-8", "--json").output)
+    rest = json.loads(run("export", src, "-o", tmp_path / "c", "--exclude-gtids", "0-1-8", "--json").output)
+    assert one["transactions"] == 1 and rest["transactions"] == every["transactions"] - 1
+    assert rest["filtered_out"] == every["filtered_out"] + 1

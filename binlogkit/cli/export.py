@@ -22,7 +22,7 @@ from .options import (datetime_value, gtid_filters, gtids_value, inputs, json_op
                required=True)
 @table_filters()
 @time_filters()
-@gtid_filters(exclude=False)
+@gtid_filters()
 @click.option("--schema", "schema_file", type=click.Path(exists=True, dir_okay=False),
               help="CREATE TABLE statements (mariadb-dump --no-data, SHOW CREATE TABLE) giving column names, "
                    "signedness, character sets and ENUM/SET labels for tables whose table maps lack them "
@@ -31,8 +31,8 @@ from .options import (datetime_value, gtid_filters, gtids_value, inputs, json_op
               help="Rows per Parquet row group (memory holds about one row group per open part).")
 @json_option("Print the summary (as _SUCCESS holds it) as JSON.")
 @key_options
-def export(inputs, output, database, tables, start_datetime, stop_datetime, include_gtids, schema_file,
-           row_group_rows, as_json, keys) -> None:
+def export(inputs, output, database, tables, start_datetime, stop_datetime, include_gtids, exclude_gtids,
+           schema_file, row_group_rows, as_json, keys) -> None:
     """Write the committed row changes of INPUTS (files, .index files, folders) as a typed Parquet
     change table: a dataset per table, db=DB/table=T/date=YYYY-MM-DD/part-*.parquet.
 
@@ -61,7 +61,8 @@ def export(inputs, output, database, tables, start_datetime, stop_datetime, incl
         if not schema:
             fail(f"--schema {schema_file}: no CREATE TABLE statement in it", EXIT_USAGE)
     filters = Filters(tables=tables_of(database, tables), start=datetime_value(start_datetime),
-                      stop=datetime_value(stop_datetime), gtids=gtids_value(include_gtids), schema=schema)
+                      stop=datetime_value(stop_datetime), gtids=gtids_value(include_gtids), schema=schema,
+                      exclude_gtids=gtids_value(exclude_gtids))
     try:
         summary = run_export(inputs, output, filters=filters, row_group_rows=row_group_rows, keys=keys)
     except BinlogError as exc:

@@ -11,8 +11,8 @@ with ``pip install 'binlogkit[export]'``, or a packed one shipped with ``--archi
     PYSPARK_PYTHON=/opt/venv/bin/python spark-submit --master spark://HOST:7077 \\
         binlogkit/export/job.py /shared/binlogs --output /shared/changes --tables shop.orders
 
-Options as ``binlogkit export`` (``--tables``, ``--start-datetime``/``--stop-datetime`` or
-``--include-gtids``, ``--schema``, ``--row-group-rows``, ``--json``). The output protocol is the
+Options as ``binlogkit export`` (``--table``/``--database``, ``--start-datetime``/``--stop-datetime``
+or ``--include-gtids``, ``--exclude-gtids``, ``--schema``, ``--row-group-rows``, ``--json``). The output protocol is the
 same (``output.py``): the driver clears an earlier run (``_SUCCESS`` first), executors write
 ``db=…/table=…/date=…/part-NNNNN-….parquet`` (NNNNN: the input's number) and
 ``_statements/``, and the driver writes ``_schemas`` and, last, ``_SUCCESS``. What reaches the
@@ -49,6 +49,7 @@ def _filters(spec: dict):
                    start=datetime.fromisoformat(spec["start"]) if spec.get("start") else None,
                    stop=datetime.fromisoformat(spec["stop"]) if spec.get("stop") else None,
                    gtids=gtid_matcher(spec["gtids"]) if spec.get("gtids") else None,
+                   exclude_gtids=gtid_matcher(spec["exclude_gtids"]) if spec.get("exclude_gtids") else None,
                    schema=ddl.index(ddl.parse(spec["schema"])) if spec.get("schema") else {})
 
 
@@ -164,10 +165,11 @@ class ExportOptions:
     schema: str | None = None
     row_group_rows: int = 50_000
     as_json: bool = False
+    exclude_gtids: str | None = None
 
     def spec(self) -> dict:
         return {"tables": list(self.tables), "start": self.start, "stop": self.stop, "gtids": self.gtids,
-                **({"schema": self.schema} if self.schema else {})}
+                "exclude_gtids": self.exclude_gtids, **({"schema": self.schema} if self.schema else {})}
 
 
 def parse(argv: list[str]) -> ExportOptions:
@@ -182,6 +184,7 @@ def parse(argv: list[str]) -> ExportOptions:
     ap.add_argument("--start-datetime")
     ap.add_argument("--stop-datetime")
     ap.add_argument("--include-gtids")
+    ap.add_argument("--exclude-gtids")
     ap.add_argument("--schema", help="CREATE TABLE statements for table maps without names (read on the driver)")
     ap.add_argument("--row-group-rows", type=int, default=50_000)
     ap.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -195,7 +198,7 @@ def parse(argv: list[str]) -> ExportOptions:
     tables = tuple(t.strip() for v in args.tables for t in v.split(",") if t.strip())
     return ExportOptions(tuple(args.paths), args.output, tables + ((f"{args.database}.*",) if args.database else ()),
                          _iso(args.start_datetime), _iso(args.stop_datetime), args.include_gtids, schema,
-                         args.row_group_rows, args.json)
+                         args.row_group_rows, args.json, args.exclude_gtids)
 
 
 def run_options(spark, opts: ExportOptions) -> dict:
