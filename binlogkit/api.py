@@ -79,15 +79,23 @@ def verify_files(paths: Iterable[str | os.PathLike], *, progress=None, keys=None
 
 def transactions(paths: Iterable[str | os.PathLike], *, gtids: str | None = None, verify: bool = True,
                  relay: bool | None = None, source_file: str | None = None, keys=None,
-                 problems: list[BinlogError] | None = None):
+                 problems: list[BinlogError] | None = None, exclude_gtids: str | None = None,
+                 start_datetime: datetime | None = None, stop_datetime: datetime | None = None):
     """Transactions of the files, optionally only those whose GTID is in ``gtids`` (a MySQL
-    GTID set, or MariaDB GTIDs ``d-s-n`` / ranges ``d-s-a..b``). See ``transactions.py``;
+    GTID set, or MariaDB GTIDs ``d-s-n`` / ranges ``d-s-a..b``) and not in ``exclude_gtids``
+    (a transaction without a GTID is never excluded), and that began at or after
+    ``start_datetime`` and before ``stop_datetime``. See ``transactions.py``;
     ``problems`` (a list): damaged files' errors go there and the next files are read on."""
     from .transactions import group_files
 
     match = gtid_matcher(gtids) if gtids else None
+    skip = gtid_matcher(exclude_gtids) if exclude_gtids else None
+    t0 = start_datetime.timestamp() if start_datetime else None
+    t1 = stop_datetime.timestamp() if stop_datetime else None
     for t in group_files(paths, verify=verify, relay=relay, source_file=source_file, keys=keys, problems=problems):
-        if match is None or (t.gtid is not None and match(t.gtid)):
+        if (match is None or (t.gtid is not None and match(t.gtid))) and (
+                skip is None or t.gtid is None or not skip(t.gtid)) and (
+                t0 is None or t.first_timestamp >= t0) and (t1 is None or t.first_timestamp < t1):
             yield t
 
 
@@ -193,3 +201,66 @@ def _compact(gtids: list[str]) -> str:
         else:
             runs.append([d, s, n, n])
     return ",".join(f"{d}-{s}-{a}" + (f"..{b}" if b > a else "") for d, s, a, b in runs)
+
+
+def _logs_below(folder: str) -> list[Path]:
+    from .files import _is_log_name
+
+    return [Path(r, f) for r, _d, fs in os.walk(folder) for f in fs if f.endswith(".index") or _is_log_name(Path(f))]
+
+
+def check_inputs(paths, *, missing_ok: bool = False, recursive: bool = False, note=lambda text: None) -> None:
+    """Every argument must stand for at least one log, and every log an index lists must exist:
+    ``UsageError`` saying what was looked for, instead of a silent success or a traceback. Only
+    regular files are read: a FIFO, a device or a socket (or a link to one), as an argument, in a
+    folder or listed by an index, is refused (``NotRegularFileError``, ``files.refuse_irregular``).
+    An index written on another host (read beside itself: ``files.read_index``) is said once
+    through ``note``, and so is a MariaDB GTID index given as a log (skipped). ``recursive``:
+    folders are searched all the way down (the audit's archives)."""
+    from .errors import UsageError
+    from .files import is_gtid_index_file, read_index, refuse_irregular
+    from . import storage
+
+    notes: list[str] = []
+    for p in paths:
+        if p == "-":
+            continue
+        refuse_irregular([p] if not os.path.isdir(p) else [])
+        if recursive and os.path.isdir(p):
+            found = _logs_below(p)
+            refuse_irregular(found)
+            for i in (f for f in found if f.name.endswith(".index") and f.is_file()):
+                listing = read_index(i)
+                refuse_irregular(listing.files)
+                notes += [listing.note()] if listing.elsewhere else []
+        elif not storage.is_url(p):
+            refuse_irregular(expand_paths([p], notes=notes))
+    for n in dict.fromkeys(notes):  # once per index, not per file
+        note(f"binlogkit: note: {n}")
+    looked = "looked for *.index {0} and {0} named like NAME.000001 (also .xz, .gz, .bz2)"
+    for p in paths:
+        if p == "-":
+            continue
+        files: list
+        if storage.is_url(p):
+            try:
+                files = [u for u, _size in storage.find_logs(p)][:1] if recursive else expand_paths([p])
+                if recursive and not files and storage.isdir(p):
+                    files = [u for u in storage.expand(p) if u.endswith(".index")][:1]
+            except BinlogError as exc:
+                raise UsageError(str(exc)) from None
+            if not files:
+                raise UsageError(f"no binlog or relay log in {p}: {looked.format('objects')}")
+            for u in [] if missing_ok or recursive else files:
+                if not storage.exists(str(u)):
+                    raise UsageError(f"{u} is listed by the index in {p} but does not exist")
+            continue
+        files = _logs_below(p)[:1] if recursive and os.path.isdir(p) else expand_paths([p])
+        if not files and is_gtid_index_file(Path(p)):
+            note(f"note: {p} is a MariaDB GTID index, not a binlog: skipped (verify and gtids read it)")
+            continue
+        if not files:
+            raise UsageError(f"no binlog or relay log in {p}: {looked.format('files')}")
+        for f in [] if missing_ok else files:
+            if not os.path.exists(f):
+                raise UsageError(f"{f} is listed by the index in {p} but does not exist")

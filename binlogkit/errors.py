@@ -23,6 +23,8 @@
     ├── WriteRefused                 a writer refused before changing anything (server running,
     │                                lock held, a link, a backup that could not be made...)
     ├── NotRegularFileError          an input that is a FIFO, a device, a socket... (usage, exit 2)
+    ├── UsageError                   an argument that names no log, a log an index lists that is
+    │                                missing, options that do not go together (exit 2)
     ├── StorageError                 object storage (an fsspec URL) refused or failed: no such
     │                                bucket / key, access denied, endpoint down (names the URL)
     ├── PartialWrite                 a writer's step failed after changes began: the backup is
@@ -190,6 +192,11 @@ class NotRegularFileError(BinlogError):
     def __init__(self, message: str, *, what: str | None = None, **ctx):
         super().__init__(message, **ctx)
         self.what = what
+
+
+class UsageError(BinlogError):
+    """Inputs or options a command cannot use: an argument that stands for no binlog or relay
+    log, a log an index lists that does not exist, options that do not go together (exit 2)."""
 
 
 class StorageError(BinlogError):

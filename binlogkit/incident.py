@@ -25,6 +25,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 from .codecs.gtid import decode_mysql_gtid_tail, decode_previous_gtids, encode_mysql_gtid_tail
 from .codecs.serialization import decode_tagged_gtid
@@ -164,3 +165,24 @@ def gtid_body(gtid: tuple[str, int] | None, *, facts: FileGtids, fmt: Format, in
             break
         length = want
     return (T.GTID_LOG_EVENT if gtid else T.ANONYMOUS_GTID_LOG_EVENT), head + tail
+
+
+def done_lines(done) -> Iterator[tuple[str, bool]]:
+    """What ``writer.record_incident`` did, as (line, for stderr) pairs for the CLI."""
+    name = Path(done.file).name
+    if done.already:
+        yield (f"{name}: already ends with an Incident at {done.offsets[0]} and a Rotate to "
+               f"{done.next_file} at {done.offsets[1]}; nothing to do"), False
+        return
+    if done.gtid is not None:  # MySQL: Gtid (or Anonymous_gtid) + Incident, a transaction of its own
+        yield (f"{name}: {'Anonymous_gtid' if done.gtid == 'ANONYMOUS' else 'Gtid ' + done.gtid} "
+               f"at {done.offsets[0]}, Incident at {done.offsets[1]}, Rotate to {done.next_file} at "
+               f"{done.offsets[2]}; the file now ends at {done.new_size}"), False
+        if done.gtid != "ANONYMOUS":
+            yield ("replicas stop there (MySQL 9.7: error 13119 ER_REPLICA_INCIDENT; older servers 1590); to resume "
+                   f"past it: STOP REPLICA; SET GTID_NEXT='{done.gtid}'; BEGIN; COMMIT; SET GTID_NEXT='AUTOMATIC'; "
+                   "START REPLICA;"), False
+    else:
+        yield (f"{name}: Incident at {done.offsets[0]}, Rotate to {done.next_file} at "
+               f"{done.offsets[1]}; the file now ends at {done.new_size}"), False
+    yield f"the file as it was is in {done.backup}", True

@@ -273,3 +273,81 @@ def render(ev: Event, utc: bool = False) -> Iterator[str]:
     yield f"# at {ev.raw.offset}"
     yield header_line(ev, utc)
     yield from body_lines(ev, utc)
+
+
+# --- the summaries of verify, gtids, transactions and compare (documents in, lines out) --------
+
+def verify_json(path, res) -> dict:
+    p = res.problem
+    return {"file": str(path), "ok": res.ok, "size": res.size, "events": res.events,
+            "checksummed": res.checksummed, "end_offset": res.end_offset, "encryption": res.encryption,
+            "problem": None if p is None else {"kind": type(p).__name__, "offset": p.offset,
+                                               "event_type": p.event_type, "message": p.message}}
+
+
+def verify_line(path, res) -> str:
+    p = res.problem
+    if p is None:
+        return (f"OK   {path}  {res.events} events, {res.checksummed} checksummed, {res.size} bytes"
+                + (f", encrypted ({res.encryption})" if res.encryption else ""))
+    return (f"BAD  {path}  offset {p.offset}: {p.message}" + (f" ({p.event_type})" if p.event_type else "")
+            + f"; {res.events} whole events before it")
+
+
+def gtid_summary_lines(summary: dict) -> Iterator[str]:
+    """``api.gtid_summary`` as text: per file, then the set / position contained."""
+    for f in summary["files"]:
+        start = f["previous_gtids"] if f["previous_gtids"] is not None else (
+            ",".join(f["gtid_list"]) if f["gtid_list"] is not None else "-")
+        yield f"{f['file']}  {'relay' if f['relay'] else 'binlog'}  {f['transactions']} trx"
+        yield f"  at start : {start or '(empty)'}"
+        yield f"  added    : {f['gtids_added'] or '-'}"
+        yield f"  first/last: {f['first_transaction']} / {f['last_transaction']}"
+        if f["incomplete"]:
+            yield f"  incomplete: {', '.join(f['incomplete'])}"
+        if f["problem"]:
+            yield f"  DAMAGED at offset {f['problem_offset']}: {f['problem']}"
+    if "mysql" in summary:
+        yield f"MySQL GTID set contained: {summary['mysql']['contained'] or '(empty)'}"
+    if "mariadb" in summary:
+        m = summary["mariadb"]
+        yield f"MariaDB GTID position after these files: {m['position'] or '(empty)'}"
+        if m["out_of_order"]:
+            yield (f"  {len(m['out_of_order'])} GTIDs out of order or duplicated (gtid_strict_mode would stop): "
+                   + ", ".join(f"{x['gtid']} after {x['after']}" for x in m["out_of_order"][:10]))
+    if summary["incomplete"]:
+        yield f"incomplete transactions: {', '.join(map(str, summary['incomplete']))}"
+
+
+TRANSACTIONS_HEAD = (f"{'gtid':<44} {'start':<28} {'end':<28} {'source end':<26} {'events':>6} {'bytes':>10}  "
+                     "state")
+
+
+def transaction_line(t) -> str:
+    from pathlib import Path
+
+    start = f"{Path(t.start_file).name}:{t.start_offset}"
+    end = f"{Path(t.end_file).name}:{t.end_offset}" if t.end_file else "-"
+    src = f"{t.source_file}:{t.source_end}" if t.source_file else (str(t.source_end) if t.source_end else "-")
+    state = t.terminator if t.complete else "INCOMPLETE"
+    if t.repeats:  # a source range the relay logs held already: applied twice
+        r = t.repeats
+        state += f"  REPEATS {r['source_file']}:{r['start']}-{r['end']}"
+    return f"{t.gtid or '(' + t.kind + ')':<44} {start:<28} {end:<28} {src:<26} {t.events:>6} {t.bytes:>10}  {state}"
+
+
+def compare_lines(res: dict) -> Iterator[str]:
+    """``compare.compare`` as text."""
+    yield f"primary: {res['primary']['transactions']} transactions, last {res['primary']['last'] or '-'}"
+    yield ("last transaction every side has: "
+           + (res["last_common"] or "none in common (no transaction of the primary is on every replica)"))
+    un = res["unacknowledged"]
+    where = (f" ({un[0]['file']}@{un[0]['offset']})" if len(un) == 1 else
+             f" ({len(un)}, from {un[0]['file']}@{un[0]['offset']})" if un else "")
+    yield f"on the primary only (un-acknowledged): {res['unacknowledged_ranges'] or 'none'}{where}"
+    for r in res["replicas"]:  # GTID sets as ranges (gtid.ranges_text): one short line, not one per GTID
+        missing = f"; missing: {r['missing_ranges']} ({r['missing_count']})" if r["missing_count"] else ""
+        yield (f"replica {r['paths'][0] if r['paths'] else '?'}: {r['transactions']} transactions; errant: "
+               + (f"{r['errant_ranges']} ({r['errant_count']})" if r["errant"] else "none") + missing)
+    if res["primary"]["incomplete"]:
+        yield "primary's incomplete tail: " + ", ".join(str(i["gtid"]) for i in res["primary"]["incomplete"])

@@ -41,6 +41,7 @@ import itertools
 import json
 import os
 import sys
+from dataclasses import dataclass
 from functools import partial
 
 
@@ -324,14 +325,29 @@ def _finding(r: tuple) -> dict:
             "series": series, "place": place}
 
 
-def main(spark, argv: list[str]) -> int:
+@dataclass(frozen=True)
+class AuditOptions:
+    """What the job is asked (``binlogkit audit --engine spark`` builds it; ``main`` parses argv
+    into it). ``spec``: the key files' paths (``crypto.KeySpec``), read on each executor."""
+    paths: tuple[str, ...]
+    output: str | None = None
+    report: str | None = None
+    as_json: bool = False
+    live: bool = False
+    max_findings: int = 1000
+    max_series: int = 1000
+    spec: object = None
+
+
+def parse(argv: list[str]) -> AuditOptions | int:
+    """argv as ``binlogkit audit`` spells it; an int: the exit code of key files that fail."""
     ap = argparse.ArgumentParser(prog="binlogkit-audit-job", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("paths", nargs="+")
-    ap.add_argument("--output", help="folder for findings.parquet, summary.json and report.html")
+    ap.add_argument("-o", "--output", help="folder for findings.parquet, summary.json and report.html")
     ap.add_argument("--report", help="also write the HTML report here (binlogkit/report)")
     ap.add_argument("--json", action="store_true", help="print findings and summary as JSON")
-    ap.add_argument("--live", action="store_true",
+    ap.add_argument("--live", "--may-be-active", action="store_true",
                     help="the last file of a series may still be written by a server: a torn tail is a warning")
     ap.add_argument("--max-findings", type=int, default=1000,
                     help="findings brought to the driver (all are in findings.parquet); 0: all")
@@ -357,14 +373,27 @@ def main(spark, argv: list[str]) -> int:
             print(f"binlogkit-audit-job: {exc}", file=sys.stderr)
             return 2
         spec = KeySpec(args.key_file, args.key_file_secret_file, args.cipher, args.keyring_file)
+    return AuditOptions(tuple(args.paths), output=args.output, report=args.report, as_json=args.json,
+                        live=args.live, max_findings=args.max_findings, max_series=args.max_series, spec=spec)
+
+
+def main(spark, argv: list[str]) -> int:
+    opts = parse(argv)
+    return opts if isinstance(opts, int) else run(spark, opts)
+
+
+def run(spark, opts: AuditOptions) -> int:
+    """The job on ``spark``: the audit, its files written (``output.py``), the result printed;
+    the exit code as ``binlogkit audit``."""
     from binlogkit._optional import MissingDependency
+    from binlogkit.audit.output import pages, write_summary
     from binlogkit.errors import NotRegularFileError, StorageError
 
     try:
-        result = audit(spark, args.paths, live=args.live, output=args.output, max_findings=args.max_findings,
-                       max_series=args.max_series, spec=spec)
-        if result is not None and args.output:
-            _write_summary(result, args.output)
+        result = audit(spark, list(opts.paths), live=opts.live, output=opts.output, max_findings=opts.max_findings,
+                       max_series=opts.max_series, spec=opts.spec)
+        if result is not None and opts.output:
+            write_summary(result, opts.output)
     except (StorageError, MissingDependency, NotRegularFileError) as exc:  # the store refused or failed; s3fs
         # missing; a FIFO, a device or a socket among the inputs (refused: reading it could block or read nothing)
         print(f"binlogkit-audit-job: {exc}", file=sys.stderr)
@@ -373,12 +402,12 @@ def main(spark, argv: list[str]) -> int:
         print("binlogkit-audit-job: no binlog or relay-log files under the given paths", file=sys.stderr)
         return 2
     try:
-        for where in ([f"{args.output.rstrip('/')}/report.html"] if args.output else []) + ([args.report] if args.report else []):
+        for where in pages(opts.output, opts.report):
             _write_report(result, where)
     except StorageError as exc:
         print(f"binlogkit-audit-job: {exc}", file=sys.stderr)
         return 2
-    if args.json:
+    if opts.as_json:
         print(json.dumps(result, indent=1, default=str))
     else:
         from binlogkit.audit.render import table
@@ -388,36 +417,17 @@ def main(spark, argv: list[str]) -> int:
     return 1 if result["counts"]["error"] else 0
 
 
-def _write_summary(result: dict, output: str) -> None:
-    summary = json.dumps({k: v for k, v in result.items() if k != "findings"}, indent=1, default=str)
-    from binlogkit import storage
-
-    if storage.is_url(output):  # whole or not at all (binlogkit.storage.write_atomic)
-        storage.write_atomic(storage.join(output, "summary.json"), summary.encode())
-    else:  # the folder Spark wrote the Parquet files into; replaced atomically, never through a link
-        from binlogkit.writing.safeio import SafeDir
-
-        os.makedirs(output, exist_ok=True)
-        with SafeDir(output) as d, d.locked():
-            d.replace("summary.json", summary.encode(), new_mode=0o644)
-
-
 def _write_report(result: dict, where: str) -> None:
     """The HTML report (binlogkit/report) of the driver's result: its findings are the first
     --max-findings; the timelines and coverage come from every file's summary."""
     try:
         import jinja2  # noqa: F401  (the template engine)
-
-        from binlogkit.report import render, write
     except ImportError as exc:  # a driver without jinja2
         print(f"binlogkit-audit-job: no report.html ({exc})", file=sys.stderr)
         return
-    from binlogkit import storage
+    from binlogkit.audit.output import write_report
 
-    if storage.is_url(where):
-        storage.write_atomic(where, render(result).encode("utf-8"))
-    else:
-        write(result, where)
+    write_report(result, where)
 
 
 def session(master: str | None = None):

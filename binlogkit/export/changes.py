@@ -70,7 +70,7 @@ class Report:
     files: int = 0
     bytes: int = 0
     transactions: int = 0          # committed and exported (inside the filters)
-    filtered_out: int = 0          # committed, outside --start/--stop-datetime, --include-gtids
+    filtered_out: int = 0          # committed, outside --start/--stop-datetime, --include/--exclude-gtids
     rolled_back: int = 0
     xa_prepared: int = 0
     incomplete: list[dict] = field(default_factory=list)   # no end: a partial transaction (archive's end)
@@ -130,6 +130,7 @@ class Filters:
     stop: datetime | None = None
     gtids: Callable[[str], bool] | None = None
     schema: dict = field(default_factory=dict)         # ddl.index of a --schema file
+    exclude_gtids: Callable[[str], bool] | None = None  # a transaction without a GTID is never excluded
 
     def table_wanted(self, table: Table) -> bool:
         if not self.tables:
@@ -146,6 +147,8 @@ class Filters:
         if self.stop is not None and t.first_timestamp >= self.stop.timestamp():
             return False
         if self.gtids is not None and (t.gtid is None or not self.gtids(t.gtid)):
+            return False
+        if self.exclude_gtids is not None and t.gtid is not None and self.exclude_gtids(t.gtid):
             return False
         return True
 

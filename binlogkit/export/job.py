@@ -11,8 +11,8 @@ with ``pip install 'binlogkit[export]'``, or a packed one shipped with ``--archi
     PYSPARK_PYTHON=/opt/venv/bin/python spark-submit --master spark://HOST:7077 \\
         binlogkit/export/job.py /shared/binlogs --output /shared/changes --tables shop.orders
 
-Options as ``binlogkit export`` (``--tables``, ``--start-datetime``/``--stop-datetime`` or
-``--include-gtids``, ``--schema``, ``--row-group-rows``, ``--json``). The output protocol is the
+Options as ``binlogkit export`` (``--table``/``--database``, ``--start-datetime``/``--stop-datetime``
+or ``--include-gtids``, ``--exclude-gtids``, ``--schema``, ``--row-group-rows``, ``--json``). The output protocol is the
 same (``output.py``): the driver clears an earlier run (``_SUCCESS`` first), executors write
 ``db=…/table=…/date=…/part-NNNNN-….parquet`` (NNNNN: the input's number) and
 ``_statements/``, and the driver writes ``_schemas`` and, last, ``_SUCCESS``. What reaches the
@@ -31,6 +31,7 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import dataclass
 from functools import partial
 
 MAX_PROBLEMS = 100
@@ -48,6 +49,7 @@ def _filters(spec: dict):
                    start=datetime.fromisoformat(spec["start"]) if spec.get("start") else None,
                    stop=datetime.fromisoformat(spec["stop"]) if spec.get("stop") else None,
                    gtids=gtid_matcher(spec["gtids"]) if spec.get("gtids") else None,
+                   exclude_gtids=gtid_matcher(spec["exclude_gtids"]) if spec.get("exclude_gtids") else None,
                    schema=ddl.index(ddl.parse(spec["schema"])) if spec.get("schema") else {})
 
 
@@ -149,30 +151,68 @@ def _run(spark, files: list[str], output: str, fs, root: str, spec: dict, row_gr
     return summary
 
 
-def main(spark, argv: list[str]) -> int:
+@dataclass(frozen=True)
+class ExportOptions:
+    """What the job is asked, as plain values that travel to executors (``main`` parses argv
+    into it): table patterns (DB.T, shell wildcards), ISO date-times, a GTID set's text and the
+    text of a --schema file."""
+    paths: tuple[str, ...]
+    output: str
+    tables: tuple[str, ...] = ()
+    start: str | None = None
+    stop: str | None = None
+    gtids: str | None = None
+    schema: str | None = None
+    row_group_rows: int = 50_000
+    as_json: bool = False
+    exclude_gtids: str | None = None
+
+    def spec(self) -> dict:
+        return {"tables": list(self.tables), "start": self.start, "stop": self.stop, "gtids": self.gtids,
+                "exclude_gtids": self.exclude_gtids, **({"schema": self.schema} if self.schema else {})}
+
+
+def parse(argv: list[str]) -> ExportOptions:
+    """argv as ``binlogkit export`` spells it (``ValueError``: options that do not go together)."""
     ap = argparse.ArgumentParser(prog="binlogkit-export-job", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("paths", nargs="+")
-    ap.add_argument("--output", required=True, help="dataset root: a folder or an fsspec URL")
-    ap.add_argument("--tables", help="only these tables: DB.T,... (shell wildcards)")
+    ap.add_argument("-o", "--output", required=True, help="dataset root: a folder or an fsspec URL")
+    ap.add_argument("--table", "--tables", dest="tables", action="append", default=[],
+                    help="only these tables: DB.T,... (shell wildcards; repeatable)")
+    ap.add_argument("--database", help="only the tables of this database")
     ap.add_argument("--start-datetime")
     ap.add_argument("--stop-datetime")
     ap.add_argument("--include-gtids")
+    ap.add_argument("--exclude-gtids")
     ap.add_argument("--schema", help="CREATE TABLE statements for table maps without names (read on the driver)")
     ap.add_argument("--row-group-rows", type=int, default=50_000)
     ap.add_argument("--json", action="store_true", help="print the summary as JSON")
     args = ap.parse_args(argv)
     if args.include_gtids and (args.start_datetime or args.stop_datetime):
-        print("binlogkit-export-job: give --start/--stop-datetime or --include-gtids, not both", file=sys.stderr)
-        return 2
-    spec = {"tables": [t.strip() for t in (args.tables or "").split(",") if t.strip()],
-            "start": _iso(args.start_datetime), "stop": _iso(args.stop_datetime), "gtids": args.include_gtids}
+        raise ValueError("give --start/--stop-datetime or --include-gtids, not both")
+    schema = None
+    if args.schema:
+        with open(args.schema, encoding="utf-8", errors="replace") as fh:
+            schema = fh.read()
+    tables = tuple(t.strip() for v in args.tables for t in v.split(",") if t.strip())
+    return ExportOptions(tuple(args.paths), args.output, tables + ((f"{args.database}.*",) if args.database else ()),
+                         _iso(args.start_datetime), _iso(args.stop_datetime), args.include_gtids, schema,
+                         args.row_group_rows, args.json, args.exclude_gtids)
+
+
+def run_options(spark, opts: ExportOptions) -> dict:
+    """The export of ``opts`` on ``spark``: its summary (``_SUCCESS``'s). A bad GTID set or
+    date fails on the driver, before any task (``ValueError``, ``BinlogError``)."""
+    spec = opts.spec()
+    _filters(spec)
+    return run(spark, list(opts.paths), opts.output, spec=spec, row_group_rows=opts.row_group_rows)
+
+
+def main(spark, argv: list[str]) -> int:
     try:
-        if args.schema:
-            with open(args.schema, encoding="utf-8", errors="replace") as fh:
-                spec["schema"] = fh.read()
-        _filters(spec)  # a bad GTID set or date fails here, on the driver
-        summary = run(spark, args.paths, args.output, spec=spec, row_group_rows=args.row_group_rows)
+        opts = parse(argv)
+        summary = run_options(spark, opts)
     except (OSError, ValueError) as exc:
         print(f"binlogkit-export-job: {exc}", file=sys.stderr)
         return 2
@@ -183,7 +223,7 @@ def main(spark, argv: list[str]) -> int:
             raise
         print(f"binlogkit-export-job: {exc}", file=sys.stderr)
         return 2
-    if args.json:
+    if opts.as_json:
         print(json.dumps(summary, indent=1, default=str))
     else:
         from binlogkit.export.render import render

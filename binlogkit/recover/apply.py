@@ -25,11 +25,13 @@ removes under the lock, before it plans (``remove_leftovers``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import time
 from pathlib import Path
+from typing import Callable, Iterator
 
 from ..errors import BinlogError, PartialWrite, WriteRefused
 from ..writing.safeio import Backup, SafeDir, Target, refuse_if_in_use, verify_backup
@@ -62,6 +64,20 @@ def _crash_point(step: str) -> None:
 def _replaced_here(name: str) -> bool:
     """The names an apply replaces through a temporary file: the journal, index and info files."""
     return name == JOURNAL or name.endswith((".index", ".info"))
+
+
+@contextlib.contextmanager
+def held(relay_dir, apply: bool, said: Callable[[list[str]], None] = lambda gone: None) -> Iterator[SafeDir | None]:
+    """For ``apply``: the folder's lock, held from before the plan is made until the last write
+    (``apply_plan(held=...)``), and what killed applies left removed before planning (so the
+    plan sees the folder as it is; ``said`` gets their names). A dry run: None, nothing held.
+    ``WriteRefused`` when another writer holds the lock."""
+    if not apply:
+        yield None
+        return
+    with SafeDir(relay_dir) as d, d.locked():
+        said(remove_leftovers(d))
+        yield d
 
 
 def remove_leftovers(d: SafeDir) -> list[str]:

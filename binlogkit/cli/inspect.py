@@ -1,0 +1,191 @@
+"""binlogkit verify, gtids, transactions, compare: read-only looks at logs."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from ..errors import BinlogError, KeyFileError, KeyRequiredError
+from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, exit_code, fail, fail_on, quiet_broken_pipe
+from .options import (InputPath, check, datetime_value, gtid_filters, inputs, json_option, key_options, relay_option,
+                      time_filters)
+
+
+
+def _gtid_indexes(paths) -> tuple[list[str], list]:
+    """(the logs, the MariaDB GTID index files) among ``paths``."""
+    from ..files import is_gtid_index_file
+
+    return [p for p in paths if not is_gtid_index_file(Path(p))], [p for p in paths if is_gtid_index_file(Path(p))]
+
+
+@click.command()
+@inputs()
+@json_option("One JSON object per file.")
+@key_options
+def verify(inputs, as_json, keys) -> None:
+    """Check framing and CRC32 of every event of INPUTS (.index files and folders too) at full speed.
+
+    Prints one line per file: OK with its event count, or BAD with the first problem and its
+    offset (torn event, checksum mismatch, impossible size, not a binlog, encrypted). Exit
+    code 0 only when every file is sound.
+    """
+    from ..api import expand_paths, verify_files
+    from ..decoding.render import Progress
+    from ..files import input_size
+    from ..gtid.index import index_summary, summary_line
+    from ..render import verify_json, verify_line
+
+    files, indexes = _gtid_indexes(inputs)
+    bad = 0
+    for f in indexes:  # MariaDB's <binlog>.idx: checked as what it is (pages, CRC32s, records)
+        doc = index_summary(f)
+        bad = max(bad, EXIT_DAMAGED if doc["problem"] else 0)
+        click.echo(json.dumps({**doc, "ok": doc["problem"] is None}) if as_json else
+                   f"{'BAD ' if doc['problem'] else 'OK  '} {f}  {summary_line(doc)}")
+    if not files:
+        sys.exit(bad)
+    check(files)
+    for path in expand_paths(files):
+        try:
+            size = input_size(path)
+        except OSError as exc:
+            fail(str(exc), EXIT_USAGE)
+        prog = Progress(size, f"verify {path.name}")
+        (res,) = verify_files([path], progress=prog, keys=keys)
+        prog.close()
+        bad = max(bad, 0 if res.problem is None else exit_code(res.problem))
+        if isinstance(res.problem, KeyRequiredError) and not as_json:
+            click.echo(f"binlogkit: error: {res.problem}", err=True)  # one line: the next files need it too
+            sys.exit(EXIT_USAGE)
+        click.echo(json.dumps(verify_json(path, res)) if as_json else verify_line(path, res))
+    sys.exit(bad)
+
+
+@click.command()
+@inputs()
+@json_option("The whole summary as one JSON document.")
+@relay_option
+@click.option("--locate", "locate_gtid", metavar="D-S-N",
+              help="MariaDB: where this GTID is, from the GTID index files (.idx) beside the binlogs alone.")
+@key_options
+def gtids(inputs, as_json, relay, locate_gtid, keys) -> None:
+    """The GTIDs that binlogs / relay logs contain: a MySQL GTID set or a MariaDB position.
+
+    Per file: Previous_gtids (MySQL) or Gtid_list (MariaDB), the GTIDs the file adds, its first
+    and last transaction and the incomplete ones. Overall: the set / position contained, and for
+    MariaDB the GTIDs that strict mode would refuse (out of order or duplicated in a domain).
+    Exit 1 when a file is damaged or a transaction is incomplete.
+    """
+    from ..api import expand_paths, gtid_summary
+    from ..gtid.index import index_summary, locate, summary_line
+    from ..render import gtid_summary_lines
+
+    paths, index_files = _gtid_indexes(inputs)
+    if locate_gtid is not None:  # the index files answer; the binlogs are not read
+        try:
+            d, _s, n = (int(x) for x in locate_gtid.split("-"))
+        except ValueError:
+            fail(f"--locate {locate_gtid!r}: a MariaDB GTID is DOMAIN-SERVER-SEQ", EXIT_USAGE)
+        hit = locate([str(p) for p in expand_paths(paths)], d, n)
+        click.echo(json.dumps({"gtid": locate_gtid, "file": hit and hit[0], "offset": hit and hit[1]}) if as_json
+                   else f"{locate_gtid}: not placed by the GTID index files beside these binlogs" if hit is None
+                   else f"{locate_gtid}: {hit[0]}, read from offset {hit[1]} (GTID index)")
+        sys.exit(EXIT_OK if hit else EXIT_DAMAGED)
+    indexes = [index_summary(p) for p in index_files]
+    if not paths:  # GTID index files only: what they hold, read without the binlogs
+        click.echo(json.dumps({"gtid_indexes": indexes}, indent=1) if as_json else
+                   "\n".join(f"{doc['file']}  {summary_line(doc)}" for doc in indexes))
+        sys.exit(EXIT_DAMAGED if any(d["problem"] for d in indexes) else EXIT_OK)
+    check(paths)
+    summary = gtid_summary(paths, relay=relay, keys=keys)
+    if indexes:
+        summary["gtid_indexes"] = indexes
+    p = summary.get("problem") or {}
+    no_key = p and p["kind"] in (KeyRequiredError.__name__, KeyFileError.__name__)
+    if no_key and not as_json:
+        fail(f"{p['file']}, offset {p['offset']}: {p['message']}", EXIT_USAGE)
+    if as_json:
+        click.echo(json.dumps(summary, indent=1))
+    else:
+        for line in [*gtid_summary_lines(summary), *(f"{doc['file']}  {summary_line(doc)}" for doc in indexes)]:
+            click.echo(line)
+    if no_key:
+        click.echo(f"binlogkit: error: {p['file']}, offset {p['offset']}: {p['message']}", err=True)
+        sys.exit(EXIT_USAGE)
+    sys.exit(EXIT_DAMAGED if p or summary["incomplete"] or any(d["problem"] for d in indexes) else EXIT_OK)
+
+
+@click.command()
+@inputs()
+@json_option("One JSON object per transaction.")
+@gtid_filters("Only these GTIDs (MySQL set, or MariaDB d-s-n / d-s-a..b).", aliases=("--gtids",))
+@time_filters()
+@relay_option
+@click.option("--source-file", help="Source binlog name for relay logs whose Rotate was purged (from relay-log.info).")
+@click.option("--incomplete", is_flag=True, help="Only transactions that are not complete.")
+@key_options
+def transactions(inputs, as_json, include_gtids, exclude_gtids, start_datetime, stop_datetime, relay, source_file,
+                 incomplete, keys) -> None:
+    """One line per transaction: GTID, where it starts and ends in the files and at the source
+    (file:end_log_pos), its times, events, bytes, terminator, and whether it is complete.
+
+    Row bodies are never decoded; only the events that carry boundaries are. Transactions that
+    span relay-log rotations are followed across files. Exit 1 when a file is damaged.
+    """
+    from ..api import transactions as list_transactions
+    from ..render import TRANSACTIONS_HEAD, transaction_line
+
+    check(inputs)
+    if not as_json:
+        click.echo(TRANSACTIONS_HEAD)
+    problems: list[BinlogError] = []  # a damaged file is reported, and the next files are read on
+    try:
+        for t in list_transactions(inputs, gtids=include_gtids, exclude_gtids=exclude_gtids, relay=relay,
+                                   start_datetime=datetime_value(start_datetime),
+                                   stop_datetime=datetime_value(stop_datetime), source_file=source_file, keys=keys,
+                                   problems=problems):
+            if not (incomplete and t.complete):
+                click.echo(json.dumps(t.to_json()) if as_json else transaction_line(t))
+    except BinlogError as exc:
+        problems.append(exc)
+    except BrokenPipeError:
+        quiet_broken_pipe()
+    for problem in problems:
+        click.echo(f"binlogkit: error: {problem}", err=True)
+    sys.exit(max([0, *(exit_code(p) for p in problems)]))
+
+
+@click.command()
+@click.argument("primary", type=InputPath(exists=True))
+@click.argument("replicas", nargs=-1, required=True, type=InputPath(exists=True))
+@json_option("The comparison as JSON.")
+@key_options
+def compare(primary, replicas, as_json, keys) -> None:
+    """Compare a primary's binlogs with replicas' binlogs or relay logs, by GTID.
+
+    PRIMARY and each of REPLICAS is a folder, an index file or a file. Prints the last
+    transaction all sides share, the primary's transactions no replica received (after a
+    semisync AFTER_SYNC crash: written but never acknowledged), and each replica's errant
+    transactions (ones the primary lacks). Exit 1 when anything differs.
+    """
+    from ..api import expand_paths
+    from ..compare import compare as run_compare
+    from ..render import compare_lines
+
+    check((primary, *replicas))
+    try:
+        res = run_compare(expand_paths([primary]), [expand_paths([r]) for r in replicas], keys=keys)
+    except BinlogError as exc:  # a side that cannot be decrypted
+        fail_on(exc)
+    except OSError as exc:
+        fail(str(exc), EXIT_USAGE)
+    click.echo(json.dumps(res, indent=1) if as_json else "\n".join(compare_lines(res)))
+    damage = [p for p in [res["primary"]["problem"]] + [r["problem"] for r in res["replicas"]] if p]
+    for line in (x for p in damage for x in p.splitlines()):  # a damaged file: what it held is unknown
+        click.echo(f"binlogkit: error: {line}", err=True)
+    differs = res["unacknowledged"] or any(r["errant"] for r in res["replicas"]) or res["primary"]["incomplete"]
+    sys.exit(EXIT_DAMAGED if differs or damage else EXIT_OK)

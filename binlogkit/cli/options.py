@@ -1,0 +1,178 @@
+"""The options several commands share, declared once and named the same everywhere (old
+spellings stay as aliases): the inputs argument, --json, -o/--output, the key options, the GTID,
+database/table, position and time filters. Each is a decorator; a command may reword its help."""
+
+from __future__ import annotations
+
+import functools
+import os
+from datetime import datetime, timezone
+
+import click
+
+from ..errors import BinlogError
+from .exits import EXIT_USAGE, fail, fail_on
+
+
+class InputPath(click.Path):
+    """A local path, checked as ``click.Path`` does (must exist, ...), or a URL
+    (``s3://bucket/prefix``, any fsspec URL), passed as it is: the store is asked when the
+    command reads or writes it (its errors exit 2, naming the URL)."""
+
+    def convert(self, value, param, ctx):
+        from ..storage import is_url
+
+        if isinstance(value, str) and is_url(value):
+            return value
+        if value == "-" and self.exists and not self.allow_dash:  # one line, not click's usage screen
+            name = ctx.command.name if ctx is not None and ctx.command is not None else "this command"
+            fail(f"{name} cannot read standard input ('-'): it needs files it can reopen; give a path "
+                 "(decode reads '-')", EXIT_USAGE)
+        return super().convert(value, param, ctx)
+
+
+OutputPath = InputPath  # outputs likewise: a local path checked by click, or a URL (storage.write_atomic)
+
+
+def inputs(*, exists: bool = True, allow_dash: bool = False):
+    """INPUTS: binlogs / relay logs, .index files, folders, compressed archives, URLs."""
+    return click.argument("inputs", nargs=-1, required=True,
+                          type=InputPath(exists=True, allow_dash=allow_dash) if exists else None)
+
+
+def json_option(help: str):
+    return click.option("--json", "as_json", is_flag=True, help=help)
+
+
+def output_option(help: str, *, required: bool = False, type=None, name: str = "output", aliases=()):
+    return click.option("-o", "--output", *aliases, name, required=required, type=type, help=help,
+                        metavar=None if type is not None else "DIR_OR_URL")
+
+
+def backup_dir_option(help: str):
+    return click.option("--backup-dir", type=click.Path(file_okay=False), help=help)
+
+
+follow_links_option = click.option(
+    "--follow-links", is_flag=True, help="When a file to change is a symbolic link, change the file it points to "
+    "(default: refuse, naming the link).")
+relay_option = click.option("--relay/--binlog", default=None,
+                            help="Force reading as relay logs or binlogs (default: detect).")
+
+
+def jobs_option(help: str = "Worker processes (default: one per core)."):
+    return click.option("--jobs", type=int, help=help)
+
+
+def gtid_filters(include: str = "Only transactions whose GTID is in this set (MySQL uuid:1-5; MariaDB d-s-n, "
+                 "d-s-a..b).", *, aliases=(), exclude: bool = True):
+    """--include-gtids / --exclude-gtids (the command gets them as text)."""
+    def deco(command):
+        if exclude:
+            command = click.option("--exclude-gtids", help="Skip transactions whose GTID is in this set (same syntax)."
+                                   )(command)
+        return click.option("--include-gtids", *aliases, "include_gtids", help=include)(command)
+    return deco
+
+
+def table_filters(what: str = "Only", *, many: bool = True):
+    """--database DB and --table DB.TABLE (``many``: repeatable, DB.T,..., shell wildcards;
+    the command gets ``tables``, a tuple; otherwise ``table``, one name)."""
+    def deco(command):
+        if many:
+            command = click.option("--table", "--tables", "tables", multiple=True, metavar="DB.TABLE",
+                                   help=f"{what} the changes to this table (repeatable, or DB.T,...; shell "
+                                        "wildcards: shop.*).")(command)
+        else:
+            command = click.option("--table", "table", metavar="DB.TABLE",
+                                   help=f"{what} the changes to this table (DB.TABLE).")(command)
+        return click.option("--database", help=f"{what} the changes to tables of this database.")(command)
+    return deco
+
+
+def tables_of(database: str | None, tables: tuple[str, ...]) -> tuple[str, ...]:
+    """The table patterns --database and --table stand for (DB.* for a database)."""
+    return tuple(t.strip() for v in tables for t in v.split(",") if t.strip()) + ((f"{database}.*",) if database else ())
+
+
+def position_filters(start: str = "Skip events that start before this file offset.",
+                     stop: str = "Stop at the first event starting at or after this offset."):
+    def deco(command):
+        command = click.option("--stop-position", type=int, help=stop)(command)
+        return click.option("--start-position", type=int, help=start)(command)
+    return deco
+
+
+def time_filters(start: str = "Only transactions that began at or after this time (ISO 8601; UTC unless a zone is "
+                 "given).", stop: str = "Only transactions that began before this time."):
+    def deco(command):
+        command = click.option("--stop-datetime", help=stop)(command)
+        return click.option("--start-datetime", help=start)(command)
+    return deco
+
+
+def datetime_value(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        dt = datetime.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a date-time like 2024-01-31 12:00:00") from None
+    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+
+
+def gtids_value(text: str | None):
+    """A GTID filter's text as a predicate (``api.gtid_matcher``)."""
+    if text is None:
+        return None
+    from ..api import gtid_matcher
+    try:
+        return gtid_matcher(text)
+    except BinlogError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def check(paths, **kw) -> None:
+    """``api.check_inputs``: an unusable argument is one line, exit 2; its notes on stderr."""
+    from ..api import check_inputs
+
+    try:
+        check_inputs(paths, note=lambda text: click.echo(text, err=True), **kw)
+    except BinlogError as exc:
+        fail_on(exc, EXIT_USAGE)
+
+
+_KEY_OPTIONS = (
+    click.option("--key-file", envvar="BINLOGKIT_KEY_FILE", type=click.Path(dir_okay=False),
+                 help="MariaDB encrypted binlogs / relay logs: the server's file_key_management key file "
+                      "(id;hexkey lines, plain or openssl-enc encrypted). Also BINLOGKIT_KEY_FILE."),
+    click.option("--key-file-secret-file", type=click.Path(dir_okay=False),
+                 help="File holding the secret of an encrypted key file (file_key_management_filekey); "
+                      "or BINLOGKIT_KEY_FILE_SECRET. Never on the command line."),
+    click.option("--cipher", type=click.Choice(["AES_CBC", "AES_CTR"], case_sensitive=False),
+                 help="The server's file_key_management_encryption_algorithm (default: found from the events)."),
+    click.option("--keyring-file", type=click.Path(dir_okay=False),
+                 help="MySQL binlog_encryption: the keyring (component_keyring_file JSON or keyring_file)."),
+)
+
+
+def key_options(command):
+    """The key options, for every command that reads or writes log files; the command receives
+    ``keys`` (a ``crypto.Keys`` or None). A key file that cannot be used is a usage error (exit
+    2); one that other users may read gives a warning, and so does the secret file of an
+    encrypted key file."""
+    @functools.wraps(command)
+    def wrapper(*args, key_file=None, key_file_secret_file=None, cipher=None, keyring_file=None, **kw):
+        from ..crypto.keys import load_keys, loose_permissions
+
+        try:
+            keys = load_keys(key_file, secret_file=key_file_secret_file, cipher=cipher, keyring_file=keyring_file)
+        except BinlogError as exc:
+            fail(str(exc), EXIT_USAGE)
+        for f in filter(None, (key_file or os.environ.get("BINLOGKIT_KEY_FILE"), key_file_secret_file, keyring_file)):
+            if loose_permissions(f):
+                click.echo(f"binlogkit: warning: {f} is readable by other users (chmod 600 it)", err=True)
+        return command(*args, keys=keys, **kw)
+    for opt in reversed(_KEY_OPTIONS):
+        wrapper = opt(wrapper)
+    return wrapper

@@ -1,0 +1,62 @@
+"""binlogkit pitr: options -> ``pitr.plan_pitr`` -> ``pitr.render.lines``."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from ..errors import BinlogError
+from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, fail, fail_on
+from .options import check, jobs_option, datetime_value, inputs, json_option, key_options
+
+
+@click.command()
+@inputs()
+@click.option("--from-gtid", metavar="POS", help="The backup's GTID state (MariaDB gtid_binlog_pos 0-1-42,...; MySQL gtid_executed).")
+@click.option("--from-file", metavar="NAME", help="The backup's binlog file (with --from-position).")
+@click.option("--from-position", metavar="N", type=int, help="The backup's position in --from-file.")
+@click.option("--backup-info", type=click.Path(exists=True, dir_okay=False),
+              help="xtrabackup_binlog_info / mariadb_backup_binlog_info, or a dump made with --master-data.")
+@click.option("--until-datetime", "--stop-datetime", "until_datetime", metavar="T",
+              help="Replay what committed before T (ISO 8601; UTC unless a zone is given).")
+@click.option("--until-gtid", metavar="SET", help="Replay up to and including this GTID state.")
+@click.option("--until-position", metavar="NAME:N", help="Replay up to this binlog position (exclusive).")
+@json_option("The plan as one JSON document.")
+@jobs_option("Worker processes for the files between start and stop (default: one per core).")
+@key_options
+def pitr(inputs, from_gtid, from_file, from_position, backup_info, until_datetime, until_gtid, until_position,
+         as_json, jobs, keys) -> None:
+    """Plan a point-in-time recovery from a binlog archive.
+
+    From where a backup stands (--from-gtid, --from-file/--from-position, or --backup-info) to a
+    target (--until-datetime, --until-gtid or --until-position), read from the archive (INPUTS) alone:
+    whether it is reachable, the ordered files with exact start and stop positions, the
+    transactions and bytes to replay, every gap, damaged or partial transaction, incident or
+    duplicate on the way (file and offset), and the replay command (mariadb-binlog ... | mariadb,
+    or mysqlbinlog ... | mysql) with no connection options. Nothing is run or written.
+    An encrypted archive is read with --key-file / --keyring-file (the replay tool then needs a
+    server to decrypt: mariadb-binlog --read-from-remote-server). Exit codes: 0 reachable, 1 not
+    reachable (the problems say why), 2 usage (and an encrypted archive without its key).
+    """
+    from ..pitr import PitrUsage, plan_pitr
+    from ..pitr.bounds import bounds, check as check_bounds
+    from ..pitr.render import lines
+
+    given = dict(from_gtid=from_gtid, from_file=from_file, from_position=from_position, backup_info=backup_info,
+                 until_gtid=until_gtid, until_position=until_position)
+    try:
+        check_bounds(until_datetime=until_datetime, **given)
+    except PitrUsage as exc:
+        fail_on(exc, EXIT_USAGE)
+    check(inputs, missing_ok=True, recursive=True)
+    try:
+        frm, until = bounds(until_datetime=datetime_value(until_datetime), **given)
+        doc = plan_pitr(inputs, frm, until, jobs=jobs, keys=keys)
+    except click.BadParameter as exc:
+        fail(exc.format_message(), EXIT_USAGE)
+    except BinlogError as exc:  # PitrUsage; GtidError: a GTID text that does not parse, etc.
+        fail_on(exc, EXIT_USAGE)
+    click.echo(json.dumps(doc, indent=1, default=str) if as_json else "\n".join(lines(doc)))
+    sys.exit(EXIT_OK if doc["reachable"] else EXIT_DAMAGED)
