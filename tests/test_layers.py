@@ -120,7 +120,8 @@ def test_the_core_imports_only_the_core():
 
 def test_the_library_never_imports_the_cli():
     edges = _imports(_modules())
-    assert sorted((m, e) for m in edges for e in edges[m] if _within(e, CLI) and not _within(m, CLI)) == []
+    entry = (CLI, "binlogkit.__main__")  # python -m binlogkit is the CLI's other door
+    assert sorted((m, e) for m in edges for e in edges[m] if _within(e, CLI) and not _within(m, entry)) == []
 
 
 def test_no_module_imports_the_fixtures():
