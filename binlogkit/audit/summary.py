@@ -28,8 +28,9 @@ scanned again with that state as ``context`` — the same code path, so the find
 one sequential pass over the whole series. ``context["collect"]`` lists GTIDs whose every
 occurrence (offset, completeness, source) the merge needs for findings across connections.
 
-Transaction boundaries are the ones of ``binlogkit.transactions.Grouper`` (a test keeps the two
-in agreement); this loop only keeps what an audit needs, so it runs close to ``verify``'s speed.
+Transaction boundaries are decided by ``binlogkit.boundary.step``, as in
+``binlogkit.transactions.Grouper`` (a test keeps the two in agreement); this loop only keeps what
+an audit needs.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Callable
 
+from ..boundary import (BEGIN, DECIDING, GTID_TYPES, OPEN, OUTSIDE, PRELUDE, QUERY_TYPES,
+                        STANDALONE, Kind, gtid_state, read_gtid, step)
 from ..codecs.format_description import fde_is_checksum_aware
 from ..codecs.gtid import decode_previous_gtids
 from ..codecs.header import LEN_HEADER
@@ -48,8 +51,7 @@ from ..files import OPENERS, input_size, open_input
 from ..format import Format
 from ..positions import SourceClock
 from ..scan import walk_events
-from ..transactions import (BODIES, GTID_TYPES, KNOWN_TYPES, OUTSIDE, PRELUDE, QUERY_TYPES, Grouper,
-                            _classify, _query_text, gtid_list_strings)
+from ..transactions import BODIES, KNOWN_TYPES, gtid_list_strings
 from . import intervals as iv
 
 if TYPE_CHECKING:
@@ -60,13 +62,10 @@ Observe = Callable[[str | None, str, int, bool], None]
 
 _NUM = re.compile(r"^(.*)\.(\d+)$")
 _FDE, _ROTATE, _GTID_MARIA = T.FORMAT_DESCRIPTION_EVENT, T.ROTATE_EVENT, T.GTID_EVENT
-_XID, _XA_PREPARE, _PAYLOAD, _ANNOTATE = (T.XID_EVENT, T.XA_PREPARE_LOG_EVENT, T.TRANSACTION_PAYLOAD_EVENT,
-                                          T.ANNOTATE_ROWS_EVENT)
 _INCIDENT, _PREVIOUS, _GTID_LIST = T.INCIDENT_EVENT, T.PREVIOUS_GTIDS_LOG_EVENT, T.GTID_LIST_EVENT
 _IGNORABLE, _ARTIFICIAL, _RELAY = int(EventFlag.IGNORABLE), int(EventFlag.ARTIFICIAL), int(EventFlag.RELAY_LOG)
-_NOT_STANDALONE_END = PRELUDE | {_ANNOTATE}
 # events with no say in boundaries or headers: the loop's fast path
-_PLAIN = frozenset(range(256)) - {_FDE, _ROTATE, _XID, _XA_PREPARE, _PAYLOAD} - OUTSIDE - GTID_TYPES - QUERY_TYPES
+_PLAIN = frozenset(range(256)) - {_FDE, _ROTATE} - OUTSIDE - DECIDING
 
 
 def series_key(path: str) -> tuple[str, str, int]:
@@ -87,14 +86,13 @@ def series_key(path: str) -> tuple[str, str, int]:
 
 
 class _Trx:
-    __slots__ = ("gtid", "key", "n", "kind", "offset", "source_file", "source_start", "standalone", "open_group")
+    __slots__ = ("gtid", "key", "n", "kind", "offset", "source_file", "source_start")
 
-    def __init__(self, gtid: str | None, key: str | None, n: int | None, kind: str, offset: int,
-                 source_file: str | None, source_start: int | None, standalone: bool = False) -> None:
+    def __init__(self, gtid: str | None, key: str | None, n: int | None, kind: Kind, offset: int,
+                 source_file: str | None, source_start: int | None) -> None:
         # gtid, key and n are all set (a GTID transaction) or all None (legacy / continuation)
         self.gtid, self.key, self.n, self.kind, self.offset = gtid, key, n, kind, offset
-        self.source_file, self.source_start, self.standalone = source_file, source_start, standalone
-        self.open_group = False
+        self.source_file, self.source_start = source_file, source_start
 
     def source(self) -> dict[str, Any] | None:
         if self.source_start is not None:
@@ -215,6 +213,7 @@ class _Scan:
         self.observe = observe
         self.complete = iv.Runs()
         self.cur: _Trx | None = None
+        self.state = 0   # the boundary machine's (binlogkit.boundary)
         self.fmt: Format | None = None
         self.relay = False
         self.events = self.checksummed = self.transactions = 0
@@ -234,7 +233,6 @@ class _Scan:
         self.source_file: str | None = None
         self.continuation_head = False
         self._keys: dict[tuple[int, int], str] = {}
-        self._grouper = Grouper()
         self.clock = SourceClock()
         self.runs: list[list[Any]] = []  # [source file | None, start, end, offset, end offset, restart]
 
@@ -272,6 +270,7 @@ class _Scan:
         if t is None:  # every caller has checked that a transaction is open
             raise AssertionError("close() without an open transaction")
         self.cur = None
+        self.state = 0
         if t.key is not None and t.n is not None:  # a GTID transaction
             if complete:
                 self.complete.add(t.key, t.n)
@@ -285,30 +284,29 @@ class _Scan:
     def open_gtid(self, at: int, code: int, sid: int, ev_size: int, log_pos: int, data: bytes,
                   src_file: str | None) -> None:
         body = self.body(data)
-        if code == _GTID_MARIA:
+        self.state = gtid_state(code, body)
+        if code == _GTID_MARIA:  # the common case, without a value object: the stream keys are cached
             seq = int.from_bytes(body[0:8], "little")
             domain = int.from_bytes(body[8:12], "little")
-            standalone = bool(body[12] & 1) if len(body) > 12 else False
             key = self._keys.get((domain, sid))
             if key is None:
                 key = self._keys[(domain, sid)] = f"{domain}-{sid}"
-            t = _Trx(f"{key}-{seq}", key, seq, "mariadb", at, src_file,
-                     (log_pos - ev_size) if log_pos else None, standalone)
+            t = _Trx(f"{key}-{seq}", key, seq, Kind.MARIADB, at, src_file, (log_pos - ev_size) if log_pos else None)
             self.cur = t
             self.order.mariadb(t, domain, key, seq)
             return
         try:
-            gtid, kind, standalone = self._grouper._gtid(code, sid, body)
+            value, kind, _standalone = read_gtid(code, sid, body)
         except BinlogError as exc:
             raise exc.with_context(offset=at, event_type=event_type_name(code))
         except ValueError as exc:  # a damaged tagged GTID: typed, as the transaction walk types it
             raise FormatError(f"Gtid_tagged: {exc}", offset=at, event_type="GTID_TAGGED_LOG_EVENT") from None
-        if gtid is None:  # an anonymous transaction
-            self.cur = _Trx(None, None, None, kind, at, src_file, (log_pos - ev_size) if log_pos else None,
-                            standalone)
+        if value is None:  # an anonymous transaction
+            self.cur = _Trx(None, None, None, kind, at, src_file, (log_pos - ev_size) if log_pos else None)
             return
+        gtid = str(value)
         key, n = iv.split_gtid(gtid)
-        t = _Trx(gtid, key, n, kind, at, src_file, (log_pos - ev_size) if log_pos else None, standalone)
+        t = _Trx(gtid, key, n, kind, at, src_file, (log_pos - ev_size) if log_pos else None)
         self.cur = t
         self.order.mysql_gtid(t, key, n)
 
@@ -346,15 +344,17 @@ class _Scan:
                         own_source = base
                     elif log_pos and fdes >= 2 and not flags & _RELAY:
                         self.source_event(at, end, log_pos, ev_size)
-                    t = self.cur
-                    if t is None:
+                    if self.cur is None:
                         cont = self.transactions == 0 and code not in PRELUDE
-                        self.cur = _Trx(None, None, None, "continuation" if cont else "legacy", at,
+                        self.cur = _Trx(None, None, None, Kind.CONTINUATION if cont else Kind.LEGACY, at,
                                         self.source_file if relay else base, (log_pos - ev_size) if log_pos else None)
+                        self.state = OPEN
                         self.continuation_head |= cont
                         self.transactions += 1
-                    elif t.standalone and code not in _NOT_STANDALONE_END:
-                        self.close(True)
+                    elif self.state & STANDALONE:
+                        self.state, d = step(self.state, code, b"")
+                        if d is not None:
+                            self.close(True)
                     continue
                 if code == _FDE:
                     fdes += 1
@@ -406,28 +406,20 @@ class _Scan:
                     self.transactions += 1
                     self.server_ids.add(sid)
                     continue
-                t = self.cur
-                if t is None:
+                if self.cur is None:
                     cont = self.transactions == 0 and code not in QUERY_TYPES and code not in PRELUDE
-                    t = self.cur = _Trx(None, None, None, "continuation" if cont else "legacy", at, src_file,
-                                        (log_pos - ev_size) if log_pos else None)
+                    self.cur = _Trx(None, None, None, Kind.CONTINUATION if cont else Kind.LEGACY, at, src_file,
+                                    (log_pos - ev_size) if log_pos else None)
+                    self.state = OPEN
                     if cont:
                         self.continuation_head = True
                     self.transactions += 1
                 if code in QUERY_TYPES:
                     phl = self.fmt.post_header_length(T.QUERY_EVENT) if self.fmt else None
-                    c = _classify(_query_text(self.body(data), code, phl))
-                    if c == "begin":
-                        t.open_group = True
-                    elif c in ("COMMIT", "ROLLBACK", "XA_COMMIT", "XA_ROLLBACK"):
-                        self.close(True)
-                    elif c == "statement" and not t.open_group:
-                        self.close(True)
-                elif code == _XID or code == _XA_PREPARE:
-                    self.close(True)
-                elif code == _PAYLOAD and not t.open_group:
-                    self.close(True)
-                elif t.standalone and code not in _NOT_STANDALONE_END:
+                    self.state, d = step(self.state, code, self.body(data), phl)
+                else:
+                    self.state, d = step(self.state, code, b"")
+                if d is not None and d is not BEGIN:
                     self.close(True)
         finally:  # a damaged file stops the walk: what was counted up to there stays
             self.events, self.checksummed, self.end_offset = events, checksummed, end
