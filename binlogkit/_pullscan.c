@@ -10,11 +10,14 @@
  * anything else it stops, and the receiver's Python path takes that packet: it decides every
  * error and every irregular case (tests feed the same streams, damaged ones too, through both).
  *
- * The transaction boundary rules are those of receiver.Boundary (transactions.Grouper's, as a
- * stream), restricted to what they settle without a Python call: a MariaDB GTID, MySQL
- * GTID / anonymous / tagged GTID, Xid, XA_PREPARE, a Transaction_payload, and a plain Query
- * (post-header length 13) whose text is exactly BEGIN or COMMIT. Any other Query, and any event
- * after a standalone GTID, stops the run. Every read is bounds-checked against the packet.
+ * The transaction boundary rules are those of binlogkit/boundary.py (its step(), the reference;
+ * the state bits below are its OPEN_GROUP, STANDALONE, BY_GTID, OPEN; tests/test_boundary.py
+ * holds the two equal), restricted to what they settle without a Python call: a MariaDB GTID,
+ * MySQL GTID / anonymous / tagged GTID, Xid, XA_PREPARE, a Transaction_payload, a plain Query
+ * (post-header length 13) whose text is exactly BEGIN or COMMIT, and any other event inside an
+ * open transaction. Any other Query, any event after a standalone GTID and any event that would
+ * open a transaction without a GTID stops the run. Every read is bounds-checked against the
+ * packet.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -31,6 +34,8 @@
 #define FLAG_ARTIFICIAL 0x20
 #define OPEN_GROUP 1
 #define STANDALONE 2
+#define BY_GTID 4
+#define OPEN 8
 
 /* the text of a plain Query is exactly `word` (5 or 6 bytes); -1: not settled here */
 static int query_is(const unsigned char *body, Py_ssize_t n, int phl, const char *word, Py_ssize_t len) {
@@ -99,27 +104,31 @@ static PyObject *run(PyObject *self, PyObject *args) {
         int ends = 0, next = state;
         const unsigned char *body = ev + LEN_HEADER;
         Py_ssize_t nbody = size - LEN_HEADER - len_crc;
+        /* an event other than a GTID with no transaction open opens one (boundary.step) */
+        int open = state & OPEN ? state : OPEN;
         switch (code) {
-        case 162: /* MariaDB GTID: flags2 bit 0 is FL_STANDALONE */
-            next = (size > 31 && ev[31] & 1) ? STANDALONE : 0;
+        case 162: /* MariaDB GTID: flags2 bit 0 is FL_STANDALONE; without it the GTID opens the group */
+            next = OPEN | BY_GTID | ((nbody > 12 && body[12] & 1) ? STANDALONE : OPEN_GROUP);
             break;
-        case 33:
+        case 33: /* a MySQL GTID body shorter than 25 bytes names no GTID */
+            next = OPEN | (nbody >= 25 ? BY_GTID : 0);
+            break;
         case 34:
         case 42:
-            next = 0;
+            next = OPEN | BY_GTID;
             break;
         case 16:
         case 38:
-            next = state & ~OPEN_GROUP;
+            next = 0;
             ends = 1;
             break;
         case 2: {
             int begin = query_is(body, nbody, phl, "BEGIN", 5);
             int commit = begin == 1 ? 0 : query_is(body, nbody, phl, "COMMIT", 6);
             if (begin == 1)
-                next = state | OPEN_GROUP;
+                next = open | OPEN_GROUP;
             else if (commit == 1) {
-                next = state & ~OPEN_GROUP;
+                next = 0;
                 ends = 1;
             } else
                 goto stop;
@@ -128,10 +137,13 @@ static PyObject *run(PyObject *self, PyObject *args) {
         case 165:
             goto stop;
         case 40:
-            ends = !(state & OPEN_GROUP);
+            ends = !(open & OPEN_GROUP);
+            next = ends ? 0 : open;
             break;
         default:
-            if (state & STANDALONE)
+            /* after a standalone GTID, and with no transaction open (an event outside
+               transactions or one that opens a legacy one): the Python path decides */
+            if (state & STANDALONE || !(state & OPEN))
                 goto stop;
         }
         taken += size;
@@ -170,7 +182,8 @@ static PyMethodDef methods[] = {
      "    (pos, seq, at, data, events, transactions, last_timestamp, state)\n\n"
      "Take the dump packets of buf[pos:] that need no decision (see the module's comment):\n"
      "their events joined in `data`, the framer's new position and sequence, the copy's new\n"
-     "length `at`, and the boundary state (1 open group, 2 after a standalone GTID). It stops\n"
+     "length `at`, and the boundary state (boundary.py's bits: 1 open group, 2 after a standalone\n"
+     "GTID, 4 opened by a GTID, 8 open). It stops\n"
      "at the first packet it does not settle, which the Python path then reads."},
     {NULL, NULL, 0, NULL}};
 
