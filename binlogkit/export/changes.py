@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import IO, Callable, Iterator
 
+from ..boundary import QUERY_TYPES, classify
 from ..constants import EventType as T
 from ..decoder import EventDecoder, Problem
 from ..errors import BinlogError
@@ -31,10 +32,9 @@ from ..format import Format
 from ..reader import RawEvent, iter_raw_events
 from ..rowvalues.images import RawRows
 from ..rowvalues.tables import DELETE, ROWS_TYPES, WRITE, Table
-from ..transactions import Grouper, Transaction, _classify
+from ..transactions import Grouper, Transaction
 from . import ddl
 
-QUERY_TYPES = {T.QUERY_EVENT, T.QUERY_COMPRESSED_EVENT}
 KEPT = frozenset(ROWS_TYPES | QUERY_TYPES | {T.TABLE_MAP_EVENT, T.TRANSACTION_PAYLOAD_EVENT})
 NOT_COMMITTED = {"ROLLBACK", "XA_ROLLBACK", "XA_PREPARE"}
 SPOOL_MEMORY = 16 << 20
@@ -233,7 +233,7 @@ class _Walk:
                 elif code in QUERY_TYPES:
                     q = ev.fields.get("query", "")
                     sql = q if isinstance(q, str) else bytes(q).decode("utf-8", "replace")
-                    if _classify(sql[:32].strip().upper()) != "statement":
+                    if classify(sql[:32].strip().upper()) != "statement":
                         continue
                     db = ev.fields.get("db", "")
                     db = db if isinstance(db, str) else bytes(db).decode("utf-8", "replace")

@@ -40,6 +40,7 @@ from array import array
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Iterator
 
+from ..boundary import PRELUDE, QUERY_TYPES
 from ..codecs.header import HEADER_STRUCT
 from ..codecs.statement import QueryBody
 from ..constants import EventType as T
@@ -55,8 +56,6 @@ from .source import EventFile
 if TYPE_CHECKING:
     from ..crypto.keys import Keys
 
-QUERY_TYPES = {T.QUERY_EVENT, T.QUERY_COMPRESSED_EVENT}
-PRELUDE = {T.INTVAR_EVENT, T.RAND_EVENT, T.USER_VAR_EVENT}
 DROPPED = {T.GTID_LOG_EVENT, T.ANONYMOUS_GTID_LOG_EVENT, T.GTID_TAGGED_LOG_EVENT, T.GTID_EVENT,
            T.ANNOTATE_ROWS_EVENT, T.ROWS_QUERY_LOG_EVENT, T.TRANSACTION_CONTEXT_EVENT,
            T.IGNORABLE_LOG_EVENT}

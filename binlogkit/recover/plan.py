@@ -131,7 +131,7 @@ def pending_journal(directory: str | os.PathLike) -> Plan | None:
     return plan
 
 
-def _names(connection: str | None, base: str | None, relay_dir: Path) -> tuple[Path, Path, Path]:
+def relay_paths(connection: str | None, base: str | None, relay_dir: Path) -> tuple[Path, Path, Path]:
     """(relay index, master.info, relay-log.info) for the default or a named connection."""
     suffix = f"-{connection}" if connection else ""
     mi = relay_dir / f"master{suffix}.info"
@@ -189,7 +189,7 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
     if pending is not None:
         return pending
     d = Path(relay_dir)
-    index_path, mi_path, ri_path = _names(connection, relay_base, d)
+    index_path, mi_path, ri_path = relay_paths(connection, relay_base, d)
     base = index_path.name[: -len(".index")]
     # MySQL updates its index through <index>_crash_safe: new list written there, old index deleted,
     # then renamed into place; a kill between the last two leaves only the new list, which MySQL

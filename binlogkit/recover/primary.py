@@ -37,9 +37,9 @@ def keep_predicate(keep_through: str):
 def replica_holds(relay_dir: str | os.PathLike, keys=None) -> str:
     """The GTIDs a replica holds, from its relay logs (complete transactions) — the position
     (MariaDB) or set (MySQL) to keep the primary's binlog through."""
-    from .plan import _names, held_gtids
+    from .plan import relay_paths, held_gtids
 
-    index, _mi, _ri = _names(None, None, Path(relay_dir))
+    index, _mi, _ri = relay_paths(None, None, Path(relay_dir))
     pos, mysql = held_gtids([index], relay=True, keys=keys)
     return str(mysql) if mysql else str(pos)
 
