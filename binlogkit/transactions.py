@@ -33,12 +33,13 @@ from .codecs.gtid import decode_previous_gtids
 from .codecs.header import LEN_HEADER
 from .constants import EventFlag, EventType as T, event_type_name
 from .errors import BinlogError, BodyLengthError, FormatError, KeyFileError, KeyRequiredError
+from .flavor import Flavor
 from .format import Format
 from .framing import walk_events
 from .positions import SourceClock
 
 __all__ = ["BODIES", "GTID_TYPES", "KNOWN_TYPES", "OUTSIDE", "PRELUDE", "QUERY_TYPES", "FileInfo", "Grouper",
-           "Kind", "Transaction", "group_files", "gtid_list_strings", "mariadb_alter"]
+           "Kind", "Transaction", "group_files", "gtid_list_strings", "gtid_values", "mariadb_alter"]
 BODIES = frozenset(GTID_TYPES | QUERY_TYPES | {T.XID_EVENT, T.XA_PREPARE_LOG_EVENT, T.ROTATE_EVENT,
                                                 T.PREVIOUS_GTIDS_LOG_EVENT, T.GTID_LIST_EVENT,
                                                 T.INCIDENT_EVENT})
@@ -400,6 +401,16 @@ def mariadb_alter(body: bytes) -> tuple[str | None, int | None]:
     p += 1 + (1 if fx & 1 else 0)
     seq = int.from_bytes(body[p:p + 8], "little") if fx & (4 | 8) and p + 8 <= len(body) else None
     return phase, seq
+
+
+def gtid_values(transactions: Iterable[Transaction]) -> dict[Flavor, list[Gtid]]:
+    """The typed GTIDs of ``transactions`` per flavor, in their order (every flavor a key)."""
+    out: dict[Flavor, list[Gtid]] = {f: [] for f in Flavor}
+    for t in transactions:
+        flavor = Kind(t.kind).flavor
+        if t.gtid_value is not None and flavor is not None:
+            out[flavor].append(t.gtid_value)
+    return out
 
 
 def group_files(paths: Iterable[str | os.PathLike], *, verify: bool = True, relay: bool | None = None,

@@ -32,7 +32,7 @@ from ..format import Format
 from ..reader import RawEvent, iter_raw_events
 from ..rowvalues.images import RawRows
 from ..rowvalues.tables import DELETE, ROWS_TYPES, WRITE, Table
-from ..transactions import Grouper, Transaction
+from ..transactions import Grouper, Kind, Transaction
 from . import ddl
 
 KEPT = frozenset(ROWS_TYPES | QUERY_TYPES | {T.TABLE_MAP_EVENT, T.TRANSACTION_PAYLOAD_EVENT})
@@ -179,7 +179,7 @@ class _Walk:
 
     def finalize(self, t: Transaction) -> Iterator[Rows | Statement]:
         try:
-            if t.kind == "continuation" and not t.complete:
+            if t.kind == Kind.CONTINUATION and not t.complete:
                 return
             if not t.complete:
                 self.report.incomplete.append({"gtid": t.gtid, "file": t.start_file, "offset": t.start_offset,

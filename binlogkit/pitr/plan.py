@@ -40,7 +40,7 @@ from ..audit.merge import Finding
 from ..audit.summary import series_key
 from ..errors import BinlogError, KeyRequiredError
 from ..files import OPENERS
-from ..flavor import Flavor
+from ..flavor import Flavor, has_two_phase_alter
 from .flavors import REPLAY, Replay
 from .walk import Heads, TimedTransaction, event_boundary, read_head, transactions
 
@@ -577,7 +577,7 @@ class _Plan:
                 self.middle_checks(s, start_state, first_seen)
             trx += n
             nbytes += max(0, (hi if hi is not None else s["end_offset"]) - lo)
-        if self.flavor == Flavor.MARIADB and stop_pos is not None:
+        if has_two_phase_alter(self.flavor) and stop_pos is not None:
             self._alter_split(self.paths[j], start_pos if i == j else 4, stop_pos)
         # the audit's findings that lie on the way
         firsts = {(p, o) for p, o in first_seen.values()}
