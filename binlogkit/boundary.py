@@ -133,11 +133,14 @@ class GtidRule:
     read: Callable[[bytes, int], tuple[Gtid | None, bool]]   # (body, server_id) -> (gtid, standalone)
     opens_group: bool = False   # without FL_STANDALONE: the GTID event is the BEGIN (MariaDB)
     len_names: int = 0          # a shorter body names no GTID (its transaction ends as a STATEMENT)
-    standalone: Callable[[bytes], bool] = lambda body: False   # FL_STANDALONE, read without the value
+    ofs_standalone: int | None = None   # the byte whose bit 0 is FL_STANDALONE (None: never standalone)
+
+
+OFS_MARIADB_FLAGS2 = 12
 
 
 def _mariadb_standalone(body: bytes) -> bool:
-    return len(body) > 12 and bool(body[12] & 1)   # flags2 & FL_STANDALONE
+    return len(body) > OFS_MARIADB_FLAGS2 and bool(body[OFS_MARIADB_FLAGS2] & 1)   # flags2 & FL_STANDALONE
 
 
 def _mariadb(body: bytes, server_id: int) -> tuple[Gtid | None, bool]:
@@ -171,7 +174,8 @@ def _anonymous(body: bytes, server_id: int) -> tuple[Gtid | None, bool]:
 
 
 GTID_RULES: dict[int, GtidRule] = {
-    T.GTID_EVENT: GtidRule(Kind.MARIADB, _mariadb, opens_group=True, standalone=_mariadb_standalone),
+    T.GTID_EVENT: GtidRule(Kind.MARIADB, _mariadb, opens_group=True,
+                              ofs_standalone=OFS_MARIADB_FLAGS2),
     T.GTID_LOG_EVENT: GtidRule(Kind.MYSQL, _mysql, len_names=25),
     T.GTID_TAGGED_LOG_EVENT: GtidRule(Kind.MYSQL, _mysql_tagged),
     T.ANONYMOUS_GTID_LOG_EVENT: GtidRule(Kind.ANONYMOUS, _anonymous),
@@ -187,28 +191,46 @@ def read_gtid(code: int, server_id: int, body: bytes) -> tuple[Gtid | None, Kind
     return gtid, rule.kind, standalone
 
 
+# per GTID type code, from its rule: (len_names, the state without FL_STANDALONE, the byte of
+# FL_STANDALONE or -1) as plain ints (an IntEnum or dataclass lookup per event costs)
+_GTID_STATES = {int(code): (r.len_names, OPEN | (OPEN_GROUP if r.opens_group else 0),
+                            -1 if r.ofs_standalone is None else r.ofs_standalone)
+                for code, r in GTID_RULES.items()}
+
+
 def gtid_state(code: int, body: bytes) -> int:
     """The state right after a GTID event of type ``code`` with this body."""
-    rule = GTID_RULES.get(code)
+    rule = _GTID_STATES.get(code)
     if rule is None:
         return OPEN
-    state = OPEN | (BY_GTID if len(body) >= rule.len_names else 0)
-    if rule.standalone(body):
-        return state | STANDALONE
-    return state | (OPEN_GROUP if rule.opens_group else 0)
+    len_names, state, ofs = rule
+    if len(body) >= len_names:
+        state |= BY_GTID
+    if 0 <= ofs < len(body) and body[ofs] & 1:
+        return (state & ~OPEN_GROUP) | STANDALONE
+    return state
+
+
+_XID, _XA_PREPARE, _PAYLOAD = int(T.XID_EVENT), int(T.XA_PREPARE_LOG_EVENT), int(T.TRANSACTION_PAYLOAD_EVENT)
+_OUTSIDE = frozenset(int(c) for c in OUTSIDE)
+_GTIDS = frozenset(int(c) for c in GTID_TYPES)
+_QUERIES = frozenset(int(c) for c in QUERY_TYPES)
+_NOT_STANDALONE_END = frozenset(int(c) for c in NOT_STANDALONE_END)
 
 
 # -- the step ----------------------------------------------------------------------------------
 
 def step(state: int, code: int, body: bytes, query_phl: int | None = 13) -> tuple[int, str | None]:
     """The next state and the decision for one event (see the module docstring)."""
-    if code in OUTSIDE:
+    if code == _XID:   # the most frequent decision first (no other rule looks at an Xid)
+        return 0, "XID"
+    if code in _OUTSIDE:
         return state, None
-    if code in GTID_TYPES:
+    if code in _GTIDS:
         return gtid_state(code, body), GTID
     if not state & OPEN:
         state = OPEN
-    if code in QUERY_TYPES:
+    if code in _QUERIES:
         c = classify(query_text(body, code, query_phl))
         if c == "begin":
             return state | OPEN_GROUP, BEGIN
@@ -217,13 +239,11 @@ def step(state: int, code: int, body: bytes, query_phl: int | None = 13) -> tupl
         if c == "statement" and not state & OPEN_GROUP:
             return 0, "DDL" if state & BY_GTID else "STATEMENT"
         return state, None
-    if code == T.XID_EVENT:
-        return 0, "XID"
-    if code == T.XA_PREPARE_LOG_EVENT:
+    if code == _XA_PREPARE:
         return 0, "XA_PREPARE"
-    if code == T.TRANSACTION_PAYLOAD_EVENT:
+    if code == _PAYLOAD:
         return (state, None) if state & OPEN_GROUP else (0, "PAYLOAD")
-    if state & STANDALONE and code not in NOT_STANDALONE_END:
+    if state & STANDALONE and code not in _NOT_STANDALONE_END:
         return 0, "STANDALONE"
     return state, None
 

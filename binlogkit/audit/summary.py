@@ -215,6 +215,7 @@ class _Scan:
         self.cur: _Trx | None = None
         self.state = 0   # the boundary machine's (binlogkit.boundary)
         self.fmt: Format | None = None
+        self._hl, self._lc = LEN_HEADER, 0   # header and checksum lengths of self.fmt
         self.relay = False
         self.events = self.checksummed = self.transactions = 0
         self.end_offset = 4
@@ -260,10 +261,7 @@ class _Scan:
         self.runs.append([name, position, position, at, end, not log_pos])
 
     def body(self, data: bytes) -> bytes:
-        fmt = self.fmt
-        lc = fmt.len_checksum if fmt else 0
-        hl = max(LEN_HEADER, fmt.header_length) if fmt else LEN_HEADER
-        return data[hl:len(data) - lc]
+        return data[self._hl:len(data) - self._lc]
 
     def close(self, complete: bool, final: bool = False) -> None:
         t = self.cur
@@ -362,6 +360,7 @@ class _Scan:
                         self.relay = True
                     aware = len(data) >= 5 and fde_is_checksum_aware(data)
                     self.fmt = Format.from_fde_body(data[LEN_HEADER:len(data) - (4 if aware else 0)])
+                    self._hl, self._lc = max(LEN_HEADER, self.fmt.header_length), self.fmt.len_checksum
                     if fdes == 2:
                         self.relay = True
                     relay = self.relay
