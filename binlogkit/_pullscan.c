@@ -32,6 +32,8 @@
 #define SEMISYNC_MAGIC 0xEF
 #define SEMISYNC_NEED_ACK 0x01
 #define FLAG_ARTIFICIAL 0x20
+#define FLAG_IGNORABLE 0x80
+#define MAX_EVENT_SIZE (1LL << 30)
 #define OPEN_GROUP 1
 #define STANDALONE 2
 #define BY_GTID 4
@@ -176,6 +178,150 @@ done:
     return result;
 }
 
+
+/*
+ * summary(): the per-file pass of `audit` (binlogkit/audit/summary.py, the reference) on the
+ * events it settles without a Python call, in a binlog (not a relay log) after its
+ * Format_description: it counts events, checksummed events and timestamps, and applies
+ * boundary.py's step to plain events inside an open transaction, Xid, and a plain BEGIN /
+ * COMMIT Query; a MariaDB GTID of the one stream the caller names (domain, server id) whose
+ * seq_no is one above the domain's last opens a transaction, and a transaction of that stream
+ * closed complete extends the caller's run of complete seq_nos when it is the next one. Anything
+ * else -- a bad CRC, an unknown type, a break of the end_log_pos chain, any other event type,
+ * any other GTID, no transaction open, a standalone GTID's statement -- stops it before that
+ * event, which the Python path reads. Every read is bounds-checked against the window.
+ */
+#define S_MORE 0
+#define S_PYTHON 1
+static PyObject *summary(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer buf, known;
+    Py_ssize_t rel, filled;
+    long long at, domain, server, last, ce, cur_at, cur_src;
+    unsigned long long cur_seq;
+    int crc_on, state, phl, have_cur, cur_fast;
+    PyObject *crc;
+    if (!PyArg_ParseTuple(args, "y*nnLiiiy*iiKLLLLLLO", &buf, &rel, &filled, &at, &crc_on, &state, &phl, &known,
+                          &have_cur, &cur_fast, &cur_seq, &cur_at, &cur_src, &domain, &server, &last, &ce, &crc))
+        return NULL;
+    PyObject *result = NULL;
+    long long events = 0, checksummed = 0, transactions = 0, first_ts = -1, last_ts = -1, opened = 0;
+    int status = S_MORE;
+    const unsigned char *base = buf.buf;
+    if (known.len != 256 || rel < 0 || filled > buf.len || rel > filled) {
+        PyErr_SetString(PyExc_ValueError, "summary: bad arguments");
+        goto done;
+    }
+    for (;;) {
+        Py_ssize_t avail = filled - rel;
+        if (avail < LEN_HEADER)
+            break;
+        const unsigned char *h = base + rel;
+        uint32_t ts = (uint32_t)le(h, 4), sid = (uint32_t)le(h + 5, 4), size = (uint32_t)le(h + 9, 4),
+                 log_pos = (uint32_t)le(h + 13, 4);
+        int code = h[4];
+        unsigned flags = (unsigned)le(h + 17, 2);
+        Py_ssize_t len_crc = crc_on ? 4 : 0;
+        if (size < LEN_HEADER + len_crc || size > MAX_EVENT_SIZE) {
+            status = S_PYTHON;
+            break;
+        }
+        if (avail < (Py_ssize_t)size)
+            break;
+        if (!((const unsigned char *)known.buf)[code] && !(flags & FLAG_IGNORABLE)) {
+            status = S_PYTHON;
+            break;
+        }
+        unsigned long long end = (unsigned long long)at + size;
+        if (log_pos && log_pos != (uint32_t)(end & 0xFFFFFFFFULL) && !(flags & FLAG_ARTIFICIAL)) {
+            status = S_PYTHON; /* a break of the end_log_pos chain: the Python path notes it */
+            break;
+        }
+        if (crc_on) {
+            uint32_t actual;
+            if (crc_call(crc, h, size - 4, &actual))
+                goto done;
+            if (actual != (uint32_t)le(h + size - 4, 4)) {
+                status = S_PYTHON;
+                break;
+            }
+        }
+        const unsigned char *body = h + LEN_HEADER;
+        Py_ssize_t nbody = size - LEN_HEADER - len_crc;
+        int next = state, close = 0;
+        switch (code) {
+        case 162: { /* MariaDB GTID */
+            if (have_cur || nbody < 13 || domain < 0)
+                goto stop;
+            unsigned long long seq = le(body, 8);
+            uint32_t d = (uint32_t)le(body + 8, 4);
+            if ((long long)d != domain || (long long)sid != server || seq != (unsigned long long)last + 1)
+                goto stop;
+            last = (long long)seq;
+            have_cur = 1;
+            cur_fast = 1;
+            cur_seq = seq;
+            cur_at = at;
+            cur_src = log_pos ? (long long)log_pos - (long long)size : -1;
+            transactions++;
+            opened++;
+            next = OPEN | BY_GTID | ((body[12] & 1) ? STANDALONE : OPEN_GROUP);
+            break;
+        }
+        case 16: /* Xid */
+            close = 1;
+            break;
+        case 2: {
+            int begin = query_is(body, nbody, phl, "BEGIN", 5);
+            int commit = begin == 1 ? 0 : query_is(body, nbody, phl, "COMMIT", 6);
+            if (begin == 1 && have_cur)
+                next = (state & OPEN ? state : OPEN) | OPEN_GROUP;
+            else if (commit == 1)
+                close = 1;
+            else
+                goto stop;
+            break;
+        }
+        /* what the Python path reads: Format_description, Rotate, events outside transactions,
+           the other GTIDs, XA_PREPARE, Transaction_payload, compressed Query */
+        case 15: case 4: case 3: case 163: case 161: case 35: case 27: case 41: case 164: case 26: case 28:
+        case 33: case 34: case 42: case 38: case 40: case 165:
+            goto stop;
+        default:
+            if (!have_cur || state & STANDALONE)
+                goto stop;
+        }
+        if (close) {
+            if (!have_cur || !cur_fast || ce < 0 || cur_seq != (unsigned long long)ce + 1)
+                goto stop;
+            ce = (long long)cur_seq;
+            have_cur = 0;
+            cur_fast = 0;
+            next = 0;
+        }
+        state = next;
+        events++;
+        checksummed += crc_on;
+        if (ts) {
+            if (first_ts < 0)
+                first_ts = ts;
+            last_ts = ts;
+        }
+        rel += size;
+        at += size;
+    }
+    goto out;
+stop:
+    status = S_PYTHON;
+out:
+    result = Py_BuildValue("(inLLLLLiiiKLLLLLL)", status, rel, at, events, checksummed, first_ts, last_ts, state,
+                           have_cur, cur_fast, cur_seq, cur_at, cur_src, last, ce, transactions, opened);
+done:
+    PyBuffer_Release(&buf);
+    PyBuffer_Release(&known);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"run", run, METH_VARARGS,
      "run(buf, pos, seq, semisync, crc_on, at, state, query_phl, crc) ->\n"
@@ -185,6 +331,13 @@ static PyMethodDef methods[] = {
      "length `at`, and the boundary state (boundary.py's bits: 1 open group, 2 after a standalone\n"
      "GTID, 4 opened by a GTID, 8 open). It stops\n"
      "at the first packet it does not settle, which the Python path then reads."},
+    {"summary", summary, METH_VARARGS,
+     "summary(buf, rel, filled, at, crc_on, state, query_phl, known, have_cur, cur_fast, cur_seq, cur_at,\n"
+     "        cur_src, domain, server_id, last, complete_end, crc) ->\n"
+     "    (status, rel, at, events, checksummed, first_ts, last_ts, state, have_cur, cur_fast, cur_seq,\n"
+     "     cur_at, cur_src, last, complete_end, transactions, opened)\n\n"
+     "audit's per-file pass over buf[rel:filled] (the file from offset `at`) until an event it does\n"
+     "not settle (status 1: the Python path reads it) or the window ends (0). See the comment above it."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_pullscan",

@@ -31,6 +31,12 @@ occurrence (offset, completeness, source) the merge needs for findings across co
 Transaction boundaries are decided by ``binlogkit.boundary.step``, as in
 ``binlogkit.transactions.Grouper`` (a test keeps the two in agreement); this loop only keeps what
 an audit needs.
+
+On a plain binlog (no key, no compression that stops it) the events the pass settles without a
+Python call -- rows, table maps, Xid, a plain BEGIN / COMMIT, and the next in-order MariaDB GTID
+of the stream seen last -- are taken by the C loop ``_pullscan.summary`` (``_FastWalk``): the
+Python loop below reads only the rest, and any irregular file is read again the Python way.
+``tests/test_boundary.py`` holds both equal on every fixture and corpus file and on built ones.
 """
 
 from __future__ import annotations
@@ -162,8 +168,16 @@ def file_summary(path: str | os.PathLike[str], context: dict[str, Any] | None = 
     s = _Scan(path, context, observe)
     problem: dict[str, Any] | None = None
     try:
-        with open_input(path) as fh:
-            s.run(fh, loaded)
+        fast = _pullscan is not None and loaded is None
+        if fast:
+            try:
+                with open_input(path) as fh:
+                    s.run(fh, fast=_FastWalk(s, fh))
+            except (_Irregular, BinlogError, OSError):   # the Python path decides every irregular file
+                s, fast = _Scan(path, context, observe), False
+        if not fast:
+            with open_input(path) as fh:
+                s.run(fh, loaded)
     except BinlogError as exc:
         problem = {"kind": type(exc).__name__, "offset": exc.offset, "message": exc.message,
                    "event_type": exc.event_type}
@@ -234,6 +248,7 @@ class _Scan:
         self.source_file: str | None = None
         self.continuation_head = False
         self._keys: dict[tuple[int, int], str] = {}
+        self._fast: tuple[int, int, str] | None = None   # the MariaDB stream the C loop may extend
         self.clock = SourceClock()
         self.runs: list[list[Any]] = []  # [source file | None, start, end, offset, end offset, restart]
 
@@ -292,6 +307,7 @@ class _Scan:
             t = _Trx(f"{key}-{seq}", key, seq, Kind.MARIADB, at, src_file, (log_pos - ev_size) if log_pos else None)
             self.cur = t
             self.order.mariadb(t, domain, key, seq)
+            self._fast = (domain, sid, key)
             return
         try:
             value, kind, _standalone = read_gtid(code, sid, body)
@@ -308,7 +324,7 @@ class _Scan:
         self.cur = t
         self.order.mysql_gtid(t, key, n)
 
-    def run(self, fh: BinaryIO, keys: Keys | None = None) -> None:
+    def run(self, fh: BinaryIO, keys: Keys | None = None, fast: _FastWalk | None = None) -> None:
         fdes = 0
         own_source = None
         base = self.base
@@ -320,8 +336,8 @@ class _Scan:
         last_ts: int | None = None
         src_file: str | None
         try:
-            for at, code, ts, sid, ev_size, log_pos, flags, data, ok in walk_events(fh, verify=False, want=BODIES,
-                                                                                             keys=keys):
+            walk = fast if fast is not None else walk_events(fh, verify=False, want=BODIES, keys=keys)
+            for at, code, ts, sid, ev_size, log_pos, flags, data, ok in walk:
                 end = at + ev_size
                 events += 1
                 if ok is not None:
@@ -423,3 +439,170 @@ class _Scan:
         finally:  # a damaged file stops the walk: what was counted up to there stays
             self.events, self.checksummed, self.end_offset = events, checksummed, end
             self.first_ts, self.last_ts = first_ts, last_ts
+            if fast is not None:   # it counted every event, the C loop's too
+                self.events, self.checksummed, self.end_offset = fast.events, fast.checksummed, fast.end
+                self.first_ts, self.last_ts = fast.first_ts, fast.last_ts
+
+
+class _Irregular(Exception):
+    """The fast walk met what only the Python walk (``framing.walk_events``) decides."""
+
+
+def _load_c() -> Any:
+    if os.environ.get("BINLOGKIT_PURE_PYTHON") or os.environ.get("BINLOGKIT_NO_AUDITSCAN"):
+        return None
+    try:
+        from .. import _pullscan as c_loop
+    except ImportError:
+        return None
+    return c_loop if hasattr(c_loop, "summary") else None
+
+
+_pullscan = _load_c()
+_KNOWN = bytes(1 if c in KNOWN_TYPES else 0 for c in range(256))
+_WINDOW = 16 << 20
+_START_V3, _START_ENCRYPTION = 1, int(T.START_ENCRYPTION_EVENT)
+
+
+class _FastWalk:
+    """The events of a plain binlog as ``walk_events(verify=False, want=BODIES)`` yields them,
+    but only those the C loop (``_pullscan.summary``) does not settle; what it settles it applies
+    to the scan ``s`` between two of them. Anything irregular (framing, encryption) raises
+    ``_Irregular``: the caller reads the file again the Python way."""
+
+    def __init__(self, s: _Scan, fh: BinaryIO) -> None:
+        self.s, self.fh = s, fh
+        self.events = self.checksummed = 0
+        self.end = 4
+        self.first_ts: int | None = None
+        self.last_ts: int | None = None
+
+    def __iter__(self):
+        from ..codecs.header import HEADER_STRUCT
+        from ..crc import CRC32
+        from ..framing import MAX_EVENT_SIZE, checksum_on
+        from ..reader import event_crc
+
+        fh, s, c_loop = self.fh, self.s, _pullscan
+        readinto = getattr(fh, "readinto")
+        if fh.read(4) != b"\xfebin":
+            raise _Irregular
+        buf = bytearray(_WINDOW)
+        filled = rel = 0
+        at, crc_on, fdes, eof = 4, False, 0, False
+        unpack = HEADER_STRUCT.unpack_from
+
+        def fill(need: int) -> None:
+            nonlocal buf, filled, rel, eof
+            if filled - rel >= need or eof:
+                return
+            keep = filled - rel
+            if need > len(buf):
+                buf = bytearray(buf[rel:filled]) + bytearray(need - keep)
+            else:
+                buf[:keep] = buf[rel:filled]
+            rel, filled = 0, keep
+            mv = memoryview(buf)
+            while filled < len(buf):
+                got = readinto(mv[filled:])
+                if not got:
+                    eof = True
+                    break
+                filled += got
+            mv.release()
+
+        while True:
+            fill(LEN_HEADER)
+            avail = filled - rel
+            if avail == 0:
+                return
+            if avail < LEN_HEADER:
+                raise _Irregular
+            ts, code, sid, size, log_pos, flags = unpack(buf, rel)
+            if (at == 4 and code not in (_FDE, _START_V3)) or size < LEN_HEADER or size > MAX_EVENT_SIZE \
+                    or code == _START_ENCRYPTION:
+                raise _Irregular
+            fill(size)
+            if filled - rel < size:
+                raise _Irregular
+            e = rel + size
+            ok = data = None
+            if code == _FDE:
+                data = bytes(buf[rel:e])
+                crc_on = checksum_on(data)
+                fdes += 1
+                if fde_is_checksum_aware(data):
+                    ok = int.from_bytes(data[-4:], "little") == event_crc(data)
+            else:
+                if crc_on:
+                    if size < LEN_HEADER + 4:
+                        raise _Irregular
+                    ok = int.from_bytes(buf[e - 4:e], "little") == CRC32(memoryview(buf)[rel:e - 4])
+                if code in BODIES:
+                    data = bytes(buf[rel:e])
+            self.events += 1
+            self.checksummed += ok is not None
+            if ts:
+                if self.first_ts is None:
+                    self.first_ts = ts
+                self.last_ts = ts
+            at, rel = at + size, e
+            self.end = at
+            yield at - size, code, ts, sid, size, log_pos, flags, data, ok
+            # the loop has read that event: the C loop takes what it settles from here
+            if fdes != 1 or s.relay or s.fmt is None or s.fmt.header_length > LEN_HEADER:
+                continue
+            while True:
+                fill(LEN_HEADER)
+                if filled - rel < LEN_HEADER:
+                    break
+                fast = s._fast
+                t = s.cur
+                domain, server, last, ce = -1, -1, -1, -1
+                if fast is not None and not s.order.maria_before and not s.collect and s.observe is None:
+                    d, sv, key = fast
+                    ivs, lt = s.order.maria.m.get(key), s.order.last.get(d)
+                    if ivs and lt is not None and ivs[-1][1] == lt[1]:
+                        domain, server, last = d, sv, lt[1]
+                        civs = s.complete.m.get(key)
+                        ce = civs[-1][1] if civs else -1
+                cur_fast = t is not None and fast is not None and t.key == fast[2] and t.n is not None
+                phl = s.fmt.post_header_length(T.QUERY_EVENT)
+                (status, rel, at2, n, nck, fts, lts, state, have_cur, cur_fast2, cur_seq, cur_at, cur_src, last2,
+                 ce2, trx, opened) = c_loop.summary(buf, rel, filled, at, crc_on, s.state, phl if phl else 13, _KNOWN,
+                                                    t is not None, cur_fast, t.n if cur_fast and t is not None else 0,
+                                                    -1, -1, domain, server, last, ce, CRC32)
+                if n:
+                    at = at2
+                    self.events += n
+                    self.checksummed += nck
+                    self.end = at
+                    if fts >= 0:
+                        if self.first_ts is None:
+                            self.first_ts = fts
+                        self.last_ts = lts
+                    s.state = state
+                    s.transactions += trx
+                    if fast is not None and domain >= 0:
+                        d, sv, key = fast
+                        if last2 != last:
+                            text = f"{key}-{last2}"
+                            s.order.maria.m[key][-1][1] = last2
+                            s.order.last[d] = [text, last2]
+                            s.order.high[d] = [text, last2]
+                        if ce2 != ce:
+                            s.complete.m[key][-1][1] = ce2
+                        if not have_cur:
+                            s.cur = None
+                        elif opened:
+                            s.cur = _Trx(f"{key}-{cur_seq}", key, cur_seq, Kind.MARIADB, cur_at, s.base,
+                                         cur_src if cur_src >= 0 else None)
+                    elif not have_cur:
+                        s.cur = None
+                if status == 1 or not n:
+                    if status == 0 and filled - rel >= LEN_HEADER:   # a whole event not in the window
+                        size = int.from_bytes(buf[rel + 9:rel + 13], "little")
+                        fill(max(LEN_HEADER, min(size, MAX_EVENT_SIZE)))
+                        if filled - rel >= size:
+                            continue
+                    break
