@@ -288,3 +288,17 @@ def test_audit_summary_with_c_equals_python_on_built_sequences(tmp_path_factory,
     p.write_bytes(bytes(data))
     fast, slow = _summaries(p)
     assert fast == slow
+
+
+@pytest.mark.skipif(C_LOOP is None or not hasattr(C_LOOP, "summary"), reason="binlogkit._pullscan not built")
+def test_audit_summary_with_c_equals_python_across_windows(tmp_path):
+    """Events larger than the fast walk's window, and thousands of transactions across windows."""
+    events: list[tuple[int, bytes]] = []
+    for n in range(101, 3101):
+        events += [_maria_gtid(n, 0), (T.TABLE_MAP_EVENT, bytes(12)),
+                   (T.WRITE_ROWS_EVENT, bytes(5 << 20 if n in (1100, 2100) else 300)),
+                   (T.XID_EVENT, XidBody.build(dict(xid=n)))]
+    p = tmp_path / "mariadb-bin.000001"
+    p.write_bytes(_binlog(events))
+    fast, slow = _summaries(p)
+    assert fast == slow and fast["complete"] == {"0-1": [[101, 3100]]}

@@ -460,7 +460,7 @@ def _load_c() -> Any:
 
 _pullscan = _load_c()
 _KNOWN = bytes(1 if c in KNOWN_TYPES else 0 for c in range(256))
-_WINDOW = 16 << 20
+_WINDOW = 4 << 20   # as framing.WINDOW: memory flat in the file size
 _START_V3, _START_ENCRYPTION = 1, int(T.START_ENCRYPTION_EVENT)
 
 
