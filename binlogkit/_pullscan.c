@@ -34,6 +34,7 @@
 #define FLAG_ARTIFICIAL 0x20
 #define FLAG_IGNORABLE 0x80
 #define MAX_EVENT_SIZE (1LL << 30)
+#define MAX_GNO ((1ULL << 63) - 2)
 #define OPEN_GROUP 1
 #define STANDALONE 2
 #define BY_GTID 4
@@ -185,7 +186,8 @@ done:
  * Format_description: it counts events, checksummed events and timestamps, and applies
  * boundary.py's step to plain events inside an open transaction, Xid, and a plain BEGIN /
  * COMMIT Query; a MariaDB GTID of the one stream the caller names (domain, server id) whose
- * seq_no is one above the domain's last opens a transaction, and a transaction of that stream
+ * seq_no is one above the domain's last, or a MySQL GTID of the one uuid it names whose number
+ * is one above the last of that uuid, opens a transaction, and a transaction of that stream
  * closed complete extends the caller's run of complete seq_nos when it is the next one. Anything
  * else -- a bad CRC, an unknown type, a break of the end_log_pos chain, any other event type,
  * any other GTID, no transaction open, a standalone GTID's statement -- stops it before that
@@ -195,20 +197,21 @@ done:
 #define S_PYTHON 1
 static PyObject *summary(PyObject *self, PyObject *args) {
     (void)self;
-    Py_buffer buf, known;
+    Py_buffer buf, known, uuid;
     Py_ssize_t rel, filled;
     long long at, domain, server, last, ce, cur_at, cur_src;
     unsigned long long cur_seq;
     int crc_on, state, phl, have_cur, cur_fast;
     PyObject *crc;
-    if (!PyArg_ParseTuple(args, "y*nnLiiiy*iiKLLLLLLO", &buf, &rel, &filled, &at, &crc_on, &state, &phl, &known,
-                          &have_cur, &cur_fast, &cur_seq, &cur_at, &cur_src, &domain, &server, &last, &ce, &crc))
+    if (!PyArg_ParseTuple(args, "y*nnLiiiy*iiKLLLLy*LLO", &buf, &rel, &filled, &at, &crc_on, &state, &phl, &known,
+                          &have_cur, &cur_fast, &cur_seq, &cur_at, &cur_src, &domain, &server, &uuid, &last, &ce,
+                          &crc))
         return NULL;
     PyObject *result = NULL;
     long long events = 0, checksummed = 0, transactions = 0, first_ts = -1, last_ts = -1, opened = 0;
     int status = S_MORE;
     const unsigned char *base = buf.buf;
-    if (known.len != 256 || rel < 0 || filled > buf.len || rel > filled) {
+    if (known.len != 256 || rel < 0 || filled > buf.len || rel > filled || (uuid.len != 0 && uuid.len != 16)) {
         PyErr_SetString(PyExc_ValueError, "summary: bad arguments");
         goto done;
     }
@@ -282,10 +285,27 @@ static PyObject *summary(PyObject *self, PyObject *args) {
                 goto stop;
             break;
         }
+        case 33: { /* MySQL GTID (untagged) of the stream `uuid`, the next number */
+            if (have_cur || nbody < 25 || uuid.len != 16 || memcmp(body + 1, uuid.buf, 16) != 0)
+                goto stop;
+            unsigned long long gno = le(body + 17, 8);
+            if (last < 0 || gno != (unsigned long long)last + 1 || gno > MAX_GNO)
+                goto stop;
+            last = (long long)gno;
+            have_cur = 1;
+            cur_fast = 1;
+            cur_seq = gno;
+            cur_at = at;
+            cur_src = log_pos ? (long long)log_pos - (long long)size : -1;
+            transactions++;
+            opened++;
+            next = OPEN | BY_GTID;
+            break;
+        }
         /* what the Python path reads: Format_description, Rotate, events outside transactions,
            the other GTIDs, XA_PREPARE, Transaction_payload, compressed Query */
         case 15: case 4: case 3: case 163: case 161: case 35: case 27: case 41: case 164: case 26: case 28:
-        case 33: case 34: case 42: case 38: case 40: case 165:
+        case 34: case 42: case 38: case 40: case 165:
             goto stop;
         default:
             if (!have_cur || state & STANDALONE)
@@ -319,6 +339,7 @@ out:
 done:
     PyBuffer_Release(&buf);
     PyBuffer_Release(&known);
+    PyBuffer_Release(&uuid);
     return result;
 }
 
@@ -333,7 +354,7 @@ static PyMethodDef methods[] = {
      "at the first packet it does not settle, which the Python path then reads."},
     {"summary", summary, METH_VARARGS,
      "summary(buf, rel, filled, at, crc_on, state, query_phl, known, have_cur, cur_fast, cur_seq, cur_at,\n"
-     "        cur_src, domain, server_id, last, complete_end, crc) ->\n"
+     "        cur_src, domain, server_id, uuid, last, complete_end, crc) ->\n"
      "    (status, rel, at, events, checksummed, first_ts, last_ts, state, have_cur, cur_fast, cur_seq,\n"
      "     cur_at, cur_src, last, complete_end, transactions, opened)\n\n"
      "audit's per-file pass over buf[rel:filled] (the file from offset `at`) until an event it does\n"

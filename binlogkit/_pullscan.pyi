@@ -11,7 +11,7 @@ def run(buf: bytearray, pos: int, seq: int, semisync: bool, crc_on: bool, at: in
 
 def summary(buf: bytearray, rel: int, filled: int, at: int, crc_on: bool, state: int, query_phl: int, known: bytes,
             have_cur: bool, cur_fast: bool, cur_seq: int, cur_at: int, cur_src: int, domain: int, server_id: int,
-            last: int, complete_end: int, crc: Callable[[memoryview], int], /
+            uuid: bytes, last: int, complete_end: int, crc: Callable[[memoryview], int], /
             ) -> tuple[int, int, int, int, int, int, int, int, int, int, int, int, int, int, int, int, int]:
     """-> (status, rel, at, events, checksummed, first_ts, last_ts, state, have_cur, cur_fast, cur_seq,
     cur_at, cur_src, last, complete_end, transactions, opened): audit's per-file pass over the

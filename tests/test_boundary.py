@@ -302,3 +302,62 @@ def test_audit_summary_with_c_equals_python_across_windows(tmp_path):
     p.write_bytes(_binlog(events))
     fast, slow = _summaries(p)
     assert fast == slow and fast["complete"] == {"0-1": [[101, 3100]]}
+
+
+MYSQL_UUID = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+
+
+@pytest.mark.skipif(C_LOOP is None or not hasattr(C_LOOP, "summary"), reason="binlogkit._pullscan not built")
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.lists(st.one_of(st.integers(1, 8).map(lambda k: ("run", k)), st.integers(1, 5).map(lambda k: ("jump", k)),
+                          st.sampled_from(["ddl", "statement", "open", "tagged", "other-uuid", "rotate"])), max_size=25),
+       st.integers(0, 3), st.integers(0, 500))
+def test_audit_summary_with_c_equals_python_on_built_mysql(tmp_path_factory, seq, damage, where):
+    """MySQL binlogs (``fixtures.built_mysql``: the codecs' build side): in-order runs of
+    row-format transactions (what the C loop takes) mixed with numbers that jump, DDL,
+    statement-format transactions, an unfinished one, tagged GTIDs, another uuid; sometimes a
+    byte changed or the file cut short."""
+    from fixtures.built_mysql import BinlogBuilder
+
+    b = BinlogBuilder()
+    b.previous_gtids("")
+    n = 0
+
+    def rows(gtid: str) -> None:
+        b.gtid_event(gtid)
+        b.query("BEGIN")
+        b.add(T.TABLE_MAP_EVENT, bytes(30))
+        b.add(T.WRITE_ROWS_EVENT, bytes(40))
+        b.add(T.XID_EVENT, (1000 + b.seq).to_bytes(8, "little"))
+
+    for item in seq:
+        if isinstance(item, tuple):
+            n += item[1] if item[0] == "jump" else 0
+            for _ in range(item[1] if item[0] == "run" else 1):
+                n += 1
+                rows(f"{MYSQL_UUID}:{n}")
+        elif item == "ddl":
+            n += 1
+            b.gtid_event(f"{MYSQL_UUID}:{n}")
+            b.query("CREATE TABLE t (a int)", db="test")
+        elif item == "statement":
+            n += 1
+            b.transaction(f"{MYSQL_UUID}:{n}")
+        elif item == "open":
+            n += 1
+            b.transaction(f"{MYSQL_UUID}:{n}", complete=False)
+        elif item == "tagged":
+            rows(f"{MYSQL_UUID}:blue:{n + 1}")
+        elif item == "other-uuid":
+            rows(f"aaaaaaaa-71ca-11e1-9e33-c80aa9429562:{n + 1}")
+        else:
+            b.rotate("mysql-bin.000002")
+    data = bytearray(b.data)
+    if damage == 1 and len(data) > 300:
+        data[200 + where % (len(data) - 200)] ^= 0x5A
+    elif damage == 2 and len(data) > 300:
+        del data[len(data) - 1 - where % 60:]
+    p = tmp_path_factory.mktemp("m") / "mysql-bin.000001"
+    p.write_bytes(bytes(data))
+    fast, slow = _summaries(p)
+    assert fast == slow

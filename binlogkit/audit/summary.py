@@ -67,7 +67,7 @@ if TYPE_CHECKING:
 Observe = Callable[[str | None, str, int, bool], None]
 
 _NUM = re.compile(r"^(.*)\.(\d+)$")
-_FDE, _ROTATE, _GTID_MARIA = T.FORMAT_DESCRIPTION_EVENT, T.ROTATE_EVENT, T.GTID_EVENT
+_FDE, _ROTATE, _GTID_MARIA, _GTID_MYSQL = T.FORMAT_DESCRIPTION_EVENT, T.ROTATE_EVENT, T.GTID_EVENT, T.GTID_LOG_EVENT
 _INCIDENT, _PREVIOUS, _GTID_LIST = T.INCIDENT_EVENT, T.PREVIOUS_GTIDS_LOG_EVENT, T.GTID_LIST_EVENT
 _IGNORABLE, _ARTIFICIAL, _RELAY = int(EventFlag.IGNORABLE), int(EventFlag.ARTIFICIAL), int(EventFlag.RELAY_LOG)
 # events with no say in boundaries or headers: the loop's fast path
@@ -248,7 +248,9 @@ class _Scan:
         self.source_file: str | None = None
         self.continuation_head = False
         self._keys: dict[tuple[int, int], str] = {}
-        self._fast: tuple[int, int, str] | None = None   # the MariaDB stream the C loop may extend
+        # the GTID stream the C loop may extend: (domain, server id, key, b"") for MariaDB's,
+        # (-1, -1, uuid, its 16 bytes) for MySQL's untagged ones
+        self._fast: tuple[int, int, str, bytes] | None = None
         self.clock = SourceClock()
         self.runs: list[list[Any]] = []  # [source file | None, start, end, offset, end offset, restart]
 
@@ -307,7 +309,7 @@ class _Scan:
             t = _Trx(f"{key}-{seq}", key, seq, Kind.MARIADB, at, src_file, (log_pos - ev_size) if log_pos else None)
             self.cur = t
             self.order.mariadb(t, domain, key, seq)
-            self._fast = (domain, sid, key)
+            self._fast = (domain, sid, key, b"")
             return
         try:
             value, kind, _standalone = read_gtid(code, sid, body)
@@ -323,6 +325,7 @@ class _Scan:
         t = _Trx(gtid, key, n, kind, at, src_file, (log_pos - ev_size) if log_pos else None)
         self.cur = t
         self.order.mysql_gtid(t, key, n)
+        self._fast = (-1, -1, key, body[1:17]) if code == _GTID_MYSQL else None
 
     def run(self, fh: BinaryIO, keys: Keys | None = None, fast: _FastWalk | None = None) -> None:
         fdes = 0
@@ -558,12 +561,18 @@ class _FastWalk:
                     break
                 fast = s._fast
                 t = s.cur
-                domain, server, last, ce = -1, -1, -1, -1
-                if fast is not None and not s.order.maria_before and not s.collect and s.observe is None:
-                    d, sv, key = fast
-                    ivs, lt = s.order.maria.m.get(key), s.order.last.get(d)
-                    if ivs and lt is not None and ivs[-1][1] == lt[1]:
-                        domain, server, last = d, sv, lt[1]
+                domain, server, uuid, last, ce = -1, -1, b"", -1, -1
+                if fast is not None and not s.collect and s.observe is None:
+                    d, sv, key, sidb = fast
+                    if sidb:   # a MySQL stream: its numbers so far end at the last run's end
+                        ivs = s.order.mysql.m.get(key)
+                        if ivs and not s.order.mysql_before:
+                            uuid, last = sidb, ivs[-1][1]
+                    else:      # a MariaDB stream: its run ends at the domain's last seq_no
+                        ivs, lt = s.order.maria.m.get(key), s.order.last.get(d)
+                        if ivs and lt is not None and ivs[-1][1] == lt[1] and not s.order.maria_before:
+                            domain, server, last = d, sv, lt[1]
+                    if last >= 0:
                         civs = s.complete.m.get(key)
                         ce = civs[-1][1] if civs else -1
                 cur_fast = t is not None and fast is not None and t.key == fast[2] and t.n is not None
@@ -571,7 +580,7 @@ class _FastWalk:
                 (status, rel, at2, n, nck, fts, lts, state, have_cur, cur_fast2, cur_seq, cur_at, cur_src, last2,
                  ce2, trx, opened) = c_loop.summary(buf, rel, filled, at, crc_on, s.state, phl if phl else 13, _KNOWN,
                                                     t is not None, cur_fast, t.n if cur_fast and t is not None else 0,
-                                                    -1, -1, domain, server, last, ce, CRC32)
+                                                    -1, -1, domain, server, uuid, last, ce, CRC32)
                 if n:
                     at = at2
                     self.events += n
@@ -583,9 +592,11 @@ class _FastWalk:
                         self.last_ts = lts
                     s.state = state
                     s.transactions += trx
-                    if fast is not None and domain >= 0:
-                        d, sv, key = fast
-                        if last2 != last:
+                    if fast is not None and last >= 0:
+                        d, sv, key, sidb = fast
+                        if last2 != last and sidb:
+                            s.order.mysql.m[key][-1][1] = last2
+                        elif last2 != last:
                             text = f"{key}-{last2}"
                             s.order.maria.m[key][-1][1] = last2
                             s.order.last[d] = [text, last2]
@@ -595,7 +606,8 @@ class _FastWalk:
                         if not have_cur:
                             s.cur = None
                         elif opened:
-                            s.cur = _Trx(f"{key}-{cur_seq}", key, cur_seq, Kind.MARIADB, cur_at, s.base,
+                            s.cur = _Trx(iv.join_gtid(key, cur_seq), key, cur_seq,
+                                         Kind.MYSQL if sidb else Kind.MARIADB, cur_at, s.base,
                                          cur_src if cur_src >= 0 else None)
                     elif not have_cur:
                         s.cur = None
