@@ -10,11 +10,14 @@
  * anything else it stops, and the receiver's Python path takes that packet: it decides every
  * error and every irregular case (tests feed the same streams, damaged ones too, through both).
  *
- * The transaction boundary rules are those of receiver.Boundary (transactions.Grouper's, as a
- * stream), restricted to what they settle without a Python call: a MariaDB GTID, MySQL
- * GTID / anonymous / tagged GTID, Xid, XA_PREPARE, a Transaction_payload, and a plain Query
- * (post-header length 13) whose text is exactly BEGIN or COMMIT. Any other Query, and any event
- * after a standalone GTID, stops the run. Every read is bounds-checked against the packet.
+ * The transaction boundary rules are those of binlogkit/boundary.py (its step(), the reference;
+ * the state bits below are its OPEN_GROUP, STANDALONE, BY_GTID, OPEN; tests/test_boundary.py
+ * holds the two equal), restricted to what they settle without a Python call: a MariaDB GTID,
+ * MySQL GTID / anonymous / tagged GTID, Xid, XA_PREPARE, a Transaction_payload, a plain Query
+ * (post-header length 13) whose text is exactly BEGIN or COMMIT, and any other event inside an
+ * open transaction. Any other Query, any event after a standalone GTID and any event that would
+ * open a transaction without a GTID stops the run. Every read is bounds-checked against the
+ * packet.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -29,8 +32,12 @@
 #define LEN_HEADER LEN_COMMON_HEADER
 #define SEMISYNC_MAGIC 0xEF
 #define SEMISYNC_NEED_ACK 0x01
+#define MAX_EVENT_SIZE (1LL << 30)
+#define MAX_GNO ((1ULL << 63) - 2)
 #define OPEN_GROUP 1
 #define STANDALONE 2
+#define BY_GTID 4
+#define OPEN 8
 
 /* the text of a plain Query is exactly `word` (5 or 6 bytes); -1: not settled here */
 static int query_is(const unsigned char *body, Py_ssize_t n, int phl, const char *word, Py_ssize_t len) {
@@ -99,27 +106,31 @@ static PyObject *run(PyObject *self, PyObject *args) {
         int ends = 0, next = state;
         const unsigned char *body = ev + LEN_HEADER;
         Py_ssize_t nbody = size - LEN_HEADER - len_crc;
+        /* an event other than a GTID with no transaction open opens one (boundary.step) */
+        int open = state & OPEN ? state : OPEN;
         switch (code) {
-        case GTID_EVENT: /* MariaDB GTID: flags2 bit 0 is FL_STANDALONE */
-            next = (size > 31 && ev[31] & 1) ? STANDALONE : 0;
+        case GTID_EVENT: /* MariaDB GTID: flags2 bit 0 is FL_STANDALONE; without it the GTID opens the group */
+            next = OPEN | BY_GTID | ((nbody > 12 && body[12] & 1) ? STANDALONE : OPEN_GROUP);
             break;
-        case GTID_LOG_EVENT:
+        case GTID_LOG_EVENT: /* a MySQL GTID body shorter than 25 bytes names no GTID */
+            next = OPEN | (nbody >= 25 ? BY_GTID : 0);
+            break;
         case ANONYMOUS_GTID_LOG_EVENT:
         case GTID_TAGGED_LOG_EVENT:
-            next = 0;
+            next = OPEN | BY_GTID;
             break;
         case XID_EVENT:
         case XA_PREPARE_LOG_EVENT:
-            next = state & ~OPEN_GROUP;
+            next = 0;
             ends = 1;
             break;
         case QUERY_EVENT: {
             int begin = query_is(body, nbody, phl, "BEGIN", 5);
             int commit = begin == 1 ? 0 : query_is(body, nbody, phl, "COMMIT", 6);
             if (begin == 1)
-                next = state | OPEN_GROUP;
+                next = open | OPEN_GROUP;
             else if (commit == 1) {
-                next = state & ~OPEN_GROUP;
+                next = 0;
                 ends = 1;
             } else
                 goto stop;
@@ -128,10 +139,13 @@ static PyObject *run(PyObject *self, PyObject *args) {
         case QUERY_COMPRESSED_EVENT:
             goto stop;
         case TRANSACTION_PAYLOAD_EVENT:
-            ends = !(state & OPEN_GROUP);
+            ends = !(open & OPEN_GROUP);
+            next = ends ? 0 : open;
             break;
         default:
-            if (state & STANDALONE)
+            /* after a standalone GTID, and with no transaction open (an event outside
+               transactions or one that opens a legacy one): the Python path decides */
+            if (state & STANDALONE || !(state & OPEN))
                 goto stop;
         }
         taken += size;
@@ -164,14 +178,188 @@ done:
     return result;
 }
 
+
+/*
+ * summary(): the per-file pass of `audit` (binlogkit/audit/summary.py, the reference) on the
+ * events it settles without a Python call, in a binlog (not a relay log) after its
+ * Format_description: it counts events, checksummed events and timestamps, and applies
+ * boundary.py's step to plain events inside an open transaction, Xid, and a plain BEGIN /
+ * COMMIT Query; a MariaDB GTID of the one stream the caller names (domain, server id) whose
+ * seq_no is one above the domain's last, or a MySQL GTID of the one uuid it names whose number
+ * is one above the last of that uuid, opens a transaction, and a transaction of that stream
+ * closed complete extends the caller's run of complete seq_nos when it is the next one. Anything
+ * else -- a bad CRC, an unknown type, a break of the end_log_pos chain, any other event type,
+ * any other GTID, no transaction open, a standalone GTID's statement -- stops it before that
+ * event, which the Python path reads. Every read is bounds-checked against the window.
+ */
+#define S_MORE 0
+#define S_PYTHON 1
+static PyObject *summary(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer buf, known, uuid;
+    Py_ssize_t rel, filled;
+    long long at, domain, server, last, ce, cur_at, cur_src;
+    unsigned long long cur_seq;
+    int crc_on, state, phl, have_cur, cur_fast;
+    PyObject *crc;
+    if (!PyArg_ParseTuple(args, "y*nnLiiiy*iiKLLLLy*LLO", &buf, &rel, &filled, &at, &crc_on, &state, &phl, &known,
+                          &have_cur, &cur_fast, &cur_seq, &cur_at, &cur_src, &domain, &server, &uuid, &last, &ce,
+                          &crc))
+        return NULL;
+    PyObject *result = NULL;
+    long long events = 0, checksummed = 0, transactions = 0, first_ts = -1, last_ts = -1, opened = 0;
+    int status = S_MORE;
+    const unsigned char *base = buf.buf;
+    if (known.len != 256 || rel < 0 || filled > buf.len || rel > filled || (uuid.len != 0 && uuid.len != 16)) {
+        PyErr_SetString(PyExc_ValueError, "summary: bad arguments");
+        goto done;
+    }
+    for (;;) {
+        Py_ssize_t avail = filled - rel;
+        if (avail < LEN_HEADER)
+            break;
+        const unsigned char *h = base + rel;
+        uint32_t ts = (uint32_t)le(h, 4), sid = (uint32_t)le(h + 5, 4), size = (uint32_t)le(h + 9, 4),
+                 log_pos = (uint32_t)le(h + 13, 4);
+        int code = h[4];
+        unsigned flags = (unsigned)le(h + 17, 2);
+        Py_ssize_t len_crc = crc_on ? 4 : 0;
+        if (size < LEN_HEADER + len_crc || size > MAX_EVENT_SIZE) {
+            status = S_PYTHON;
+            break;
+        }
+        if (avail < (Py_ssize_t)size)
+            break;
+        if (!((const unsigned char *)known.buf)[code] && !(flags & LOG_EVENT_IGNORABLE_F)) {
+            status = S_PYTHON;
+            break;
+        }
+        unsigned long long end = (unsigned long long)at + size;
+        if (log_pos && log_pos != (uint32_t)(end & 0xFFFFFFFFULL) && !(flags & LOG_EVENT_ARTIFICIAL_F)) {
+            status = S_PYTHON; /* a break of the end_log_pos chain: the Python path notes it */
+            break;
+        }
+        if (crc_on) {
+            uint32_t actual;
+            if (crc_call(crc, h, size - 4, &actual))
+                goto done;
+            if (actual != (uint32_t)le(h + size - 4, 4)) {
+                status = S_PYTHON;
+                break;
+            }
+        }
+        const unsigned char *body = h + LEN_HEADER;
+        Py_ssize_t nbody = size - LEN_HEADER - len_crc;
+        int next = state, close = 0;
+        switch (code) {
+        case GTID_EVENT: { /* MariaDB GTID */
+            if (have_cur || nbody < 13 || domain < 0)
+                goto stop;
+            unsigned long long seq = le(body, 8);
+            uint32_t d = (uint32_t)le(body + 8, 4);
+            if ((long long)d != domain || (long long)sid != server || seq != (unsigned long long)last + 1)
+                goto stop;
+            last = (long long)seq;
+            have_cur = 1;
+            cur_fast = 1;
+            cur_seq = seq;
+            cur_at = at;
+            cur_src = log_pos ? (long long)log_pos - (long long)size : -1;
+            transactions++;
+            opened++;
+            next = OPEN | BY_GTID | ((body[12] & 1) ? STANDALONE : OPEN_GROUP);
+            break;
+        }
+        case XID_EVENT: /* Xid */
+            close = 1;
+            break;
+        case QUERY_EVENT: {
+            int begin = query_is(body, nbody, phl, "BEGIN", 5);
+            int commit = begin == 1 ? 0 : query_is(body, nbody, phl, "COMMIT", 6);
+            if (begin == 1 && have_cur)
+                next = (state & OPEN ? state : OPEN) | OPEN_GROUP;
+            else if (commit == 1)
+                close = 1;
+            else
+                goto stop;
+            break;
+        }
+        case GTID_LOG_EVENT: { /* MySQL GTID (untagged) of the stream `uuid`, the next number */
+            if (have_cur || nbody < 25 || uuid.len != 16 || memcmp(body + 1, uuid.buf, 16) != 0)
+                goto stop;
+            unsigned long long gno = le(body + 17, 8);
+            if (last < 0 || gno != (unsigned long long)last + 1 || gno > MAX_GNO)
+                goto stop;
+            last = (long long)gno;
+            have_cur = 1;
+            cur_fast = 1;
+            cur_seq = gno;
+            cur_at = at;
+            cur_src = log_pos ? (long long)log_pos - (long long)size : -1;
+            transactions++;
+            opened++;
+            next = OPEN | BY_GTID;
+            break;
+        }
+        /* what the Python path reads: Format_description, Rotate, events outside transactions,
+           the other GTIDs, XA_PREPARE, Transaction_payload, compressed Query */
+        case FORMAT_DESCRIPTION_EVENT: case ROTATE_EVENT: case STOP_EVENT: case GTID_LIST_EVENT:
+        case BINLOG_CHECKPOINT_EVENT: case PREVIOUS_GTIDS_LOG_EVENT: case HEARTBEAT_LOG_EVENT:
+        case HEARTBEAT_LOG_EVENT_V2: case START_ENCRYPTION_EVENT: case INCIDENT_EVENT: case IGNORABLE_LOG_EVENT:
+        case ANONYMOUS_GTID_LOG_EVENT: case GTID_TAGGED_LOG_EVENT: case XA_PREPARE_LOG_EVENT: case TRANSACTION_PAYLOAD_EVENT: case QUERY_COMPRESSED_EVENT:
+            goto stop;
+        default:
+            if (!have_cur || state & STANDALONE)
+                goto stop;
+        }
+        if (close) {
+            if (!have_cur || !cur_fast || ce < 0 || cur_seq != (unsigned long long)ce + 1)
+                goto stop;
+            ce = (long long)cur_seq;
+            have_cur = 0;
+            cur_fast = 0;
+            next = 0;
+        }
+        state = next;
+        events++;
+        checksummed += crc_on;
+        if (ts) {
+            if (first_ts < 0)
+                first_ts = ts;
+            last_ts = ts;
+        }
+        rel += size;
+        at += size;
+    }
+    goto out;
+stop:
+    status = S_PYTHON;
+out:
+    result = Py_BuildValue("(inLLLLLiiiKLLLLLL)", status, rel, at, events, checksummed, first_ts, last_ts, state,
+                           have_cur, cur_fast, cur_seq, cur_at, cur_src, last, ce, transactions, opened);
+done:
+    PyBuffer_Release(&buf);
+    PyBuffer_Release(&known);
+    PyBuffer_Release(&uuid);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"run", run, METH_VARARGS,
      "run(buf, pos, seq, semisync, crc_on, at, state, query_phl, crc) ->\n"
      "    (pos, seq, at, data, events, transactions, last_timestamp, state)\n\n"
      "Take the dump packets of buf[pos:] that need no decision (see the module's comment):\n"
      "their events joined in `data`, the framer's new position and sequence, the copy's new\n"
-     "length `at`, and the boundary state (1 open group, 2 after a standalone GTID). It stops\n"
+     "length `at`, and the boundary state (boundary.py's bits: 1 open group, 2 after a standalone\n"
+     "GTID, 4 opened by a GTID, 8 open). It stops\n"
      "at the first packet it does not settle, which the Python path then reads."},
+    {"summary", summary, METH_VARARGS,
+     "summary(buf, rel, filled, at, crc_on, state, query_phl, known, have_cur, cur_fast, cur_seq, cur_at,\n"
+     "        cur_src, domain, server_id, uuid, last, complete_end, crc) ->\n"
+     "    (status, rel, at, events, checksummed, first_ts, last_ts, state, have_cur, cur_fast, cur_seq,\n"
+     "     cur_at, cur_src, last, complete_end, transactions, opened)\n\n"
+     "audit's per-file pass over buf[rel:filled] (the file from offset `at`) until an event it does\n"
+     "not settle (status 1: the Python path reads it) or the window ends (0). See the comment above it."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_pullscan",

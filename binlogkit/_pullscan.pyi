@@ -8,3 +8,13 @@ def run(buf: bytearray, pos: int, seq: int, semisync: bool, crc_on: bool, at: in
     buf[pos:] that need no decision, their events joined in ``data``; it stops at the first
     packet it does not settle."""
     ...
+
+def summary(buf: bytearray, rel: int, filled: int, at: int, crc_on: bool, state: int, query_phl: int, known: bytes,
+            have_cur: bool, cur_fast: bool, cur_seq: int, cur_at: int, cur_src: int, domain: int, server_id: int,
+            uuid: bytes, last: int, complete_end: int, crc: Callable[[memoryview], int], /
+            ) -> tuple[int, int, int, int, int, int, int, int, int, int, int, int, int, int, int, int, int]:
+    """-> (status, rel, at, events, checksummed, first_ts, last_ts, state, have_cur, cur_fast, cur_seq,
+    cur_at, cur_src, last, complete_end, transactions, opened): audit's per-file pass over the
+    events of buf[rel:filled] it settles (``audit/summary.py``'s ``_FastWalk``); status 1: the next
+    event is the Python path's, 0: the window ends."""
+    ...

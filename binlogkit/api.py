@@ -101,38 +101,18 @@ def transactions(paths: Iterable[str | os.PathLike], *, gtids: str | None = None
 
 def gtid_matcher(text: str):
     """A predicate on GTID text from a MySQL set (``uuid:1-5``) or MariaDB GTIDs/ranges."""
-    from .errors import GtidError
-    from .gtid import MariadbGtid, MysqlGtidSet
+    from .gtid.forms import text_form
 
     text = text.strip()
-    if ":" in text:
-        s = MysqlGtidSet.parse(text)
-        return lambda g: ":" in g and g in s
-    ranges = []
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        if ".." in part:
-            head, hi = part.split("..", 1)
-            lo = MariadbGtid.parse(head)
-            if not hi.isdigit():
-                raise GtidError("a MariaDB range is domain-server-first..last", part=part)
-            ranges.append((lo.domain_id, lo.server_id, lo.seq_no, int(hi)))
-        else:
-            g = MariadbGtid.parse(part)
-            ranges.append((g.domain_id, g.server_id, g.seq_no, g.seq_no))
-
-    def match(g: str) -> bool:
-        if ":" in g:
-            return False
-        x = MariadbGtid.parse(g)
-        return any(d == x.domain_id and s == x.server_id and lo <= x.seq_no <= hi for d, s, lo, hi in ranges)
-    return match
+    return text_form(text).matcher(text)
 
 
 def gtid_summary(paths: Iterable[str | os.PathLike], *, verify: bool = True, relay: bool | None = None,
                  keys=None) -> dict:
     """What GTIDs the files contain, overall and per file (``binlogkit gtids``)."""
     from .gtid import GtidPos, MariadbGtid, MysqlGtid, MysqlGtidSet, order_violations
-    from .transactions import Grouper, group_files
+    from .flavor import Flavor
+    from .transactions import Grouper, group_files, gtid_values
 
     g = Grouper(relay=relay)
     problems: list[BinlogError] = []  # every damaged file is reported; the next files are read on
@@ -143,15 +123,9 @@ def gtid_summary(paths: Iterable[str | os.PathLike], *, verify: bool = True, rel
     except BinlogError as exc:  # no key for an encrypted file: the first problem, and the last
         problems.append(exc)
     problem = problems[0] if problems else None
-    mysql_added: list = []
-    maria_added: list = []
-    for t in trx:  # what is contained: complete transactions only
-        if not t.complete:
-            continue
-        if t.gtid and t.kind == "mysql":
-            mysql_added.append(MysqlGtid.parse(t.gtid))
-        elif t.gtid and t.kind == "mariadb":
-            maria_added.append(MariadbGtid.parse(t.gtid))
+    held = gtid_values(t for t in trx if t.complete)  # what is contained: complete transactions only
+    mysql_added: list = held[Flavor.MYSQL]
+    maria_added: list = held[Flavor.MARIADB]
     files = []
     for info in g.files:
         files.append({"file": info.file, "relay": info.relay, "server_version": info.server_version,
@@ -188,25 +162,19 @@ def gtid_summary(paths: Iterable[str | os.PathLike], *, verify: bool = True, rel
 
 def _compact(gtids: list[str]) -> str:
     """GTIDs added by one file, compactly: a MySQL set text, or MariaDB runs ``d-s-a..b``."""
-    from .gtid import MysqlGtid, MysqlGtidSet
+    from .gtid.forms import FORMS, by_flavor
 
-    mysql = [g for g in gtids if ":" in g]
-    if mysql:
-        return str(MysqlGtidSet.of(MysqlGtid.parse(g) for g in mysql))
-    runs: list[list] = []
-    for g in gtids:
-        d, s, n = (int(x) for x in g.split("-"))
-        if runs and runs[-1][0] == d and runs[-1][1] == s and runs[-1][3] + 1 == n:
-            runs[-1][3] = n
-        else:
-            runs.append([d, s, n, n])
-    return ",".join(f"{d}-{s}-{a}" + (f"..{b}" if b > a else "") for d, s, a, b in runs)
+    groups = by_flavor(gtids)
+    for flavor, form in FORMS.items():   # MySQL's set first, as the one text shown
+        if groups.get(flavor):
+            return form.compact(groups[flavor])
+    return ""
 
 
 def _logs_below(folder: str) -> list[Path]:
-    from .files import _is_log_name
+    from .files import is_log_name
 
-    return [Path(r, f) for r, _d, fs in os.walk(folder) for f in fs if f.endswith(".index") or _is_log_name(Path(f))]
+    return [Path(r, f) for r, _d, fs in os.walk(folder) for f in fs if f.endswith(".index") or is_log_name(Path(f))]
 
 
 def check_inputs(paths, *, missing_ok: bool = False, recursive: bool = False, note=lambda text: None) -> None:

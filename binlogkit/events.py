@@ -23,7 +23,7 @@ from .codecs.common import uuid_text
 from .codecs.header import HEADER_STRUCT, LEN_HEADER
 from .constants import COMPRESSED_ROWS_TYPES, LEN_CHECKSUM, EventFlag, EventType as T
 from .errors import BodyLengthError, FormatError
-from .flavor import Flavor
+from .flavor import Flavor, status_vars_mariadb
 from .format import Format
 from .reader import RawEvent, event_crc
 from .registry import Codec, codec_for
@@ -182,7 +182,7 @@ def _view(raw: RawEvent, p: Container, flavor: Flavor | None) -> dict:
         f["post_header_lengths"] = list(p.post_header_lengths)
         f.pop("checksum_aware", None)
     elif t in (T.QUERY_EVENT, T.QUERY_COMPRESSED_EVENT, T.EXECUTE_LOAD_QUERY_EVENT):
-        f["status_vars"] = status_vars.decode(bytes(p.status_vars), flavor is Flavor.MARIADB)
+        f["status_vars"] = status_vars.decode(bytes(p.status_vars), status_vars_mariadb(flavor))
         q = bytes(p.query)
         if t == T.QUERY_COMPRESSED_EVENT:
             q = compression.uncompress(q)

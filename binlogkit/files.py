@@ -136,7 +136,7 @@ def _resolve(path: Path) -> Path:
     return path
 
 
-def _is_log_name(p: Path) -> bool:
+def is_log_name(p: Path) -> bool:
     name = p.name
     for suffix in COMPRESSED_SUFFIXES:
         if name.endswith(suffix):
@@ -205,7 +205,7 @@ def expand_paths(paths: Iterable[str | os.PathLike], *, notes: list[str] | None 
             if indexes:
                 out += expand_paths(indexes, notes=notes)
             else:
-                out += sorted(f for f in p.iterdir() if not f.is_dir() and _is_log_name(f))
+                out += sorted(f for f in p.iterdir() if not f.is_dir() and is_log_name(f))
             continue
         if p.suffix == ".index" and p.is_file():
             listing = read_index(p)

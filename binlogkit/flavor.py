@@ -55,6 +55,23 @@ def old_temporals_may_be_fractional(flavor: Flavor | None) -> bool:
     return flavor is not Flavor.MYSQL
 
 
+def status_vars_mariadb(flavor: Flavor | None) -> bool:
+    """Whether a Query's status variables use MariaDB's codes above 128 (``codecs.status_vars``)."""
+    return flavor is Flavor.MARIADB
+
+
+def has_two_phase_alter(flavor: Flavor | None) -> bool:
+    """Whether the flavor may split an ALTER into START / COMMIT / ROLLBACK ALTER transactions
+    (MariaDB's binlog_alter_two_phase)."""
+    return flavor is Flavor.MARIADB
+
+
+def replica_metadata_may_be_tables(flavor: Flavor | None) -> bool:
+    """Whether a replica may keep its connection and applier metadata in tables rather than
+    master.info / relay-log.info files (MySQL 8.0.23+: nothing in the folder says the mode)."""
+    return flavor is Flavor.MYSQL
+
+
 def tool_escapes_strings(flavor: Flavor | None) -> bool:
     """Whether the flavor's own binlog tool, ``-v``, prints a quoted string value (CHAR, VARCHAR,
     BINARY, TEXT, BLOB, GEOMETRY, JSON) with ``'`` and ``\\`` backslash-escaped and

@@ -39,7 +39,7 @@ def event_crc(data: bytes) -> int:
     return zlib.crc32(memoryview(data)[:-LEN_CHECKSUM])
 
 
-def _checksum_on(fde: bytes) -> bool:
+def checksum_on(fde: bytes) -> bool:
     """Whether events after this FDE end with a CRC32 (alg byte sits before the FDE's own CRC)."""
     return fde_is_checksum_aware(fde) and fde[-5] == ChecksumAlg.CRC32
 
@@ -145,7 +145,7 @@ def walk_events(fh, *, verify: bool = True,
             data = None
             if code == _FDE:
                 data = bytes(mv[rel:e])
-                crc_on = _checksum_on(data)
+                crc_on = checksum_on(data)
                 if fde_is_checksum_aware(data):  # its CRC is valid even when the alg is OFF
                     stored, actual = int.from_bytes(data[-4:], "little"), event_crc(data)
                     ok = stored == actual

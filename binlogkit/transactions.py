@@ -5,17 +5,8 @@ Runs on the fast scan path (``framing.walk_events``): only the bodies that carry
 read — GTIDs, Query, Xid, XA_prepare, Transaction_payload, Rotate, Format_description,
 Previous_gtids, Gtid_list; row images are never decoded.
 
-Boundaries (flavor-neutral rules; each flavor's GTID event just says standalone or not):
-
-* MariaDB Gtid with FL_STANDALONE: exactly one statement follows (DDL); without it the Gtid
-  event opens the group (no BEGIN follows) and it ends as below.
-* MySQL Gtid / Anonymous_gtid: ``BEGIN`` opens a group; a first statement that is not BEGIN is
-  a single-statement (DDL) transaction; a Transaction_payload carries the whole group.
-* A group ends at Xid, ``COMMIT``, ``ROLLBACK``, XA_prepare, ``XA COMMIT``/``XA ROLLBACK``.
-* Without GTIDs (legacy files): ``BEGIN`` … end as above, or one statement with its Intvar /
-  Rand / User_var prelude.
-* Rotate, Format_description, Stop, Gtid_list, Binlog_checkpoint, Previous_gtids and heartbeats
-  are outside transactions and never end one: a transaction spans relay-log rotations.
+Boundaries are the rules of ``binlogkit.boundary`` (the one copy: its ``step``); events outside
+transactions never end one, so a transaction spans relay-log rotations.
 
 A transaction is **complete** when its terminating event is present, whole and passes its
 checksum; one still open when the stream ends (or when the next GTID arrives) is not.
@@ -35,22 +26,20 @@ import os
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-from .codecs import compression
-from .codecs.fast import Irregular, query as fast_query
+from .boundary import (BEGIN, DECIDING, GTID_TYPES, OPEN, OUTSIDE, PRELUDE, QUERY_TYPES, STANDALONE, Gtid, Kind,
+                       gtid_state, read_gtid, step)
 from .codecs.format_description import fde_is_checksum_aware
 from .codecs.gtid import decode_previous_gtids
 from .codecs.header import LEN_HEADER
-from .codecs.common import uuid_text
-from .constants import GTID_TYPES, PRELUDE, QUERY_TYPES, EventFlag, EventType as T, event_type_name
+from .constants import EventFlag, EventType as T, event_type_name
 from .errors import BinlogError, BodyLengthError, FormatError, KeyFileError, KeyRequiredError
+from .flavor import Flavor
 from .format import Format
 from .framing import walk_events
-from .gtid.mysql import MAX_GNO, MysqlGtid
 from .positions import SourceClock
 
-OUTSIDE = {T.ROTATE_EVENT, T.FORMAT_DESCRIPTION_EVENT, T.STOP_EVENT, T.GTID_LIST_EVENT,
-           T.BINLOG_CHECKPOINT_EVENT, T.PREVIOUS_GTIDS_LOG_EVENT, T.HEARTBEAT_LOG_EVENT,
-           T.HEARTBEAT_LOG_EVENT_V2, T.START_ENCRYPTION_EVENT, T.INCIDENT_EVENT, T.IGNORABLE_LOG_EVENT}
+__all__ = ["BODIES", "GTID_TYPES", "KNOWN_TYPES", "OUTSIDE", "PRELUDE", "QUERY_TYPES", "FileInfo", "Grouper",
+           "Kind", "Transaction", "group_files", "gtid_list_strings", "gtid_values", "mariadb_alter"]
 BODIES = frozenset(GTID_TYPES | QUERY_TYPES | {T.XID_EVENT, T.XA_PREPARE_LOG_EVENT, T.ROTATE_EVENT,
                                                 T.PREVIOUS_GTIDS_LOG_EVENT, T.GTID_LIST_EVENT,
                                                 T.INCIDENT_EVENT})
@@ -58,8 +47,8 @@ BODIES = frozenset(GTID_TYPES | QUERY_TYPES | {T.XID_EVENT, T.XA_PREPARE_LOG_EVE
 
 @dataclass
 class Transaction:
-    gtid: str | None              # None: anonymous or no GTID at all
-    kind: str                     # "mariadb", "mysql", "anonymous", "legacy", "continuation"
+    gtid: str | None              # None: anonymous or no GTID at all; the text of gtid_value
+    kind: Kind                    # mariadb, mysql, anonymous, legacy, continuation (a str)
     start_file: str
     start_offset: int
     first_timestamp: int
@@ -85,11 +74,11 @@ class Transaction:
     alter_id: int | None = None
     # the source range of its events that the stream held already (a restarted source stream)
     repeats: dict | None = None
-    _open_group: bool = field(default=False, repr=False)
-    _statements: int = field(default=0, repr=False)
+    # the GTID as a value (MysqlGtid / MariadbGtid; str() is ``gtid``): not in the JSON form
+    gtid_value: Gtid | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict:
-        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+        return {k: v for k, v in vars(self).items() if not k.startswith("_") and k != "gtid_value"}
 
 
 @dataclass
@@ -133,37 +122,6 @@ def _known_types() -> frozenset[int]:
 KNOWN_TYPES = _known_types()
 
 
-def _query_text(body: bytes, code: int, phl: int | None) -> str:
-    try:
-        q = fast_query(body, T.QUERY_EVENT, 13 if phl is None else phl)
-        text = bytes(q.query)
-    except Irregular:
-        return ""
-    if code == T.QUERY_COMPRESSED_EVENT:
-        try:
-            text = compression.uncompress(text)
-        except ValueError:
-            return ""
-    return text[:32].decode("utf-8", "replace").strip().upper()
-
-
-def _classify(q: str) -> str:
-    if q.startswith("BEGIN") or q.startswith("XA START") or q.startswith("XA BEGIN"):
-        return "begin"
-    if q.startswith("COMMIT"):
-        return "COMMIT"
-    if q.startswith("XA COMMIT"):
-        return "XA_COMMIT"
-    if q.startswith("XA ROLLBACK"):
-        return "XA_ROLLBACK"
-    if q.startswith("ROLLBACK") and not q.startswith("ROLLBACK TO"):
-        return "ROLLBACK"
-    if q.startswith("XA END") or q.startswith("SAVEPOINT") or q.startswith("ROLLBACK TO"):
-        return "inside"
-    return "statement"
-
-
-
 def gtid_list_strings(body: bytes, at: int) -> list[str]:
     """The GTIDs ``domain-server-seq`` of a MariaDB Gtid_list body; its count is checked against
     the bytes first (a damaged count is a typed error, not a 268-million-step loop)."""
@@ -188,6 +146,7 @@ class Grouper:
         not kept, for callers that only want the transactions (memory flat in a file's size)."""
         self.keep_gtids = keep_gtids
         self.cur: Transaction | None = None
+        self.state = 0   # the boundary machine's state (binlogkit.boundary)
         self.source_file = source_file
         self.relay_forced = relay
         self.files: list[FileInfo] = []
@@ -237,6 +196,7 @@ class Grouper:
         assert t is not None, "closing with no transaction open"
         t.complete, t.terminator = complete, terminator
         self.cur = None
+        self.state = 0
         info = self.files[-1]
         if not complete and t.gtid:
             info.incomplete.append(t.gtid)
@@ -339,21 +299,20 @@ class Grouper:
                 if code in GTID_TYPES:
                     if self.cur is not None:
                         yield self._close(False, None)
+                    gbody = self._body(data)
                     try:
-                        gtid, kind, standalone = self._gtid(code, sid, self._body(data))
+                        value, kind, standalone = read_gtid(code, sid, gbody)
                     except BinlogError as exc:
                         raise exc.with_context(offset=at, event_type=event_type_name(code))
                     except ValueError as exc:
                         raise FormatError(f"Gtid_tagged: {exc}", offset=at, event_type="GTID_TAGGED_LOG_EVENT") from None
+                    gtid = None if value is None else str(value)
                     self.cur = self.transaction_type(gtid, kind, path, at, ts, sid, standalone=standalone,
                                            source_file=src_file,
                                            source_start=(src_end - ev_size) if src_end else None,
                                            resume_source_file=before.get("source_file"),
-                                           resume_source_pos=before.get("source_end"))
-                    # a MariaDB GTID event without FL_STANDALONE opens the group itself (mariadb-binlog
-                    # prints it as START TRANSACTION; no BEGIN query follows): its statements stay
-                    # inside until COMMIT / ROLLBACK / Xid
-                    self.cur._open_group = kind == "mariadb" and not standalone
+                                           resume_source_pos=before.get("source_end"), gtid_value=value)
+                    self.state = gtid_state(code, gbody)
                     if code == T.GTID_EVENT:
                         self.cur.alter, self.cur.alter_id = mariadb_alter(self._body(data))
                     info.transactions += 1
@@ -369,37 +328,26 @@ class Grouper:
                         self._repeated(src_file, src_end, ev_size)
                     continue
                 if self.cur is None:
-                    kind = "continuation" if (info.transactions == 0 and not self.files[:-1] and
-                                              code not in QUERY_TYPES and code not in PRELUDE) else "legacy"
+                    kind = Kind.CONTINUATION if (info.transactions == 0 and not self.files[:-1] and
+                                                 code not in QUERY_TYPES and code not in PRELUDE) else Kind.LEGACY
                     self.cur = self.transaction_type(None, kind, path, at, ts, sid, source_file=src_file,
                                            source_start=(src_end - ev_size) if src_end else None)
+                    self.state = OPEN
                     info.transactions += 1
                     if info.first_transaction is None:
                         info.first_transaction = f"@{at}"
                     info.last_transaction = f"@{at}"
-                t = self.cur
                 self._account(end, ts, ev_size, src_end, path)
                 if relay and src_end:
                     self._repeated(src_file, src_end, ev_size)
-                if code in QUERY_TYPES:
-                    phl = self.fmt.post_header_length(T.QUERY_EVENT) if self.fmt else None
-                    c = _classify(_query_text(self._body(data), code, phl))
-                    if c == "begin":
-                        t._open_group = True
-                    elif c in ("COMMIT", "ROLLBACK", "XA_COMMIT", "XA_ROLLBACK"):
-                        yield self._close(True, c)
-                    elif c == "statement":
-                        if not t._open_group:
-                            yield self._close(True, "DDL" if t.gtid or t.kind == "anonymous" else "STATEMENT")
-                        t._statements += 1
-                elif code == T.XID_EVENT:
-                    yield self._close(True, "XID")
-                elif code == T.XA_PREPARE_LOG_EVENT:
-                    yield self._close(True, "XA_PREPARE")
-                elif code == T.TRANSACTION_PAYLOAD_EVENT and not t._open_group:
-                    yield self._close(True, "PAYLOAD")
-                elif t.standalone and code not in PRELUDE and code != T.ANNOTATE_ROWS_EVENT:
-                    yield self._close(True, "STANDALONE")
+                if code in DECIDING or self.state & STANDALONE:
+                    if code in QUERY_TYPES:
+                        phl = self.fmt.post_header_length(T.QUERY_EVENT) if self.fmt else None
+                        self.state, d = step(self.state, code, self._body(data), phl)
+                    else:
+                        self.state, d = step(self.state, code, b"")
+                    if d is not None and d is not BEGIN:
+                        yield self._close(True, d)
         except BinlogError as exc:
             exc.with_context(file=path)
             info.problem, info.problem_offset, info.problem_kind = exc.message, exc.offset, type(exc).__name__
@@ -424,28 +372,10 @@ class Grouper:
         hl = max(LEN_HEADER, fmt.header_length) if fmt else LEN_HEADER
         return data[hl:len(data) - lc]
 
-    def _gtid(self, code: int, server_id: int, body: bytes) -> tuple[str | None, str, bool]:
-        if code == T.GTID_EVENT:
-            seq = int.from_bytes(body[0:8], "little")
-            domain = int.from_bytes(body[8:12], "little")
-            flags2 = body[12] if len(body) > 12 else 0
-            return f"{domain}-{server_id}-{seq}", "mariadb", bool(flags2 & 1)
-        if code == T.ANONYMOUS_GTID_LOG_EVENT:
-            return None, "anonymous", False
-        if code == T.GTID_LOG_EVENT and len(body) >= 25:
-            gno = int.from_bytes(body[17:25], "little")
-            if not 1 <= gno <= MAX_GNO:  # checked where it is read: the text must parse back
-                raise FormatError(f"Gtid event: transaction number {gno} outside 1..{MAX_GNO}")
-            return f"{uuid_text(body[1:17])}:{gno}", "mysql", False
-        if code == T.GTID_TAGGED_LOG_EVENT:  # ValueError on a damaged body: the caller types it
-            from .codecs.serialization import decode_tagged_gtid
-
-            gtid = decode_tagged_gtid(body).get("gtid")
-            if gtid is None:
-                raise ValueError("no uuid or no gno")
-            MysqlGtid.parse(gtid)  # a GtidError (a BinlogError) when a field is out of range
-            return gtid, "mysql", False
-        return None, "mysql", False
+    def _gtid(self, code: int, server_id: int, body: bytes) -> tuple[str | None, Kind, bool]:
+        """(GTID text, kind, standalone) of a GTID event's body (``boundary.read_gtid``)."""
+        value, kind, standalone = read_gtid(code, server_id, body)
+        return (None if value is None else str(value)), kind, standalone
 
 
 def mariadb_alter(body: bytes) -> tuple[str | None, int | None]:
@@ -471,6 +401,16 @@ def mariadb_alter(body: bytes) -> tuple[str | None, int | None]:
     p += 1 + (1 if fx & 1 else 0)
     seq = int.from_bytes(body[p:p + 8], "little") if fx & (4 | 8) and p + 8 <= len(body) else None
     return phase, seq
+
+
+def gtid_values(transactions: Iterable[Transaction]) -> dict[Flavor, list[Gtid]]:
+    """The typed GTIDs of ``transactions`` per flavor, in their order (every flavor a key)."""
+    out: dict[Flavor, list[Gtid]] = {f: [] for f in Flavor}
+    for t in transactions:
+        flavor = Kind(t.kind).flavor
+        if t.gtid_value is not None and flavor is not None:
+            out[flavor].append(t.gtid_value)
+    return out
 
 
 def group_files(paths: Iterable[str | os.PathLike], *, verify: bool = True, relay: bool | None = None,

@@ -9,4 +9,4 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 so=$(PY=$PY bash scripts/asan-build.sh _pullscan "$out")
 PULLSCAN_SO="$so" LD_PRELOAD=$(gcc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0 \
-    $PY -m pytest -q -p no:cacheprovider tests/test_pullscan.py -o "addopts="
+    $PY -m pytest -q -p no:cacheprovider tests/test_pullscan.py tests/test_boundary.py -o "addopts="

@@ -16,9 +16,9 @@ asan_mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(asan_mod)
 import decimal  # noqa: E402
 
-from binlogkit.rowvalues.values import Geometry, Value, _timestamp  # noqa: E402
+from binlogkit.rowvalues.values import Geometry, Value, timestamp_value  # noqa: E402
 
-asan_mod.configure(Value, decimal.Decimal, Geometry, _timestamp)
+asan_mod.configure(Value, decimal.Decimal, Geometry, timestamp_value)
 from test_rowtext import SEEDS, _c_rows, _c_text, _files, _rows_events  # noqa: E402
 from binlogkit.rowvalues import COMPRESSED_ROWS  # noqa: E402
 # every real event

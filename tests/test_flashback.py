@@ -26,7 +26,7 @@ from binlogkit.errors import BinlogError, WriteRefused
 from binlogkit.events import build_event
 from binlogkit.flashback import FlashbackRefused, flashback
 from binlogkit.flashback.invert import ROWS_TYPES
-from binlogkit.rowvalues.values import _dec_size
+from binlogkit.rowvalues.values import dec_size
 from fixtures import store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -379,7 +379,7 @@ def _column(draw):
     if kind == "decimal":
         prec = draw(st.integers(1, 65))
         scale = draw(st.integers(0, min(prec, 30)))
-        n = _dec_size(prec - scale) + _dec_size(scale)
+        n = dec_size(prec - scale) + dec_size(scale)
         return 246, bytes([prec, scale]), lambda r: bytes([0x80 | r.randrange(0x80)]) + r.randbytes(n - 1)
     nbits = draw(st.integers(1, 64))
     return 16, bytes([nbits % 8, nbits // 8]), lambda r: r.randbytes((nbits + 7) // 8)

@@ -88,7 +88,7 @@ def listed_missing(paths: Iterable[str | os.PathLike], notes: list[str] | None =
     return out
 
 
-def _within(missing: dict[str, str], directory: str) -> dict[str, str]:
+def within(missing: dict[str, str], directory: str) -> dict[str, str]:
     """The entries of ``listed_missing`` in one directory (the merge's unit)."""
     return {m: i for m, i in missing.items() if os.path.dirname(m) == directory}
 
@@ -180,7 +180,7 @@ def run_local(paths: Iterable[str | os.PathLike], *, jobs: int | None = None, li
                 if progress:
                     progress(i + 1, len(files))
             for directory in sorted({os.path.dirname(m) for m in missing} - set(spill.index)):
-                acc.add(*merge_directory([], {}, live=live, listed_missing=_within(missing, directory)))
+                acc.add(*merge_directory([], {}, live=live, listed_missing=within(missing, directory)))
             for group in spill.directories():
                 wanted = plan_directory(group)
                 if not wanted:
@@ -191,7 +191,7 @@ def run_local(paths: Iterable[str | os.PathLike], *, jobs: int | None = None, li
                     again = {r["file"]: r for r in pool.map(partial(_again, spec=spec), sorted(wanted.items()),
                                                             chunksize=1)}
                 acc.add(*merge_directory(group, again, live=live,
-                                         listed_missing=_within(missing, group[0]["directory"])))
+                                         listed_missing=within(missing, group[0]["directory"])))
         finally:
             if pool is not None:
                 pool.shutdown(cancel_futures=True)

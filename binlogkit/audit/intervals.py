@@ -14,16 +14,14 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import Iterable
 
+from ..gtid.forms import key_form, text_form
+
 IntervalSet = dict[str, list[list[int]]]
 
 
 def split_gtid(gtid: str) -> tuple[str, int]:
     """``"0-1-7"`` -> ``("0-1", 7)``; ``"uuid:7"`` -> ``("uuid", 7)``; ``"uuid:tag:7"`` -> ``("uuid:tag", 7)``."""
-    if ":" in gtid:
-        key, n = gtid.rsplit(":", 1)
-    else:
-        key, n = gtid.rsplit("-", 1)
-    return key, int(n)
+    return text_form(gtid).split(gtid)
 
 
 def mysql_mapping(s: IntervalSet) -> dict[tuple[str, str], list[tuple[int, int]]]:
@@ -37,7 +35,7 @@ def mysql_mapping(s: IntervalSet) -> dict[tuple[str, str], list[tuple[int, int]]
 
 
 def join_gtid(key: str, n: int) -> str:
-    return f"{key}:{n}" if ":" in key or len(key) == 36 else f"{key}-{n}"
+    return key_form(key).join(key, n)
 
 
 class Runs:

@@ -114,12 +114,12 @@ def _again(item, spec=None, env=None) -> tuple[str, dict]:
 
 def _merge(live: bool, missing: dict[str, str] | None = None):
     def run(kv):
-        from binlogkit.audit.engine import _within
+        from binlogkit.audit.engine import within
         from binlogkit.audit.merge import merge_directory
 
         directory, (groups, again) = kv  # groups: the one grouped list of the directory's summaries
         found, summary = merge_directory([s for g in groups for s in g], {r["file"]: r for r in again}, live=live,
-                                         listed_missing=_within(missing or {}, directory))
+                                         listed_missing=within(missing or {}, directory))
         return found, summary
     return run
 
@@ -209,7 +209,7 @@ def audit(spark, paths: list[str], *, live: bool = False, output: str | None = N
 
     from binlogkit import storage
 
-    from binlogkit.audit.engine import _within, listed_missing
+    from binlogkit.audit.engine import listed_missing, within
     from binlogkit.audit.merge import merge_directory
 
     inputs = list_inputs(paths)
@@ -229,7 +229,7 @@ def audit(spark, paths: list[str], *, live: bool = False, output: str | None = N
     again = wanted.repartition(max(1, sc.defaultParallelism)).map(partial(_again, spec=spec, env=env))
     merged = groups.cogroup(again).map(_merge(live, missing))
     present = {os.path.dirname(p) for p, _size in inputs}
-    lost = [merge_directory([], {}, live=live, listed_missing=_within(missing, d))  # directories of no file
+    lost = [merge_directory([], {}, live=live, listed_missing=within(missing, d))  # directories of no file
             for d in sorted({os.path.dirname(m) for m in missing} - present)]
     if lost:
         merged = merged.union(sc.parallelize(lost, 1))

@@ -28,8 +28,15 @@ scanned again with that state as ``context`` — the same code path, so the find
 one sequential pass over the whole series. ``context["collect"]`` lists GTIDs whose every
 occurrence (offset, completeness, source) the merge needs for findings across connections.
 
-Transaction boundaries are the ones of ``binlogkit.transactions.Grouper`` (a test keeps the two
-in agreement); this loop only keeps what an audit needs, so it runs close to ``verify``'s speed.
+Transaction boundaries are decided by ``binlogkit.boundary.step``, as in
+``binlogkit.transactions.Grouper`` (a test keeps the two in agreement); this loop only keeps what
+an audit needs.
+
+On a plain binlog (no key, no compression that stops it) the events the pass settles without a
+Python call -- rows, table maps, Xid, a plain BEGIN / COMMIT, and the next in-order MariaDB GTID
+of the stream seen last -- are taken by the C loop ``_pullscan.summary`` (``_FastWalk``): the
+Python loop below reads only the rest, and any irregular file is read again the Python way.
+``tests/test_boundary.py`` holds both equal on every fixture and corpus file and on built ones.
 """
 
 from __future__ import annotations
@@ -39,6 +46,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Callable
 
+from ..boundary import (BEGIN, DECIDING, GTID_TYPES, OPEN, OUTSIDE, PRELUDE, QUERY_TYPES,
+                        STANDALONE, Kind, gtid_state, read_gtid, step)
 from ..codecs.format_description import fde_is_checksum_aware
 from ..codecs.gtid import decode_previous_gtids
 from ..codecs.header import LEN_HEADER
@@ -48,8 +57,7 @@ from ..files import OPENERS, input_size, open_input
 from ..format import Format
 from ..positions import SourceClock
 from ..scan import walk_events
-from ..transactions import (BODIES, GTID_TYPES, KNOWN_TYPES, OUTSIDE, PRELUDE, QUERY_TYPES, Grouper,
-                            _classify, _query_text, gtid_list_strings)
+from ..transactions import BODIES, KNOWN_TYPES, gtid_list_strings
 from . import intervals as iv
 
 if TYPE_CHECKING:
@@ -59,14 +67,11 @@ if TYPE_CHECKING:
 Observe = Callable[[str | None, str, int, bool], None]
 
 _NUM = re.compile(r"^(.*)\.(\d+)$")
-_FDE, _ROTATE, _GTID_MARIA = T.FORMAT_DESCRIPTION_EVENT, T.ROTATE_EVENT, T.GTID_EVENT
-_XID, _XA_PREPARE, _PAYLOAD, _ANNOTATE = (T.XID_EVENT, T.XA_PREPARE_LOG_EVENT, T.TRANSACTION_PAYLOAD_EVENT,
-                                          T.ANNOTATE_ROWS_EVENT)
+_FDE, _ROTATE, _GTID_MARIA, _GTID_MYSQL = T.FORMAT_DESCRIPTION_EVENT, T.ROTATE_EVENT, T.GTID_EVENT, T.GTID_LOG_EVENT
 _INCIDENT, _PREVIOUS, _GTID_LIST = T.INCIDENT_EVENT, T.PREVIOUS_GTIDS_LOG_EVENT, T.GTID_LIST_EVENT
 _IGNORABLE, _ARTIFICIAL, _RELAY = int(EventFlag.IGNORABLE), int(EventFlag.ARTIFICIAL), int(EventFlag.RELAY_LOG)
-_NOT_STANDALONE_END = PRELUDE | {_ANNOTATE}
 # events with no say in boundaries or headers: the loop's fast path
-_PLAIN = frozenset(range(256)) - {_FDE, _ROTATE, _XID, _XA_PREPARE, _PAYLOAD} - OUTSIDE - GTID_TYPES - QUERY_TYPES
+_PLAIN = frozenset(range(256)) - {_FDE, _ROTATE} - OUTSIDE - DECIDING
 
 
 def series_key(path: str) -> tuple[str, str, int]:
@@ -87,14 +92,13 @@ def series_key(path: str) -> tuple[str, str, int]:
 
 
 class _Trx:
-    __slots__ = ("gtid", "key", "n", "kind", "offset", "source_file", "source_start", "standalone", "open_group")
+    __slots__ = ("gtid", "key", "n", "kind", "offset", "source_file", "source_start")
 
-    def __init__(self, gtid: str | None, key: str | None, n: int | None, kind: str, offset: int,
-                 source_file: str | None, source_start: int | None, standalone: bool = False) -> None:
+    def __init__(self, gtid: str | None, key: str | None, n: int | None, kind: Kind, offset: int,
+                 source_file: str | None, source_start: int | None) -> None:
         # gtid, key and n are all set (a GTID transaction) or all None (legacy / continuation)
         self.gtid, self.key, self.n, self.kind, self.offset = gtid, key, n, kind, offset
-        self.source_file, self.source_start, self.standalone = source_file, source_start, standalone
-        self.open_group = False
+        self.source_file, self.source_start = source_file, source_start
 
     def source(self) -> dict[str, Any] | None:
         if self.source_start is not None:
@@ -164,8 +168,16 @@ def file_summary(path: str | os.PathLike[str], context: dict[str, Any] | None = 
     s = _Scan(path, context, observe)
     problem: dict[str, Any] | None = None
     try:
-        with open_input(path) as fh:
-            s.run(fh, loaded)
+        fast = _pullscan is not None and loaded is None
+        if fast:
+            try:
+                with open_input(path) as fh:
+                    s.run(fh, fast=_FastWalk(s, fh))
+            except (_Irregular, BinlogError, OSError):   # the Python path decides every irregular file
+                s, fast = _Scan(path, context, observe), False
+        if not fast:
+            with open_input(path) as fh:
+                s.run(fh, loaded)
     except BinlogError as exc:
         problem = {"kind": type(exc).__name__, "offset": exc.offset, "message": exc.message,
                    "event_type": exc.event_type}
@@ -215,7 +227,9 @@ class _Scan:
         self.observe = observe
         self.complete = iv.Runs()
         self.cur: _Trx | None = None
+        self.state = 0   # the boundary machine's (binlogkit.boundary)
         self.fmt: Format | None = None
+        self._hl, self._lc = LEN_HEADER, 0   # header and checksum lengths of self.fmt
         self.relay = False
         self.events = self.checksummed = self.transactions = 0
         self.end_offset = 4
@@ -234,7 +248,9 @@ class _Scan:
         self.source_file: str | None = None
         self.continuation_head = False
         self._keys: dict[tuple[int, int], str] = {}
-        self._grouper = Grouper()
+        # the GTID stream the C loop may extend: (domain, server id, key, b"") for MariaDB's,
+        # (-1, -1, uuid, its 16 bytes) for MySQL's untagged ones
+        self._fast: tuple[int, int, str, bytes] | None = None
         self.clock = SourceClock()
         self.runs: list[list[Any]] = []  # [source file | None, start, end, offset, end offset, restart]
 
@@ -262,16 +278,14 @@ class _Scan:
         self.runs.append([name, position, position, at, end, not log_pos])
 
     def body(self, data: bytes) -> bytes:
-        fmt = self.fmt
-        lc = fmt.len_checksum if fmt else 0
-        hl = max(LEN_HEADER, fmt.header_length) if fmt else LEN_HEADER
-        return data[hl:len(data) - lc]
+        return data[self._hl:len(data) - self._lc]
 
     def close(self, complete: bool, final: bool = False) -> None:
         t = self.cur
         if t is None:  # every caller has checked that a transaction is open
             raise AssertionError("close() without an open transaction")
         self.cur = None
+        self.state = 0
         if t.key is not None and t.n is not None:  # a GTID transaction
             if complete:
                 self.complete.add(t.key, t.n)
@@ -285,34 +299,35 @@ class _Scan:
     def open_gtid(self, at: int, code: int, sid: int, ev_size: int, log_pos: int, data: bytes,
                   src_file: str | None) -> None:
         body = self.body(data)
-        if code == _GTID_MARIA:
+        self.state = gtid_state(code, body)
+        if code == _GTID_MARIA:  # the common case, without a value object: the stream keys are cached
             seq = int.from_bytes(body[0:8], "little")
             domain = int.from_bytes(body[8:12], "little")
-            standalone = bool(body[12] & 1) if len(body) > 12 else False
             key = self._keys.get((domain, sid))
             if key is None:
                 key = self._keys[(domain, sid)] = f"{domain}-{sid}"
-            t = _Trx(f"{key}-{seq}", key, seq, "mariadb", at, src_file,
-                     (log_pos - ev_size) if log_pos else None, standalone)
+            t = _Trx(f"{key}-{seq}", key, seq, Kind.MARIADB, at, src_file, (log_pos - ev_size) if log_pos else None)
             self.cur = t
             self.order.mariadb(t, domain, key, seq)
+            self._fast = (domain, sid, key, b"")
             return
         try:
-            gtid, kind, standalone = self._grouper._gtid(code, sid, body)
+            value, kind, _standalone = read_gtid(code, sid, body)
         except BinlogError as exc:
             raise exc.with_context(offset=at, event_type=event_type_name(code))
         except ValueError as exc:  # a damaged tagged GTID: typed, as the transaction walk types it
             raise FormatError(f"Gtid_tagged: {exc}", offset=at, event_type="GTID_TAGGED_LOG_EVENT") from None
-        if gtid is None:  # an anonymous transaction
-            self.cur = _Trx(None, None, None, kind, at, src_file, (log_pos - ev_size) if log_pos else None,
-                            standalone)
+        if value is None:  # an anonymous transaction
+            self.cur = _Trx(None, None, None, kind, at, src_file, (log_pos - ev_size) if log_pos else None)
             return
+        gtid = str(value)
         key, n = iv.split_gtid(gtid)
-        t = _Trx(gtid, key, n, kind, at, src_file, (log_pos - ev_size) if log_pos else None, standalone)
+        t = _Trx(gtid, key, n, kind, at, src_file, (log_pos - ev_size) if log_pos else None)
         self.cur = t
         self.order.mysql_gtid(t, key, n)
+        self._fast = (-1, -1, key, body[1:17]) if code == _GTID_MYSQL else None
 
-    def run(self, fh: BinaryIO, keys: Keys | None = None) -> None:
+    def run(self, fh: BinaryIO, keys: Keys | None = None, fast: _FastWalk | None = None) -> None:
         fdes = 0
         own_source = None
         base = self.base
@@ -324,8 +339,8 @@ class _Scan:
         last_ts: int | None = None
         src_file: str | None
         try:
-            for at, code, ts, sid, ev_size, log_pos, flags, data, ok in walk_events(fh, verify=False, want=BODIES,
-                                                                                             keys=keys):
+            walk = fast if fast is not None else walk_events(fh, verify=False, want=BODIES, keys=keys)
+            for at, code, ts, sid, ev_size, log_pos, flags, data, ok in walk:
                 end = at + ev_size
                 events += 1
                 if ok is not None:
@@ -346,15 +361,17 @@ class _Scan:
                         own_source = base
                     elif log_pos and fdes >= 2 and not flags & _RELAY:
                         self.source_event(at, end, log_pos, ev_size)
-                    t = self.cur
-                    if t is None:
+                    if self.cur is None:
                         cont = self.transactions == 0 and code not in PRELUDE
-                        self.cur = _Trx(None, None, None, "continuation" if cont else "legacy", at,
+                        self.cur = _Trx(None, None, None, Kind.CONTINUATION if cont else Kind.LEGACY, at,
                                         self.source_file if relay else base, (log_pos - ev_size) if log_pos else None)
+                        self.state = OPEN
                         self.continuation_head |= cont
                         self.transactions += 1
-                    elif t.standalone and code not in _NOT_STANDALONE_END:
-                        self.close(True)
+                    elif self.state & STANDALONE:
+                        self.state, d = step(self.state, code, b"")
+                        if d is not None:
+                            self.close(True)
                     continue
                 if code == _FDE:
                     fdes += 1
@@ -362,6 +379,7 @@ class _Scan:
                         self.relay = True
                     aware = len(data) >= 5 and fde_is_checksum_aware(data)
                     self.fmt = Format.from_fde_body(data[LEN_HEADER:len(data) - (4 if aware else 0)])
+                    self._hl, self._lc = max(LEN_HEADER, self.fmt.header_length), self.fmt.len_checksum
                     if fdes == 2:
                         self.relay = True
                     relay = self.relay
@@ -406,29 +424,197 @@ class _Scan:
                     self.transactions += 1
                     self.server_ids.add(sid)
                     continue
-                t = self.cur
-                if t is None:
+                if self.cur is None:
                     cont = self.transactions == 0 and code not in QUERY_TYPES and code not in PRELUDE
-                    t = self.cur = _Trx(None, None, None, "continuation" if cont else "legacy", at, src_file,
-                                        (log_pos - ev_size) if log_pos else None)
+                    self.cur = _Trx(None, None, None, Kind.CONTINUATION if cont else Kind.LEGACY, at, src_file,
+                                    (log_pos - ev_size) if log_pos else None)
+                    self.state = OPEN
                     if cont:
                         self.continuation_head = True
                     self.transactions += 1
                 if code in QUERY_TYPES:
                     phl = self.fmt.post_header_length(T.QUERY_EVENT) if self.fmt else None
-                    c = _classify(_query_text(self.body(data), code, phl))
-                    if c == "begin":
-                        t.open_group = True
-                    elif c in ("COMMIT", "ROLLBACK", "XA_COMMIT", "XA_ROLLBACK"):
-                        self.close(True)
-                    elif c == "statement" and not t.open_group:
-                        self.close(True)
-                elif code == _XID or code == _XA_PREPARE:
-                    self.close(True)
-                elif code == _PAYLOAD and not t.open_group:
-                    self.close(True)
-                elif t.standalone and code not in _NOT_STANDALONE_END:
+                    self.state, d = step(self.state, code, self.body(data), phl)
+                else:
+                    self.state, d = step(self.state, code, b"")
+                if d is not None and d is not BEGIN:
                     self.close(True)
         finally:  # a damaged file stops the walk: what was counted up to there stays
             self.events, self.checksummed, self.end_offset = events, checksummed, end
             self.first_ts, self.last_ts = first_ts, last_ts
+            if fast is not None:   # it counted every event, the C loop's too
+                self.events, self.checksummed, self.end_offset = fast.events, fast.checksummed, fast.end
+                self.first_ts, self.last_ts = fast.first_ts, fast.last_ts
+
+
+class _Irregular(Exception):
+    """The fast walk met what only the Python walk (``framing.walk_events``) decides."""
+
+
+def _load_c() -> Any:
+    if os.environ.get("BINLOGKIT_PURE_PYTHON") or os.environ.get("BINLOGKIT_NO_AUDITSCAN"):
+        return None
+    try:
+        from .. import _pullscan as c_loop
+    except ImportError:
+        return None
+    return c_loop if hasattr(c_loop, "summary") else None
+
+
+_pullscan = _load_c()
+_KNOWN = bytes(1 if c in KNOWN_TYPES else 0 for c in range(256))
+_WINDOW = 4 << 20   # as framing.WINDOW: memory flat in the file size
+_START_V3, _START_ENCRYPTION = 1, int(T.START_ENCRYPTION_EVENT)
+
+
+class _FastWalk:
+    """The events of a plain binlog as ``walk_events(verify=False, want=BODIES)`` yields them,
+    but only those the C loop (``_pullscan.summary``) does not settle; what it settles it applies
+    to the scan ``s`` between two of them. Anything irregular (framing, encryption) raises
+    ``_Irregular``: the caller reads the file again the Python way."""
+
+    def __init__(self, s: _Scan, fh: BinaryIO) -> None:
+        self.s, self.fh = s, fh
+        self.events = self.checksummed = 0
+        self.end = 4
+        self.first_ts: int | None = None
+        self.last_ts: int | None = None
+
+    def __iter__(self):
+        from ..codecs.header import HEADER_STRUCT
+        from ..crc import CRC32
+        from ..framing import MAX_EVENT_SIZE, checksum_on
+        from ..reader import event_crc
+
+        fh, s, c_loop = self.fh, self.s, _pullscan
+        readinto = getattr(fh, "readinto")
+        if fh.read(4) != b"\xfebin":
+            raise _Irregular
+        buf = bytearray(_WINDOW)
+        filled = rel = 0
+        at, crc_on, fdes, eof = 4, False, 0, False
+        unpack = HEADER_STRUCT.unpack_from
+
+        def fill(need: int) -> None:
+            nonlocal buf, filled, rel, eof
+            if filled - rel >= need or eof:
+                return
+            keep = filled - rel
+            if need > len(buf):
+                buf = bytearray(buf[rel:filled]) + bytearray(need - keep)
+            else:
+                buf[:keep] = buf[rel:filled]
+            rel, filled = 0, keep
+            mv = memoryview(buf)
+            while filled < len(buf):
+                got = readinto(mv[filled:])
+                if not got:
+                    eof = True
+                    break
+                filled += got
+            mv.release()
+
+        while True:
+            fill(LEN_HEADER)
+            avail = filled - rel
+            if avail == 0:
+                return
+            if avail < LEN_HEADER:
+                raise _Irregular
+            ts, code, sid, size, log_pos, flags = unpack(buf, rel)
+            if (at == 4 and code not in (_FDE, _START_V3)) or size < LEN_HEADER or size > MAX_EVENT_SIZE \
+                    or code == _START_ENCRYPTION:
+                raise _Irregular
+            fill(size)
+            if filled - rel < size:
+                raise _Irregular
+            e = rel + size
+            ok = data = None
+            if code == _FDE:
+                data = bytes(buf[rel:e])
+                crc_on = checksum_on(data)
+                fdes += 1
+                if fde_is_checksum_aware(data):
+                    ok = int.from_bytes(data[-4:], "little") == event_crc(data)
+            else:
+                if crc_on:
+                    if size < LEN_HEADER + 4:
+                        raise _Irregular
+                    ok = int.from_bytes(buf[e - 4:e], "little") == CRC32(memoryview(buf)[rel:e - 4])
+                if code in BODIES:
+                    data = bytes(buf[rel:e])
+            self.events += 1
+            self.checksummed += ok is not None
+            if ts:
+                if self.first_ts is None:
+                    self.first_ts = ts
+                self.last_ts = ts
+            at, rel = at + size, e
+            self.end = at
+            yield at - size, code, ts, sid, size, log_pos, flags, data, ok
+            # the loop has read that event: the C loop takes what it settles from here
+            if fdes != 1 or s.relay or s.fmt is None or s.fmt.header_length > LEN_HEADER:
+                continue
+            while True:
+                fill(LEN_HEADER)
+                if filled - rel < LEN_HEADER:
+                    break
+                fast = s._fast
+                t = s.cur
+                domain, server, uuid, last, ce = -1, -1, b"", -1, -1
+                if fast is not None and not s.collect and s.observe is None:
+                    d, sv, key, sidb = fast
+                    if sidb:   # a MySQL stream: its numbers so far end at the last run's end
+                        ivs = s.order.mysql.m.get(key)
+                        if ivs and not s.order.mysql_before:
+                            uuid, last = sidb, ivs[-1][1]
+                    else:      # a MariaDB stream: its run ends at the domain's last seq_no
+                        ivs, lt = s.order.maria.m.get(key), s.order.last.get(d)
+                        if ivs and lt is not None and ivs[-1][1] == lt[1] and not s.order.maria_before:
+                            domain, server, last = d, sv, lt[1]
+                    if last >= 0:
+                        civs = s.complete.m.get(key)
+                        ce = civs[-1][1] if civs else -1
+                cur_fast = t is not None and fast is not None and t.key == fast[2] and t.n is not None
+                phl = s.fmt.post_header_length(T.QUERY_EVENT)
+                (status, rel, at2, n, nck, fts, lts, state, have_cur, cur_fast2, cur_seq, cur_at, cur_src, last2,
+                 ce2, trx, opened) = c_loop.summary(buf, rel, filled, at, crc_on, s.state, phl if phl else 13, _KNOWN,
+                                                    t is not None, cur_fast, t.n if cur_fast and t is not None else 0,
+                                                    -1, -1, domain, server, uuid, last, ce, CRC32)
+                if n:
+                    at = at2
+                    self.events += n
+                    self.checksummed += nck
+                    self.end = at
+                    if fts >= 0:
+                        if self.first_ts is None:
+                            self.first_ts = fts
+                        self.last_ts = lts
+                    s.state = state
+                    s.transactions += trx
+                    if fast is not None and last >= 0:
+                        d, sv, key, sidb = fast
+                        if last2 != last and sidb:
+                            s.order.mysql.m[key][-1][1] = last2
+                        elif last2 != last:
+                            text = f"{key}-{last2}"
+                            s.order.maria.m[key][-1][1] = last2
+                            s.order.last[d] = [text, last2]
+                            s.order.high[d] = [text, last2]
+                        if ce2 != ce:
+                            s.complete.m[key][-1][1] = ce2
+                        if not have_cur:
+                            s.cur = None
+                        elif opened:
+                            s.cur = _Trx(iv.join_gtid(key, cur_seq), key, cur_seq,
+                                         Kind.MYSQL if sidb else Kind.MARIADB, cur_at, s.base,
+                                         cur_src if cur_src >= 0 else None)
+                    elif not have_cur:
+                        s.cur = None
+                if status == 1 or not n:
+                    if status == 0 and filled - rel >= LEN_HEADER:   # a whole event not in the window
+                        size = int.from_bytes(buf[rel + 9:rel + 13], "little")
+                        fill(max(LEN_HEADER, min(size, MAX_EVENT_SIZE)))
+                        if filled - rel >= size:
+                            continue
+                    break

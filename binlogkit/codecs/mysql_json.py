@@ -81,11 +81,11 @@ def _opaque(field_type: int, data: bytes):
             return Temporal(date)
         return Temporal(f"{date} {hms >> 12:02d}:{(hms >> 6) % 64:02d}:{hms % 64:02d}.{us:06d}")
     if field_type == _NEWDECIMAL:
-        from .newdecimal import _dec_size, _decimal  # the row-image decimal reader
+        from .newdecimal import dec_size, read_decimal  # the row-image decimal reader
 
-        if len(data) < 2 or len(data) - 2 != _dec_size(data[0] - data[1]) + _dec_size(data[1]):
+        if len(data) < 2 or len(data) - 2 != dec_size(data[0] - data[1]) + dec_size(data[1]):
             raise ValueError("opaque JSON decimal of the wrong size")
-        return _decimal(data, 2, data[0], data[1])[0]
+        return read_decimal(data, 2, data[0], data[1])[0]
     return "base64:type%d:%s" % (field_type, base64.b64encode(data).decode("ascii"))
 
 

@@ -14,13 +14,13 @@ from __future__ import annotations
 import decimal
 
 
-def _dec_size(digits: int) -> int:
+def dec_size(digits: int) -> int:
     return digits // 9 * 4 + (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)[digits % 9]
 
 
-def _decimal(b: bytes, p: int, precision: int, scale: int) -> tuple[decimal.Decimal, int]:
+def read_decimal(b: bytes, p: int, precision: int, scale: int) -> tuple[decimal.Decimal, int]:
     intg = precision - scale
-    size = _dec_size(intg) + _dec_size(scale)
+    size = dec_size(intg) + dec_size(scale)
     raw = bytearray(b[p:p + size])
     if len(raw) < size:
         raise IndexError

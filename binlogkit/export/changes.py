@@ -24,14 +24,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import IO, Callable, Iterator
 
-from ..constants import QUERY_TYPES, EventType as T
+from ..boundary import QUERY_TYPES, classify
+from ..constants import EventType as T
 from ..decoder import EventDecoder, Problem
 from ..errors import BinlogError
 from ..format import Format
 from ..reader import RawEvent, iter_raw_events
 from ..rowvalues.images import RawRows
 from ..rowvalues.tables import DELETE, ROWS_TYPES, WRITE, Table
-from ..transactions import Grouper, Transaction, _classify
+from ..transactions import Grouper, Kind, Transaction
 from . import ddl
 
 KEPT = frozenset(ROWS_TYPES | QUERY_TYPES | {T.TABLE_MAP_EVENT, T.TRANSACTION_PAYLOAD_EVENT})
@@ -181,7 +182,7 @@ class _Walk:
 
     def finalize(self, t: Transaction) -> Iterator[Rows | Statement]:
         try:
-            if t.kind == "continuation" and not t.complete:
+            if t.kind == Kind.CONTINUATION and not t.complete:
                 return
             if not t.complete:
                 self.report.incomplete.append({"gtid": t.gtid, "file": t.start_file, "offset": t.start_offset,
@@ -235,7 +236,7 @@ class _Walk:
                 elif code in QUERY_TYPES:
                     q = ev.fields.get("query", "")
                     sql = q if isinstance(q, str) else bytes(q).decode("utf-8", "replace")
-                    if _classify(sql[:32].strip().upper()) != "statement":
+                    if classify(sql[:32].strip().upper()) != "statement":
                         continue
                     db = ev.fields.get("db", "")
                     db = db if isinstance(db, str) else bytes(db).decode("utf-8", "replace")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from ..collations import _BY_CHARSET
+from ..collations import BY_CHARSET
 from ..rowvalues.tables import ENUM, SET, Table
 
 _CREATE = re.compile(r"CREATE\s+(?:OR\s+REPLACE\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?"
@@ -165,7 +165,7 @@ def _collation(charset: str | None) -> int | None:
         return None
     if charset == "utf8":
         charset = "utf8mb3"
-    ids = _BY_CHARSET.get(charset)
+    ids = BY_CHARSET.get(charset)
     return ids[0] if ids else None
 
 

@@ -25,7 +25,7 @@ from ..constants import EventType as T
 from ..errors import BinlogError
 from ..events import decode, payload_events
 from ..rowvalues.tables import table_from_map
-from .invert import COMPRESSED, ROWS_TYPES, UNDO_TYPE, _full, split_rows
+from .invert import COMPRESSED, ROWS_TYPES, UNDO_TYPE, all_columns, split_rows
 from .source import EventFile
 
 if TYPE_CHECKING:
@@ -120,7 +120,7 @@ def _rows_hit(p, code: int, maps: dict, expected: Expected) -> dict | None:
     if not images:
         return None
     after = p["columns_after_image"]
-    if (not _full(p["columns_before_image"], p["width"]) or (after is not None and not _full(after, p["width"]))
+    if (not all_columns(p["columns_before_image"], p["width"]) or (after is not None and not all_columns(after, p["width"]))
             or p["width"] != len(table.columns)):
         return {"table": name, "rows": None}    # MINIMAL later images: cannot compare, may be a conflict
     data = bytes(p["rows"])

@@ -31,7 +31,7 @@ from ..rowvalues.tables import (BINARY_COLLATION, BIT, BLOB, DATE, DATETIME, DAT
                                 GEOMETRY, INT24, JSON, LONG, LONG_BLOB, LONGLONG, MEDIUM_BLOB, NEWDATE, NEWDECIMAL,
                                 SET, SHORT, STRING, TIME, TIME2, TIMESTAMP, TIMESTAMP2, TINY, TINY_BLOB,
                                 VAR_STRING, VARCHAR, VECTOR, YEAR, Table)
-from ..rowvalues.values import _dec_size, reader
+from ..rowvalues.values import dec_size, reader
 
 # fixed sizes of values (sql/field.cc pack_length; old DATETIME/TIME/TIMESTAMP: no fraction)
 FIXED = {TINY: 1, SHORT: 2, INT24: 3, LONG: 4, LONGLONG: 8, FLOAT: 4, DOUBLE: 8, YEAR: 1, DATE: 3, NEWDATE: 3,
@@ -64,7 +64,7 @@ class MinimalImage(FormatError):
     """A row image without every column: it cannot be undone."""
 
 
-def _full(bitmap: bytes, width: int) -> bool:
+def all_columns(bitmap: bytes, width: int) -> bool:
     whole, rest = divmod(width, 8)
     return bitmap[:whole] == b"\xff" * whole and (not rest or bitmap[whole] & ((1 << rest) - 1) == (1 << rest) - 1)
 
@@ -82,7 +82,7 @@ def _width(col) -> int:
         return {DATETIME2: 5, TIMESTAMP2: 4, TIME2: 3}[t] + (m + 1) // 2
     if t == NEWDECIMAL:
         precision, scale = m >> 8, m & 0xFF
-        return _dec_size(precision - scale) + _dec_size(scale)
+        return dec_size(precision - scale) + dec_size(scale)
     if t == BIT:
         return ((m & 0xFF) * 8 + (m >> 8) + 7) // 8
     if t in (VARCHAR, VAR_STRING):
@@ -178,7 +178,7 @@ def invert_rows(fields, type_code: int, table: Table, post_header_len: int | Non
         raise FormatError(f"rows event of `{table.db}`.`{table.name}` is {width} columns wide, its table map "
                           f"has {len(table.columns)}")
     before_bits, after_bits = fields["columns_before_image"], fields["columns_after_image"]
-    if not _full(before_bits, width) or (after_bits is not None and not _full(after_bits, width)):
+    if not all_columns(before_bits, width) or (after_bits is not None and not all_columns(after_bits, width)):
         raise MinimalImage(f"`{table.db}`.`{table.name}`: the row images leave columns out "
                            "(binlog_row_image=MINIMAL or NOBLOB): not enough to undo; only FULL images can be")
     data = bytes(fields["rows"])

@@ -80,7 +80,7 @@ def select(paths: Iterable[str | os.PathLike], *, start_position: int | None = N
     """The transactions to undo, in binlog order. Raises ``FlashbackRefused`` for a cut or
     incomplete transaction in the range, or an empty range. ``keys``: for encrypted inputs."""
     from ..files import expand_paths
-    from ..transactions import group_files
+    from ..transactions import Kind, group_files
 
     files = [str(p) for p in expand_paths(paths)]
     if len(files) > 0xFFFF:
@@ -91,7 +91,7 @@ def select(paths: Iterable[str | os.PathLike], *, start_position: int | None = N
     t0, t1 = _ts(start_datetime), _ts(stop_datetime)
     incomplete: FlashbackRefused | None = None
     for t in group_files(files, keys=keys):
-        if t.kind == "continuation":
+        if t.kind == Kind.CONTINUATION:
             continue
         i = number.get(t.start_file, 0)
         name = t.gtid or f"the transaction at {os.path.basename(t.start_file)}:{t.start_offset}"

@@ -24,7 +24,7 @@ from ..constants import LEN_CHECKSUM, EventType as T
 from ..crypto.keys import Keys
 from ..errors import BodyLengthError
 from ..format import Format
-from ..framing import MYSQL_ENCRYPTED_MAGIC, _checksum_on
+from ..framing import MYSQL_ENCRYPTED_MAGIC, checksum_on
 from ..reader import RawEvent
 
 Header = tuple[int, int, int, int, int, int]  # timestamp, type code, server id, event size, log_pos, flags
@@ -60,7 +60,7 @@ class EventFile:
         if len(fde) < LEN_HEADER or fde[4] != T.FORMAT_DESCRIPTION_EVENT:
             return  # not a binlog v4: the plan's reader has said so already
         size = HEADER_STRUCT.unpack(fde)[3]
-        self._crc_on = _checksum_on(self._read(4, size))
+        self._crc_on = checksum_on(self._read(4, size))
         at = 4 + size
         head = self._read(at, LEN_HEADER)
         if len(head) < LEN_HEADER or head[4] != T.START_ENCRYPTION_EVENT:

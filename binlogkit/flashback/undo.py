@@ -40,6 +40,7 @@ from array import array
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Iterator
 
+from ..boundary import PRELUDE, QUERY_TYPES
 from ..codecs.header import HEADER_STRUCT
 from ..codecs.statement import QueryBody
 from ..constants import PRELUDE, QUERY_TYPES, EventType as T

@@ -7,10 +7,13 @@ Previous_gtids form stores end exclusive and is converted on the way in.
 
 from typing import Iterable
 
+from ..flavor import Flavor
+from .forms import FORMS, GtidForm, by_flavor, key_form, parse_gtid, text_form
 from .mariadb import GtidPos, MariadbGtid, order_violations
 from .mysql import MysqlGtid, MysqlGtidSet
 
-__all__ = ["GtidPos", "MariadbGtid", "MysqlGtid", "MysqlGtidSet", "order_violations", "ranges_text"]
+__all__ = ["FORMS", "GtidForm", "GtidPos", "MariadbGtid", "MysqlGtid", "MysqlGtidSet", "by_flavor", "key_form",
+           "order_violations", "parse_gtid", "ranges_text", "text_form"]
 
 
 def ranges_text(gtids: Iterable[str]) -> str:
@@ -18,10 +21,9 @@ def ranges_text(gtids: Iterable[str]) -> str:
     the MySQL ones as a ``MysqlGtidSet`` (``uuid:1-5:7``), the MariaDB ones sorted into runs
     ``domain-server-first..last`` (what ``decode --include-gtids`` reads), comma-separated;
     "" for none."""
-    mysql: list[MysqlGtid] = []
-    maria: list[MariadbGtid] = []
-    for g in gtids:
-        (mysql.append(MysqlGtid.parse(g)) if ":" in g else maria.append(MariadbGtid.parse(g)))
+    groups = by_flavor(gtids)
+    mysql = [MysqlGtid.parse(g) for g in groups.get(Flavor.MYSQL, [])]
+    maria = [MariadbGtid.parse(g) for g in groups.get(Flavor.MARIADB, [])]
     runs: list[list[int]] = []
     for x in sorted(set(maria), key=lambda x: (x.domain_id, x.server_id, x.seq_no)):
         r = runs[-1] if runs else None

@@ -40,7 +40,7 @@ from ..audit.merge import Finding
 from ..audit.summary import series_key
 from ..errors import BinlogError, KeyRequiredError
 from ..files import OPENERS
-from ..flavor import Flavor
+from ..flavor import Flavor, has_two_phase_alter
 from .flavors import REPLAY, Replay
 from .walk import Heads, TimedTransaction, event_boundary, read_head, transactions
 
@@ -654,7 +654,7 @@ class _Plan:
         audit = merge(summaries, rescan=self._rescan)
         first_seen: dict[str, tuple[str, int | None]] = {}
         trx, nbytes = self.count(i, j, start_pos, stop_pos, by_file, start_state, first_seen)
-        if self.flavor == Flavor.MARIADB and stop_pos is not None:
+        if has_two_phase_alter(self.flavor) and stop_pos is not None:
             self._alter_split(self.paths[j], start_pos if i == j else 4, stop_pos)
         first, last = self.paths[i], self.paths[j]
         self.problems += _on_the_way(audit["findings"], first, last, start_pos, stop_pos,

@@ -29,17 +29,14 @@ from ..constants import HEARTBEAT_TYPES, QUERY_TYPES, EventFlag, EventType as T
 from ..crc import CRC32
 from ..errors import ChecksumError
 from ..reader import event_crc
-from ..transactions import _classify, _query_text
+from ..boundary import DECIDING, OPEN, STANDALONE, ends, step
 from .conn import Connection, ConnectionLost
 from .protocol import (DEFAULT_MAX_EVENT, ER_MASTER_FATAL_ERROR_READING_BINLOG, HostileServer, ProtocolError,
                        PullError, header, rotate_target)
 from .store import Store
 
-PRELUDE = (T.INTVAR_EVENT, T.RAND_EVENT, T.USER_VAR_EVENT, T.ANNOTATE_ROWS_EVENT)
 # plain ints for the per-event path (an IntEnum operation costs a Python call)
-_BOUNDARY_CODES = frozenset(int(c) for c in (T.GTID_EVENT, T.GTID_LOG_EVENT, T.ANONYMOUS_GTID_LOG_EVENT,
-                                             T.GTID_TAGGED_LOG_EVENT, T.XID_EVENT, T.XA_PREPARE_LOG_EVENT,
-                                             *QUERY_TYPES, T.TRANSACTION_PAYLOAD_EVENT))
+_BOUNDARY_CODES = frozenset(int(c) for c in DECIDING)
 _HEARTBEAT_CODES = frozenset(int(c) for c in HEARTBEAT_TYPES)
 _ARTIFICIAL = int(EventFlag.ARTIFICIAL)
 _FDE, _ROTATE = int(T.FORMAT_DESCRIPTION_EVENT), int(T.ROTATE_EVENT)
@@ -79,42 +76,18 @@ def _query_phl(fde: bytes) -> int:
 
 
 class Boundary:
-    """Says when an event ends a transaction (the rules of ``transactions.Grouper``, streaming)."""
+    """Says when an event ends a transaction: ``binlogkit.boundary.step`` over the stream, its
+    state kept here (``_pullscan.c`` takes and gives back the same state bits)."""
 
     def __init__(self) -> None:
-        self.open_group = False
-        self.standalone = False
+        self.state = 0
         self.query_phl = 13
 
     def ends(self, code: int, event: bytes, len_checksum: int) -> bool:
-        if code not in _BOUNDARY_CODES and not self.standalone:   # rows, table maps...: the common case
+        if code not in _BOUNDARY_CODES and self.state & (OPEN | STANDALONE) == OPEN:   # rows...: the common case
             return False
-        if code == T.GTID_EVENT:
-            self.standalone = len(event) > 31 and bool(event[31] & 1)
-            self.open_group = False
-            return False
-        if code in (T.GTID_LOG_EVENT, T.ANONYMOUS_GTID_LOG_EVENT, T.GTID_TAGGED_LOG_EVENT):
-            self.open_group, self.standalone = False, False
-            return False
-        if code == T.XID_EVENT or code == T.XA_PREPARE_LOG_EVENT:
-            self.open_group = False
-            return True
-        if code in QUERY_TYPES:
-            c = _classify(_query_text(event[19:len(event) - len_checksum], code, self.query_phl))
-            if c == "begin":
-                self.open_group = True
-                return False
-            if c in ("COMMIT", "ROLLBACK", "XA_COMMIT", "XA_ROLLBACK"):
-                self.open_group = False
-                return True
-            return c == "statement" and not self.open_group
-        if code == T.TRANSACTION_PAYLOAD_EVENT:
-            return not self.open_group
-        if self.standalone and code not in PRELUDE and code not in (T.ROTATE_EVENT, T.FORMAT_DESCRIPTION_EVENT,
-                                                                     T.GTID_LIST_EVENT, T.BINLOG_CHECKPOINT_EVENT):
-            self.standalone = False
-            return True
-        return False
+        self.state, decision = step(self.state, code, event[19:len(event) - len_checksum], self.query_phl)
+        return ends(decision)
 
 
 @dataclass
@@ -282,16 +255,15 @@ class Receiver:
                 or self.store.name is None:
             return
         b = self.boundary
-        state = (1 if b.open_group else 0) | (2 if b.standalone else 0)
-        pos, seq, _at, data, n, ends, ts, state = _pullscan.run(
-            f.buf, f.pos, f.seq, f.semisync, self.crc_on, self.store.size + self._out_len, state, b.query_phl,
+        pos, seq, _at, data, n, ended, ts, state = _pullscan.run(
+            f.buf, f.pos, f.seq, f.semisync, self.crc_on, self.store.size + self._out_len, b.state, b.query_phl,
             CRC32)
         if not n:
             return
         f.pos, f.seq = pos, seq
-        b.open_group, b.standalone = bool(state & 1), bool(state & 2)
+        b.state = state
         self.stats.caught_up = False
-        self._took(data, n, ends, ts)
+        self._took(data, n, ended, ts)
 
     def _took(self, data: bytes, events: int, ends: int, ts: int) -> None:
         """``events`` events (``data``, their bytes) queued for the copy, ``ends`` of them the

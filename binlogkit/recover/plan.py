@@ -25,13 +25,15 @@ import os
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import cast
 
 from ..constants import BINLOG_MAGIC
 from ..errors import (BadMagicError, BinlogError, ChecksumError, DecryptionError, KeyFileError, KeyRequiredError,
                       TruncatedEventError)
 from ..files import OPENERS as COMPRESSED
+from ..flavor import Flavor, replica_metadata_may_be_tables
 from ..positions import WRAP, reachable_by_dump
-from ..transactions import Grouper, Transaction
+from ..transactions import Grouper, Transaction, gtid_values
 from .info import MasterInfo, RelayLogInfo, read_info
 
 _NUM = re.compile(r"\.(\d+)$")
@@ -131,7 +133,7 @@ def pending_journal(directory: str | os.PathLike) -> Plan | None:
     return plan
 
 
-def _names(connection: str | None, base: str | None, relay_dir: Path) -> tuple[Path, Path, Path]:
+def relay_paths(connection: str | None, base: str | None, relay_dir: Path) -> tuple[Path, Path, Path]:
     """(relay index, master.info, relay-log.info) for the default or a named connection."""
     suffix = f"-{connection}" if connection else ""
     mi = relay_dir / f"master{suffix}.info"
@@ -189,7 +191,7 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
     if pending is not None:
         return pending
     d = Path(relay_dir)
-    index_path, mi_path, ri_path = _names(connection, relay_base, d)
+    index_path, mi_path, ri_path = relay_paths(connection, relay_base, d)
     base = index_path.name[: -len(".index")]
     # MySQL updates its index through <index>_crash_safe: new list written there, old index deleted,
     # then renamed into place; a kill between the last two leaves only the new list, which MySQL
@@ -357,7 +359,8 @@ def _metadata_in_tables(plan: Plan, mode: str | None, mi: MasterInfo | None, ri:
     """MySQL 8.0.23+ keeps the connection and applier metadata in tables, not files: nothing here
     says the mode, and the cut is the one MySQL's own relay log sanitizer makes at startup
     (back to the start of the partial transaction, in either mode; seen on 9.7.4)."""
-    tables = mi is None and ri is None and plan.flavor == "mysql"
+    tables = mi is None and ri is None and replica_metadata_may_be_tables(
+        Flavor(plan.flavor) if plan.flavor else None)
     if tables:
         plan.metadata = "tables"
         if not mode:
@@ -589,22 +592,20 @@ def _not_a_binlog(err: BinlogError) -> bool:
 
 def _applied(d: Path, relay_index: str, text: str | None, replica_binlog, keys=None):
     """A predicate telling whether a GTID was committed by the replica, or None if unknown."""
-    from ..gtid import GtidPos, MariadbGtid, MysqlGtidSet
+    from ..gtid import MariadbGtid
+    from ..gtid.forms import text_form
 
     if text:
         text = text.strip()
-        if ":" in text:
-            s = MysqlGtidSet.parse(text)
-            return lambda g: ":" in g and g in s
-        pos = GtidPos.parse(text)
-        return lambda g: ":" not in g and pos.covers(MariadbGtid.parse(g))
+        return text_form(text).holds(text)
     if replica_binlog is None:
         cands = [p for p in d.glob("*.index") if "relay" not in p.name and p.name != relay_index]
         if len(cands) != 1:
             return None
         replica_binlog = cands[0]
     pos, s = held_gtids([replica_binlog], relay=False, keys=keys)
-    return lambda g: (g in s) if ":" in g else pos.covers(MariadbGtid.parse(g))
+    held = {Flavor.MYSQL: lambda g: g in s, Flavor.MARIADB: lambda g: pos.covers(MariadbGtid.parse(g))}
+    return lambda g: held[text_form(g).flavor](g)
 
 
 def held_gtids(paths, *, relay: bool, keys=None):
@@ -614,27 +615,26 @@ def held_gtids(paths, *, relay: bool, keys=None):
     from ..api import transactions
     from ..gtid import GtidPos, MariadbGtid, MysqlGtid, MysqlGtidSet
 
-    maria: list[MariadbGtid] = []
-    mysql: list[MysqlGtid] = []
+    complete: list[Transaction] = []
     try:
         for t in transactions(paths, relay=relay, keys=keys):
-            if t.complete and t.gtid:
-                if t.kind == "mariadb":
-                    maria.append(MariadbGtid.parse(t.gtid))
-                elif t.kind == "mysql":
-                    mysql.append(MysqlGtid.parse(t.gtid))
+            if t.complete:
+                complete.append(t)
     except BinlogError as exc:
         if unreadable_encrypted(exc):
             raise
         pass
-    return GtidPos.from_gtid_list(maria), MysqlGtidSet.of(mysql)
+    held = gtid_values(complete)
+    return (GtidPos.from_gtid_list(cast(list[MariadbGtid], held[Flavor.MARIADB])),
+            MysqlGtidSet.of(cast(list[MysqlGtid], held[Flavor.MYSQL])))
 
 
 def _retrieved(g: Grouper, complete: list[Transaction]) -> str | None:
     from ..gtid import GtidPos, MariadbGtid, MysqlGtid, MysqlGtidSet
 
-    mysql = [MysqlGtid.parse(t.gtid) for t in complete if t.gtid and t.kind == "mysql"]
-    maria = [MariadbGtid.parse(t.gtid) for t in complete if t.gtid and t.kind == "mariadb"]
+    held = gtid_values(complete)
+    mysql = cast(list[MysqlGtid], held[Flavor.MYSQL])
+    maria = cast(list[MariadbGtid], held[Flavor.MARIADB])
     if mysql or any(f.previous_gtids is not None for f in g.files):
         prev = next((f.previous_gtids for f in g.files if f.previous_gtids is not None), [])
         return str(MysqlGtidSet.from_previous_gtids(prev) | MysqlGtidSet.of(mysql))

@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 
 from ..errors import BinlogError
-from ..gtid import GtidPos, MariadbGtid, MysqlGtid, MysqlGtidSet
+from ..gtid.forms import text_form
 from ..files import OPENERS as COMPRESSED
 from .plan import Plan
 from ..transactions import Transaction
@@ -27,19 +27,15 @@ from ..transactions import Transaction
 
 def keep_predicate(keep_through: str):
     text = keep_through.strip()
-    if ":" in text:
-        s = MysqlGtidSet.parse(text)
-        return lambda g: g in s
-    pos = GtidPos.parse(text)
-    return lambda g: ":" not in g and pos.covers(MariadbGtid.parse(g))
+    return text_form(text).holds(text)
 
 
 def replica_holds(relay_dir: str | os.PathLike, keys=None) -> str:
     """The GTIDs a replica holds, from its relay logs (complete transactions) — the position
     (MariaDB) or set (MySQL) to keep the primary's binlog through."""
-    from .plan import _names, held_gtids
+    from .plan import relay_paths, held_gtids
 
-    index, _mi, _ri = _names(None, None, Path(relay_dir))
+    index, _mi, _ri = relay_paths(None, None, Path(relay_dir))
     pos, mysql = held_gtids([index], relay=True, keys=keys)
     return str(mysql) if mysql else str(pos)
 
@@ -133,10 +129,4 @@ def plan_binlog_recovery(binlog_dir: str | os.PathLike, *, keep_through: str | N
 def _position(gtids: list[str]) -> str | None:
     if not gtids:
         return None
-    if ":" in gtids[0]:
-        return str(MysqlGtidSet.of(MysqlGtid.parse(g) for g in gtids))
-    last: dict[int, MariadbGtid] = {}
-    for g in gtids:
-        x = MariadbGtid.parse(g)
-        last[x.domain_id] = x
-    return str(GtidPos(last.values()))
+    return text_form(gtids[0]).position(gtids)

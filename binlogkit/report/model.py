@@ -17,6 +17,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
+from ..gtid.forms import key_form
+
 WIDTH = 1000          # the plot area, px
 LEFT = 8
 MIN_BAR = 2.0         # average px per file below which files are binned
@@ -269,7 +271,7 @@ def _coverage(cov: dict[str, dict] | None) -> list[dict]:
             px.update(x=round(px["x0"], 2), w=round(px["x1"] - px["x0"], 2),
                       title=(f"{key}: numbers missing in {a}..{b}" if px.get("bin") or px["n"] > 1
                              else f"{key}: {a}" + (f"-{b}" if b > a else "") + " missing"))
-        sep = ":" if ":" in key or len(key) == 36 else "-"
+        sep = key_form(key).sep
         shown = c["first_holes"]
         out.append({"key": key, "lo": lo, "hi": hi, "count": c["count"], "holes": c["holes"],
                     "segs": [{"x": round(a, 2), "w": round(max(0.5, b - a), 2)} for a, b in segs],

@@ -20,7 +20,7 @@ from ..errors import BodyLengthError
 from .tables import (BINARY_COLLATION, BIT, BLOB, COMPRESSED_ROWS, DATETIME, DECIMAL, DELETE, ENUM, GEOMETRY, JSON,
                      LONG_BLOB, MEDIUM_BLOB, NEWDECIMAL, SET, STRING, TIME, TIMESTAMP, TINY_BLOB, VAR_STRING, VARCHAR,
                      WRITE, Column, Table, temporal_hint)
-from .values import JsonDiff, UnknownColumnType, Value, _prefixed, _quote, reader
+from .values import JsonDiff, UnknownColumnType, Value, prefixed, quote_text, reader
 
 _rowtext: Any
 try:  # the optional C accelerator (setup.py); BINLOGKIT_PURE_PYTHON=1 turns it off
@@ -34,8 +34,8 @@ except ImportError:  # built without a C compiler: the Python decoder does every
 if _rowtext is not None:
     import decimal as _decimal
 
-    from .values import Geometry, _timestamp
-    _rowtext.configure(Value, _decimal.Decimal, Geometry, _timestamp)
+    from .values import Geometry, timestamp_value
+    _rowtext.configure(Value, _decimal.Decimal, Geometry, timestamp_value)
 
 
 def _bits(b: bytes, n: int) -> list[bool]:
@@ -79,7 +79,7 @@ def _image(plan: tuple, b: bytes, p: int, partial: set[int] | frozenset[int] = f
             continue
         try:
             if partial and c.index in partial:  # a JSON diff against the before image's value
-                raw, p = _prefixed(b, p, c.meta or 4)  # length sized like the column's own
+                raw, p = prefixed(b, p, c.meta or 4)  # length sized like the column's own
                 out.append((c.index, _json_diff(c.index, raw, (before or {}).get(c.index))))
                 continue
             v, p = readers[k](b, p)

@@ -11,7 +11,7 @@ import struct
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ..codecs.newdecimal import _dec_size, _decimal  # noqa: F401  (shared with JSON)
+from ..codecs.newdecimal import dec_size, read_decimal  # noqa: F401  (shared with JSON)
 from ..errors import BodyLengthError
 from .tables import (BINARY_COLLATION, BIT, BLOB, DATE, DATETIME, DATETIME2, DOUBLE, ENUM, FLOAT, GEOMETRY, INT24,
                      JSON, LONG, LONG_BLOB, LONGLONG, MEDIUM_BLOB, NEWDATE, NEWDECIMAL, SET, SHORT, STRING, TIME,
@@ -109,7 +109,7 @@ def _datetime(text: str, y: int, mo: int, d: int, h: int, mi: int, s: int, us: i
         return text
 
 
-def _timestamp(secs: int, us: int):
+def timestamp_value(secs: int, us: int):
     if secs == 0 and us == 0:
         return "0000-00-00 00:00:00"  # the zero timestamp
     try:
@@ -133,7 +133,7 @@ class Value(NamedTuple):
 _CONTROL = re.compile(rb"[\x00-\x1f]")
 
 
-def _quote(raw: bytes) -> str:
+def quote_text(raw: bytes) -> str:
     """As mariadb-binlog -v (and mysqlbinlog before 8.0): bytes above 0x1F as they are (UTF-8
     text stays readable; other bytes are carried as surrogate escapes and written back raw),
     control bytes as \\xNN."""
@@ -170,7 +170,7 @@ def _take(b: bytes, p: int, n: int) -> bytes:
     return b[p:p + n]
 
 
-def _prefixed(b: bytes, p: int, lb: int) -> tuple[bytes, int]:
+def prefixed(b: bytes, p: int, lb: int) -> tuple[bytes, int]:
     """A value behind an ``lb``-byte little-endian length: (its bytes, the position after it)."""
     n = int.from_bytes(_take(b, p, lb), "little")
     raw = b[p + lb:p + lb + n]
@@ -183,7 +183,7 @@ def _value(col: Column, b: bytes, p: int, escape: bool = False) -> tuple[Value, 
     """One value at ``p`` and the position after it; ``escape``: strings quoted as MySQL 8.0+'s
     mysqlbinlog does (``flavor.tool_escapes_strings``), else as mariadb-binlog does."""
     t, m = col.type, col.meta
-    quote = _quote_escaped if escape else _quote
+    quote = _quote_escaped if escape else quote_text
     if t in (TINY, SHORT, INT24, LONG, LONGLONG):
         n = {TINY: 1, SHORT: 2, INT24: 3, LONG: 4, LONGLONG: 8}[t]
         if p + n > len(b):
@@ -198,7 +198,7 @@ def _value(col: Column, b: bytes, p: int, escape: bool = False) -> tuple[Value, 
         (f,) = struct.unpack_from("<d", b, p)
         return Value(f, f"{f:.20g}"), p + 8
     if t == NEWDECIMAL:
-        dec, q = _decimal(b, p, m >> 8, m & 0xFF)
+        dec, q = read_decimal(b, p, m >> 8, m & 0xFF)
         return Value(dec, format(dec, "f")), q
     if t == YEAR:
         y = b[p]
@@ -223,7 +223,7 @@ def _value(col: Column, b: bytes, p: int, escape: bool = False) -> tuple[Value, 
         secs = int.from_bytes(_take(b, p, 4), "big")
         frac, q = _frac(b, p + 4, m)
         text = f"{secs}" + (("." + f"{frac:06d}"[:m]) if m else "")
-        return Value(_timestamp(secs, frac), text), q
+        return Value(timestamp_value(secs, frac), text), q
     if t == TIME2:  # MySQL my_time_packed_from_binary: a signed packed value, then printed
         if m >= 5:
             packed = int.from_bytes(_take(b, p, 6), "big") - 0x800000000000
@@ -259,7 +259,7 @@ def _value(col: Column, b: bytes, p: int, escape: bool = False) -> tuple[Value, 
             return _old_fractional(col, hint[1], b, p)
     if t == TIMESTAMP:
         (secs,) = struct.unpack_from("<I", b, p)
-        return Value(_timestamp(secs, 0), f"{secs}"), p + 4
+        return Value(timestamp_value(secs, 0), f"{secs}"), p + 4
     if t == DATETIME:
         v = int.from_bytes(_take(b, p, 8), "little")
         d, tm = divmod(v, 1_000_000)
@@ -272,7 +272,7 @@ def _value(col: Column, b: bytes, p: int, escape: bool = False) -> tuple[Value, 
         text = ("-" if v < 0 else "") + f"{a // 10000:02d}:{a // 100 % 100:02d}:{a % 100:02d}"
         return Value(_time(v < 0, a // 10000, a // 100 % 100, a % 100, 0), f"'{text}'"), p + 3
     if t in (VARCHAR, VAR_STRING):
-        raw, q = _prefixed(b, p, 1 if m < 256 else 2)
+        raw, q = prefixed(b, p, 1 if m < 256 else 2)
         if col.hint:
             return _hinted_value(col, raw), q
         return Value(raw, quote(raw)), q
@@ -287,7 +287,7 @@ def _value(col: Column, b: bytes, p: int, escape: bool = False) -> tuple[Value, 
             # mysqlbinlog prints a SET's stored (little-endian) bytes in order, each high bit first
             return Value(v, "b'" + "".join(format(x, "08b") for x in raw) + "'"), p + n
         maxlen = col.max_length
-        raw, q = _prefixed(b, p, 1 if maxlen < 256 else 2)
+        raw, q = prefixed(b, p, 1 if maxlen < 256 else 2)
         if col.hint:
             return _hinted_value(col, raw), q
         # BINARY(n): the binlog drops trailing zero bytes, the column's value has them
@@ -296,23 +296,23 @@ def _value(col: Column, b: bytes, p: int, escape: bool = False) -> tuple[Value, 
     if t == JSON:  # MySQL's binary JSON, as JSON text
         from ..codecs.mysql_json import to_text
 
-        raw, q = _prefixed(b, p, m or 4)
+        raw, q = prefixed(b, p, m or 4)
         try:
             text = to_text(raw)
         except (ValueError, IndexError, KeyError, struct.error):
             raise BodyLengthError(f"column @{col.index + 1}: malformed binary JSON", field=f"@{col.index + 1}") from None
         return Value(text, _quote_json(text)), q
     if t == GEOMETRY:  # 4-byte SRID, then WKB
-        raw, q = _prefixed(b, p, m or 4)
+        raw, q = prefixed(b, p, m or 4)
         if len(raw) < 4:
             raise BodyLengthError(f"column @{col.index + 1}: a geometry of {len(raw)} bytes has no SRID",
                                   field=f"@{col.index + 1}")
         return Value(Geometry(int.from_bytes(raw[:4], "little"), raw[4:]), quote(raw)), q
     if t in (BLOB, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB):
-        raw, q = _prefixed(b, p, m or 4)
+        raw, q = prefixed(b, p, m or 4)
         return Value(raw, quote(raw)), q
     if t == VECTOR:  # MySQL 9: float32 little-endian values behind an ``m``-byte length
-        raw, q = _prefixed(b, p, m or 4)
+        raw, q = prefixed(b, p, m or 4)
         if len(raw) % 4:
             raise BodyLengthError(f"column @{col.index + 1}: a VECTOR of {len(raw)} bytes (not whole float32s)",
                                   field=f"@{col.index + 1}")
@@ -367,7 +367,7 @@ def _old_fractional(col: Column, dec: int, b: bytes, p: int) -> tuple[Value, int
     if us > 999_999:
         raise BodyLengthError(f"column @{col.index + 1}: a TIMESTAMP({dec}) fraction of {us} microseconds",
                               field=f"@{col.index + 1}")
-    return Value(_timestamp(secs, us), f"{secs}." + f"{us:06d}"[:dec]), p + n
+    return Value(timestamp_value(secs, us), f"{secs}." + f"{us:06d}"[:dec]), p + n
 
 
 class UnknownColumnType(BodyLengthError):
@@ -394,7 +394,7 @@ def reader(col: Column, escape: bool = False):
     equivalent specialised for the commonest types (integers, strings, blobs), made once per
     table map (``images._plan``); ``escape`` as for ``_value``."""
     t, m = col.type, col.meta
-    quote = _quote_escaped if escape else _quote
+    quote = _quote_escaped if escape else quote_text
     if col.hint is None and t in _INTS:
         unpack, n = _INTS[t]
         wrap = 1 << (8 * n)
@@ -421,7 +421,7 @@ def reader(col: Column, escape: bool = False):
         return read_short
     if lb is not None:
         def read_prefixed(b, p):
-            raw, q = _prefixed(b, p, lb)
+            raw, q = prefixed(b, p, lb)
             return Value(raw, quote(raw)), q
         return read_prefixed
     return lambda b, p: _value(col, b, p, escape)
