@@ -29,7 +29,7 @@ def open_binlog(path: str, *, verify: bool = True, keys=None) -> Iterator[RawEve
     Archives compressed as ``.xz``, ``.gz`` or ``.bz2`` are decompressed as a stream; encrypted
     files are decrypted with ``keys`` (``binlogkit.crypto.load_keys``).
     """
-    from .files import open_input
+    from .reader import read_events
+    from .reading.source import Input
 
-    with open_input(path) as fh:
-        yield from iter_raw_events(fh, name=str(path), verify=verify, keys=keys)
+    yield from read_events(Input(str(path), keys, verify))

@@ -202,7 +202,8 @@ def _check_inputs(paths, *, missing_ok: bool = False, recursive: bool = False) -
     or listed by an index, is refused here, one line, exit 2 (``files.refuse_irregular``). An
     index written on another host (read beside itself: ``files.read_index``) is said once.
     ``recursive``: folders are searched all the way down (the audit's archives)."""
-    from .files import _is_log_name, is_gtid_index_file, read_index, refuse_irregular
+    from .files import is_gtid_index_file, read_index, refuse_irregular
+    from .reading.names import is_log_name
     from . import storage
 
     notes: list[str] = []
@@ -213,7 +214,7 @@ def _check_inputs(paths, *, missing_ok: bool = False, recursive: bool = False) -
             refuse_irregular([p] if not os.path.isdir(p) else [])
             if recursive and os.path.isdir(p):
                 found = [Path(r, f) for r, _d, fs in os.walk(p) for f in fs
-                         if f.endswith(".index") or _is_log_name(Path(f))]
+                         if f.endswith(".index") or is_log_name(f)]
                 refuse_irregular(found)
                 for i in (f for f in found if f.name.endswith(".index") and f.is_file()):
                     listing = read_index(i)
@@ -245,7 +246,7 @@ def _check_inputs(paths, *, missing_ok: bool = False, recursive: bool = False) -
             continue
         if recursive and os.path.isdir(p):
             files = [Path(r, f) for r, _d, fs in os.walk(p) for f in fs
-                     if f.endswith(".index") or _is_log_name(Path(f))][:1]
+                     if f.endswith(".index") or is_log_name(f)][:1]
         else:
             files = expand_paths([p])
         if not files and is_gtid_index_file(Path(p)):

@@ -17,7 +17,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from ..files import OPENERS
+from ..reading.names import is_log_name
 from .merge import Results, merge_directory, plan_directory
 from .summary import file_summary
 
@@ -42,7 +42,7 @@ def audit_paths(paths: Iterable[str | os.PathLike]) -> list[str]:
         p = Path(arg)
         if p.is_dir():
             for f in sorted(p.rglob("*")):
-                if not f.is_dir() and _looks_like_log(f):
+                if not f.is_dir() and is_log_name(f.name):
                     check_regular(f)
                     out.append(str(f))
         elif p.suffix == ".index" and p.is_file():
@@ -91,15 +91,6 @@ def listed_missing(paths: Iterable[str | os.PathLike], notes: list[str] | None =
 def _within(missing: dict[str, str], directory: str) -> dict[str, str]:
     """The entries of ``listed_missing`` in one directory (the merge's unit)."""
     return {m: i for m, i in missing.items() if os.path.dirname(m) == directory}
-
-
-def _looks_like_log(p: Path) -> bool:
-    name = p.name
-    for suffix in OPENERS:
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-    tail = name.rsplit(".", 1)
-    return len(tail) == 2 and tail[1].isdigit()
 
 
 def _again(item: tuple[str, dict], spec=None) -> dict:

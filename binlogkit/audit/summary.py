@@ -46,6 +46,7 @@ from ..constants import EventFlag, EventType as T, event_type_name
 from ..errors import BinlogError, FormatError
 from ..files import OPENERS, input_size, open_input
 from ..format import Format
+from ..reading.names import strip_compressed
 from ..positions import SourceClock
 from ..scan import walk_events
 from ..transactions import (BODIES, GTID_TYPES, KNOWN_TYPES, OUTSIDE, PRELUDE, QUERY_TYPES, Grouper,
@@ -77,10 +78,7 @@ def series_key(path: str) -> tuple[str, str, int]:
     else:
         p = Path(path)
         parent, name = str(p.parent), p.name
-    for suffix in OPENERS:
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-    m = _NUM.match(name)
+    m = _NUM.match(strip_compressed(name))
     if not m:
         return parent, name, -1
     return parent, m.group(1), int(m.group(2))

@@ -39,7 +39,7 @@ from ..audit.engine import audit_paths
 from ..audit.merge import Finding
 from ..audit.summary import series_key
 from ..errors import BinlogError, KeyRequiredError
-from ..files import OPENERS
+from ..reading.names import compression_of, strip_compressed
 from ..flavor import Flavor
 from .flavors import REPLAY, Replay
 from .walk import Heads, TimedTransaction, event_boundary, read_head, transactions
@@ -75,11 +75,7 @@ class Until:
 
 
 def _name(path: str) -> str:
-    name = os.path.basename(path)
-    for suffix in OPENERS:
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
+    return strip_compressed(os.path.basename(path))
 
 
 @overload
@@ -612,7 +608,7 @@ class _Plan:
         doc["command"] = command(self.r, files, start_pos, stop_pos if stop_pos < end_last else None)
         if trx == 0:
             self.notes.append("nothing to replay: the backup already stands at the target")
-        if any(os.path.splitext(f)[1] in OPENERS for f in files):
+        if any(compression_of(f) for f in files):
             self.notes.append("compressed files are decompressed into the tool's standard input, one "
                               "invocation per file (the tool cannot seek in a pipe)")
         return doc

@@ -29,7 +29,7 @@ from pathlib import Path
 from ..constants import BINLOG_MAGIC
 from ..errors import (BadMagicError, BinlogError, ChecksumError, DecryptionError, KeyFileError, KeyRequiredError,
                       TruncatedEventError)
-from ..files import OPENERS as COMPRESSED
+from ..reading.names import COMPRESSED_SUFFIXES as COMPRESSED
 from ..positions import WRAP, reachable_by_dump
 from ..transactions import Grouper, Transaction
 from .info import MasterInfo, RelayLogInfo, read_info

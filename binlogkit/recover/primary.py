@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..errors import BinlogError
 from ..gtid import GtidPos, MariadbGtid, MysqlGtid, MysqlGtidSet
-from ..files import OPENERS as COMPRESSED
+from ..reading.names import COMPRESSED_SUFFIXES as COMPRESSED
 from .plan import Plan
 from ..transactions import Transaction
 
