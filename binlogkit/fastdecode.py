@@ -32,8 +32,9 @@ from .codecs.header import LEN_HEADER
 from .constants import BINLOG_MAGIC, LEN_CHECKSUM, ChecksumAlg, EventType, event_type_name
 from .crc import CRC32
 from .errors import BinlogError
-from .format import Format, v3_format
+from .format import Format, format_of_event
 from .reader import RawEvent, event_crc
+from .reading.source import Input, as_input, inputs
 from .registry import codec_for
 
 if TYPE_CHECKING:
@@ -67,7 +68,6 @@ _fastdecode = _load()
 MORE, PYTHON, HANDOVER, ROWS, TABLEMAP, FULL = range(6)
 O_VERIFY, O_TEXT, O_JSON, O_VERBOSE, O_FIRST_PY, O_CRC_ON, O_SHOW_CRC, O_COUNT = (1 << i for i in range(8))
 WINDOW = 4 << 20
-COMPRESSED = (".xz", ".gz", ".bz2", ".lzma")
 _FDE, _START_V3 = int(EventType.FORMAT_DESCRIPTION_EVENT), int(EventType.START_EVENT_V3)
 _START_ENCRYPTION = int(EventType.START_ENCRYPTION_EVENT)
 _PAYLOAD = int(EventType.TRANSACTION_PAYLOAD_EVENT)
@@ -84,11 +84,7 @@ def available() -> bool:
 
 def plain(path) -> bool:
     """Not compressed: a local regular file, or an object-storage URL (read through its stream)."""
-    from .storage import is_url
-
-    if is_url(path):
-        return not str(path).endswith(COMPRESSED)
-    return not path.name.endswith(COMPRESSED) and path.is_file()
+    return as_input(path).plain()
 
 
 def usable(*, utc: bool, filters: bool) -> bool:
@@ -137,13 +133,12 @@ class _Config:
         return self
 
 
-def _open(path):
+def _open(inp: Input):
     """A plain local regular file, buffered (a FIFO or a device: ``NotRegularFileError``); an
-    object through ``files.open_input`` (ranged reads)."""
-    from .files import open_input, open_regular
-    from .storage import is_url
+    object through the one opener (``Input.open``: ranged reads)."""
+    from .files import open_regular
 
-    return open_input(path) if is_url(path) else open_regular(path)
+    return inp.open() if inp.is_url else open_regular(inp.path)
 
 
 class _Window:
@@ -182,28 +177,28 @@ def decode_fast(paths, *, verify: bool = True, strict: bool = True, rows: bool |
     events come as ``bytes``: their text (or JSON lines) already rendered. ``progress(name,
     size)``, when given, makes a callable told the offset reached (with ``close()``) per file."""
     from .decoder import EventDecoder
-    from .files import expand_paths, input_size
 
     dec = EventDecoder(strict=strict, rows=rows, column_types=column_types)
-    for path in expand_paths(paths):
+    for inp in inputs(paths, verify=verify):
         c_loop = _fastdecode
-        if c_loop is None or not plain(path):  # archives: the reader (tables carry over)
-            yield from _handover(str(path), 0, dec, verify=verify, strict=strict)
+        if c_loop is None or not inp.plain():  # archives: the reader (tables carry over)
+            yield from _handover(inp, 0, dec, strict=strict)
             continue
-        prog = progress(path.name, input_size(path)) if progress is not None else None
+        prog = progress(inp.basename, inp.size()) if progress is not None else None
         try:
-            yield from _file(c_loop, path, dec, verify=verify, strict=strict, as_json=as_json, progress=prog)
+            yield from _file(c_loop, inp, dec, strict=strict, as_json=as_json, progress=prog)
         finally:
             if prog is not None:
                 prog.close()
 
 
-def _handover(path: str, at: int, dec: EventDecoder, *, verify: bool, strict: bool) -> Iterator:
+def _handover(inp: Input, at: int, dec: EventDecoder, *, strict: bool) -> Iterator:
     """The rest of the file from offset ``at`` by the reader itself (its framing, its errors)."""
-    from . import open_binlog
+    from .reader import read_events
 
+    path = inp.name
     try:
-        for raw in open_binlog(path, verify=verify):
+        for raw in read_events(inp):
             if raw.offset < at:
                 continue
             yield from dec.each(raw, path, payloads=True)
@@ -214,9 +209,9 @@ def _handover(path: str, at: int, dec: EventDecoder, *, verify: bool, strict: bo
         yield Problem(path, exc.with_context(file=path))
 
 
-def _file(c_loop: _CLoop, path: Path | Url, dec: EventDecoder, *, verify: bool, strict: bool, as_json: bool,
+def _file(c_loop: _CLoop, inp: Input, dec: EventDecoder, *, strict: bool, as_json: bool,
           progress: Callable[[int], object] | None = None) -> Iterator:
-    name = str(path)
+    name, verify = inp.name, inp.verify
     rows = dec.rows
     verbose_text = rows == "text" and not as_json
     opts = (O_JSON if as_json else O_TEXT) | (O_VERIFY if verify else 0) | (O_VERBOSE if verbose_text else 0)
@@ -225,9 +220,9 @@ def _file(c_loop: _CLoop, path: Path | Url, dec: EventDecoder, *, verify: bool, 
     crc_on = False
     cfg = _Config(None, as_json=as_json, rows_objects=bool(rows) and as_json)
     first_py = False
-    with _open(path) as fh:
-        if fh.read(4) != BINLOG_MAGIC:
-            yield from _handover(name, 0, dec, verify=verify, strict=strict)
+    with _open(inp) as fh:
+        if fh.read(4) != BINLOG_MAGIC:  # a container or not a binlog: the one opener's way
+            yield from _handover(inp, 0, dec, strict=strict)
             return
         w = _Window(fh)
         w.refill(LEN_HEADER)
@@ -245,7 +240,7 @@ def _file(c_loop: _CLoop, path: Path | Url, dec: EventDecoder, *, verify: bool, 
                     yield text
                 if w.eof:
                     if w.rel < w.filled:  # a torn event: the reader says so
-                        yield from _handover(name, w.at, dec, verify=verify, strict=strict)
+                        yield from _handover(inp, w.at, dec, strict=strict)
                     return
                 need = LEN_HEADER
                 if w.filled - w.rel >= LEN_HEADER:
@@ -258,7 +253,7 @@ def _file(c_loop: _CLoop, path: Path | Url, dec: EventDecoder, *, verify: bool, 
             if status == HANDOVER:
                 if text:
                     yield text
-                yield from _handover(name, w.at, dec, verify=verify, strict=strict)
+                yield from _handover(inp, w.at, dec, strict=strict)
                 return
             if status in (ROWS, TABLEMAP):
                 code, table_id, b0, b1, mark = info
@@ -286,23 +281,23 @@ def _file(c_loop: _CLoop, path: Path | Url, dec: EventDecoder, *, verify: bool, 
             at = w.at
             data = bytes(w.buf[w.rel:w.rel + size])
             if code == _START_ENCRYPTION:  # the reader reads it and says what follows is encrypted
-                yield from _handover(name, at, dec, verify=verify, strict=strict)
+                yield from _handover(inp, at, dec, strict=strict)
                 return
             if code == _FDE:
                 if fde_is_checksum_aware(data):
                     ok = int.from_bytes(data[-4:], "little") == event_crc(data)
                     if not ok and verify:
-                        yield from _handover(name, at, dec, verify=verify, strict=strict)
+                        yield from _handover(inp, at, dec, strict=strict)
                         return
                 crc_on = _checksum_on(data)
                 try:
-                    fmt = Format.from_fde_body(data[LEN_HEADER:size - (LEN_CHECKSUM if fde_is_checksum_aware(data) else 0)])
+                    fmt = format_of_event(data)
                 except BinlogError:
-                    yield from _handover(name, at, dec, verify=verify, strict=strict)
+                    yield from _handover(inp, at, dec, strict=strict)
                     return
                 cfg = _Config(fmt, as_json=as_json, rows_objects=bool(rows) and as_json)
             elif code == _START_V3 and fmt is None:
-                fmt = v3_format(data[LEN_HEADER + 2:LEN_HEADER + 52].split(b"\x00", 1)[0].decode("ascii", "replace"))
+                fmt = format_of_event(data)
                 cfg = _Config(fmt, as_json=as_json, rows_objects=bool(rows) and as_json)
             raw = RawEvent(at, ts, code, sid, size, log_pos, flags, data, fmt, ok, name)
             w.rel += size
@@ -353,7 +348,7 @@ def verify_fast(path: str | os.PathLike[str], *, progress: Callable[[int], objec
     res = ScanResult(str(path), input_size(path))
     crc_on = False
     noconf = bytes(512)
-    with _open(path) as fh:
+    with _open(as_input(path)) as fh:
         if fh.read(4) != BINLOG_MAGIC:
             return scan(path, progress=progress)
         w = _Window(fh)

@@ -14,7 +14,7 @@ cleared, so the flag a crashed or open binlog still carries must be cleared befo
 from __future__ import annotations
 
 import zlib
-from typing import BinaryIO, Iterator, NamedTuple
+from typing import Any, Iterator, NamedTuple
 
 from .codecs.format_description import fde_is_checksum_aware
 from .codecs.header import HEADER_STRUCT, LEN_HEADER, OFS_FLAGS
@@ -48,7 +48,7 @@ class Frame(NamedTuple):
     event_size: int
     log_pos: int
     flags: int
-    data: bytes | None
+    data: Any  # bytes, or None (a type not in ``want``)
     checksum_ok: bool | None
     format: Format | None
 
@@ -71,7 +71,7 @@ def _checksum_on(fde: bytes) -> bool:
     return fde_is_checksum_aware(fde) and fde[-5] == ChecksumAlg.CRC32
 
 
-def walk_events(fh: BinaryIO, *, verify: bool = True, want: frozenset[int] | set[int] | None = frozenset(),
+def walk_events(fh: Any, *, verify: bool = True, want: frozenset[int] | set[int] | None = frozenset(),
                 keys=None, notes: dict | None = None) -> Iterator[Frame]:
     """Yield a ``Frame`` for every event of a binlog byte stream positioned right after its
     4-byte magic (``source`` reads the magic and unwraps the containers: call it through

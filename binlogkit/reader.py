@@ -13,7 +13,7 @@ cleared, so the flag a crashed or open binlog still carries must be cleared befo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Generator, Iterator
 
 from .codecs.format_description import fde_is_checksum_aware
 from .codecs.header import LEN_HEADER
@@ -70,17 +70,17 @@ class RawEvent:
         return self.data[self.len_header:self.event_size - self.len_checksum]
 
 
-def _raw_events(frames: Iterator[Frame], name: str) -> Iterator[RawEvent]:
+def _raw_events(frames: Iterator[Frame], name: str) -> Generator[RawEvent, None, None]:
     try:
         for f in frames:
             yield RawEvent(f.offset, f.timestamp, f.type_code, f.server_id, f.event_size, f.log_pos, f.flags,
-                           f.data, f.format, f.checksum_ok, name)  # type: ignore[arg-type]  # want=None: data is set
+                           f.data, f.format, f.checksum_ok, name)  # want=None: data is set
     except BinlogError as exc:
         exc.__traceback__ = None
         raise exc.with_context(file=name)
 
 
-def read_events(inp: Input) -> Iterator[RawEvent]:
+def read_events(inp: Input) -> Generator[RawEvent, None, None]:
     """Every event of an ``Input`` (``source.Input``: path or URL, keys, verify) as a
     ``RawEvent``; errors as ``iter_raw_events`` raises them, naming the input."""
     return _raw_events(inp.frames(want=None), inp.name)

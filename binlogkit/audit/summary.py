@@ -37,18 +37,16 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from ..codecs.format_description import fde_is_checksum_aware
 from ..codecs.gtid import decode_previous_gtids
 from ..codecs.header import LEN_HEADER
 from ..constants import EventFlag, EventType as T, event_type_name
 from ..errors import BinlogError, FormatError
-from ..files import OPENERS, input_size, open_input
 from ..format import Format
 from ..reading.names import strip_compressed
 from ..positions import SourceClock
-from ..scan import walk_events
+from ..reading.source import Input
 from ..transactions import (BODIES, GTID_TYPES, KNOWN_TYPES, OUTSIDE, PRELUDE, QUERY_TYPES, Grouper,
                             _classify, _query_text, gtid_list_strings)
 from . import intervals as iv
@@ -154,16 +152,13 @@ def file_summary(path: str | os.PathLike[str], context: dict[str, Any] | None = 
     input. ``observe(gtid, kind, offset, complete)`` is called per transaction (for tests).
     ``keys``: a ``crypto.Keys``, or a ``crypto.KeySpec`` loaded here (worker processes, Spark
     executors), for encrypted files; without one an encrypted file is a finding."""
-    path = os.fspath(path)
-    from ..crypto.keys import KeySpec
-
-    loaded = keys.load() if isinstance(keys, KeySpec) else keys
+    inp = Input(os.fspath(path), keys, verify=False)
+    path = inp.name
     directory, base, number = series_key(path)
     s = _Scan(path, context, observe)
     problem: dict[str, Any] | None = None
     try:
-        with open_input(path) as fh:
-            s.run(fh, loaded)
+        s.run(inp.frames(want=BODIES))
     except BinlogError as exc:
         problem = {"kind": type(exc).__name__, "offset": exc.offset, "message": exc.message,
                    "event_type": exc.event_type}
@@ -179,7 +174,7 @@ def file_summary(path: str | os.PathLike[str], context: dict[str, Any] | None = 
              "high": {str(d): v for d, v in sorted(o.high.items())}} if o.maria.m else None
     out = {
         "file": path, "directory": directory, "base": base, "number": number,
-        "size": input_size(path), "problem": problem,
+        "size": inp.size(), "problem": problem,
         "relay": s.relay, "server_version": s.fmt.server_version if s.fmt else None,
         "flavor": s.fmt.flavor.value if s.fmt else None,
         "events": s.events, "end_offset": s.end_offset, "checksummed": s.checksummed,
@@ -310,7 +305,7 @@ class _Scan:
         self.cur = t
         self.order.mysql_gtid(t, key, n)
 
-    def run(self, fh: BinaryIO, keys: Keys | None = None) -> None:
+    def run(self, frames: Iterator[Any]) -> None:  # framing.Frame records (locals untyped: the hot loop)
         fdes = 0
         own_source = None
         base = self.base
@@ -322,8 +317,7 @@ class _Scan:
         last_ts: int | None = None
         src_file: str | None
         try:
-            for at, code, ts, sid, ev_size, log_pos, flags, data, ok in walk_events(fh, verify=False, want=BODIES,
-                                                                                             keys=keys):
+            for at, code, ts, sid, ev_size, log_pos, flags, data, ok, fmt in frames:
                 end = at + ev_size
                 events += 1
                 if ok is not None:
@@ -358,8 +352,7 @@ class _Scan:
                     fdes += 1
                     if fdes == 1 and flags & _RELAY:
                         self.relay = True
-                    aware = len(data) >= 5 and fde_is_checksum_aware(data)
-                    self.fmt = Format.from_fde_body(data[LEN_HEADER:len(data) - (4 if aware else 0)])
+                    self.fmt = fmt
                     if fdes == 2:
                         self.relay = True
                     relay = self.relay

@@ -36,7 +36,7 @@ from ..codecs.header import LEN_HEADER
 from ..constants import LEN_CHECKSUM, EventFlag, EventType as T
 from ..errors import FormatError
 from ..events import build_event
-from ..files import OPENERS, is_url, open_input
+from ..reading.source import Input
 from ..format import Format
 from .conflicts import Expected, later_changes
 from .invert import MinimalImage
@@ -111,13 +111,12 @@ def remove_stale_inputs(tmpdir: str | None = None) -> list[str]:
 
 
 def _seekable(path: str, stack: contextlib.ExitStack, tmpdir: str | None) -> str:
-    from pathlib import PurePath
-
-    if not is_url(path) and PurePath(path).suffix not in OPENERS:
+    inp = Input(path)
+    if not inp.is_url and inp.compression is None:
         return path
     tmp = stack.enter_context(tempfile.NamedTemporaryFile(prefix=INPUT_PREFIX, dir=tmpdir))
     fcntl.flock(tmp.fileno(), fcntl.LOCK_EX)  # tells a later run this copy is in use
-    with open_input(path) as src:
+    with inp.open() as src:
         shutil.copyfileobj(src, tmp, 1 << 20)
     tmp.flush()
     return tmp.name
@@ -125,10 +124,10 @@ def _seekable(path: str, stack: contextlib.ExitStack, tmpdir: str | None) -> str
 
 def _source_fde(path: str, keys: Keys | None = None):
     """(FDE body, format, FDE carries a checksum, the raw FDE) of the file's first event."""
-    from ..reader import iter_raw_events
+    from ..reader import read_events
 
-    with open_input(path) as fh:
-        for raw in iter_raw_events(fh, name=path, keys=keys):
+    with contextlib.closing(read_events(Input(path, keys))) as events:
+        for raw in events:
             if raw.type_code != T.FORMAT_DESCRIPTION_EVENT:
                 raise FormatError("the file does not start with a Format_description: only binlogs v4 "
                                   "can be flashed back", file=path, offset=raw.offset)

@@ -42,6 +42,7 @@ from ..errors import BinlogError, KeyRequiredError
 from ..reading.names import compression_of, strip_compressed
 from ..flavor import Flavor
 from .flavors import REPLAY, Replay
+from ..reading.source import Input
 from .walk import Heads, TimedTransaction, event_boundary, read_head, transactions
 
 if TYPE_CHECKING:
@@ -98,7 +99,7 @@ def _series(paths: Paths, want_base: str | None, keys: Keys | None) -> tuple[str
             raise PitrUsage(f"no file of the series {want_base}.NNNNNN in the archive "
                             f"(it has: {', '.join(sorted({b for _d, b in groups})) or 'no binlogs'})")
     else:
-        cands = [k for k in groups if not read_head(min(groups[k])[1], keys).relay]
+        cands = [k for k in groups if not read_head(Input(min(groups[k])[1], keys)).relay]
         if not cands:
             raise PitrUsage("the archive holds no binlog series (NAME.NNNNNN files written by a server)")
     if len(cands) > 1:
@@ -170,7 +171,7 @@ class _Plan:
             path, pos = self.paths[i], frm.position
             if pos is None:
                 raise PitrUsage("the backup's binlog file needs its position (From.position)")
-            ok, _end = event_boundary(path, pos, self.keys)
+            ok, _end = event_boundary(Input(path, self.keys), pos)
             if not ok:
                 self.problem("bad_position", f"no event starts at {pos} in {_name(path)}: not a binlog position "
                              "the server could have reported", path, pos)
@@ -178,7 +179,7 @@ class _Plan:
             state = r.of_head(self.heads[i])
             self.last_ts_before = None
             w = None  # from the start on, the pass goes on as the count of the first file
-            with contextlib.closing(transactions(path, self.keys)) as ts:
+            with contextlib.closing(transactions(Input(path, self.keys))) as ts:
                 try:
                     for t in ts:
                         if w is None and t.start_offset >= pos:
@@ -221,7 +222,7 @@ class _Plan:
         self.last_ts_before = None
         self._start_state = target
         w = None
-        with contextlib.closing(transactions(path, self.keys)) as ts:
+        with contextlib.closing(transactions(Input(path, self.keys))) as ts:
             try:
                 for t in ts:
                     if w is None and t.gtid and not r.holds(target, t.gtid):
@@ -242,7 +243,7 @@ class _Plan:
             if i + 1 < len(self.paths):
                 i, pos = i + 1, 4
             else:
-                pos = event_boundary(path, -1, self.keys)[1]
+                pos = event_boundary(Input(path, self.keys), -1)[1]
         return i, pos, target
 
     # --- the stop ----------------------------------------------------------------------------
@@ -258,12 +259,12 @@ class _Plan:
                 raise PitrUsage("the target's binlog file needs its position (Until.position)")
             if (j, pos) < (i, start_pos):
                 raise PitrUsage(f"the target {_name(path)}:{pos} comes before the start {_name(self.paths[i])}:{start_pos}")
-            ok, end = event_boundary(path, pos, self.keys)
+            ok, end = event_boundary(Input(path, self.keys), pos)
             if not ok:
                 self.problem("bad_position", f"no event starts at {pos} in {_name(path)}", path, pos)
                 return None
             w = self._walk_of(path)
-            with contextlib.closing(transactions(path, self.keys)) as ts:
+            with contextlib.closing(transactions(Input(path, self.keys))) as ts:
                 try:
                     for t in ts:
                         if t.start_offset >= pos:
@@ -289,7 +290,7 @@ class _Plan:
             for j in range(j0, len(self.paths)):
                 path = self.paths[j]
                 w = self._walk_of(path)
-                with contextlib.closing(transactions(path, self.keys)) as ts:
+                with contextlib.closing(transactions(Input(path, self.keys))) as ts:
                     try:
                         for t in ts:
                             if j == i and t.start_offset < start_pos:
@@ -329,7 +330,7 @@ class _Plan:
         for j in range(j0, len(self.paths)):
             path = self.paths[j]
             w = self._walk_of(path)
-            with contextlib.closing(transactions(path, self.keys)) as ts:
+            with contextlib.closing(transactions(Input(path, self.keys))) as ts:
                 try:
                     for t in ts:
                         if j == i and t.start_offset < start_pos:
@@ -411,14 +412,10 @@ class _Plan:
                           f"{_name(t.start_file)}:{t.start_offset}: {why}")
 
     def last_event_ts(self, path: str) -> int | None:
-        from ..scan import walk_events
-        from ..files import open_input
-
         last = None
         try:
-            with open_input(path) as fh:
-                for _at, _c, ts, *_ in walk_events(fh, verify=False, keys=self.keys):
-                    last = ts or last
+            for f in Input(path, self.keys, verify=False).frames():
+                last = f.timestamp or last
         except KeyRequiredError:  # no key: a usage error (exit 2), not damage
             raise
         except BinlogError:
@@ -445,7 +442,7 @@ class _Plan:
         start against the backup's state."""
         n = 0
         end = lo
-        with contextlib.closing(transactions(path, self.keys)) as ts:
+        with contextlib.closing(transactions(Input(path, self.keys))) as ts:
             try:
                 for t in ts:
                     if t.start_offset < lo:
@@ -468,7 +465,7 @@ class _Plan:
         ROLLBACK ALTER lies after the stop is a warning (the replay leaves that ALTER begun, never
         finished: the server state at the target had it running)."""
         started: dict[int, tuple[str, int]] = {}
-        with contextlib.closing(transactions(path, self.keys)) as ts:
+        with contextlib.closing(transactions(Input(path, self.keys))) as ts:
             try:
                 for t in ts:
                     if t.alter == "START" and lo <= t.start_offset < hi and t.gtid:

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from ..format import Format
+from ..format import format_of_event
 from ..reader import RawEvent
 from .auth import PasswordRefused, SslMode, TlsError, TlsOptions
 from .conn import Connection, ConnectionLost
@@ -244,7 +244,7 @@ def iter_events(host: str, port: int, user: str, password: str, *, server_id: in
                     name, at = rotate_target(ev)
                 if code == 15:
                     aware = fde_is_checksum_aware(ev)
-                    fmt = Format.from_fde_body(ev[19:size - (4 if aware else 0)])
+                    fmt = format_of_event(ev)
                     ok = event_crc(ev) == int.from_bytes(ev[-4:], "little") if aware else None
                 else:
                     ok = (zlib.crc32(ev[:-4]) == int.from_bytes(ev[-4:], "little")) if fmt and fmt.len_checksum else None

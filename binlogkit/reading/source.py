@@ -102,6 +102,11 @@ class Input:
         return os.fspath(self.path)
 
     @property
+    def basename(self) -> str:
+        """The file or object name, without its folder or prefix."""
+        return self.name.rstrip("/").rsplit("/", 1)[-1]
+
+    @property
     def is_url(self) -> bool:
         return is_url(self.path)
 
