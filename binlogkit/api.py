@@ -1,5 +1,11 @@
 """The calls the commands wrap, with the same parameter names: ``decode_files`` and
-``verify_files``. Files are opened here (read-only) and nowhere else in the library."""
+``verify_files``. Inputs are paths, ``.index`` files, folders, URLs, or ``reading.source.Input``
+values; they are read through the one opener (``reading.source``), read-only.
+
+Decoding has one documented way: ``decode_files`` (inputs -> ``Event`` values, ``Problem`` where
+an input is damaged). Under it, ``events.decode(raw)`` is the pure step for one framed event and
+``decoder.EventDecoder`` the state kept across events (table maps); ``fastdecode.decode_fast``
+is the CLI's accelerated rendering of the same events, tested equal to it."""
 
 from __future__ import annotations
 
@@ -12,10 +18,11 @@ from .errors import BinlogError
 from .events import Event, decode
 from .decoder import EventDecoder, Problem  # noqa: F401  (part of the API)
 from .files import COMPRESSED_SUFFIXES, expand_paths  # noqa: F401  (part of the API)
+from .reading.source import Input, inputs
 from .scan import ScanResult, scan
 
 
-def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | None = None,
+def decode_files(paths: Iterable[Input | str | os.PathLike], *, start_position: int | None = None,
                  stop_position: int | None = None, start_datetime: datetime | None = None,
                  stop_datetime: datetime | None = None, types: set[int] | None = None,
                  verify: bool = True, strict: bool = True, include_gtids=None,
@@ -37,14 +44,15 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
 
     gtid_filter = include_gtids is not None or exclude_gtids is not None
     keep_trx = True
-    from . import open_binlog
+    from .reader import read_events
 
     dec = EventDecoder(strict=strict, rows=rows, column_types=column_types)
     t0 = start_datetime.timestamp() if start_datetime else None
     t1 = stop_datetime.timestamp() if stop_datetime else None
-    for path in expand_paths(paths):
+    for inp in inputs(paths, keys=keys, verify=verify):
+        path = inp.name
         try:
-            for raw in open_binlog(str(path), verify=verify, keys=keys):
+            for raw in read_events(inp):
                 if stop_position is not None and raw.offset >= stop_position:
                     break
                 if start_position is not None and raw.offset < start_position:
@@ -73,8 +81,8 @@ def verify_files(paths: Iterable[str | os.PathLike], *, progress=None, keys=None
     from .fastdecode import verify_fast
 
     if keys is not None:
-        return [scan(p, progress=progress, keys=keys) for p in expand_paths(paths)]
-    return [verify_fast(p, progress=progress) for p in expand_paths(paths)]
+        return [scan(inp, progress=progress) for inp in inputs(paths, keys=keys)]
+    return [verify_fast(inp.path, progress=progress) for inp in inputs(paths)]
 
 
 def transactions(paths: Iterable[str | os.PathLike], *, gtids: str | None = None, verify: bool = True,

@@ -1,4 +1,6 @@
-"""Opening inputs: the one place that turns a path into a read-only byte stream.
+"""Stored bytes: a path or URL turned into a read-only byte stream, and paths into the files
+they stand for. Commands open no input with it: they read through ``reading.source`` (an
+``Input`` and its ``frames()``), which opens with ``open_input`` below.
 
 Plain files are opened unbuffered (the readers keep their own large buffers); archives
 compressed as ``.xz``/``.lzma``, ``.gz`` or ``.bz2`` are decompressed as streams. URLs

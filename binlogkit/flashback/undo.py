@@ -53,7 +53,7 @@ from .plan import FlashbackRefused
 from .source import EventFile
 
 if TYPE_CHECKING:
-    from ..crypto.keys import Keys
+    from ..reading.source import Input
 
 QUERY_TYPES = {T.QUERY_EVENT, T.QUERY_COMPRESSED_EVENT}
 PRELUDE = {T.INTVAR_EVENT, T.RAND_EVENT, T.USER_VAR_EVENT}
@@ -273,7 +273,7 @@ def undo_transaction(fh: EventFile, name: str, start: int, end: int, fmt: Format
         walk.spill.close()
 
 
-def undo_plan(plan, local: dict, fmt, filters, keys: Keys | None = None):
+def undo_plan(plan, local: dict[str, Input], fmt, filters):
     """The undo of every transaction of ``plan``, last first: ``(file name, iterator of its undo
     events)`` (``undo_transaction``) per transaction. Each input is opened once, read-only, and every one
     is closed when the walk ends (close the generator: ``contextlib.closing``). ``keys``: for
@@ -283,7 +283,7 @@ def undo_plan(plan, local: dict, fmt, filters, keys: Keys | None = None):
         for name, start, end in plan.reversed():
             fh = handles.get(name)
             if fh is None:
-                fh = handles[name] = EventFile(local[name], keys)
+                fh = handles[name] = EventFile(local[name])
             yield name, undo_transaction(fh, name, start, end, fmt, filters)
     finally:
         for fh in handles.values():
