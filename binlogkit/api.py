@@ -85,7 +85,7 @@ def verify_files(paths: Iterable[str | os.PathLike], *, progress=None, keys=None
     return [verify_fast(inp.path, progress=progress) for inp in inputs(paths)]
 
 
-def transactions(paths: Iterable[str | os.PathLike], *, gtids: str | None = None, verify: bool = True,
+def transactions(paths: Iterable[Input | str | os.PathLike], *, gtids: str | None = None, verify: bool = True,
                  relay: bool | None = None, source_file: str | None = None, keys=None,
                  problems: list[BinlogError] | None = None):
     """Transactions of the files, optionally only those whose GTID is in ``gtids`` (a MySQL

@@ -5,8 +5,10 @@ CRC32 and renders the hot event kinds (Table_map, rows, Xid, MariaDB GTID, Annot
 the Python path prints them; every other event, and every event it finds anything irregular
 about, comes back here and goes through the Python path of that event (``api.EventDecoder``:
 the same decode, the same Events the command renders). A framing problem (torn or oversized
-event, checksum mismatch) hands the rest of the file to the reader itself (``open_binlog``),
-so every error is the reader's, word for word.
+event, checksum mismatch) hands the rest of the file to the reader itself (``reader.read_events``
+of the same ``Input``), so every error is the reader's, word for word. The C loop sits behind
+the one opener (``reading.source``): it reads the stored bytes ``Input.open`` gives, and anything
+that is not a bare binlog (a container: a MySQL encrypted file) goes to ``Input.frames``.
 
 What it takes: uncompressed local files (not .xz/.gz/.bz2, not encrypted: a Start_encryption
 event hands over), output in UTC, no position / time / type / GTID filters. ``usable()`` says
@@ -22,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-from io import BufferedReader
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
@@ -133,18 +134,10 @@ class _Config:
         return self
 
 
-def _open(inp: Input):
-    """A plain local regular file, buffered (a FIFO or a device: ``NotRegularFileError``); an
-    object through the one opener (``Input.open``: ranged reads)."""
-    from .files import open_regular
-
-    return inp.open() if inp.is_url else open_regular(inp.path)
-
-
 class _Window:
     """A sliding window over a file: ``buf[rel:filled]`` holds the file from offset ``at``."""
 
-    def __init__(self, fh: BufferedReader) -> None:
+    def __init__(self, fh: Any) -> None:  # a binary stream with readinto
         self.fh = fh
         self.buf = bytearray(WINDOW)
         self.rel = self.filled = 0
@@ -220,7 +213,7 @@ def _file(c_loop: _CLoop, inp: Input, dec: EventDecoder, *, strict: bool, as_jso
     crc_on = False
     cfg = _Config(None, as_json=as_json, rows_objects=bool(rows) and as_json)
     first_py = False
-    with _open(inp) as fh:
+    with inp.open() as fh:  # the one opener's stored bytes (plain: no container, no codec)
         if fh.read(4) != BINLOG_MAGIC:  # a container or not a binlog: the one opener's way
             yield from _handover(inp, 0, dec, strict=strict)
             return
@@ -348,7 +341,7 @@ def verify_fast(path: str | os.PathLike[str], *, progress: Callable[[int], objec
     res = ScanResult(str(path), input_size(path))
     crc_on = False
     noconf = bytes(512)
-    with _open(as_input(path)) as fh:
+    with as_input(path).open() as fh:
         if fh.read(4) != BINLOG_MAGIC:
             return scan(path, progress=progress)
         w = _Window(fh)
