@@ -72,7 +72,7 @@ def _checksum_on(fde: bytes) -> bool:
 
 
 def walk_events(fh: Any, *, verify: bool = True, want: frozenset[int] | set[int] | None = frozenset(),
-                keys=None, notes: dict | None = None) -> Iterator[Frame]:
+                keys=None, notes: dict | None = None, records: bool = True) -> Iterator[Frame]:
     """Yield a ``Frame`` for every event of a binlog byte stream positioned right after its
     4-byte magic (``source`` reads the magic and unwraps the containers: call it through
     ``source.Input.frames`` / ``source.frames_of_stream``). ``data`` is the whole event's bytes
@@ -89,6 +89,10 @@ def walk_events(fh: Any, *, verify: bool = True, want: frozenset[int] | set[int]
     the window before anything looks at it, with ``keys`` (a ``crypto.Keys``); without a key
     for it, ``KeyRequiredError``. ``notes["cipher"]`` (when a dict is given) receives the
     ``crypto.mariadb.EventCipher`` in use, whose ``cipher`` says what the events proved.
+
+    ``records=False``: bare tuples of the same fields in the same order (``Frame._fields``),
+    for the hot loops that unpack them (audit's per-file pass, the transaction walk, ``verify``'s
+    Python walk): making a ``Frame`` costs about 0.2 us an event, a sixth of this loop's time.
     """
     new = tuple.__new__
     fmt: Format | None = None
@@ -182,13 +186,16 @@ def walk_events(fh: Any, *, verify: bool = True, want: frozenset[int] | set[int]
                     ok = stored == actual
                 if want is None or code in want:
                     data = bytes(mv[rel:e])
-                if code == _START_V3 and fmt is None:  # binlog v3: Start_v3 fixes the layout
+                if fmt is None and code == _START_V3:  # binlog v3: Start_v3 fixes the layout
                     fmt = format_of_event(bytes(mv[rel:e]))
             if ok is False and verify:
                 raise ChecksumError(f"CRC32 mismatch: stored {stored:#010x}, computed {actual:#010x}"
                                     + (" (after decryption: the encrypted event is damaged)" if decrypt else ""),
                                     expected=stored, actual=actual, offset=at, event_type=event_type_name(code))
-            yield new(Frame, (at, code, ts, sid, ev_size, log_pos, flags, data, ok, fmt))
+            if records:
+                yield new(Frame, (at, code, ts, sid, ev_size, log_pos, flags, data, ok, fmt))
+            else:
+                yield at, code, ts, sid, ev_size, log_pos, flags, data, ok, fmt  # type: ignore[misc]
             at, rel = end, e
             if code == _START_ENCRYPTION and decrypt is None:  # the key is needed from the next event on
                 start_enc = (bytes(mv[e - ev_size + LEN_HEADER:e - (LEN_CHECKSUM if crc_on else 0)]), at - ev_size)

@@ -246,11 +246,11 @@ class Grouper:
 
     def feed(self, inp: Input) -> Generator[Transaction, None, None]:
         """The transactions of one input (``source.Input``), read through the one opener."""
-        return self.feed_frames(inp.name, inp.frames(want=BODIES))
+        return self.feed_frames(inp.name, inp.frames(want=BODIES, records=False))
 
     def feed_file(self, path: str, fh, *, verify: bool = True) -> Generator[Transaction, None, None]:
         """The transactions of a stream a caller opened (at byte 0), named ``path``."""
-        return self.feed_frames(path, frames_of_stream(fh, verify=verify, want=BODIES))
+        return self.feed_frames(path, frames_of_stream(fh, verify=verify, want=BODIES, records=False))
 
     def feed_frames(self, path: str, frames: Iterable[Any]) -> Generator[Transaction, None, None]:
         """The transactions of one input's ``framing.Frame`` records (locals untyped: the hot loop)."""

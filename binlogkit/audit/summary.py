@@ -158,7 +158,7 @@ def file_summary(path: str | os.PathLike[str], context: dict[str, Any] | None = 
     s = _Scan(path, context, observe)
     problem: dict[str, Any] | None = None
     try:
-        s.run(inp.frames(want=BODIES))
+        s.run(inp.frames(want=BODIES, records=False))
     except BinlogError as exc:
         problem = {"kind": type(exc).__name__, "offset": exc.offset, "message": exc.message,
                    "event_type": exc.event_type}

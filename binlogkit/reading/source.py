@@ -80,10 +80,10 @@ def binlog_stream(fh: BinaryIO, keys: Keys | None = None) -> BinaryIO:
 
 
 def frames_of_stream(fh: BinaryIO, *, verify: bool = True, want: Want = frozenset(), keys: Keys | None = None,
-                     notes: dict | None = None) -> Iterator[Frame]:
+                     notes: dict | None = None, records: bool = True) -> Iterator[Frame]:
     """The frames of an open stream at byte 0 (``Input.frames`` for a stream a caller opened:
     standard input, bytes in memory). Errors carry no file name: the caller adds it."""
-    return walk_events(binlog_stream(fh, keys), verify=verify, want=want, keys=keys, notes=notes)
+    return walk_events(binlog_stream(fh, keys), verify=verify, want=want, keys=keys, notes=notes, records=records)
 
 
 @dataclass(frozen=True)
@@ -135,16 +135,17 @@ class Input:
         """The stored bytes, decompressed (``files.open_input``): read-only, at byte 0."""
         return open_input(self.path)
 
-    def frames(self, *, want: Want = frozenset(), verify: bool | None = None,
-               notes: dict | None = None) -> Iterator[Frame]:
+    def frames(self, *, want: Want = frozenset(), verify: bool | None = None, notes: dict | None = None,
+               records: bool = True) -> Iterator[Frame]:
         """Every event of the input, framed, with its ``Format`` (see ``framing.Frame``):
         bytes only for the types in ``want`` (every event: None). ``verify`` overrides the
-        input's own. A ``BinlogError`` names this input's file."""
+        input's own. ``records=False``: bare tuples of the same fields, for hot loops that
+        unpack them. A ``BinlogError`` names this input's file."""
         keys = self.loaded_keys()
         with self.open() as fh:
             try:
                 yield from frames_of_stream(fh, verify=self.verify if verify is None else verify, want=want,
-                                            keys=keys, notes=notes)
+                                            keys=keys, notes=notes, records=records)
             except BinlogError as exc:
                 raise exc.with_context(file=self.name)
 
