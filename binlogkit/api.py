@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from .errors import BinlogError
-from .events import Event, decode
-from .decoder import EventDecoder, Problem  # noqa: F401  (part of the API)
-from .files import COMPRESSED_SUFFIXES, expand_paths  # noqa: F401  (part of the API)
+from .reading.events import Event, decode
+from .reading.decoder import EventDecoder, Problem  # noqa: F401  (part of the API)
+from .reading.files import COMPRESSED_SUFFIXES, expand_paths  # noqa: F401  (part of the API)
 from .reading.source import Input, inputs
-from .scan import ScanResult, scan
+from .reading.scan import ScanResult, scan
 
 
 def decode_files(paths: Iterable[Input | str | os.PathLike], *, start_position: int | None = None,
@@ -44,7 +44,7 @@ def decode_files(paths: Iterable[Input | str | os.PathLike], *, start_position: 
 
     gtid_filter = include_gtids is not None or exclude_gtids is not None
     keep_trx = True
-    from .reader import read_events
+    from .reading.reader import read_events
 
     dec = EventDecoder(strict=strict, rows=rows, column_types=column_types)
     t0 = start_datetime.timestamp() if start_datetime else None
@@ -78,7 +78,7 @@ def verify_files(paths: Iterable[str | os.PathLike], *, progress=None, keys=None
     """Framing and CRC32 of every file at full speed (the fast scan path; its loop in C for
     plain files when the accelerator is built: ``fastdecode.verify_fast``; with ``keys`` the
     Python walk, which decrypts)."""
-    from .fastdecode import verify_fast
+    from .reading.fastdecode import verify_fast
 
     if keys is not None:
         return [scan(inp, progress=progress) for inp in inputs(paths, keys=keys)]

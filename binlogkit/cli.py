@@ -92,7 +92,7 @@ class InputPath(click.Path):
     command reads or writes it (its errors exit 2, naming the URL)."""
 
     def convert(self, value, param, ctx):
-        from .storage import is_url
+        from .reading.storage import is_url
 
         if isinstance(value, str) and is_url(value):
             return value
@@ -202,9 +202,9 @@ def _check_inputs(paths, *, missing_ok: bool = False, recursive: bool = False) -
     or listed by an index, is refused here, one line, exit 2 (``files.refuse_irregular``). An
     index written on another host (read beside itself: ``files.read_index``) is said once.
     ``recursive``: folders are searched all the way down (the audit's archives)."""
-    from .files import is_gtid_index_file, read_index, refuse_irregular
+    from .reading.files import is_gtid_index_file, read_index, refuse_irregular
     from .reading.names import is_log_name
-    from . import storage
+    from .reading import storage
 
     notes: list[str] = []
     for p in paths:
@@ -342,7 +342,7 @@ def decode(files, as_json, start_position, stop_position, start_datetime, stop_d
     try:
         # progress on stderr when it is a terminal and the output goes elsewhere (a file, a pipe)
         watch = sys.stderr.isatty() and not out.isatty()
-        from . import fastdecode  # the C loop for plain files when no filter is asked for
+        from .reading import fastdecode  # the C loop for plain files when no filter is asked for
         filters = (start_position, stop_position, start_datetime, stop_datetime, include_gtids, exclude_gtids)
         if keys is None and fastdecode.usable(utc=utc, filters=bool(types) or any(f is not None for f in filters)):
             items = fastdecode.decode_fast(files, verify=not no_verify, strict=not lenient, column_types=hints,
@@ -457,7 +457,7 @@ def verify(files, as_json, keys) -> None:
     offset (torn event, checksum mismatch, impossible size, not a binlog, encrypted). Exit
     code 0 only when every file is sound.
     """
-    from .files import input_size, is_gtid_index_file
+    from .reading.files import input_size, is_gtid_index_file
     from .gtid.index import index_summary, summary_line
 
     indexes = [f for f in files if is_gtid_index_file(Path(f))]
@@ -519,7 +519,7 @@ def gtids(paths, as_json, relay, locate_gtid, keys) -> None:
     MariaDB the GTIDs that strict mode would refuse (out of order or duplicated in a domain).
     Exit 1 when a file is damaged or a transaction is incomplete.
     """
-    from .files import is_gtid_index_file
+    from .reading.files import is_gtid_index_file
     from .gtid.index import index_summary, locate, summary_line
 
     if locate_gtid is not None:  # the index files answer; the binlogs are not read
@@ -699,7 +699,7 @@ def audit(paths, as_json, output_dir, jobs, engine, live, max_findings, max_seri
         _fail(str(exc), EXIT_USAGE)
     if show:
         sys.stderr.write("\n")
-    from . import storage
+    from .reading import storage
 
     if output_dir:
         try:
@@ -753,7 +753,7 @@ def _audit_files(result: dict) -> list[tuple[str, bytes]]:
 
 def _write_audit_url(url: str, result: dict) -> None:
     """The same files as objects under ``url``, each written whole or not at all."""
-    from . import storage
+    from .reading import storage
 
     for name, data in _audit_files(result):
         storage.write_atomic(storage.join(url, name), data)

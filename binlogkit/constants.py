@@ -74,7 +74,7 @@ class EventType(enum.IntEnum):
     PARTIAL_ROW_DATA_EVENT = 172  # MariaDB 12.3 (MDEV-32570): a fragment of an oversized rows event
 
 
-# magics of files that sit beside binlogs and are not binlogs (binlogkit/formats.py)
+# magics of files that sit beside binlogs and are not binlogs (binlogkit/reading/formats.py)
 GTID_INDEX_MAGIC = b"\xfe\xfe\x0c\x01"   # MariaDB 11.4+ <binlog>.idx (binlogkit/gtid/index.py)
 IBB_MAGIC = b"\xfe\xfe\x0d\x01"          # MariaDB 12.3 binlog_storage_engine=innodb binlog-NNNNNN.ibb
 

@@ -42,7 +42,7 @@ from .codecs.header import LEN_HEADER
 from .codecs.common import uuid_text
 from .constants import EventFlag, EventType as T, event_type_name
 from .errors import BinlogError, BodyLengthError, FormatError, KeyFileError, KeyRequiredError
-from .format import Format
+from .reading.format import Format
 from .reading.source import Input, frames_of_stream, inputs
 from .gtid.mysql import MAX_GNO, MysqlGtid
 from .positions import SourceClock
@@ -127,7 +127,7 @@ class FileInfo:
 
 
 def _known_types() -> frozenset[int]:
-    from .registry import CODECS
+    from .reading.registry import CODECS
 
     return frozenset(CODECS)
 
@@ -460,7 +460,7 @@ def mariadb_alter(body: bytes) -> tuple[str | None, int | None]:
     seq_no 8, domain 4, flags2 1, commit_id 8 if flags2 & 2, an XID if flags2 & (64|128), then
     flags_extra 1, extra_engines 1 if it & 1, sa_seq_no 8 if it & (4|8)); (None, None) for
     any other GTID or a body too short to say."""
-    from .decoder import alter_phase
+    from .reading.decoder import alter_phase
 
     if len(body) < 13:
         return None, None

@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING
 
 from .constants import EventFlag, EventType as T
 from .errors import DecryptionError, KeyFileError, KeyRequiredError, PartialWrite, WriteRefused
-from .events import build_event
+from .reading.events import build_event
 from .flavor import Flavor
-from .format import Format
+from .reading.format import Format
 from .safeio import Backup, SafeDir, copy_range, refuse_if_in_use, remove_leftovers, write_all
-from .reader import MYSQL_ENCRYPTED_MAGIC
-from .scan import scan
+from .reading.reader import MYSQL_ENCRYPTED_MAGIC
+from .reading.scan import scan
 
 if TYPE_CHECKING:
     from .crypto.mariadb import EventCipher
@@ -99,7 +99,7 @@ class BinlogAppender:
                 raise WriteRefused(res.problem.message, file=str(self.file))
             raise WriteRefused(f"{self.file.name} is damaged ({res.problem.message} at {res.problem.offset}): "
                                "repair it first (binlogkit recover)", file=str(self.file))
-        from .reader import read_events
+        from .reading.reader import read_events
         from .reading.source import Input
 
         first = next(iter(read_events(Input(str(self.file), keys))), None)
@@ -185,7 +185,7 @@ class BinlogAppender:
 def _cipher_without_events(path: Path, keys) -> EventCipher | None:
     """The cipher of an encrypted file that has no encrypted event yet: only ``--cipher`` can
     say which (the file does not record it)."""
-    from .reader import read_events
+    from .reading.reader import read_events
     from .reading.source import Input
     from .crypto.mariadb import cipher_for
 
@@ -203,7 +203,7 @@ def _cipher_without_events(path: Path, keys) -> EventCipher | None:
 
 def _last_two(path: Path, keys=None) -> list[tuple[int, bytes, int]]:
     """(type code, body, offset) of the file's last two events."""
-    from .reader import read_events
+    from .reading.reader import read_events
     from .reading.source import Input
 
     last: list[tuple[int, bytes, int]] = []
@@ -278,7 +278,7 @@ def _mysql_incident(w: BinlogAppender, body: bytes, gtid: str, keys, now_us: int
     """MySQL: the Incident as a transaction of its own, opened by a Gtid (or Anonymous_gtid)
     event, as the server writes it (binlogkit/incident.py); returns (the GTID, the Incident's
     header flags)."""
-    from .reader import read_events
+    from .reading.reader import read_events
     from .reading.source import Input
     from .incident import NO_FILTER_F, choose_gtid, gtid_body, read_file_gtids, server_uuid
 

@@ -28,8 +28,8 @@ def audit_paths(paths: Iterable[str | os.PathLike]) -> list[str]:
     it lists that exist (``listed_missing`` gives the others). Anything named like a log that
     is not a regular file (a FIFO, a device, a link to one) is ``NotRegularFileError``: refused,
     not skipped (skipping it made "0 files: 0 errors")."""
-    from ..files import check_regular, read_index
-    from ..storage import find_logs, is_url
+    from ..reading.files import check_regular, read_index
+    from ..reading.storage import find_logs, is_url
 
     out = []
     sizes: dict[str, int] = {}
@@ -62,13 +62,13 @@ def listed_missing(paths: Iterable[str | os.PathLike], notes: list[str] | None =
     audit. Index entries are resolved as every command resolves them (``files.read_index``: an
     index from another host is read beside itself; ``notes`` gets one line per such index;
     under an object-storage prefix ``storage.index_entries``)."""
-    from ..files import read_index
-    from ..storage import is_url
+    from ..reading.files import read_index
+    from ..reading.storage import is_url
 
     out: dict[str, str] = {}
     for arg in paths:
         if is_url(arg):
-            from .. import storage
+            from ..reading import storage
 
             for url in storage.find_indexes(os.fspath(arg)):  # objects: by base name beside the index
                 for u in storage.index_entries(url):

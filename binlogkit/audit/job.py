@@ -46,10 +46,10 @@ from functools import partial
 
 def list_inputs(paths: list[str]) -> list[tuple[str, int]]:
     """(path, size) of every binlog-looking file under ``paths`` (folders, or object-storage
-    prefixes through ``binlogkit.storage``), largest first."""
+    prefixes through ``binlogkit.reading.storage``), largest first."""
     from binlogkit.audit.engine import audit_paths
-    from binlogkit.files import input_size
-    from binlogkit.storage import find_logs, is_url
+    from binlogkit.reading.files import input_size
+    from binlogkit.reading.storage import find_logs, is_url
 
     local = [p for p in paths if not is_url(p)]
     out = [(p, input_size(p)) for p in audit_paths(local)]
@@ -76,7 +76,7 @@ def _shipped(path: str) -> str:
 
 def _summaries(deal: list[tuple[str, int]], spec=None, env=None) -> list[tuple[str, dict]]:
     """The summaries of one task's files, keyed by directory."""
-    from binlogkit import storage
+    from binlogkit.reading import storage
     from binlogkit.audit.summary import file_summary
 
     storage.adopt(env)
@@ -103,7 +103,7 @@ def _plan(kv) -> list[tuple[str, tuple[str, dict]]]:
 
 
 def _again(item, spec=None, env=None) -> tuple[str, dict]:
-    from binlogkit import storage
+    from binlogkit.reading import storage
     from binlogkit.audit.summary import file_summary
 
     storage.adopt(env)
@@ -206,7 +206,7 @@ def audit(spark, paths: list[str], *, live: bool = False, output: str | None = N
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
-    from binlogkit import storage
+    from binlogkit.reading import storage
 
     from binlogkit.audit.engine import _within, listed_missing
     from binlogkit.audit.merge import merge_directory
@@ -260,9 +260,9 @@ def _write_parquet(df, where: str) -> None:
     """A Parquet dataset written by the executors. A local or Hadoop path: Spark's own writer.
     An object-storage URL (``s3://``, which Spark cannot write without hadoop-aws): each
     partition streams its Arrow batches to ``WHERE/part-NNNNN.parquet`` through
-    ``binlogkit.storage.write_atomic`` (an object appears whole or not at all), after the
+    ``binlogkit.reading.storage.write_atomic`` (an object appears whole or not at all), after the
     driver removed an earlier run's parts; ``WHERE/_SUCCESS`` is written last, as Spark does."""
-    from binlogkit import storage
+    from binlogkit.reading import storage
 
     if not storage.is_url(where) or where.startswith(("s3a://", "hdfs://", "file://")):
         df.write.mode("overwrite").parquet(where)
@@ -296,7 +296,7 @@ def _parquet_part(where: str, schema_json: str, env: dict, part: int, rows, batc
     import pyarrow.parquet as pq
     from pyspark.sql.types import StructType
 
-    from binlogkit import storage
+    from binlogkit.reading import storage
 
     storage.adopt(env)
     schema = _arrow_type(StructType.fromJson(json.loads(schema_json)))
@@ -390,9 +390,9 @@ def main(spark, argv: list[str]) -> int:
 
 def _write_summary(result: dict, output: str) -> None:
     summary = json.dumps({k: v for k, v in result.items() if k != "findings"}, indent=1, default=str)
-    from binlogkit import storage
+    from binlogkit.reading import storage
 
-    if storage.is_url(output):  # whole or not at all (binlogkit.storage.write_atomic)
+    if storage.is_url(output):  # whole or not at all (binlogkit.reading.storage.write_atomic)
         storage.write_atomic(storage.join(output, "summary.json"), summary.encode())
     else:  # the folder Spark wrote the Parquet files into; replaced atomically, never through a link
         from binlogkit.safeio import SafeDir
@@ -412,7 +412,7 @@ def _write_report(result: dict, where: str) -> None:
     except ImportError as exc:  # a driver without jinja2
         print(f"binlogkit-audit-job: no report.html ({exc})", file=sys.stderr)
         return
-    from binlogkit import storage
+    from binlogkit.reading import storage
 
     if storage.is_url(where):
         storage.write_atomic(where, render(result).encode("utf-8"))

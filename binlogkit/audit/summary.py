@@ -43,7 +43,7 @@ from ..codecs.gtid import decode_previous_gtids
 from ..codecs.header import LEN_HEADER
 from ..constants import EventFlag, EventType as T, event_type_name
 from ..errors import BinlogError, FormatError
-from ..format import Format
+from ..reading.format import Format
 from ..reading.names import strip_compressed
 from ..positions import SourceClock
 from ..reading.source import Input

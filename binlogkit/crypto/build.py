@@ -16,8 +16,8 @@ def encrypt_binlog(src, dst, key: bytes, cipher: Cipher, *, nonce: bytes, key_ve
     encrypted at its new offset. The codecs' build side of this module: for benchmarks (an
     encrypted copy of any binlog) and tests. Returns the events written. Memory: one event."""
     from ..constants import BINLOG_MAGIC, EventType
-    from ..events import build_event
-    from ..reader import iter_raw_events
+    from ..reading.events import build_event
+    from ..reading.reader import iter_raw_events
 
     ec = EventCipher(key, nonce, cipher, key_version=key_version)
     ec.checked = True

@@ -27,10 +27,10 @@ from datetime import datetime
 from typing import IO, Callable, Iterator
 
 from ..constants import EventType as T
-from ..decoder import EventDecoder, Problem
+from ..reading.decoder import EventDecoder, Problem
 from ..errors import BinlogError
-from ..format import Format
-from ..reader import RawEvent, read_events
+from ..reading.format import Format
+from ..reading.reader import RawEvent, read_events
 from ..reading.source import Input, inputs
 from ..rowvalues.images import RawRows
 from ..rowvalues.tables import DELETE, ROWS_TYPES, WRITE, Table
@@ -298,7 +298,7 @@ def committed_changes(paths, filters: Filters, report: Report, *, keys=None) -> 
 def open_inputs_check(paths) -> list[str]:
     """The expanded inputs; ``OSError`` naming the first that does not exist or cannot be read;
     ``NotRegularFileError`` for a FIFO, a device or a socket (reading it could block)."""
-    from ..files import expand_paths, input_size, is_url, refuse_irregular
+    from ..reading.files import expand_paths, input_size, is_url, refuse_irregular
 
     paths = list(paths)
     out = [str(p) for p in expand_paths(paths)]

@@ -35,9 +35,9 @@ from ..codecs.format_description import fde_is_checksum_aware
 from ..codecs.header import LEN_HEADER
 from ..constants import LEN_CHECKSUM, EventFlag, EventType as T
 from ..errors import FormatError
-from ..events import build_event
+from ..reading.events import build_event
 from ..reading.source import Input
-from ..format import Format
+from ..reading.format import Format
 from .conflicts import Expected, later_changes
 from .invert import MinimalImage
 from .plan import NOTHING, FlashbackRefused, Plan, select
@@ -124,7 +124,7 @@ def _seekable(path: str, stack: contextlib.ExitStack, tmpdir: str | None) -> str
 
 def _source_fde(inp: Input):
     """(FDE body, format, FDE carries a checksum, the raw FDE) of the input's first event."""
-    from ..reader import read_events
+    from ..reading.reader import read_events
 
     path = inp.name
     with contextlib.closing(read_events(inp)) as events:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from ..codecs.header import LEN_HEADER
 from ..constants import EventType as T
 from ..errors import BinlogError
-from ..events import decode, payload_events
+from ..reading.events import decode, payload_events
 from ..rowvalues.tables import table_from_map
 from .invert import COMPRESSED, ROWS_TYPES, UNDO_TYPE, _full, split_rows
 from .source import EventFile

@@ -23,9 +23,9 @@ from ..codecs.header import HEADER_STRUCT, LEN_HEADER
 from ..constants import LEN_CHECKSUM, EventType as T
 from ..crypto.keys import Keys
 from ..errors import BodyLengthError
-from ..format import Format
-from ..framing import _checksum_on
-from ..reader import RawEvent
+from ..reading.format import Format
+from ..reading.framing import _checksum_on
+from ..reading.reader import RawEvent
 from ..reading.source import Input, binlog_stream
 
 Header = tuple[int, int, int, int, int, int]  # timestamp, type code, server id, event size, log_pos, flags
@@ -38,7 +38,7 @@ class EventFile:
     def __init__(self, inp: Input) -> None:
         from ..crypto.mariadb import EventCipher
 
-        from ..files import open_regular
+        from ..reading.files import open_regular
 
         keys = inp.loaded_keys()
         fh = open_regular(inp.path)  # a FIFO or a device: NotRegularFileError, never a wait

@@ -44,9 +44,9 @@ from ..codecs.header import HEADER_STRUCT
 from ..codecs.statement import QueryBody
 from ..constants import EventType as T
 from ..errors import BinlogError, BodyLengthError
-from ..events import decode, payload_events
-from ..format import Format
-from ..reader import RawEvent
+from ..reading.events import decode, payload_events
+from ..reading.format import Format
+from ..reading.reader import RawEvent
 from ..rowvalues.tables import Table, table_from_map
 from .invert import ROWS_TYPES, MinimalImage, invert_rows
 from .plan import FlashbackRefused

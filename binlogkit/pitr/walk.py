@@ -14,7 +14,7 @@ from ..codecs.header import LEN_HEADER
 from ..constants import EventFlag, EventType as T
 from ..errors import BinlogError, KeyRequiredError
 from ..flavor import Flavor
-from ..format import Format
+from ..reading.format import Format
 from ..reading.source import Input
 from ..transactions import GTID_TYPES, Grouper, Transaction
 
@@ -177,6 +177,6 @@ def event_boundary(inp: Input, position: int) -> tuple[bool, int]:
 
 
 def size_of(path: str) -> int:
-    from ..files import input_size  # local files and object-storage URLs alike
+    from ..reading.files import input_size  # local files and object-storage URLs alike
 
     return input_size(path)

@@ -33,9 +33,9 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator, U
 
 from ..constants import BINLOG_MAGIC
 from ..errors import BadMagicError, BinlogError
-from ..files import expand_paths, input_size, open_input
-from ..framing import MYSQL_ENCRYPTED_MAGIC, Frame, walk_events
-from ..storage import Url, is_url
+from .files import expand_paths, input_size, open_input
+from .framing import MYSQL_ENCRYPTED_MAGIC, Frame, walk_events
+from .storage import Url, is_url
 from .names import compression_of
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def binlog_stream(fh: BinaryIO, keys: Keys | None = None) -> BinaryIO:
     if magic != BINLOG_MAGIC:
         if not magic:
             raise BadMagicError("empty file", offset=0)
-        from ..formats import not_a_binlog
+        from .formats import not_a_binlog
 
         raise not_a_binlog(magic, fh.read(60))
     return fh

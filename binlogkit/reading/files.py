@@ -4,7 +4,7 @@ they stand for. Commands open no input with it: they read through ``reading.sour
 
 Plain files are opened unbuffered (the readers keep their own large buffers); archives
 compressed as ``.xz``/``.lzma``, ``.gz`` or ``.bz2`` are decompressed as streams. URLs
-(``s3://bucket/prefix``, any fsspec URL) go to ``binlogkit.storage``: objects read in large
+(``s3://bucket/prefix``, any fsspec URL) go to ``binlogkit.reading.storage``: objects read in large
 ranges with read-ahead, prefixes expanded like local folders. Nothing here ever opens a file
 for writing.
 
@@ -32,8 +32,8 @@ from pathlib import Path, PurePath
 from typing import BinaryIO, Iterable, Union, cast
 
 from .compression import CODEC_NAMES, OPENERS, Decompressed
-from .errors import NotRegularFileError
-from .reading.names import COMPRESSED_SUFFIXES, IndexListing, is_log_name, read_index  # noqa: F401  (re-exported)
+from ..errors import NotRegularFileError
+from .names import COMPRESSED_SUFFIXES, IndexListing, is_log_name, read_index  # noqa: F401  (re-exported)
 from .storage import Url, is_url
 
 InputPath = Union[Path, Url]  # what expand_paths gives: local paths, or URLs kept as text
@@ -91,7 +91,7 @@ def open_regular(path: str | os.PathLike, buffering: int = -1) -> BinaryIO:
 
 def open_input(path: str | os.PathLike) -> BinaryIO:
     """A read-only byte stream: local regular files, archives, ``-`` (standard input), or URLs
-    (``s3://``, ``hdfs://``, ...) through ``binlogkit.storage`` (the 's3' extra: fsspec, s3fs).
+    (``s3://``, ``hdfs://``, ...) through ``binlogkit.reading.storage`` (the 's3' extra: fsspec, s3fs).
     A FIFO, a device or a socket is ``NotRegularFileError``; an archive that does not decompress
     fails with ``CompressionError`` as it is read."""
     if is_url(path):
@@ -161,7 +161,7 @@ def is_gtid_index_file(p: InputPath) -> bool:
     (``binlogkit.gtid.index``): not a binlog, skipped where binlogs are expected."""
     if not isinstance(p, Path) or p.suffix != ".idx" or not p.is_file():  # never open a FIFO so named
         return False
-    from .gtid.index import is_gtid_index
+    from ..gtid.index import is_gtid_index
 
     try:
         with open(p, "rb") as fh:

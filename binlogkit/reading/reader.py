@@ -15,13 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import BinaryIO, Generator, Iterator
 
-from .codecs.format_description import fde_is_checksum_aware
-from .codecs.header import LEN_HEADER
-from .constants import LEN_CHECKSUM, EventType, event_type_name
-from .errors import BinlogError
+from ..codecs.format_description import fde_is_checksum_aware
+from ..codecs.header import LEN_HEADER
+from ..constants import LEN_CHECKSUM, EventType, event_type_name
+from ..errors import BinlogError
 from .format import Format
 from .framing import MAX_EVENT_SIZE, MYSQL_ENCRYPTED_MAGIC, Frame, event_crc  # noqa: F401  (re-exported)
-from .reading.source import Input, frames_of_stream
+from .source import Input, frames_of_stream
 
 
 @dataclass(frozen=True, slots=True)

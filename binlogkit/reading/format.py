@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .codecs.format_description import FormatDescriptionBody, fde_is_checksum_aware
-from .codecs.header import LEN_HEADER
-from .constants import LEN_CHECKSUM, ChecksumAlg
-from .errors import FormatError
-from .flavor import Flavor, parse_server_version
+from ..codecs.format_description import FormatDescriptionBody, fde_is_checksum_aware
+from ..codecs.header import LEN_HEADER
+from ..constants import LEN_CHECKSUM, ChecksumAlg
+from ..errors import FormatError
+from ..flavor import Flavor, parse_server_version
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,11 +16,11 @@ from __future__ import annotations
 import zlib
 from typing import Any, Iterator, NamedTuple
 
-from .codecs.format_description import fde_is_checksum_aware
-from .codecs.header import HEADER_STRUCT, LEN_HEADER, OFS_FLAGS
-from .constants import LEN_CHECKSUM, ChecksumAlg, EventFlag, EventType, event_type_name
+from ..codecs.format_description import fde_is_checksum_aware
+from ..codecs.header import HEADER_STRUCT, LEN_HEADER, OFS_FLAGS
+from ..constants import LEN_CHECKSUM, ChecksumAlg, EventFlag, EventType, event_type_name
 from .crc import CRC32
-from .errors import (BinlogError, ChecksumError, CompressionError, EventSizeError,
+from ..errors import (BinlogError, ChecksumError, CompressionError, EventSizeError,
                      NoFormatDescriptionError, TruncatedEventError)
 from .format import Format, format_of_event
 
@@ -97,7 +97,7 @@ def walk_events(fh: Any, *, verify: bool = True, want: frozenset[int] | set[int]
     new = tuple.__new__
     fmt: Format | None = None
     unpack = HEADER_STRUCT.unpack_from
-    crc32 = CRC32  # ISA-L's when installed (binlogkit/crc.py): the same values as zlib's
+    crc32 = CRC32  # ISA-L's when installed (binlogkit/reading/crc.py): the same values as zlib's
     buf = bytearray(WINDOW)
     mv = memoryview(buf)
     filled, rel = 0, 0
@@ -154,7 +154,7 @@ def walk_events(fh: Any, *, verify: bool = True, want: frozenset[int] | set[int]
                         f"torn event: event_size {ev_size} but only {filled} bytes left in the file",
                         offset=at, event_type=event_type_name(code))
             if start_enc is not None:  # the first event after a Start_encryption
-                from .crypto.mariadb import cipher_for
+                from ..crypto.mariadb import cipher_for
 
                 decrypt, start_enc = cipher_for(start_enc[0], keys, offset=start_enc[1]), None
                 if notes is not None:

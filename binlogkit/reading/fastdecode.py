@@ -27,15 +27,15 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
-from .codecs import fast as fast_codecs
-from .codecs.format_description import fde_is_checksum_aware
-from .codecs.header import LEN_HEADER
-from .constants import BINLOG_MAGIC, LEN_CHECKSUM, ChecksumAlg, EventType, event_type_name
+from ..codecs import fast as fast_codecs
+from ..codecs.format_description import fde_is_checksum_aware
+from ..codecs.header import LEN_HEADER
+from ..constants import BINLOG_MAGIC, LEN_CHECKSUM, ChecksumAlg, EventType, event_type_name
 from .crc import CRC32
-from .errors import BinlogError
+from ..errors import BinlogError
 from .format import Format, format_of_event
 from .reader import RawEvent, event_crc
-from .reading.source import Input, as_input, inputs
+from .source import Input, as_input, inputs
 from .registry import codec_for
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ def _load() -> _CLoop | None:
     if os.environ.get("BINLOGKIT_PURE_PYTHON") or os.environ.get("BINLOGKIT_NO_FASTDECODE"):
         return None  # the second: only this loop off (benchmarks compare before / after)
     try:
-        from . import _fastdecode as c_loop
+        from .. import _fastdecode as c_loop
     except ImportError:  # built without a C compiler: the Python path does everything
         return None
     return c_loop
@@ -319,7 +319,7 @@ def _rows_text(dec: EventDecoder, fmt: Format | None, code: int, table_id: int, 
     table = dec.tables.get(table_id)
     if table is None:
         return None
-    from .rowvalues import verbose_text
+    from ..rowvalues import verbose_text
 
     parsed = fast_codecs.rows(body, code, fmt.post_header_length(code) if fmt else None)
     return verbose_text(table, parsed, code)

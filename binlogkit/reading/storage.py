@@ -1,7 +1,7 @@
 """Object storage (``s3://bucket/prefix``, any fsspec URL): the one place binlogkit reads and
 writes it.
 
-Every archive command reaches URLs through ``binlogkit.files`` (``open_input``, ``input_size``,
+Every archive command reaches URLs through ``binlogkit.reading.files`` (``open_input``, ``input_size``,
 ``expand_paths``), which hands them to the functions below; a command needs no plumbing of its own.
 
 The API (small and stable; new commands such as ``export`` call only these)::
@@ -50,8 +50,8 @@ import posixpath
 import secrets
 from typing import Any, BinaryIO, Callable, Union, cast
 
-from .errors import StorageError
-from .reading.names import compressed_suffix, index_lines, is_log_name, twin
+from ..errors import StorageError
+from .names import compressed_suffix, index_lines, is_log_name, twin
 
 Writer = Callable[[BinaryIO], None]
 
@@ -87,7 +87,7 @@ def _protocol(url: str) -> str:
 
 
 def _fsspec():
-    from ._optional import need
+    from .._optional import need
 
     return need("fsspec", "object storage URLs")
 
@@ -98,7 +98,7 @@ def filesystem(url: str) -> tuple[Any, str]:
     proto = _protocol(url)
     fsspec = _fsspec()
     if proto in ("s3", "s3a"):
-        from ._optional import need
+        from .._optional import need
 
         need("s3fs", f"{proto}:// URLs")
     fs = _FS.get((proto, os.getpid()))
@@ -106,7 +106,7 @@ def filesystem(url: str) -> tuple[Any, str]:
         try:
             fs = fsspec.filesystem(proto, **_options(proto))
         except (ImportError, ValueError) as exc:  # a protocol whose package is not installed
-            from ._optional import MissingDependency
+            from .._optional import MissingDependency
 
             raise MissingDependency(f"no filesystem for {proto}:// URLs ({exc})") from exc
         _FS[(proto, os.getpid())] = fs
@@ -187,7 +187,7 @@ def _from_store(exc: BaseException) -> bool:
 
 
 def _guard(url: str, fn: Callable[[], Any]) -> Any:
-    from ._optional import MissingDependency
+    from .._optional import MissingDependency
 
     try:
         return fn()
@@ -451,7 +451,7 @@ def write_atomic(url: str | os.PathLike, data: Union[bytes, bytearray, memoryvie
 
 
 def _write_local(path: str, data: Union[bytes, bytearray, memoryview, Writer]) -> None:
-    from .safeio import SafeDir
+    from ..safeio import SafeDir
 
     folder, name = os.path.split(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)

@@ -18,8 +18,8 @@ import lzma
 import zlib
 from typing import Any, Callable
 
-from .errors import CompressionError
-from .reading.names import CODEC_NAMES  # noqa: F401  (re-exported)
+from ..errors import CompressionError
+from .names import CODEC_NAMES  # noqa: F401  (re-exported)
 
 OPENERS: dict[str, Callable[..., Any]] = {".xz": lzma.open, ".lzma": lzma.open, ".gz": gzip.open, ".bz2": bz2.open}
 

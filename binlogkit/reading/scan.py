@@ -11,12 +11,12 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator
 
-from .errors import BinlogError
+from ..errors import BinlogError
 from .framing import Frame
-from .reading.source import Input, as_input
+from .source import Input, as_input
 
 if TYPE_CHECKING:
-    from .crypto.mariadb import EventCipher
+    from ..crypto.mariadb import EventCipher
 
 
 @dataclass
