@@ -36,7 +36,7 @@ from ..codecs.header import LEN_HEADER
 from ..constants import LEN_CHECKSUM, EventFlag, EventType as T
 from ..errors import FormatError
 from ..reading.events import build_event
-from ..reading.source import Input
+from ..reading.source import Input, inputs
 from ..reading.format import Format
 from .conflicts import Expected, later_changes
 from .invert import MinimalImage
@@ -156,8 +156,8 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
     inputs are read with them, an event at a time (``source``); the output is plain."""
     if table is not None and "." not in table:
         raise FlashbackRefused(f"--table takes DB.TABLE, not {table!r}")
-    plan = select(paths, start_position=start_position, stop_position=stop_position,
-                  start_datetime=start_datetime, stop_datetime=stop_datetime, gtids=gtids, keys=keys)
+    plan = select(inputs(paths, keys=keys), start_position=start_position, stop_position=stop_position,
+                  start_datetime=start_datetime, stop_datetime=stop_datetime, gtids=gtids)
     filters = Filters(database, table, skip_statements)
     # the caller's list is filled as leftovers go, so a refusal later still tells what went
     cleaned = cleaned if cleaned is not None else []
