@@ -132,7 +132,7 @@ if what == "local":
 elif what == "verify":
     from concurrent.futures import ProcessPoolExecutor
     from binlogkit.audit.engine import audit_paths
-    from binlogkit.scan import scan
+    from binlogkit.reading.scan import scan
     files = audit_paths([archive])
     with ProcessPoolExecutor(int(sys.argv[3])) as pool:
         bad = sum(not r.ok for r in pool.map(scan, files, chunksize=1))

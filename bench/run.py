@@ -161,7 +161,7 @@ def main(argv=None) -> int:
     print(f"transactions / verify (commands, with output): {t_trx / t_verify:.2f}")
     if not args.no_flashback:
         flashback_bench(path, bk, oracle, mb)
-    from binlogkit.scan import scan
+    from binlogkit.reading.scan import scan
     from binlogkit.transactions import group_files
 
     def inproc(fn):

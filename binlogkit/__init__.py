@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Iterator
 
 from .errors import BinlogError
-from .events import Event, decode
-from .format import Format
+from .reading.events import Event, decode
+from .reading.format import Format
 from .flavor import Flavor
-from .reader import RawEvent, iter_raw_events
+from .reading.reader import RawEvent, iter_raw_events
 
 __version__ = "0.1.0"
 
@@ -29,7 +29,7 @@ def open_binlog(path: str, *, verify: bool = True, keys=None) -> Iterator[RawEve
     Archives compressed as ``.xz``, ``.gz`` or ``.bz2`` are decompressed as a stream; encrypted
     files are decrypted with ``keys`` (``binlogkit.crypto.load_keys``).
     """
-    from .files import open_input
+    from .reading.reader import read_events
+    from .reading.source import Input
 
-    with open_input(path) as fh:
-        yield from iter_raw_events(fh, name=str(path), verify=verify, keys=keys)
+    yield from read_events(Input(str(path), keys, verify))

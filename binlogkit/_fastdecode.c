@@ -3,7 +3,7 @@
  * binlog, in C.
  *
  * An optional accelerator for the Python path (scan.walk_events framing, events.decode, the
- * render.py text and the cli's JSON), which stays the reference: binlogkit/fastdecode.py drives
+ * render.py text and the cli's JSON), which stays the reference: binlogkit/reading/fastdecode.py drives
  * this loop and hands every event it does not take to the Python path. walk() frames the events
  * of buf[rel:filled], checks their CRC32 (through the crc callable it is given: ISA-L's or
  * zlib's), and renders the hot event kinds (Table_map, Write/Update/Delete_rows v1/v2, Xid,
@@ -638,7 +638,7 @@ static PyMethodDef methods[] = {
      "is not for this loop (status PYTHON: info = (code, timestamp, server_id, size, log_pos,\n"
      "flags, checksum_ok)), the window ends (MORE), framing is irregular (HANDOVER), a table map\n"
      "or rows event was rendered with opts VERBOSE (TABLEMAP / ROWS: info = (code, table_id,\n"
-     "body_start, body_end, mark)) or 1 MiB of text is ready (FULL). See binlogkit/fastdecode.py."},
+     "body_start, body_end, mark)) or 1 MiB of text is ready (FULL). See binlogkit/reading/fastdecode.py."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fastdecode",

@@ -1,4 +1,4 @@
-"""The C accelerator's interface (``binlogkit/_fastdecode.c``; see ``binlogkit/fastdecode.py``)."""
+"""The C accelerator's interface (``binlogkit/_fastdecode.c``; see ``binlogkit/reading/fastdecode.py``)."""
 
 from typing import Any, Callable
 

@@ -1,5 +1,11 @@
 """The calls the commands wrap, with the same parameter names: ``decode_files`` and
-``verify_files``. Files are opened here (read-only) and nowhere else in the library."""
+``verify_files``. Inputs are paths, ``.index`` files, folders, URLs, or ``reading.source.Input``
+values; they are read through the one opener (``reading.source``), read-only.
+
+Decoding has one documented way: ``decode_files`` (inputs -> ``Event`` values, ``Problem`` where
+an input is damaged). Under it, ``events.decode(raw)`` is the pure step for one framed event and
+``decoder.EventDecoder`` the state kept across events (table maps); ``fastdecode.decode_fast``
+is the CLI's accelerated rendering of the same events, tested equal to it."""
 
 from __future__ import annotations
 
@@ -9,13 +15,14 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from .errors import BinlogError
-from .events import Event, decode
-from .decoder import EventDecoder, Problem  # noqa: F401  (part of the API)
-from .files import COMPRESSED_SUFFIXES, expand_paths  # noqa: F401  (part of the API)
-from .scan import ScanResult, scan
+from .reading.events import Event, decode
+from .reading.decoder import EventDecoder, Problem  # noqa: F401  (part of the API)
+from .reading.files import COMPRESSED_SUFFIXES, expand_paths  # noqa: F401  (part of the API)
+from .reading.source import Input, inputs
+from .reading.scan import ScanResult, scan
 
 
-def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | None = None,
+def decode_files(paths: Iterable[Input | str | os.PathLike], *, start_position: int | None = None,
                  stop_position: int | None = None, start_datetime: datetime | None = None,
                  stop_datetime: datetime | None = None, types: set[int] | None = None,
                  verify: bool = True, strict: bool = True, include_gtids=None,
@@ -37,14 +44,15 @@ def decode_files(paths: Iterable[str | os.PathLike], *, start_position: int | No
 
     gtid_filter = include_gtids is not None or exclude_gtids is not None
     keep_trx = True
-    from . import open_binlog
+    from .reading.reader import read_events
 
     dec = EventDecoder(strict=strict, rows=rows, column_types=column_types)
     t0 = start_datetime.timestamp() if start_datetime else None
     t1 = stop_datetime.timestamp() if stop_datetime else None
-    for path in expand_paths(paths):
+    for inp in inputs(paths, keys=keys, verify=verify):
+        path = inp.name
         try:
-            for raw in open_binlog(str(path), verify=verify, keys=keys):
+            for raw in read_events(inp):
                 if stop_position is not None and raw.offset >= stop_position:
                     break
                 if start_position is not None and raw.offset < start_position:
@@ -70,14 +78,14 @@ def verify_files(paths: Iterable[str | os.PathLike], *, progress=None, keys=None
     """Framing and CRC32 of every file at full speed (the fast scan path; its loop in C for
     plain files when the accelerator is built: ``fastdecode.verify_fast``; with ``keys`` the
     Python walk, which decrypts)."""
-    from .fastdecode import verify_fast
+    from .reading.fastdecode import verify_fast
 
     if keys is not None:
-        return [scan(p, progress=progress, keys=keys) for p in expand_paths(paths)]
-    return [verify_fast(p, progress=progress) for p in expand_paths(paths)]
+        return [scan(inp, progress=progress) for inp in inputs(paths, keys=keys)]
+    return [verify_fast(inp.path, progress=progress) for inp in inputs(paths)]
 
 
-def transactions(paths: Iterable[str | os.PathLike], *, gtids: str | None = None, verify: bool = True,
+def transactions(paths: Iterable[Input | str | os.PathLike], *, gtids: str | None = None, verify: bool = True,
                  relay: bool | None = None, source_file: str | None = None, keys=None,
                  problems: list[BinlogError] | None = None, exclude_gtids: str | None = None,
                  start_datetime: datetime | None = None, stop_datetime: datetime | None = None):
@@ -172,7 +180,7 @@ def _compact(gtids: list[str]) -> str:
 
 
 def _logs_below(folder: str) -> list[Path]:
-    from .files import is_log_name
+    from .reading.names import is_log_name
 
     return [Path(r, f) for r, _d, fs in os.walk(folder) for f in fs if f.endswith(".index") or is_log_name(Path(f))]
 
@@ -186,8 +194,8 @@ def check_inputs(paths, *, missing_ok: bool = False, recursive: bool = False, no
     through ``note``, and so is a MariaDB GTID index given as a log (skipped). ``recursive``:
     folders are searched all the way down (the audit's archives)."""
     from .errors import UsageError
-    from .files import is_gtid_index_file, read_index, refuse_irregular
-    from . import storage
+    from .reading.files import is_gtid_index_file, read_index, refuse_irregular
+    from .reading import storage
 
     notes: list[str] = []
     for p in paths:

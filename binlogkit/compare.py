@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Iterable
 
 from .api import transactions
+from .reading.source import Input, inputs
 from .gtid import ranges_text
 from .transactions import Transaction
 from .errors import BinlogError, DecryptionError, KeyFileError, KeyRequiredError
@@ -26,13 +27,13 @@ class _Side:
     problem: str | None
 
 
-def _gtid_trx(paths: Iterable[str | os.PathLike], relay: bool | None, keys=None) -> tuple[list, list, str | None]:
+def _gtid_trx(side: list[Input], relay: bool | None) -> tuple[list, list, str | None]:
     """Complete and incomplete GTID transactions of one side, and its damage (every damaged
     file, one per line; the files after one are read on), or None."""
     complete: list[Transaction] = []
     incomplete: list[Transaction] = []
     problems: list[BinlogError] = []
-    for t in transactions(paths, relay=relay, keys=keys, problems=problems):
+    for t in transactions(side, relay=relay, problems=problems):
         if t.gtid:
             (complete if t.complete else incomplete).append(t)
     for exc in problems:
@@ -44,11 +45,11 @@ def _gtid_trx(paths: Iterable[str | os.PathLike], relay: bool | None, keys=None)
 def compare(primary: Iterable[str | os.PathLike], replicas: list[Iterable[str | os.PathLike]], *,
             keys=None) -> dict:
     """``keys`` (``crypto.Keys``) reads encrypted sides; one that cannot be decrypted raises."""
-    p_done, p_open, p_problem = _gtid_trx(primary, relay=None, keys=keys)
+    p_done, p_open, p_problem = _gtid_trx(inputs(primary, keys=keys), relay=None)
     sides: list[_Side] = []
     for paths in replicas:
         paths = list(paths)
-        done, _open, problem = _gtid_trx(paths, relay=None, keys=keys)
+        done, _open, problem = _gtid_trx(inputs(paths, keys=keys), relay=None)
         sides.append(_Side([str(x) for x in paths], {t.gtid for t in done if t.gtid}, problem))
     p_gtids = [t.gtid for t in p_done]
     p_set = set(p_gtids)

@@ -96,7 +96,7 @@ ROWS_TYPES = frozenset({T.WRITE_ROWS_EVENT_V1, T.UPDATE_ROWS_EVENT_V1, T.DELETE_
                        | PRE_GA_ROWS_TYPES | COMPRESSED_ROWS_TYPES)
 del T
 
-# magics of files that sit beside binlogs and are not binlogs (binlogkit/formats.py)
+# magics of files that sit beside binlogs and are not binlogs (binlogkit/reading/formats.py)
 GTID_INDEX_MAGIC = b"\xfe\xfe\x0c\x01"   # MariaDB 11.4+ <binlog>.idx (binlogkit/gtid/index.py)
 IBB_MAGIC = b"\xfe\xfe\x0d\x01"          # MariaDB 12.3 binlog_storage_engine=innodb binlog-NNNNNN.ibb
 

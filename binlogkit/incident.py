@@ -32,7 +32,7 @@ from .codecs.serialization import decode_tagged_gtid
 from .codecs.common import uuid_text
 from .constants import EventType as T
 from .errors import WriteRefused
-from .format import Format
+from .reading.format import Format
 
 #: MySQL's LOG_EVENT_NO_FILTER_F, which the server sets on every Incident it writes
 NO_FILTER_F = 0x100

@@ -8,7 +8,7 @@ import time
 from typing import Callable, Iterator
 
 from .constants import EventType as T
-from .events import Event
+from .reading.events import Event
 from .flavor import Flavor
 
 # USE_SQL_FOREIGN_KEY_F: MySQL 9.x (foreign keys run by the SQL layer; mysqlbinlog 9.7 names it)
@@ -155,7 +155,7 @@ _SUMMARY_BY_CODE: dict[int, Callable[[Event, dict, bool], str]] = {int(k): v for
 def summary(ev: Event, utc: bool = False) -> str:
     t = ev.raw.type_code
     if ev.codec is None:
-        if t == T.PARTIAL_ROW_DATA_EVENT:  # MariaDB 12.3: recognised, not read (binlogkit/formats.py)
+        if t == T.PARTIAL_ROW_DATA_EVENT:  # MariaDB 12.3: recognised, not read (binlogkit/reading/formats.py)
             return "Partial_row_data: a fragment of a rows event (MariaDB 12.3), not supported yet"
         return f"Unknown event type {t}" + (" (ignorable)" if ev.raw.flags & 0x80 else "")
     fn = _SUMMARY_BY_CODE.get(t)

@@ -1,7 +1,7 @@
 """Transactions: an event stream (one file, an index, a relay directory) grouped into
 transactions with GTID, local and source coordinates, times, size and completeness.
 
-Runs on the fast scan path (``framing.walk_events``): only the bodies that carry boundaries are
+Runs on the fast scan path (``source.Input.frames``): only the bodies that carry boundaries are
 read — GTIDs, Query, Xid, XA_prepare, Transaction_payload, Rotate, Format_description,
 Previous_gtids, Gtid_list; row images are never decoded.
 
@@ -24,18 +24,17 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Any, Generator, Iterable, Iterator
 
 from .boundary import (BEGIN, DECIDING, GTID_TYPES, OPEN, OUTSIDE, PRELUDE, QUERY_TYPES, STANDALONE, Gtid, Kind,
                        gtid_state, read_gtid, step)
-from .codecs.format_description import fde_is_checksum_aware
 from .codecs.gtid import decode_previous_gtids
 from .codecs.header import LEN_HEADER
 from .constants import EventFlag, EventType as T, event_type_name
 from .errors import BinlogError, BodyLengthError, FormatError, KeyFileError, KeyRequiredError
 from .flavor import Flavor
-from .format import Format
-from .framing import walk_events
+from .reading.format import Format
+from .reading.source import Input, frames_of_stream, inputs
 from .positions import SourceClock
 
 __all__ = ["BODIES", "GTID_TYPES", "KNOWN_TYPES", "OUTSIDE", "PRELUDE", "QUERY_TYPES", "FileInfo", "Grouper",
@@ -114,7 +113,7 @@ class FileInfo:
 
 
 def _known_types() -> frozenset[int]:
-    from .registry import CODECS
+    from .reading.registry import CODECS
 
     return frozenset(CODECS)
 
@@ -202,14 +201,23 @@ class Grouper:
             info.incomplete.append(t.gtid)
         return t
 
-    def feed_file(self, path: str, fh, *, verify: bool = True, keys=None) -> Iterator[Transaction]:
+    def feed(self, inp: Input) -> Generator[Transaction, None, None]:
+        """The transactions of one input (``source.Input``), read through the one opener."""
+        return self.feed_frames(inp.name, inp.frames(want=BODIES, records=False))
+
+    def feed_file(self, path: str, fh, *, verify: bool = True) -> Generator[Transaction, None, None]:
+        """The transactions of a stream a caller opened (at byte 0), named ``path``."""
+        return self.feed_frames(path, frames_of_stream(fh, verify=verify, want=BODIES, records=False))
+
+    def feed_frames(self, path: str, frames: Iterable[Any]) -> Generator[Transaction, None, None]:
+        """The transactions of one input's ``framing.Frame`` records (locals untyped: the hot loop)."""
         info = FileInfo(path, relay=bool(self.relay_forced))
         self.files.append(info)
         fdes = 0
         own_source = None  # for a binlog: its own name
         base = os.path.basename(path)
         try:
-            for at, code, ts, sid, ev_size, log_pos, flags, data, ok in walk_events(fh, verify=verify, want=BODIES, keys=keys):
+            for at, code, ts, sid, ev_size, log_pos, flags, data, ok, fmt in frames:
                 end = at + ev_size
                 self.last_whole = (path, end)
                 info.events += 1
@@ -231,12 +239,8 @@ class Grouper:
                     fdes += 1
                     if fdes == 1 and flags & EventFlag.RELAY_LOG and self.relay_forced is None:
                         info.relay = True  # the replica marks what it writes into its relay logs
-                    aware = len(data) >= 5 and fde_is_checksum_aware(data)
-                    try:
-                        self.fmt = Format.from_fde_body(data[LEN_HEADER:len(data) - (4 if aware else 0)])
-                    except BinlogError as exc:
-                        raise exc.with_context(offset=at)
-                    info.server_version = self.fmt.server_version
+                    self.fmt = fmt  # the framing loop attaches every Format_description's Format
+                    info.server_version = fmt.server_version
                     if fdes == 2 and self.relay_forced is None:
                         info.relay = True
                     continue
@@ -383,7 +387,7 @@ def mariadb_alter(body: bytes) -> tuple[str | None, int | None]:
     seq_no 8, domain 4, flags2 1, commit_id 8 if flags2 & 2, an XID if flags2 & (64|128), then
     flags_extra 1, extra_engines 1 if it & 1, sa_seq_no 8 if it & (4|8)); (None, None) for
     any other GTID or a body too short to say."""
-    from .decoder import alter_phase
+    from .reading.decoder import alter_phase
 
     if len(body) < 13:
         return None, None
@@ -413,23 +417,20 @@ def gtid_values(transactions: Iterable[Transaction]) -> dict[Flavor, list[Gtid]]
     return out
 
 
-def group_files(paths: Iterable[str | os.PathLike], *, verify: bool = True, relay: bool | None = None,
+def group_files(paths: Iterable[Input | str | os.PathLike], *, verify: bool = True, relay: bool | None = None,
                 source_file: str | None = None, grouper: Grouper | None = None, keys=None,
                 problems: list[BinlogError] | None = None) -> Iterator[Transaction]:
     """Transactions of the files, in order (index files and folders expanded). A damaged file
     raises its ``BinlogError`` after the transactions before the damage were yielded; the
     transaction open at that point is yielded as incomplete first. With ``problems`` (a list)
     a damaged file's error is appended to it instead and the next files are read on (a missing
-    or unusable key is still raised: the next files need it too)."""
-    from .files import expand_paths
-
+    or unusable key is still raised: the next files need it too). ``paths`` are ``Input`` values
+    or paths read with these ``verify`` and ``keys``."""
     g = grouper or Grouper(source_file=source_file, relay=relay)
-    from .files import open_input
-
-    for path in expand_paths(paths):
+    for inp in inputs(paths, keys=keys, verify=verify):
+        path = inp.name
         try:
-            with open_input(path) as fh:
-                yield from g.feed_file(str(path), fh, verify=verify, keys=keys)
+            yield from g.feed(inp)
         except BinlogError as exc:
             yield from g.finish()
             if problems is None or isinstance(exc, (KeyRequiredError, KeyFileError)):

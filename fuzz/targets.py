@@ -312,7 +312,7 @@ def _pull_stream(data: bytes, rnd: random.Random, *, semisync: bool) -> bytearra
     protocol level: Rotate names from PULL_NAMES or random bytes, more Rotates, heartbeats,
     error / EOF / OK packets, a continued 16 MiB packet (rarely, at most one: it costs 16 MB), sequence
     numbers, semisync headers, bytes of the framed stream."""
-    from binlogkit.events import build_event
+    from binlogkit.reading.events import build_event
     from binlogkit.pull.protocol import MAX_PAYLOAD, packet
 
     def rotate(name: bytes) -> bytes:

@@ -30,8 +30,8 @@ from binlogkit.crypto import load_keys  # noqa: E402
 from binlogkit.crypto import mysql as my  # noqa: E402
 from binlogkit.crypto.keys import Keys  # noqa: E402
 from binlogkit.errors import BinlogError  # noqa: E402
-from binlogkit.reader import iter_raw_events  # noqa: E402
-from binlogkit.scan import scan  # noqa: E402
+from binlogkit.reading.reader import iter_raw_events  # noqa: E402
+from binlogkit.reading.scan import scan  # noqa: E402
 
 
 class Hang(Exception):

@@ -19,8 +19,8 @@ spec = importlib.util.spec_from_file_location("_fastdecode", sys.argv[1])
 asan_mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(asan_mod)
 
-from binlogkit import fastdecode  # noqa: E402
-from binlogkit.scan import scan  # noqa: E402
+from binlogkit.reading import fastdecode  # noqa: E402
+from binlogkit.reading.scan import scan  # noqa: E402
 
 fastdecode._fastdecode = asan_mod
 from test_fastdecode import SEED, _files  # noqa: E402

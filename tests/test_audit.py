@@ -205,7 +205,7 @@ def test_summary_transactions_agree_with_grouper(tmp_path):
     """The per-file pass finds the same transactions (start, GTID, completeness) as
     ``transactions.Grouper`` on every lab file and on generated files with every fault."""
     from binlogkit.audit.engine import audit_paths
-    from binlogkit.files import open_input
+    from binlogkit.reading.files import open_input
     from binlogkit.transactions import Grouper
     from fixtures.faults import generate
 

@@ -23,7 +23,7 @@ from binlogkit.audit import run_local
 from binlogkit.audit.engine import audit_paths
 from binlogkit.audit.summary import series_key
 from binlogkit.errors import BinlogError
-from binlogkit.files import open_input
+from binlogkit.reading.files import open_input
 from binlogkit.gtid import MariadbGtid
 from binlogkit.transactions import Grouper
 from fixtures import store

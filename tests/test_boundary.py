@@ -26,9 +26,9 @@ from binlogkit.codecs.format_description import fde_is_checksum_aware
 from binlogkit.codecs.gtid import MariadbGtidBody, MysqlGtidBody
 from binlogkit.codecs.statement import QueryBody, XidBody
 from binlogkit.constants import EventType as T
-from binlogkit.crc import CRC32
-from binlogkit.events import build_event
-from binlogkit.files import expand_paths, open_input
+from binlogkit.reading.crc import CRC32
+from binlogkit.reading.events import build_event
+from binlogkit.reading.files import expand_paths, open_input
 from binlogkit.pull import receiver as receiver_mod
 from binlogkit.pull.protocol import packet
 from binlogkit.transactions import Grouper

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from binlogkit import iter_raw_events, open_binlog
 from binlogkit.constants import EventType
 from binlogkit.errors import BinlogError, BodyLengthError
-from binlogkit.events import build_event, decode, payload_events, rebuild
-from binlogkit.registry import CODECS
+from binlogkit.reading.events import build_event, decode, payload_events, rebuild
+from binlogkit.reading.registry import CODECS
 from fixtures import store
 
 from conftest import CORPUS

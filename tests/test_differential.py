@@ -12,7 +12,7 @@ import pytest
 
 from binlogkit import open_binlog
 from binlogkit.errors import BinlogError
-from binlogkit.events import decode
+from binlogkit.reading.events import decode
 from binlogkit.render import header_line
 
 from test_codecs import fixture_files

@@ -29,9 +29,9 @@ from binlogkit.crypto import mysql as my
 from binlogkit.crypto.keys import decrypt_key_file, parse_key_file
 from binlogkit.errors import (BinlogError, ChecksumError, DecryptionError, FormatError, KeyFileError,
                               KeyRequiredError, TruncatedEventError)
-from binlogkit.events import decode
+from binlogkit.reading.events import decode
 from binlogkit.render import header_line
-from binlogkit.scan import scan
+from binlogkit.reading.scan import scan
 from fixtures.lab.encrypted import SECRET, SETS_DIR, keys_args
 from fixtures.lab.oracle import parse_mariadb_binlog
 
@@ -421,7 +421,7 @@ def test_recover_cuts_encrypted_relay_logs_at_event_boundaries(tmp_path, name):
 
 @pytest.mark.parametrize("name", SETS)
 def test_incident_appends_encrypted_events(tmp_path, name):
-    from binlogkit.events import build_event
+    from binlogkit.reading.events import build_event
 
     d = tmp_path / "binlogs"
     shutil.copytree(SETS_DIR / name / "primary", d)
@@ -544,7 +544,7 @@ def test_mysql_damaged_header_or_stream_is_typed(at, xor):
 def _mem(data: bytes, keys):
     import io
 
-    from binlogkit.reader import iter_raw_events
+    from binlogkit.reading.reader import iter_raw_events
 
     return list(iter_raw_events(io.BytesIO(data), name="mem", keys=keys))
 

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 
 from binlogkit.cli import main
 from binlogkit.crypto import load_keys
-from binlogkit.scan import scan
+from binlogkit.reading.scan import scan
 from binlogkit.writing.writer import record_incident
 from fixtures.lab import Lab, catch_up, connect, grant_replication, wait_replica
 from fixtures.lab import workload

@@ -100,7 +100,7 @@ def test_export_job_on_the_cluster_reads_and_writes_s3(cluster, s3_server, tmp_p
     standalone cluster reads it from ``s3://`` and its executors write the dataset to ``s3://``
     (the AWS variables reach them as spark.executorEnv); downloaded, its rows and types equal
     the one-process export of the local files, and DuckDB reads it."""
-    from binlogkit import storage
+    from binlogkit.reading import storage
 
     archive = tmp_path / "archive"
     shutil.copytree(store.materialize("replication-gtid") / "primary", archive / "lab")

@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from binlogkit import open_binlog
 from binlogkit.cli import main
 from binlogkit.errors import BinlogError, CompressionError, NotRegularFileError
-from binlogkit.files import open_input, read_index
+from binlogkit.reading.files import open_input, read_index
 
 ROOT = Path(__file__).resolve().parent.parent
 PRIMARY = ROOT / "fixtures" / "mariadb-10.11" / "replication-gtid" / "primary"
@@ -374,7 +374,7 @@ def test_an_index_from_another_host_is_read_beside_itself_in_every_command(tmp_p
 def test_a_damaged_compressed_object_is_damage_not_a_store_error(s3_server, tmp_path):
     """On S3 too: a cut .gz object is a CompressionError naming the URL (exit 1), the objects
     after it are read; a store failure would be exit 2."""
-    from binlogkit import storage
+    from binlogkit.reading import storage
 
     s3_server.make_bucket("damaged")
     d = _archive(tmp_path, "gz", _cut, index=False, count=3)
@@ -393,7 +393,7 @@ def test_a_damaged_compressed_object_is_damage_not_a_store_error(s3_server, tmp_
 
 
 def test_audit_under_a_prefix_a_file_the_index_lists_but_the_store_lacks_is_an_error(s3_server, tmp_path):
-    from binlogkit import storage
+    from binlogkit.reading import storage
 
     s3_server.make_bucket("lost")
     fs, _ = storage.filesystem("s3://lost/x")

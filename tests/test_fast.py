@@ -8,8 +8,8 @@ import io
 from binlogkit import open_binlog
 from binlogkit.codecs.fast import FAST, Irregular
 from binlogkit.errors import BinlogError
-from binlogkit.events import _FLAT, _view, rows_fields
-from binlogkit.registry import CODECS
+from binlogkit.reading.events import _FLAT, _view, rows_fields
+from binlogkit.reading.registry import CODECS
 
 from test_codecs import corpus_files, fixture_files
 

@@ -1,4 +1,4 @@
-"""The C decode / verify loop (``binlogkit._fastdecode`` driven by ``binlogkit.fastdecode``)
+"""The C decode / verify loop (``binlogkit._fastdecode`` driven by ``binlogkit.reading.fastdecode``)
 prints exactly what the Python path prints.
 
 Every fixture and corpus file goes through `decode`, `decode --json`, `decode -v`,
@@ -22,9 +22,9 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from binlogkit import fastdecode
+from binlogkit.reading import fastdecode
 from binlogkit.cli import main
-from binlogkit.scan import scan
+from binlogkit.reading.scan import scan
 
 from test_codecs import fixture_files
 
@@ -169,7 +169,7 @@ def test_walk_on_any_bytes_never_crashes(accel, blob, at, opts):
 def test_json_escapes_as_json_dumps_does(accel, monkeypatch, tmp_path):
     """DEL (0x7f) and control bytes in a query: json.dumps (ensure_ascii) escapes them, so does C."""
     from binlogkit import open_binlog
-    from binlogkit.events import build_event
+    from binlogkit.reading.events import build_event
 
     out = bytearray(SEED[:4])
     changed = 0

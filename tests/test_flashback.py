@@ -23,7 +23,7 @@ from binlogkit.api import decode_files, gtid_matcher, verify_files
 from binlogkit.codecs.rows import RowsBody, TableMapBody
 from binlogkit.constants import EventType as T
 from binlogkit.errors import BinlogError, WriteRefused
-from binlogkit.events import build_event
+from binlogkit.reading.events import build_event
 from binlogkit.flashback import FlashbackRefused, flashback
 from binlogkit.flashback.invert import ROWS_TYPES
 from binlogkit.rowvalues.values import dec_size

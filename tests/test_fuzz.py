@@ -19,11 +19,11 @@ from binlogkit.codecs.common import pack_int
 from binlogkit.codecs.payload import TransactionPayloadBody
 from binlogkit.constants import EventType as T
 from binlogkit.errors import BinlogError, FormatError
-from binlogkit.events import build_event, decode
-from binlogkit.reader import event_crc
+from binlogkit.reading.events import build_event, decode
+from binlogkit.reading.reader import event_crc
 from binlogkit.render import render_text
 from binlogkit.rowvalues import table_from_map
-from binlogkit.scan import scan
+from binlogkit.reading.scan import scan
 from binlogkit.transactions import Grouper
 from fixtures import store
 from fuzz.runner import campaign
@@ -241,7 +241,7 @@ def test_pull_short_format_description_is_typed(tmp_path):
     import random
     import struct
 
-    from binlogkit.events import build_event
+    from binlogkit.reading.events import build_event
     from binlogkit.pull.protocol import PullError, packet
     from binlogkit.pull.receiver import Receiver
     from binlogkit.pull.store import Store

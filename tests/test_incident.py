@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from binlogkit import open_binlog
 from binlogkit.cli import main
 from binlogkit.constants import EventType
-from binlogkit.events import decode
+from binlogkit.reading.events import decode
 from binlogkit.writing.writer import WriteRefused, record_incident
 
 from conftest import stopped_primary_copy

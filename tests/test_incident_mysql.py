@@ -16,7 +16,7 @@ from binlogkit.codecs.gtid import decode_mysql_gtid_tail, encode_mysql_gtid_tail
 from binlogkit.constants import EventType as T
 from binlogkit.errors import WriteRefused
 from binlogkit.incident import NO_FILTER_F
-from binlogkit.scan import scan
+from binlogkit.reading.scan import scan
 from binlogkit.writing.writer import record_incident
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "mysql-9.7" / "incident"
@@ -120,7 +120,7 @@ def test_explicit_gtid_and_none(tmp_path):
 def rewrite(path: Path, edit) -> None:
     """Rebuild the binlog at ``path`` event by event through the codecs' build side, with
     ``edit(type_code, body) -> (type_code, body)`` applied (sizes, end_log_pos and CRC32 redone)."""
-    from binlogkit.events import build_event
+    from binlogkit.reading.events import build_event
 
     out = bytearray(b"\xfebin")
     for raw in events(path):

@@ -16,7 +16,7 @@ from binlogkit import BinlogError, iter_raw_events
 from binlogkit.codecs import control, load
 from binlogkit.constants import EventType as T
 from binlogkit.errors import BodyLengthError
-from binlogkit.events import build_event, decode, rebuild
+from binlogkit.reading.events import build_event, decode, rebuild
 from binlogkit.render import render_text
 
 OLD_41 = "mysql/mysql-test/suite/binlog/std_data/binlog_old_version_4_1.000001"

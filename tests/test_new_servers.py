@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from binlogkit import open_binlog
 from binlogkit.cli import main
 from binlogkit.errors import BadMagicError, GtidIndexError, UnsupportedFormatError
-from binlogkit.events import build_event, decode, rebuild
+from binlogkit.reading.events import build_event, decode, rebuild
 from binlogkit.gtid.index import read_gtid_index
 from binlogkit.rowvalues import images
 

@@ -14,7 +14,7 @@ from construct import Container, ListContainer
 from binlogkit.codecs.common import pack_int
 from binlogkit.codecs.payload import TransactionPayloadBody
 from binlogkit.constants import EventType as T
-from binlogkit.events import build_event
+from binlogkit.reading.events import build_event
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "fixtures" / "mariadb-10.11" / "replication-gtid" / "primary"
@@ -64,7 +64,7 @@ def test_compressed_mysql_transaction_without_zstandard(tmp_path):
 
 def test_urls_without_fsspec():
     code = ("import sys; sys.modules['fsspec'] = None\n"
-            "from binlogkit.files import open_input\n"
+            "from binlogkit.reading.files import open_input\n"
             "from binlogkit._optional import MissingDependency\n"
             "try:\n    open_input('s3a://bucket/binlog.000001')\n"
             "except MissingDependency as exc:\n    print(exc)\n")

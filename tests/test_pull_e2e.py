@@ -38,7 +38,7 @@ def test_mariadb_11_8_events_with_log_pos_0(tmp_path):
     transaction (Annotate_rows, Table_map, Rows; a 17 MB Rows event arrives in two packets):
     real events, copied byte for byte, and iter_events places them where the file has them."""
     from binlogkit.pull import iter_events
-    from binlogkit.reader import iter_raw_events
+    from binlogkit.reading.reader import iter_raw_events
     from fixtures.lab.topology import REPL_PASSWORD, REPL_USER
 
     with Lab(tmp_path / "lab", kind="mariadb-11.8") as lab:
@@ -335,7 +335,7 @@ def test_torn_tail_and_partial_transaction_repaired_on_start(primary, tmp_path):
 
 
 def _end_of_largest_event(path: Path) -> int:
-    from binlogkit.reader import iter_raw_events
+    from binlogkit.reading.reader import iter_raw_events
 
     with open(path, "rb") as fh:
         best = max(iter_raw_events(fh, name=str(path)), key=lambda e: e.event_size)
@@ -411,7 +411,7 @@ def test_iter_events_api_yields_the_files_events(primary):
     """The Python API: a live primary's events as RawEvent values, the same offsets, bytes and
     checksums as the file reader gives for the primary's own files."""
     from binlogkit.pull import iter_events
-    from binlogkit.reader import iter_raw_events
+    from binlogkit.reading.reader import iter_raw_events
     from fixtures.lab.topology import REPL_PASSWORD, REPL_USER
 
     names = primary_binlogs(primary)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from binlogkit.files import expand_paths, open_input
+from binlogkit.reading.files import expand_paths, open_input
 from binlogkit.pull import receiver as receiver_mod
 from binlogkit.errors import BinlogError
 from binlogkit.pull.protocol import Framer, packet

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from binlogkit import iter_raw_events, open_binlog
 from binlogkit.errors import (BadMagicError, BinlogError, ChecksumError, TruncatedEventError,
                               UnsupportedFormatError, KeyRequiredError)
-from binlogkit.reader import event_crc
+from binlogkit.reading.reader import event_crc
 
 from conftest import catalog_rows
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from binlogkit import open_binlog, rowvalues
 from binlogkit.errors import BinlogError
-from binlogkit.events import decode
+from binlogkit.reading.events import decode
 from binlogkit.rowvalues.images import _c_args, _c_inputs, decode_rows_python
 from binlogkit.rowvalues import COMPRESSED_ROWS, ROWS_TYPES, table_from_map, verbose_lines
 

@@ -290,7 +290,7 @@ def test_json_text_escapes_like_the_server():
 
 def _all_columns():
     from binlogkit import open_binlog
-    from binlogkit.events import decode
+    from binlogkit.reading.events import decode
     from binlogkit.rowvalues import table_from_map
 
     cols = {}

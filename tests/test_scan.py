@@ -6,7 +6,7 @@ import pytest
 
 from binlogkit import open_binlog
 from binlogkit.errors import BinlogError
-from binlogkit.scan import scan
+from binlogkit.reading.scan import scan
 
 from test_codecs import corpus_files, fixture_files
 
@@ -35,7 +35,7 @@ def test_scan_agrees_with_reader(path):
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from binlogkit import framing as framing_mod  # noqa: E402
+from binlogkit.reading import framing as framing_mod  # noqa: E402
 from fixtures import store  # noqa: E402
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from binlogkit import storage
+from binlogkit.reading import storage
 from binlogkit.cli import main
 from binlogkit.errors import StorageError
 from fixtures import store
@@ -115,7 +115,7 @@ def test_an_index_object_stands_for_its_logs(s3):
     local, url = s3["crash-rotation-gtid"]
     _same(["verify", str(local / "relay" / "relay-bin.index")], ["verify", f"{url}/relay/relay-bin.index"],
           str(local), url, exit_codes=(0, 1))
-    from binlogkit.files import expand_paths
+    from binlogkit.reading.files import expand_paths
 
     want = [p.name for p in expand_paths([local / "relay"])]
     assert len(want) >= 2
@@ -185,7 +185,7 @@ def test_executors_adopt_the_drivers_store_settings():
     and drops filesystems made before."""
     code = """
 import os, sys
-from binlogkit import storage
+from binlogkit.reading import storage
 os.environ.update(AWS_ENDPOINT_URL="http://127.0.0.1:1", AWS_ACCESS_KEY_ID="driver")
 os.environ.pop("AWS_SESSION_TOKEN", None)
 shipped = storage.environment()
@@ -363,7 +363,7 @@ def test_read_only_commands_never_open_for_writing(s3, monkeypatch):
 
 def test_endpoint_from_the_aws_environment_only(s3_server):
     """s3fs / botocore as installed honour AWS_ENDPOINT_URL; binlogkit passes it too (one place)."""
-    from binlogkit.storage import _options
+    from binlogkit.reading.storage import _options
 
     assert _options("s3")["client_kwargs"] == {"endpoint_url": s3_server.endpoint}
     code = ("import s3fs; fs = s3fs.S3FileSystem(); "

@@ -20,7 +20,7 @@ from binlogkit.codecs.gtid import PreviousGtidsBody, decode_previous_gtids, pars
 from binlogkit.codecs.serialization import decode_tagged_gtid, encode_tagged_gtid, read_varlen, write_varlen
 from binlogkit.constants import EventType as T
 from binlogkit.errors import BinlogError, FormatError, GtidError
-from binlogkit.events import decode, rebuild
+from binlogkit.reading.events import decode, rebuild
 from binlogkit.gtid import MysqlGtid, MysqlGtidSet
 from binlogkit.recover.plan import plan_recovery
 from fixtures.built_mysql import BinlogBuilder, damaged_previous_gtids

@@ -17,7 +17,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from ..files import OPENERS
+from ..reading.names import is_log_name
 from .merge import Results, merge_directory, plan_directory
 from .summary import file_summary
 
@@ -28,8 +28,8 @@ def audit_paths(paths: Iterable[str | os.PathLike]) -> list[str]:
     it lists that exist (``listed_missing`` gives the others). Anything named like a log that
     is not a regular file (a FIFO, a device, a link to one) is ``NotRegularFileError``: refused,
     not skipped (skipping it made "0 files: 0 errors")."""
-    from ..files import check_regular, read_index
-    from ..storage import find_logs, is_url
+    from ..reading.files import check_regular, read_index
+    from ..reading.storage import find_logs, is_url
 
     out = []
     sizes: dict[str, int] = {}
@@ -42,7 +42,7 @@ def audit_paths(paths: Iterable[str | os.PathLike]) -> list[str]:
         p = Path(arg)
         if p.is_dir():
             for f in sorted(p.rglob("*")):
-                if not f.is_dir() and _looks_like_log(f):
+                if not f.is_dir() and is_log_name(f.name):
                     check_regular(f)
                     out.append(str(f))
         elif p.suffix == ".index" and p.is_file():
@@ -62,13 +62,13 @@ def listed_missing(paths: Iterable[str | os.PathLike], notes: list[str] | None =
     audit. Index entries are resolved as every command resolves them (``files.read_index``: an
     index from another host is read beside itself; ``notes`` gets one line per such index;
     under an object-storage prefix ``storage.index_entries``)."""
-    from ..files import read_index
-    from ..storage import is_url
+    from ..reading.files import read_index
+    from ..reading.storage import is_url
 
     out: dict[str, str] = {}
     for arg in paths:
         if is_url(arg):
-            from .. import storage
+            from ..reading import storage
 
             for url in storage.find_indexes(os.fspath(arg)):  # objects: by base name beside the index
                 for u in storage.index_entries(url):
@@ -91,15 +91,6 @@ def listed_missing(paths: Iterable[str | os.PathLike], notes: list[str] | None =
 def within(missing: dict[str, str], directory: str) -> dict[str, str]:
     """The entries of ``listed_missing`` in one directory (the merge's unit)."""
     return {m: i for m, i in missing.items() if os.path.dirname(m) == directory}
-
-
-def _looks_like_log(p: Path) -> bool:
-    name = p.name
-    for suffix in OPENERS:
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-    tail = name.rsplit(".", 1)
-    return len(tail) == 2 and tail[1].isdigit()
 
 
 def _again(item: tuple[str, dict], spec=None) -> dict:

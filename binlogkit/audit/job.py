@@ -47,10 +47,10 @@ from functools import partial
 
 def list_inputs(paths: list[str]) -> list[tuple[str, int]]:
     """(path, size) of every binlog-looking file under ``paths`` (folders, or object-storage
-    prefixes through ``binlogkit.storage``), largest first."""
+    prefixes through ``binlogkit.reading.storage``), largest first."""
     from binlogkit.audit.engine import audit_paths
-    from binlogkit.files import input_size
-    from binlogkit.storage import find_logs, is_url
+    from binlogkit.reading.files import input_size
+    from binlogkit.reading.storage import find_logs, is_url
 
     local = [p for p in paths if not is_url(p)]
     out = [(p, input_size(p)) for p in audit_paths(local)]
@@ -77,7 +77,7 @@ def _shipped(path: str) -> str:
 
 def _summaries(deal: list[tuple[str, int]], spec=None, env=None) -> list[tuple[str, dict]]:
     """The summaries of one task's files, keyed by directory."""
-    from binlogkit import storage
+    from binlogkit.reading import storage
     from binlogkit.audit.summary import file_summary
 
     storage.adopt(env)
@@ -104,7 +104,7 @@ def _plan(kv) -> list[tuple[str, tuple[str, dict]]]:
 
 
 def _again(item, spec=None, env=None) -> tuple[str, dict]:
-    from binlogkit import storage
+    from binlogkit.reading import storage
     from binlogkit.audit.summary import file_summary
 
     storage.adopt(env)
@@ -207,7 +207,7 @@ def audit(spark, paths: list[str], *, live: bool = False, output: str | None = N
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
-    from binlogkit import storage
+    from binlogkit.reading import storage
 
     from binlogkit.audit.engine import listed_missing, within
     from binlogkit.audit.merge import merge_directory
@@ -261,9 +261,9 @@ def _write_parquet(df, where: str) -> None:
     """A Parquet dataset written by the executors. A local or Hadoop path: Spark's own writer.
     An object-storage URL (``s3://``, which Spark cannot write without hadoop-aws): each
     partition streams its Arrow batches to ``WHERE/part-NNNNN.parquet`` through
-    ``binlogkit.storage.write_atomic`` (an object appears whole or not at all), after the
+    ``binlogkit.reading.storage.write_atomic`` (an object appears whole or not at all), after the
     driver removed an earlier run's parts; ``WHERE/_SUCCESS`` is written last, as Spark does."""
-    from binlogkit import storage
+    from binlogkit.reading import storage
 
     if not storage.is_url(where) or where.startswith(("s3a://", "hdfs://", "file://")):
         df.write.mode("overwrite").parquet(where)
@@ -297,7 +297,7 @@ def _parquet_part(where: str, schema_json: str, env: dict, part: int, rows, batc
     import pyarrow.parquet as pq
     from pyspark.sql.types import StructType
 
-    from binlogkit import storage
+    from binlogkit.reading import storage
 
     storage.adopt(env)
     schema = _arrow_type(StructType.fromJson(json.loads(schema_json)))

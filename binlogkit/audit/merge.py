@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterable
 
 from ..gtid import GtidPos, MariadbGtid, MysqlGtidSet
+from ..reading.names import strip_compressed
 from ..report import digest
 from . import intervals as iv
 
@@ -203,9 +204,7 @@ def listed_series(listed_missing: dict[str, str]) -> dict[str, dict[int, tuple[s
     out: dict[str, dict[int, tuple[str, str]]] = defaultdict(dict)
     for path, index in listed_missing.items():
         directory, name = os.path.split(path)
-        for suffix in (".xz", ".lzma", ".gz", ".bz2"):
-            name = name.removesuffix(suffix)
-        base, _, num = name.rpartition(".")
+        base, _, num = strip_compressed(name).rpartition(".")
         if base and num.isdigit():
             out[f"{directory}/{base}"][int(num)] = (path, index)
     return dict(out)

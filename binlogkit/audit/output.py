@@ -37,7 +37,7 @@ def files(result: dict, note: Callable[[str], None] = lambda text: None) -> list
 def write(output: str, named: list[tuple[str, bytes]]) -> None:
     """Each file under ``output``: objects under a URL, each whole or not at all; in a folder,
     each replaced atomically through safeio (the folder locked, no writing through links)."""
-    from .. import storage
+    from ..reading import storage
 
     if storage.is_url(output):
         for name, data in named:
@@ -65,7 +65,7 @@ def write_summary(result: dict, output: str) -> None:
 
 def write_report(result: dict, where: str) -> None:
     """The HTML report (binlogkit/report) of ``result`` at a path or a URL."""
-    from .. import storage
+    from ..reading import storage
     from ..report import render, write as write_page
 
     if storage.is_url(where):
@@ -76,7 +76,7 @@ def write_report(result: dict, where: str) -> None:
 
 def pages(output: str | None, report: str | None) -> list[str]:
     """Where the report goes: OUTPUT/report.html and ``--report``."""
-    from .. import storage
+    from ..reading import storage
 
     return ([storage.join(output, "report.html")] if output else []) + ([report] if report else [])
 

@@ -44,7 +44,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Callable
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator
 
 from ..boundary import (BEGIN, DECIDING, GTID_TYPES, OPEN, OUTSIDE, PRELUDE, QUERY_TYPES,
                         STANDALONE, Kind, gtid_state, read_gtid, step)
@@ -53,10 +53,11 @@ from ..codecs.gtid import decode_previous_gtids
 from ..codecs.header import LEN_HEADER
 from ..constants import EventFlag, EventType as T, event_type_name
 from ..errors import BinlogError, FormatError
-from ..files import OPENERS, input_size, open_input
-from ..format import Format
+from ..reading.format import Format
+from ..reading.names import strip_compressed
 from ..positions import SourceClock
-from ..scan import walk_events
+from ..reading.format import format_of_event
+from ..reading.source import Input
 from ..transactions import BODIES, KNOWN_TYPES, gtid_list_strings
 from . import intervals as iv
 
@@ -82,10 +83,7 @@ def series_key(path: str) -> tuple[str, str, int]:
     else:
         p = Path(path)
         parent, name = str(p.parent), p.name
-    for suffix in OPENERS:
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-    m = _NUM.match(name)
+    m = _NUM.match(strip_compressed(name))
     if not m:
         return parent, name, -1
     return parent, m.group(1), int(m.group(2))
@@ -160,24 +158,21 @@ def file_summary(path: str | os.PathLike[str], context: dict[str, Any] | None = 
     input. ``observe(gtid, kind, offset, complete)`` is called per transaction (for tests).
     ``keys``: a ``crypto.Keys``, or a ``crypto.KeySpec`` loaded here (worker processes, Spark
     executors), for encrypted files; without one an encrypted file is a finding."""
-    path = os.fspath(path)
-    from ..crypto.keys import KeySpec
-
-    loaded = keys.load() if isinstance(keys, KeySpec) else keys
+    inp = Input(os.fspath(path), keys, verify=False)
+    path = inp.name
     directory, base, number = series_key(path)
     s = _Scan(path, context, observe)
     problem: dict[str, Any] | None = None
     try:
-        fast = _pullscan is not None and loaded is None
+        fast = _pullscan is not None and inp.keys is None
         if fast:
             try:
-                with open_input(path) as fh:
-                    s.run(fh, fast=_FastWalk(s, fh))
+                with inp.open() as fh:
+                    s.run(_FastWalk(s, fh))
             except (_Irregular, BinlogError, OSError):   # the Python path decides every irregular file
                 s, fast = _Scan(path, context, observe), False
         if not fast:
-            with open_input(path) as fh:
-                s.run(fh, loaded)
+            s.run(inp.frames(want=BODIES, records=False))
     except BinlogError as exc:
         problem = {"kind": type(exc).__name__, "offset": exc.offset, "message": exc.message,
                    "event_type": exc.event_type}
@@ -193,7 +188,7 @@ def file_summary(path: str | os.PathLike[str], context: dict[str, Any] | None = 
              "high": {str(d): v for d, v in sorted(o.high.items())}} if o.maria.m else None
     out = {
         "file": path, "directory": directory, "base": base, "number": number,
-        "size": input_size(path), "problem": problem,
+        "size": inp.size(), "problem": problem,
         "relay": s.relay, "server_version": s.fmt.server_version if s.fmt else None,
         "flavor": s.fmt.flavor.value if s.fmt else None,
         "events": s.events, "end_offset": s.end_offset, "checksummed": s.checksummed,
@@ -327,7 +322,10 @@ class _Scan:
         self.order.mysql_gtid(t, key, n)
         self._fast = (-1, -1, key, body[1:17]) if code == _GTID_MYSQL else None
 
-    def run(self, fh: BinaryIO, keys: Keys | None = None, fast: _FastWalk | None = None) -> None:
+    def run(self, frames: Iterable[Any]) -> None:
+        """The bare frames of one input (``Input.frames(records=False)``, locals untyped: the hot
+        loop), or a ``_FastWalk``, which yields the same and counts what its C loop took."""
+        fast = frames if isinstance(frames, _FastWalk) else None
         fdes = 0
         own_source = None
         base = self.base
@@ -339,8 +337,7 @@ class _Scan:
         last_ts: int | None = None
         src_file: str | None
         try:
-            walk = fast if fast is not None else walk_events(fh, verify=False, want=BODIES, keys=keys)
-            for at, code, ts, sid, ev_size, log_pos, flags, data, ok in walk:
+            for at, code, ts, sid, ev_size, log_pos, flags, data, ok, fmt in frames:
                 end = at + ev_size
                 events += 1
                 if ok is not None:
@@ -377,9 +374,8 @@ class _Scan:
                     fdes += 1
                     if fdes == 1 and flags & _RELAY:
                         self.relay = True
-                    aware = len(data) >= 5 and fde_is_checksum_aware(data)
-                    self.fmt = Format.from_fde_body(data[LEN_HEADER:len(data) - (4 if aware else 0)])
-                    self._hl, self._lc = max(LEN_HEADER, self.fmt.header_length), self.fmt.len_checksum
+                    self.fmt = fmt
+                    self._hl, self._lc = max(LEN_HEADER, fmt.header_length), fmt.len_checksum
                     if fdes == 2:
                         self.relay = True
                     relay = self.relay
@@ -448,7 +444,7 @@ class _Scan:
 
 
 class _Irregular(Exception):
-    """The fast walk met what only the Python walk (``framing.walk_events``) decides."""
+    """The fast walk met what only the Python walk (``Input.frames``) decides."""
 
 
 def _load_c() -> Any:
@@ -468,7 +464,7 @@ _START_V3, _START_ENCRYPTION = 1, int(T.START_ENCRYPTION_EVENT)
 
 
 class _FastWalk:
-    """The events of a plain binlog as ``walk_events(verify=False, want=BODIES)`` yields them,
+    """The events of a plain binlog as ``Input.frames(want=BODIES, records=False)`` yields them,
     but only those the C loop (``_pullscan.summary``) does not settle; what it settles it applies
     to the scan ``s`` between two of them. Anything irregular (framing, encryption) raises
     ``_Irregular``: the caller reads the file again the Python way."""
@@ -482,9 +478,9 @@ class _FastWalk:
 
     def __iter__(self):
         from ..codecs.header import HEADER_STRUCT
-        from ..crc import CRC32
-        from ..framing import MAX_EVENT_SIZE, checksum_on
-        from ..reader import event_crc
+        from ..reading.crc import CRC32
+        from ..reading.framing import MAX_EVENT_SIZE, checksum_on
+        from ..reading.reader import event_crc
 
         fh, s, c_loop = self.fh, self.s, _pullscan
         readinto = getattr(fh, "readinto")
@@ -551,7 +547,8 @@ class _FastWalk:
                 self.last_ts = ts
             at, rel = at + size, e
             self.end = at
-            yield at - size, code, ts, sid, size, log_pos, flags, data, ok
+            yield at - size, code, ts, sid, size, log_pos, flags, data, ok, \
+                format_of_event(data) if data is not None and code == _FDE else None
             # the loop has read that event: the C loop takes what it settles from here
             if fdes != 1 or s.relay or s.fmt is None or s.fmt.header_length > LEN_HEADER:
                 continue

@@ -17,7 +17,7 @@ from .options import (InputPath, check, datetime_value, gtid_filters, inputs, js
 
 def _gtid_indexes(paths) -> tuple[list[str], list]:
     """(the logs, the MariaDB GTID index files) among ``paths``."""
-    from ..files import is_gtid_index_file
+    from ..reading.files import is_gtid_index_file
 
     return [p for p in paths if not is_gtid_index_file(Path(p))], [p for p in paths if is_gtid_index_file(Path(p))]
 
@@ -35,7 +35,7 @@ def verify(inputs, as_json, keys) -> None:
     """
     from ..api import expand_paths, verify_files
     from ..decoding.render import Progress
-    from ..files import input_size
+    from ..reading.files import input_size
     from ..gtid.index import index_summary, summary_line
     from ..render import verify_json, verify_line
 

@@ -20,7 +20,7 @@ class InputPath(click.Path):
     command reads or writes it (its errors exit 2, naming the URL)."""
 
     def convert(self, value, param, ctx):
-        from ..storage import is_url
+        from ..reading.storage import is_url
 
         if isinstance(value, str) and is_url(value):
             return value

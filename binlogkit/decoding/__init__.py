@@ -39,7 +39,7 @@ def events(inputs, *, start_position: int | None = None, stop_position: int | No
     JSON lines: plain files, no filter, no key), else ``Event`` and ``Problem`` values
     (``api.decode_files``, payload events included). ``rows``: decode row images (as their
     text lines for text output). ``progress(name, total)``: a callable per file (C loop)."""
-    from .. import fastdecode
+    from ..reading import fastdecode
     from ..api import decode_files
 
     filters = (start_position, stop_position, start_datetime, stop_datetime, include_gtids, exclude_gtids)

@@ -10,7 +10,7 @@ import sys
 from typing import Callable
 
 from ..constants import EventType
-from ..decoder import Problem
+from ..reading.decoder import Problem
 from ..render import render_text
 
 PAYLOAD = int(EventType.TRANSACTION_PAYLOAD_EVENT)

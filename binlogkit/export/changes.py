@@ -16,6 +16,8 @@ Yields ``Rows`` (one rows event's decoded rows with their transaction) and ``Sta
 
 from __future__ import annotations
 
+from contextlib import closing
+
 import fnmatch
 import os
 import struct
@@ -26,10 +28,11 @@ from typing import IO, Callable, Iterator
 
 from ..boundary import QUERY_TYPES, classify
 from ..constants import EventType as T
-from ..decoder import EventDecoder, Problem
+from ..reading.decoder import EventDecoder, Problem
 from ..errors import BinlogError
-from ..format import Format
-from ..reader import RawEvent, iter_raw_events
+from ..reading.format import Format
+from ..reading.reader import RawEvent, read_events
+from ..reading.source import Input, inputs
 from ..rowvalues.images import RawRows
 from ..rowvalues.tables import DELETE, ROWS_TYPES, WRITE, Table
 from ..transactions import Grouper, Kind, Transaction
@@ -158,8 +161,8 @@ class _Walk:
     """The state carried from file to file: the grouping scan, the decoder (table maps), the
     spool (a transaction may continue into the next file) and the file being read."""
 
-    def __init__(self, filters: Filters, report: Report, keys=None) -> None:
-        self.filters, self.report, self.keys = filters, report, keys
+    def __init__(self, filters: Filters, report: Report) -> None:
+        self.filters, self.report = filters, report
         self.g = Grouper(keep_gtids=False)
         self.dec = EventDecoder(strict=True, rows=True)
         self.spool = Spool()
@@ -243,13 +246,11 @@ class _Walk:
                     if self.filters.db_wanted(db):
                         yield Statement(t, name, ev.raw.offset, db, sql)
 
-    def one_file(self, path: str) -> Iterator[Rows | Statement]:
-        from ..files import open_input
-
+    def one_file(self, inp: Input) -> Iterator[Rows | Statement]:
+        path = inp.name
         self.path, self.grouper_error, self.damaged = path, None, False
         del self.g.files[1:]  # what the grouping scan keeps per file: the first (it asks) and the open one
-        with open_input(path) as gfh:
-            trx = self.g.feed_file(path, gfh, keys=self.keys)
+        with closing(self.g.feed(inp)) as trx:  # the grouping pass, beside the events pass
 
             def advance() -> Transaction | None:
                 if self.grouper_error is not None:
@@ -263,14 +264,13 @@ class _Walk:
                     return None
             nxt = advance()
             try:
-                with open_input(path) as fh:
-                    for raw in iter_raw_events(fh, name=path, keys=self.keys):
-                        if raw.type_code in KEPT:
-                            self.spool.add(raw)
-                        end = raw.end_offset
-                        while nxt is not None and (nxt.end_file != path or (nxt.end_offset or 0) <= end):
-                            yield from self.finalize(nxt)
-                            nxt = advance()
+                for raw in read_events(inp):
+                    if raw.type_code in KEPT:
+                        self.spool.add(raw)
+                    end = raw.end_offset
+                    while nxt is not None and (nxt.end_file != path or (nxt.end_offset or 0) <= end):
+                        yield from self.finalize(nxt)
+                        nxt = advance()
             except BinlogError as exc:
                 self.report.problem(exc.with_context(file=path))
                 self.damaged = True
@@ -287,14 +287,11 @@ def committed_changes(paths, filters: Filters, report: Report, *, keys=None) -> 
     """``Rows`` and ``Statement`` values of the committed transactions of ``paths`` (expanded
     by ``files.expand_paths``), in binlog order; ``report`` gets what was not exported. An
     input that cannot be opened raises ``OSError`` (the caller's usage error)."""
-    from ..files import expand_paths, input_size
-
-    walk = _Walk(filters, report, keys)
-    for p in expand_paths(paths):
-        path = str(p)
+    walk = _Walk(filters, report)
+    for inp in inputs(paths, keys=keys):
         report.files += 1
-        report.bytes += input_size(path)
-        yield from walk.one_file(path)
+        report.bytes += inp.size()
+        yield from walk.one_file(inp)
         if walk.damaged:
             walk.reset()
     for t in walk.g.finish():
@@ -304,7 +301,7 @@ def committed_changes(paths, filters: Filters, report: Report, *, keys=None) -> 
 def open_inputs_check(paths) -> list[str]:
     """The expanded inputs; ``OSError`` naming the first that does not exist or cannot be read;
     ``NotRegularFileError`` for a FIFO, a device or a socket (reading it could block)."""
-    from ..files import expand_paths, input_size, is_url, refuse_irregular
+    from ..reading.files import expand_paths, input_size, is_url, refuse_irregular
 
     paths = list(paths)
     out = [str(p) for p in expand_paths(paths)]

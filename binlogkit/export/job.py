@@ -57,7 +57,7 @@ def export_file(item: tuple[int, str], *, output: str, spec: dict, row_group_row
                 env: dict | None = None) -> dict:
     """One input's committed changes into the dataset (run on an executor): its counts back.
     ``env``: the driver's object-storage settings, for those the executor's environment lacks."""
-    from binlogkit import storage
+    from binlogkit.reading import storage
     from binlogkit.export.changes import Report, committed_changes
     from binlogkit.export.dataset import DatasetWriter
     from binlogkit.export.output import output_fs
@@ -130,7 +130,7 @@ def _run(spark, files: list[str], output: str, fs, root: str, spec: dict, row_gr
     from binlogkit.export import make_summary
     from binlogkit.export import output as out
     from binlogkit.export.changes import Report
-    from binlogkit import storage
+    from binlogkit.reading import storage
     from binlogkit.export.dataset import write_schemas
 
     out.begin(fs, root)

@@ -29,8 +29,8 @@ OWNED_PREFIXES = ("db=", "_schemas", "_statements", SUCCESS, f".{SUCCESS}.binlog
 
 def output_fs(url: str) -> tuple[Any, str]:
     """(fsspec filesystem, root path inside it) for a local folder or a URL: URLs through
-    ``binlogkit.storage`` (the AWS environment's endpoint and credentials, store errors typed)."""
-    from .. import storage
+    ``binlogkit.reading.storage`` (the AWS environment's endpoint and credentials, store errors typed)."""
+    from ..reading import storage
 
     if storage.is_url(url) and not url.startswith("file://"):
         fs, root = storage.output_fs(url)
@@ -90,7 +90,7 @@ def finish(fs, root: str, summary: dict) -> None:
         with SafeDir(root) as d:
             d.replace(SUCCESS, data, new_mode=0o644)
     else:
-        from .. import storage
+        from ..reading import storage
 
         proto = fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]
         storage.write_atomic(f"{proto}://{join(root, SUCCESS)}", data)

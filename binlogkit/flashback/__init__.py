@@ -35,9 +35,9 @@ from ..codecs.format_description import fde_is_checksum_aware
 from ..codecs.header import LEN_HEADER
 from ..constants import LEN_CHECKSUM, EventFlag, EventType as T
 from ..errors import FormatError
-from ..events import build_event
-from ..files import OPENERS, is_url, open_input
-from ..format import Format
+from ..reading.events import build_event
+from ..reading.source import Input, inputs
+from ..reading.format import Format
 from .conflicts import Expected, later_changes
 from .invert import MinimalImage
 from .plan import NOTHING, FlashbackRefused, Plan, select
@@ -111,24 +111,24 @@ def remove_stale_inputs(tmpdir: str | None = None) -> list[str]:
 
 
 def _seekable(path: str, stack: contextlib.ExitStack, tmpdir: str | None) -> str:
-    from pathlib import PurePath
-
-    if not is_url(path) and PurePath(path).suffix not in OPENERS:
+    inp = Input(path)
+    if not inp.is_url and inp.compression is None:
         return path
     tmp = stack.enter_context(tempfile.NamedTemporaryFile(prefix=INPUT_PREFIX, dir=tmpdir))
     fcntl.flock(tmp.fileno(), fcntl.LOCK_EX)  # tells a later run this copy is in use
-    with open_input(path) as src:
+    with inp.open() as src:
         shutil.copyfileobj(src, tmp, 1 << 20)
     tmp.flush()
     return tmp.name
 
 
-def _source_fde(path: str, keys: Keys | None = None):
-    """(FDE body, format, FDE carries a checksum, the raw FDE) of the file's first event."""
-    from ..reader import iter_raw_events
+def _source_fde(inp: Input):
+    """(FDE body, format, FDE carries a checksum, the raw FDE) of the input's first event."""
+    from ..reading.reader import read_events
 
-    with open_input(path) as fh:
-        for raw in iter_raw_events(fh, name=path, keys=keys):
+    path = inp.name
+    with contextlib.closing(read_events(inp)) as events:
+        for raw in events:
             if raw.type_code != T.FORMAT_DESCRIPTION_EVENT:
                 raise FormatError("the file does not start with a Format_description: only binlogs v4 "
                                   "can be flashed back", file=path, offset=raw.offset)
@@ -156,21 +156,21 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
     inputs are read with them, an event at a time (``source``); the output is plain."""
     if table is not None and "." not in table:
         raise FlashbackRefused(f"--table takes DB.TABLE, not {table!r}")
-    plan = select(paths, start_position=start_position, stop_position=stop_position,
-                  start_datetime=start_datetime, stop_datetime=stop_datetime, gtids=gtids, keys=keys)
+    plan = select(inputs(paths, keys=keys), start_position=start_position, stop_position=stop_position,
+                  start_datetime=start_datetime, stop_datetime=stop_datetime, gtids=gtids)
     filters = Filters(database, table, skip_statements)
     # the caller's list is filled as leftovers go, so a refusal later still tells what went
     cleaned = cleaned if cleaned is not None else []
     cleaned += remove_stale_inputs(tmpdir)
     with contextlib.ExitStack() as stack:
-        local = {f: _seekable(f, stack, tmpdir) for f in plan.files}
-        _body, fmt, fde_crc, fde_raw = _source_fde(local[plan.files[0]], keys)
+        local = {f: Input(_seekable(f, stack, tmpdir), keys) for f in plan.files}  # name -> seekable input
+        _body, fmt, fde_crc, fde_raw = _source_fde(local[plan.files[0]])
         for f in plan.files[1:]:
-            other = _source_fde(local[f], keys)[1]
+            other = _source_fde(local[f])[1]
             if (other.flavor, other.post_header_lengths) != (fmt.flavor, fmt.post_header_lengths):
                 raise FlashbackRefused(f"{f} was written by {other.server_version}, {plan.files[0]} by "
                                        f"{fmt.server_version}: flash back one server version at a time", file=f)
-        statements = _statements(plan, local, fmt, keys)
+        statements = _statements(plan, local, fmt)
         if statements and not skip_statements:
             shown = "; ".join(f"{s['gtid'] or s['file'] + ':' + str(s['start'])}: {s['statement'][:120]!r}"
                               for s in statements[:5])
@@ -186,30 +186,30 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
         expected = Expected() if check_later else None
         if sql:
             from .sql import produce_sql
-            produce = produce_sql(plan, local, fmt, filters, res, expected, keys)
+            produce = produce_sql(plan, local, fmt, filters, res, expected)
         else:
-            produce = _produce_binlog(plan, local, fmt, fde_raw, fde_crc, filters, res, expected, keys)
-        res.backup = write_output(output, produce, force=force, inputs=[*plan.files, *local.values()],
+            produce = _produce_binlog(plan, local, fmt, fde_raw, fde_crc, filters, res, expected)
+        res.backup = write_output(output, produce, force=force, inputs=[*plan.files, *(i.name for i in local.values())],
                                   backup_dir=backup_dir, cleaned=cleaned)
         if expected:
-            res.later = later_changes(plan.files, local, fmt, plan.file_index[-1], plan.ends[-1], expected, keys)
+            res.later = later_changes(plan.files, local, fmt, plan.file_index[-1], plan.ends[-1], expected)
     return res
 
 
-def _statements(plan: Plan, local: dict, fmt: Format, keys: Keys | None = None) -> list[dict]:
+def _statements(plan: Plan, local: dict[str, Input], fmt: Format) -> list[dict]:
     from .source import EventFile
     from .undo import statement_text
 
     out = []
     for name, start, end, gtid in plan.statements:
-        with EventFile(local[name], keys) as fh:
+        with EventFile(local[name]) as fh:
             text = statement_text(fh, name, start, end, fmt)
         out.append({"file": name, "start": start, "end": end, "gtid": gtid, "statement": text})
     return out
 
 
-def _produce_binlog(plan: Plan, local: dict, fmt: Format, fde_raw, fde_crc: bool, filters: Filters,
-                    res: Result, expected: Expected | None = None, keys: Keys | None = None):
+def _produce_binlog(plan: Plan, local: dict[str, Input], fmt: Format, fde_raw, fde_crc: bool, filters: Filters,
+                    res: Result, expected: Expected | None = None):
     checksum = fmt.len_checksum > 0
 
     def produce(sink) -> None:
@@ -221,7 +221,7 @@ def _produce_binlog(plan: Plan, local: dict, fmt: Format, fde_raw, fde_crc: bool
                                server_id=fde_raw.server_id, log_pos=at + size, flags=0, checksum=fde_crc))
         at += size
         res.events = 1
-        with contextlib.closing(undo_plan(plan, local, fmt, filters, keys)) as transactions:
+        with contextlib.closing(undo_plan(plan, local, fmt, filters)) as transactions:
             for _name, events in transactions:
                 wrote = False
                 for out in events:

@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING
 from ..codecs.header import LEN_HEADER
 from ..constants import EventType as T
 from ..errors import BinlogError
-from ..events import decode, payload_events
+from ..reading.events import decode, payload_events
 from ..rowvalues.tables import table_from_map
 from .invert import COMPRESSED, ROWS_TYPES, UNDO_TYPE, all_columns, split_rows
 from .source import EventFile
 
 if TYPE_CHECKING:
-    from ..crypto.keys import Keys
+    from ..reading.source import Input
 
 CAP = 1_000_000        # hashes kept: about 70 MB of Python ints in sets at most
 SHOWN = 20             # later changes listed; the rest counted
@@ -67,8 +67,8 @@ class Expected:
         return bool(self.images or self.whole)
 
 
-def later_changes(files: list[str], local: dict, fmt, start_file: int, start: int, expected: Expected,
-                  keys: Keys | None = None) -> dict:
+def later_changes(files: list[str], local: dict[str, Input], fmt, start_file: int, start: int,
+                  expected: Expected) -> dict:
     """Scan ``files[start_file:]`` from ``start`` (the end of the last undone transaction) to the
     end; what changed rows the undo expects (see the module docstring)."""
     found: list[dict] = []
@@ -77,7 +77,7 @@ def later_changes(files: list[str], local: dict, fmt, start_file: int, start: in
     for k in range(start_file, len(files)):
         name = files[k]
         try:
-            with EventFile(local[name], keys) as fh:
+            with EventFile(local[name]) as fh:
                 for hit in _scan(fh, name, start if k == start_file else 4, fmt, expected):
                     total += 1
                     if len(found) < SHOWN:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 from ..errors import WriteRefused
 
 if TYPE_CHECKING:
-    from ..crypto.keys import Keys
+    from ..reading.source import Input
 
 NOTHING = "the filters (--database, --table) leave no row change to undo in the range: nothing written"
 STATEMENTS = frozenset({"DDL", "STATEMENT"})   # terminators of one-statement transactions
@@ -73,16 +73,17 @@ def _ts(dt: datetime | None) -> float | None:
     return None if dt is None else dt.timestamp()
 
 
-def select(paths: Iterable[str | os.PathLike], *, start_position: int | None = None,
+def select(paths: Iterable[Input | str | os.PathLike], *, start_position: int | None = None,
            stop_position: int | None = None, start_datetime: datetime | None = None,
-           stop_datetime: datetime | None = None, gtids: Callable[[str], bool] | None = None,
-           keys: Keys | None = None) -> Plan:
-    """The transactions to undo, in binlog order. Raises ``FlashbackRefused`` for a cut or
-    incomplete transaction in the range, or an empty range. ``keys``: for encrypted inputs."""
-    from ..files import expand_paths
+           stop_datetime: datetime | None = None, gtids: Callable[[str], bool] | None = None) -> Plan:
+    """The transactions to undo, in binlog order, of ``paths`` (``Input`` values: their keys
+    read encrypted inputs). Raises ``FlashbackRefused`` for a cut or incomplete transaction in
+    the range, or an empty range."""
+    from ..reading.source import inputs
     from ..transactions import Kind, group_files
 
-    files = [str(p) for p in expand_paths(paths)]
+    sources = inputs(paths)
+    files = [i.name for i in sources]
     if len(files) > 0xFFFF:
         raise FlashbackRefused("more than 65535 input files")
     plan = Plan(files)
@@ -90,7 +91,7 @@ def select(paths: Iterable[str | os.PathLike], *, start_position: int | None = N
     last = len(files) - 1
     t0, t1 = _ts(start_datetime), _ts(stop_datetime)
     incomplete: FlashbackRefused | None = None
-    for t in group_files(files, keys=keys):
+    for t in group_files(sources):
         if t.kind == Kind.CONTINUATION:
             continue
         i = number.get(t.start_file, 0)

@@ -23,35 +23,35 @@ from ..codecs.header import HEADER_STRUCT, LEN_HEADER
 from ..constants import LEN_CHECKSUM, EventType as T
 from ..crypto.keys import Keys
 from ..errors import BodyLengthError
-from ..format import Format
-from ..framing import MYSQL_ENCRYPTED_MAGIC, checksum_on
-from ..reader import RawEvent
+from ..reading.format import Format
+from ..reading.framing import checksum_on
+from ..reading.reader import RawEvent
+from ..reading.source import Input, binlog_stream
 
 Header = tuple[int, int, int, int, int, int]  # timestamp, type code, server id, event size, log_pos, flags
 
 
 class EventFile:
-    """``path`` (a local, seekable file) for event reads at any offset; ``close()`` when done."""
+    """An ``Input`` (a local, seekable file) for event reads at any offset; ``close()`` when done.
+    Its container (a MySQL encrypted file) is unwrapped by the one opener (``source.binlog_stream``)."""
 
-    def __init__(self, path: str | os.PathLike[str], keys: Keys | None = None) -> None:
+    def __init__(self, inp: Input) -> None:
         from ..crypto.mariadb import EventCipher
 
-        from ..files import open_regular
+        from ..reading.files import open_regular
 
-        self._fh: IO[bytes] = open_regular(path)  # a FIFO or a device: NotRegularFileError, never a wait
+        keys = inp.loaded_keys()
+        fh = open_regular(inp.path)  # a FIFO or a device: NotRegularFileError, never a wait
+        self._fh: IO[bytes] = fh
         self._cipher: EventCipher | None = None
         self._clear_until = 0   # MariaDB: events from here on are encrypted
         self._crc_on = False
         try:
-            magic = self._fh.read(4)
-            if magic == MYSQL_ENCRYPTED_MAGIC:
-                from ..crypto.mysql import open_decrypted
-
-                self._fh = open_decrypted(self._fh, keys)
-            else:
+            self._fh = binlog_stream(fh, keys)
+            if self._fh is fh:  # no container: offsets are the file's; MariaDB encrypts per event
                 self._mariadb_encryption(keys)
         except BaseException:
-            self._fh.close()
+            fh.close()
             raise
 
     def _mariadb_encryption(self, keys: Keys | None) -> None:

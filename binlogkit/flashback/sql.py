@@ -147,14 +147,14 @@ class _Writer:
         return out
 
 
-def produce_sql(plan, local: dict, fmt, filters, res, expected=None, keys=None):
+def produce_sql(plan, local: dict, fmt, filters, res, expected=None):
     """``produce(sink)`` writing the undo of ``plan`` as SQL (see the module docstring)."""
     from .undo import undo_plan
 
     def produce(sink) -> None:
         sink.write(HEAD.encode())
         writers: dict[tuple, _Writer] = {}
-        with closing(undo_plan(plan, local, fmt, filters, keys)) as transactions:
+        with closing(undo_plan(plan, local, fmt, filters)) as transactions:
             for name, events in transactions:
                 open_tx = False
                 for out in events:

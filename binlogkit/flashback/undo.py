@@ -45,16 +45,16 @@ from ..codecs.header import HEADER_STRUCT
 from ..codecs.statement import QueryBody
 from ..constants import PRELUDE, QUERY_TYPES, EventType as T
 from ..errors import BinlogError, BodyLengthError
-from ..events import decode, payload_events
-from ..format import Format
-from ..reader import RawEvent
+from ..reading.events import decode, payload_events
+from ..reading.format import Format
+from ..reading.reader import RawEvent
 from ..rowvalues.tables import Table, table_from_map
 from .invert import ROWS_TYPES, MinimalImage, invert_rows
 from .plan import FlashbackRefused
 from .source import EventFile
 
 if TYPE_CHECKING:
-    from ..crypto.keys import Keys
+    from ..reading.source import Input
 
 DROPPED = {T.GTID_LOG_EVENT, T.ANONYMOUS_GTID_LOG_EVENT, T.GTID_TAGGED_LOG_EVENT, T.GTID_EVENT,
            T.ANNOTATE_ROWS_EVENT, T.ROWS_QUERY_LOG_EVENT, T.TRANSACTION_CONTEXT_EVENT,
@@ -272,7 +272,7 @@ def undo_transaction(fh: EventFile, name: str, start: int, end: int, fmt: Format
         walk.spill.close()
 
 
-def undo_plan(plan, local: dict, fmt, filters, keys: Keys | None = None):
+def undo_plan(plan, local: dict[str, Input], fmt, filters):
     """The undo of every transaction of ``plan``, last first: ``(file name, iterator of its undo
     events)`` (``undo_transaction``) per transaction. Each input is opened once, read-only, and every one
     is closed when the walk ends (close the generator: ``contextlib.closing``). ``keys``: for
@@ -282,7 +282,7 @@ def undo_plan(plan, local: dict, fmt, filters, keys: Keys | None = None):
         for name, start, end in plan.reversed():
             fh = handles.get(name)
             if fh is None:
-                fh = handles[name] = EventFile(local[name], keys)
+                fh = handles[name] = EventFile(local[name])
             yield name, undo_transaction(fh, name, start, end, fmt, filters)
     finally:
         for fh in handles.values():

@@ -68,7 +68,7 @@ def parse_backup_info(text: str, *, name: str = "backup info") -> BackupPoint:
 
 def read_backup_info(path: str | os.PathLike) -> BackupPoint:
     """Read at most the first ``HEAD_BYTES`` of ``path`` (a dump may be huge)."""
-    from ..files import open_regular
+    from ..reading.files import open_regular
 
     with open_regular(path) as fh:  # a FIFO or a device: NotRegularFileError, never a wait
         head = fh.read(HEAD_BYTES)

@@ -39,9 +39,10 @@ from ..audit.engine import audit_paths
 from ..audit.merge import Finding
 from ..audit.summary import series_key
 from ..errors import BinlogError, KeyRequiredError
-from ..files import OPENERS
+from ..reading.names import compression_of, strip_compressed
 from ..flavor import Flavor, has_two_phase_alter
 from .flavors import REPLAY, Replay
+from ..reading.source import Input
 from .walk import Heads, TimedTransaction, event_boundary, read_head, transactions
 
 if TYPE_CHECKING:
@@ -75,11 +76,7 @@ class Until:
 
 
 def _name(path: str) -> str:
-    name = os.path.basename(path)
-    for suffix in OPENERS:
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
+    return strip_compressed(os.path.basename(path))
 
 
 @overload
@@ -102,7 +99,7 @@ def _series(paths: Paths, want_base: str | None, keys: Keys | None) -> tuple[str
             raise PitrUsage(f"no file of the series {want_base}.NNNNNN in the archive "
                             f"(it has: {', '.join(sorted({b for _d, b in groups})) or 'no binlogs'})")
     else:
-        cands = [k for k in groups if not read_head(min(groups[k])[1], keys).relay]
+        cands = [k for k in groups if not read_head(Input(min(groups[k])[1], keys)).relay]
         if not cands:
             raise PitrUsage("the archive holds no binlog series (NAME.NNNNNN files written by a server)")
     if len(cands) > 1:
@@ -227,7 +224,7 @@ class _Plan:
         is a usage error (exit 2) and is raised; other damage ends the pass and is kept in the
         list, for the caller to say what it means there."""
         damage: list[BinlogError] = []
-        with contextlib.closing(transactions(path, self.keys)) as ts:
+        with contextlib.closing(transactions(Input(path, self.keys))) as ts:
             try:
                 yield ts, damage
             except KeyRequiredError:  # no key: a usage error (exit 2), not damage
@@ -248,7 +245,7 @@ class _Plan:
         return i, self.paths[i], position
 
     def _event_starts(self, path: str, pos: int, why: str = "") -> bool:
-        if event_boundary(path, pos, self.keys)[0]:
+        if event_boundary(Input(path, self.keys), pos)[0]:
             return True
         self.problem("bad_position", f"no event starts at {pos} in {_name(path)}{why}", path, pos)
         return False
@@ -333,7 +330,7 @@ class _Plan:
             if i + 1 < len(self.paths):
                 i, pos = i + 1, 4
             else:
-                pos = event_boundary(path, -1, self.keys)[1]
+                pos = event_boundary(Input(path, self.keys), -1)[1]
         return i, pos, target
 
     # --- the stop ----------------------------------------------------------------------------
@@ -492,14 +489,10 @@ class _Plan:
                           f"{_name(t.start_file)}:{t.start_offset}: {why}")
 
     def last_event_ts(self, path: str) -> int | None:
-        from ..scan import walk_events
-        from ..files import open_input
-
         last = None
         try:
-            with open_input(path) as fh:
-                for _at, _c, ts, *_ in walk_events(fh, verify=False, keys=self.keys):
-                    last = ts or last
+            for f in Input(path, self.keys, verify=False).frames():
+                last = f.timestamp or last
         except KeyRequiredError:  # no key: a usage error (exit 2), not damage
             raise
         except BinlogError:
@@ -677,7 +670,7 @@ class _Plan:
         doc["command"] = command(self.r, files, start_pos, stop_pos if stop_pos < end_last else None)
         if trx == 0:
             self.notes.append("nothing to replay: the backup already stands at the target")
-        if any(os.path.splitext(f)[1] in OPENERS for f in files):
+        if any(compression_of(f) for f in files):
             self.notes.append("compressed files are decompressed into the tool's standard input, one "
                               "invocation per file (the tool cannot seek in a pipe)")
         return doc

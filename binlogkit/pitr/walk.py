@@ -9,15 +9,13 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Generator
 
-from ..codecs.format_description import fde_is_checksum_aware
 from ..codecs.gtid import decode_previous_gtids
 from ..codecs.header import LEN_HEADER
 from ..constants import EventFlag, EventType as T
 from ..errors import BinlogError, KeyRequiredError
-from ..files import open_input
 from ..flavor import Flavor
-from ..format import Format
-from ..scan import walk_events
+from ..reading.format import Format
+from ..reading.source import Input
 from ..transactions import GTID_TYPES, Grouper, Transaction
 
 if TYPE_CHECKING:
@@ -40,7 +38,8 @@ class Head:
     problem: str | None = None
 
 
-def read_head(path: str, keys: Keys | None = None) -> Head:
+def read_head(inp: Input) -> Head:
+    path = inp.name
     relay = False
     fmt: Format | None = None
     first_ts: int | None = None
@@ -48,32 +47,30 @@ def read_head(path: str, keys: Keys | None = None) -> Head:
     previous: tuple[dict, ...] | None = None
     fdes = 0
     try:
-        with open_input(path) as fh:
-            for n, (at, code, ts, _sid, _size, _pos, flags, data, _ok) in enumerate(
-                    walk_events(fh, verify=False, want=_HEAD_BODIES, keys=keys)):
-                if first_ts is None and ts:
-                    first_ts = ts
-                if code == T.FORMAT_DESCRIPTION_EVENT:
-                    fdes += 1
-                    relay = relay or bool(flags & EventFlag.RELAY_LOG) or fdes == 2
-                    aware = len(data) >= 5 and fde_is_checksum_aware(data)
-                    fmt = Format.from_fde_body(data[LEN_HEADER:len(data) - (4 if aware else 0)])
-                    continue
-                body = data[max(LEN_HEADER, fmt.header_length):len(data) - fmt.len_checksum] if (
-                    data is not None and fmt) else None
-                if code == T.GTID_LIST_EVENT and body is not None:
-                    k = int.from_bytes(body[:4], "little") & 0x0FFFFFFF
-                    gtid_list = tuple(
-                        f"{int.from_bytes(body[4 + 16 * i:8 + 16 * i], 'little')}-"
-                        f"{int.from_bytes(body[8 + 16 * i:12 + 16 * i], 'little')}-"
-                        f"{int.from_bytes(body[12 + 16 * i:20 + 16 * i], 'little')}" for i in range(k))
-                elif code == T.PREVIOUS_GTIDS_LOG_EVENT and body is not None:
-                    try:
-                        previous = tuple(decode_previous_gtids(body))
-                    except ValueError:
-                        previous = None
-                if code in GTID_TYPES or gtid_list is not None or previous is not None or n >= _HEAD_EVENTS:
-                    break
+        for n, f in enumerate(inp.frames(want=_HEAD_BODIES, verify=False)):
+            code, data = f.type_code, f.data
+            if first_ts is None and f.timestamp:
+                first_ts = f.timestamp
+            if code == T.FORMAT_DESCRIPTION_EVENT:
+                fdes += 1
+                relay = relay or bool(f.flags & EventFlag.RELAY_LOG) or fdes == 2
+                fmt = f.format
+                continue
+            body = data[max(LEN_HEADER, fmt.header_length):len(data) - fmt.len_checksum] if (
+                data is not None and fmt) else None
+            if code == T.GTID_LIST_EVENT and body is not None:
+                k = int.from_bytes(body[:4], "little") & 0x0FFFFFFF
+                gtid_list = tuple(
+                    f"{int.from_bytes(body[4 + 16 * i:8 + 16 * i], 'little')}-"
+                    f"{int.from_bytes(body[8 + 16 * i:12 + 16 * i], 'little')}-"
+                    f"{int.from_bytes(body[12 + 16 * i:20 + 16 * i], 'little')}" for i in range(k))
+            elif code == T.PREVIOUS_GTIDS_LOG_EVENT and body is not None:
+                try:
+                    previous = tuple(decode_previous_gtids(body))
+                except ValueError:
+                    previous = None
+            if code in GTID_TYPES or gtid_list is not None or previous is not None or n >= _HEAD_EVENTS:
+                break
     except KeyRequiredError as exc:  # an encrypted file without its key: the caller's usage error, not damage
         raise exc.with_context(file=path)
     except BinlogError as exc:
@@ -94,7 +91,7 @@ class Heads:
     def __getitem__(self, i: int) -> Head:
         h = self._cache.get(i)
         if h is None:
-            h = self._cache[i] = read_head(self.paths[i], self.keys)
+            h = self._cache[i] = read_head(Input(self.paths[i], self.keys))
         return h
 
     def last_true(self, pred: Callable[[Head], bool]) -> int:
@@ -141,39 +138,38 @@ def _timed(t: Transaction) -> TimedTransaction:
     return t
 
 
-def transactions(path: str, keys: Keys | None = None) -> Generator[TimedTransaction, None, None]:
-    """The transactions of one file, streamed (a damaged file raises its BinlogError after the
-    transactions before the damage; the one open there comes first, incomplete)."""
+def transactions(inp: Input) -> Generator[TimedTransaction, None, None]:
+    """The transactions of one input (read unverified), streamed (a damaged file raises its
+    BinlogError after the transactions before the damage; the one open there comes first,
+    incomplete)."""
     g = _TimedGrouper(relay=False)
-    with open_input(path) as fh:
-        try:
-            for t in g.feed_file(path, fh, verify=False, keys=keys):
-                info = g.files[-1]
-                info.gtids.clear()          # the grouper keeps these for `binlogkit gtids`;
-                info.gtid_offsets.clear()   # a plan folds as it goes
-                info.incomplete.clear()
-                yield _timed(t)
-        except BinlogError:
-            yield from map(_timed, g.finish())
-            raise
+    try:
+        for t in g.feed(inp.with_options(verify=False)):
+            info = g.files[-1]
+            info.gtids.clear()          # the grouper keeps these for `binlogkit gtids`;
+            info.gtid_offsets.clear()   # a plan folds as it goes
+            info.incomplete.clear()
+            yield _timed(t)
+    except BinlogError:
+        yield from map(_timed, g.finish())
+        raise
     yield from map(_timed, g.finish())
 
 
-def event_boundary(path: str, position: int, keys: Keys | None = None) -> tuple[bool, int]:
+def event_boundary(inp: Input, position: int) -> tuple[bool, int]:
     """(whether an event starts at ``position`` or it is the end of the last whole event,
     the end of the last whole event). One header walk; a damaged tail ends it quietly."""
     end = 4
     hit = position == 4
     try:
-        with open_input(path) as fh:
-            for at, _code, _ts, _sid, size, _pos, _flags, _data, _ok in walk_events(fh, verify=False, keys=keys):
-                if at == position:
-                    hit = True
-                end = at + size
-                if at > position and not hit:
-                    break
+        for f in inp.frames(verify=False):
+            if f.offset == position:
+                hit = True
+            end = f.end_offset
+            if f.offset > position and not hit:
+                break
     except KeyRequiredError as exc:
-        raise exc.with_context(file=path)
+        raise exc.with_context(file=inp.name)
     except BinlogError as exc:
         if exc.offset is None or exc.offset < position:  # not a binlog, or damaged before the position
             return False, end
@@ -181,6 +177,6 @@ def event_boundary(path: str, position: int, keys: Keys | None = None) -> tuple[
 
 
 def size_of(path: str) -> int:
-    from ..files import input_size  # local files and object-storage URLs alike
+    from ..reading.files import input_size  # local files and object-storage URLs alike
 
     return input_size(path)

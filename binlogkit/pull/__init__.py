@@ -19,8 +19,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from ..format import Format
-from ..reader import RawEvent
+from ..reading.format import format_of_event
+from ..reading.reader import RawEvent
 from .auth import PasswordRefused, SslMode, TlsError, TlsOptions
 from .conn import Connection, ConnectionLost
 from .protocol import (DEFAULT_MAX_EVENT, HostileServer, Joiner, ProtocolError, PullError, Stopped, check_name,
@@ -221,7 +221,7 @@ def iter_events(host: str, port: int, user: str, password: str, *, server_id: in
     acknowledged as soon as it has been yielded and the caller asked for the next one. ``tls``:
     as ``PullConfig.tls`` (default PREFERRED)."""
     from ..codecs.format_description import fde_is_checksum_aware
-    from ..reader import event_crc
+    from ..reading.reader import event_crc
     import zlib
 
     conn = Connection(host, port, user, password, tls=tls, max_event_size=max_event_size)
@@ -244,7 +244,7 @@ def iter_events(host: str, port: int, user: str, password: str, *, server_id: in
                     name, at = rotate_target(ev)
                 if code == 15:
                     aware = fde_is_checksum_aware(ev)
-                    fmt = Format.from_fde_body(ev[19:size - (4 if aware else 0)])
+                    fmt = format_of_event(ev)
                     ok = event_crc(ev) == int.from_bytes(ev[-4:], "little") if aware else None
                 else:
                     ok = (zlib.crc32(ev[:-4]) == int.from_bytes(ev[-4:], "little")) if fmt and fmt.len_checksum else None

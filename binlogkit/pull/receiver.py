@@ -26,9 +26,9 @@ from typing import Callable, Protocol
 from ..codecs.format_description import fde_is_checksum_aware
 from ..codecs.header import OFS_FLAGS
 from ..constants import HEARTBEAT_TYPES, QUERY_TYPES, EventFlag, EventType as T
-from ..crc import CRC32
+from ..reading.crc import CRC32
 from ..errors import ChecksumError
-from ..reader import event_crc
+from ..reading.reader import event_crc
 from ..boundary import DECIDING, OPEN, STANDALONE, ends, step
 from .conn import Connection, ConnectionLost
 from .protocol import (DEFAULT_MAX_EVENT, ER_MASTER_FATAL_ERROR_READING_BINLOG, HostileServer, ProtocolError,

@@ -30,7 +30,7 @@ from typing import cast
 from ..constants import BINLOG_MAGIC
 from ..errors import (BadMagicError, BinlogError, ChecksumError, DecryptionError, KeyFileError, KeyRequiredError,
                       TruncatedEventError)
-from ..files import OPENERS as COMPRESSED
+from ..reading.names import COMPRESSED_SUFFIXES as COMPRESSED
 from ..flavor import Flavor, replica_metadata_may_be_tables
 from ..positions import WRAP, reachable_by_dump
 from ..transactions import Grouper, Transaction, gtid_values
@@ -224,13 +224,12 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
     g = Grouper(relay=True, source_file=ri.master_file if ri else None)
     trx: list[Transaction] = []
     err: BinlogError | None = None
-    from ..files import open_input
+    from ..reading.source import Input
 
     for name in present:
         try:
-            with open_input(d / name) as fh:
-                for t in g.feed_file(str(d / name), fh, verify=verify, keys=keys):
-                    trx.append(t)
+            for t in g.feed(Input(str(d / name), keys, verify)):
+                trx.append(t)
         except BinlogError as exc:
             err = exc.with_context(file=str(d / name))
             break

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from ..errors import BinlogError
 from ..gtid.forms import text_form
-from ..files import OPENERS as COMPRESSED
+from ..gtid import GtidPos, MariadbGtid, MysqlGtid, MysqlGtidSet
+from ..reading.names import COMPRESSED_SUFFIXES as COMPRESSED
 from .plan import Plan
 from ..transactions import Transaction
 

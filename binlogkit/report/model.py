@@ -167,11 +167,10 @@ def _mark_x(axis: Axis, rows: list[Row], firsts: list[int], f: dict) -> float | 
         return None
     from bisect import bisect_right
 
-    name = f["file"].rsplit("/", 1)[-1]
+    from ..reading.names import strip_compressed
+
+    name = strip_compressed(f["file"].rsplit("/", 1)[-1])
     tail = name.rsplit(".", 1)[-1] if "." in name else ""
-    for suffix in (".xz", ".gz", ".bz2", ".lzma"):
-        if name.endswith(suffix):
-            tail = name[: -len(suffix)].rsplit(".", 1)[-1]
     if not tail.isdigit():
         return None
     n = int(tail)

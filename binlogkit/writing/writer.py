@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING
 
 from ..constants import EventFlag, EventType as T
 from ..errors import DecryptionError, KeyFileError, KeyRequiredError, PartialWrite, WriteRefused
-from ..events import build_event
+from ..reading.events import build_event
 from ..flavor import Flavor
-from ..format import Format
+from ..reading.format import Format
 from .safeio import Backup, SafeDir, copy_range, refuse_if_in_use, remove_leftovers, write_all
-from ..reader import MYSQL_ENCRYPTED_MAGIC
-from ..scan import scan
+from ..reading.reader import MYSQL_ENCRYPTED_MAGIC
+from ..reading.scan import scan
 
 if TYPE_CHECKING:
     from ..crypto.mariadb import EventCipher
@@ -99,9 +99,10 @@ class BinlogAppender:
                 raise WriteRefused(res.problem.message, file=str(self.file))
             raise WriteRefused(f"{self.file.name} is damaged ({res.problem.message} at {res.problem.offset}): "
                                "repair it first (binlogkit recover)", file=str(self.file))
-        from .. import open_binlog
+        from ..reading.reader import read_events
+        from ..reading.source import Input
 
-        first = next(iter(open_binlog(str(self.file), keys=keys)), None)
+        first = next(iter(read_events(Input(str(self.file), keys))), None)
         if first is None:  # the magic alone: a server never leaves that after a clean stop
             raise WriteRefused(f"{self.file.name} holds no event (only the binlog magic): nothing to append to",
                                file=str(self.file))
@@ -184,10 +185,11 @@ class BinlogAppender:
 def _cipher_without_events(path: Path, keys) -> EventCipher | None:
     """The cipher of an encrypted file that has no encrypted event yet: only ``--cipher`` can
     say which (the file does not record it)."""
-    from .. import open_binlog
+    from ..reading.reader import read_events
+    from ..reading.source import Input
     from ..crypto.mariadb import cipher_for
 
-    for raw in open_binlog(str(path), keys=keys):
+    for raw in read_events(Input(str(path), keys)):
         if raw.type_code == T.START_ENCRYPTION_EVENT:
             c = cipher_for(raw.body, keys, offset=raw.offset)
             if c.cipher is None:
@@ -201,10 +203,11 @@ def _cipher_without_events(path: Path, keys) -> EventCipher | None:
 
 def _last_two(path: Path, keys=None) -> list[tuple[int, bytes, int]]:
     """(type code, body, offset) of the file's last two events."""
-    from .. import open_binlog
+    from ..reading.reader import read_events
+    from ..reading.source import Input
 
     last: list[tuple[int, bytes, int]] = []
-    for raw in open_binlog(str(path), keys=keys):
+    for raw in read_events(Input(str(path), keys)):
         last = (last + [(raw.type_code, raw.body, raw.offset)])[-2:]
     return last
 
@@ -275,12 +278,13 @@ def _mysql_incident(w: BinlogAppender, body: bytes, gtid: str, keys, now_us: int
     """MySQL: the Incident as a transaction of its own, opened by a Gtid (or Anonymous_gtid)
     event, as the server writes it (binlogkit/incident.py); returns (the GTID, the Incident's
     header flags)."""
-    from .. import open_binlog
+    from ..reading.reader import read_events
+    from ..reading.source import Input
     from ..incident import NO_FILTER_F, choose_gtid, gtid_body, read_file_gtids, server_uuid
 
     if gtid == "none":
         return None, NO_FILTER_F
-    facts = read_file_gtids(open_binlog(str(w.file), keys=keys), w.server_id, file=str(w.file),
+    facts = read_file_gtids(read_events(Input(str(w.file), keys)), w.server_id, file=str(w.file),
                             strict=gtid == "auto")
     chosen = choose_gtid(facts, wanted=gtid, uuid_from_datadir=server_uuid(w.file.parent), file=str(w.file))
     incident_size = 19 + len(body) + w.format.len_checksum

@@ -27,8 +27,8 @@ A MariaDB GTID index (``<binlog>.idx``) is read: ``binlogkit.gtid.index``.
 
 from __future__ import annotations
 
-from .constants import BINLOG_MAGIC, GTID_INDEX_MAGIC, IBB_MAGIC
-from .errors import BadMagicError, BinlogError, UnsupportedFormatError
+from ..constants import BINLOG_MAGIC, GTID_INDEX_MAGIC, IBB_MAGIC
+from ..errors import BadMagicError, BinlogError, UnsupportedFormatError
 
 
 def not_a_binlog(magic: bytes, rest: bytes = b"") -> BinlogError:

@@ -1,8 +1,10 @@
-"""Opening inputs: the one place that turns a path into a read-only byte stream.
+"""Stored bytes: a path or URL turned into a read-only byte stream, and paths into the files
+they stand for. Commands open no input with it: they read through ``reading.source`` (an
+``Input`` and its ``frames()``), which opens with ``open_input`` below.
 
 Plain files are opened unbuffered (the readers keep their own large buffers); archives
 compressed as ``.xz``/``.lzma``, ``.gz`` or ``.bz2`` are decompressed as streams. URLs
-(``s3://bucket/prefix``, any fsspec URL) go to ``binlogkit.storage``: objects read in large
+(``s3://bucket/prefix``, any fsspec URL) go to ``binlogkit.reading.storage``: objects read in large
 ranges with read-ahead, prefixes expanded like local folders. Nothing here ever opens a file
 for writing.
 
@@ -26,12 +28,12 @@ import fcntl
 import os
 import stat
 import sys
-from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import BinaryIO, Iterable, Union, cast
 
 from .compression import CODEC_NAMES, OPENERS, Decompressed
-from .errors import NotRegularFileError
+from ..errors import NotRegularFileError
+from .names import COMPRESSED_SUFFIXES, IndexListing, is_log_name, read_index  # noqa: F401  (re-exported)
 from .storage import Url, is_url
 
 InputPath = Union[Path, Url]  # what expand_paths gives: local paths, or URLs kept as text
@@ -89,7 +91,7 @@ def open_regular(path: str | os.PathLike, buffering: int = -1) -> BinaryIO:
 
 def open_input(path: str | os.PathLike) -> BinaryIO:
     """A read-only byte stream: local regular files, archives, ``-`` (standard input), or URLs
-    (``s3://``, ``hdfs://``, ...) through ``binlogkit.storage`` (the 's3' extra: fsspec, s3fs).
+    (``s3://``, ``hdfs://``, ...) through ``binlogkit.reading.storage`` (the 's3' extra: fsspec, s3fs).
     A FIFO, a device or a socket is ``NotRegularFileError``; an archive that does not decompress
     fails with ``CompressionError`` as it is read."""
     if is_url(path):
@@ -122,69 +124,6 @@ def input_size(path: str | os.PathLike) -> int:
     return os.path.getsize(path)
 
 
-COMPRESSED_SUFFIXES = (".xz", ".gz", ".bz2", ".lzma")
-
-
-def _resolve(path: Path) -> Path:
-    """``path``, or its compressed twin (``path.xz`` ...) when only that exists (archives)."""
-    if path.exists() or path.is_symlink():
-        return path
-    for suffix in COMPRESSED_SUFFIXES:
-        twin = path.with_name(path.name + suffix)
-        if twin.exists():
-            return twin
-    return path
-
-
-def is_log_name(p: Path) -> bool:
-    name = p.name
-    for suffix in COMPRESSED_SUFFIXES:
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-    return Path(name).suffix[1:].isdigit()
-
-
-@dataclass(frozen=True)
-class IndexListing:
-    """What an ``.index`` file stands for: ``files`` in its order (each resolved: the compressed
-    twin when only that exists; the path may not exist: a missing file), ``listed`` the lines as
-    written, and ``elsewhere`` True when it was written on another host (absolute paths that do
-    not exist here, their files beside the index) and its entries were read beside it."""
-
-    index: Path
-    files: list[Path]
-    listed: list[str]
-    elsewhere: bool
-
-    def note(self) -> str:
-        return (f"{self.index} lists paths that do not exist here (written on another host: "
-                f"{self.listed[0]}...); its files are read by name beside it")
-
-
-def read_index(index: str | os.PathLike) -> IndexListing:
-    """The logs an ``.index`` lists. A relative entry (``./mariadb-bin.000001``, as servers
-    write them) is the file of that name beside the index; an absolute one is itself when it
-    exists here (or its compressed twin). When absolute entries do not exist here but files of
-    their names are beside the index (an index copied from another host with its files), every
-    absolute entry not found as written is read beside the index, and ``elsewhere`` says so.
-    This is the one place that resolves index entries: every command reads through it."""
-    index = Path(index)
-    here = index.parent
-    listed = [line.strip() for line in index.read_text(errors="surrogateescape").splitlines() if line.strip()]
-    as_written: list[Path] = []
-    for line in listed:
-        name = Path(line)
-        as_written.append(_resolve(name) if name.is_absolute() else _resolve(here / name.name))
-    absent = [i for i, (line, p) in enumerate(zip(listed, as_written))
-              if Path(line).is_absolute() and not (p.exists() or p.is_symlink())]
-    elsewhere = any(_resolve(here / Path(listed[i]).name).exists() for i in absent)
-    files = list(as_written)
-    if elsewhere:
-        for i in absent:
-            files[i] = _resolve(here / Path(listed[i]).name)
-    return IndexListing(index, files, listed, elsewhere)
-
-
 def expand_paths(paths: Iterable[str | os.PathLike], *, notes: list[str] | None = None) -> list[InputPath]:
     """Files in order: an ``.index`` file stands for the logs it lists (``read_index``); a
     directory for its index files' logs, or else for its entries named like ``NAME.000123``
@@ -205,7 +144,7 @@ def expand_paths(paths: Iterable[str | os.PathLike], *, notes: list[str] | None 
             if indexes:
                 out += expand_paths(indexes, notes=notes)
             else:
-                out += sorted(f for f in p.iterdir() if not f.is_dir() and is_log_name(f))
+                out += sorted(f for f in p.iterdir() if not f.is_dir() and is_log_name(f.name))
             continue
         if p.suffix == ".index" and p.is_file():
             listing = read_index(p)
@@ -222,7 +161,7 @@ def is_gtid_index_file(p: InputPath) -> bool:
     (``binlogkit.gtid.index``): not a binlog, skipped where binlogs are expected."""
     if not isinstance(p, Path) or p.suffix != ".idx" or not p.is_file():  # never open a FIFO so named
         return False
-    from .gtid.index import is_gtid_index
+    from ..gtid.index import is_gtid_index
 
     try:
         with open(p, "rb") as fh:

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 from construct import Construct
 
-from .codecs import control, gtid, load, payload, rows, statement
-from .codecs.format_description import FormatDescriptionBody
-from .constants import EventType as T
-from .flavor import Flavor
+from ..codecs import control, gtid, load, payload, rows, statement
+from ..codecs.format_description import FormatDescriptionBody
+from ..constants import EventType as T
+from ..flavor import Flavor
 
 
 @dataclass(frozen=True)

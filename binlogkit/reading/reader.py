@@ -1,8 +1,8 @@
 """Streaming reader: cuts raw events out of a binlog or relay log and checks their CRC32.
 
-The reader frames (with ``framing.walk_events``, the one framing loop) and hands out ``RawEvent``
-values; it does not decode bodies (that is a separate, pure call). It keeps the format in force
-(the last Format_description seen: relay logs carry several). Memory stays bounded by the
+The reader takes the frames of the one opener (``source``: the one framing loop, the format in
+force attached: the last Format_description seen, relay logs carry several) and hands out
+``RawEvent`` values; it does not decode bodies (that is a separate, pure call). Memory stays bounded by the
 largest event plus a 4 MiB window.
 
 Checksum rule: CRC32 (zlib's, the same polynomial as ``crcmod.predefined 'crc-32'``) over the
@@ -13,14 +13,15 @@ cleared, so the flag a crashed or open binlog still carries must be cleared befo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Generator, Iterator
 
-from .codecs.format_description import fde_is_checksum_aware
-from .codecs.header import LEN_HEADER
-from .constants import LEN_CHECKSUM, EventType, event_type_name
-from .errors import BinlogError
-from .format import Format, v3_format
-from .framing import MAX_EVENT_SIZE, MYSQL_ENCRYPTED_MAGIC, event_crc, walk_events  # noqa: F401  (re-exported)
+from ..codecs.format_description import fde_is_checksum_aware
+from ..codecs.header import LEN_HEADER
+from ..constants import LEN_CHECKSUM, EventType, event_type_name
+from ..errors import BinlogError
+from .format import Format
+from .framing import MAX_EVENT_SIZE, MYSQL_ENCRYPTED_MAGIC, Frame, event_crc  # noqa: F401  (re-exported)
+from .source import Input, frames_of_stream
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,27 +70,30 @@ class RawEvent:
         return self.data[self.len_header:self.event_size - self.len_checksum]
 
 
+def _raw_events(frames: Iterator[Frame], name: str) -> Generator[RawEvent, None, None]:
+    try:
+        for f in frames:
+            yield RawEvent(f.offset, f.timestamp, f.type_code, f.server_id, f.event_size, f.log_pos, f.flags,
+                           f.data, f.format, f.checksum_ok, name)  # want=None: data is set
+    except BinlogError as exc:
+        exc.__traceback__ = None
+        raise exc.with_context(file=name)
+
+
+def read_events(inp: Input) -> Generator[RawEvent, None, None]:
+    """Every event of an ``Input`` (``source.Input``: path or URL, keys, verify) as a
+    ``RawEvent``; errors as ``iter_raw_events`` raises them, naming the input."""
+    return _raw_events(inp.frames(want=None), inp.name)
+
+
 def iter_raw_events(stream: BinaryIO, *, name: str = "<stream>", verify: bool = True,
                     keys=None) -> Iterator[RawEvent]:
     """Yield every event of a binlog/relay-log stream positioned at byte 0.
 
     Raises a ``BinlogError`` subclass naming file and offset on bad magic, a torn event
     (``TruncatedEventError``), an impossible size or a checksum mismatch (when ``verify``;
-    otherwise the event comes with ``checksum_ok=False``). Framing is ``framing.walk_events``;
-    encrypted events come out decrypted with ``keys`` (a ``crypto.Keys``).
+    otherwise the event comes with ``checksum_ok=False``). Framing is ``source.frames_of_stream``
+    (the one framing loop, with the Format attached); encrypted events come out decrypted with
+    ``keys`` (a ``crypto.Keys``). For a path or URL: ``read_events(Input(path, ...))``.
     """
-    fmt: Format | None = None
-    try:
-        for at, code, ts, sid, size, log_pos, flags, data, ok in walk_events(stream, verify=verify, want=None, keys=keys):
-            if code == EventType.FORMAT_DESCRIPTION_EVENT:
-                aware = fde_is_checksum_aware(data)
-                try:
-                    fmt = Format.from_fde_body(data[LEN_HEADER:size - (LEN_CHECKSUM if aware else 0)])
-                except BinlogError as exc:
-                    raise exc.with_context(offset=at)
-            elif code == EventType.START_EVENT_V3 and fmt is None:
-                fmt = v3_format(data[LEN_HEADER + 2:LEN_HEADER + 52].split(b"\x00", 1)[0].decode("ascii", "replace"))
-            yield RawEvent(at, ts, code, sid, size, log_pos, flags, data, fmt, ok, name)
-    except BinlogError as exc:
-        exc.__traceback__ = None
-        raise exc.with_context(file=name)
+    return _raw_events(frames_of_stream(stream, verify=verify, want=None, keys=keys), name)

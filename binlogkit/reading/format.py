@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .codecs.format_description import FormatDescriptionBody
-from .constants import LEN_CHECKSUM, ChecksumAlg
-from .errors import FormatError
-from .flavor import Flavor, parse_server_version
+from ..codecs.format_description import FormatDescriptionBody, fde_is_checksum_aware
+from ..codecs.header import LEN_HEADER
+from ..constants import LEN_CHECKSUM, ChecksumAlg
+from ..errors import FormatError
+from ..flavor import Flavor, parse_server_version
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +63,17 @@ class Format:
             checksum_alg=alg,
             create_timestamp=parsed.create_timestamp,
         )
+
+
+def format_of_event(data: bytes) -> Format:
+    """The Format a whole event announces: a Format_description (its body between the 19-byte
+    header and its own CRC, when it is checksum-aware), or a binlog v3 Start_v3 (server version
+    at body offset 2, 50 bytes). The one FDE -> ``Format`` step: the framing loop calls it for
+    every such event and attaches the result to the events that follow (``framing.Frame``)."""
+    if data[4] == 1:  # START_EVENT_V3
+        return v3_format(data[LEN_HEADER + 2:LEN_HEADER + 52].split(b"\x00", 1)[0].decode("ascii", "replace"))
+    aware = fde_is_checksum_aware(data)
+    return Format.from_fde_body(data[LEN_HEADER:len(data) - (LEN_CHECKSUM if aware else 0)])
 
 
 # Binlog v3 (MySQL 4.0.2 - 4.1): no Format_description; Start_v3 fixes the layout. Post-header

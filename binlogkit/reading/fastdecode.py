@@ -5,8 +5,10 @@ CRC32 and renders the hot event kinds (Table_map, rows, Xid, MariaDB GTID, Annot
 the Python path prints them; every other event, and every event it finds anything irregular
 about, comes back here and goes through the Python path of that event (``api.EventDecoder``:
 the same decode, the same Events the command renders). A framing problem (torn or oversized
-event, checksum mismatch) hands the rest of the file to the reader itself (``open_binlog``),
-so every error is the reader's, word for word.
+event, checksum mismatch) hands the rest of the file to the reader itself (``reader.read_events``
+of the same ``Input``), so every error is the reader's, word for word. The C loop sits behind
+the one opener (``reading.source``): it reads the stored bytes ``Input.open`` gives, and anything
+that is not a bare binlog (a container: a MySQL encrypted file) goes to ``Input.frames``.
 
 What it takes: uncompressed local files (not .xz/.gz/.bz2, not encrypted: a Start_encryption
 event hands over), output in UTC, no position / time / type / GTID filters. ``usable()`` says
@@ -22,18 +24,18 @@ from __future__ import annotations
 
 import json
 import os
-from io import BufferedReader
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
-from .codecs import fast as fast_codecs
-from .codecs.format_description import fde_is_checksum_aware
-from .codecs.header import LEN_HEADER
-from .constants import BINLOG_MAGIC, LEN_CHECKSUM, ChecksumAlg, EventType, event_type_name
+from ..codecs import fast as fast_codecs
+from ..codecs.format_description import fde_is_checksum_aware
+from ..codecs.header import LEN_HEADER
+from ..constants import BINLOG_MAGIC, LEN_CHECKSUM, ChecksumAlg, EventType, event_type_name
 from .crc import CRC32
-from .errors import BinlogError
-from .format import Format, v3_format
+from ..errors import BinlogError
+from .format import Format, format_of_event
 from .reader import RawEvent, event_crc
+from .source import Input, as_input, inputs
 from .registry import codec_for
 
 if TYPE_CHECKING:
@@ -55,7 +57,7 @@ def _load() -> _CLoop | None:
     if os.environ.get("BINLOGKIT_PURE_PYTHON") or os.environ.get("BINLOGKIT_NO_FASTDECODE"):
         return None  # the second: only this loop off (benchmarks compare before / after)
     try:
-        from . import _fastdecode as c_loop
+        from .. import _fastdecode as c_loop
     except ImportError:  # built without a C compiler: the Python path does everything
         return None
     return c_loop
@@ -67,7 +69,6 @@ _fastdecode = _load()
 MORE, PYTHON, HANDOVER, ROWS, TABLEMAP, FULL = range(6)
 O_VERIFY, O_TEXT, O_JSON, O_VERBOSE, O_FIRST_PY, O_CRC_ON, O_SHOW_CRC, O_COUNT = (1 << i for i in range(8))
 WINDOW = 4 << 20
-COMPRESSED = (".xz", ".gz", ".bz2", ".lzma")
 _FDE, _START_V3 = int(EventType.FORMAT_DESCRIPTION_EVENT), int(EventType.START_EVENT_V3)
 _START_ENCRYPTION = int(EventType.START_ENCRYPTION_EVENT)
 _PAYLOAD = int(EventType.TRANSACTION_PAYLOAD_EVENT)
@@ -84,11 +85,7 @@ def available() -> bool:
 
 def plain(path) -> bool:
     """Not compressed: a local regular file, or an object-storage URL (read through its stream)."""
-    from .storage import is_url
-
-    if is_url(path):
-        return not str(path).endswith(COMPRESSED)
-    return not path.name.endswith(COMPRESSED) and path.is_file()
+    return as_input(path).plain()
 
 
 def usable(*, utc: bool, filters: bool) -> bool:
@@ -137,19 +134,10 @@ class _Config:
         return self
 
 
-def _open(path):
-    """A plain local regular file, buffered (a FIFO or a device: ``NotRegularFileError``); an
-    object through ``files.open_input`` (ranged reads)."""
-    from .files import open_input, open_regular
-    from .storage import is_url
-
-    return open_input(path) if is_url(path) else open_regular(path)
-
-
 class _Window:
     """A sliding window over a file: ``buf[rel:filled]`` holds the file from offset ``at``."""
 
-    def __init__(self, fh: BufferedReader) -> None:
+    def __init__(self, fh: Any) -> None:  # a binary stream with readinto
         self.fh = fh
         self.buf = bytearray(WINDOW)
         self.rel = self.filled = 0
@@ -182,28 +170,28 @@ def decode_fast(paths, *, verify: bool = True, strict: bool = True, rows: bool |
     events come as ``bytes``: their text (or JSON lines) already rendered. ``progress(name,
     size)``, when given, makes a callable told the offset reached (with ``close()``) per file."""
     from .decoder import EventDecoder
-    from .files import expand_paths, input_size
 
     dec = EventDecoder(strict=strict, rows=rows, column_types=column_types)
-    for path in expand_paths(paths):
+    for inp in inputs(paths, verify=verify):
         c_loop = _fastdecode
-        if c_loop is None or not plain(path):  # archives: the reader (tables carry over)
-            yield from _handover(str(path), 0, dec, verify=verify, strict=strict)
+        if c_loop is None or not inp.plain():  # archives: the reader (tables carry over)
+            yield from _handover(inp, 0, dec, strict=strict)
             continue
-        prog = progress(path.name, input_size(path)) if progress is not None else None
+        prog = progress(inp.basename, inp.size()) if progress is not None else None
         try:
-            yield from _file(c_loop, path, dec, verify=verify, strict=strict, as_json=as_json, progress=prog)
+            yield from _file(c_loop, inp, dec, strict=strict, as_json=as_json, progress=prog)
         finally:
             if prog is not None:
                 prog.close()
 
 
-def _handover(path: str, at: int, dec: EventDecoder, *, verify: bool, strict: bool) -> Iterator:
+def _handover(inp: Input, at: int, dec: EventDecoder, *, strict: bool) -> Iterator:
     """The rest of the file from offset ``at`` by the reader itself (its framing, its errors)."""
-    from . import open_binlog
+    from .reader import read_events
 
+    path = inp.name
     try:
-        for raw in open_binlog(path, verify=verify):
+        for raw in read_events(inp):
             if raw.offset < at:
                 continue
             yield from dec.each(raw, path, payloads=True)
@@ -214,9 +202,9 @@ def _handover(path: str, at: int, dec: EventDecoder, *, verify: bool, strict: bo
         yield Problem(path, exc.with_context(file=path))
 
 
-def _file(c_loop: _CLoop, path: Path | Url, dec: EventDecoder, *, verify: bool, strict: bool, as_json: bool,
+def _file(c_loop: _CLoop, inp: Input, dec: EventDecoder, *, strict: bool, as_json: bool,
           progress: Callable[[int], object] | None = None) -> Iterator:
-    name = str(path)
+    name, verify = inp.name, inp.verify
     rows = dec.rows
     verbose_text = rows == "text" and not as_json
     opts = (O_JSON if as_json else O_TEXT) | (O_VERIFY if verify else 0) | (O_VERBOSE if verbose_text else 0)
@@ -225,9 +213,9 @@ def _file(c_loop: _CLoop, path: Path | Url, dec: EventDecoder, *, verify: bool, 
     crc_on = False
     cfg = _Config(None, as_json=as_json, rows_objects=bool(rows) and as_json)
     first_py = False
-    with _open(path) as fh:
-        if fh.read(4) != BINLOG_MAGIC:
-            yield from _handover(name, 0, dec, verify=verify, strict=strict)
+    with inp.open() as fh:  # the one opener's stored bytes (plain: no container, no codec)
+        if fh.read(4) != BINLOG_MAGIC:  # a container or not a binlog: the one opener's way
+            yield from _handover(inp, 0, dec, strict=strict)
             return
         w = _Window(fh)
         w.refill(LEN_HEADER)
@@ -245,7 +233,7 @@ def _file(c_loop: _CLoop, path: Path | Url, dec: EventDecoder, *, verify: bool, 
                     yield text
                 if w.eof:
                     if w.rel < w.filled:  # a torn event: the reader says so
-                        yield from _handover(name, w.at, dec, verify=verify, strict=strict)
+                        yield from _handover(inp, w.at, dec, strict=strict)
                     return
                 need = LEN_HEADER
                 if w.filled - w.rel >= LEN_HEADER:
@@ -258,7 +246,7 @@ def _file(c_loop: _CLoop, path: Path | Url, dec: EventDecoder, *, verify: bool, 
             if status == HANDOVER:
                 if text:
                     yield text
-                yield from _handover(name, w.at, dec, verify=verify, strict=strict)
+                yield from _handover(inp, w.at, dec, strict=strict)
                 return
             if status in (ROWS, TABLEMAP):
                 code, table_id, b0, b1, mark = info
@@ -286,23 +274,23 @@ def _file(c_loop: _CLoop, path: Path | Url, dec: EventDecoder, *, verify: bool, 
             at = w.at
             data = bytes(w.buf[w.rel:w.rel + size])
             if code == _START_ENCRYPTION:  # the reader reads it and says what follows is encrypted
-                yield from _handover(name, at, dec, verify=verify, strict=strict)
+                yield from _handover(inp, at, dec, strict=strict)
                 return
             if code == _FDE:
                 if fde_is_checksum_aware(data):
                     ok = int.from_bytes(data[-4:], "little") == event_crc(data)
                     if not ok and verify:
-                        yield from _handover(name, at, dec, verify=verify, strict=strict)
+                        yield from _handover(inp, at, dec, strict=strict)
                         return
                 crc_on = _checksum_on(data)
                 try:
-                    fmt = Format.from_fde_body(data[LEN_HEADER:size - (LEN_CHECKSUM if fde_is_checksum_aware(data) else 0)])
+                    fmt = format_of_event(data)
                 except BinlogError:
-                    yield from _handover(name, at, dec, verify=verify, strict=strict)
+                    yield from _handover(inp, at, dec, strict=strict)
                     return
                 cfg = _Config(fmt, as_json=as_json, rows_objects=bool(rows) and as_json)
             elif code == _START_V3 and fmt is None:
-                fmt = v3_format(data[LEN_HEADER + 2:LEN_HEADER + 52].split(b"\x00", 1)[0].decode("ascii", "replace"))
+                fmt = format_of_event(data)
                 cfg = _Config(fmt, as_json=as_json, rows_objects=bool(rows) and as_json)
             raw = RawEvent(at, ts, code, sid, size, log_pos, flags, data, fmt, ok, name)
             w.rel += size
@@ -331,7 +319,7 @@ def _rows_text(dec: EventDecoder, fmt: Format | None, code: int, table_id: int, 
     table = dec.tables.get(table_id)
     if table is None:
         return None
-    from .rowvalues import verbose_text
+    from ..rowvalues import verbose_text
 
     parsed = fast_codecs.rows(body, code, fmt.post_header_length(code) if fmt else None)
     return verbose_text(table, parsed, code)
@@ -353,7 +341,7 @@ def verify_fast(path: str | os.PathLike[str], *, progress: Callable[[int], objec
     res = ScanResult(str(path), input_size(path))
     crc_on = False
     noconf = bytes(512)
-    with _open(path) as fh:
+    with as_input(path).open() as fh:
         if fh.read(4) != BINLOG_MAGIC:
             return scan(path, progress=progress)
         w = _Window(fh)

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar, Mapping
 
-from .constants import QUERY_TYPES, EventType
-from .errors import BinlogError
+from ..constants import QUERY_TYPES, EventType
+from ..errors import BinlogError
 from .events import Event, decode
 
 
@@ -47,7 +47,7 @@ class Problem:
 class EventDecoder:
     """What ``decode_files`` does with each framed event, with the state it keeps across events
     (the table maps in force for row images): shared by ``decode_files`` and the accelerated
-    ``decode`` path (``binlogkit.fastdecode``), so both decode an event the same way."""
+    ``decode`` path (``binlogkit.reading.fastdecode``), so both decode an event the same way."""
 
     def __init__(self, *, strict: bool = True, rows: bool | str = False, column_types=None) -> None:
         self.strict, self.rows, self.column_types = strict, rows, column_types
@@ -58,7 +58,7 @@ class EventDecoder:
 
     def register(self, raw):
         """A table map, decoded once: its Table kept for the rows events that follow."""
-        from .rowvalues import table_from_map
+        from ..rowvalues import table_from_map
 
         tm = decode(raw, strict=self.strict)
         if tm.parsed is None:  # kept as bytes (no codec): no table to register
@@ -76,7 +76,7 @@ class EventDecoder:
     def one(self, raw, tm=None):
         from dataclasses import replace
 
-        from .rowvalues import ROWS_TYPES, decode_rows, verbose_text
+        from ..rowvalues import ROWS_TYPES, decode_rows, verbose_text
 
         ev = tm if tm is not None else decode(raw, strict=self.strict)
         code = raw.type_code

@@ -17,13 +17,13 @@ from datetime import datetime, timezone
 
 from construct import Container, ConstructError, ListContainer
 
-from .codecs.fast import FAST, Irregular
-from .codecs import compression, gtid as gtid_codec, payload as payload_codec, status_vars
-from .codecs.common import uuid_text
-from .codecs.header import HEADER_STRUCT, LEN_HEADER
-from .constants import COMPRESSED_ROWS_TYPES, LEN_CHECKSUM, EventFlag, EventType as T
-from .errors import BodyLengthError, FormatError
-from .flavor import Flavor, status_vars_mariadb
+from ..codecs.fast import FAST, Irregular
+from ..codecs import compression, gtid as gtid_codec, payload as payload_codec, status_vars
+from ..codecs.common import uuid_text
+from ..codecs.header import HEADER_STRUCT, LEN_HEADER
+from ..constants import COMPRESSED_ROWS_TYPES, LEN_CHECKSUM, EventFlag, EventType as T
+from ..errors import BodyLengthError, FormatError
+from ..flavor import Flavor, status_vars_mariadb
 from .format import Format
 from .reader import RawEvent, event_crc
 from .registry import Codec, codec_for
@@ -194,10 +194,10 @@ def _view(raw: RawEvent, p: Container, flavor: Flavor | None) -> dict:
         if t == T.GTID_LOG_EVENT:
             f["gtid"] = f"{f['sid']}:{p.gno}"
     elif t == T.GTID_TAGGED_LOG_EVENT:
-        from .codecs.serialization import decode_tagged_gtid
+        from ..codecs.serialization import decode_tagged_gtid
         f = decode_tagged_gtid(bytes(p.data))
     elif t == T.PREVIOUS_GTIDS_LOG_EVENT:
-        from .gtid import MysqlGtidSet
+        from ..gtid import MysqlGtidSet
 
         sids = gtid_codec.previous_gtids_sids(p)
         f = {"format": gtid_codec.GTID_FORMATS[p.format], "gtid_set": str(MysqlGtidSet.from_previous_gtids(sids)),
@@ -228,7 +228,7 @@ def _view(raw: RawEvent, p: Container, flavor: Flavor | None) -> dict:
         f["len_rows"] = len(p.rows)
         f["rows"] = f"<{len(p.rows)} bytes>"
     elif t in (T.LOAD_EVENT, T.NEW_LOAD_EVENT, T.CREATE_FILE_EVENT):
-        from .codecs.load import SQL_EX_STRINGS, load_statement
+        from ..codecs.load import SQL_EX_STRINGS, load_statement
 
         f["sql_ex"] = {**{k: _text(p.sql_ex[k]) for k in SQL_EX_STRINGS}, "opt_flags": p.sql_ex.opt_flags}
         f["fields"] = [_text(x) for x in p.fields]

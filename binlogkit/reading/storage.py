@@ -1,7 +1,7 @@
 """Object storage (``s3://bucket/prefix``, any fsspec URL): the one place binlogkit reads and
 writes it.
 
-Every archive command reaches URLs through ``binlogkit.files`` (``open_input``, ``input_size``,
+Every archive command reaches URLs through ``binlogkit.reading.files`` (``open_input``, ``input_size``,
 ``expand_paths``), which hands them to the functions below; a command needs no plumbing of its own.
 
 The API (small and stable; new commands such as ``export`` call only these)::
@@ -50,7 +50,8 @@ import posixpath
 import secrets
 from typing import Any, BinaryIO, Callable, Union, cast
 
-from .errors import StorageError
+from ..errors import StorageError
+from .names import compressed_suffix, index_lines, is_log_name, twin
 
 Writer = Callable[[BinaryIO], None]
 
@@ -58,7 +59,6 @@ Writer = Callable[[BinaryIO], None]
 # background thread while the previous block is parsed keep an audit near the local-disk rate.
 READ_BLOCK = int(os.environ.get("BINLOGKIT_S3_BLOCK", 8 << 20))
 READ_CACHE = os.environ.get("BINLOGKIT_S3_CACHE", "background")
-COMPRESSED = {".xz": "xz", ".lzma": "xz", ".gz": "gzip", ".bz2": "bz2"}
 _SIZES: dict[str, int] = {}
 _FS: dict[tuple[str, int], Any] = {}  # per protocol and process (a forked worker makes its own)
 
@@ -87,7 +87,7 @@ def _protocol(url: str) -> str:
 
 
 def _fsspec():
-    from ._optional import need
+    from .._optional import need
 
     return need("fsspec", "object storage URLs")
 
@@ -98,7 +98,7 @@ def filesystem(url: str) -> tuple[Any, str]:
     proto = _protocol(url)
     fsspec = _fsspec()
     if proto in ("s3", "s3a"):
-        from ._optional import need
+        from .._optional import need
 
         need("s3fs", f"{proto}:// URLs")
     fs = _FS.get((proto, os.getpid()))
@@ -106,7 +106,7 @@ def filesystem(url: str) -> tuple[Any, str]:
         try:
             fs = fsspec.filesystem(proto, **_options(proto))
         except (ImportError, ValueError) as exc:  # a protocol whose package is not installed
-            from ._optional import MissingDependency
+            from .._optional import MissingDependency
 
             raise MissingDependency(f"no filesystem for {proto}:// URLs ({exc})") from exc
         _FS[(proto, os.getpid())] = fs
@@ -187,7 +187,7 @@ def _from_store(exc: BaseException) -> bool:
 
 
 def _guard(url: str, fn: Callable[[], Any]) -> Any:
-    from ._optional import MissingDependency
+    from .._optional import MissingDependency
 
     try:
         return fn()
@@ -228,7 +228,7 @@ def open_read(url: str) -> BinaryIO:
     """A read-only stream of an object: ranged GETs of ``READ_BLOCK`` bytes with read-ahead
     (``READ_CACHE``); compressed objects (by name) are decompressed as streams."""
     fs, path = filesystem(url)
-    codec = COMPRESSED.get(posixpath.splitext(path)[1])
+    suffix = compressed_suffix(posixpath.basename(path))
 
     def opened() -> Any:
         from fsspec.caching import caches
@@ -247,13 +247,12 @@ def open_read(url: str) -> BinaryIO:
                 raw = fs.open(path, "rb")
         return raw
     raw = _Guarded(_guard(url, opened), url)
-    if codec is None:
+    if suffix is None:
         return cast(BinaryIO, raw)
     # decompressed as local archives are (compression.Decompressed): a damaged object is damage
     # (CompressionError, exit 1) naming the URL and the offset reached, not a store error
     from .compression import CODEC_NAMES, OPENERS, Decompressed
 
-    suffix = posixpath.splitext(path)[1]
     try:
         return cast(BinaryIO, Decompressed(OPENERS[suffix](raw, "rb"), raw, url, CODEC_NAMES[suffix]))
     except BaseException:
@@ -308,20 +307,6 @@ class _Guarded:
         self.close()
 
 
-def _log_name(name: str) -> bool:
-    for suffix in COMPRESSED:
-        name = name.removesuffix(suffix)
-    tail = name.rsplit(".", 1)
-    return len(tail) == 2 and tail[1].isdigit()
-
-
-def _bare(name: str) -> str:
-    for suffix in COMPRESSED:
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
-
-
 def _listing(url: str) -> list[tuple[str, int, str]]:
     """(url, size, type) of the entries directly under a prefix; sizes go into the cache."""
     fs, path = filesystem(url)
@@ -340,23 +325,22 @@ def join(url: str, name: str) -> str:
 
 
 def _read_index(url: str) -> list[str]:
+    """What an ``.index`` object lists, by base name beside it (``names.index_lines``), each the
+    compressed twin when only that is stored (``names.twin``)."""
     with open_read(url) as fh:
         text = fh.read().decode("utf-8", "replace")
     parent = url.rsplit("/", 1)[0]
-    have = None
-    out = []
-    for line in text.splitlines():
-        line = line.strip()
-        if not line:
-            continue
-        name = join(parent, line.replace("\\", "/").rsplit("/", 1)[-1])
-        if name not in _SIZES:  # the compressed twin when only that is stored
-            if have is None:
-                have = {u for u, _s, t in _listing(parent) if t != "directory"}
-            if name not in have:
-                name = next((name + s for s in COMPRESSED if name + s in have), name)
-        out.append(name)
-    return out
+    have: set[str] | None = None
+
+    def stored(name: str) -> bool:
+        nonlocal have
+        if name in _SIZES:
+            return True
+        if have is None:
+            have = {u for u, _s, t in _listing(parent) if t != "directory"}
+        return name in have
+
+    return [twin(join(parent, line.replace("\\", "/").rsplit("/", 1)[-1]), stored) for line in index_lines(text)]
 
 
 def expand(url: str) -> list[str]:
@@ -368,7 +352,7 @@ def expand(url: str) -> list[str]:
         indexes = sorted(u for u, t in entries if t != "directory" and u.endswith(".index"))
         if indexes:
             return [f for i in indexes for f in _read_index(i)]
-        return sorted((u for u, t in entries if t != "directory" and _log_name(u.rsplit("/", 1)[-1])),
+        return sorted((u for u, t in entries if t != "directory" and is_log_name(u)),
                       key=lambda u: u.rsplit("/", 1)[-1])
     if url.endswith(".index"):
         return _read_index(url)
@@ -385,7 +369,7 @@ def find_logs(url: str) -> list[tuple[str, int]]:
     found = _guard(url, lambda: fs.find(path.rstrip("/"), detail=True))
     out = []
     for name, e in sorted(found.items()):
-        if e.get("type") == "directory" or not _log_name(name.rsplit("/", 1)[-1]):
+        if e.get("type") == "directory" or not is_log_name(name):
             continue
         u = _url(fs, name, url)
         _SIZES[u] = int(e.get("size") or 0)
@@ -467,7 +451,7 @@ def write_atomic(url: str | os.PathLike, data: Union[bytes, bytearray, memoryvie
 
 
 def _write_local(path: str, data: Union[bytes, bytearray, memoryview, Writer]) -> None:
-    from .writing.safeio import SafeDir
+    from ..writing.safeio import SafeDir
 
     folder, name = os.path.split(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)

@@ -18,10 +18,10 @@ import lzma
 import zlib
 from typing import Any, Callable
 
-from .errors import CompressionError
+from ..errors import CompressionError
+from .names import CODEC_NAMES  # noqa: F401  (re-exported)
 
 OPENERS: dict[str, Callable[..., Any]] = {".xz": lzma.open, ".lzma": lzma.open, ".gz": gzip.open, ".bz2": bz2.open}
-CODEC_NAMES = {".xz": "xz", ".lzma": "lzma", ".gz": "gzip", ".bz2": "bzip2"}
 
 
 class Decompressed(io.RawIOBase):

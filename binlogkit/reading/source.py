@@ -1,0 +1,171 @@
+"""One source of events: the input value and the one opener every command reads through.
+
+An ``Input`` is built once, at the edge (the CLI, an API call, a Spark task): the path or URL,
+the keys for encrypted files and whether checksums are verified. Its compression is what its
+name says (``names.compression_of``). Everything below reads it the same way::
+
+    Input(path, keys=keys).frames(want=...)   ->  Frame records (framing.Frame: offset, header
+                                                  fields, bytes when wanted, checksum verdict,
+                                                  the Format in force)
+    inputs(paths, keys=keys)                  ->  [Input, ...]: .index files, folders, prefixes
+                                                  expanded (files.expand_paths)
+
+The layers under it, each in one place::
+
+    stored bytes     files.open_input: local file, ``-``, URL (storage), archive (compression)
+    container        CONTAINERS below: what the first 4 bytes say the stream is. A MySQL
+                     ``binlog_encryption`` file is unwrapped into the plaintext binlog stream;
+                     a new container (MariaDB's InnoDB-stored binlog) is one more entry here
+    events           framing.walk_events: the one framing loop (CRC32, MariaDB per-event
+                     decryption, the FDE -> Format step: format.format_of_event)
+
+The C loop (``fastdecode``) reads the same opened, unwrapped stream (``Input.open_binlog``)
+and hands anything irregular back to ``Input.frames``. No Python object is made per event
+beyond the ``Frame`` tuple, and no bytes object unless its type is in ``want``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator, Union
+
+from ..constants import BINLOG_MAGIC
+from ..errors import BadMagicError, BinlogError
+from .files import expand_paths, input_size, open_input
+from .framing import MYSQL_ENCRYPTED_MAGIC, Frame, walk_events
+from .storage import Url, is_url
+from .names import compression_of
+
+if TYPE_CHECKING:
+    from ..crypto.keys import Keys, KeySpec
+
+__all__ = ["CONTAINERS", "Frame", "Input", "as_input", "frames_of_stream", "inputs"]
+
+InputPath = Union[Path, Url, str]
+Want = Union[frozenset[int], set[int], None]
+
+
+def _mysql_encrypted(fh: BinaryIO, keys: Keys | None) -> BinaryIO:
+    """MySQL ``binlog_encryption``: the file header unwraps the file password with the
+    keyring's master key; the plaintext stream follows (after its own binlog magic)."""
+    from ..crypto.mysql import open_decrypted
+
+    return open_decrypted(fh, keys)
+
+
+# Containers: a stream whose first 4 bytes are a key here is unwrapped by its function
+# (stream after those 4 bytes, keys) into a binlog stream positioned after the binlog magic.
+CONTAINERS: dict[bytes, Callable[[BinaryIO, Any], BinaryIO]] = {
+    MYSQL_ENCRYPTED_MAGIC: _mysql_encrypted,
+}
+
+
+def binlog_stream(fh: BinaryIO, keys: Keys | None = None) -> BinaryIO:
+    """``fh`` (at byte 0) as a binlog event stream positioned after the binlog magic: the
+    containers unwrapped; anything else is ``BadMagicError`` (``formats.not_a_binlog`` says
+    what the file is when it is known)."""
+    magic = fh.read(4)
+    unwrap = CONTAINERS.get(magic)
+    if unwrap is not None:
+        return unwrap(fh, keys)
+    if magic != BINLOG_MAGIC:
+        if not magic:
+            raise BadMagicError("empty file", offset=0)
+        from .formats import not_a_binlog
+
+        raise not_a_binlog(magic, fh.read(60))
+    return fh
+
+
+def frames_of_stream(fh: BinaryIO, *, verify: bool = True, want: Want = frozenset(), keys: Keys | None = None,
+                     notes: dict | None = None, records: bool = True) -> Iterator[Frame]:
+    """The frames of an open stream at byte 0 (``Input.frames`` for a stream a caller opened:
+    standard input, bytes in memory). Errors carry no file name: the caller adds it."""
+    return walk_events(binlog_stream(fh, keys), verify=verify, want=want, keys=keys, notes=notes, records=records)
+
+
+@dataclass(frozen=True)
+class Input:
+    """One input: a local path, ``-`` (standard input) or an object-storage URL, with the keys
+    its encrypted events need (a ``crypto.Keys``, or a ``crypto.KeySpec`` loaded where it is
+    read: worker processes get the spec, never key bytes) and whether checksums are verified.
+    Build it once at the edge; pass it down as the one value that says how to read."""
+
+    path: InputPath
+    keys: Keys | KeySpec | None = field(default=None, repr=False)
+    verify: bool = True
+
+    @property
+    def name(self) -> str:
+        return os.fspath(self.path)
+
+    @property
+    def basename(self) -> str:
+        """The file or object name, without its folder or prefix."""
+        return self.name.rstrip("/").rsplit("/", 1)[-1]
+
+    @property
+    def is_url(self) -> bool:
+        return is_url(self.path)
+
+    @property
+    def compression(self) -> str | None:
+        """The archive codec its name says (``"xz"``, ``"gzip"``, ``"bzip2"``, ``"lzma"``), or None."""
+        return compression_of(self.name)
+
+    def loaded_keys(self) -> Keys | None:
+        """The keys, a ``KeySpec`` loaded here."""
+        from ..crypto.keys import KeySpec
+
+        return self.keys.load() if isinstance(self.keys, KeySpec) else self.keys
+
+    def size(self) -> int:
+        """Bytes as stored (compressed size for archives; 0 for standard input)."""
+        return input_size(self.path)
+
+    def plain(self) -> bool:
+        """Not compressed: an object-storage URL, or a local regular file (what the C loop takes)."""
+        if self.compression is not None:
+            return False
+        return self.is_url or Path(self.path).is_file()
+
+    def open(self) -> BinaryIO:
+        """The stored bytes, decompressed (``files.open_input``): read-only, at byte 0."""
+        return open_input(self.path)
+
+    def frames(self, *, want: Want = frozenset(), verify: bool | None = None, notes: dict | None = None,
+               records: bool = True) -> Iterator[Frame]:
+        """Every event of the input, framed, with its ``Format`` (see ``framing.Frame``):
+        bytes only for the types in ``want`` (every event: None). ``verify`` overrides the
+        input's own. ``records=False``: bare tuples of the same fields, for hot loops that
+        unpack them. A ``BinlogError`` names this input's file."""
+        keys = self.loaded_keys()
+        with self.open() as fh:
+            try:
+                yield from frames_of_stream(fh, verify=self.verify if verify is None else verify, want=want,
+                                            keys=keys, notes=notes, records=records)
+            except BinlogError as exc:
+                raise exc.with_context(file=self.name)
+
+    def with_options(self, **changes: Any) -> Input:
+        return replace(self, **changes)
+
+
+def as_input(x: Input | str | os.PathLike, *, keys: Keys | KeySpec | None = None, verify: bool = True) -> Input:
+    """``x`` itself when it is an ``Input``, else an ``Input`` of that path with these options."""
+    return x if isinstance(x, Input) else Input(x if isinstance(x, (Path, Url)) else os.fspath(x), keys, verify)
+
+
+def inputs(paths: Iterable[Input | str | os.PathLike], *, keys: Keys | KeySpec | None = None, verify: bool = True,
+           notes: list[str] | None = None) -> list[Input]:
+    """The inputs the arguments stand for, in order: ``.index`` files, folders and URL prefixes
+    expanded (``files.expand_paths``); an ``Input`` given stays itself."""
+    out: list[Input] = []
+    for p in paths:
+        if isinstance(p, Input):
+            out.append(p)
+        else:
+            out += [Input(f, keys, verify) for f in expand_paths([p], notes=notes)]
+    return out
