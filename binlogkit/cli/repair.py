@@ -52,13 +52,14 @@ def incident(binlog_dir, code, message, index, backup_dir, follow_links, gtid, k
     failed part-way (the file is unchanged; the message says where the copy is).
     """
     from ..incident import done_lines
+    from ..reading.source import Input
     from ..writing.writer import record_incident
 
     cleaned: list[str] = []
     try:
         try:
-            done = record_incident(binlog_dir, code=code, message=message, index=index, backup_dir=backup_dir,
-                                   follow_links=follow_links, keys=keys, cleaned=cleaned, gtid=gtid)
+            done = record_incident(Input(binlog_dir, keys), code=code, message=message, index=index,
+                                   backup_dir=backup_dir, follow_links=follow_links, cleaned=cleaned, gtid=gtid)
         finally:  # said even when the run is then refused
             _say_leftovers(cleaned)
     except KeyError as exc:
