@@ -360,7 +360,7 @@ def test_audit_finds_exactly_the_injected_faults(tmp_path, name):
     from binlogkit.audit import run_local
 
     arch, off = _faulty_archive(tmp_path, name)
-    r = run_local([arch], jobs=2, keys=_keys(name))
+    r = run_local([Input(arch, _keys(name))], jobs=2)
     errs = _error_findings(r)
     assert ("checksum_mismatch", "relay-bin.000002", off) in errs
     assert {k for k, _f, _o in errs} == {"checksum_mismatch", "missing_file", "gtid_gap", "rotate_mismatch"}
@@ -378,7 +378,7 @@ def test_audit_spark_reads_the_keys_on_the_executors(tmp_path, capsys):
 
     name = "mariadb-aes-ctr-filekey"
     arch, _off = _faulty_archive(tmp_path, name)
-    local = run_local([arch], jobs=2, keys=_keys(name))
+    local = run_local([Input(arch, _keys(name))], jobs=2)
     spark = job.session("local[2]")
     try:
         m = _manifest(name)

@@ -101,6 +101,11 @@ class Input:
     def name(self) -> str:
         return os.fspath(self.path)
 
+    def __fspath__(self) -> str:
+        """Its name, where a path is asked for (``Path(input).name``); what reads it takes the
+        Input itself (``as_input``), keys and all."""
+        return self.name
+
     @property
     def basename(self) -> str:
         """The file or object name, without its folder or prefix."""
@@ -151,6 +156,15 @@ class Input:
 
     def with_options(self, **changes: Any) -> Input:
         return replace(self, **changes)
+
+    def for_worker(self) -> Input:
+        """This input for another process (a worker, a Spark task): keys as their ``KeySpec``
+        (paths, loaded there), never key bytes. Keys made in code have no spec: None."""
+        from ..crypto.keys import KeySpec
+
+        if self.keys is None or isinstance(self.keys, KeySpec):
+            return self
+        return replace(self, keys=self.keys.spec)
 
 
 def as_input(x: Input | str | os.PathLike, *, keys: Keys | KeySpec | None = None, verify: bool = True) -> Input:
