@@ -115,16 +115,19 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
     from ..recover import apply_plan, plan_recovery
     from ..recover.apply import held
     from ..recover.primary import plan_binlog_recovery
+    from ..reading.source import Input
     from ..recover.render import lines
 
     try:
         with held(relaydir, do_apply, _say_leftovers) as lock:
             if is_binlog:
-                plan = plan_binlog_recovery(relaydir, keep_through=keep_through, replica=replica_dir, keys=keys)
+                plan = plan_binlog_recovery(Input(relaydir, keys), keep_through=keep_through,
+                                            replica=replica_dir and Input(replica_dir, keys))
             else:
-                plan = plan_recovery(relaydir, connection=connection, mode=mode,
+                plan = plan_recovery(Input(relaydir, keys), connection=connection, mode=mode,
                                      relay_base=relay_base.removesuffix(".index") if relay_base else None,
-                                     applied_gtids=applied_gtids, replica_binlog=replica_binlog, keys=keys)
+                                     applied_gtids=applied_gtids,
+                                     replica_binlog=replica_binlog and Input(replica_binlog, keys))
             click.echo(json.dumps(plan.to_json(), indent=1) if as_json else "\n".join(lines(plan)))
             if plan.refuse:
                 click.echo(f"binlogkit: refused: {plan.refuse}", err=True)

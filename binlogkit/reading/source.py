@@ -157,6 +157,16 @@ class Input:
     def with_options(self, **changes: Any) -> Input:
         return replace(self, **changes)
 
+    def expand(self, notes: list[str] | None = None) -> list[Input]:
+        """A local folder or ``.index`` file as the Inputs of the logs it stands for
+        (``files.expand_paths``), each read with this one's keys and verify; anything else: itself."""
+        if self.is_url or self.name == "-":
+            return [self]
+        p = Path(self.path)
+        if p.is_dir() or (p.suffix == ".index" and p.is_file()):
+            return [replace(self, path=f) for f in expand_paths([p], notes=notes)]
+        return [self]
+
     def for_worker(self) -> Input:
         """This input for another process (a worker, a Spark task): keys as their ``KeySpec``
         (paths, loaded there), never key bytes. Keys made in code have no spec: None."""
@@ -175,11 +185,12 @@ def as_input(x: Input | str | os.PathLike, *, keys: Keys | KeySpec | None = None
 def inputs(paths: Iterable[Input | str | os.PathLike], *, keys: Keys | KeySpec | None = None, verify: bool = True,
            notes: list[str] | None = None) -> list[Input]:
     """The inputs the arguments stand for, in order: ``.index`` files, folders and URL prefixes
-    expanded (``files.expand_paths``); an ``Input`` given stays itself."""
+    expanded (``files.expand_paths``); an ``Input`` given keeps its options (``Input.expand``:
+    a local folder or index becomes its logs, each with those options)."""
     out: list[Input] = []
     for p in paths:
         if isinstance(p, Input):
-            out.append(p)
+            out += p.expand(notes)
         else:
             out += [Input(f, keys, verify) for f in expand_paths([p], notes=notes)]
     return out
