@@ -638,7 +638,7 @@ def test_flashback_of_an_encrypted_copy_is_byte_identical(tmp_path, cipher):
     for sql in (False, True):
         a, b = tmp_path / f"plain-{sql}.out", tmp_path / f"enc-{sql}.out"
         ra = flashback(plain, a, gtids=gtid_matcher("0-1-8..42"), skip_statements=True, sql=sql)
-        rb = flashback(enc, b, gtids=gtid_matcher("0-1-8..42"), skip_statements=True, sql=sql, keys=keys)
+        rb = flashback([Input(p, keys) for p in enc], b, gtids=gtid_matcher("0-1-8..42"), skip_statements=True, sql=sql)
         assert a.read_bytes() == b.read_bytes() and ra.undone == 30
         strip = lambda r: {k: v for k, v in r.to_json().items() if k not in ("output", "skipped", "later")}
         assert strip(ra) == strip(rb)

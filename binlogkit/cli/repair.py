@@ -10,7 +10,8 @@ import click
 from ..errors import BinlogError
 from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, fail, fail_on
 from .options import (backup_dir_option, check, datetime_value, follow_links_option, gtid_filters, gtids_value,
-                      inputs, json_option, key_options, output_option, position_filters, table_filters, time_filters)
+                      inputs, json_option, key_options, keyed, output_option, position_filters, table_filters,
+                      time_filters)
 
 
 
@@ -203,10 +204,10 @@ def flashback(inputs, output, start_position, stop_position, start_datetime, sto
     cleaned: list[str] = []
     try:
         try:
-            res = run(inputs, output, start_position=start_position, stop_position=stop_position,
+            res = run(keyed(inputs, keys), output, start_position=start_position, stop_position=stop_position,
                       start_datetime=datetime_value(start_datetime), stop_datetime=datetime_value(stop_datetime),
                       gtids=gtids_value(include_gtids), database=database, table=table, skip_statements=skip_statements,
-                      sql=as_sql, force=force, check_later=not no_check_later, backup_dir=backup_dir, keys=keys,
+                      sql=as_sql, force=force, check_later=not no_check_later, backup_dir=backup_dir,
                       cleaned=cleaned)
         finally:  # said even when the run is then refused
             _say_leftovers(cleaned)

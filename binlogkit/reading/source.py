@@ -158,14 +158,12 @@ class Input:
         return replace(self, **changes)
 
     def expand(self, notes: list[str] | None = None) -> list[Input]:
-        """A local folder or ``.index`` file as the Inputs of the logs it stands for
-        (``files.expand_paths``), each read with this one's keys and verify; anything else: itself."""
-        if self.is_url or self.name == "-":
+        """The Inputs of the logs this one stands for, as a path does (``files.expand_paths``:
+        ``.index`` files, folders, URL prefixes), each read with this one's keys and verify. An
+        object already found (a ``storage.Url``) and ``-`` stand for themselves."""
+        if isinstance(self.path, Url) or self.name == "-":
             return [self]
-        p = Path(self.path)
-        if p.is_dir() or (p.suffix == ".index" and p.is_file()):
-            return [replace(self, path=f) for f in expand_paths([p], notes=notes)]
-        return [self]
+        return [replace(self, path=f) for f in expand_paths([self.path], notes=notes)]
 
     def for_worker(self) -> Input:
         """This input for another process (a worker, a Spark task): keys as their ``KeySpec``
