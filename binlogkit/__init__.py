@@ -9,6 +9,7 @@ The public API::
 
 from __future__ import annotations
 
+import os
 from typing import Iterator
 
 from .errors import BinlogError
@@ -16,20 +17,22 @@ from .reading.events import Event, decode
 from .reading.format import Format
 from .flavor import Flavor
 from .reading.reader import RawEvent, iter_raw_events
+from .reading.source import Input
 
 __version__ = "0.1.0"
 
-__all__ = ["BinlogError", "Event", "Flavor", "Format", "RawEvent", "decode", "iter_raw_events", "open_binlog",
+__all__ = ["BinlogError", "Event", "Flavor", "Format", "Input", "RawEvent", "decode", "iter_raw_events", "open_binlog",
            "__version__"]
 
 
-def open_binlog(path: str, *, verify: bool = True, keys=None) -> Iterator[RawEvent]:
+def open_binlog(path: Input | str | os.PathLike, *, verify: bool = True) -> Iterator[RawEvent]:
     """Iterate the raw events of the binlog or relay log at ``path`` (opened read-only).
 
     Archives compressed as ``.xz``, ``.gz`` or ``.bz2`` are decompressed as a stream; encrypted
-    files are decrypted with ``keys`` (``binlogkit.crypto.load_keys``).
+    files are decrypted with the keys of an ``Input`` (``Input(path, keys)``, keys from
+    ``binlogkit.crypto.load_keys``).
     """
     from .reading.reader import read_events
-    from .reading.source import Input
+    from .reading.source import as_input
 
-    yield from read_events(Input(str(path), keys, verify))
+    yield from read_events(as_input(path, verify=verify))

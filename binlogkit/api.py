@@ -18,7 +18,7 @@ from .errors import BinlogError
 from .reading.events import Event, decode
 from .reading.decoder import EventDecoder, Problem  # noqa: F401  (part of the API)
 from .reading.files import COMPRESSED_SUFFIXES, expand_paths  # noqa: F401  (part of the API)
-from .reading.source import Input, inputs
+from .reading.source import Input, as_input, inputs
 from .reading.scan import ScanResult, scan
 
 
@@ -100,7 +100,8 @@ def transactions(paths: Iterable[Input | str | os.PathLike], *, gtids: str | Non
     skip = gtid_matcher(exclude_gtids) if exclude_gtids else None
     t0 = start_datetime.timestamp() if start_datetime else None
     t1 = stop_datetime.timestamp() if stop_datetime else None
-    for t in group_files(paths, verify=verify, relay=relay, source_file=source_file, keys=keys, problems=problems):
+    keyed = (as_input(p, keys=keys, verify=verify) for p in paths)  # the keys travel inside the inputs
+    for t in group_files(keyed, relay=relay, source_file=source_file, problems=problems):
         if (match is None or (t.gtid is not None and match(t.gtid))) and (
                 skip is None or t.gtid is None or not skip(t.gtid)) and (
                 t0 is None or t.first_timestamp >= t0) and (t1 is None or t.first_timestamp < t1):
@@ -126,7 +127,8 @@ def gtid_summary(paths: Iterable[str | os.PathLike], *, verify: bool = True, rel
     problems: list[BinlogError] = []  # every damaged file is reported; the next files are read on
     trx = []
     try:
-        for t in group_files(paths, verify=verify, grouper=g, keys=keys, problems=problems):
+        for t in group_files((as_input(p, keys=keys, verify=verify) for p in paths), grouper=g,
+                             problems=problems):
             trx.append(t)
     except BinlogError as exc:  # no key for an encrypted file: the first problem, and the last
         problems.append(exc)

@@ -42,15 +42,14 @@ def _gtid_trx(side: list[Input], relay: bool | None) -> tuple[list, list, str | 
     return complete, incomplete, "\n".join(map(str, problems)) or None
 
 
-def compare(primary: Iterable[str | os.PathLike], replicas: list[Iterable[str | os.PathLike]], *,
-            keys=None) -> dict:
-    """``keys`` (``crypto.Keys``) reads encrypted sides; one that cannot be decrypted raises."""
-    p_done, p_open, p_problem = _gtid_trx(inputs(primary, keys=keys), relay=None)
+def compare(primary: Iterable[Input | str | os.PathLike], replicas: list[Iterable[Input | str | os.PathLike]]) -> dict:
+    """``Input`` values carry the keys of encrypted sides; one that cannot be decrypted raises."""
+    p_done, p_open, p_problem = _gtid_trx(inputs(primary), relay=None)
     sides: list[_Side] = []
     for paths in replicas:
         paths = list(paths)
-        done, _open, problem = _gtid_trx(inputs(paths, keys=keys), relay=None)
-        sides.append(_Side([str(x) for x in paths], {t.gtid for t in done if t.gtid}, problem))
+        done, _open, problem = _gtid_trx(inputs(paths), relay=None)
+        sides.append(_Side([os.fspath(x) for x in paths], {t.gtid for t in done if t.gtid}, problem))
     p_gtids = [t.gtid for t in p_done]
     p_set = set(p_gtids)
     held_by_any: set[str] = set().union(*(s.gtids for s in sides)) if sides else set()

@@ -418,16 +418,16 @@ def gtid_values(transactions: Iterable[Transaction]) -> dict[Flavor, list[Gtid]]
 
 
 def group_files(paths: Iterable[Input | str | os.PathLike], *, verify: bool = True, relay: bool | None = None,
-                source_file: str | None = None, grouper: Grouper | None = None, keys=None,
+                source_file: str | None = None, grouper: Grouper | None = None,
                 problems: list[BinlogError] | None = None) -> Iterator[Transaction]:
     """Transactions of the files, in order (index files and folders expanded). A damaged file
     raises its ``BinlogError`` after the transactions before the damage were yielded; the
     transaction open at that point is yielded as incomplete first. With ``problems`` (a list)
     a damaged file's error is appended to it instead and the next files are read on (a missing
     or unusable key is still raised: the next files need it too). ``paths`` are ``Input`` values
-    or paths read with these ``verify`` and ``keys``."""
+    (with their keys) or paths read with this ``verify``."""
     g = grouper or Grouper(source_file=source_file, relay=relay)
-    for inp in inputs(paths, keys=keys, verify=verify):
+    for inp in inputs(paths, verify=verify):
         path = inp.name
         try:
             yield from g.feed(inp)

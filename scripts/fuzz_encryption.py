@@ -32,6 +32,7 @@ from binlogkit.crypto.keys import Keys  # noqa: E402
 from binlogkit.errors import BinlogError  # noqa: E402
 from binlogkit.reading.reader import iter_raw_events  # noqa: E402
 from binlogkit.reading.scan import scan  # noqa: E402
+from binlogkit.reading.source import Input  # noqa: E402
 
 
 class Hang(Exception):
@@ -85,7 +86,7 @@ def check(name: str, data: bytes, keys, tmp: Path) -> str:
     p.write_bytes(data)
     signal.alarm(10)
     try:
-        res = scan(p, keys=keys)
+        res = scan(Input(p, keys))
         if res.problem is not None:
             assert res.problem.offset is not None and res.problem.file, res.problem
         try:

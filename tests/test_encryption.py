@@ -32,6 +32,7 @@ from binlogkit.errors import (BinlogError, ChecksumError, DecryptionError, Forma
 from binlogkit.reading.events import decode
 from binlogkit.render import header_line
 from binlogkit.reading.scan import scan
+from binlogkit.reading.source import Input
 from fixtures.lab.encrypted import SECRET, SETS_DIR, keys_args
 from fixtures.lab.oracle import parse_mariadb_binlog
 
@@ -97,7 +98,7 @@ def test_decode_equals_the_server_decrypting_it(item, monkeypatch):
     monkeypatch.setenv("TZ", "UTC")
     oracle = SETS_DIR / name / "oracle" / path.parent.name
     want = parse_mariadb_binlog(lzma.open(oracle / f"{path.name}.txt.xz", "rt", errors="replace").read())
-    ours = _without_stop([decode(raw) for raw in open_binlog(str(path), keys=_keys(name))], want)
+    ours = _without_stop([decode(raw) for raw in open_binlog(Input(str(path), _keys(name)))], want)
     assert [e.raw.offset for e in ours] == [w.offset for w in want]
     assert [e.raw.log_pos for e in ours] == [w.end_log_pos for w in want]
     assert [e.raw.server_id for e in ours] == [w.server_id for w in want]
@@ -136,7 +137,7 @@ def test_decode_v_and_json_equal_the_server(item):
 def test_relay_logs_equal_show_relaylog_events(item):
     name, path = item
     want = json.loads((SETS_DIR / name / "oracle" / "replica-relay" / f"{path.name}.relay.json").read_text())
-    ours = _without_stop([decode(raw) for raw in open_binlog(str(path), keys=_keys(name))], want)
+    ours = _without_stop([decode(raw) for raw in open_binlog(Input(str(path), _keys(name)))], want)
     assert [(e.raw.offset, e.raw.log_pos, e.raw.server_id) for e in ours] == \
         [(w["offset"], w["end_log_pos"], w["server_id"]) for w in want]
     names = {"GTID": "Gtid"}
@@ -157,7 +158,7 @@ def test_verify_passes_every_file_and_names_the_cipher(name):
 
 
 def _events(path: Path, keys) -> list[tuple[int, int]]:
-    return [(r.offset, r.end_offset) for r in open_binlog(str(path), keys=keys)]
+    return [(r.offset, r.end_offset) for r in open_binlog(Input(str(path), keys))]
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -176,8 +177,8 @@ def test_any_flipped_byte_is_found_at_its_event(tmp_path, data):
     raw[at] ^= data.draw(st.integers(1, 255))
     victim = tmp_path / src.name
     victim.write_bytes(bytes(raw))
-    res = scan(victim, keys=keys)
-    fdes = [(r.offset, r.end_offset) for r in open_binlog(str(src), keys=keys) if r.type_code == 15]
+    res = scan(Input(victim, keys))
+    fdes = [(r.offset, r.end_offset) for r in open_binlog(Input(str(src), keys)) if r.type_code == 15]
     if res.ok and any(s <= at < e for s, e in fdes):
         # a Format_description whose server version the damage makes older than checksums turns
         # CRC32 off from there on, as the servers decide by version (docs/encryption.md): the one
@@ -359,7 +360,7 @@ def test_audit_finds_exactly_the_injected_faults(tmp_path, name):
     from binlogkit.audit import run_local
 
     arch, off = _faulty_archive(tmp_path, name)
-    r = run_local([arch], jobs=2, keys=_keys(name))
+    r = run_local([Input(arch, _keys(name))], jobs=2)
     errs = _error_findings(r)
     assert ("checksum_mismatch", "relay-bin.000002", off) in errs
     assert {k for k, _f, _o in errs} == {"checksum_mismatch", "missing_file", "gtid_gap", "rotate_mismatch"}
@@ -377,7 +378,7 @@ def test_audit_spark_reads_the_keys_on_the_executors(tmp_path, capsys):
 
     name = "mariadb-aes-ctr-filekey"
     arch, _off = _faulty_archive(tmp_path, name)
-    local = run_local([arch], jobs=2, keys=_keys(name))
+    local = run_local([Input(arch, _keys(name))], jobs=2)
     spark = job.session("local[2]")
     try:
         m = _manifest(name)
@@ -410,7 +411,7 @@ def test_recover_cuts_encrypted_relay_logs_at_event_boundaries(tmp_path, name):
     res = _run("recover", "--apply", "--backup-dir", tmp_path / "backup", *k, d)
     assert res.exit_code == 0, res.output
     for p in sorted(d.glob("relay-bin.0*")):
-        r = scan(p, keys=_keys(name))
+        r = scan(Input(p, _keys(name)))
         assert r.ok and r.encryption, (p, r.problem)
         assert p.read_bytes()[:296] == (SETS_DIR / name / "replica-relay" / p.name).read_bytes()[:296]
     kept = sorted(p.name for p in d.glob("relay-bin.0*"))
@@ -434,10 +435,10 @@ def test_incident_appends_encrypted_events(tmp_path, name):
     after = (d / last).read_bytes()
     assert after[:len(before)] == before
     keys = _keys(name)
-    evs = list(open_binlog(str(d / last), keys=keys))
+    evs = list(open_binlog(Input(str(d / last), keys)))
     inc, rot = [decode(r) for r in evs[-2:]]
     assert inc.name == "Incident" and rot.name == "Rotate" and rot.fields["new_log_ident"].endswith(".000004")
-    assert scan(d / last, keys=keys).ok
+    assert scan(Input(d / last, keys)).ok
     plain = build_event(type_code=26, body=evs[-2].body, timestamp=evs[-2].timestamp, server_id=evs[-2].server_id,
                         log_pos=evs[-2].log_pos, flags=evs[-2].flags, checksum=True)
     assert after[len(before):len(before) + len(plain)] != plain  # written encrypted
@@ -460,7 +461,7 @@ def test_mysql_encrypted_binlog_written_by_mysql_8_0_14(corpus, tmp_path):
     keys = load_keys(keyring_file=str(ring))
     events, err = [], None
     try:
-        for raw in open_binlog(str(path), keys=keys):
+        for raw in open_binlog(Input(str(path), keys)):
             events.append(raw)
     except BinlogError as exc:
         err = exc
@@ -561,7 +562,7 @@ def test_encrypting_the_decrypted_events_gives_the_servers_bytes(name):
     keys = _keys(name)
     for path in _logs(name, "primary") + _logs(name, "replica-relay")[:3]:
         disk = path.read_bytes()
-        raws = list(open_binlog(str(path), keys=keys))
+        raws = list(open_binlog(Input(str(path), keys)))
         start = raws[1]
         assert start.type_code == 164
         ec = cipher_for(start.body, keys, offset=start.offset)
@@ -580,7 +581,7 @@ def test_encrypt_binlog_round_trip(tmp_path, cipher):
     with lzma.open(src) as fh, open(dst, "wb") as out:
         encrypt_binlog(fh, out, bytes(range(16)), Cipher(cipher), nonce=os.urandom(12))
     keys = Keys(mariadb={1: bytes(range(16))}, source="t")
-    res = scan(dst, keys=keys)
+    res = scan(Input(dst, keys))
     assert res.ok and res.encryption == f"MariaDB {cipher}, key id 1 version 1"
     assert [(t.gtid, t.events, t.bytes) for t in transactions([dst], keys=keys)] == \
         [(t.gtid, t.events, t.bytes) for t in transactions([src])]
@@ -637,7 +638,7 @@ def test_flashback_of_an_encrypted_copy_is_byte_identical(tmp_path, cipher):
     for sql in (False, True):
         a, b = tmp_path / f"plain-{sql}.out", tmp_path / f"enc-{sql}.out"
         ra = flashback(plain, a, gtids=gtid_matcher("0-1-8..42"), skip_statements=True, sql=sql)
-        rb = flashback(enc, b, gtids=gtid_matcher("0-1-8..42"), skip_statements=True, sql=sql, keys=keys)
+        rb = flashback([Input(p, keys) for p in enc], b, gtids=gtid_matcher("0-1-8..42"), skip_statements=True, sql=sql)
         assert a.read_bytes() == b.read_bytes() and ra.undone == 30
         strip = lambda r: {k: v for k, v in r.to_json().items() if k not in ("output", "skipped", "later")}
         assert strip(ra) == strip(rb)

@@ -22,6 +22,7 @@ from click.testing import CliRunner
 from binlogkit.cli import main
 from binlogkit.crypto import load_keys
 from binlogkit.reading.scan import scan
+from binlogkit.reading.source import Input
 from binlogkit.writing.writer import record_incident
 from fixtures.lab import Lab, catch_up, connect, grant_replication, wait_replica
 from fixtures.lab import workload
@@ -68,7 +69,7 @@ def test_killed_replica_recovers_its_encrypted_relay_logs(tmp_path, cipher):
         assert "partial trx" in res.stdout or "cut trx" in res.stdout, res.stdout
         relays = sorted(r.datadir.glob("relay-bin.0*"))
         for f in relays:  # still encrypted, whole
-            s = scan(f, keys=keys)
+            s = scan(Input(f, keys))
             assert s.ok and s.encryption and cipher in s.encryption, (f, s.problem)
         log_start = r.error_log.stat().st_size
         r.start()
@@ -96,8 +97,8 @@ def test_incident_in_an_encrypted_binlog_is_served_and_stops_the_replica(tmp_pat
         r.execute("STOP SLAVE IO_THREAD")
         workload.small(p, 10, start=500)  # the replica has not received these
         p.stop()
-        done = record_incident(p.datadir, code="LOST_EVENTS", message="encrypted gap", keys=keys)
-        assert scan(done.file, keys=keys).ok
+        done = record_incident(Input(p.datadir, keys), code="LOST_EVENTS", message="encrypted gap")
+        assert scan(Input(done.file, keys)).ok
         p.start()
         served = show_binlog_events(p, os.path.basename(done.file))  # the server decrypts our events
         assert [(e.offset, e.kind) for e in served[-2:]] == [(done.offsets[0], "Incident"), (done.offsets[1], "Rotate")]

@@ -88,3 +88,25 @@ def test_names():
     assert [names.compression_of(f"a.000001{s}") for s in names.COMPRESSED_SUFFIXES] == ["xz", "gzip", "bzip2", "lzma"]
     assert names.twin("a.000001", {"a.000001.xz"}.__contains__) == "a.000001.xz"
     assert names.index_lines("./a.000001\n\n ./a.000002 \n") == ["./a.000001", "./a.000002"]
+
+
+def test_an_input_for_a_worker_carries_the_key_spec_never_key_bytes(tmp_path):
+    """Worker processes and Spark tasks get ``Input.for_worker()``: the keys' KeySpec (paths),
+    loaded there; the pickled value holds no key bytes. Keys made in code have no spec: None."""
+    import pickle
+
+    from binlogkit.crypto.keys import Keys, KeySpec, load_keys
+
+    key = bytes(range(32))
+    kf = tmp_path / "keys.txt"
+    kf.write_text("1;" + key.hex() + "\n")
+    kf.chmod(0o600)
+    keys = load_keys(str(kf))
+    assert keys is not None and keys.spec is not None
+    sent = Input(tmp_path / "mariadb-bin.000001", keys).for_worker()
+    assert isinstance(sent.keys, KeySpec) and sent.name == str(tmp_path / "mariadb-bin.000001")
+    blob = pickle.dumps(sent)
+    assert key not in blob and key.hex().encode() not in blob
+    assert pickle.loads(blob).loaded_keys().mariadb_key(1, 1) == key
+    assert Input("x.000001", Keys(mariadb={1: key})).for_worker().keys is None
+    assert Input("x.000001").for_worker() == Input("x.000001")

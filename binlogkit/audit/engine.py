@@ -12,48 +12,62 @@ import json
 import os
 import tempfile
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from functools import partial
 from itertools import islice
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from ..reading.names import is_log_name
 from .merge import Results, merge_directory, plan_directory
+from ..reading.source import Input, as_input
 from .summary import file_summary
 
 
-def audit_paths(paths: Iterable[str | os.PathLike]) -> list[str]:
+def audit_paths(paths: Iterable[Input | str | os.PathLike]) -> list[str]:
     """Every binlog / relay-log file under the given files and folders (or object-storage
     prefixes: ``storage.find_logs``), largest first; an ``.index`` given stands for the files
     it lists that exist (``listed_missing`` gives the others). Anything named like a log that
     is not a regular file (a FIFO, a device, a link to one) is ``NotRegularFileError``: refused,
     not skipped (skipping it made "0 files: 0 errors")."""
+    return [i.name for i in audit_inputs(paths)]
+
+
+def audit_inputs(paths: Iterable[Input | str | os.PathLike]) -> list[Input]:
+    """``audit_paths`` as ``Input`` values: each file read with the options (keys) of the
+    argument it was found under."""
+    sizes: dict[str, int] = {}
+    found: dict[str, Input] = {}
+    for src in map(as_input, paths):
+        for f in _logs_under(src.path, sizes):
+            found.setdefault(f, src.with_options(path=f))
+    return sorted(found.values(), key=lambda i: -(sizes[i.name] if i.name in sizes else os.path.getsize(i.name)))
+
+
+def _logs_under(arg, sizes: dict[str, int]) -> list[str]:
+    """The logs one argument stands for (``audit_paths``); object sizes go into ``sizes``."""
     from ..reading.files import check_regular, read_index
     from ..reading.storage import find_logs, is_url
 
-    out = []
-    sizes: dict[str, int] = {}
-    for arg in paths:
-        if is_url(arg):
-            for url, size in find_logs(os.fspath(arg)):
-                sizes[url] = size
-                out.append(url)
-            continue
-        p = Path(arg)
-        if p.is_dir():
-            for f in sorted(p.rglob("*")):
-                if not f.is_dir() and is_log_name(f.name):
-                    check_regular(f)
-                    out.append(str(f))
-        elif p.suffix == ".index" and p.is_file():
-            for f in read_index(p).files:
-                if f.exists():
-                    check_regular(f)
-                    out.append(str(f))
-        else:
-            check_regular(p)
-            out.append(str(p))
-    return sorted(set(out), key=lambda f: -(sizes[f] if f in sizes else os.path.getsize(f)))
+    out: list[str] = []
+    if is_url(arg):
+        for url, size in find_logs(os.fspath(arg)):
+            sizes[url] = size
+            out.append(url)
+        return out
+    p = Path(arg)
+    if p.is_dir():
+        for f in sorted(p.rglob("*")):
+            if not f.is_dir() and is_log_name(f.name):
+                check_regular(f)
+                out.append(str(f))
+    elif p.suffix == ".index" and p.is_file():
+        for f in read_index(p).files:
+            if f.exists():
+                check_regular(f)
+                out.append(str(f))
+    else:
+        check_regular(p)
+        out.append(str(p))
+    return out
 
 
 def listed_missing(paths: Iterable[str | os.PathLike], notes: list[str] | None = None) -> dict[str, str]:
@@ -93,12 +107,8 @@ def within(missing: dict[str, str], directory: str) -> dict[str, str]:
     return {m: i for m, i in missing.items() if os.path.dirname(m) == directory}
 
 
-def _again(item: tuple[str, dict], spec=None) -> dict:
-    return file_summary(item[0], item[1], keys=spec)
-
-
-def _first(path: str, spec=None) -> dict:
-    return file_summary(path, keys=spec)
+def _again(item: tuple[Input, dict]) -> dict:
+    return file_summary(item[0], item[1])
 
 
 class _Spill:
@@ -137,9 +147,9 @@ def _as_done(pool: ProcessPoolExecutor, fn, items: list, window: int) -> Iterato
 _END = object()
 
 
-def run_local(paths: Iterable[str | os.PathLike], *, jobs: int | None = None, live: bool = False,
+def run_local(paths: Iterable[Input | str | os.PathLike], *, jobs: int | None = None, live: bool = False,
               progress: Callable[[int, int], None] | None = None, max_findings: int | None = None,
-              max_series: int | None = None, keys=None) -> dict:
+              max_series: int | None = None) -> dict:
     """Audit with a process pool (``jobs`` workers; 1 = in this process). ``live``: the last
     file of a series may still be written by a server (a torn tail is then a warning).
     ``max_findings`` / ``max_series``: keep only the first ones in the result (None: all), as
@@ -148,22 +158,24 @@ def run_local(paths: Iterable[str | os.PathLike], *, jobs: int | None = None, li
     The parent holds the list of file paths, one directory's summaries at a time (the others
     wait in a temporary folder, about 1-4 KB per file) and the result: with both limits set its
     memory does not grow with the archive."""
-    files = audit_paths(paths)
-    missing = listed_missing(paths)  # what the indexes list and the archive lacks: errors
+    given = [as_input(p) for p in paths]
+    files = audit_inputs(given)
+    by_name = {f.name: f for f in files}
+    missing = listed_missing([g.path for g in given])  # what the indexes list and the archive lacks: errors
     jobs = jobs or os.cpu_count() or 1
-    # ``keys`` (a ``crypto.Keys``) reads encrypted files; workers get only its ``KeySpec``
-    # (paths) and load the keys themselves, so no key bytes cross a pipe
-    spec = keys.spec if keys is not None else None
+    # an Input's keys (a ``crypto.Keys``) read encrypted files; workers get only their
+    # ``KeySpec`` (paths: ``Input.for_worker``) and load the keys themselves, so no key bytes
+    # cross a pipe
     acc = Results(limit=max_findings, max_series=max_series)
     total = 0
     with tempfile.TemporaryDirectory(prefix="binlogkit-audit-") as tmp:
         spill = _Spill(tmp)
         if jobs == 1 or len(files) <= 1:
             pool = None
-            summaries: Iterable[dict] = (file_summary(f, keys=keys) for f in files)
+            summaries: Iterable[dict] = (file_summary(f) for f in files)
         else:
             pool = ProcessPoolExecutor(max_workers=jobs)
-            summaries = _as_done(pool, partial(_first, spec=spec), files, 4 * jobs)
+            summaries = _as_done(pool, file_summary, [f.for_worker() for f in files], 4 * jobs)
         try:
             for i, s in enumerate(summaries):
                 spill.add(s)
@@ -177,10 +189,10 @@ def run_local(paths: Iterable[str | os.PathLike], *, jobs: int | None = None, li
                 if not wanted:
                     again = {}
                 elif pool is None:
-                    again = {p: file_summary(p, c, keys=keys) for p, c in sorted(wanted.items())}
+                    again = {p: file_summary(by_name[p], c) for p, c in sorted(wanted.items())}
                 else:
-                    again = {r["file"]: r for r in pool.map(partial(_again, spec=spec), sorted(wanted.items()),
-                                                            chunksize=1)}
+                    again = {r["file"]: r for r in pool.map(_again, [(by_name[p].for_worker(), c) for p, c
+                                                                     in sorted(wanted.items())], chunksize=1)}
                 acc.add(*merge_directory(group, again, live=live,
                                          listed_missing=within(missing, group[0]["directory"])))
         finally:

@@ -78,13 +78,14 @@ def _shipped(path: str) -> str:
 def _summaries(deal: list[tuple[str, int]], spec=None, env=None) -> list[tuple[str, dict]]:
     """The summaries of one task's files, keyed by directory."""
     from binlogkit.reading import storage
+    from binlogkit.reading.source import Input
     from binlogkit.audit.summary import file_summary
 
     storage.adopt(env)
     keys = _keys(spec)
     out = []
     for path, _size in deal:
-        s = file_summary(path, keys=keys)
+        s = file_summary(Input(path, keys))
         out.append((s["directory"], s))
     return out
 
@@ -105,11 +106,12 @@ def _plan(kv) -> list[tuple[str, tuple[str, dict]]]:
 
 def _again(item, spec=None, env=None) -> tuple[str, dict]:
     from binlogkit.reading import storage
+    from binlogkit.reading.source import Input
     from binlogkit.audit.summary import file_summary
 
     storage.adopt(env)
     path, (directory, ctx) = item
-    return directory, file_summary(path, ctx, keys=_keys(spec))
+    return directory, file_summary(Input(path, _keys(spec)), ctx)
 
 
 def _merge(live: bool, missing: dict[str, str] | None = None):

@@ -44,7 +44,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator
+from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from ..boundary import (BEGIN, DECIDING, GTID_TYPES, OPEN, OUTSIDE, PRELUDE, QUERY_TYPES,
                         STANDALONE, Kind, gtid_state, read_gtid, step)
@@ -57,12 +57,9 @@ from ..reading.format import Format
 from ..reading.names import strip_compressed
 from ..positions import SourceClock
 from ..reading.format import format_of_event
-from ..reading.source import Input
+from ..reading.source import Input, as_input
 from ..transactions import BODIES, KNOWN_TYPES, gtid_list_strings
 from . import intervals as iv
-
-if TYPE_CHECKING:
-    from ..crypto.keys import Keys, KeySpec
 
 # observe(gtid, kind, offset, complete): called per transaction (tests)
 Observe = Callable[[str | None, str, int, bool], None]
@@ -152,13 +149,13 @@ class GtidOrder:
         self.anomalies.append({"kind": kind, "gtid": t.gtid, "prev": prev, "offset": t.offset, "source": t.source()})
 
 
-def file_summary(path: str | os.PathLike[str], context: dict[str, Any] | None = None, *,
-                 observe: Observe | None = None, keys: Keys | KeySpec | None = None) -> dict[str, Any]:
+def file_summary(path: Input | str | os.PathLike[str], context: dict[str, Any] | None = None, *,
+                 observe: Observe | None = None) -> dict[str, Any]:
     """The compact summary of one file (see the module docstring); never raises for damaged
     input. ``observe(gtid, kind, offset, complete)`` is called per transaction (for tests).
-    ``keys``: a ``crypto.Keys``, or a ``crypto.KeySpec`` loaded here (worker processes, Spark
-    executors), for encrypted files; without one an encrypted file is a finding."""
-    inp = Input(os.fspath(path), keys, verify=False)
+    An ``Input``'s keys (a ``crypto.Keys``, or a ``crypto.KeySpec`` loaded here: worker
+    processes, Spark executors) read encrypted files; without them an encrypted file is a finding."""
+    inp = as_input(path).with_options(verify=False)
     path = inp.name
     directory, base, number = series_key(path)
     s = _Scan(path, context, observe)

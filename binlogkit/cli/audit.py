@@ -10,7 +10,7 @@ import click
 from .._optional import need
 from ..errors import BinlogError
 from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, fail, fail_on
-from .options import OutputPath, check, jobs_option, inputs, json_option, key_options, output_option
+from .options import OutputPath, check, jobs_option, inputs, json_option, key_options, keyed, output_option
 
 
 @click.command()
@@ -71,7 +71,7 @@ def audit(inputs, as_json, output, jobs, engine, live, max_findings, max_series,
         sys.stderr.write(f"\raudit: {done}/{total} files")
         sys.stderr.flush()
     try:
-        result = run_local(inputs, jobs=jobs, live=live, progress=prog if show else None, keys=keys)
+        result = run_local(keyed(inputs, keys), jobs=jobs, live=live, progress=prog if show else None)
     except OSError as exc:
         fail(str(exc), EXIT_USAGE)
     if show:

@@ -11,7 +11,7 @@ import click
 from .._optional import need
 from ..errors import BinlogError
 from .exits import EXIT_USAGE, fail, fail_on
-from .options import (datetime_value, gtid_filters, gtids_value, inputs, json_option, key_options, output_option,
+from .options import (datetime_value, gtid_filters, gtids_value, inputs, json_option, key_options, keyed, output_option,
                       table_filters, tables_of, time_filters)
 
 
@@ -64,7 +64,7 @@ def export(inputs, output, database, tables, start_datetime, stop_datetime, incl
                       stop=datetime_value(stop_datetime), gtids=gtids_value(include_gtids), schema=schema,
                       exclude_gtids=gtids_value(exclude_gtids))
     try:
-        summary = run_export(inputs, output, filters=filters, row_group_rows=row_group_rows, keys=keys)
+        summary = run_export(keyed(inputs, keys), output, filters=filters, row_group_rows=row_group_rows)
     except BinlogError as exc:
         fail_on(exc, EXIT_USAGE)
     except (OSError, ValueError) as exc:

@@ -11,7 +11,7 @@ import click
 from ..errors import BinlogError, KeyFileError, KeyRequiredError
 from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, exit_code, fail, fail_on, quiet_broken_pipe
 from .options import (InputPath, check, datetime_value, gtid_filters, inputs, json_option, key_options, relay_option,
-                      time_filters)
+                      keyed, time_filters)
 
 
 
@@ -178,7 +178,7 @@ def compare(primary, replicas, as_json, keys) -> None:
 
     check((primary, *replicas))
     try:
-        res = run_compare(expand_paths([primary]), [expand_paths([r]) for r in replicas], keys=keys)
+        res = run_compare(keyed(expand_paths([primary]), keys), [keyed(expand_paths([r]), keys) for r in replicas])
     except BinlogError as exc:  # a side that cannot be decrypted
         fail_on(exc)
     except OSError as exc:

@@ -156,6 +156,15 @@ _KEY_OPTIONS = (
 )
 
 
+def keyed(paths, keys) -> list:
+    """The arguments as ``source.Input`` values read with the key options' ``keys``: the one
+    place the CLI puts keys into inputs (each argument one Input; folders and indexes are
+    expanded by the library, each file keeping its argument's keys)."""
+    from ..reading.source import Input
+
+    return [p if isinstance(p, Input) else Input(p, keys) for p in paths]
+
+
 def key_options(command):
     """The key options, for every command that reads or writes log files; the command receives
     ``keys`` (a ``crypto.Keys`` or None). A key file that cannot be used is a usage error (exit

@@ -9,7 +9,7 @@ import click
 
 from ..errors import BinlogError
 from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, fail, fail_on
-from .options import check, jobs_option, datetime_value, inputs, json_option, key_options
+from .options import check, jobs_option, datetime_value, inputs, json_option, key_options, keyed
 
 
 @click.command()
@@ -53,7 +53,7 @@ def pitr(inputs, from_gtid, from_file, from_position, backup_info, until_datetim
     check(inputs, missing_ok=True, recursive=True)
     try:
         frm, until = bounds(until_datetime=datetime_value(until_datetime), **given)
-        doc = plan_pitr(inputs, frm, until, jobs=jobs, keys=keys)
+        doc = plan_pitr(keyed(inputs, keys), frm, until, jobs=jobs)
     except click.BadParameter as exc:
         fail(exc.format_message(), EXIT_USAGE)
     except BinlogError as exc:  # PitrUsage; GtidError: a GTID text that does not parse, etc.

@@ -10,7 +10,8 @@ import click
 from ..errors import BinlogError
 from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, fail, fail_on
 from .options import (backup_dir_option, check, datetime_value, follow_links_option, gtid_filters, gtids_value,
-                      inputs, json_option, key_options, output_option, position_filters, table_filters, time_filters)
+                      inputs, json_option, key_options, keyed, output_option, position_filters, table_filters,
+                      time_filters)
 
 
 
@@ -52,13 +53,14 @@ def incident(binlog_dir, code, message, index, backup_dir, follow_links, gtid, k
     failed part-way (the file is unchanged; the message says where the copy is).
     """
     from ..incident import done_lines
+    from ..reading.source import Input
     from ..writing.writer import record_incident
 
     cleaned: list[str] = []
     try:
         try:
-            done = record_incident(binlog_dir, code=code, message=message, index=index, backup_dir=backup_dir,
-                                   follow_links=follow_links, keys=keys, cleaned=cleaned, gtid=gtid)
+            done = record_incident(Input(binlog_dir, keys), code=code, message=message, index=index,
+                                   backup_dir=backup_dir, follow_links=follow_links, cleaned=cleaned, gtid=gtid)
         finally:  # said even when the run is then refused
             _say_leftovers(cleaned)
     except KeyError as exc:
@@ -114,16 +116,19 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
     from ..recover import apply_plan, plan_recovery
     from ..recover.apply import held
     from ..recover.primary import plan_binlog_recovery
+    from ..reading.source import Input
     from ..recover.render import lines
 
     try:
         with held(relaydir, do_apply, _say_leftovers) as lock:
             if is_binlog:
-                plan = plan_binlog_recovery(relaydir, keep_through=keep_through, replica=replica_dir, keys=keys)
+                plan = plan_binlog_recovery(Input(relaydir, keys), keep_through=keep_through,
+                                            replica=replica_dir and Input(replica_dir, keys))
             else:
-                plan = plan_recovery(relaydir, connection=connection, mode=mode,
+                plan = plan_recovery(Input(relaydir, keys), connection=connection, mode=mode,
                                      relay_base=relay_base.removesuffix(".index") if relay_base else None,
-                                     applied_gtids=applied_gtids, replica_binlog=replica_binlog, keys=keys)
+                                     applied_gtids=applied_gtids,
+                                     replica_binlog=replica_binlog and Input(replica_binlog, keys))
             click.echo(json.dumps(plan.to_json(), indent=1) if as_json else "\n".join(lines(plan)))
             if plan.refuse:
                 click.echo(f"binlogkit: refused: {plan.refuse}", err=True)
@@ -199,10 +204,10 @@ def flashback(inputs, output, start_position, stop_position, start_datetime, sto
     cleaned: list[str] = []
     try:
         try:
-            res = run(inputs, output, start_position=start_position, stop_position=stop_position,
+            res = run(keyed(inputs, keys), output, start_position=start_position, stop_position=stop_position,
                       start_datetime=datetime_value(start_datetime), stop_datetime=datetime_value(stop_datetime),
                       gtids=gtids_value(include_gtids), database=database, table=table, skip_statements=skip_statements,
-                      sql=as_sql, force=force, check_later=not no_check_later, backup_dir=backup_dir, keys=keys,
+                      sql=as_sql, force=force, check_later=not no_check_later, backup_dir=backup_dir,
                       cleaned=cleaned)
         finally:  # said even when the run is then refused
             _say_leftovers(cleaned)

@@ -15,19 +15,21 @@ from __future__ import annotations
 import time
 from typing import Iterable
 
-from .changes import Filters, Report, committed_changes, open_inputs_check
+from ..reading.source import Input
+from .changes import Filters, Report, checked_inputs, committed_changes
 
 __all__ = ["Filters", "Report", "export", "summary_exit_code"]
 
 
-def export(paths: Iterable[str], output: str, *, filters: Filters | None = None, row_group_rows: int = 50_000,
-           part_rows: int = 5_000_000, keys=None) -> dict:
-    """Export ``paths`` into ``output`` (a folder or an fsspec URL) and return the summary that
-    ``_SUCCESS`` holds. ``OSError`` for an input that cannot be read (nothing written)."""
+def export(paths: Iterable[Input | str], output: str, *, filters: Filters | None = None,
+           row_group_rows: int = 50_000, part_rows: int = 5_000_000) -> dict:
+    """Export ``paths`` (paths, or ``Input`` values with the keys of encrypted files) into
+    ``output`` (a folder or an fsspec URL) and return the summary that ``_SUCCESS`` holds.
+    ``OSError`` for an input that cannot be read (nothing written)."""
     from . import output as out
     from .dataset import DatasetWriter, write_schemas
 
-    paths = open_inputs_check(paths)
+    found = checked_inputs(paths)
     filters = filters or Filters()
     report = Report()
     fs, root = out.output_fs(output)
@@ -36,7 +38,7 @@ def export(paths: Iterable[str], output: str, *, filters: Filters | None = None,
         out.begin(fs, root)
         w = DatasetWriter(fs, root, row_group_rows=row_group_rows, part_rows=part_rows)
         try:
-            for item in committed_changes(paths, filters, report, keys=keys):
+            for item in committed_changes(found, filters, report):
                 w.add(item)
             w.close()
         except BaseException:

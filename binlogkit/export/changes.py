@@ -283,12 +283,12 @@ class _Walk:
                 self.damaged = True
 
 
-def committed_changes(paths, filters: Filters, report: Report, *, keys=None) -> Iterator[Rows | Statement]:
-    """``Rows`` and ``Statement`` values of the committed transactions of ``paths`` (expanded
-    by ``files.expand_paths``), in binlog order; ``report`` gets what was not exported. An
+def committed_changes(paths, filters: Filters, report: Report) -> Iterator[Rows | Statement]:
+    """``Rows`` and ``Statement`` values of the committed transactions of ``paths`` (paths or
+    ``Input`` values with their keys, expanded by ``files.expand_paths``), in binlog order; ``report`` gets what was not exported. An
     input that cannot be opened raises ``OSError`` (the caller's usage error)."""
     walk = _Walk(filters, report)
-    for inp in inputs(paths, keys=keys):
+    for inp in inputs(paths):
         report.files += 1
         report.bytes += inp.size()
         yield from walk.one_file(inp)
@@ -299,12 +299,19 @@ def committed_changes(paths, filters: Filters, report: Report, *, keys=None) -> 
 
 
 def open_inputs_check(paths) -> list[str]:
-    """The expanded inputs; ``OSError`` naming the first that does not exist or cannot be read;
-    ``NotRegularFileError`` for a FIFO, a device or a socket (reading it could block)."""
-    from ..reading.files import expand_paths, input_size, is_url, refuse_irregular
+    """The expanded inputs' names (``checked_inputs``)."""
+    return [i.name for i in checked_inputs(paths)]
+
+
+def checked_inputs(paths) -> list[Input]:
+    """The expanded inputs (paths, or ``Input`` values: their keys kept); ``OSError`` naming the
+    first that does not exist or cannot be read; ``NotRegularFileError`` for a FIFO, a device
+    or a socket (reading it could block)."""
+    from ..reading.files import input_size, is_url, refuse_irregular
 
     paths = list(paths)
-    out = [str(p) for p in expand_paths(paths)]
+    found = inputs(paths)
+    out = [i.name for i in found]
     if not out:
         raise FileNotFoundError(f"no binlog or relay log in {', '.join(map(str, paths))}: looked for *.index files "
                                 "and files named like NAME.000001 (also .xz, .gz, .bz2)")
@@ -317,4 +324,4 @@ def open_inputs_check(paths) -> list[str]:
                 raise PermissionError(f"{p}: not readable")
         else:
             input_size(p)
-    return out
+    return found

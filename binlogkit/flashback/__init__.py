@@ -29,7 +29,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from ..codecs.format_description import fde_is_checksum_aware
 from ..codecs.header import LEN_HEADER
@@ -43,9 +43,6 @@ from .invert import MinimalImage
 from .plan import NOTHING, FlashbackRefused, Plan, select
 from .undo import Filters, undo_plan
 from .write import write_output
-
-if TYPE_CHECKING:
-    from ..crypto.keys import Keys
 
 __all__ = ["flashback", "FlashbackRefused", "MinimalImage", "Result", "select", "Filters"]
 
@@ -147,23 +144,25 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
               database: str | None = None, table: str | None = None, skip_statements: bool = False,
               sql: bool = False, force: bool = False, tmpdir: str | None = None,
               check_later: bool = True, backup_dir: str | os.PathLike | None = None,
-              keys: Keys | None = None, cleaned: list[str] | None = None) -> Result:
+              cleaned: list[str] | None = None) -> Result:
     """Write the undo of the selected transactions to ``output``. Raises ``FlashbackRefused``
     (nothing written) for what cannot be undone, another ``BinlogError`` for damaged input
     (``KeyRequiredError``: an encrypted input and no key for it).
     ``check_later``: then read the inputs after the range for later changes to the rows the
-    undo puts back (``Result.later``; ``conflicts``). ``keys`` (a ``crypto.Keys``): encrypted
-    inputs are read with them, an event at a time (``source``); the output is plain."""
+    undo puts back (``Result.later``; ``conflicts``). ``paths`` are paths or ``Input`` values:
+    encrypted inputs are read with their keys, an event at a time (``source``); the output is plain."""
     if table is not None and "." not in table:
         raise FlashbackRefused(f"--table takes DB.TABLE, not {table!r}")
-    plan = select(inputs(paths, keys=keys), start_position=start_position, stop_position=stop_position,
+    found = inputs(paths)
+    given = {i.name: i for i in found}  # name -> Input, with its keys
+    plan = select(found, start_position=start_position, stop_position=stop_position,
                   start_datetime=start_datetime, stop_datetime=stop_datetime, gtids=gtids)
     filters = Filters(database, table, skip_statements)
     # the caller's list is filled as leftovers go, so a refusal later still tells what went
     cleaned = cleaned if cleaned is not None else []
     cleaned += remove_stale_inputs(tmpdir)
     with contextlib.ExitStack() as stack:
-        local = {f: Input(_seekable(f, stack, tmpdir), keys) for f in plan.files}  # name -> seekable input
+        local = {f: given[f].with_options(path=_seekable(f, stack, tmpdir)) for f in plan.files}  # name -> seekable
         _body, fmt, fde_crc, fde_raw = _source_fde(local[plan.files[0]])
         for f in plan.files[1:]:
             other = _source_fde(local[f])[1]

@@ -31,11 +31,10 @@ from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from functools import partial
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, overload
+from typing import Any, Callable, Iterable, Iterator, overload
 
 from ..audit import file_summary, merge
-from ..audit.engine import audit_paths
+from ..audit.engine import audit_inputs
 from ..audit.merge import Finding
 from ..audit.summary import series_key
 from ..errors import BinlogError, KeyRequiredError
@@ -45,10 +44,7 @@ from .flavors import REPLAY, Replay
 from ..reading.source import Input
 from .walk import Heads, TimedTransaction, event_boundary, read_head, transactions
 
-if TYPE_CHECKING:
-    from ..crypto.keys import Keys
-
-Paths = Iterable[str | os.PathLike[str]]
+Paths = Iterable[Input | str | os.PathLike[str]]
 
 
 class PitrUsage(BinlogError):
@@ -87,19 +83,19 @@ def _utc(ts: int | None) -> str | None:
     return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC") if ts is not None else None
 
 
-def _series(paths: Paths, want_base: str | None, keys: Keys | None) -> tuple[str, list[int], list[str]]:
-    groups: dict[tuple[str, str], list[tuple[int, str]]] = defaultdict(list)
-    for f in audit_paths(paths):
-        d, base, n = series_key(f)
+def _series(paths: Paths, want_base: str | None) -> tuple[str, list[int], list[Input]]:
+    groups: dict[tuple[str, str], list[tuple[int, str, Input]]] = defaultdict(list)
+    for f in audit_inputs(paths):
+        d, base, n = series_key(f.name)
         if n >= 0:
-            groups[(d, base)].append((n, f))
+            groups[(d, base)].append((n, f.name, f))
     if want_base is not None:
         cands = [k for k in groups if k[1] == want_base]
         if not cands:
             raise PitrUsage(f"no file of the series {want_base}.NNNNNN in the archive "
                             f"(it has: {', '.join(sorted({b for _d, b in groups})) or 'no binlogs'})")
     else:
-        cands = [k for k in groups if not read_head(Input(min(groups[k])[1], keys)).relay]
+        cands = [k for k in groups if not read_head(min(groups[k])[2]).relay]
         if not cands:
             raise PitrUsage("the archive holds no binlog series (NAME.NNNNNN files written by a server)")
     if len(cands) > 1:
@@ -107,8 +103,8 @@ def _series(paths: Paths, want_base: str | None, keys: Keys | None) -> tuple[str
                         + ", ".join(f"{d}/{b}" for d, b in sorted(cands))
                         + "; give the folder of one of them (or --from-file with its name)")
     d, b = cands[0]
-    files = sorted(groups[(d, b)])
-    return f"{d}/{b}", [n for n, _ in files], [f for _, f in files]
+    files = sorted(groups[(d, b)], key=lambda x: x[:2])
+    return f"{d}/{b}", [n for n, _, _ in files], [f for _, _, f in files]
 
 
 def _base(name: str | None) -> str | None:
@@ -188,10 +184,12 @@ _DAMAGED, _ENDED = "damaged", "ended"
 class _Plan:
     """The state of one planning run (I/O through ``walk`` and the audit only)."""
 
-    def __init__(self, paths: Paths, frm: From, until: Until, jobs: int | None, keys: Keys | None = None) -> None:
-        self.frm, self.until, self.jobs, self.keys = frm, until, jobs, keys
-        self.series, self.numbers, self.paths = _series(paths, _base(frm.file) or _base(until.file), keys)
-        self.heads = Heads(self.paths, keys)
+    def __init__(self, paths: Paths, frm: From, until: Until, jobs: int | None) -> None:
+        self.frm, self.until, self.jobs = frm, until, jobs
+        self.series, self.numbers, inputs = _series(paths, _base(frm.file) or _base(until.file))
+        self.paths = [i.name for i in inputs]
+        self.inputs = dict(zip(self.paths, inputs))  # each file with its argument's keys
+        self.heads = Heads(inputs)
         flavor = self.heads[0].flavor or Flavor.MARIADB
         self.r: Replay[Any] = REPLAY[flavor]  # states (Any) are the flavor's: see flavors.py
         self.flavor = flavor
@@ -224,7 +222,7 @@ class _Plan:
         is a usage error (exit 2) and is raised; other damage ends the pass and is kept in the
         list, for the caller to say what it means there."""
         damage: list[BinlogError] = []
-        with contextlib.closing(transactions(Input(path, self.keys))) as ts:
+        with contextlib.closing(transactions(self.inputs[path])) as ts:
             try:
                 yield ts, damage
             except KeyRequiredError:  # no key: a usage error (exit 2), not damage
@@ -245,7 +243,7 @@ class _Plan:
         return i, self.paths[i], position
 
     def _event_starts(self, path: str, pos: int, why: str = "") -> bool:
-        if event_boundary(Input(path, self.keys), pos)[0]:
+        if event_boundary(self.inputs[path], pos)[0]:
             return True
         self.problem("bad_position", f"no event starts at {pos} in {_name(path)}{why}", path, pos)
         return False
@@ -330,7 +328,7 @@ class _Plan:
             if i + 1 < len(self.paths):
                 i, pos = i + 1, 4
             else:
-                pos = event_boundary(Input(path, self.keys), -1)[1]
+                pos = event_boundary(self.inputs[path], -1)[1]
         return i, pos, target
 
     # --- the stop ----------------------------------------------------------------------------
@@ -491,7 +489,7 @@ class _Plan:
     def last_event_ts(self, path: str) -> int | None:
         last = None
         try:
-            for f in Input(path, self.keys, verify=False).frames():
+            for f in self.inputs[path].frames(verify=False):
                 last = f.timestamp or last
         except KeyRequiredError:  # no key: a usage error (exit 2), not damage
             raise
@@ -501,17 +499,17 @@ class _Plan:
 
     # --- the way between ---------------------------------------------------------------------
     def summaries(self, i: int, j: int) -> list[dict]:
-        todo = self.paths[i:j + 1]
-        if self.jobs == 1 or len(todo) <= 1 or (self.keys is not None and self.keys.spec is None):
-            return [file_summary(p, keys=self.keys) for p in todo]  # (keys made in code: no spec to pass)
+        todo = [self.inputs[p] for p in self.paths[i:j + 1]]
         # workers get the keys' KeySpec (paths) and load them: no key bytes cross a pipe
-        spec = self.keys.spec if self.keys is not None else None
+        sent = [t.for_worker() for t in todo]
+        if self.jobs == 1 or len(todo) <= 1 or any(s.keys is None and t.keys is not None for s, t in zip(sent, todo)):
+            return [file_summary(t) for t in todo]  # (keys made in code: no spec to pass)
         with ProcessPoolExecutor(max_workers=self.jobs or os.cpu_count() or 1) as pool:
-            return list(pool.map(partial(file_summary, keys=spec), todo, chunksize=1))
+            return list(pool.map(file_summary, sent, chunksize=1))
 
     def _rescan(self, items: list[tuple[str, dict]]) -> list[dict]:
         """The files the audit's merge wants scanned again with a context (read with the keys)."""
-        return [file_summary(p, c, keys=self.keys) for p, c in items]
+        return [file_summary(self.inputs[p], c) for p, c in items]
 
     def count_pass(self, path: str, lo: int, hi: int | None, start_state: Any,
                    first_seen: dict[str, tuple[str, int | None]]) -> tuple[int, int]:
@@ -704,8 +702,8 @@ def command(r: Replay[Any], files: list[str], start_pos: int, stop_pos: int | No
     return "{ " + "; ".join(parts) + f"; }} | {r.client}"
 
 
-def plan_pitr(paths: Paths, frm: From, until: Until, *, jobs: int | None = None, keys: Keys | None = None) -> dict:
+def plan_pitr(paths: Paths, frm: From, until: Until, *, jobs: int | None = None) -> dict:
     """The plan as a JSON-able document (see the module docstring); raises ``PitrUsage`` when
-    the question cannot be put to this archive. ``keys`` (a ``crypto.Keys``) reads encrypted
-    archives."""
-    return _Plan(paths, frm, until, jobs, keys).run()
+    the question cannot be put to this archive. ``paths``: folders, files or ``Input`` values;
+    an Input's keys (a ``crypto.Keys``) read the encrypted files found under it."""
+    return _Plan(paths, frm, until, jobs).run()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Generator
+from typing import Callable, Generator
 
 from ..codecs.gtid import decode_previous_gtids
 from ..codecs.header import LEN_HEADER
@@ -17,9 +17,6 @@ from ..flavor import Flavor
 from ..reading.format import Format
 from ..reading.source import Input
 from ..transactions import GTID_TYPES, Grouper, Transaction
-
-if TYPE_CHECKING:
-    from ..crypto.keys import Keys
 
 _HEAD_BODIES = frozenset({T.GTID_LIST_EVENT, T.PREVIOUS_GTIDS_LOG_EVENT})
 _HEAD_EVENTS = 16  # the Gtid_list / Previous_gtids sit right after the Format_description
@@ -83,20 +80,19 @@ def read_head(inp: Input) -> Head:
 class Heads:
     """Heads of a series' files, read only when asked (a bisection reads O(log n) of them)."""
 
-    def __init__(self, paths: list[str], keys: Keys | None = None) -> None:
-        self.paths = paths
-        self.keys = keys
+    def __init__(self, inputs: list[Input]) -> None:
+        self.inputs = inputs
         self._cache: dict[int, Head] = {}
 
     def __getitem__(self, i: int) -> Head:
         h = self._cache.get(i)
         if h is None:
-            h = self._cache[i] = read_head(Input(self.paths[i], self.keys))
+            h = self._cache[i] = read_head(self.inputs[i])
         return h
 
     def last_true(self, pred: Callable[[Head], bool]) -> int:
         """The last index i with pred(head i), for a predicate true on a prefix; -1 if none."""
-        lo, hi = 0, len(self.paths)  # pred true below lo, false from hi on
+        lo, hi = 0, len(self.inputs)  # pred true below lo, false from hi on
         while lo < hi:
             mid = (lo + hi) // 2
             if pred(self[mid]):

@@ -37,10 +37,10 @@ class ScanResult:
 
 
 def scan(path: Input | str | os.PathLike, *, verify: bool = True, count_types: bool = False,
-         progress=None, keys=None) -> ScanResult:
-    """Walk every event of the input (an ``Input``, or a path read with these ``verify`` and
-    ``keys``); stop at the first problem and record it."""
-    inp = as_input(path, keys=keys, verify=verify)
+         progress=None) -> ScanResult:
+    """Walk every event of the input (an ``Input``: its keys; or a path read with this
+    ``verify``); stop at the first problem and record it."""
+    inp = as_input(path, verify=verify)
     compressed = inp.compression is not None
     res = ScanResult(inp.name, 0 if compressed else inp.size())
     try:

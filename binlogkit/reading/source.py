@@ -101,6 +101,11 @@ class Input:
     def name(self) -> str:
         return os.fspath(self.path)
 
+    def __fspath__(self) -> str:
+        """Its name, where a path is asked for (``Path(input).name``); what reads it takes the
+        Input itself (``as_input``), keys and all."""
+        return self.name
+
     @property
     def basename(self) -> str:
         """The file or object name, without its folder or prefix."""
@@ -152,6 +157,23 @@ class Input:
     def with_options(self, **changes: Any) -> Input:
         return replace(self, **changes)
 
+    def expand(self, notes: list[str] | None = None) -> list[Input]:
+        """The Inputs of the logs this one stands for, as a path does (``files.expand_paths``:
+        ``.index`` files, folders, URL prefixes), each read with this one's keys and verify. An
+        object already found (a ``storage.Url``) and ``-`` stand for themselves."""
+        if isinstance(self.path, Url) or self.name == "-":
+            return [self]
+        return [replace(self, path=f) for f in expand_paths([self.path], notes=notes)]
+
+    def for_worker(self) -> Input:
+        """This input for another process (a worker, a Spark task): keys as their ``KeySpec``
+        (paths, loaded there), never key bytes. Keys made in code have no spec: None."""
+        from ..crypto.keys import KeySpec
+
+        if self.keys is None or isinstance(self.keys, KeySpec):
+            return self
+        return replace(self, keys=self.keys.spec)
+
 
 def as_input(x: Input | str | os.PathLike, *, keys: Keys | KeySpec | None = None, verify: bool = True) -> Input:
     """``x`` itself when it is an ``Input``, else an ``Input`` of that path with these options."""
@@ -161,11 +183,12 @@ def as_input(x: Input | str | os.PathLike, *, keys: Keys | KeySpec | None = None
 def inputs(paths: Iterable[Input | str | os.PathLike], *, keys: Keys | KeySpec | None = None, verify: bool = True,
            notes: list[str] | None = None) -> list[Input]:
     """The inputs the arguments stand for, in order: ``.index`` files, folders and URL prefixes
-    expanded (``files.expand_paths``); an ``Input`` given stays itself."""
+    expanded (``files.expand_paths``); an ``Input`` given keeps its options (``Input.expand``:
+    a local folder or index becomes its logs, each with those options)."""
     out: list[Input] = []
     for p in paths:
         if isinstance(p, Input):
-            out.append(p)
+            out += p.expand(notes)
         else:
             out += [Input(f, keys, verify) for f in expand_paths([p], notes=notes)]
     return out

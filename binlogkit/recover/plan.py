@@ -34,6 +34,7 @@ from ..reading.names import COMPRESSED_SUFFIXES as COMPRESSED
 from ..flavor import Flavor, replica_metadata_may_be_tables
 from ..positions import WRAP, reachable_by_dump
 from ..transactions import Grouper, Transaction, gtid_values
+from ..reading.source import Input, as_input
 from .info import MasterInfo, RelayLogInfo, read_info
 
 _NUM = re.compile(r"\.(\d+)$")
@@ -172,9 +173,9 @@ def _later(a: tuple[str, int], b: tuple[str, int]) -> bool:
     return (_key(a[0]), a[1]) > (_key(b[0]), b[1])
 
 
-def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None, mode: str | None = None,
+def plan_recovery(relay_dir: Input | str | os.PathLike, *, connection: str | None = None, mode: str | None = None,
                   relay_base: str | None = None, verify: bool = True, applied_gtids: str | None = None,
-                  replica_binlog: str | os.PathLike | None = None, keys=None) -> Plan:
+                  replica_binlog: Input | str | os.PathLike | None = None) -> Plan:
     """Read the relay directory and return what ``apply_plan`` would do. Never writes.
 
     ``applied_gtids`` (what the replica committed: MariaDB gtid_slave_pos, MySQL
@@ -185,12 +186,14 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
     would apply such a transaction twice.
 
     When an earlier ``apply_plan`` in this directory was interrupted, its journal is the plan.
-    Encrypted relay logs are read with ``keys`` (``crypto.Keys``); cuts stay at event boundaries,
-    which the encryption leaves in clear, so the server still reads what is kept."""
-    pending = pending_journal(relay_dir)
+    Encrypted relay logs are read with the keys of ``relay_dir`` given as an ``Input`` (``Input(dir,
+    keys)``); cuts stay at event boundaries, which the encryption leaves in clear, so the server
+    still reads what is kept."""
+    src = as_input(relay_dir, verify=verify)  # the folder: its keys read every log in it
+    pending = pending_journal(src.path)
     if pending is not None:
         return pending
-    d = Path(relay_dir)
+    d = Path(src.path)
     index_path, mi_path, ri_path = relay_paths(connection, relay_base, d)
     base = index_path.name[: -len(".index")]
     # MySQL updates its index through <index>_crash_safe: new list written there, old index deleted,
@@ -224,11 +227,9 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
     g = Grouper(relay=True, source_file=ri.master_file if ri else None)
     trx: list[Transaction] = []
     err: BinlogError | None = None
-    from ..reading.source import Input
-
     for name in present:
         try:
-            for t in g.feed(Input(str(d / name), keys, verify)):
+            for t in g.feed(src.with_options(path=str(d / name))):
                 trx.append(t)
         except BinlogError as exc:
             err = exc.with_context(file=str(d / name))
@@ -268,13 +269,13 @@ def plan_recovery(relay_dir: str | os.PathLike, *, connection: str | None = None
         _sql_thread(plan, ri, d, keep, cut, prefix)
         # relay-log.info lagging the commits
         if ri.relay_file in present and ri.relay_pos is not None:
-            applied = _applied(d, index_path.name, applied_gtids, replica_binlog, keys)
+            applied = _applied(src, index_path.name, applied_gtids, replica_binlog)
             if applied is not None:
                 _past_the_commits(plan, ri.relay_file, ri.relay_pos, present, trx, applied, prefix)
     _past_4gib(plan)
     _source_coordinates(plan, mi, tables, connection)
     if tables:
-        plan.mysql = mysql_answer(plan, trx, _applied(d, index_path.name, applied_gtids, replica_binlog, keys))
+        plan.mysql = mysql_answer(plan, trx, _applied(src, index_path.name, applied_gtids, replica_binlog))
     return plan
 
 
@@ -589,8 +590,9 @@ def _not_a_binlog(err: BinlogError) -> bool:
     return not BINLOG_MAGIC.startswith(head)
 
 
-def _applied(d: Path, relay_index: str, text: str | None, replica_binlog, keys=None):
-    """A predicate telling whether a GTID was committed by the replica, or None if unknown."""
+def _applied(src: Input, relay_index: str, text: str | None, replica_binlog):
+    """A predicate telling whether a GTID was committed by the replica, or None if unknown
+    (the replica's binlog found in the folder ``src`` is read with its keys)."""
     from ..gtid import MariadbGtid
     from ..gtid.forms import text_form
 
@@ -598,17 +600,18 @@ def _applied(d: Path, relay_index: str, text: str | None, replica_binlog, keys=N
         text = text.strip()
         return text_form(text).holds(text)
     if replica_binlog is None:
-        cands = [p for p in d.glob("*.index") if "relay" not in p.name and p.name != relay_index]
+        cands = [p for p in Path(src.path).glob("*.index") if "relay" not in p.name and p.name != relay_index]
         if len(cands) != 1:
             return None
-        replica_binlog = cands[0]
-    pos, s = held_gtids([replica_binlog], relay=False, keys=keys)
+        replica_binlog = src.with_options(path=cands[0], verify=True)
+    pos, s = held_gtids([as_input(replica_binlog, keys=src.keys)], relay=False)
     held = {Flavor.MYSQL: lambda g: g in s, Flavor.MARIADB: lambda g: pos.covers(MariadbGtid.parse(g))}
     return lambda g: held[text_form(g).flavor](g)
 
 
-def held_gtids(paths, *, relay: bool, keys=None):
-    """The GTIDs of the complete transactions of ``paths``: a MariaDB position (highest seq_no
+def held_gtids(paths, *, relay: bool):
+    """The GTIDs of the complete transactions of ``paths`` (``Input`` values carry their keys):
+    a MariaDB position (highest seq_no
     per domain) and a MySQL set. A damaged tail ends the reading; what was read still counts
     (a crashed server's logs may end torn); a file that cannot be decrypted is an error."""
     from ..api import transactions
@@ -616,7 +619,7 @@ def held_gtids(paths, *, relay: bool, keys=None):
 
     complete: list[Transaction] = []
     try:
-        for t in transactions(paths, relay=relay, keys=keys):
+        for t in transactions(paths, relay=relay):
             if t.complete:
                 complete.append(t)
     except BinlogError as exc:

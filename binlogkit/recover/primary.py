@@ -22,6 +22,7 @@ from ..errors import BinlogError
 from ..gtid.forms import text_form
 from ..gtid import GtidPos, MariadbGtid, MysqlGtid, MysqlGtidSet
 from ..reading.names import COMPRESSED_SUFFIXES as COMPRESSED
+from ..reading.source import Input, as_input
 from .plan import Plan
 from ..transactions import Transaction
 
@@ -31,26 +32,29 @@ def keep_predicate(keep_through: str):
     return text_form(text).holds(text)
 
 
-def replica_holds(relay_dir: str | os.PathLike, keys=None) -> str:
+def replica_holds(relay_dir: Input | str | os.PathLike) -> str:
     """The GTIDs a replica holds, from its relay logs (complete transactions) — the position
-    (MariaDB) or set (MySQL) to keep the primary's binlog through."""
+    (MariaDB) or set (MySQL) to keep the primary's binlog through (an ``Input``'s keys read them)."""
     from .plan import relay_paths, held_gtids
 
-    index, _mi, _ri = relay_paths(None, None, Path(relay_dir))
-    pos, mysql = held_gtids([index], relay=True, keys=keys)
+    src = as_input(relay_dir)
+    index, _mi, _ri = relay_paths(None, None, Path(src.path))
+    pos, mysql = held_gtids([src.with_options(path=index)], relay=True)
     return str(mysql) if mysql else str(pos)
 
 
-def plan_binlog_recovery(binlog_dir: str | os.PathLike, *, keep_through: str | None = None,
-                         replica: str | os.PathLike | None = None, index: str | None = None, keys=None) -> Plan:
-    """Plan the cut of a crashed primary's binlog set. Pure: reads only."""
+def plan_binlog_recovery(binlog_dir: Input | str | os.PathLike, *, keep_through: str | None = None,
+                         replica: Input | str | os.PathLike | None = None, index: str | None = None) -> Plan:
+    """Plan the cut of a crashed primary's binlog set. Pure: reads only. ``binlog_dir`` (and
+    ``replica``) as ``Input`` values carry the keys of encrypted logs."""
     from ..api import transactions
     from .plan import encrypted_refusal, pending_journal, unreadable_encrypted
 
-    pending = pending_journal(binlog_dir)
+    src = as_input(binlog_dir)
+    pending = pending_journal(src.path)
     if pending is not None:
         return pending
-    d = Path(binlog_dir)
+    d = Path(src.path)
     idx = Path(index) if index else None
     if idx is None:
         cands = [p for p in d.glob("*.index") if "relay" not in p.name]
@@ -72,13 +76,13 @@ def plan_binlog_recovery(binlog_dir: str | os.PathLike, *, keep_through: str | N
                            "restore the missing files (or remove them from the index) first")
         return plan
     if replica is not None and keep_through is None:
-        keep_through = replica_holds(replica, keys)
+        keep_through = replica_holds(as_input(replica, keys=src.keys))
         plan.warnings.append(f"the replica holds {keep_through or '(nothing)'}")
     keep = keep_predicate(keep_through) if keep_through else None
     trx: list[Transaction] = []
     err: BinlogError | None = None
     try:
-        for t in transactions([idx], relay=False, keys=keys):
+        for t in transactions([src.with_options(path=idx)], relay=False):
             trx.append(t)
     except BinlogError as exc:
         err = exc

@@ -26,6 +26,7 @@ from ..reading.format import Format
 from .safeio import Backup, SafeDir, copy_range, refuse_if_in_use, remove_leftovers, write_all
 from ..reading.reader import MYSQL_ENCRYPTED_MAGIC
 from ..reading.scan import scan
+from ..reading.source import Input, as_input
 
 if TYPE_CHECKING:
     from ..crypto.mariadb import EventCipher
@@ -72,11 +73,13 @@ class BinlogAppender:
     file under an exclusive temporary name with the old one's owner, group and mode, and renames
     it over the old one. A link as the last binlog is refused unless ``follow_links``."""
 
-    def __init__(self, binlog_dir: str | os.PathLike, *, index: str | None = None, check_processes: bool = True,
-                 backup_dir: str | os.PathLike | None = None, follow_links: bool = False,
-                 held: SafeDir | None = None, keys=None):
-        self.dir = Path(binlog_dir)
+    def __init__(self, binlog_dir: Input | str | os.PathLike, *, index: str | None = None,
+                 check_processes: bool = True, backup_dir: str | os.PathLike | None = None,
+                 follow_links: bool = False, held: SafeDir | None = None):
+        src = as_input(binlog_dir)  # the folder, with the keys its encrypted binlogs need
+        self.dir = Path(src.path)
         self.index, self.file = _last_file(self.dir, index)
+        self.input = src.with_options(path=str(self.file))  # the last binlog, read with those keys
         self.check_processes = check_processes
         self.backup_dir = backup_dir
         self.follow_links = follow_links
@@ -93,16 +96,15 @@ class BinlogAppender:
             if fh.read(4) == MYSQL_ENCRYPTED_MAGIC:
                 raise WriteRefused(f"{self.file.name} is a MySQL encrypted binlog (binlog_encryption): appending to "
                                    "one is not supported (docs/encryption.md)", file=str(self.file))
-        res = scan(self.file, keys=keys, count_types=True)
+        res = scan(self.input, count_types=True)
         if res.problem is not None:
             if isinstance(res.problem, (KeyRequiredError, KeyFileError, DecryptionError)):
                 raise WriteRefused(res.problem.message, file=str(self.file))
             raise WriteRefused(f"{self.file.name} is damaged ({res.problem.message} at {res.problem.offset}): "
                                "repair it first (binlogkit recover)", file=str(self.file))
         from ..reading.reader import read_events
-        from ..reading.source import Input
 
-        first = next(iter(read_events(Input(str(self.file), keys))), None)
+        first = next(iter(read_events(self.input)), None)
         if first is None:  # the magic alone: a server never leaves that after a clean stop
             raise WriteRefused(f"{self.file.name} holds no event (only the binlog magic): nothing to append to",
                                file=str(self.file))
@@ -114,10 +116,9 @@ class BinlogAppender:
         self.format: Format = first.format
         self.server_id = first.server_id
         self.size = res.end_offset
-        self.keys = keys
         self.cipher: EventCipher | None = res.cipher  # encrypted file: events are written encrypted, as the server does
         if self.cipher is None and res.type_counts.get(T.START_ENCRYPTION_EVENT):
-            self.cipher = _cipher_without_events(self.file, keys)
+            self.cipher = _cipher_without_events(self.input)
         self.pending: list[tuple[int, bytes]] = []
 
     def add(self, type_code: int, body: bytes, *, flags: int = 0, timestamp: int | None = None) -> int:
@@ -182,16 +183,16 @@ class BinlogAppender:
         return Appended(str(self.file), offsets, self.size, None, str(backup.path))
 
 
-def _cipher_without_events(path: Path, keys) -> EventCipher | None:
+def _cipher_without_events(inp: Input) -> EventCipher | None:
     """The cipher of an encrypted file that has no encrypted event yet: only ``--cipher`` can
     say which (the file does not record it)."""
     from ..reading.reader import read_events
-    from ..reading.source import Input
     from ..crypto.mariadb import cipher_for
 
-    for raw in read_events(Input(str(path), keys)):
+    path = Path(inp.name)
+    for raw in read_events(inp):
         if raw.type_code == T.START_ENCRYPTION_EVENT:
-            c = cipher_for(raw.body, keys, offset=raw.offset)
+            c = cipher_for(raw.body, inp.loaded_keys(), offset=raw.offset)
             if c.cipher is None:
                 raise WriteRefused(f"{path.name} is encrypted but holds no encrypted event yet, so the cipher is "
                                    "unknown: pass --cipher (the server's file_key_management_encryption_algorithm)",
@@ -201,27 +202,27 @@ def _cipher_without_events(path: Path, keys) -> EventCipher | None:
     return None
 
 
-def _last_two(path: Path, keys=None) -> list[tuple[int, bytes, int]]:
+def _last_two(inp: Input) -> list[tuple[int, bytes, int]]:
     """(type code, body, offset) of the file's last two events."""
     from ..reading.reader import read_events
-    from ..reading.source import Input
 
     last: list[tuple[int, bytes, int]] = []
-    for raw in read_events(Input(str(path), keys)):
+    for raw in read_events(inp):
         last = (last + [(raw.type_code, raw.body, raw.offset)])[-2:]
     return last
 
 
-def record_incident(binlog_dir: str | os.PathLike, *, code: int | str = "LOST_EVENTS", message: str = "",
+def record_incident(binlog_dir: Input | str | os.PathLike, *, code: int | str = "LOST_EVENTS", message: str = "",
                     index: str | None = None, check_processes: bool = True,
-                    backup_dir: str | os.PathLike | None = None, follow_links: bool = False, keys=None,
+                    backup_dir: str | os.PathLike | None = None, follow_links: bool = False,
                     cleaned: list[str] | None = None, gtid: str = "auto") -> Appended:
     """Append Incident(code, message) and a Rotate to the next file name to the last binlog of
     a stopped server. The server starts that next file itself when it starts again.
     Idempotent: when the file already ends with an Incident and that Rotate, nothing is written.
     What a killed earlier run left is removed first (``Appended.cleaned``, and ``cleaned`` when
     given: filled before any refusal).
-    An encrypted binlog is read with ``keys`` and the two events are written encrypted.
+    ``binlog_dir`` may be an ``Input`` of the folder: an encrypted binlog is read with its keys
+    and the two events are written encrypted.
 
     On MySQL the Incident is a transaction of its own, as the server writes it: a Gtid event
     first (``gtid``: ``auto`` = the server's uuid and its next gno; ``UUID:GNO``; ``none`` to
@@ -231,14 +232,14 @@ def record_incident(binlog_dir: str | os.PathLike, *, code: int | str = "LOST_EV
     msg = message.encode("utf-8")
     if len(msg) > 255:
         raise WriteRefused("an Incident message holds at most 255 bytes")
-    with SafeDir(binlog_dir) as d, d.locked():  # held from the first read to the last write
+    src = as_input(binlog_dir)
+    with SafeDir(Path(src.path)) as d, d.locked():  # held from the first read to the last write
         # a run killed mid-copy left its temporary file (a full copy of the last binlog) and
         # perhaps a backup folder whose copy equals the file: remove them before anything else
         gone = remove_leftovers(d, "incident", lambda n: _BINLOG_NAME.fullmatch(n) is not None)
         if cleaned is not None:  # the caller's list: told even when the run is then refused
             cleaned += gone
-        done = _record_incident(d, binlog_dir, code, msg, index, check_processes, backup_dir, follow_links, keys,
-                                gtid)
+        done = _record_incident(d, src, code, msg, index, check_processes, backup_dir, follow_links, gtid)
         done.cleaned = gone
         return done
 
@@ -246,12 +247,12 @@ def record_incident(binlog_dir: str | os.PathLike, *, code: int | str = "LOST_EV
 _BINLOG_NAME = re.compile(r".+\.\d{6,}")
 
 
-def _record_incident(d: SafeDir, binlog_dir, code: int, msg: bytes, index, check_processes, backup_dir,
-                     follow_links, keys=None, gtid: str = "auto") -> Appended:
+def _record_incident(d: SafeDir, binlog_dir: Input, code: int, msg: bytes, index, check_processes, backup_dir,
+                     follow_links, gtid: str = "auto") -> Appended:
     w = BinlogAppender(binlog_dir, index=index, check_processes=check_processes, backup_dir=backup_dir,
-                       follow_links=follow_links, held=d, keys=keys)
+                       follow_links=follow_links, held=d)
     nxt = _next_name(w.file.name)
-    last = _last_two(w.file, keys)
+    last = _last_two(w.input)
     body = code.to_bytes(2, "little") + bytes([len(msg)]) + msg
     if len(last) == 2 and last[0][0] == T.INCIDENT_EVENT and last[1][0] == T.ROTATE_EVENT:
         # an earlier run wrote a marker and the server has not started since
@@ -265,7 +266,7 @@ def _record_incident(d: SafeDir, binlog_dir, code: int, msg: bytes, index, check
     now_us = time.time_ns() // 1000
     flags = 0
     if wrap is not None:
-        gtid_text, flags = wrap(w, body, gtid, keys, now_us)
+        gtid_text, flags = wrap(w, body, gtid, now_us)
     w.add(T.INCIDENT_EVENT, body, flags=flags, timestamp=now_us // 1_000_000)
     w.add(T.ROTATE_EVENT, (4).to_bytes(8, "little") + nxt.encode(), timestamp=now_us // 1_000_000)
     done = w.commit()
@@ -274,17 +275,16 @@ def _record_incident(d: SafeDir, binlog_dir, code: int, msg: bytes, index, check
     return done
 
 
-def _mysql_incident(w: BinlogAppender, body: bytes, gtid: str, keys, now_us: int) -> tuple[str | None, int]:
+def _mysql_incident(w: BinlogAppender, body: bytes, gtid: str, now_us: int) -> tuple[str | None, int]:
     """MySQL: the Incident as a transaction of its own, opened by a Gtid (or Anonymous_gtid)
     event, as the server writes it (binlogkit/incident.py); returns (the GTID, the Incident's
     header flags)."""
     from ..reading.reader import read_events
-    from ..reading.source import Input
     from ..incident import NO_FILTER_F, choose_gtid, gtid_body, read_file_gtids, server_uuid
 
     if gtid == "none":
         return None, NO_FILTER_F
-    facts = read_file_gtids(read_events(Input(str(w.file), keys)), w.server_id, file=str(w.file),
+    facts = read_file_gtids(read_events(w.input), w.server_id, file=str(w.file),
                             strict=gtid == "auto")
     chosen = choose_gtid(facts, wanted=gtid, uuid_from_datadir=server_uuid(w.file.parent), file=str(w.file))
     incident_size = 19 + len(body) + w.format.len_checksum
