@@ -156,6 +156,8 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
     inputs are read with them, an event at a time (``source``); the output is plain."""
     if table is not None and "." not in table:
         raise FlashbackRefused(f"--table takes DB.TABLE, not {table!r}")
+    if sum(x is not None for x in (start_position or stop_position, start_datetime or stop_datetime, gtids)) > 1:
+        raise FlashbackRefused("choose one range: positions, date-times or --include-gtids")
     plan = select(inputs(paths, keys=keys), start_position=start_position, stop_position=stop_position,
                   start_datetime=start_datetime, stop_datetime=stop_datetime, gtids=gtids)
     filters = Filters(database, table, skip_statements)
