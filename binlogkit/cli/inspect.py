@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
+
 import click
 
 from ..errors import BinlogError, KeyFileError, KeyRequiredError
@@ -11,6 +13,13 @@ from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, exit_code, fail, fails, sh
 from .options import (InputPath, check, datetime_value, gtid_filters, inputs, json_option, key_options, relay_option,
                       time_filters)
 
+
+
+def _split_indexes(paths) -> tuple[list, list]:
+    """(the logs, the MariaDB GTID index files) among ``paths``."""
+    from ..reading.files import is_gtid_index_file
+
+    return [p for p in paths if not is_gtid_index_file(Path(p))], [p for p in paths if is_gtid_index_file(Path(p))]
 
 
 @click.command()
@@ -27,10 +36,10 @@ def verify(inputs, as_json, keys) -> None:
     from ..api import expand_paths, verify_files
     from ..decoding.render import Progress
     from ..reading.files import input_size
-    from ..gtid.index import index_summary, split_indexes, summary_line
+    from ..gtid.index import index_summary, summary_line
     from ..render import verify_json, verify_line
 
-    files, indexes = split_indexes(inputs)
+    files, indexes = _split_indexes(inputs)
     bad = 0
     for f in indexes:  # MariaDB's <binlog>.idx: checked as what it is (pages, CRC32s, records)
         doc = index_summary(f)
@@ -73,10 +82,10 @@ def gtids(inputs, as_json, relay, locate_gtid, keys) -> None:
     Exit 1 when a file is damaged or a transaction is incomplete.
     """
     from ..api import expand_paths, gtid_summary
-    from ..gtid.index import index_line, index_summary, locate_line, locate_text, split_indexes
+    from ..gtid.index import index_line, index_summary, locate_line, locate_text
     from ..render import gtid_summary_lines
 
-    paths, index_files = split_indexes(inputs)
+    paths, index_files = _split_indexes(inputs)
     if locate_gtid is not None:  # the index files answer; the binlogs are not read
         doc = locate_text([str(p) for p in expand_paths(paths)], locate_gtid)
         show(doc, as_json, locate_line, indent=None)

@@ -232,15 +232,6 @@ def locate(binlogs: list[str], domain_id: int, seq_no: int) -> tuple[str, int] |
     return None
 
 
-def split_indexes(paths) -> tuple[list, list]:
-    """(the logs, the MariaDB GTID index files) among ``paths``."""
-    from pathlib import Path
-
-    from ..reading.files import is_gtid_index_file
-
-    return [p for p in paths if not is_gtid_index_file(Path(p))], [p for p in paths if is_gtid_index_file(Path(p))]
-
-
 def index_line(doc: dict) -> str:
     """``FILE  summary_line``."""
     return f"{doc['file']}  {summary_line(doc)}"
