@@ -84,3 +84,14 @@ def _replica(s: _Side, p_set: set[str], p_gtids: list[str], tail: set[str | None
             "missing_count": len(missing), "missing_ranges": ranges_text(missing),
             "errant": sorted(errant), "errant_count": len(errant), "errant_ranges": ranges_text(errant),
             "problem": s.problem}
+
+
+def damage(res: dict) -> list[str]:
+    """The lines of the problems of ``compare``'s sides (a damaged file: what it held is unknown)."""
+    return [x for p in [res["primary"]["problem"]] + [r["problem"] for r in res["replicas"]] if p
+            for x in p.splitlines()]
+
+
+def differs(res: dict) -> bool:
+    """Whether ``compare``'s sides differ: unacknowledged, errant or incomplete transactions."""
+    return bool(res["unacknowledged"] or any(r["errant"] for r in res["replicas"]) or res["primary"]["incomplete"])

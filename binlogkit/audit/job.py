@@ -419,6 +419,15 @@ def run(spark, opts: AuditOptions) -> int:
     return 1 if result["counts"]["error"] else 0
 
 
+def run_here(opts: AuditOptions, jobs: int | None = None) -> int:
+    """``run`` in Spark local mode on this machine (``binlogkit audit --engine spark``)."""
+    spark = session(f"local[{jobs}]" if jobs else None)
+    try:
+        return run(spark, opts)
+    finally:
+        spark.stop()
+
+
 def _write_report(result: dict, where: str) -> None:
     """The HTML report (binlogkit/report) of the driver's result: its findings are the first
     --max-findings; the timelines and coverage come from every file's summary."""

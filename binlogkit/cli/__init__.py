@@ -1,12 +1,8 @@
 """Command line: each command parses its options, makes one library call and renders the
 result (``binlogkit.api`` and the command rooms: audit/, decoding/, export/, flashback/, pitr/,
 pull/, recover/). Options shared by several commands are declared once (``options.py``); errors
-become one line and an exit code through one table (``exits.py``):
-
-* 0 — done, nothing wrong found
-* 1 — the input is damaged (torn event, checksum mismatch, undecodable event, not a binlog)
-* 2 — usage or I/O error (bad option, missing file)
-* 3 — a repair stopped part-way (run it again to finish it)
+become one line and an exit code (0 ok, 1 damaged, 2 usage or I/O, 3 part-way) through one table
+and one decorator (``exits.py``, which says each code at length).
 """
 
 from __future__ import annotations

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
 from .._optional import need
-from ..errors import BinlogError
-from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, fail, fail_on
+from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, fails, show
 from .options import OutputPath, check, jobs_option, inputs, json_option, key_options, keyed, output_option
 
 
@@ -36,6 +34,7 @@ from .options import OutputPath, check, jobs_option, inputs, json_option, key_op
               help="Also write a self-contained HTML page: a timeline of each series with its gaps and damage, "
                    "GTID coverage, the tables (opens offline). A path or a URL (s3://bucket/report.html).")
 @key_options
+@fails(EXIT_USAGE, os_errors=True)
 def audit(inputs, as_json, output, jobs, engine, live, max_findings, max_series, report, keys) -> None:
     """Audit binlog / relay-log archives for anything missing, doubled or damaged.
 
@@ -50,45 +49,27 @@ def audit(inputs, as_json, output, jobs, engine, live, max_findings, max_series,
     check(inputs, missing_ok=True, recursive=True)  # a missing file is a finding
     if engine == "spark":
         need("pyspark", "audit --engine spark")
-        from ..audit import job
+        from ..audit.job import AuditOptions, run_here
 
-        spark = job.session(f"local[{jobs}]" if jobs else None)
-        try:
-            sys.exit(job.run(spark, job.AuditOptions(
-                tuple(inputs), output=output, report=report, as_json=as_json, live=live,
-                max_findings=1000 if max_findings is None else max_findings,
-                max_series=1000 if max_series is None else max_series, spec=keys.spec if keys else None)))
-        finally:
-            spark.stop()
+        sys.exit(run_here(AuditOptions(tuple(inputs), output=output, report=report, as_json=as_json, live=live,
+                                       max_findings=1000 if max_findings is None else max_findings,
+                                       max_series=1000 if max_series is None else max_series,
+                                       spec=keys.spec if keys else None), jobs))
     from ..audit import run_local
     from ..audit.merge import limit
     from ..audit.output import write_all
     from ..audit.render import lines
 
-    show = sys.stderr.isatty()
+    show_progress = sys.stderr.isatty()
 
     def prog(done: int, total: int) -> None:
         sys.stderr.write(f"\raudit: {done}/{total} files")
         sys.stderr.flush()
-    try:
-        result = run_local(keyed(inputs, keys), jobs=jobs, live=live, progress=prog if show else None)
-    except OSError as exc:
-        fail(str(exc), EXIT_USAGE)
-    if show:
+    result = run_local(keyed(inputs, keys), jobs=jobs, live=live, progress=prog if show_progress else None)
+    if show_progress:
         sys.stderr.write("\n")
-    try:  # the whole result, before any --max-* limit
-        write_all(result, output, report, note)
-    except BinlogError as exc:
-        fail_on(exc, EXIT_USAGE)
+    write_all(result, output, report, lambda text: click.echo(f"binlogkit: note: {text}", err=True))  # all, unlimited
     if max_findings or max_series:  # 0: all
         result = limit(result, max_findings=max_findings or None, max_series=max_series or None)
-    if as_json:
-        click.echo(json.dumps(result, indent=1, default=str))
-    else:
-        for line in lines(result):  # streamed: every finding, each wrapped, none cut
-            click.echo(line)
+    show(result, as_json, lines)
     sys.exit(EXIT_DAMAGED if result["counts"]["error"] else EXIT_OK)
-
-
-def note(text: str) -> None:
-    click.echo(f"binlogkit: note: {text}", err=True)

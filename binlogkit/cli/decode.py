@@ -7,7 +7,7 @@ import sys
 import click
 
 from ..errors import KeyRequiredError
-from .exits import EXIT_USAGE, exit_code, fail, quiet_broken_pipe
+from .exits import EXIT_USAGE, exit_code, fail, fails
 from .options import (check, datetime_value, gtid_filters, gtids_value, inputs, json_option, key_options, keyed,
                       position_filters, time_filters)
 
@@ -31,6 +31,7 @@ from .options import (check, datetime_value, gtid_filters, gtids_value, inputs, 
                    "timestamp(N) (the binlog does not carry it); COLUMN is a name (when the binlog carries "
                    "names) or @N; wildcards allowed; repeatable.")
 @key_options
+@fails(os_errors=True)
 def decode(inputs, as_json, start_position, stop_position, start_datetime, stop_datetime, types,
            include_gtids, exclude_gtids, no_verify, lenient, utc, verbose, column_types, keys) -> None:
     """Print the events of binlog / relay-log INPUTS (.index files and folders too) with exact offsets.
@@ -70,16 +71,11 @@ def decode(inputs, as_json, start_position, stop_position, start_datetime, stop_
         damaged = max(damaged, exit_code(p.error))
         click.echo(f"binlogkit: error: {p.error}", err=True)
         return not isinstance(p.error, KeyRequiredError)  # a usage error: the next files need the same key
-    try:
-        items = events(keyed(inputs, keys), start_position=start_position, stop_position=stop_position,
-                       start_datetime=datetime_value(start_datetime), stop_datetime=datetime_value(stop_datetime),
-                       types=wanted, include_gtids=gtids_value(include_gtids), exclude_gtids=gtids_value(exclude_gtids),
-                       verify=not no_verify, strict=not lenient, rows=verbose, as_json=as_json, utc=utc,
-                       column_types=hints,
-                       progress=(lambda name, total: Progress(total, f"decode {name}")) if watch else None)
-        write_events(items, out, as_json=as_json, utc=utc, watch=watch, on_problem=problem)
-    except BrokenPipeError:
-        quiet_broken_pipe()
-    except OSError as exc:
-        fail(str(exc), EXIT_USAGE)
+    items = events(keyed(inputs, keys), start_position=start_position, stop_position=stop_position,
+                   start_datetime=datetime_value(start_datetime), stop_datetime=datetime_value(stop_datetime),
+                   types=wanted, include_gtids=gtids_value(include_gtids), exclude_gtids=gtids_value(exclude_gtids),
+                   verify=not no_verify, strict=not lenient, rows=verbose, as_json=as_json, utc=utc,
+                   column_types=hints,
+                   progress=(lambda name, total: Progress(total, f"decode {name}")) if watch else None)
+    write_events(items, out, as_json=as_json, utc=utc, watch=watch, on_problem=problem)
     sys.exit(int(damaged))

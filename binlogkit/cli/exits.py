@@ -8,13 +8,16 @@
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 import sys
+from contextlib import contextmanager
 
 import click
 
 from .._optional import MissingDependency
-from ..errors import (KeyFileError, KeyRequiredError, NotRegularFileError, PartialWrite, StorageError, UsageError,
+from ..errors import (BinlogError, KeyFileError, KeyRequiredError, NotRegularFileError, PartialWrite, StorageError, UsageError,
                       WriteRefused)
 from ..pull.protocol import PullError
 
@@ -59,6 +62,54 @@ def fail(text: str, code: int = EXIT_USAGE):
 def fail_on(exc: BaseException, damaged: int = EXIT_DAMAGED, where: str = ""):
     """An error as its one line and its code from ``TABLE``."""
     fail(where + message(exc), exit_code(exc, damaged))
+
+
+def fails(damaged: int = EXIT_DAMAGED, os_errors: bool = False):
+    """A command's errors, handled once: a ``BinlogError`` becomes its one line and its code
+    from ``TABLE`` (``damaged`` for a class not there); with ``os_errors`` an ``OSError`` (not a
+    broken pipe) is one line, exit 2."""
+    def deco(command):
+        @functools.wraps(command)
+        def wrapper(*args, **kw):
+            try:
+                return command(*args, **kw)
+            except BinlogError as exc:
+                fail_on(exc, damaged)
+            except BrokenPipeError:
+                quiet_broken_pipe()
+            except OSError as exc:
+                if not os_errors:
+                    raise
+                fail(str(exc), EXIT_USAGE)
+        return wrapper
+    return deco
+
+
+def show(doc, as_json: bool, text, indent: int | None = 1) -> None:
+    """``doc`` on stdout: JSON, or the text its renderer ``text`` makes (a string or lines)."""
+    if as_json:
+        click.echo(json.dumps(doc, indent=indent, default=str))
+    else:
+        out = text(doc)
+        click.echo(out if isinstance(out, str) else "\n".join(out))
+
+
+@contextmanager
+def leftovers():
+    """The list a writer fills with what it removed of an interrupted earlier run; named in one
+    stderr line at the end, even when the run is then refused."""
+    cleaned: list[str] = []
+    try:
+        yield cleaned
+    finally:
+        say_leftovers(cleaned)
+
+
+def say_leftovers(gone: list[str]) -> None:
+    if gone:
+        from ..writing.safeio import leftovers_line
+
+        click.echo(leftovers_line(gone), err=True)
 
 
 def quiet_broken_pipe() -> None:

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
-from pathlib import Path
 
 import click
 
 from .._optional import need
-from ..errors import BinlogError
-from .exits import EXIT_USAGE, fail, fail_on
+from .exits import EXIT_USAGE, fail, fails, show
 from .options import (datetime_value, gtid_filters, gtids_value, inputs, json_option, key_options, keyed, output_option,
                       table_filters, tables_of, time_filters)
 
@@ -31,6 +28,7 @@ from .options import (datetime_value, gtid_filters, gtids_value, inputs, json_op
               help="Rows per Parquet row group (memory holds about one row group per open part).")
 @json_option("Print the summary (as _SUCCESS holds it) as JSON.")
 @key_options
+@fails(EXIT_USAGE, os_errors=True)
 def export(inputs, output, database, tables, start_datetime, stop_datetime, include_gtids, exclude_gtids,
            schema_file, row_group_rows, as_json, keys) -> None:
     """Write the committed row changes of INPUTS (files, .index files, folders) as a typed Parquet
@@ -49,25 +47,17 @@ def export(inputs, output, database, tables, start_datetime, stop_datetime, incl
     """
     need("pyarrow", "binlogkit export", extra="export")
     from ..export import Filters, export as run_export, summary_exit_code
+    from ..export.ddl import load
     from ..export.render import render
 
     if include_gtids and (start_datetime or stop_datetime):
         fail("give --start-datetime/--stop-datetime or --include-gtids, not both", EXIT_USAGE)
-    schema: dict = {}
-    if schema_file:
-        from ..export import ddl
-
-        schema = ddl.index(ddl.parse(Path(schema_file).read_text(errors="replace")))
-        if not schema:
-            fail(f"--schema {schema_file}: no CREATE TABLE statement in it", EXIT_USAGE)
     filters = Filters(tables=tables_of(database, tables), start=datetime_value(start_datetime),
-                      stop=datetime_value(stop_datetime), gtids=gtids_value(include_gtids), schema=schema,
+                      stop=datetime_value(stop_datetime), gtids=gtids_value(include_gtids), schema=load(schema_file),
                       exclude_gtids=gtids_value(exclude_gtids))
     try:
         summary = run_export(keyed(inputs, keys), output, filters=filters, row_group_rows=row_group_rows)
-    except BinlogError as exc:
-        fail_on(exc, EXIT_USAGE)
-    except (OSError, ValueError) as exc:
+    except ValueError as exc:
         fail(str(exc), EXIT_USAGE)
-    click.echo(json.dumps(summary, indent=1, default=str) if as_json else render(summary))
+    show(summary, as_json, render)
     sys.exit(summary_exit_code(summary))

@@ -9,13 +9,13 @@ from pathlib import Path
 import click
 
 from ..errors import BinlogError, KeyFileError, KeyRequiredError
-from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, exit_code, fail, fail_on, quiet_broken_pipe
+from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, exit_code, fail, fails, show
 from .options import (InputPath, check, datetime_value, gtid_filters, inputs, json_option, key_options, relay_option,
                       keyed, time_filters)
 
 
 
-def _gtid_indexes(paths) -> tuple[list[str], list]:
+def _split_indexes(paths) -> tuple[list, list]:
     """(the logs, the MariaDB GTID index files) among ``paths``."""
     from ..reading.files import is_gtid_index_file
 
@@ -39,7 +39,7 @@ def verify(inputs, as_json, keys) -> None:
     from ..gtid.index import index_summary, summary_line
     from ..render import verify_json, verify_line
 
-    files, indexes = _gtid_indexes(inputs)
+    files, indexes = _split_indexes(inputs)
     bad = 0
     for f in indexes:  # MariaDB's <binlog>.idx: checked as what it is (pages, CRC32s, records)
         doc = index_summary(f)
@@ -72,6 +72,7 @@ def verify(inputs, as_json, keys) -> None:
 @click.option("--locate", "locate_gtid", metavar="D-S-N",
               help="MariaDB: where this GTID is, from the GTID index files (.idx) beside the binlogs alone.")
 @key_options
+@fails()
 def gtids(inputs, as_json, relay, locate_gtid, keys) -> None:
     """The GTIDs that binlogs / relay logs contain: a MySQL GTID set or a MariaDB position.
 
@@ -81,24 +82,17 @@ def gtids(inputs, as_json, relay, locate_gtid, keys) -> None:
     Exit 1 when a file is damaged or a transaction is incomplete.
     """
     from ..api import expand_paths, gtid_summary
-    from ..gtid.index import index_summary, locate, summary_line
+    from ..gtid.index import index_line, index_summary, locate_line, locate_text
     from ..render import gtid_summary_lines
 
-    paths, index_files = _gtid_indexes(inputs)
+    paths, index_files = _split_indexes(inputs)
     if locate_gtid is not None:  # the index files answer; the binlogs are not read
-        try:
-            d, _s, n = (int(x) for x in locate_gtid.split("-"))
-        except ValueError:
-            fail(f"--locate {locate_gtid!r}: a MariaDB GTID is DOMAIN-SERVER-SEQ", EXIT_USAGE)
-        hit = locate([str(p) for p in expand_paths(paths)], d, n)
-        click.echo(json.dumps({"gtid": locate_gtid, "file": hit and hit[0], "offset": hit and hit[1]}) if as_json
-                   else f"{locate_gtid}: not placed by the GTID index files beside these binlogs" if hit is None
-                   else f"{locate_gtid}: {hit[0]}, read from offset {hit[1]} (GTID index)")
-        sys.exit(EXIT_OK if hit else EXIT_DAMAGED)
+        doc = locate_text([str(p) for p in expand_paths(paths)], locate_gtid)
+        show(doc, as_json, locate_line, indent=None)
+        sys.exit(EXIT_OK if doc["file"] else EXIT_DAMAGED)
     indexes = [index_summary(p) for p in index_files]
     if not paths:  # GTID index files only: what they hold, read without the binlogs
-        click.echo(json.dumps({"gtid_indexes": indexes}, indent=1) if as_json else
-                   "\n".join(f"{doc['file']}  {summary_line(doc)}" for doc in indexes))
+        show({"gtid_indexes": indexes}, as_json, lambda doc: map(index_line, doc["gtid_indexes"]))
         sys.exit(EXIT_DAMAGED if any(d["problem"] for d in indexes) else EXIT_OK)
     check(paths)
     summary = gtid_summary(paths, relay=relay, keys=keys)
@@ -111,7 +105,7 @@ def gtids(inputs, as_json, relay, locate_gtid, keys) -> None:
     if as_json:
         click.echo(json.dumps(summary, indent=1))
     else:
-        for line in [*gtid_summary_lines(summary), *(f"{doc['file']}  {summary_line(doc)}" for doc in indexes)]:
+        for line in [*gtid_summary_lines(summary), *map(index_line, indexes)]:
             click.echo(line)
     if no_key:
         click.echo(f"binlogkit: error: {p['file']}, offset {p['offset']}: {p['message']}", err=True)
@@ -152,8 +146,6 @@ def transactions(inputs, as_json, include_gtids, exclude_gtids, start_datetime, 
                 click.echo(json.dumps(t.to_json()) if as_json else transaction_line(t))
     except BinlogError as exc:
         problems.append(exc)
-    except BrokenPipeError:
-        quiet_broken_pipe()
     for problem in problems:
         click.echo(f"binlogkit: error: {problem}", err=True)
     sys.exit(max([0, *(exit_code(p) for p in problems)]))
@@ -164,6 +156,7 @@ def transactions(inputs, as_json, include_gtids, exclude_gtids, start_datetime, 
 @click.argument("replicas", nargs=-1, required=True, type=InputPath(exists=True))
 @json_option("The comparison as JSON.")
 @key_options
+@fails(os_errors=True)  # a side that cannot be decrypted: 2
 def compare(primary, replicas, as_json, keys) -> None:
     """Compare a primary's binlogs with replicas' binlogs or relay logs, by GTID.
 
@@ -173,19 +166,12 @@ def compare(primary, replicas, as_json, keys) -> None:
     transactions (ones the primary lacks). Exit 1 when anything differs.
     """
     from ..api import expand_paths
-    from ..compare import compare as run_compare
+    from ..compare import compare as run_compare, damage, differs
     from ..render import compare_lines
 
     check((primary, *replicas))
-    try:
-        res = run_compare(keyed(expand_paths([primary]), keys), [keyed(expand_paths([r]), keys) for r in replicas])
-    except BinlogError as exc:  # a side that cannot be decrypted
-        fail_on(exc)
-    except OSError as exc:
-        fail(str(exc), EXIT_USAGE)
-    click.echo(json.dumps(res, indent=1) if as_json else "\n".join(compare_lines(res)))
-    damage = [p for p in [res["primary"]["problem"]] + [r["problem"] for r in res["replicas"]] if p]
-    for line in (x for p in damage for x in p.splitlines()):  # a damaged file: what it held is unknown
+    res = run_compare(keyed(expand_paths([primary]), keys), [keyed(expand_paths([r]), keys) for r in replicas])
+    show(res, as_json, compare_lines)
+    for line in damage(res):  # a damaged file: what it held is unknown
         click.echo(f"binlogkit: error: {line}", err=True)
-    differs = res["unacknowledged"] or any(r["errant"] for r in res["replicas"]) or res["primary"]["incomplete"]
-    sys.exit(EXIT_DAMAGED if differs or damage else EXIT_OK)
+    sys.exit(EXIT_DAMAGED if differs(res) or damage(res) else EXIT_OK)

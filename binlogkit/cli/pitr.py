@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
-from ..errors import BinlogError
-from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, fail, fail_on
+from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, fail, fails, show
 from .options import check, jobs_option, datetime_value, inputs, json_option, key_options, keyed
 
 
@@ -26,6 +24,7 @@ from .options import check, jobs_option, datetime_value, inputs, json_option, ke
 @json_option("The plan as one JSON document.")
 @jobs_option("Worker processes for the files between start and stop (default: one per core).")
 @key_options
+@fails(EXIT_USAGE)  # PitrUsage; GtidError: a GTID text that does not parse, etc.
 def pitr(inputs, from_gtid, from_file, from_position, backup_info, until_datetime, until_gtid, until_position,
          as_json, jobs, keys) -> None:
     """Plan a point-in-time recovery from a binlog archive.
@@ -40,23 +39,19 @@ def pitr(inputs, from_gtid, from_file, from_position, backup_info, until_datetim
     server to decrypt: mariadb-binlog --read-from-remote-server). Exit codes: 0 reachable, 1 not
     reachable (the problems say why), 2 usage (and an encrypted archive without its key).
     """
-    from ..pitr import PitrUsage, plan_pitr
+    from ..pitr import plan_pitr
     from ..pitr.bounds import bounds, check as check_bounds
     from ..pitr.render import lines
 
     given = dict(from_gtid=from_gtid, from_file=from_file, from_position=from_position, backup_info=backup_info,
                  until_gtid=until_gtid, until_position=until_position)
-    try:
-        check_bounds(until_datetime=until_datetime, **given)
-    except PitrUsage as exc:
-        fail_on(exc, EXIT_USAGE)
+    check_bounds(until_datetime=until_datetime, **given)
     check(inputs, missing_ok=True, recursive=True)
     try:
-        frm, until = bounds(until_datetime=datetime_value(until_datetime), **given)
-        doc = plan_pitr(keyed(inputs, keys), frm, until, jobs=jobs)
-    except click.BadParameter as exc:
+        until_dt = datetime_value(until_datetime)
+    except click.BadParameter as exc:  # one line, as pitr's other option errors
         fail(exc.format_message(), EXIT_USAGE)
-    except BinlogError as exc:  # PitrUsage; GtidError: a GTID text that does not parse, etc.
-        fail_on(exc, EXIT_USAGE)
-    click.echo(json.dumps(doc, indent=1, default=str) if as_json else "\n".join(lines(doc)))
+    doc = plan_pitr(keyed(inputs, keys), *bounds(until_datetime=until_dt, **given), jobs=jobs)
+    show(doc, as_json, lines)
     sys.exit(EXIT_OK if doc["reachable"] else EXIT_DAMAGED)
+

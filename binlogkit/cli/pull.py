@@ -6,8 +6,7 @@ import sys
 
 import click
 
-from ..errors import BinlogError
-from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, fail_on
+from .exits import EXIT_OK, fails
 from .options import json_option
 
 
@@ -53,6 +52,7 @@ from .options import json_option
 @click.option("--max-reconnects", type=click.IntRange(min=0),
               help="Failed reconnects in a row before giving up (default: 10 with --until-end, no limit otherwise).")
 @json_option("Status lines as JSON objects on stdout.")
+@fails()  # refused, a PullError or UsageError: 2; a damaged event received: 1
 def pull(as_json, **options) -> None:
     """Copy a primary's binlogs live over the replication protocol into DIR: the primary's own
     file names, byte for byte, with an index; crash-safe and resumable.
@@ -79,10 +79,7 @@ def pull(as_json, **options) -> None:
     from ..pull.render import line
     from ..pull.settings import config
 
-    try:
-        cfg = config(**options)
-    except BinlogError as exc:
-        fail_on(exc, EXIT_USAGE)
+    cfg = config(**options)
     stopping = []
     signal.signal(signal.SIGINT, lambda signum, _frame: stopping.append(signum))
     signal.signal(signal.SIGTERM, lambda signum, _frame: stopping.append(signum))
@@ -95,8 +92,5 @@ def pull(as_json, **options) -> None:
             sys.stderr.flush()
         elif out is not None:
             click.echo(out[0], err=out[1])
-    try:
-        run_pull(cfg, report=report, stop=lambda: bool(stopping))
-    except BinlogError as exc:  # refused, a PullError: 2; a damaged event received: 1
-        fail_on(exc, EXIT_DAMAGED)
+    run_pull(cfg, report=report, stop=lambda: bool(stopping))
     sys.exit(EXIT_OK)

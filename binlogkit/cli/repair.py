@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
-from ..errors import BinlogError
-from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, fail, fail_on
+from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, fails, leftovers, say_leftovers, show
 from .options import (backup_dir_option, check, datetime_value, follow_links_option, gtid_filters, gtids_value,
                       inputs, json_option, key_options, keyed, output_option, position_filters, table_filters,
                       time_filters)
-
-
-
-def _say_leftovers(gone: list[str]) -> None:
-    """One stderr line naming what a writer removed of an interrupted earlier run."""
-    if gone:
-        from ..writing.safeio import leftovers_line
-
-        click.echo(leftovers_line(gone), err=True)
 
 
 @click.command()
@@ -37,6 +26,7 @@ def _say_leftovers(gone: list[str]) -> None:
                    "its own transactions, and the next GNO after the file's last), UUID:GNO, or none (no Gtid "
                    "event: a GTID auto-position replica that holds every GTID of the file never receives it).")
 @key_options
+@fails(EXIT_USAGE, os_errors=True)
 def incident(binlog_dir, code, message, index, backup_dir, follow_links, gtid, keys) -> None:
     """Record an incident in a stopped server's binlog set: an Incident event then a Rotate to
     the next file, at the end of the last binlog, so the log after the gap starts clean.
@@ -56,17 +46,9 @@ def incident(binlog_dir, code, message, index, backup_dir, follow_links, gtid, k
     from ..reading.source import Input
     from ..writing.writer import record_incident
 
-    cleaned: list[str] = []
-    try:
-        try:
-            done = record_incident(Input(binlog_dir, keys), code=code, message=message, index=index,
-                                   backup_dir=backup_dir, follow_links=follow_links, cleaned=cleaned, gtid=gtid)
-        finally:  # said even when the run is then refused
-            _say_leftovers(cleaned)
-    except KeyError as exc:
-        fail(f"refused: unknown incident code {exc}", EXIT_USAGE)
-    except (BinlogError, OSError) as exc:
-        fail_on(exc, EXIT_USAGE)
+    with leftovers() as cleaned:
+        done = record_incident(Input(binlog_dir, keys), code=code, message=message, index=index,
+                               backup_dir=backup_dir, follow_links=follow_links, cleaned=cleaned, gtid=gtid)
     for line, err in done_lines(done):
         click.echo(line, err=err)
 
@@ -90,6 +72,7 @@ def incident(binlog_dir, code, message, index, backup_dir, follow_links, gtid, k
               help="With --former-primary: the surviving replica's relay directory, to compute --keep-through.")
 @follow_links_option
 @key_options
+@fails(EXIT_USAGE, os_errors=True)
 def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_dir, applied_gtids, replica_binlog,
             is_binlog, keep_through, replica_dir, follow_links, keys) -> None:
     """Repair a stopped replica's relay directory so it resumes with nothing lost and nothing
@@ -119,29 +102,26 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
     from ..reading.source import Input
     from ..recover.render import lines
 
-    try:
-        with held(relaydir, do_apply, _say_leftovers) as lock:
-            if is_binlog:
-                plan = plan_binlog_recovery(Input(relaydir, keys), keep_through=keep_through,
-                                            replica=replica_dir and Input(replica_dir, keys))
-            else:
-                plan = plan_recovery(Input(relaydir, keys), connection=connection, mode=mode,
-                                     relay_base=relay_base.removesuffix(".index") if relay_base else None,
-                                     applied_gtids=applied_gtids,
-                                     replica_binlog=replica_binlog and Input(replica_binlog, keys))
-            click.echo(json.dumps(plan.to_json(), indent=1) if as_json else "\n".join(lines(plan)))
-            if plan.refuse:
-                click.echo(f"binlogkit: refused: {plan.refuse}", err=True)
-                sys.exit(EXIT_USAGE)
-            if plan.nothing_to_do:
-                sys.exit(EXIT_DAMAGED if plan.position_unreachable else EXIT_OK)
-            if not do_apply:
-                if not as_json:
-                    click.echo("dry run: nothing was changed; run again with --apply to repair")
-                sys.exit(EXIT_DAMAGED)
-            backup = apply_plan(plan, backup_dir=backup_dir, follow_links=follow_links, held=lock)
-    except (BinlogError, OSError) as exc:
-        fail_on(exc, EXIT_USAGE)
+    with held(relaydir, do_apply, say_leftovers) as lock:
+        if is_binlog:
+            plan = plan_binlog_recovery(Input(relaydir, keys), keep_through=keep_through,
+                                        replica=replica_dir and Input(replica_dir, keys))
+        else:
+            plan = plan_recovery(Input(relaydir, keys), connection=connection, mode=mode,
+                                 relay_base=relay_base.removesuffix(".index") if relay_base else None,
+                                 applied_gtids=applied_gtids,
+                                 replica_binlog=replica_binlog and Input(replica_binlog, keys))
+        show(plan.to_json(), as_json, lambda _doc: lines(plan))
+        if plan.refuse:
+            click.echo(f"binlogkit: refused: {plan.refuse}", err=True)
+            sys.exit(EXIT_USAGE)
+        if plan.nothing_to_do:
+            sys.exit(EXIT_DAMAGED if plan.position_unreachable else EXIT_OK)
+        if not do_apply:
+            if not as_json:
+                click.echo("dry run: nothing was changed; run again with --apply to repair")
+            sys.exit(EXIT_DAMAGED)
+        backup = apply_plan(plan, backup_dir=backup_dir, follow_links=follow_links, held=lock)
     what = "finished the interrupted repair" if plan.resume else "applied"
     click.echo(f"{what}; the files changed were copied to {backup} and verified (journal.json says what was done)",
                err=as_json)
@@ -173,6 +153,7 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
               help="Do not read the inputs after the range for later changes to the rows the undo puts back.")
 @json_option("The summary as one JSON object.")
 @key_options
+@fails()  # refused (2); damaged input (1); an encrypted one without its key (2)
 def flashback(inputs, output, start_position, stop_position, start_datetime, stop_datetime, include_gtids,
               database, table, as_sql, skip_statements, force, backup_dir, no_check_later, as_json, keys) -> None:
     """Undo a range of row changes: write a binlog whose transactions undo the selected ones,
@@ -197,25 +178,13 @@ def flashback(inputs, output, start_position, stop_position, start_datetime, sto
     from ..flashback import flashback as run
     from ..flashback.render import notes, summary_line
 
-    if sum(x is not None for x in (start_position or stop_position, start_datetime or stop_datetime,
-                                    include_gtids)) > 1:
-        fail("refused: choose one range: positions, date-times or --include-gtids", EXIT_USAGE)
     check(inputs)
-    cleaned: list[str] = []
-    try:
-        try:
-            res = run(keyed(inputs, keys), output, start_position=start_position, stop_position=stop_position,
-                      start_datetime=datetime_value(start_datetime), stop_datetime=datetime_value(stop_datetime),
-                      gtids=gtids_value(include_gtids), database=database, table=table, skip_statements=skip_statements,
-                      sql=as_sql, force=force, check_later=not no_check_later, backup_dir=backup_dir,
-                      cleaned=cleaned)
-        finally:  # said even when the run is then refused
-            _say_leftovers(cleaned)
-    except BinlogError as exc:  # refused (2); damaged input (1); an encrypted one without its key (2)
-        fail_on(exc)
-    if as_json:
-        click.echo(json.dumps(res.to_json()))
-        return
-    click.echo(summary_line(res))
-    for line in notes(res):
+    with leftovers() as cleaned:
+        res = run(keyed(inputs, keys), output, start_position=start_position, stop_position=stop_position,
+                  start_datetime=datetime_value(start_datetime), stop_datetime=datetime_value(stop_datetime),
+                  gtids=gtids_value(include_gtids), database=database, table=table, skip_statements=skip_statements,
+                  sql=as_sql, force=force, check_later=not no_check_later, backup_dir=backup_dir,
+                  cleaned=cleaned)
+    show(res.to_json(), as_json, lambda _doc: summary_line(res), indent=None)
+    for line in () if as_json else notes(res):
         click.echo(line, err=True)

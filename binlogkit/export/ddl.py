@@ -187,3 +187,18 @@ def apply(table: Table, defs: dict[tuple[str | None, str], TableDef]) -> Table:
                   enum_values=enums or None, set_values=sets or None)
     object.__setattr__(out, "_names_from", "schema-file")
     return out
+
+
+def load(path: str | None) -> dict[tuple[str | None, str], TableDef]:
+    """``index(parse(...))`` of the file ``--schema`` names (none: empty); ``UsageError`` when it
+    holds no CREATE TABLE statement."""
+    if not path:
+        return {}
+    from pathlib import Path
+
+    from ..errors import UsageError
+
+    schema = index(parse(Path(path).read_text(errors="replace")))
+    if not schema:
+        raise UsageError(f"--schema {path}: no CREATE TABLE statement in it")
+    return schema

@@ -153,6 +153,8 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
     encrypted inputs are read with their keys, an event at a time (``source``); the output is plain."""
     if table is not None and "." not in table:
         raise FlashbackRefused(f"--table takes DB.TABLE, not {table!r}")
+    if sum(x is not None for x in (start_position or stop_position, start_datetime or stop_datetime, gtids)) > 1:
+        raise FlashbackRefused("choose one range: positions, date-times or --include-gtids")
     found = inputs(paths)
     given = {i.name: i for i in found}  # name -> Input, with its keys
     plan = select(found, start_position=start_position, stop_position=stop_position,

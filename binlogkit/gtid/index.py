@@ -230,3 +230,27 @@ def locate(binlogs: list[str], domain_id: int, seq_no: int) -> tuple[str, int] |
             at = ix.start_for(domain_id, seq_no)
             return (path, at) if at is not None else None
     return None
+
+
+def index_line(doc: dict) -> str:
+    """``FILE  summary_line``."""
+    return f"{doc['file']}  {summary_line(doc)}"
+
+
+def locate_text(binlogs: list[str], gtid: str) -> dict:
+    """``locate`` of a GTID given as text (``binlogkit gtids --locate``): gtid, file, offset
+    (None, None when not placed); ``UsageError`` when it is not DOMAIN-SERVER-SEQ."""
+    from ..errors import UsageError
+
+    try:
+        d, _s, n = (int(x) for x in gtid.split("-"))
+    except ValueError:
+        raise UsageError(f"--locate {gtid!r}: a MariaDB GTID is DOMAIN-SERVER-SEQ") from None
+    hit = locate(binlogs, d, n)
+    return {"gtid": gtid, "file": hit and hit[0], "offset": hit and hit[1]}
+
+
+def locate_line(doc: dict) -> str:
+    if doc["file"] is None:
+        return f"{doc['gtid']}: not placed by the GTID index files beside these binlogs"
+    return f"{doc['gtid']}: {doc['file']}, read from offset {doc['offset']} (GTID index)"

@@ -227,6 +227,8 @@ def record_incident(binlog_dir: Input | str | os.PathLike, *, code: int | str = 
     On MySQL the Incident is a transaction of its own, as the server writes it: a Gtid event
     first (``gtid``: ``auto`` = the server's uuid and its next gno; ``UUID:GNO``; ``none`` to
     leave it out), or an Anonymous_gtid when the binlog has no GTIDs (gtid_mode=OFF)."""
+    if isinstance(code, str) and not code.isdigit() and code.upper() not in INCIDENT_CODES:
+        raise WriteRefused(f"unknown incident code {code.upper()!r}")
     if isinstance(code, str):
         code = INCIDENT_CODES[code.upper()] if not code.isdigit() else int(code)
     msg = message.encode("utf-8")
