@@ -257,7 +257,8 @@ static PyObject *summary(PyObject *self, PyObject *args) {
                 goto stop;
             unsigned long long seq = le(body, 8);
             uint32_t d = (uint32_t)le(body + 8, 4);
-            if ((long long)d != domain || (long long)sid != server || seq != (unsigned long long)last + 1)
+            /* a seq_no past 2^63 - 2 does not fit the signed run ends: the Python path takes it */
+            if ((long long)d != domain || (long long)sid != server || seq != (unsigned long long)last + 1 || seq > MAX_GNO)
                 goto stop;
             last = (long long)seq;
             have_cur = 1;

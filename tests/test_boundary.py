@@ -304,6 +304,23 @@ def test_audit_summary_with_c_equals_python_across_windows(tmp_path):
     assert fast == slow and fast["complete"] == {"0-1": [[101, 3100]]}
 
 
+@pytest.mark.skipif(C_LOOP is None or not hasattr(C_LOOP, "summary"), reason="binlogkit._pullscan not built")
+@pytest.mark.parametrize("start", [(1 << 63) - 5, (1 << 64) - 5])
+def test_audit_summary_with_c_equals_python_past_signed_64_bits(tmp_path, start):
+    """MariaDB seq_no is unsigned 64-bit; the C loop's run ends are signed: in-order runs that
+    cross 2^63 - 1, and end at 2^64 - 1, are taken by Python there (the fuzzer's first find was an
+    OverflowError here), with the same summary."""
+    events: list[tuple[int, bytes]] = []
+    for n in range(start, start + 5):
+        events += [_maria_gtid(n, 0), (T.TABLE_MAP_EVENT, bytes(12)), (T.WRITE_ROWS_EVENT, bytes(40)),
+                   (T.XID_EVENT, XidBody.build(dict(xid=n & 0xFFFFFFFF)))]
+    p = tmp_path / "mariadb-bin.000001"
+    p.write_bytes(_binlog(events))
+    fast, slow = _summaries(p)
+    assert fast == slow and fast["problem"] is None
+    assert fast["complete"] == {"0-1": [[start, start + 4]]}
+
+
 MYSQL_UUID = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
 
 

@@ -440,6 +440,9 @@ class _Scan:
                 self.first_ts, self.last_ts = fast.first_ts, fast.last_ts
 
 
+_LL_MAX = (1 << 63) - 1   # the C loop's run ends are signed 64-bit (a MariaDB seq_no is unsigned)
+
+
 class _Irregular(Exception):
     """The fast walk met what only the Python walk (``Input.frames``) decides."""
 
@@ -569,6 +572,8 @@ class _FastWalk:
                     if last >= 0:
                         civs = s.complete.m.get(key)
                         ce = civs[-1][1] if civs else -1
+                    if last >= _LL_MAX or ce >= _LL_MAX:   # past the C loop's signed 64-bit run ends
+                        domain, server, uuid, last, ce = -1, -1, b"", -1, -1
                 cur_fast = t is not None and fast is not None and t.key == fast[2] and t.n is not None
                 phl = s.fmt.post_header_length(T.QUERY_EVENT)
                 (status, rel, at2, n, nck, fts, lts, state, have_cur, cur_fast2, cur_seq, cur_at, cur_src, last2,
