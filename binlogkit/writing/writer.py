@@ -280,7 +280,7 @@ def _mysql_incident(w: BinlogAppender, body: bytes, gtid: str, keys, now_us: int
     header flags)."""
     from ..reading.reader import read_events
     from ..reading.source import Input
-    from ..incident import NO_FILTER_F, choose_gtid, gtid_body, read_file_gtids, server_uuid
+    from .incident import NO_FILTER_F, choose_gtid, gtid_body, read_file_gtids, server_uuid
 
     if gtid == "none":
         return None, NO_FILTER_F
