@@ -10,6 +10,12 @@ class Flavor(enum.Enum):
     MYSQL = "mysql"
     MARIADB = "mariadb"
 
+    @classmethod
+    def of_server_version(cls, text: str) -> Flavor:
+        """The flavor of a server version string (an FDE's, or a server's greeting):
+        MariaDB's say so (``10.11.6-MariaDB-log``, ``5.5.5-10.3.7-MariaDB``), all others are MySQL."""
+        return cls.MARIADB if "mariadb" in text.lower() else cls.MYSQL
+
 
 _VERSION_RE = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 
@@ -20,7 +26,7 @@ def parse_server_version(text: str) -> tuple[Flavor, tuple[int, int, int]]:
     ``10.11.6-MariaDB-log`` is MariaDB 10.11.6; MariaDB servers that pretend to be MySQL 5.5.5
     for old clients (``5.5.5-10.3.7-MariaDB``) are read past the prefix.
     """
-    flavor = Flavor.MARIADB if "mariadb" in text.lower() else Flavor.MYSQL
+    flavor = Flavor.of_server_version(text)
     if text.startswith("5.5.5-") and flavor is Flavor.MARIADB:
         text = text[len("5.5.5-"):]
     m = _VERSION_RE.search(text)

@@ -294,6 +294,20 @@ def verify_line(path, res) -> str:
             + f"; {res.events} whole events before it")
 
 
+def _mysql_summary_lines(m: dict) -> Iterator[str]:
+    yield f"MySQL GTID set contained: {m['contained'] or '(empty)'}"
+
+
+def _mariadb_summary_lines(m: dict) -> Iterator[str]:
+    yield f"MariaDB GTID position after these files: {m['position'] or '(empty)'}"
+    if m["out_of_order"]:
+        yield (f"  {len(m['out_of_order'])} GTIDs out of order or duplicated (gtid_strict_mode would stop): "
+               + ", ".join(f"{x['gtid']} after {x['after']}" for x in m["out_of_order"][:10]))
+
+
+_GTID_SUMMARY_LINES = {Flavor.MYSQL: _mysql_summary_lines, Flavor.MARIADB: _mariadb_summary_lines}
+
+
 def gtid_summary_lines(summary: dict) -> Iterator[str]:
     """``api.gtid_summary`` as text: per file, then the set / position contained."""
     for f in summary["files"]:
@@ -307,14 +321,10 @@ def gtid_summary_lines(summary: dict) -> Iterator[str]:
             yield f"  incomplete: {', '.join(f['incomplete'])}"
         if f["problem"]:
             yield f"  DAMAGED at offset {f['problem_offset']}: {f['problem']}"
-    if "mysql" in summary:
-        yield f"MySQL GTID set contained: {summary['mysql']['contained'] or '(empty)'}"
-    if "mariadb" in summary:
-        m = summary["mariadb"]
-        yield f"MariaDB GTID position after these files: {m['position'] or '(empty)'}"
-        if m["out_of_order"]:
-            yield (f"  {len(m['out_of_order'])} GTIDs out of order or duplicated (gtid_strict_mode would stop): "
-                   + ", ".join(f"{x['gtid']} after {x['after']}" for x in m["out_of_order"][:10]))
+    for flavor, lines in _GTID_SUMMARY_LINES.items():   # registered per flavor, MySQL first
+        part = summary.get(flavor.value)
+        if part is not None:
+            yield from lines(part)
     if summary["incomplete"]:
         yield f"incomplete transactions: {', '.join(map(str, summary['incomplete']))}"
 

@@ -455,10 +455,16 @@ def session(master: str | None = None):
     return b.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").getOrCreate()
 
 
-if __name__ == "__main__":
-    _spark = session()
+def run_as_script(job_main) -> None:
+    """A job module's ``__main__`` under spark-submit: ``job_main(spark, sys.argv[1:])`` in a
+    :func:`session`, stopped afterwards; its return value is the exit status."""
+    spark = session()
     try:
-        _rc = main(_spark, sys.argv[1:])
+        rc = job_main(spark, sys.argv[1:])
     finally:
-        _spark.stop()
-    sys.exit(_rc)
+        spark.stop()
+    sys.exit(rc)
+
+
+if __name__ == "__main__":
+    run_as_script(main)

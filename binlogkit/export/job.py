@@ -245,11 +245,6 @@ def _iso(value: str | None) -> str | None:
 
 
 if __name__ == "__main__":
-    from binlogkit.audit.job import session
+    from binlogkit.audit.job import run_as_script
 
-    _spark = session()
-    try:
-        _rc = main(_spark, sys.argv[1:])
-    finally:
-        _spark.stop()
-    sys.exit(_rc)
+    run_as_script(main)

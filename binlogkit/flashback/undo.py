@@ -40,7 +40,7 @@ from array import array
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Iterator
 
-from ..boundary import PRELUDE, QUERY_TYPES
+from ..boundary import QUERY_ENDS, classify, query_text
 from ..codecs.header import HEADER_STRUCT
 from ..codecs.statement import QueryBody
 from ..constants import PRELUDE, QUERY_TYPES, EventType as T
@@ -101,6 +101,22 @@ def read_event(src: EventFile, at: int, fmt: Format, name: str) -> RawEvent:
 def _query_text(ev) -> str:
     q = ev.fields.get("query", "")
     return q if isinstance(q, str) else bytes(q).decode("utf-8", "replace")
+
+
+def query_says(raw: RawEvent) -> str:
+    """What a Query event means to the undo, by the boundary machine's words
+    (``boundary.classify``): ``open`` (BEGIN), ``end`` (COMMIT, ROLLBACK; ROLLBACK TO too, as
+    ever: a later terminator replaces it), ``xa`` (any XA statement: refused) or ``statement``."""
+    phl = raw.format.post_header_length(T.QUERY_EVENT) if raw.format else None
+    q = query_text(raw.body, raw.type_code, phl)
+    if q.startswith("XA"):
+        return "xa"
+    said = classify(q)
+    if said == "begin":
+        return "open"
+    if said in QUERY_ENDS or q.startswith("ROLLBACK"):
+        return "end"
+    return "statement"
 
 
 def statement_text(fh: EventFile, name: str, start: int, end: int, fmt: Format) -> str:
@@ -189,15 +205,15 @@ class _Walk:
                 self.feed(inner_raw, filters, inner=True)
             return
         if code in QUERY_TYPES:
-            q = _query_text(decode(raw)).lstrip()
-            head = q[:9].upper()
-            if head.startswith("BEGIN"):
+            said = query_says(raw)
+            if said == "open":
                 self.begin = raw
                 return
-            if head.startswith("COMMIT") or (head.startswith("ROLLBACK") and not head.startswith("ROLLBACK TO")):
+            if said == "end":
                 self.terminator = raw
                 return
-            if head.startswith("XA"):
+            q = _query_text(decode(raw)).lstrip()
+            if said == "xa":
                 raise FlashbackRefused(f"an XA transaction ({q[:60]!r}) cannot be flashed back",
                                        offset=raw.offset, event_type=raw.type_name)
             if filters.skip_statements:

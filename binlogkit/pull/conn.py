@@ -177,7 +177,7 @@ class Connection:
             raise PullError(f"{self.where}: {text}", code=code) from None
         version = self.conn.get_server_info() or ""
         self.server_version = version.removeprefix("5.5.5-")   # MariaDB's protocol prefix
-        self.flavor = Flavor.MARIADB if "mariadb" in version.lower() else Flavor.MYSQL
+        self.flavor = Flavor.of_server_version(version)
         self.framer: Framer | None = None
         self.tls = bool(self.conn.bk_tls_on)   # the session runs inside TLS
         self.tls_version: str | None = self.conn._sock.version() if self.tls else None   # "TLSv1.3"

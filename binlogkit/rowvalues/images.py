@@ -36,6 +36,7 @@ if _rowtext is not None:
 
     from .values import Geometry, timestamp_value
     _rowtext.configure(Value, _decimal.Decimal, Geometry, timestamp_value)
+C_ROWTEXT: Any = _rowtext   # the C accelerator's module, or None (public: rowvalues re-exports it)
 
 
 def _bits(b: bytes, n: int) -> list[bool]:

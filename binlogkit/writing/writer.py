@@ -282,7 +282,7 @@ def _mysql_incident(w: BinlogAppender, body: bytes, gtid: str, now_us: int) -> t
     event, as the server writes it (binlogkit/incident.py); returns (the GTID, the Incident's
     header flags)."""
     from ..reading.reader import read_events
-    from ..incident import NO_FILTER_F, choose_gtid, gtid_body, read_file_gtids, server_uuid
+    from .incident import NO_FILTER_F, choose_gtid, gtid_body, read_file_gtids, server_uuid
 
     if gtid == "none":
         return None, NO_FILTER_F
