@@ -142,3 +142,25 @@ def test_the_checks_see_what_they_look_for():
     assert any(e.endswith(".storage") for e in edges["binlogkit.audit.job"])  # ``from binlogkit import storage``
     assert "binlogkit._pullscan" in edges["binlogkit.pull.receiver"]            # in a function
     assert not _within("binlogkit.client", CLI) and _within("binlogkit.cli.decode", CLI)
+
+
+READING, WRITING, BOUNDARY = "binlogkit.reading", "binlogkit.writing", "binlogkit.boundary"
+
+
+def test_the_reading_layer_imports_only_the_core_and_itself():
+    """Reading (files, storage, framing, the opener, the decoders) sits on the core alone: not on
+    writing/ (a whole-or-nothing write is ``writing.objects``'), nor on a command room."""
+    edges = _imports(_modules())
+    up = {m: sorted(e for e in edges[m] if _within(e, "binlogkit") and not _within(e, CORE + C_LOOPS + (READING,)))
+          for m in edges if _within(m, READING)}
+    assert {m: e for m, e in up.items() if e} == {}
+
+
+def test_the_writing_layer_imports_no_command_room():
+    """Writing (safeio, the binlog writer, the incident helpers, objects) sits on reading, the
+    boundary machine and the core, never on a command's room or the public api above them."""
+    edges = _imports(_modules())
+    below = CORE + C_LOOPS + (READING, WRITING, BOUNDARY, "binlogkit.transactions", "binlogkit.positions")
+    up = {m: sorted(e for e in edges[m] if _within(e, "binlogkit") and not _within(e, below))
+          for m in edges if _within(m, WRITING)}
+    assert {m: e for m, e in up.items() if e} == {}

@@ -263,9 +263,10 @@ def _write_parquet(df, where: str) -> None:
     """A Parquet dataset written by the executors. A local or Hadoop path: Spark's own writer.
     An object-storage URL (``s3://``, which Spark cannot write without hadoop-aws): each
     partition streams its Arrow batches to ``WHERE/part-NNNNN.parquet`` through
-    ``binlogkit.reading.storage.write_atomic`` (an object appears whole or not at all), after the
+    ``binlogkit.writing.objects.write_atomic`` (an object appears whole or not at all), after the
     driver removed an earlier run's parts; ``WHERE/_SUCCESS`` is written last, as Spark does."""
     from binlogkit.reading import storage
+    from binlogkit.writing import objects
 
     if not storage.is_url(where) or where.startswith(("s3a://", "hdfs://", "file://")):
         df.write.mode("overwrite").parquet(where)
@@ -276,7 +277,7 @@ def _write_parquet(df, where: str) -> None:
     storage.forget()
     schema = df.schema.json()
     rows = sum(df.rdd.mapPartitionsWithIndex(partial(_parquet_part, where, schema, storage.environment())).collect())
-    storage.write_atomic(storage.join(where, "_SUCCESS"), f"{rows}\n".encode())
+    objects.write_atomic(storage.join(where, "_SUCCESS"), f"{rows}\n".encode())
 
 
 def _arrow_type(t):
@@ -300,6 +301,7 @@ def _parquet_part(where: str, schema_json: str, env: dict, part: int, rows, batc
     from pyspark.sql.types import StructType
 
     from binlogkit.reading import storage
+    from binlogkit.writing import objects
 
     storage.adopt(env)
     schema = _arrow_type(StructType.fromJson(json.loads(schema_json)))
@@ -316,7 +318,7 @@ def _parquet_part(where: str, schema_json: str, env: dict, part: int, rows, batc
                     w.write_table(pa.Table.from_pylist([r.asDict(recursive=True) for r in chunk], schema=schema))
                     n += len(chunk)
                     chunk = list(itertools.islice(it, batch))
-        storage.write_atomic(storage.join(where, f"part-{part:05d}.parquet"), write)
+        objects.write_atomic(storage.join(where, f"part-{part:05d}.parquet"), write)
     yield n
 
 

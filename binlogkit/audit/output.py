@@ -38,10 +38,11 @@ def write(output: str, named: list[tuple[str, bytes]]) -> None:
     """Each file under ``output``: objects under a URL, each whole or not at all; in a folder,
     each replaced atomically through safeio (the folder locked, no writing through links)."""
     from ..reading import storage
+    from ..writing import objects
 
     if storage.is_url(output):
         for name, data in named:
-            storage.write_atomic(storage.join(output, name), data)
+            objects.write_atomic(storage.join(output, name), data)
         return
     import os
 
@@ -66,10 +67,11 @@ def write_summary(result: dict, output: str) -> None:
 def write_report(result: dict, where: str) -> None:
     """The HTML report (binlogkit/report) of ``result`` at a path or a URL."""
     from ..reading import storage
+    from ..writing import objects
     from ..report import render, write as write_page
 
     if storage.is_url(where):
-        storage.write_atomic(where, render(result).encode("utf-8"))
+        objects.write_atomic(where, render(result).encode("utf-8"))
     else:
         write_page(result, where)
 

@@ -91,9 +91,10 @@ def finish(fs, root: str, summary: dict) -> None:
             d.replace(SUCCESS, data, new_mode=0o644)
     else:
         from ..reading import storage
+        from ..writing import objects
 
         proto = fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]
-        storage.write_atomic(f"{proto}://{join(root, SUCCESS)}", data)
+        objects.write_atomic(f"{proto}://{join(root, SUCCESS)}", data)
         storage.forget()
 
 

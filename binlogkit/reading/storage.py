@@ -26,8 +26,9 @@ The API (small and stable; new commands such as ``export`` call only these)::
     Url                                       the str subclass expand_paths gives for URLs
     StorageError                              (errors.py) what every store failure becomes
 
-``write_atomic`` on a local path uses ``binlogkit.writing.safeio`` (folder lock, exclusive temporary file,
-fsync, rename; never through a link). On S3 an object appears only when its upload completes:
+``binlogkit.writing.objects.write_atomic`` is what writers call: a local path goes through
+``binlogkit.writing.safeio`` (folder lock, exclusive temporary file, fsync, rename; never through a
+link), a URL to ``write_atomic`` here. On S3 an object appears only when its upload completes:
 a single PUT for a small body, a multipart upload completed at the end for a large one; an
 exception in the writer aborts the upload (``discard``), and a process killed mid-write never
 completes it — no partial object is ever visible (a stray multipart upload is left for the
@@ -82,7 +83,7 @@ def is_url(path: str | os.PathLike) -> bool:
     return isinstance(text, str) and "://" in text
 
 
-def _protocol(url: str) -> str:
+def protocol(url: str) -> str:
     return url.split("://", 1)[0].lower()
 
 
@@ -95,7 +96,7 @@ def _fsspec():
 def filesystem(url: str) -> tuple[Any, str]:
     """The fsspec filesystem for ``url`` (one per protocol, kept for the process) and the path
     within it. ``s3://`` needs s3fs; its endpoint and credentials come from the AWS environment."""
-    proto = _protocol(url)
+    proto = protocol(url)
     fsspec = _fsspec()
     if proto in ("s3", "s3a"):
         from .._optional import need
@@ -110,7 +111,7 @@ def filesystem(url: str) -> tuple[Any, str]:
 
             raise MissingDependency(f"no filesystem for {proto}:// URLs ({exc})") from exc
         _FS[(proto, os.getpid())] = fs
-    return fs, fs._strip_protocol(url)
+    return fs, fs._stripprotocol(url)
 
 
 def _options(proto: str) -> dict:
@@ -126,7 +127,7 @@ def _options(proto: str) -> dict:
 
 
 def _url(fs: Any, path: str, like: str) -> str:
-    proto = _protocol(like)
+    proto = protocol(like)
     return path if "://" in path else f"{proto}://{path}"
 
 
@@ -402,14 +403,15 @@ def output_fs(url: str) -> tuple[Any, str]:
 
 
 def write_atomic(url: str | os.PathLike, data: Union[bytes, bytearray, memoryview, Writer]) -> None:
-    """Write ``data`` (bytes, or a function that writes to the binary file it is given) to
-    ``url`` so that readers see the whole of it or nothing: see the module docstring."""
-    if not is_url(url) or _protocol(os.fspath(url)) == "file":
-        _write_local(os.fspath(url).removeprefix("file://"), data)
-        return
+    """Write ``data`` (bytes, or a function that writes to the binary file it is given) to the
+    object ``url`` so that readers see the whole of it or nothing: see the module docstring. A
+    local path (or ``file://``) is ``binlogkit.writing.objects.write_atomic``'s, which the
+    writers call for both (the reading layer does not import the writing one)."""
+    if not is_url(url) or protocol(os.fspath(url)) == "file":
+        raise ValueError(f"{os.fspath(url)}: a local path: binlogkit.writing.objects.write_atomic writes it")
     url = os.fspath(url)
     fs, path = filesystem(url)
-    direct = _protocol(url) in ("s3", "s3a", "gs", "gcs", "abfs", "az")  # objects appear on completion
+    direct = protocol(url) in ("s3", "s3a", "gs", "gcs", "abfs", "az")  # objects appear on completion
     target = path if direct else f"{path}.tmp-{secrets.token_hex(6)}"
 
     failed: list[BaseException] = []  # the writer's own exception: raised as it is, not as a store error
@@ -448,25 +450,6 @@ def write_atomic(url: str | os.PathLike, data: Union[bytes, bytearray, memoryvie
         fs.invalidate_cache(path)
     except Exception:  # noqa: BLE001
         pass
-
-
-def _write_local(path: str, data: Union[bytes, bytearray, memoryview, Writer]) -> None:
-    from ..writing.safeio import SafeDir
-
-    folder, name = os.path.split(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    if callable(data):
-        writer = data
-
-        def content(fd: int) -> None:
-            with os.fdopen(os.dup(fd), "wb") as fh:
-                writer(fh)
-        body: Any = content
-    else:
-        body = bytes(data)
-    with SafeDir(folder) as d, d.locked():
-        d.target(name)  # refuses a link or anything but a regular file
-        d.replace(name, body, new_mode=0o644)
 
 
 __all__ = ["READ_BLOCK", "StorageError", "Url", "exists", "expand", "filesystem", "find_indexes", "find_logs", "forget",
