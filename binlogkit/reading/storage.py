@@ -111,7 +111,7 @@ def filesystem(url: str) -> tuple[Any, str]:
 
             raise MissingDependency(f"no filesystem for {proto}:// URLs ({exc})") from exc
         _FS[(proto, os.getpid())] = fs
-    return fs, fs._stripprotocol(url)
+    return fs, fs._strip_protocol(url)
 
 
 def _options(proto: str) -> dict:
