@@ -12,6 +12,7 @@ cleared, so the flag a crashed or open binlog still carries must be cleared befo
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import BinaryIO, Generator, Iterator
 
@@ -21,7 +22,7 @@ from ..constants import LEN_CHECKSUM, EventType, event_type_name
 from ..errors import BinlogError
 from .format import Format
 from .framing import MAX_EVENT_SIZE, MYSQL_ENCRYPTED_MAGIC, Frame, event_crc  # noqa: F401  (re-exported)
-from .source import Input, frames_of_stream
+from .source import Input, as_input, frames_of_stream
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,9 +81,11 @@ def _raw_events(frames: Iterator[Frame], name: str) -> Generator[RawEvent, None,
         raise exc.with_context(file=name)
 
 
-def read_events(inp: Input) -> Generator[RawEvent, None, None]:
-    """Every event of an ``Input`` (``source.Input``: path or URL, keys, verify) as a
-    ``RawEvent``; errors as ``iter_raw_events`` raises them, naming the input."""
+def read_events(inp: Input | str | os.PathLike) -> Generator[RawEvent, None, None]:
+    """Every event of an ``Input`` (``source.Input``: path or URL, keys, verify; a plain path is
+    an Input without keys) as a ``RawEvent``; errors as ``iter_raw_events`` raises them, naming
+    the input."""
+    inp = as_input(inp)
     return _raw_events(inp.frames(want=None), inp.name)
 
 

@@ -202,8 +202,8 @@ def _cipher_without_events(inp: Input) -> EventCipher | None:
     return None
 
 
-def _last_two(inp: Input) -> list[tuple[int, bytes, int]]:
-    """(type code, body, offset) of the file's last two events."""
+def _last_two(inp: Input | str | os.PathLike) -> list[tuple[int, bytes, int]]:
+    """(type code, body, offset) of the file's last two events (an ``Input``, or a plain path)."""
     from ..reading.reader import read_events
 
     last: list[tuple[int, bytes, int]] = []
