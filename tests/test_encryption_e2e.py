@@ -59,7 +59,8 @@ def test_killed_replica_recovers_its_encrypted_relay_logs(tmp_path, cipher):
         r.kill9()  # inside the 6 MB transaction: some of it received, in several relay logs
         big.join()
         newest = max(r.datadir.glob("relay-bin.0*"))
-        os.truncate(newest, newest.stat().st_size - 7)  # and a torn last event on top
+        if newest.stat().st_size > 256:  # a relay log the kill found just opened holds no event to tear
+            os.truncate(newest, newest.stat().st_size - 7)  # and a torn last event on top
         workload.small(p, 20, start=1000)
         res = CliRunner().invoke(main, ["recover", "--json", str(r.datadir)])
         assert res.exit_code == 2 and "refusing to plan a cut" in res.stderr  # no key: nothing cut

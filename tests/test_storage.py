@@ -277,7 +277,7 @@ def test_write_killed_mid_upload_leaves_no_object(s3, s3_server, tmp_path):
     url = f"s3://{BUCKET}/atomic/killed"
     storage.write_atomic(url, b"the previous version")
     code = ("import os, sys, time\n"
-            "from binlogkit import storage\n"
+            "from binlogkit.reading import storage\n"
             "def writer(fh):\n"
             "    chunk = os.urandom(1 << 20)\n"
             "    for i in range(400):\n"
