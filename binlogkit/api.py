@@ -1,6 +1,8 @@
 """The calls the commands wrap, with the same parameter names: ``decode_files`` and
 ``verify_files``. Inputs are paths, ``.index`` files, folders, URLs, or ``reading.source.Input``
-values; they are read through the one opener (``reading.source``), read-only.
+values; they are read through the one opener (``reading.source``), read-only. Encrypted files are
+read with the keys of their ``Input`` (``Input(path, keys)``, keys from ``crypto.load_keys``):
+the keys travel inside the inputs, no function here takes them apart.
 
 Decoding has one documented way: ``decode_files`` (inputs -> ``Event`` values, ``Problem`` where
 an input is damaged). Under it, ``events.decode(raw)`` is the pure step for one framed event and
@@ -27,8 +29,7 @@ def decode_files(paths: Iterable[Input | str | os.PathLike], *, start_position: 
                  stop_datetime: datetime | None = None, types: set[int] | None = None,
                  verify: bool = True, strict: bool = True, include_gtids=None,
                  exclude_gtids=None, rows: bool | str = False,
-                 column_types: dict[str, str] | None = None, payloads: bool = False,
-                 keys=None) -> Iterator[Event | Problem]:
+                 column_types: dict[str, str] | None = None, payloads: bool = False) -> Iterator[Event | Problem]:
     """Decoded events of every file, filtered; a ``Problem`` where a file is damaged (then the
     next file). Positions are file offsets of the event start (per file, like mysqlbinlog).
     ``include_gtids`` / ``exclude_gtids`` are predicates on GTID text (``gtid_matcher``): the
@@ -39,7 +40,7 @@ def decode_files(paths: Iterable[Input | str | os.PathLike], *, start_position: 
     ``db.table.column`` patterns to types the binlog cannot name (``uuid``, ``inet6``, ``inet4``:
     MariaDB writes them as BINARY(n)), see ``rowvalues.parse_hints``. ``payloads=True`` also
     yields the events inside MySQL's Transaction_payload events, right after each (their raw
-    events carry ``payload_offset``). ``keys`` (``crypto.load_keys``) decrypts encrypted files."""
+    events carry ``payload_offset``). An ``Input``'s keys decrypt its encrypted files."""
     from .transactions import GTID_TYPES, OUTSIDE
 
     gtid_filter = include_gtids is not None or exclude_gtids is not None
@@ -49,7 +50,7 @@ def decode_files(paths: Iterable[Input | str | os.PathLike], *, start_position: 
     dec = EventDecoder(strict=strict, rows=rows, column_types=column_types)
     t0 = start_datetime.timestamp() if start_datetime else None
     t1 = stop_datetime.timestamp() if stop_datetime else None
-    for inp in inputs(paths, keys=keys, verify=verify):
+    for inp in inputs(paths, verify=verify):
         path = inp.name
         try:
             for raw in read_events(inp):
@@ -74,19 +75,18 @@ def decode_files(paths: Iterable[Input | str | os.PathLike], *, start_position: 
             yield Problem(str(path), exc.with_context(file=str(path)))
 
 
-def verify_files(paths: Iterable[str | os.PathLike], *, progress=None, keys=None) -> list[ScanResult]:
+def verify_files(paths: Iterable[Input | str | os.PathLike], *, progress=None) -> list[ScanResult]:
     """Framing and CRC32 of every file at full speed (the fast scan path; its loop in C for
-    plain files when the accelerator is built: ``fastdecode.verify_fast``; with ``keys`` the
-    Python walk, which decrypts)."""
+    plain files when the accelerator is built: ``fastdecode.verify_fast``; an ``Input`` with
+    keys: the Python walk, which decrypts)."""
     from .reading.fastdecode import verify_fast
 
-    if keys is not None:
-        return [scan(inp, progress=progress) for inp in inputs(paths, keys=keys)]
-    return [verify_fast(inp.path, progress=progress) for inp in inputs(paths)]
+    return [verify_fast(inp.path, progress=progress) if inp.keys is None else scan(inp, progress=progress)
+            for inp in inputs(paths)]
 
 
 def transactions(paths: Iterable[Input | str | os.PathLike], *, gtids: str | None = None, verify: bool = True,
-                 relay: bool | None = None, source_file: str | None = None, keys=None,
+                 relay: bool | None = None, source_file: str | None = None,
                  problems: list[BinlogError] | None = None, exclude_gtids: str | None = None,
                  start_datetime: datetime | None = None, stop_datetime: datetime | None = None):
     """Transactions of the files, optionally only those whose GTID is in ``gtids`` (a MySQL
@@ -100,8 +100,8 @@ def transactions(paths: Iterable[Input | str | os.PathLike], *, gtids: str | Non
     skip = gtid_matcher(exclude_gtids) if exclude_gtids else None
     t0 = start_datetime.timestamp() if start_datetime else None
     t1 = stop_datetime.timestamp() if stop_datetime else None
-    keyed = (as_input(p, keys=keys, verify=verify) for p in paths)  # the keys travel inside the inputs
-    for t in group_files(keyed, relay=relay, source_file=source_file, problems=problems):
+    for t in group_files((as_input(p, verify=verify) for p in paths), relay=relay, source_file=source_file,
+                         problems=problems):
         if (match is None or (t.gtid is not None and match(t.gtid))) and (
                 skip is None or t.gtid is None or not skip(t.gtid)) and (
                 t0 is None or t.first_timestamp >= t0) and (t1 is None or t.first_timestamp < t1):
@@ -116,8 +116,8 @@ def gtid_matcher(text: str):
     return text_form(text).matcher(text)
 
 
-def gtid_summary(paths: Iterable[str | os.PathLike], *, verify: bool = True, relay: bool | None = None,
-                 keys=None) -> dict:
+def gtid_summary(paths: Iterable[Input | str | os.PathLike], *, verify: bool = True,
+                 relay: bool | None = None) -> dict:
     """What GTIDs the files contain, overall and per file (``binlogkit gtids``)."""
     from .gtid import GtidPos, MariadbGtid, MysqlGtid, MysqlGtidSet, order_violations
     from .flavor import Flavor
@@ -127,7 +127,7 @@ def gtid_summary(paths: Iterable[str | os.PathLike], *, verify: bool = True, rel
     problems: list[BinlogError] = []  # every damaged file is reported; the next files are read on
     trx = []
     try:
-        for t in group_files((as_input(p, keys=keys, verify=verify) for p in paths), grouper=g,
+        for t in group_files((as_input(p, verify=verify) for p in paths), grouper=g,
                              problems=problems):
             trx.append(t)
     except BinlogError as exc:  # no key for an encrypted file: the first problem, and the last

@@ -319,7 +319,7 @@ def test_cipher_option_overrides_and_is_checked():
 @pytest.mark.parametrize("name", SETS)
 def test_transactions_and_gtids_equal_the_plain_twin(name):
     keys = _keys(name)
-    enc = list(transactions([SETS_DIR / name / "primary"], keys=keys))
+    enc = list(transactions([Input(SETS_DIR / name / "primary", keys)]))
     twin = list(transactions(_logs(name, "plain-twin")))
     assert len(enc) == len(twin) > 300
     assert [(t.gtid, t.events, t.bytes, t.complete, t.terminator) for t in enc] == \
@@ -327,11 +327,11 @@ def test_transactions_and_gtids_equal_the_plain_twin(name):
     truth = _manifest(name)["primary_transactions"]  # from the server's SHOW BINLOG EVENTS
     assert [(t.gtid, t.start_offset, t.events) for t in enc if t.gtid] == \
         [(t["gtid"], t["start"], t["events"]) for t in truth]
-    a = gtid_summary([SETS_DIR / name / "primary"], keys=keys)
+    a = gtid_summary([Input(SETS_DIR / name / "primary", keys)])
     b = gtid_summary(_logs(name, "plain-twin"))
     assert a["mariadb"] == b["mariadb"] and a["mariadb"]["position"] == _manifest(name)["primary_gtid_binlog_pos"]
     assert a["transactions"] == b["transactions"] and not a["incomplete"]
-    relay = list(transactions([SETS_DIR / name / "replica-relay"], keys=keys))
+    relay = list(transactions([Input(SETS_DIR / name / "replica-relay", keys)]))
     assert [t.gtid for t in relay if t.gtid and t.complete] == [t.gtid for t in twin if t.gtid]
 
 
@@ -583,7 +583,7 @@ def test_encrypt_binlog_round_trip(tmp_path, cipher):
     keys = Keys(mariadb={1: bytes(range(16))}, source="t")
     res = scan(Input(dst, keys))
     assert res.ok and res.encryption == f"MariaDB {cipher}, key id 1 version 1"
-    assert [(t.gtid, t.events, t.bytes) for t in transactions([dst], keys=keys)] == \
+    assert [(t.gtid, t.events, t.bytes) for t in transactions([Input(dst, keys)])] == \
         [(t.gtid, t.events, t.bytes) for t in transactions([src])]
     with pytest.raises(KeyRequiredError):
         list(open_binlog(str(dst)))

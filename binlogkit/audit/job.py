@@ -342,6 +342,15 @@ class AuditOptions:
     max_series: int = 1000
     spec: object = None
 
+    @classmethod
+    def of(cls, inputs, **options) -> AuditOptions:
+        """The options for ``reading.source.Input`` values: their names, and their keys as the
+        ``KeySpec`` they carry for workers (``Input.for_worker``: the key files' paths, never key
+        bytes in the options, an argv or a log)."""
+        sent = [i.for_worker() for i in inputs]
+        return cls(tuple(i.name for i in sent), spec=next((i.keys for i in sent if i.keys is not None), None),
+                   **options)
+
 
 def parse(argv: list[str]) -> AuditOptions | int:
     """argv as ``binlogkit audit`` spells it; an int: the exit code of key files that fail."""

@@ -8,7 +8,7 @@ import click
 
 from .._optional import need
 from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, fails, show
-from .options import OutputPath, check, jobs_option, inputs, json_option, key_options, keyed, output_option
+from .options import OutputPath, check, jobs_option, inputs, json_option, key_options, output_option
 
 
 @click.command()
@@ -33,9 +33,9 @@ from .options import OutputPath, check, jobs_option, inputs, json_option, key_op
 @click.option("--report", "report", type=OutputPath(dir_okay=False),
               help="Also write a self-contained HTML page: a timeline of each series with its gaps and damage, "
                    "GTID coverage, the tables (opens offline). A path or a URL (s3://bucket/report.html).")
-@key_options
+@key_options("inputs")
 @fails(EXIT_USAGE, os_errors=True)
-def audit(inputs, as_json, output, jobs, engine, live, max_findings, max_series, report, keys) -> None:
+def audit(inputs, as_json, output, jobs, engine, live, max_findings, max_series, report) -> None:
     """Audit binlog / relay-log archives for anything missing, doubled or damaged.
 
     INPUTS are files or folders (searched recursively for NAME.NNNNNN files, compressed or not).
@@ -51,10 +51,9 @@ def audit(inputs, as_json, output, jobs, engine, live, max_findings, max_series,
         need("pyspark", "audit --engine spark")
         from ..audit.job import AuditOptions, run_here
 
-        sys.exit(run_here(AuditOptions(tuple(inputs), output=output, report=report, as_json=as_json, live=live,
-                                       max_findings=1000 if max_findings is None else max_findings,
-                                       max_series=1000 if max_series is None else max_series,
-                                       spec=keys.spec if keys else None), jobs))
+        sys.exit(run_here(AuditOptions.of(inputs, output=output, report=report, as_json=as_json, live=live,
+                                          max_findings=1000 if max_findings is None else max_findings,
+                                          max_series=1000 if max_series is None else max_series), jobs))
     from ..audit import run_local
     from ..audit.merge import limit
     from ..audit.output import write_all
@@ -65,7 +64,7 @@ def audit(inputs, as_json, output, jobs, engine, live, max_findings, max_series,
     def prog(done: int, total: int) -> None:
         sys.stderr.write(f"\raudit: {done}/{total} files")
         sys.stderr.flush()
-    result = run_local(keyed(inputs, keys), jobs=jobs, live=live, progress=prog if show_progress else None)
+    result = run_local(inputs, jobs=jobs, live=live, progress=prog if show_progress else None)
     if show_progress:
         sys.stderr.write("\n")
     write_all(result, output, report, lambda text: click.echo(f"binlogkit: note: {text}", err=True))  # all, unlimited

@@ -8,7 +8,7 @@ import click
 
 from ..errors import KeyRequiredError
 from .exits import EXIT_USAGE, exit_code, fail, fails
-from .options import (check, datetime_value, gtid_filters, gtids_value, inputs, json_option, key_options, keyed,
+from .options import (check, datetime_value, gtid_filters, gtids_value, inputs, json_option, key_options,
                       position_filters, time_filters)
 
 
@@ -30,10 +30,10 @@ from .options import (check, datetime_value, gtid_filters, gtids_value, inputs, 
                    "give the precision of MariaDB's pre-10.1 fractional temporals: time(N), datetime(N), "
                    "timestamp(N) (the binlog does not carry it); COLUMN is a name (when the binlog carries "
                    "names) or @N; wildcards allowed; repeatable.")
-@key_options
+@key_options("inputs")
 @fails(os_errors=True)
 def decode(inputs, as_json, start_position, stop_position, start_datetime, stop_datetime, types,
-           include_gtids, exclude_gtids, no_verify, lenient, utc, verbose, column_types, keys) -> None:
+           include_gtids, exclude_gtids, no_verify, lenient, utc, verbose, column_types) -> None:
     """Print the events of binlog / relay-log INPUTS (.index files and folders too) with exact offsets.
 
     Text output is modelled on mysqlbinlog: `# at OFFSET`, then the event's time, server id,
@@ -71,7 +71,7 @@ def decode(inputs, as_json, start_position, stop_position, start_datetime, stop_
         damaged = max(damaged, exit_code(p.error))
         click.echo(f"binlogkit: error: {p.error}", err=True)
         return not isinstance(p.error, KeyRequiredError)  # a usage error: the next files need the same key
-    items = events(keyed(inputs, keys), start_position=start_position, stop_position=stop_position,
+    items = events(inputs, start_position=start_position, stop_position=stop_position,
                    start_datetime=datetime_value(start_datetime), stop_datetime=datetime_value(stop_datetime),
                    types=wanted, include_gtids=gtids_value(include_gtids), exclude_gtids=gtids_value(exclude_gtids),
                    verify=not no_verify, strict=not lenient, rows=verbose, as_json=as_json, utc=utc,

@@ -8,7 +8,7 @@ import click
 
 from .._optional import need
 from .exits import EXIT_USAGE, fail, fails, show
-from .options import (datetime_value, gtid_filters, gtids_value, inputs, json_option, key_options, keyed, output_option,
+from .options import (datetime_value, gtid_filters, gtids_value, inputs, json_option, key_options, output_option,
                       table_filters, tables_of, time_filters)
 
 
@@ -27,10 +27,10 @@ from .options import (datetime_value, gtid_filters, gtids_value, inputs, json_op
 @click.option("--row-group-rows", type=click.IntRange(min=1), default=50_000, show_default=True,
               help="Rows per Parquet row group (memory holds about one row group per open part).")
 @json_option("Print the summary (as _SUCCESS holds it) as JSON.")
-@key_options
+@key_options("inputs")
 @fails(EXIT_USAGE, os_errors=True)
 def export(inputs, output, database, tables, start_datetime, stop_datetime, include_gtids, exclude_gtids,
-           schema_file, row_group_rows, as_json, keys) -> None:
+           schema_file, row_group_rows, as_json) -> None:
     """Write the committed row changes of INPUTS (files, .index files, folders) as a typed Parquet
     change table: a dataset per table, db=DB/table=T/date=YYYY-MM-DD/part-*.parquet.
 
@@ -56,7 +56,7 @@ def export(inputs, output, database, tables, start_datetime, stop_datetime, incl
                       stop=datetime_value(stop_datetime), gtids=gtids_value(include_gtids), schema=load(schema_file),
                       exclude_gtids=gtids_value(exclude_gtids))
     try:
-        summary = run_export(keyed(inputs, keys), output, filters=filters, row_group_rows=row_group_rows)
+        summary = run_export(inputs, output, filters=filters, row_group_rows=row_group_rows)
     except ValueError as exc:
         fail(str(exc), EXIT_USAGE)
     show(summary, as_json, render)

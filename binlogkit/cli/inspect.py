@@ -11,7 +11,7 @@ import click
 from ..errors import BinlogError, KeyFileError, KeyRequiredError
 from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, exit_code, fail, fails, show
 from .options import (InputPath, check, datetime_value, gtid_filters, inputs, json_option, key_options, relay_option,
-                      keyed, time_filters)
+                      time_filters)
 
 
 
@@ -25,43 +25,42 @@ def _split_indexes(paths) -> tuple[list, list]:
 @click.command()
 @inputs()
 @json_option("One JSON object per file.")
-@key_options
-def verify(inputs, as_json, keys) -> None:
+@key_options("inputs")
+def verify(inputs, as_json) -> None:
     """Check framing and CRC32 of every event of INPUTS (.index files and folders too) at full speed.
 
     Prints one line per file: OK with its event count, or BAD with the first problem and its
     offset (torn event, checksum mismatch, impossible size, not a binlog, encrypted). Exit
     code 0 only when every file is sound.
     """
-    from ..api import expand_paths, verify_files
+    from ..api import inputs as logs_of, verify_files
     from ..decoding.render import Progress
-    from ..reading.files import input_size
     from ..gtid.index import index_summary, summary_line
     from ..render import verify_json, verify_line
 
     files, indexes = _split_indexes(inputs)
     bad = 0
     for f in indexes:  # MariaDB's <binlog>.idx: checked as what it is (pages, CRC32s, records)
-        doc = index_summary(f)
+        doc = index_summary(f.name)
         bad = max(bad, EXIT_DAMAGED if doc["problem"] else 0)
         click.echo(json.dumps({**doc, "ok": doc["problem"] is None}) if as_json else
-                   f"{'BAD ' if doc['problem'] else 'OK  '} {f}  {summary_line(doc)}")
+                   f"{'BAD ' if doc['problem'] else 'OK  '} {f.name}  {summary_line(doc)}")
     if not files:
         sys.exit(bad)
     check(files)
-    for path in expand_paths(files):
+    for inp in logs_of(files):
         try:
-            size = input_size(path)
+            size = inp.size()
         except OSError as exc:
             fail(str(exc), EXIT_USAGE)
-        prog = Progress(size, f"verify {path.name}")
-        (res,) = verify_files([path], progress=prog, keys=keys)
+        prog = Progress(size, f"verify {inp.basename}")
+        (res,) = verify_files([inp], progress=prog)
         prog.close()
         bad = max(bad, 0 if res.problem is None else exit_code(res.problem))
         if isinstance(res.problem, KeyRequiredError) and not as_json:
             click.echo(f"binlogkit: error: {res.problem}", err=True)  # one line: the next files need it too
             sys.exit(EXIT_USAGE)
-        click.echo(json.dumps(verify_json(path, res)) if as_json else verify_line(path, res))
+        click.echo(json.dumps(verify_json(inp.path, res)) if as_json else verify_line(inp.path, res))
     sys.exit(bad)
 
 
@@ -71,9 +70,9 @@ def verify(inputs, as_json, keys) -> None:
 @relay_option
 @click.option("--locate", "locate_gtid", metavar="D-S-N",
               help="MariaDB: where this GTID is, from the GTID index files (.idx) beside the binlogs alone.")
-@key_options
+@key_options("inputs")
 @fails()
-def gtids(inputs, as_json, relay, locate_gtid, keys) -> None:
+def gtids(inputs, as_json, relay, locate_gtid) -> None:
     """The GTIDs that binlogs / relay logs contain: a MySQL GTID set or a MariaDB position.
 
     Per file: Previous_gtids (MySQL) or Gtid_list (MariaDB), the GTIDs the file adds, its first
@@ -81,21 +80,21 @@ def gtids(inputs, as_json, relay, locate_gtid, keys) -> None:
     MariaDB the GTIDs that strict mode would refuse (out of order or duplicated in a domain).
     Exit 1 when a file is damaged or a transaction is incomplete.
     """
-    from ..api import expand_paths, gtid_summary
+    from ..api import gtid_summary, inputs as logs_of
     from ..gtid.index import index_line, index_summary, locate_line, locate_text
     from ..render import gtid_summary_lines
 
     paths, index_files = _split_indexes(inputs)
     if locate_gtid is not None:  # the index files answer; the binlogs are not read
-        doc = locate_text([str(p) for p in expand_paths(paths)], locate_gtid)
+        doc = locate_text([i.name for i in logs_of(paths)], locate_gtid)
         show(doc, as_json, locate_line, indent=None)
         sys.exit(EXIT_OK if doc["file"] else EXIT_DAMAGED)
-    indexes = [index_summary(p) for p in index_files]
+    indexes = [index_summary(p.name) for p in index_files]
     if not paths:  # GTID index files only: what they hold, read without the binlogs
         show({"gtid_indexes": indexes}, as_json, lambda doc: map(index_line, doc["gtid_indexes"]))
         sys.exit(EXIT_DAMAGED if any(d["problem"] for d in indexes) else EXIT_OK)
     check(paths)
-    summary = gtid_summary(paths, relay=relay, keys=keys)
+    summary = gtid_summary(paths, relay=relay)
     if indexes:
         summary["gtid_indexes"] = indexes
     p = summary.get("problem") or {}
@@ -121,9 +120,9 @@ def gtids(inputs, as_json, relay, locate_gtid, keys) -> None:
 @relay_option
 @click.option("--source-file", help="Source binlog name for relay logs whose Rotate was purged (from relay-log.info).")
 @click.option("--incomplete", is_flag=True, help="Only transactions that are not complete.")
-@key_options
+@key_options("inputs")
 def transactions(inputs, as_json, include_gtids, exclude_gtids, start_datetime, stop_datetime, relay, source_file,
-                 incomplete, keys) -> None:
+                 incomplete) -> None:
     """One line per transaction: GTID, where it starts and ends in the files and at the source
     (file:end_log_pos), its times, events, bytes, terminator, and whether it is complete.
 
@@ -140,7 +139,7 @@ def transactions(inputs, as_json, include_gtids, exclude_gtids, start_datetime, 
     try:
         for t in list_transactions(inputs, gtids=include_gtids, exclude_gtids=exclude_gtids, relay=relay,
                                    start_datetime=datetime_value(start_datetime),
-                                   stop_datetime=datetime_value(stop_datetime), source_file=source_file, keys=keys,
+                                   stop_datetime=datetime_value(stop_datetime), source_file=source_file,
                                    problems=problems):
             if not (incomplete and t.complete):
                 click.echo(json.dumps(t.to_json()) if as_json else transaction_line(t))
@@ -155,9 +154,9 @@ def transactions(inputs, as_json, include_gtids, exclude_gtids, start_datetime, 
 @click.argument("primary", type=InputPath(exists=True))
 @click.argument("replicas", nargs=-1, required=True, type=InputPath(exists=True))
 @json_option("The comparison as JSON.")
-@key_options
+@key_options("primary", "replicas")
 @fails(os_errors=True)  # a side that cannot be decrypted: 2
-def compare(primary, replicas, as_json, keys) -> None:
+def compare(primary, replicas, as_json) -> None:
     """Compare a primary's binlogs with replicas' binlogs or relay logs, by GTID.
 
     PRIMARY and each of REPLICAS is a folder, an index file or a file. Prints the last
@@ -165,12 +164,12 @@ def compare(primary, replicas, as_json, keys) -> None:
     semisync AFTER_SYNC crash: written but never acknowledged), and each replica's errant
     transactions (ones the primary lacks). Exit 1 when anything differs.
     """
-    from ..api import expand_paths
+    from ..api import inputs as logs_of
     from ..compare import compare as run_compare, damage, differs
     from ..render import compare_lines
 
     check((primary, *replicas))
-    res = run_compare(keyed(expand_paths([primary]), keys), [keyed(expand_paths([r]), keys) for r in replicas])
+    res = run_compare(logs_of([primary]), [logs_of([r]) for r in replicas])
     show(res, as_json, compare_lines)
     for line in damage(res):  # a damaged file: what it held is unknown
         click.echo(f"binlogkit: error: {line}", err=True)

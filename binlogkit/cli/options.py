@@ -137,7 +137,7 @@ def check(paths, **kw) -> None:
     from ..api import check_inputs
 
     try:
-        check_inputs(paths, note=lambda text: click.echo(text, err=True), **kw)
+        check_inputs([os.fspath(p) for p in paths], note=lambda text: click.echo(text, err=True), **kw)
     except BinlogError as exc:
         fail_on(exc, EXIT_USAGE)
 
@@ -156,32 +156,41 @@ _KEY_OPTIONS = (
 )
 
 
-def keyed(paths, keys) -> list:
-    """The arguments as ``source.Input`` values read with the key options' ``keys``: the one
-    place the CLI puts keys into inputs (each argument one Input; folders and indexes are
-    expanded by the library, each file keeping its argument's keys)."""
+def _with_keys(value, keys):
+    """An argument as ``reading.source.Input`` values read with ``keys``: a tuple (``nargs=-1``)
+    as a tuple of them, one path as one, None as None."""
     from ..reading.source import Input
 
-    return [p if isinstance(p, Input) else Input(p, keys) for p in paths]
+    if value is None:
+        return None
+    if isinstance(value, (tuple, list)):
+        return tuple(Input(p, keys) for p in value)
+    return Input(value, keys)
 
 
-def key_options(command):
-    """The key options, for every command that reads or writes log files; the command receives
-    ``keys`` (a ``crypto.Keys`` or None). A key file that cannot be used is a usage error (exit
-    2); one that other users may read gives a warning, and so does the secret file of an
-    encrypted key file."""
-    @functools.wraps(command)
-    def wrapper(*args, key_file=None, key_file_secret_file=None, cipher=None, keyring_file=None, **kw):
-        from ..crypto.keys import load_keys, loose_permissions
+def key_options(*names: str):
+    """The key options, for every command that reads or writes log files. The arguments
+    ``names`` reach the command as ``reading.source.Input`` values read with the keys (the one
+    place the CLI puts keys into inputs; folders and indexes are expanded by the library, each
+    file keeping its argument's keys); the command never holds the keys themselves. A key file
+    that cannot be used is a usage error (exit 2); one that other users may read gives a
+    warning, and so does the secret file of an encrypted key file."""
+    def deco(command):
+        @functools.wraps(command)
+        def wrapper(*args, key_file=None, key_file_secret_file=None, cipher=None, keyring_file=None, **kw):
+            from ..crypto.keys import load_keys, loose_permissions
 
-        try:
-            keys = load_keys(key_file, secret_file=key_file_secret_file, cipher=cipher, keyring_file=keyring_file)
-        except BinlogError as exc:
-            fail(str(exc), EXIT_USAGE)
-        for f in filter(None, (key_file or os.environ.get("BINLOGKIT_KEY_FILE"), key_file_secret_file, keyring_file)):
-            if loose_permissions(f):
-                click.echo(f"binlogkit: warning: {f} is readable by other users (chmod 600 it)", err=True)
-        return command(*args, keys=keys, **kw)
-    for opt in reversed(_KEY_OPTIONS):
-        wrapper = opt(wrapper)
-    return wrapper
+            try:
+                loaded = load_keys(key_file, secret_file=key_file_secret_file, cipher=cipher,
+                                   keyring_file=keyring_file)
+            except BinlogError as exc:
+                fail(str(exc), EXIT_USAGE)
+            for f in filter(None, (key_file or os.environ.get("BINLOGKIT_KEY_FILE"), key_file_secret_file,
+                                   keyring_file)):
+                if loose_permissions(f):
+                    click.echo(f"binlogkit: warning: {f} is readable by other users (chmod 600 it)", err=True)
+            return command(*args, **{**kw, **{n: _with_keys(kw[n], loaded) for n in names}})
+        for opt in reversed(_KEY_OPTIONS):
+            wrapper = opt(wrapper)
+        return wrapper
+    return deco

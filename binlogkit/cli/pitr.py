@@ -7,7 +7,7 @@ import sys
 import click
 
 from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, fail, fails, show
-from .options import check, jobs_option, datetime_value, inputs, json_option, key_options, keyed
+from .options import check, jobs_option, datetime_value, inputs, json_option, key_options
 
 
 @click.command()
@@ -23,10 +23,10 @@ from .options import check, jobs_option, datetime_value, inputs, json_option, ke
 @click.option("--until-position", metavar="NAME:N", help="Replay up to this binlog position (exclusive).")
 @json_option("The plan as one JSON document.")
 @jobs_option("Worker processes for the files between start and stop (default: one per core).")
-@key_options
+@key_options("inputs")
 @fails(EXIT_USAGE)  # PitrUsage; GtidError: a GTID text that does not parse, etc.
 def pitr(inputs, from_gtid, from_file, from_position, backup_info, until_datetime, until_gtid, until_position,
-         as_json, jobs, keys) -> None:
+         as_json, jobs) -> None:
     """Plan a point-in-time recovery from a binlog archive.
 
     From where a backup stands (--from-gtid, --from-file/--from-position, or --backup-info) to a
@@ -51,7 +51,7 @@ def pitr(inputs, from_gtid, from_file, from_position, backup_info, until_datetim
         until_dt = datetime_value(until_datetime)
     except click.BadParameter as exc:  # one line, as pitr's other option errors
         fail(exc.format_message(), EXIT_USAGE)
-    doc = plan_pitr(keyed(inputs, keys), *bounds(until_datetime=until_dt, **given), jobs=jobs)
+    doc = plan_pitr(inputs, *bounds(until_datetime=until_dt, **given), jobs=jobs)
     show(doc, as_json, lines)
     sys.exit(EXIT_OK if doc["reachable"] else EXIT_DAMAGED)
 

@@ -8,7 +8,7 @@ import click
 
 from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, fails, leftovers, say_leftovers, show
 from .options import (backup_dir_option, check, datetime_value, follow_links_option, gtid_filters, gtids_value,
-                      inputs, json_option, key_options, keyed, output_option, position_filters, table_filters,
+                      inputs, json_option, key_options, output_option, position_filters, table_filters,
                       time_filters)
 
 
@@ -25,9 +25,9 @@ from .options import (backup_dir_option, check, datetime_value, follow_links_opt
               help="MySQL: the GTID of the incident's own transaction: auto (the server's uuid, from auto.cnf or "
                    "its own transactions, and the next GNO after the file's last), UUID:GNO, or none (no Gtid "
                    "event: a GTID auto-position replica that holds every GTID of the file never receives it).")
-@key_options
+@key_options("binlog_dir")
 @fails(EXIT_USAGE, os_errors=True)
-def incident(binlog_dir, code, message, index, backup_dir, follow_links, gtid, keys) -> None:
+def incident(binlog_dir, code, message, index, backup_dir, follow_links, gtid) -> None:
     """Record an incident in a stopped server's binlog set: an Incident event then a Rotate to
     the next file, at the end of the last binlog, so the log after the gap starts clean.
 
@@ -43,11 +43,10 @@ def incident(binlog_dir, code, message, index, backup_dir, follow_links, gtid, k
     failed part-way (the file is unchanged; the message says where the copy is).
     """
     from ..incident import done_lines
-    from ..reading.source import Input
     from ..writing.writer import record_incident
 
     with leftovers() as cleaned:
-        done = record_incident(Input(binlog_dir, keys), code=code, message=message, index=index,
+        done = record_incident(binlog_dir, code=code, message=message, index=index,
                                backup_dir=backup_dir, follow_links=follow_links, cleaned=cleaned, gtid=gtid)
     for line, err in done_lines(done):
         click.echo(line, err=err)
@@ -71,10 +70,10 @@ def incident(binlog_dir, code, message, index, backup_dir, follow_links, gtid, k
 @click.option("--replica", "replica_dir", type=click.Path(exists=True, file_okay=False),
               help="With --former-primary: the surviving replica's relay directory, to compute --keep-through.")
 @follow_links_option
-@key_options
+@key_options("relaydir", "replica_binlog", "replica_dir")
 @fails(EXIT_USAGE, os_errors=True)
 def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_dir, applied_gtids, replica_binlog,
-            is_binlog, keep_through, replica_dir, follow_links, keys) -> None:
+            is_binlog, keep_through, replica_dir, follow_links) -> None:
     """Repair a stopped replica's relay directory so it resumes with nothing lost and nothing
     applied twice.
 
@@ -99,18 +98,16 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
     from ..recover import apply_plan, plan_recovery
     from ..recover.apply import held
     from ..recover.primary import plan_binlog_recovery
-    from ..reading.source import Input
     from ..recover.render import lines
 
-    with held(relaydir, do_apply, say_leftovers) as lock:
+    with held(relaydir.name, do_apply, say_leftovers) as lock:
         if is_binlog:
-            plan = plan_binlog_recovery(Input(relaydir, keys), keep_through=keep_through,
-                                        replica=replica_dir and Input(replica_dir, keys))
+            plan = plan_binlog_recovery(relaydir, keep_through=keep_through, replica=replica_dir)
         else:
-            plan = plan_recovery(Input(relaydir, keys), connection=connection, mode=mode,
+            plan = plan_recovery(relaydir, connection=connection, mode=mode,
                                  relay_base=relay_base.removesuffix(".index") if relay_base else None,
                                  applied_gtids=applied_gtids,
-                                 replica_binlog=replica_binlog and Input(replica_binlog, keys))
+                                 replica_binlog=replica_binlog)
         show(plan.to_json(), as_json, lambda _doc: lines(plan))
         if plan.refuse:
             click.echo(f"binlogkit: refused: {plan.refuse}", err=True)
@@ -152,10 +149,10 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
 @click.option("--no-check-later", "no_check_later", is_flag=True,
               help="Do not read the inputs after the range for later changes to the rows the undo puts back.")
 @json_option("The summary as one JSON object.")
-@key_options
+@key_options("inputs")
 @fails()  # refused (2); damaged input (1); an encrypted one without its key (2)
 def flashback(inputs, output, start_position, stop_position, start_datetime, stop_datetime, include_gtids,
-              database, table, as_sql, skip_statements, force, backup_dir, no_check_later, as_json, keys) -> None:
+              database, table, as_sql, skip_statements, force, backup_dir, no_check_later, as_json) -> None:
     """Undo a range of row changes: write a binlog whose transactions undo the selected ones,
     last first (inserts deleted, deletes inserted, updates reversed). Replay it with the server's
     own tool: `mariadb-binlog OUTPUT | mariadb`, `mysqlbinlog --skip-gtids OUTPUT | mysql`; `binlogkit decode -v
@@ -180,7 +177,7 @@ def flashback(inputs, output, start_position, stop_position, start_datetime, sto
 
     check(inputs)
     with leftovers() as cleaned:
-        res = run(keyed(inputs, keys), output, start_position=start_position, stop_position=stop_position,
+        res = run(inputs, output, start_position=start_position, stop_position=stop_position,
                   start_datetime=datetime_value(start_datetime), stop_datetime=datetime_value(stop_datetime),
                   gtids=gtids_value(include_gtids), database=database, table=table, skip_statements=skip_statements,
                   sql=as_sql, force=force, check_later=not no_check_later, backup_dir=backup_dir,

@@ -7,8 +7,9 @@ name says (``names.compression_of``). Everything below reads it the same way::
     Input(path, keys=keys).frames(want=...)   ->  Frame records (framing.Frame: offset, header
                                                   fields, bytes when wanted, checksum verdict,
                                                   the Format in force)
-    inputs(paths, keys=keys)                  ->  [Input, ...]: .index files, folders, prefixes
-                                                  expanded (files.expand_paths)
+    inputs([Input(path, keys), ...])          ->  [Input, ...]: .index files, folders, prefixes
+                                                  expanded (files.expand_paths), each keeping
+                                                  its argument's keys
 
 The layers under it, each in one place::
 
@@ -165,6 +166,11 @@ class Input:
             return [self]
         return [replace(self, path=f) for f in expand_paths([self.path], notes=notes)]
 
+    def alongside(self, x: Input | str | os.PathLike) -> Input:
+        """``x`` (a path beside this input: a replica's folder, its binlog index) read with this
+        input's keys, checksums verified; ``x`` itself when it is an ``Input``."""
+        return x if isinstance(x, Input) else replace(as_input(x), keys=self.keys)
+
     def for_worker(self) -> Input:
         """This input for another process (a worker, a Spark task): keys as their ``KeySpec``
         (paths, loaded there), never key bytes. Keys made in code have no spec: None."""
@@ -175,12 +181,13 @@ class Input:
         return replace(self, keys=self.keys.spec)
 
 
-def as_input(x: Input | str | os.PathLike, *, keys: Keys | KeySpec | None = None, verify: bool = True) -> Input:
-    """``x`` itself when it is an ``Input``, else an ``Input`` of that path with these options."""
-    return x if isinstance(x, Input) else Input(x if isinstance(x, (Path, Url)) else os.fspath(x), keys, verify)
+def as_input(x: Input | str | os.PathLike, *, verify: bool = True) -> Input:
+    """``x`` itself when it is an ``Input``, else an ``Input`` of that path (no keys: they come
+    with an ``Input`` built at the edge)."""
+    return x if isinstance(x, Input) else Input(x if isinstance(x, (Path, Url)) else os.fspath(x), None, verify)
 
 
-def inputs(paths: Iterable[Input | str | os.PathLike], *, keys: Keys | KeySpec | None = None, verify: bool = True,
+def inputs(paths: Iterable[Input | str | os.PathLike], *, verify: bool = True,
            notes: list[str] | None = None) -> list[Input]:
     """The inputs the arguments stand for, in order: ``.index`` files, folders and URL prefixes
     expanded (``files.expand_paths``); an ``Input`` given keeps its options (``Input.expand``:
@@ -190,5 +197,5 @@ def inputs(paths: Iterable[Input | str | os.PathLike], *, keys: Keys | KeySpec |
         if isinstance(p, Input):
             out += p.expand(notes)
         else:
-            out += [Input(f, keys, verify) for f in expand_paths([p], notes=notes)]
+            out += [Input(f, None, verify) for f in expand_paths([p], notes=notes)]
     return out

@@ -604,7 +604,7 @@ def _applied(src: Input, relay_index: str, text: str | None, replica_binlog):
         if len(cands) != 1:
             return None
         replica_binlog = src.with_options(path=cands[0], verify=True)
-    pos, s = held_gtids([as_input(replica_binlog, keys=src.keys)], relay=False)
+    pos, s = held_gtids([src.alongside(replica_binlog)], relay=False)
     held = {Flavor.MYSQL: lambda g: g in s, Flavor.MARIADB: lambda g: pos.covers(MariadbGtid.parse(g))}
     return lambda g: held[text_form(g).flavor](g)
 

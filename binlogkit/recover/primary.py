@@ -76,7 +76,7 @@ def plan_binlog_recovery(binlog_dir: Input | str | os.PathLike, *, keep_through:
                            "restore the missing files (or remove them from the index) first")
         return plan
     if replica is not None and keep_through is None:
-        keep_through = replica_holds(as_input(replica, keys=src.keys))
+        keep_through = replica_holds(src.alongside(replica))
         plan.warnings.append(f"the replica holds {keep_through or '(nothing)'}")
     keep = keep_predicate(keep_through) if keep_through else None
     trx: list[Transaction] = []
