@@ -110,3 +110,35 @@ def test_an_input_for_a_worker_carries_the_key_spec_never_key_bytes(tmp_path):
     assert pickle.loads(blob).loaded_keys().mariadb_key(1, 1) == key
     assert Input("x.000001", Keys(mariadb={1: key})).for_worker().keys is None
     assert Input("x.000001").for_worker() == Input("x.000001")
+
+
+def test_audit_options_take_the_key_spec_from_the_inputs(tmp_path):
+    """``audit --engine spark``: the options the job gets hold the inputs' names and their keys'
+    ``KeySpec`` (paths), never key bytes; inputs without keys give no spec."""
+    import pickle
+
+    from binlogkit.audit.job import AuditOptions
+    from binlogkit.crypto.keys import KeySpec, load_keys
+
+    key = bytes(range(32, 64))
+    kf = tmp_path / "keys.txt"
+    kf.write_text("1;" + key.hex() + "\n")
+    kf.chmod(0o600)
+    keys = load_keys(str(kf))
+    opts = AuditOptions.of([Input(tmp_path / "a", keys), Input(tmp_path / "b", keys)], live=True)
+    assert opts.paths == (str(tmp_path / "a"), str(tmp_path / "b")) and opts.live
+    assert isinstance(opts.spec, KeySpec) and opts.spec.key_file == str(kf)
+    blob = pickle.dumps(opts) + repr(opts).encode()
+    assert key not in blob and key.hex().encode() not in blob
+    assert AuditOptions.of([Input("x.000001")]).spec is None
+
+
+def test_alongside_reads_a_path_with_the_inputs_keys():
+    from binlogkit.crypto.keys import Keys
+
+    keys = Keys(mariadb={1: bytes(16)})
+    src = Input("relay", keys, verify=False)
+    beside = src.alongside("replica-bin.index")
+    assert beside == Input("replica-bin.index", keys) and beside.keys is keys and beside.verify
+    own = Input("other", None)
+    assert src.alongside(own) is own
