@@ -88,11 +88,13 @@ def verify_files(paths: Iterable[Input | str | os.PathLike], *, progress=None) -
 def transactions(paths: Iterable[Input | str | os.PathLike], *, gtids: str | None = None, verify: bool = True,
                  relay: bool | None = None, source_file: str | None = None,
                  problems: list[BinlogError] | None = None, exclude_gtids: str | None = None,
-                 start_datetime: datetime | None = None, stop_datetime: datetime | None = None):
+                 start_datetime: datetime | None = None, stop_datetime: datetime | None = None,
+                 incomplete: bool = False):
     """Transactions of the files, optionally only those whose GTID is in ``gtids`` (a MySQL
     GTID set, or MariaDB GTIDs ``d-s-n`` / ranges ``d-s-a..b``) and not in ``exclude_gtids``
-    (a transaction without a GTID is never excluded), and that began at or after
-    ``start_datetime`` and before ``stop_datetime``. See ``transactions.py``;
+    (a transaction without a GTID is never excluded), that began at or after
+    ``start_datetime`` and before ``stop_datetime``, and (``incomplete``) only those that are
+    not complete. See ``transactions.py``;
     ``problems`` (a list): damaged files' errors go there and the next files are read on."""
     from .transactions import group_files
 
@@ -104,7 +106,8 @@ def transactions(paths: Iterable[Input | str | os.PathLike], *, gtids: str | Non
                          problems=problems):
         if (match is None or (t.gtid is not None and match(t.gtid))) and (
                 skip is None or t.gtid is None or not skip(t.gtid)) and (
-                t0 is None or t.first_timestamp >= t0) and (t1 is None or t.first_timestamp < t1):
+                t0 is None or t.first_timestamp >= t0) and (t1 is None or t.first_timestamp < t1) and (
+                not (incomplete and t.complete)):
             yield t
 
 
@@ -179,6 +182,15 @@ def _compact(gtids: list[str]) -> str:
         if groups.get(flavor):
             return form.compact(groups[flavor])
     return ""
+
+
+def split_gtid_indexes(paths: Iterable[Input | str | os.PathLike]) -> tuple[list, list]:
+    """(the logs, the MariaDB GTID index files) among ``paths`` (``verify`` and ``gtids`` read
+    the index files as what they are)."""
+    from .reading.files import is_gtid_index_file
+
+    paths = list(paths)
+    return [p for p in paths if not is_gtid_index_file(Path(p))], [p for p in paths if is_gtid_index_file(Path(p))]
 
 
 def _logs_below(folder: str) -> list[Path]:

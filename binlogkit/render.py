@@ -4,10 +4,12 @@ event with its exact offset. Pure: events in, lines out."""
 from __future__ import annotations
 
 import functools
+import json
 import time
 from typing import Callable, Iterator
 
 from .constants import EventType as T
+from .errors import KeyFileError, KeyRequiredError
 from .reading.events import Event
 from .flavor import Flavor
 
@@ -294,6 +296,36 @@ def verify_line(path, res) -> str:
             + f"; {res.events} whole events before it")
 
 
+def verify_text(path, res, as_json: bool) -> str:
+    """One file of ``binlogkit verify``: its JSON object or its line."""
+    return json.dumps(verify_json(path, res)) if as_json else verify_line(path, res)
+
+
+def verify_index_text(doc: dict, as_json: bool) -> str:
+    """A MariaDB GTID index file of ``binlogkit verify`` (``gtid.index.index_summary``)."""
+    from .gtid.index import summary_line
+
+    return (json.dumps({**doc, "ok": doc["problem"] is None}) if as_json else
+            f"{'BAD ' if doc['problem'] else 'OK  '} {doc['file']}  {summary_line(doc)}")
+
+
+def gtids_output(summary: dict, indexes: list[dict], as_json: bool) -> tuple[list[tuple[str, bool]], str]:
+    """``binlogkit gtids``: ``api.gtid_summary`` and the GTID index files given
+    (``gtid.index.index_summary``) as lines (text, to stderr), and the verdict: ``no key`` (an
+    encrypted file without its key: the text output is the error alone), ``damaged`` (a damaged
+    file, an incomplete transaction, a bad GTID index file) or ``ok``."""
+    from .gtid.index import index_line
+
+    doc = {**summary, "gtid_indexes": indexes} if indexes else summary
+    out = [json.dumps(doc, indent=1)] if as_json else [*gtid_summary_lines(doc), *map(index_line, indexes)]
+    p = doc.get("problem") or {}
+    if p and p["kind"] in (KeyRequiredError.__name__, KeyFileError.__name__):
+        error = f"binlogkit: error: {p['file']}, offset {p['offset']}: {p['message']}"
+        return [(line, False) for line in out if as_json] + [(error, True)], "no key"
+    bad = p or doc["incomplete"] or any(d["problem"] for d in indexes)
+    return [(line, False) for line in out], "damaged" if bad else "ok"
+
+
 def _mysql_summary_lines(m: dict) -> Iterator[str]:
     yield f"MySQL GTID set contained: {m['contained'] or '(empty)'}"
 
@@ -344,6 +376,11 @@ def transaction_line(t) -> str:
         r = t.repeats
         state += f"  REPEATS {r['source_file']}:{r['start']}-{r['end']}"
     return f"{t.gtid or '(' + t.kind + ')':<44} {start:<28} {end:<28} {src:<26} {t.events:>6} {t.bytes:>10}  {state}"
+
+
+def transaction_text(t, as_json: bool) -> str:
+    """One transaction of ``binlogkit transactions``: its JSON object or its line."""
+    return json.dumps(t.to_json()) if as_json else transaction_line(t)
 
 
 def compare_lines(res: dict) -> Iterator[str]:

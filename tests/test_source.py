@@ -131,6 +131,8 @@ def test_audit_options_take_the_key_spec_from_the_inputs(tmp_path):
     blob = pickle.dumps(opts) + repr(opts).encode()
     assert key not in blob and key.hex().encode() not in blob
     assert AuditOptions.of([Input("x.000001")]).spec is None
+    assert AuditOptions.of([Input("x.000001")], max_findings=None, max_series=0) == AuditOptions(
+        ("x.000001",), max_findings=1000, max_series=0)  # None: the job's default; 0: all
 
 
 def test_alongside_reads_a_path_with_the_inputs_keys():

@@ -346,10 +346,11 @@ class AuditOptions:
     def of(cls, inputs, **options) -> AuditOptions:
         """The options for ``reading.source.Input`` values: their names, and their keys as the
         ``KeySpec`` they carry for workers (``Input.for_worker``: the key files' paths, never key
-        bytes in the options, an argv or a log)."""
+        bytes in the options, an argv or a log). An option given as None takes the job's default
+        (``max_findings`` / ``max_series``: 1000 brought to the driver)."""
         sent = [i.for_worker() for i in inputs]
         return cls(tuple(i.name for i in sent), spec=next((i.keys for i in sent if i.keys is not None), None),
-                   **options)
+                   **{k: v for k, v in options.items() if v is not None})
 
 
 def parse(argv: list[str]) -> AuditOptions | int:

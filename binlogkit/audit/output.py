@@ -99,3 +99,16 @@ def write_all(result: dict, output: str | None, report: str | None,
             step()
         except (OSError, BinlogError) as exc:
             raise UsageError(f"{what}: {exc}") from None
+
+
+def deliver(result: dict, output: str | None, report: str | None, *, max_findings: int | None = None,
+            max_series: int | None = None, note: Callable[[str], None] = lambda text: None) -> dict:
+    """The local engine's result delivered: every file written from the whole result
+    (``write_all``), then the result to show, with only the first ``max_findings`` findings /
+    ``max_series`` series' records (0 or None: all; ``merge.limit``)."""
+    from .merge import limit
+
+    write_all(result, output, report, note)
+    if max_findings or max_series:
+        result = limit(result, max_findings=max_findings or None, max_series=max_series or None)
+    return result

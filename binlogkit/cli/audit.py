@@ -52,11 +52,9 @@ def audit(inputs, as_json, output, jobs, engine, live, max_findings, max_series,
         from ..audit.job import AuditOptions, run_here
 
         sys.exit(run_here(AuditOptions.of(inputs, output=output, report=report, as_json=as_json, live=live,
-                                          max_findings=1000 if max_findings is None else max_findings,
-                                          max_series=1000 if max_series is None else max_series), jobs))
+                                          max_findings=max_findings, max_series=max_series), jobs))
     from ..audit import run_local
-    from ..audit.merge import limit
-    from ..audit.output import write_all
+    from ..audit.output import deliver
     from ..audit.render import lines
 
     show_progress = sys.stderr.isatty()
@@ -67,8 +65,7 @@ def audit(inputs, as_json, output, jobs, engine, live, max_findings, max_series,
     result = run_local(inputs, jobs=jobs, live=live, progress=prog if show_progress else None)
     if show_progress:
         sys.stderr.write("\n")
-    write_all(result, output, report, lambda text: click.echo(f"binlogkit: note: {text}", err=True))  # all, unlimited
-    if max_findings or max_series:  # 0: all
-        result = limit(result, max_findings=max_findings or None, max_series=max_series or None)
+    result = deliver(result, output, report, max_findings=max_findings, max_series=max_series,
+                     note=lambda text: click.echo(f"binlogkit: note: {text}", err=True))
     show(result, as_json, lines)
     sys.exit(EXIT_DAMAGED if result["counts"]["error"] else EXIT_OK)

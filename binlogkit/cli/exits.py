@@ -94,6 +94,12 @@ def show(doc, as_json: bool, text, indent: int | None = 1) -> None:
         click.echo(out if isinstance(out, str) else "\n".join(out))
 
 
+def echo(lines) -> None:
+    """Each ``(text, to_stderr)`` a renderer made, on its stream."""
+    for text, err in lines:
+        click.echo(text, err=err)
+
+
 @contextmanager
 def leftovers():
     """The list a writer fills with what it removed of an interrupted earlier run; named in one

@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import sys
-from pathlib import Path
 
 import click
 
-from ..errors import BinlogError, KeyFileError, KeyRequiredError
-from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, exit_code, fail, fails, show
+from ..errors import BinlogError, KeyRequiredError
+from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, echo, exit_code, fail, fails, show
 from .options import (InputPath, check, datetime_value, gtid_filters, inputs, json_option, key_options, relay_option,
                       time_filters)
-
-
-
-def _split_indexes(paths) -> tuple[list, list]:
-    """(the logs, the MariaDB GTID index files) among ``paths``."""
-    from ..reading.files import is_gtid_index_file
-
-    return [p for p in paths if not is_gtid_index_file(Path(p))], [p for p in paths if is_gtid_index_file(Path(p))]
 
 
 @click.command()
@@ -33,18 +23,17 @@ def verify(inputs, as_json) -> None:
     offset (torn event, checksum mismatch, impossible size, not a binlog, encrypted). Exit
     code 0 only when every file is sound.
     """
-    from ..api import inputs as logs_of, verify_files
+    from ..api import inputs as logs_of, split_gtid_indexes, verify_files
     from ..decoding.render import Progress
-    from ..gtid.index import index_summary, summary_line
-    from ..render import verify_json, verify_line
+    from ..gtid.index import index_summary
+    from ..render import verify_index_text, verify_text
 
-    files, indexes = _split_indexes(inputs)
+    files, indexes = split_gtid_indexes(inputs)
     bad = 0
     for f in indexes:  # MariaDB's <binlog>.idx: checked as what it is (pages, CRC32s, records)
         doc = index_summary(f.name)
         bad = max(bad, EXIT_DAMAGED if doc["problem"] else 0)
-        click.echo(json.dumps({**doc, "ok": doc["problem"] is None}) if as_json else
-                   f"{'BAD ' if doc['problem'] else 'OK  '} {f.name}  {summary_line(doc)}")
+        click.echo(verify_index_text(doc, as_json))
     if not files:
         sys.exit(bad)
     check(files)
@@ -60,7 +49,7 @@ def verify(inputs, as_json) -> None:
         if isinstance(res.problem, KeyRequiredError) and not as_json:
             click.echo(f"binlogkit: error: {res.problem}", err=True)  # one line: the next files need it too
             sys.exit(EXIT_USAGE)
-        click.echo(json.dumps(verify_json(inp.path, res)) if as_json else verify_line(inp.path, res))
+        click.echo(verify_text(inp.path, res, as_json))
     sys.exit(bad)
 
 
@@ -80,11 +69,11 @@ def gtids(inputs, as_json, relay, locate_gtid) -> None:
     MariaDB the GTIDs that strict mode would refuse (out of order or duplicated in a domain).
     Exit 1 when a file is damaged or a transaction is incomplete.
     """
-    from ..api import gtid_summary, inputs as logs_of
+    from ..api import gtid_summary, inputs as logs_of, split_gtid_indexes
     from ..gtid.index import index_line, index_summary, locate_line, locate_text
-    from ..render import gtid_summary_lines
+    from ..render import gtids_output
 
-    paths, index_files = _split_indexes(inputs)
+    paths, index_files = split_gtid_indexes(inputs)
     if locate_gtid is not None:  # the index files answer; the binlogs are not read
         doc = locate_text([i.name for i in logs_of(paths)], locate_gtid)
         show(doc, as_json, locate_line, indent=None)
@@ -94,22 +83,9 @@ def gtids(inputs, as_json, relay, locate_gtid) -> None:
         show({"gtid_indexes": indexes}, as_json, lambda doc: map(index_line, doc["gtid_indexes"]))
         sys.exit(EXIT_DAMAGED if any(d["problem"] for d in indexes) else EXIT_OK)
     check(paths)
-    summary = gtid_summary(paths, relay=relay)
-    if indexes:
-        summary["gtid_indexes"] = indexes
-    p = summary.get("problem") or {}
-    no_key = p and p["kind"] in (KeyRequiredError.__name__, KeyFileError.__name__)
-    if no_key and not as_json:
-        fail(f"{p['file']}, offset {p['offset']}: {p['message']}", EXIT_USAGE)
-    if as_json:
-        click.echo(json.dumps(summary, indent=1))
-    else:
-        for line in [*gtid_summary_lines(summary), *map(index_line, indexes)]:
-            click.echo(line)
-    if no_key:
-        click.echo(f"binlogkit: error: {p['file']}, offset {p['offset']}: {p['message']}", err=True)
-        sys.exit(EXIT_USAGE)
-    sys.exit(EXIT_DAMAGED if p or summary["incomplete"] or any(d["problem"] for d in indexes) else EXIT_OK)
+    said, verdict = gtids_output(gtid_summary(paths, relay=relay), indexes, as_json)
+    echo(said)
+    sys.exit({"no key": EXIT_USAGE, "damaged": EXIT_DAMAGED, "ok": EXIT_OK}[verdict])
 
 
 @click.command()
@@ -130,7 +106,7 @@ def transactions(inputs, as_json, include_gtids, exclude_gtids, start_datetime, 
     span relay-log rotations are followed across files. Exit 1 when a file is damaged.
     """
     from ..api import transactions as list_transactions
-    from ..render import TRANSACTIONS_HEAD, transaction_line
+    from ..render import TRANSACTIONS_HEAD, transaction_text
 
     check(inputs)
     if not as_json:
@@ -140,9 +116,8 @@ def transactions(inputs, as_json, include_gtids, exclude_gtids, start_datetime, 
         for t in list_transactions(inputs, gtids=include_gtids, exclude_gtids=exclude_gtids, relay=relay,
                                    start_datetime=datetime_value(start_datetime),
                                    stop_datetime=datetime_value(stop_datetime), source_file=source_file,
-                                   problems=problems):
-            if not (incomplete and t.complete):
-                click.echo(json.dumps(t.to_json()) if as_json else transaction_line(t))
+                                   incomplete=incomplete, problems=problems):
+            click.echo(transaction_text(t, as_json))
     except BinlogError as exc:
         problems.append(exc)
     for problem in problems:

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, fails, leftovers, say_leftovers, show
+from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, echo, fails, leftovers, say_leftovers, show
 from .options import (backup_dir_option, check, datetime_value, follow_links_option, gtid_filters, gtids_value,
                       inputs, json_option, key_options, output_option, position_filters, table_filters,
                       time_filters)
@@ -48,8 +48,11 @@ def incident(binlog_dir, code, message, index, backup_dir, follow_links, gtid) -
     with leftovers() as cleaned:
         done = record_incident(binlog_dir, code=code, message=message, index=index,
                                backup_dir=backup_dir, follow_links=follow_links, cleaned=cleaned, gtid=gtid)
-    for line, err in done_lines(done):
-        click.echo(line, err=err)
+    echo(done_lines(done))
+
+
+# where recover stops before writing (recover.render.stop_before_apply) -> its exit code
+_RECOVER_STOPS = {"refused": EXIT_USAGE, "done": EXIT_OK, "unreachable": EXIT_DAMAGED, "dry run": EXIT_DAMAGED}
 
 
 @click.command()
@@ -95,38 +98,22 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
     refused or error (nothing changed), 3 the apply failed part-way (originals in the backup; run
     again to finish).
     """
-    from ..recover import apply_plan, plan_recovery
+    from ..recover import apply_plan, plan as make_plan
     from ..recover.apply import held
-    from ..recover.primary import plan_binlog_recovery
-    from ..recover.render import lines
+    from ..recover.render import applied, lines, stop_before_apply
 
     with held(relaydir.name, do_apply, say_leftovers) as lock:
-        if is_binlog:
-            plan = plan_binlog_recovery(relaydir, keep_through=keep_through, replica=replica_dir)
-        else:
-            plan = plan_recovery(relaydir, connection=connection, mode=mode,
-                                 relay_base=relay_base.removesuffix(".index") if relay_base else None,
-                                 applied_gtids=applied_gtids,
-                                 replica_binlog=replica_binlog)
+        plan = make_plan(relaydir, former_primary=is_binlog, keep_through=keep_through, replica=replica_dir,
+                         connection=connection, mode=mode, relay_base=relay_base, applied_gtids=applied_gtids,
+                         replica_binlog=replica_binlog)
         show(plan.to_json(), as_json, lambda _doc: lines(plan))
-        if plan.refuse:
-            click.echo(f"binlogkit: refused: {plan.refuse}", err=True)
-            sys.exit(EXIT_USAGE)
-        if plan.nothing_to_do:
-            sys.exit(EXIT_DAMAGED if plan.position_unreachable else EXIT_OK)
-        if not do_apply:
-            if not as_json:
-                click.echo("dry run: nothing was changed; run again with --apply to repair")
-            sys.exit(EXIT_DAMAGED)
+        stop, said = stop_before_apply(plan, do_apply, as_json)
+        echo(said)
+        if stop is not None:
+            sys.exit(_RECOVER_STOPS[stop])
         backup = apply_plan(plan, backup_dir=backup_dir, follow_links=follow_links, held=lock)
-    what = "finished the interrupted repair" if plan.resume else "applied"
-    click.echo(f"{what}; the files changed were copied to {backup} and verified (journal.json says what was done)",
-               err=as_json)
-    if plan.position_unreachable:  # a script must not restart the replica in position mode blindly
-        click.echo("binlogkit: warning: the replica cannot resume in file/position mode: see the warning above",
-                   err=True)
-        sys.exit(EXIT_DAMAGED)
-    sys.exit(EXIT_OK)
+    echo(applied(plan, backup, as_json))
+    sys.exit(EXIT_DAMAGED if plan.position_unreachable else EXIT_OK)
 
 
 @click.command()

@@ -92,3 +92,28 @@ def lines(plan) -> Iterator[str]:
         yield ("\nnothing to do")
     for w in plan.warnings:
         yield (f"warning: {w}")
+
+
+def stop_before_apply(plan, apply: bool, as_json: bool) -> tuple[str | None, list[tuple[str, bool]]]:
+    """Where a run stops before anything is written, and the lines it says (text, to stderr):
+    ``refused``, ``done`` (nothing to do), ``unreachable`` (nothing to do, but the replica cannot
+    resume in file/position mode: its next source position is past 4 GiB), ``dry run``; None:
+    go on and apply."""
+    if plan.refuse:
+        return "refused", [(f"binlogkit: refused: {plan.refuse}", True)]
+    if plan.nothing_to_do:
+        return "unreachable" if plan.position_unreachable else "done", []
+    if not apply:
+        return "dry run", [] if as_json else [("dry run: nothing was changed; run again with --apply to repair", False)]
+    return None, []
+
+
+def applied(plan, backup, as_json: bool) -> list[tuple[str, bool]]:
+    """What an apply says when it is done (text, to stderr)."""
+    what = "finished the interrupted repair" if plan.resume else "applied"
+    out = [(f"{what}; the files changed were copied to {backup} and verified (journal.json says what was done)",
+            as_json)]
+    if plan.position_unreachable:  # a script must not restart the replica in position mode blindly
+        out.append(("binlogkit: warning: the replica cannot resume in file/position mode: see the warning above",
+                    True))
+    return out
