@@ -123,3 +123,36 @@ def test_export_exclude_gtids(tmp_path):
     rest = json.loads(run("export", src, "-o", tmp_path / "c", "--exclude-gtids", "0-1-8", "--json").output)
     assert one["transactions"] == 1 and rest["transactions"] == every["transactions"] - 1
     assert rest["filtered_out"] == every["filtered_out"] + 1
+
+
+def test_key_options_hand_the_command_inputs_with_their_keys(tmp_path):
+    """The named path arguments reach the command as ``Input`` values read with the loaded keys
+    (a tuple argument as a tuple, an option not given as None); the command gets no ``keys``."""
+    import click
+
+    from binlogkit.cli.options import key_options
+    from binlogkit.reading.source import Input
+
+    got = {}
+
+    @click.command()
+    @click.argument("inputs", nargs=-1)
+    @click.option("--beside")
+    @click.option("--other")
+    @key_options("inputs", "beside", "other")
+    def cmd(**kw):
+        got.update(kw)
+
+    key = bytes(range(16))
+    kf = tmp_path / "keys.txt"
+    kf.write_text("1;" + key.hex() + "\n")
+    kf.chmod(0o600)
+    res = CliRunner().invoke(cmd, ["a.000001", "b.000001", "--beside", "dir", "--key-file", str(kf)])
+    assert res.exit_code == 0, res.output
+    assert set(got) == {"inputs", "beside", "other"} and got["other"] is None
+    assert [i.name for i in got["inputs"]] == ["a.000001", "b.000001"] and got["beside"].name == "dir"
+    assert all(isinstance(i, Input) and i.loaded_keys().mariadb_key(1, 1) == key
+               for i in [*got["inputs"], got["beside"]])
+    got.clear()
+    assert CliRunner().invoke(cmd, ["a.000001"], env={"BINLOGKIT_KEY_FILE": ""}).exit_code == 0
+    assert got["inputs"] == (Input("a.000001"),)
