@@ -46,6 +46,7 @@ import re
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
+from .._optional import load_c
 from ..boundary import (BEGIN, DECIDING, GTID_TYPES, OPEN, OUTSIDE, PRELUDE, QUERY_TYPES,
                         STANDALONE, Kind, gtid_state, read_gtid, step)
 from ..codecs.format_description import fde_is_checksum_aware
@@ -447,17 +448,7 @@ class _Irregular(Exception):
     """The fast walk met what only the Python walk (``Input.frames``) decides."""
 
 
-def _load_c() -> Any:
-    if os.environ.get("BINLOGKIT_PURE_PYTHON") or os.environ.get("BINLOGKIT_NO_AUDITSCAN"):
-        return None
-    try:
-        from .. import _pullscan as c_loop
-    except ImportError:
-        return None
-    return c_loop if hasattr(c_loop, "summary") else None
-
-
-_pullscan = _load_c()
+_pullscan = load_c("_pullscan", "BINLOGKIT_NO_AUDITSCAN", needs="summary")
 _KNOWN = bytes(1 if c in KNOWN_TYPES else 0 for c in range(256))
 _WINDOW = 4 << 20   # as framing.WINDOW: memory flat in the file size
 _START_V3, _START_ENCRYPTION = 1, int(T.START_ENCRYPTION_EVENT)
