@@ -48,7 +48,7 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from .._optional import load_c
 from ..boundary import (BEGIN, DECIDING, GTID_TYPES, OPEN, OUTSIDE, PRELUDE, QUERY_TYPES,
-                        STANDALONE, Kind, gtid_state, read_gtid, step)
+                        STANDALONE, Kind, advance, gtid_state, read_gtid, step)
 from ..codecs.format_description import fde_is_checksum_aware
 from ..codecs.gtid import decode_previous_gtids
 from ..codecs.header import LEN_HEADER
@@ -426,11 +426,7 @@ class _Scan:
                     if cont:
                         self.continuation_head = True
                     self.transactions += 1
-                if code in QUERY_TYPES:
-                    phl = self.fmt.post_header_length(T.QUERY_EVENT) if self.fmt else None
-                    self.state, d = step(self.state, code, self.body(data), phl)
-                else:
-                    self.state, d = step(self.state, code, b"")
+                self.state, d = advance(self.state, code, data, self.fmt)
                 if d is not None and d is not BEGIN:
                     self.close(True)
         finally:  # a damaged file stops the walk: what was counted up to there stays
