@@ -20,8 +20,10 @@ The layers under it, each in one place::
                      decryption, the FDE -> Format step: format.format_of_event)
 
 The C loop (``fastdecode``) reads the same opened, unwrapped stream (``Input.open_binlog``)
-and hands anything irregular back to ``Input.frames``. No Python object is made per event
-beyond the ``Frame`` tuple, and no bytes object unless its type is in ``want``.
+and hands anything irregular back to ``Input.frames``; audit's C loop rides inside the framing
+loop instead (``Input.frames(taker=...)``: handed the window between two frames, it takes the
+events it settles). No Python object is made per event beyond the ``Frame`` tuple, and no bytes
+object unless its type is in ``want``.
 """
 
 from __future__ import annotations
