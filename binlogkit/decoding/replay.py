@@ -87,7 +87,7 @@ def inflated_rows_event(ev) -> bytes:
 
     raw = ev.raw
     data, lc = raw.data, raw.len_checksum
-    rows = bytes(ev.fields["rows"])
+    rows = bytes(ev.parsed.rows)
     head = data[:len(data) - lc - len(rows)]
     body = uncompress(rows)
     size = len(head) + len(body) + lc
@@ -132,6 +132,7 @@ class Tool:
     closing: tuple[str, ...]
     flags2: tuple                                   # the session options printed from Query flags2
     query_context: Callable[["Replay", dict], list[str]]  # flavor-specific SET lines after the common ones
+    charset_extra: Callable[["Replay", dict], list[str]]  # lines right after the character set ones
     gtid: Callable[["Replay", object], list[str]]   # a GTID event's statements
     row_count: bool                                 # `# Number of rows: N` after each statement's rows
     charset_client_name: bool                       # character_set_client printed as a name (MariaDB)
@@ -176,15 +177,42 @@ def _mariadb_gtid(rp: "Replay", ev) -> list[str]:
             s.server_id = ev.raw.server_id
         out.append(f"/*M!100001 SET @@session.gtid_seq_no={f['seq_no']}*/{DELIM}")
     if flags2 & FL_PREPARED_XA:
-        out.append(f"XA START {f['xid']}{DELIM}")
+        x = f["xid"]
+        data = bytes.fromhex(x["data"])
+        out.append(f"XA START X'{data[:x['len_gtrid']].hex()}',X'{data[x['len_gtrid']:].hex()}',{x['format_id']}{DELIM}")
     elif not flags2 & FL_STANDALONE:
         out += ["START TRANSACTION", DELIM]
     s.gtid_flags2 = flags2
     return out
 
 
+# MariaDB 11's UCA 14.0.0 collations: ids 2048 + 256 * k per charset; the base id is ``_ai_ci``
+_UCA1400 = {2048: "utf8mb3", 2304: "utf8mb4", 2560: "ucs2", 2816: "utf16", 3072: "utf32"}
+
+
+def collation_name(cid: int) -> str | None:
+    if cid in _UCA1400:
+        return f"{_UCA1400[cid]}_uca1400_ai_ci"
+    return COLLATION_NAMES.get(cid)
+
+
 def _mariadb_query_context(rp: "Replay", sv: dict) -> list[str]:
-    return []
+    """MariaDB 11's Q_CHARACTER_SET_COLLATIONS, printed with every query that carries it
+    (``charset=collation,...``)."""
+    pairs = sv.get("character_set_collations")
+    if not pairs:
+        return []
+    parts = []
+    for cs, coll in pairs:
+        a, b = charset_name(cs), collation_name(coll)
+        if a is None or b is None:
+            raise Unreplayable(f"character_set_collations names a collation binlogkit does not know ({coll})")
+        parts.append(f"{a}={b}")
+    return [f"SET @@session.character_set_collations='{','.join(parts)}'{DELIM}"]
+
+
+class Unreplayable(Exception):
+    """Raised inside a printer: the event cannot be printed faithfully (``Replay.fail``)."""
 
 
 def _mariadb_flags2(version: tuple[int, int, int]) -> tuple:
@@ -200,7 +228,8 @@ MARIADB_TOOL = Tool(
     closing=("DELIMITER ;", "# End of log file", "ROLLBACK /* added by mysqlbinlog */;",
              "/*!50003 SET COMPLETION_TYPE=@OLD_COMPLETION_TYPE*/;", "/*!50530 SET @@SESSION.PSEUDO_SLAVE_MODE=0*/;"),
     flags2=_FLAGS2_COMMON + _FLAGS2_MARIADB,
-    query_context=_mariadb_query_context,
+    query_context=lambda rp, sv: [],
+    charset_extra=_mariadb_query_context,
     gtid=_mariadb_gtid,
     row_count=True,
     charset_client_name=True,
@@ -258,6 +287,7 @@ MYSQL_TOOL = Tool(
              "/*!50530 SET @@SESSION.PSEUDO_SLAVE_MODE=0*/;"),
     flags2=_FLAGS2_COMMON,
     query_context=_mysql_query_context,
+    charset_extra=lambda rp, sv: [],
     gtid=_mysql_gtid,
     row_count=False,
     charset_client_name=False,
@@ -354,7 +384,9 @@ class Replay:
         self.problems.append(Problem(raw.file if raw is not None else file,
                                      raw.offset if raw is not None else offset,
                                      raw.type_name if raw is not None else None, reason))
-        out = "" if raw is None else self._flush_rows()
+        # a statement's row events not ended by STMT_END_F are not replayed: their headers only
+        out = "".join(line + "\n" for line in self.head)
+        self.head, self.body, self.tail, self.rows_in_stmt, self.annotate = [], [], [], 0, None
         if self.in_trx:
             self.in_trx = False
             return out + f"ROLLBACK /* binlogkit: {reason} */{DELIM}\n"
@@ -501,7 +533,8 @@ class Replay:
         if s.thread_id is None or (raw.flags & LOG_EVENT_THREAD_SPECIFIC_F and f["thread_id"] != s.thread_id):
             out.append(f"SET @@session.pseudo_thread_id={f['thread_id']}{DELIM}")
             s.thread_id = f["thread_id"]
-        if "flags2" in sv:
+        # the phases of a two-phase ALTER carry flags2 0: mariadb-binlog 11.8 leaves the options be
+        if "flags2" in sv and f.get("two_phase_alter") is None:
             flags2 = sv["flags2"]
             changed = ~0 if s.flags2 is None else s.flags2 ^ flags2
             if changed:
@@ -525,6 +558,10 @@ class Replay:
             out.append(f"SET @@session.character_set_client={shown},@@session.collation_connection={conn},"
                        f"@@session.collation_server={server}{DELIM}")
             s.charset = tuple(sv["charset"])
+        try:
+            out += tool.charset_extra(self, sv)
+        except Unreplayable as exc:
+            return "\n".join(out) + "\n" + self.fail(ev, str(exc))
         tz = sv.get("time_zone")
         if tz and tz != s.time_zone:
             out.append(f"SET @@session.time_zone='{tz}'{DELIM}")
