@@ -139,6 +139,8 @@ class Tool:
     fd_rollback: bool                               # ROLLBACK after a Format_description written at startup
     skip_replication: bool                          # `/*!50521 SET skip_replication=…*/` when the flag changes
     annotate_with_table_map: bool                   # Annotate_rows' header printed with the next Table_map
+    table_map_notes: tuple[str, ...]                # comment lines under a Table_map's header
+    rows_query_verbosity: int                       # Rows_query printed from this -v count on
 
 
 # --- charsets: names for `/*!\C name */` and MariaDB's character_set_client ----------------------
@@ -236,6 +238,8 @@ MARIADB_TOOL = Tool(
     fd_rollback=True,
     skip_replication=True,
     annotate_with_table_map=True,
+    table_map_notes=(),
+    rows_query_verbosity=0,
 )
 
 
@@ -262,19 +266,23 @@ def _mysql_gtid(rp: "Replay", ev) -> list[str]:
 
 
 def _mysql_query_context(rp: "Replay", sv: dict) -> list[str]:
+    """mysqlbinlog's lines after collation_database: explicit_defaults_for_timestamp,
+    sql_require_primary_key and default_table_encryption whenever the event carries them,
+    default_collation_for_utf8mb4 when it changes."""
     s, out = rp.session, []
+    v = sv.get("explicit_defaults_for_timestamp")
+    if v is not None:
+        out.append(f"SET @@session.explicit_defaults_for_timestamp={v}{DELIM}")
     v = sv.get("default_collation_for_utf8mb4")
     if v is not None and v != s.default_collation_for_utf8mb4:
         out.append(f"/*!80011 SET @@session.default_collation_for_utf8mb4={v}*//*!*/;")
         s.default_collation_for_utf8mb4 = v
     v = sv.get("sql_require_primary_key")
-    if v is not None and v != s.sql_require_primary_key:
+    if v is not None:
         out.append(f"/*!80013 SET @@session.sql_require_primary_key={v}*//*!*/;")
-        s.sql_require_primary_key = v
     v = sv.get("default_table_encryption")
-    if v is not None and v != s.default_table_encryption:
+    if v is not None:
         out.append(f"/*!80016 SET @@session.default_table_encryption={v}*//*!*/;")
-        s.default_table_encryption = v
     return out
 
 
@@ -294,6 +302,8 @@ MYSQL_TOOL = Tool(
     fd_rollback=True,
     skip_replication=False,
     annotate_with_table_map=False,
+    table_map_notes=("# has_generated_invisible_primary_key=0",),
+    rows_query_verbosity=2,
 )
 
 TOOLS: dict[Flavor, Tool] = {Flavor.MARIADB: MARIADB_TOOL, Flavor.MYSQL: MYSQL_TOOL}
@@ -482,6 +492,8 @@ class Replay:
             return head + "".join(f"# {line}\n" for line in text.replace(",", ",\n").split("\n")) if text \
                 else head + "# [empty]\n"
         if t == T.ROWS_QUERY_LOG_EVENT:
+            if self.opts.verbose < tool.rows_query_verbosity:
+                return ""
             return head + "".join(f"# {line}\n" for line in f["query"].split("\n"))
         if t == T.START_ENCRYPTION_EVENT:
             return head
@@ -608,7 +620,9 @@ class Replay:
             data = _rewrite_table_map(ev, to)
             head = head.replace(name, f"`{to}`.`{f['table']}`", 1)
         self.body.append(b64(data))
-        out = "\n".join(self.head + [head]) + "\n"  # Table_map::print writes its head cache out
+        tool = self.tool
+        assert tool is not None
+        out = "\n".join(self.head + [head, *tool.table_map_notes]) + "\n"  # Table_map::print writes its head cache out
         self.head = []
         return out
 
