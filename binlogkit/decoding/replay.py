@@ -373,6 +373,8 @@ class Replay:
         self.gtid_pending = False     # MySQL: a GTID_NEXT set, its transaction not begun
         self.ignored_maps: set[int] = set()
         self.open_file: str | None = None
+        self.in_payload = False       # between a Transaction_payload and the end of its inner events
+        self.payload_format = None    # its format, when it has CRC32s (its inner events get theirs)
 
     # -- the frame ------------------------------------------------------------------------------
     def _begin(self, flavor: Flavor | None) -> str:
@@ -385,6 +387,9 @@ class Replay:
     def close(self) -> str:
         """The closing statements (after a ROLLBACK of a transaction left open)."""
         out = self._flush_rows()
+        if self.in_payload:
+            out += "# End of compressed events.\n"
+            self.in_payload = False
         if self.in_trx:
             out += self.fail(None, "the input ends inside a transaction (its COMMIT is not in the files)")
         if not self.started:
@@ -421,6 +426,15 @@ class Replay:
             out += self._begin(fmt.flavor if fmt is not None else None)
         if raw.file != self.open_file:
             self.open_file = raw.file
+        inner = raw.payload_offset is not None
+        if self.in_payload and not inner:
+            out += "# End of compressed events.\n"
+            self.in_payload = False
+        if inner and self.payload_format is not None:
+            ev = _with_crc(ev, self.payload_format)
+            raw = ev.raw
+        if t == T.TRANSACTION_PAYLOAD_EVENT:
+            self.payload_format = fmt if fmt is not None and fmt.len_checksum else None
         if t == T.FORMAT_DESCRIPTION_EVENT:
             _flavor, self.version = parse_server_version(ev.fields.get("server_version", ""))
         at = f"# at {raw.offset}\n"
@@ -443,7 +457,11 @@ class Replay:
         if t in (T.LOAD_EVENT, T.NEW_LOAD_EVENT, T.CREATE_FILE_EVENT, T.EXEC_LOAD_EVENT):
             return out + at + header_line(ev, self.opts.utc) + "\n" + self.fail(
                 ev, "a statement-format LOAD DATA without its file: it cannot be replayed")
-        return out + at + self._other(ev)
+        out += at + self._other(ev)
+        if t == T.TRANSACTION_PAYLOAD_EVENT:
+            out += "# Start of compressed events.\n"
+            self.in_payload = True
+        return out
 
     def _skip_repl(self, raw) -> str:
         if self.tool is None or not self.tool.skip_replication:
@@ -495,7 +513,6 @@ class Replay:
                 return skip + head + self.fail(ev, "a user variable whose collation binlogkit cannot name")
             return skip + head + text + "\n"
         if t == T.INCIDENT_EVENT:  # the tools' statement stops a replay here, on purpose
-            self.gtid_pending = False
             self.problems.append(Problem(raw.file, raw.offset, raw.type_name,
                                          f"an Incident event ({f.get('incident_name')}): the source lost events here"))
             return (head.split("\t", 1)[0] + f"\n# Incident: {f.get('incident_name')}\n"
@@ -683,6 +700,19 @@ class Replay:
             out += f"# Number of rows: {self.rows_in_stmt}\n"
         self.head, self.body, self.tail, self.rows_in_stmt = [], [], [], 0
         return out
+
+
+def _with_crc(ev, fmt):
+    """An event from inside a Transaction_payload as mysqlbinlog prints it: with the CRC32 the
+    payload's format calls for (its length grown by 4), the checksum of the bytes it prints."""
+    from dataclasses import replace
+
+    raw = ev.raw
+    data = bytearray(raw.data)
+    size = len(data) + 4
+    data[9:13] = size.to_bytes(4, "little")
+    data += zlib.crc32(bytes(data)).to_bytes(4, "little")
+    return replace(ev, raw=replace(raw, data=bytes(data), format=fmt, event_size=size))
 
 
 def _lines(text: str) -> list[str]:
