@@ -388,11 +388,10 @@ class Replay:
         return (f"# binlogkit decode: replayable output; times in {zone}\n"
                 + "\n".join(self.tool.preamble) + "\n")
 
-    def close(self) -> str:
-        """The closing statements (after a ROLLBACK of a transaction left open)."""
+    def close(self, why: str = "the input ends inside a transaction (its COMMIT is not in the files)") -> str:
+        """The closing statements (after a ROLLBACK of a transaction left open: ``why``)."""
         if self.in_trx:  # its unfinished statement is not replayed: ROLLBACK
-            out = self.fail(None, "the input ends inside a transaction (its COMMIT is not in the files)",
-                            file=self.open_file)
+            out = self.fail(None, why, file=self.open_file)
         else:
             out = self._flush_rows()
         if self.in_payload:
