@@ -93,7 +93,8 @@ def decode(inputs, as_json, start_position, stop_position, start_datetime, stop_
                 database=database, rewrite_db=rewrite_db, start_position=start_position,
                 stop_position=stop_position, start_datetime=datetime_value(start_datetime),
                 stop_datetime=datetime_value(stop_datetime), include_gtids=gtids_value(include_gtids),
-                exclude_gtids=gtids_value(exclude_gtids), verify=not no_verify, hints=hints)
+                exclude_gtids=gtids_value(exclude_gtids), verify=not no_verify, hints=hints,
+                progress=(lambda name, total: Progress(total, f"decode {name}")) if watch else None)
         return
     if database or rewrite_db or skip_gtids:
         fail("--database, --rewrite-db and --skip-gtids shape replayable output (--base64-output=auto)", EXIT_USAGE)
@@ -116,7 +117,7 @@ def decode(inputs, as_json, start_position, stop_position, start_datetime, stop_
 
 
 def _replay(inputs, keys, out, *, base64, verbose, utc, skip_gtids, database, rewrite_db, hints, verify,
-            **filters) -> None:
+            progress=None, **filters) -> None:
     """The replayable text (``decoding.replay_text``), written as it comes; each reason it is not
     a faithful replay on stderr (file, offset, event), then exit 1."""
     from ..decoding import replay_text
@@ -131,7 +132,8 @@ def _replay(inputs, keys, out, *, base64, verbose, utc, skip_gtids, database, re
     rp = Replay(ReplayOptions(base64=base64, verbose=verbose, utc=utc, skip_gtids=skip_gtids, database=database,
                               rewrite_db=tuple(pairs)))
     sink = getattr(out, "buffer", None)
-    for text in replay_text(rp, keyed(inputs, keys), verify=verify, strict=True, column_types=hints, **filters):
+    for text in replay_text(rp, keyed(inputs, keys), verify=verify, strict=True, column_types=hints,
+                            progress=progress, **filters):
         if text:
             if sink is not None:
                 sink.write(text.encode("utf-8", "surrogateescape"))

@@ -68,13 +68,14 @@ def local_is_utc() -> bool:
 def replay_text(replay, inputs, *, start_position: int | None = None, stop_position: int | None = None,
                 start_datetime: datetime | None = None, stop_datetime: datetime | None = None,
                 include_gtids=None, exclude_gtids=None, verify: bool = True, strict: bool = True,
-                column_types: dict | None = None) -> Iterator[str]:
+                column_types: dict | None = None, progress=None) -> Iterator[str]:
     """``decode``'s replayable text (``replay``: a ``decoding.replay.Replay``), chunk by chunk, with
     mysqlbinlog's filters: ``start_position`` in the first file and ``stop_position`` in the last
     (the first event starting at or after it ends the output); the Format_description is always
     printed; events before ``start_datetime`` are skipped until the first one at or after it, and
     the first event at or after ``stop_datetime`` ends the output. A damaged input ends it too
-    (``Replay.fail``: the open transaction rolled back, the reason in ``replay.problems``)."""
+    (``Replay.fail``: the open transaction rolled back, the reason in ``replay.problems``).
+    ``progress(name, total)``: a callable per file, given the offset reached every 256 events."""
     from ..api import decode_files
     from ..reading.decoder import Problem
     from ..reading.source import Input, inputs as expand
@@ -85,6 +86,13 @@ def replay_text(replay, inputs, *, start_position: int | None = None, stop_posit
     fde = int(EventType.FORMAT_DESCRIPTION_EVENT)
     for n, inp in enumerate(files):
         first, last = n == 0, n == len(files) - 1
+        prog = None
+        if progress is not None:
+            try:
+                prog = progress(inp.basename, inp.size())
+            except (OSError, ValueError):  # a stream: no total
+                prog = None
+        count = 0
         for ev in decode_files([inp], verify=verify, strict=strict, include_gtids=include_gtids,
                                exclude_gtids=exclude_gtids, rows="text", column_types=column_types, payloads=True):
             if isinstance(ev, Problem):
@@ -94,6 +102,9 @@ def replay_text(replay, inputs, *, start_position: int | None = None, stop_posit
             raw = ev.raw
             t = raw.type_code
             outer = raw.payload_offset is None
+            count += 1
+            if prog is not None and not count & 255:
+                prog(raw.offset)
             if t != fde and outer:
                 if first and start_position is not None and raw.offset < start_position:
                     continue
@@ -105,4 +116,6 @@ def replay_text(replay, inputs, *, start_position: int | None = None, stop_posit
                 yield replay.close("--stop-position / --stop-datetime falls inside a transaction")
                 return
             yield replay.feed(ev)
+        if prog is not None and hasattr(prog, "close"):
+            prog.close()
     yield replay.close()
