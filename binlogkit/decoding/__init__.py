@@ -49,10 +49,73 @@ def events(inputs, *, start_position: int | None = None, stop_position: int | No
 
     filters = (start_position, stop_position, start_datetime, stop_datetime, include_gtids, exclude_gtids)
     row_mode = rows and ("text" if not as_json else True)
-    if not keys and fastdecode.usable(utc=utc, filters=bool(types) or any(f is not None for f in filters)):
+    if not keys and fastdecode.usable(utc=utc or local_is_utc(), filters=bool(types) or any(f is not None for f in filters)):
         return fastdecode.decode_fast(inputs, verify=verify, strict=strict, column_types=column_types,
                                       rows=row_mode, as_json=as_json, progress=progress)
     return decode_files(inputs, start_position=start_position, stop_position=stop_position,
                         start_datetime=start_datetime, stop_datetime=stop_datetime, types=types, verify=verify,
                         strict=strict, include_gtids=include_gtids, exclude_gtids=exclude_gtids, rows=row_mode,
                         column_types=column_types, payloads=True)
+
+
+def local_is_utc() -> bool:
+    """Whether local time is UTC here (then the C loop, which prints UTC, prints local time too)."""
+    import time
+
+    return time.timezone == 0 and (not time.daylight or time.altzone == 0)
+
+
+def replay_text(replay, inputs, *, start_position: int | None = None, stop_position: int | None = None,
+                start_datetime: datetime | None = None, stop_datetime: datetime | None = None,
+                include_gtids=None, exclude_gtids=None, verify: bool = True, strict: bool = True,
+                column_types: dict | None = None, progress=None) -> Iterator[str]:
+    """``decode``'s replayable text (``replay``: a ``decoding.replay.Replay``), chunk by chunk, with
+    mysqlbinlog's filters: ``start_position`` in the first file and ``stop_position`` in the last
+    (the first event starting at or after it ends the output); the Format_description is always
+    printed; events before ``start_datetime`` are skipped until the first one at or after it, and
+    the first event at or after ``stop_datetime`` ends the output. A damaged input ends it too
+    (``Replay.fail``: the open transaction rolled back, the reason in ``replay.problems``).
+    ``progress(name, total)``: a callable per file, given the offset reached every 256 events."""
+    from ..api import decode_files
+    from ..reading.decoder import Problem
+    from ..reading.source import Input, inputs as expand
+
+    files = expand([i.with_options(verify=verify) if isinstance(i, Input) else i for i in inputs], verify=verify)
+    t0 = start_datetime.timestamp() if start_datetime else None
+    t1 = stop_datetime.timestamp() if stop_datetime else None
+    fde = int(EventType.FORMAT_DESCRIPTION_EVENT)
+    for n, inp in enumerate(files):
+        first, last = n == 0, n == len(files) - 1
+        prog = None
+        if progress is not None:
+            try:
+                prog = progress(inp.basename, inp.size())
+            except (OSError, ValueError):  # a stream: no total
+                prog = None
+        count = 0
+        for ev in decode_files([inp], verify=verify, strict=strict, include_gtids=include_gtids,
+                               exclude_gtids=exclude_gtids, rows="text", column_types=column_types, payloads=True):
+            if isinstance(ev, Problem):
+                yield replay.fail(None, str(ev.error), file=ev.path, offset=getattr(ev.error, "offset", None))
+                yield replay.close()
+                return
+            raw = ev.raw
+            t = raw.type_code
+            outer = raw.payload_offset is None
+            count += 1
+            if prog is not None and not count & 255:
+                prog(raw.offset)
+            if t != fde and outer:
+                if first and start_position is not None and raw.offset < start_position:
+                    continue
+                if t0 is not None and raw.timestamp < t0:
+                    continue
+                t0 = None  # from the first event at or after it, everything (as the tools)
+            if outer and ((t1 is not None and raw.timestamp >= t1)
+                          or (last and stop_position is not None and raw.offset >= stop_position)):
+                yield replay.close("--stop-position / --stop-datetime falls inside a transaction")
+                return
+            yield replay.feed(ev)
+        if prog is not None and hasattr(prog, "close"):
+            prog.close()
+    yield replay.close()
