@@ -339,6 +339,7 @@ class Problem:
     offset: int | None
     event: str | None
     reason: str
+    error: Exception | None = None  # the reader's error, when damage ended the input
 
     def __str__(self) -> str:
         where = f"{self.file or '?'}" + (f" at {self.offset}" if self.offset is not None else "")
@@ -407,12 +408,13 @@ class Replay:
             out += "SET @@SESSION.GTID_NEXT= 'AUTOMATIC' /* added by mysqlbinlog */ /*!*/;\n"
         return out + "\n".join(tool.closing) + "\n"
 
-    def fail(self, ev, reason: str, *, file: str | None = None, offset: int | None = None) -> str:
+    def fail(self, ev, reason: str, *, file: str | None = None, offset: int | None = None,
+             error: Exception | None = None) -> str:
         """No faithful replay from here: the open transaction is rolled back, the reason kept."""
         raw = getattr(ev, "raw", None)
         self.problems.append(Problem(raw.file if raw is not None else file,
                                      raw.offset if raw is not None else offset,
-                                     raw.type_name if raw is not None else None, reason))
+                                     raw.type_name if raw is not None else None, reason, error))
         # a statement's row events not ended by STMT_END_F are not replayed: their headers only
         out = "".join(line + "\n" for line in self.head)
         self.head, self.body, self.tail, self.rows_in_stmt, self.annotate = [], [], [], 0, None
@@ -451,6 +453,10 @@ class Replay:
         if t == T.ANNOTATE_ROWS_EVENT and self.tool is not None and self.tool.annotate_with_table_map:
             self.annotate = [header_line(ev, self.opts.utc)] + [f"#Q> {line}" for line in _lines(ev.fields["query"])]
             return out + at
+        if (t == T.TABLE_MAP_EVENT or t in ROWS_TYPES) and self.opts.base64 == "never":
+            self.annotate = None
+            return out + at + header_line(ev, self.opts.utc) + "\n" + self.fail(
+                ev, "--base64-output=never, but the binlog holds row events (they replay only as BINLOG statements)")
         if t == T.TABLE_MAP_EVENT:
             return out + at + self._table_map(ev)
         if t in ROWS_TYPES:
