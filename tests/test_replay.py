@@ -102,7 +102,8 @@ def assert_same_as_the_tool(ours: subprocess.CompletedProcess, theirs: subproces
     # the input ends inside a transaction: MySQL's tool rolls back as we do; MariaDB's does not
     ours_lines = [line for line in mine.split("\n") if not line.startswith("ROLLBACK /* binlogkit: ")]
     assert ours_lines == want.split("\n")
-    assert b"ends inside a transaction" in ours.stderr or b"an Incident event" in ours.stderr
+    assert any(w in ours.stderr for w in (b"ends inside a transaction", b"falls inside a transaction",
+                                          b"an Incident event")), ours.stderr
 
 
 @pytest.mark.parametrize("server,path", _fixture_params())
@@ -142,7 +143,6 @@ OPTION_CASES = [
     ("mariadb-10.11", "row-types", "mariadb-bin.000003", ["--database=types"]),
     ("mariadb-10.11", "row-types", "mariadb-bin.000003", ["--database=nosuch"]),
     ("mariadb-10.11", "row-types", "mariadb-bin.000003", ["--rewrite-db=types->t2"]),
-    ("mysql-9.7", "replication-gtid", "binlog.000001", ["-v"]),
     ("mysql-9.7", "replication-gtid", "binlog.000001", ["--skip-gtids"]),
 ]
 
