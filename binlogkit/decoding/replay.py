@@ -614,7 +614,7 @@ class Replay:
         ai = tuple(sv.get("auto_increment", (1, 1)))
         if ai != s.auto_increment:
             out.append(f"SET @@session.auto_increment_increment={ai[0]}, @@session.auto_increment_offset={ai[1]}{DELIM}")
-            s.auto_increment = ai  # type: ignore[assignment]
+            s.auto_increment = ai
         if "charset" in sv and tuple(sv["charset"]) != s.charset:
             client, conn, server = sv["charset"]
             name = charset_name(client)
