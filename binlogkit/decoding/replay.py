@@ -25,7 +25,7 @@ records the reason (``Replay.problems``); the command then exits 1.
 
 from __future__ import annotations
 
-import base64
+import binascii
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -76,8 +76,12 @@ COMMENT_ONLY = frozenset(int(t) for t in (
 
 
 def b64(data: bytes) -> str:
-    """base64 as the tools' ``base64_encode`` writes it: 76-character lines, no final newline."""
-    return base64.encodebytes(data).decode("ascii").rstrip("\n")
+    """base64 as the tools' ``base64_encode`` writes it: 76-character lines, no final newline
+    (one b2a_base64 call, then the line breaks: ``base64.encodebytes`` loops in Python)."""
+    text = binascii.b2a_base64(data, newline=False).decode("ascii")
+    if len(text) <= 76:
+        return text
+    return "\n".join([text[i:i + 76] for i in range(0, len(text), 76)])
 
 
 def inflated_rows_event(ev) -> bytes:
