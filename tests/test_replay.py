@@ -241,3 +241,34 @@ def test_decode_piped_into_a_fresh_mariadb_gives_the_same_tables(tmp_path):
         client(dst, res.stdout)
         assert state(dst) == want
         assert "0-1-" in want[1]
+
+
+@pytest.mark.parametrize("server,name,files", [
+    ("mariadb-10.11", "row-types", ["mariadb-bin.000001", "mariadb-bin.000002", "mariadb-bin.000003"]),
+    ("mysql-9.7", "replication-gtid", ["binlog.000001", "binlog.000002"]),
+])
+def test_several_files_as_the_tool_prints_them(server, name, files, tmp_path):
+    """Between files: mariadb-binlog sets the delimiter again and starts a new session state;
+    mysqlbinlog puts GTID_NEXT back to AUTOMATIC and keeps its state."""
+    from fixtures.lab.kinds import kind
+
+    k = kind(server)
+    paths = [store.materialize(name, server=server) / "primary" / f for f in files]
+    if k.root is None:
+        if not shutil.which("mariadb-binlog"):
+            pytest.skip("mariadb-binlog missing")
+        theirs = subprocess.run(["mariadb-binlog", *k.binlog_tool_args, *map(str, paths)], capture_output=True,
+                                env=dict(os.environ, TZ="UTC"))
+    else:
+        inner = Path(f"/tmp/bk-replay-{os.getpid()}")
+        (k.root / inner.relative_to("/")).mkdir(exist_ok=True)
+        try:
+            for p in paths:
+                shutil.copy(p, k.root / inner.relative_to("/") / p.name)
+            theirs = subprocess.run(k.argv(k.binary(k.binlog_tool), *k.binlog_tool_args,
+                                           *[str(inner / p.name) for p in paths]),
+                                    capture_output=True, env=dict(os.environ, TZ="UTC"))
+        finally:
+            shutil.rmtree(k.root / inner.relative_to("/"), ignore_errors=True)
+    ours = subprocess.run([*BIN, "decode", *map(str, paths)], capture_output=True, env=dict(os.environ, TZ="UTC"))
+    assert_same_as_the_tool(ours, theirs)

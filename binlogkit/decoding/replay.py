@@ -150,6 +150,7 @@ class Tool:
     gtid_next_closing: bool                         # `SET @@SESSION.GTID_NEXT= 'AUTOMATIC'` at the end
     rollback: str                                   # the tool's ROLLBACK of a transaction the input ends in
     skip_gtids_after_fd: str                        # with --skip-gtids, after the Format_description
+    between_files: Callable[["Replay"], str]        # printed where one input file ends and the next begins
 
 
 # --- charsets: names for `/*!\C name */` and MariaDB's character_set_client ----------------------
@@ -233,6 +234,13 @@ def _mariadb_flags2(version: tuple[int, int, int]) -> tuple:
     return _FLAGS2_COMMON + (_FLAGS2_MARIADB if version >= (10, 5, 2) else _FLAGS2_MARIADB[:1])
 
 
+def _mariadb_next_file(rp: "Replay") -> str:
+    """mariadb-binlog between two files: the delimiter set again, and a new session state (its
+    PRINT_EVENT_INFO is per file: every SET is due again)."""
+    rp.session = Session()
+    return f"DELIMITER ;\nDELIMITER {DELIM}\n"
+
+
 MARIADB_TOOL = Tool(
     preamble=("/*!50530 SET @@SESSION.PSEUDO_SLAVE_MODE=1*/;", "/*!40019 SET @@session.max_delayed_threads=0*/;",
               "/*!50003 SET @OLD_COMPLETION_TYPE=@@COMPLETION_TYPE,COMPLETION_TYPE=0*/;", "DELIMITER /*!*/;"),
@@ -253,6 +261,7 @@ MARIADB_TOOL = Tool(
     gtid_next_closing=False,
     rollback="",
     skip_gtids_after_fd="",
+    between_files=_mariadb_next_file,
 )
 
 
@@ -299,6 +308,12 @@ def _mysql_query_context(rp: "Replay", sv: dict) -> list[str]:
     return out
 
 
+def _mysql_next_file(rp: "Replay") -> str:
+    """mysqlbinlog at the end of each file: GTID_NEXT back to AUTOMATIC (the session state is
+    kept from file to file)."""
+    return "" if rp.opts.skip_gtids else "SET @@SESSION.GTID_NEXT= 'AUTOMATIC' /* added by mysqlbinlog */ /*!*/;\n"
+
+
 MYSQL_TOOL = Tool(
     preamble=("# The proper term is pseudo_replica_mode, but we use this compatibility alias",
               "# to make the statement usable on server versions 8.0.24 and older.",
@@ -321,6 +336,7 @@ MYSQL_TOOL = Tool(
     gtid_next_closing=True,
     rollback="ROLLBACK /* added by mysqlbinlog */ /*!*/;",
     skip_gtids_after_fd="/*!50616 SET @@SESSION.GTID_NEXT='AUTOMATIC'*//*!*/;",
+    between_files=_mysql_next_file,
 )
 
 TOOLS: dict[Flavor, Tool] = {Flavor.MARIADB: MARIADB_TOOL, Flavor.MYSQL: MYSQL_TOOL}
@@ -440,6 +456,8 @@ class Replay:
         if not self.started:
             out += self._begin(fmt.flavor if fmt is not None else None)
         if raw.file != self.open_file:
+            if self.open_file is not None and self.tool is not None:
+                out += self._flush_rows() + self.tool.between_files(self)
             self.open_file = raw.file
         inner = raw.payload_offset is not None
         if self.in_payload and not inner:
