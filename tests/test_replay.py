@@ -133,7 +133,11 @@ def _corpus_files() -> list[Path]:
 def test_corpus_mariadb_files_equal_mariadb_binlog(path):
     if not shutil.which("mariadb-binlog"):
         pytest.skip("mariadb-binlog missing")
-    assert_same_as_the_tool(_ours(path), _theirs("mariadb-10.11", path))
+    ours, theirs = _ours(path), _theirs("mariadb-10.11", path)
+    if b"encrypted" in ours.stderr and b"needs key" in ours.stderr:  # no key for it here: exit 2, the tool
+        assert ours.returncode == 2 and b"The rest of the binlog is encrypted!" in theirs.stdout  # prints comments
+        return
+    assert_same_as_the_tool(ours, theirs)
 
 
 # --- options with mysqlbinlog's meaning, against the tool ------------------------------------------

@@ -26,6 +26,7 @@ records the reason (``Replay.problems``); the command then exits 1.
 from __future__ import annotations
 
 import binascii
+import re
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ from ..flavor import Flavor, parse_server_version
 from ..render import header_line, _commit_stamp
 
 DELIM = "/*!*/;"
+_NO_CRC = re.compile(r" CRC32 0x[0-9a-f]{8} ")
 
 # flags of the common header (log_event.h)
 LOG_EVENT_BINLOG_IN_USE_F = 0x1
@@ -135,7 +137,8 @@ class Tool:
 
     preamble: tuple[str, ...]
     closing: tuple[str, ...]
-    flags2: tuple                                   # the session options printed from Query flags2
+    flags2_of: Callable[[tuple[int, int, int]], tuple]  # the session options printed from Query flags2,
+                                                    # by the file's server version
     query_context: Callable[["Replay", dict], list[str]]  # flavor-specific SET lines after the common ones
     charset_extra: Callable[["Replay", dict], list[str]]  # lines right after the character set ones
     gtid: Callable[["Replay", object], list[str]]   # a GTID event's statements
@@ -228,10 +231,11 @@ class Unreplayable(Exception):
 
 
 def _mariadb_flags2(version: tuple[int, int, int]) -> tuple:
-    """The options MariaDB's tool prints: the four of every server, check_constraint_checks,
-    and from 10.5.2 sql_if_exists / explicit_defaults_for_timestamp / insert history
-    (``options_written_to_bin_log`` of the file's Format_description)."""
-    return _FLAGS2_COMMON + (_FLAGS2_MARIADB if version >= (10, 5, 2) else _FLAGS2_MARIADB[:1])
+    """The options mariadb-binlog prints: the four of every server, check_constraint_checks,
+    sql_if_exists and explicit_defaults_for_timestamp when the file's server writes them (its
+    ``options_written_to_bin_log``: MariaDB 10.5.2 on), and the insert-history option always."""
+    check, if_exists, explicit, history = _FLAGS2_MARIADB
+    return _FLAGS2_COMMON + ((check, if_exists, explicit, history) if version >= (10, 5, 2) else (check, history))
 
 
 def _mariadb_next_file(rp: "Replay") -> str:
@@ -246,7 +250,7 @@ MARIADB_TOOL = Tool(
               "/*!50003 SET @OLD_COMPLETION_TYPE=@@COMPLETION_TYPE,COMPLETION_TYPE=0*/;", "DELIMITER /*!*/;"),
     closing=("DELIMITER ;", "# End of log file", "ROLLBACK /* added by mysqlbinlog */;",
              "/*!50003 SET COMPLETION_TYPE=@OLD_COMPLETION_TYPE*/;", "/*!50530 SET @@SESSION.PSEUDO_SLAVE_MODE=0*/;"),
-    flags2=_FLAGS2_COMMON + _FLAGS2_MARIADB,
+    flags2_of=_mariadb_flags2,
     query_context=lambda rp, sv: [],
     charset_extra=_mariadb_query_context,
     gtid=_mariadb_gtid,
@@ -321,7 +325,7 @@ MYSQL_TOOL = Tool(
               "/*!50003 SET @OLD_COMPLETION_TYPE=@@COMPLETION_TYPE,COMPLETION_TYPE=0*/;", "DELIMITER /*!*/;"),
     closing=("DELIMITER ;", "# End of log file", "/*!50003 SET COMPLETION_TYPE=@OLD_COMPLETION_TYPE*/;",
              "/*!50530 SET @@SESSION.PSEUDO_SLAVE_MODE=0*/;"),
-    flags2=_FLAGS2_COMMON,
+    flags2_of=lambda version: _FLAGS2_COMMON,
     query_context=_mysql_query_context,
     charset_extra=lambda rp, sv: [],
     gtid=_mysql_gtid,
@@ -513,6 +517,9 @@ class Replay:
     def _other(self, ev) -> str:
         raw, f, t, utc = ev.raw, ev.fields, ev.raw.type_code, self.opts.utc
         head = header_line(ev, utc) + "\n"
+        if t == T.FORMAT_DESCRIPTION_EVENT and f.get("checksum_alg") != 1:
+            # a Format_description of a file without checksums: the tools show no CRC32 for it
+            head = _NO_CRC.sub(" ", head, count=1)
         tool = self.tool
         assert tool is not None
         if t == T.FORMAT_DESCRIPTION_EVENT:
@@ -625,7 +632,7 @@ class Replay:
             flags2 = sv["flags2"]
             changed = ~0 if s.flags2 is None else s.flags2 ^ flags2
             if changed:
-                opts = _mariadb_flags2(self.version) if tool is MARIADB_TOOL else tool.flags2
+                opts = tool.flags2_of(self.version)
                 parts = [f"@@session.{name}={int(not flags2 & bit) if inv else int(bool(flags2 & bit))}"
                          for bit, name, inv in opts if changed & bit]
                 out.append("SET " + ", ".join(parts) + DELIM)
