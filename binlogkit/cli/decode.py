@@ -140,6 +140,12 @@ def _replay(inputs, keys, out, *, base64, verbose, utc, skip_gtids, database, re
             else:
                 out.write(text)
     out.flush()
-    for p in rp.problems:
-        click.echo(f"binlogkit: error: no faithful replay: {p}", err=True)
-    sys.exit(1 if rp.problems else 0)
+    code = 0
+    for p in rp.problems:  # the reader's errors as the listing reports them; the rest named as replay limits
+        if p.error is not None:
+            click.echo(f"binlogkit: error: {p.error}", err=True)
+            code = max(code, int(exit_code(p.error)))
+        else:
+            click.echo(f"binlogkit: error: no faithful replay: {p}", err=True)
+            code = max(code, 1)
+    sys.exit(code)

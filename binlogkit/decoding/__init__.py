@@ -96,7 +96,8 @@ def replay_text(replay, inputs, *, start_position: int | None = None, stop_posit
         for ev in decode_files([inp], verify=verify, strict=strict, include_gtids=include_gtids,
                                exclude_gtids=exclude_gtids, rows="text", column_types=column_types, payloads=True):
             if isinstance(ev, Problem):
-                yield replay.fail(None, str(ev.error), file=ev.path, offset=getattr(ev.error, "offset", None))
+                yield replay.fail(None, str(ev.error), file=ev.path, offset=getattr(ev.error, "offset", None),
+                                  error=ev.error)
                 yield replay.close()
                 return
             raw = ev.raw
