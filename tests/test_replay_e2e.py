@@ -44,14 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 KINDS = ("mariadb-10.11", "mysql-9.7", "mariadb-11.8")
 REPLAYERS = ("tool-plain", "binlogkit-plain", "binlogkit-encrypted", "binlogkit-s3-xz")
 
-# bugs found by this campaign and not fixed yet (the reader's: binlogkit/reading/)
-RAW_COPY_OF_ENCRYPTED = ("binlogkit reads a `mariadb-binlog --read-from-remote-server --raw` copy of an encrypted "
-                         "binlog (Start_encryption kept, the events after it plain) as encrypted: 'no faithful "
-                         "replay ... needs key id 1'; mariadb-binlog reads it")
-KNOWN: dict[tuple[str, str], str] = {
-    ("mariadb-10.11", "binlogkit-plain"): RAW_COPY_OF_ENCRYPTED,
-    ("mariadb-11.8", "binlogkit-plain"): RAW_COPY_OF_ENCRYPTED,
-}
+KNOWN = rc.KNOWN  # bugs found by this campaign and not fixed yet (the reader's: binlogkit/reading/)
 
 
 @pytest.fixture(scope="module", params=[pytest.param(k, marks=pytest.mark.kind(k), id=k) for k in KINDS])
