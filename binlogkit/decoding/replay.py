@@ -679,7 +679,7 @@ class Replay:
         up = query.strip().upper()
         if up in ("BEGIN", "START TRANSACTION") or up.startswith("XA START"):
             self.in_trx = True
-        elif up in ("COMMIT", "ROLLBACK") or up.startswith(("XA END", "XA COMMIT", "XA ROLLBACK", "XA PREPARE")):
+        elif up in ("COMMIT", "ROLLBACK") or up.startswith(("XA COMMIT", "XA ROLLBACK", "XA PREPARE")):
             self.in_trx = False
         elif not trans and self.in_trx and not s.gtid_flags2 & FL_TRANSACTIONAL and s.gtid_flags2 & FL_STANDALONE:
             self.in_trx = False
