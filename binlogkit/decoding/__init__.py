@@ -116,7 +116,15 @@ def replay_text(replay, inputs, *, start_position: int | None = None, stop_posit
                           or (last and stop_position is not None and raw.offset >= stop_position)):
                 yield replay.close("--stop-position / --stop-datetime falls inside a transaction")
                 return
-            yield replay.feed(ev)
+            try:
+                text = replay.feed(ev)
+            except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+                # an event whose fields do not fit its printer (damage the codecs let through): no
+                # faithful replay from here; said on stderr, exit 1 (Replay.fail), never a traceback
+                yield replay.fail(ev, f"the event does not print for replay ({type(exc).__name__}: {exc})")
+                yield replay.close()
+                return
+            yield text
         if prog is not None and hasattr(prog, "close"):
             prog.close()
     yield replay.close()

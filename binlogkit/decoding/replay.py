@@ -141,7 +141,6 @@ class Tool:
                                                     # by the file's server version
     query_context: Callable[["Replay", dict], list[str]]  # flavor-specific SET lines after the common ones
     charset_extra: Callable[["Replay", dict], list[str]]  # lines right after the character set ones
-    gtid: Callable[["Replay", object], list[str]]   # a GTID event's statements
     row_count: bool                                 # `# Number of rows: N` after each statement's rows
     charset_client_name: bool                       # character_set_client printed as a name (MariaDB)
     fd_rollback: bool                               # ROLLBACK after a Format_description written at startup
@@ -253,7 +252,6 @@ MARIADB_TOOL = Tool(
     flags2_of=_mariadb_flags2,
     query_context=lambda rp, sv: [],
     charset_extra=_mariadb_query_context,
-    gtid=_mariadb_gtid,
     row_count=True,
     charset_client_name=True,
     fd_rollback=True,
@@ -274,7 +272,8 @@ def _mysql_gtid(rp: "Replay", ev) -> list[str]:
     f, t = ev.fields, ev.raw.type_code
     gtid = "ANONYMOUS" if t == T.ANONYMOUS_GTID_LOG_EVENT else f.get("gtid")
     rp.gtid_pending = True
-    rbr_only = not f.get("flags", f.get("gtid_flags", 0)) & 1
+    flags = f.get("flags", f.get("gtid_flags", 0))
+    rbr_only = not (flags if isinstance(flags, int) else 0) & 1
     out = ["/*!50718 SET TRANSACTION ISOLATION LEVEL READ COMMITTED*//*!*/;"] if rbr_only else []
     if "immediate_commit_timestamp" in f:
         imm = f["immediate_commit_timestamp"]
@@ -328,7 +327,6 @@ MYSQL_TOOL = Tool(
     flags2_of=lambda version: _FLAGS2_COMMON,
     query_context=_mysql_query_context,
     charset_extra=lambda rp, sv: [],
-    gtid=_mysql_gtid,
     row_count=False,
     charset_client_name=False,
     fd_rollback=True,
@@ -536,14 +534,14 @@ class Replay:
             after = tool.skip_gtids_after_fd + "\n" if self.opts.skip_gtids and tool.skip_gtids_after_fd else ""
             return head + "BINLOG '\n" + b64(raw.data) + f"\n'{DELIM}\n" + after
         skip = self._skip_repl(raw) if t not in COMMENT_ONLY else ""
-        if t == T.GTID_EVENT:
+        if t == T.GTID_EVENT:  # the GTID printers go by event type (a damaged file may mix them)
             self.in_trx = not f.get("flags2", 0) & FL_STANDALONE
-            return skip + head + "".join(line + "\n" for line in tool.gtid(self, ev))
+            return skip + head + "".join(line + "\n" for line in _mariadb_gtid(self, ev))
         if t in (T.GTID_LOG_EVENT, T.GTID_TAGGED_LOG_EVENT, T.ANONYMOUS_GTID_LOG_EVENT, T.PREVIOUS_GTIDS_LOG_EVENT) \
                 and self.opts.skip_gtids:  # mysqlbinlog --skip-gtids: these are not printed at all
             return ""
         if t in (T.GTID_LOG_EVENT, T.GTID_TAGGED_LOG_EVENT, T.ANONYMOUS_GTID_LOG_EVENT):
-            return head + "".join(line + "\n" for line in tool.gtid(self, ev))
+            return head + "".join(line + "\n" for line in _mysql_gtid(self, ev))
         if t == T.XID_EVENT:
             self.in_trx = self.gtid_pending = False
             return skip + head + f"COMMIT{DELIM}\n"
@@ -679,7 +677,7 @@ class Replay:
         up = query.strip().upper()
         if up in ("BEGIN", "START TRANSACTION") or up.startswith("XA START"):
             self.in_trx = True
-        elif up in ("COMMIT", "ROLLBACK") or up.startswith(("XA END", "XA COMMIT", "XA ROLLBACK", "XA PREPARE")):
+        elif up in ("COMMIT", "ROLLBACK") or up.startswith(("XA COMMIT", "XA ROLLBACK", "XA PREPARE")):
             self.in_trx = False
         elif not trans and self.in_trx and not s.gtid_flags2 & FL_TRANSACTIONAL and s.gtid_flags2 & FL_STANDALONE:
             self.in_trx = False
