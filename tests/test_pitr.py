@@ -4,6 +4,7 @@ servers' own ground truth (manifest.json), and copies with faults placed on and 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -297,3 +298,28 @@ def test_pitr_never_opens_for_writing(tmp_path, monkeypatch):
     assert modes and all(set(m) <= {"r", "b", "t"} for m in modes), modes
     assert all(fl & (os_mod.O_WRONLY | os_mod.O_RDWR | os_mod.O_CREAT | os_mod.O_TRUNC) == 0 for fl in flags)
     assert {f.name: (f.stat().st_mtime_ns, f.stat().st_size) for f in d.iterdir()} == before
+
+
+def test_an_encrypted_archive_replays_with_binlogkit_and_its_key_options_only(tmp_path):
+    """Issue 31: the plan's command carries the key options (paths, never key bytes) and is
+    binlogkit's; the server's tool cannot read the files offline, so there is no tool line and
+    --replay-with tool is a usage error naming why."""
+    from fixtures.lab.encrypted import keys_args, set_dir
+
+    d = tmp_path / "binlogs"
+    shutil.copytree(set_dir("mariadb-aes-ctr-filekey") / "primary", d)
+    keys = keys_args("mariadb-aes-ctr-filekey")
+    for k in (1, 3):  # mode 600 copies: a key file others may read draws a warning on stderr
+        shutil.copy(keys[k], tmp_path / Path(keys[k]).name)
+        keys[k] = str(tmp_path / Path(keys[k]).name)
+        os.chmod(keys[k], 0o600)
+    code, doc = cli(d, "--from-gtid", "0-1-200", "--until-gtid", "0-1-330", *keys)
+    assert code == 0 and doc["reachable"] and doc["tool_command"] is None
+    words = doc["command"].split(" | ")[0].split()
+    assert words[:2] == ["binlogkit", "decode"] and doc["command"].endswith(" | mariadb")
+    assert f"--key-file={keys[1]}" in words and f"--key-file-secret-file={keys[3]}" in words
+    secret = Path(keys[3]).read_text().strip()
+    assert secret not in doc["command"] and not any(len(w) >= 32 and set(w) <= set("0123456789abcdef") for w in words)
+    res = CliRunner().invoke(main, ["pitr", "--replay-with", "tool", str(d), "--from-gtid", "0-1-200",
+                                    "--until-gtid", "0-1-330", *keys])
+    assert res.exit_code == 2 and "server's binlog tool reads neither" in res.output
