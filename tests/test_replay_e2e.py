@@ -70,6 +70,13 @@ def test_the_dump_alone_is_not_the_source(campaign):
     assert rc.diff(campaign["src"].truth, rc.state(campaign["target"]))
 
 
+def test_the_plaintext_check_finds_a_plain_copy_and_only_that(campaign):
+    """What the no-copy check looks for is in every plain copy, in no encrypted or .xz file."""
+    src, needle = campaign["src"], rc.SENTINEL.encode()
+    assert len(rc.plaintext_copies([src.archives["plain"]], 0, needle)) >= 1
+    assert rc.plaintext_copies([src.archives["encrypted"], src.archives["xz"]], 0, needle) == []
+
+
 @pytest.mark.parametrize("replayer", REPLAYERS)
 def test_replay_gives_the_source(campaign, replayer, request):
     lab, src, target = campaign["lab"], campaign["src"], campaign["target"]
