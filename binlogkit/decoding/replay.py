@@ -453,7 +453,8 @@ class Replay:
         if self.in_trx:
             self.in_trx = False
             tool = self.tool or MYSQL_TOOL
-            return out + (tool.rollback or f"ROLLBACK /* binlogkit: {reason} */{DELIM}") + "\n"
+            said = " ".join(reason.replace("*/", "* /").split())  # one line, and it cannot close the comment
+            return out + (tool.rollback or f"ROLLBACK /* binlogkit: {said} */{DELIM}") + "\n"
         return out
 
     # -- events ---------------------------------------------------------------------------------
