@@ -150,6 +150,9 @@ OPTION_CASES = [
     ("mariadb-10.11", "row-types", "mariadb-bin.000003", ["--database=nosuch"]),
     ("mariadb-10.11", "row-types", "mariadb-bin.000003", ["--rewrite-db=types->t2"]),
     ("mysql-9.7", "replication-gtid", "binlog.000001", ["--skip-gtids"]),
+    ("mysql-9.7", "replication-gtid", "binlog.000001", ["--database=types"]),
+    ("mysql-9.7", "replication-gtid", "binlog.000001", ["--start-position=433", "--stop-position=3625"]),
+    ("mariadb-10.11", "replication-gtid", "mariadb-bin.000001", ["--database=nosuch"]),
 ]
 
 

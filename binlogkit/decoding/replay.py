@@ -153,6 +153,9 @@ class Tool:
     rollback: str                                   # the tool's ROLLBACK of a transaction the input ends in
     skip_gtids_after_fd: str                        # with --skip-gtids, after the Format_description
     between_files: Callable[["Replay"], str]        # printed where one input file ends and the next begins
+    skipped_after_gtid: str                         # --database skipped the statement a GTID was set for
+    fd_at_after_headers: bool                       # with --start-position: the FD shown `# at` the end of
+                                                    # the header events after it (mysqlbinlog), or at 4
 
 
 # --- charsets: names for `/*!\C name */` and MariaDB's character_set_client ----------------------
@@ -264,6 +267,8 @@ MARIADB_TOOL = Tool(
     rollback="",
     skip_gtids_after_fd="",
     between_files=_mariadb_next_file,
+    skipped_after_gtid="",
+    fd_at_after_headers=False,
 )
 
 
@@ -339,6 +344,8 @@ MYSQL_TOOL = Tool(
     rollback="ROLLBACK /* added by mysqlbinlog */ /*!*/;",
     skip_gtids_after_fd="/*!50616 SET @@SESSION.GTID_NEXT='AUTOMATIC'*//*!*/;",
     between_files=_mysql_next_file,
+    skipped_after_gtid="COMMIT /* added by mysqlbinlog *//*!*/;",
+    fd_at_after_headers=True,
 )
 
 TOOLS: dict[Flavor, Tool] = {Flavor.MARIADB: MARIADB_TOOL, Flavor.MYSQL: MYSQL_TOOL}
@@ -446,7 +453,8 @@ class Replay:
         if self.in_trx:
             self.in_trx = False
             tool = self.tool or MYSQL_TOOL
-            return out + (tool.rollback or f"ROLLBACK /* binlogkit: {reason} */{DELIM}") + "\n"
+            said = " ".join(reason.replace("*/", "* /").split())  # one line, and it cannot close the comment
+            return out + (tool.rollback or f"ROLLBACK /* binlogkit: {said} */{DELIM}") + "\n"
         return out
 
     # -- events ---------------------------------------------------------------------------------
@@ -583,7 +591,7 @@ class Replay:
     # -- queries --------------------------------------------------------------------------------
     def _query(self, ev, at: str) -> str:
         raw, f, s = ev.raw, ev.fields, self.session
-        self.gtid_pending = False
+        pending, self.gtid_pending = self.gtid_pending, False
         tool = self.tool
         assert tool is not None
         query: str = f["query"]
@@ -593,7 +601,9 @@ class Replay:
         flags = raw.flags
         if not trans:
             if self.opts.database is not None and db != self.opts.database:
-                return ""
+                # skipped: its `# at` only; mysqlbinlog first ends the GTID it set (COMMIT)
+                close = tool.skipped_after_gtid + "\n" if pending and tool.skipped_after_gtid else ""
+                return close + at
         else:
             flags |= LOG_EVENT_SUPPRESS_USE_F
         out = [at.rstrip("\n")]
