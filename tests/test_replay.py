@@ -153,6 +153,8 @@ OPTION_CASES = [
     ("mysql-9.7", "replication-gtid", "binlog.000001", ["--database=types"]),
     ("mysql-9.7", "replication-gtid", "binlog.000001", ["--start-position=433", "--stop-position=3625"]),
     ("mariadb-10.11", "replication-gtid", "mariadb-bin.000001", ["--database=nosuch"]),
+    ("mysql-9.7", "replication-gtid", "binlog.000001", ["--exclude-gtids=84d99cf6-e8f4-11f1-896e-02fc00000001:2-20"]),
+    ("mysql-9.7", "replication-gtid", "binlog.000001", ["--include-gtids=84d99cf6-e8f4-11f1-896e-02fc00000001:5-8"]),
 ]
 
 
