@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 DEMO_SET := fixtures/mariadb-10.11
 
-.PHONY: mysql-partial lab-chroots bench-export export-proof bench-pull pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-fastdecode asan-pullscan c-constants arch-counts bench-ab clean help
+.PHONY: replay-proof mysql-partial lab-chroots bench-export export-proof bench-pull pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-fastdecode asan-pullscan c-constants arch-counts bench-ab clean help
 
 help:
 	@echo "make demo        decode committed fixtures made by a real MariaDB server"
@@ -15,6 +15,7 @@ help:
 	@echo "make bench-data  make the ~1 GB benchmark binlog in bench/data (not committed)"
 	@echo "make bench       run the benchmarks"
 	@echo "make bench-export  binlogkit export to Parquet vs mariadb-binlog -v on the bench binlog; the Spark job on 2 workers"
+	@echo "make replay-proof  the replay-equality campaign (issue 31): every kind, server tool and binlogkit, encrypted, .xz, s3://"
 	@echo "make export-proof  the export replay proof with a 25 MB transaction (CI runs it with 3 MB)"
 	@echo "make bench-pull  binlogkit pull vs mariadb-binlog --read-from-remote-server --raw on the bench binlog"
 	@echo "make bench-encryption  verify/decode of encrypted copies of the bench binlog vs plain"
@@ -118,6 +119,9 @@ bench: bench-data
 
 bench-export: bench-data
 	$(PY) bench/export.py
+
+replay-proof: deps
+	nice -n 19 $(PY) -m fixtures.lab.replay_campaign --small $${SMALL:-2000} --big-mb $${BIG_MB:-8} $${KIND:+--kind $$KIND}
 
 export-proof: deps
 	EXPORT_BIG_MB=25 $(BIN)/pytest -q tests/test_export_e2e.py

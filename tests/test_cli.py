@@ -38,8 +38,8 @@ def test_console_script_installed():
 
 def test_decode_table_and_json_agree():
     path = store.materialize("replication-gtid") / "primary" / "mariadb-bin.000001"
-    table = run("decode", str(path))
-    js = run("decode", "--json", str(path))
+    table = run("decode", "--base64-output=decode-rows", str(path))
+    js = run("decode", "--base64-output=decode-rows", "--json", str(path))
     assert table.exit_code == js.exit_code == 0
     rows = [json.loads(line) for line in js.output.splitlines()]
     ats = [int(line[5:]) for line in table.output.splitlines() if line.startswith("# at ")]
@@ -53,13 +53,13 @@ def test_decode_table_and_json_agree():
 def test_decode_damaged_exits_1_with_location():
     path = store.materialize("crash-torn-position") / "relay"
     torn = store.manifest("crash-torn-position")["truth"]["torn"][0]
-    res = run("decode", str(path / torn["file"]))
+    res = run("decode", "--base64-output=decode-rows", str(path / torn["file"]))
     assert res.exit_code == 1
     assert f"offset {torn['offset']}" in res.output and "torn event" in res.output
 
 
 def test_decode_missing_file_exits_2():
-    assert run("decode", "/nonexistent/file").exit_code == 2
+    assert run("decode", "--base64-output=decode-rows", "/nonexistent/file").exit_code == 2
 
 
 def test_decode_does_not_open_for_writing(tmp_path, monkeypatch):
@@ -73,7 +73,7 @@ def test_decode_does_not_open_for_writing(tmp_path, monkeypatch):
     monkeypatch.setattr(lzma, "open", lambda f, mode="rb", *a, **k: (modes.append(mode), real_lzma(f, mode, *a, **k))[1])
     src = store.SETS_DIR / "crash-torn-gtid" / "relay"
     for name in ("relay-bin.000004.xz", "relay-bin.000005.xz"):
-        run("decode", str(src / name))
+        run("decode", "--base64-output=decode-rows", str(src / name))
     assert modes and all(set(m) <= {"r", "b", "t"} for m in modes), modes
 
 
@@ -99,23 +99,23 @@ def test_verify_clean_set_exits_0():
 
 def test_decode_filters():
     path = store.materialize("replication-gtid") / "primary" / "mariadb-bin.000001"
-    js = [json.loads(l) for l in run("decode", "--json", str(path)).output.splitlines()]
+    js = [json.loads(l) for l in run("decode", "--base64-output=decode-rows", "--json", str(path)).output.splitlines()]
     mid = js[len(js) // 2]["offset"]
-    part = [json.loads(l) for l in run("decode", "--json", "--start-position", str(mid), "--stop-position",
+    part = [json.loads(l) for l in run("decode", "--base64-output=decode-rows", "--json", "--start-position", str(mid), "--stop-position",
                                        str(js[-1]["offset"]), str(path)).output.splitlines()]
     assert part[0]["offset"] == mid and part[-1]["end_offset"] == js[-1]["offset"]
-    xids = [json.loads(l) for l in run("decode", "--json", "--type", "xid", str(path)).output.splitlines()]
+    xids = [json.loads(l) for l in run("decode", "--base64-output=decode-rows", "--json", "--type", "xid", str(path)).output.splitlines()]
     assert xids and all(e["type"] == "XID_EVENT" for e in xids)
     assert len(xids) == sum(1 for e in js if e["type"] == "XID_EVENT")
-    assert run("decode", "--type", "nonsense", str(path)).exit_code == 2
-    late = [json.loads(l) for l in run("decode", "--json", "--start-datetime", "2100-01-01", str(path)).output.splitlines()]
+    assert run("decode", "--base64-output=decode-rows", "--type", "nonsense", str(path)).exit_code == 2
+    late = [json.loads(l) for l in run("decode", "--base64-output=decode-rows", "--json", "--start-datetime", "2100-01-01", str(path)).output.splitlines()]
     assert late == []
 
 
 def test_decode_lenient_carries_on(tmp_path):
     """A corrupt event mid-file: strict stops there (exit 1); lenient reports it and goes on."""
     src = store.materialize("replication-gtid") / "primary" / "mariadb-bin.000001"
-    js = [json.loads(l) for l in run("decode", "--json", str(src)).output.splitlines()]
+    js = [json.loads(l) for l in run("decode", "--base64-output=decode-rows", "--json", str(src)).output.splitlines()]
     victim = next(e for e in js if e["type"] == "TABLE_MAP_EVENT")
     raw = bytearray(src.read_bytes())
     raw[victim["offset"] + 19 + 8] = 200  # db length runs past the body
@@ -124,9 +124,9 @@ def test_decode_lenient_carries_on(tmp_path):
     raw[body_end:body_end + 4] = zlib.crc32(bytes(raw[victim["offset"]:body_end])).to_bytes(4, "little")
     f = tmp_path / "bad.bin"
     f.write_bytes(bytes(raw))
-    strict = run("decode", "--json", str(f))
+    strict = run("decode", "--base64-output=decode-rows", "--json", str(f))
     assert strict.exit_code == 1
-    lenient = run("decode", "--json", "--lenient", str(f))
+    lenient = run("decode", "--base64-output=decode-rows", "--json", "--lenient", str(f))
     assert lenient.exit_code == 1
     n_strict = sum(1 for l in strict.output.splitlines() if l.startswith("{"))
     n_lenient = sum(1 for l in lenient.output.splitlines() if l.startswith("{"))
@@ -145,7 +145,7 @@ def test_decode_progress_goes_to_a_terminal_stderr_only(tmp_path):
     from fixtures import store
 
     path = store.materialize("replication-gtid") / "primary"  # 8 files, ~8 000 events
-    cmd = [sys.executable, "-m", "binlogkit.cli", "decode", str(path)]
+    cmd = [sys.executable, "-m", "binlogkit.cli", "decode", "--base64-output=decode-rows", str(path)]
     env = dict(os.environ, BINLOGKIT_PROGRESS_MIN_BYTES="0")
     plain = subprocess.run(cmd, capture_output=True, env=env)
     assert plain.returncode == 0 and plain.stderr == b""

@@ -104,7 +104,7 @@ def test_old_rows_lines_equal_mariadb_binlog(rel, corpus):
     path = corpus / rel
     want = subprocess.run(["mariadb-binlog", "-v", "--base64-output=decode-rows", str(path)], capture_output=True,
                           env=dict(os.environ, TZ="UTC")).stdout
-    res = CliRunner().invoke(main, ["decode", "-v", str(path)])
+    res = CliRunner().invoke(main, ["decode", "--base64-output=decode-rows", "-v", str(path)])
     assert res.exit_code == 0, res.output
     ours, theirs = _row_blocks(res.stdout_bytes), _row_blocks(want)
     assert sorted(ours) == sorted(theirs)

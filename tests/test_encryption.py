@@ -120,12 +120,12 @@ def test_decode_v_and_json_equal_the_server(item):
     name, path = item
     oracle = SETS_DIR / name / "oracle" / path.parent.name
     theirs = lzma.open(oracle / f"{path.name}.v.txt.xz", "rb").read()
-    got = _run("decode", "-v", *keys_args(name), path)
+    got = _run("decode", "--base64-output=decode-rows", "-v", *keys_args(name), path)
     assert got.exit_code == 0, got.output
     rows = [line for line in got.stdout_bytes.split(b"\n") if line.startswith(b"###")]
     assert rows == [line for line in theirs.split(b"\n") if line.startswith(b"###")]
     assert (b"### INSERT" in theirs) == bool(rows)
-    js = _run("decode", "--json", *keys_args(name), path)
+    js = _run("decode", "--base64-output=decode-rows", "--json", *keys_args(name), path)
     docs = [json.loads(line) for line in js.stdout.splitlines()]
     want = parse_mariadb_binlog(lzma.open(oracle / f"{path.name}.txt.xz", "rt", errors="replace").read())
     if len(docs) == len(want) + 1 and docs[-1]["type"] in ("Stop", "STOP_EVENT"):
@@ -209,7 +209,7 @@ def test_flipped_byte_verify_says_checksum_mismatch_at_that_offset(tmp_path, nam
 
 def test_wrong_key_is_the_clear_error_and_no_garbage():
     path = _logs("mariadb-aes-ctr-filekey", "primary")[0]
-    res = _run("decode", *keys_args("mariadb-aes-cbc"), path)
+    res = _run("decode", "--base64-output=decode-rows", *keys_args("mariadb-aes-cbc"), path)
     assert res.exit_code == 1
     assert "wrong key, or damaged event" in res.stderr and f"{path}, offset 296" in res.stderr
     assert res.stdout.count("# at ") == 2  # the FDE and Start_encryption, in clear; nothing after
@@ -243,7 +243,7 @@ def test_key_file_from_the_environment_and_secret_handling(tmp_path):
     res = _run("verify", path, env={**env, "BINLOGKIT_KEY_FILE_SECRET": ""})
     assert res.exit_code == 2 and "--key-file-secret-file" in res.stderr
     # the secret is never an option value: only a file or the environment
-    assert "--key-file-secret " not in _run("decode", "--help").stdout
+    assert "--key-file-secret " not in _run("decode", "--base64-output=decode-rows", "--help").stdout
     loose = tmp_path / "keys.txt"
     shutil.copy(SETS_DIR / "mariadb-aes-cbc" / "keys" / "keys.txt", loose)
     os.chmod(loose, 0o644)
@@ -269,7 +269,7 @@ def test_key_material_never_shown():
     hexkeys = re.findall(r";([0-9a-f]{32,64})", text)
     path = _logs("mariadb-aes-ctr-filekey", "primary")[0]
     outputs = [repr(keys), str(keys), repr(keys.spec),
-               _run("decode", "--json", *keys_args(name), path).output,
+               _run("decode", "--base64-output=decode-rows", "--json", *keys_args(name), path).output,
                _run("verify", "--json", *keys_args(name), path).output,
                _run("audit", "--json", *keys_args(name), path).output]
     for bad in (b"1;00zz\n", b"1;" + hexkeys[0].encode() + b"ff\n"):  # an error on a line with a key
@@ -474,10 +474,10 @@ def test_mysql_encrypted_binlog_written_by_mysql_8_0_14(corpus, tmp_path):
     as_json = tmp_path / "component_keyring_file"
     as_json.write_bytes(my.build_keyring_json(dict(keys.mysql)))
     os.chmod(as_json, 0o600)
-    a = _run("decode", "--no-verify", "--keyring-file", ring, path)
-    b = _run("decode", "--no-verify", "--keyring-file", as_json, path)
+    a = _run("decode", "--base64-output=decode-rows", "--no-verify", "--keyring-file", ring, path)
+    b = _run("decode", "--base64-output=decode-rows", "--no-verify", "--keyring-file", as_json, path)
     assert a.stdout == b.stdout and "CREATE TABLE t1" in a.stdout and a.exit_code == 1
-    res = _run("decode", path)
+    res = _run("decode", "--base64-output=decode-rows", path)
     assert res.exit_code == 2 and "MySQLReplicationKey_" in res.stderr and "--keyring-file" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
 
@@ -499,8 +499,8 @@ def test_mysql_round_trip_and_wrong_keyring(corpus, tmp_path):
         ring = tmp_path / f"ring-{layout}"
         ring.write_bytes(build({kid: master, "other": bytes(32)}))
         os.chmod(ring, 0o600)
-        a = _run("decode", "--json", "--keyring-file", ring, enc)
-        b = _run("decode", "--json", plain)
+        a = _run("decode", "--base64-output=decode-rows", "--json", "--keyring-file", ring, enc)
+        b = _run("decode", "--base64-output=decode-rows", "--json", plain)
         assert a.exit_code == b.exit_code == 0 and a.stdout == b.stdout.replace(str(plain), str(enc))
         assert _run("verify", "--keyring-file", ring, enc).exit_code == 0
     wrong = tmp_path / "wrong"

@@ -88,7 +88,7 @@ def test_damaged_archive_is_a_typed_error_and_the_other_files_are_read(tmp_path,
     lines = r.stdout.splitlines()
     assert [ln.split()[0] for ln in lines] == ["OK", "BAD", "OK", "OK"]  # the files after it are checked
     assert bad in lines[1]
-    r = _run("decode", str(d))
+    r = _run("decode", "--base64-output=decode-rows", str(d))
     assert r.exit_code == 1
     assert "Traceback" not in r.output and "Aborted!" not in r.output
     assert f"{bad}" in _stderr(r) and "binlogkit: error:" in _stderr(r)
@@ -100,7 +100,7 @@ def test_damaged_archive_is_a_typed_error_and_the_other_files_are_read(tmp_path,
 
 def test_cut_archive_names_file_event_and_decompressed_offset(tmp_path):
     d = _archive(tmp_path, "gz", _cut)
-    r = _run("decode", str(d / f"{NAME}.000002.gz"))
+    r = _run("decode", "--base64-output=decode-rows", str(d / f"{NAME}.000002.gz"))
     assert r.exit_code == 1
     err = _stderr(r).strip().splitlines()[-1]
     # file, offset of the event being read, its type, what happened, how far the stream went
@@ -258,11 +258,11 @@ def test_the_opener_checks_the_descriptor_too(fifo):
 
 def test_decode_reads_standard_input():
     data = _plain(1)
-    from_file = _cli("decode", str(PRIMARY / f"{NAME}.000001.xz"))
-    from_stdin = _cli("decode", "-", stdin=data)
+    from_file = _cli("decode", "--base64-output=decode-rows", str(PRIMARY / f"{NAME}.000001.xz"))
+    from_stdin = _cli("decode", "--base64-output=decode-rows", "-", stdin=data)
     assert from_stdin.returncode == 0, from_stdin.stderr
     assert from_stdin.stdout == from_file.stdout and from_stdin.stdout.count(b"# at ") > 100
-    torn = _cli("decode", "-", stdin=data[:-7])
+    torn = _cli("decode", "--base64-output=decode-rows", "-", stdin=data[:-7])
     assert torn.returncode == 1 and b"binlogkit: error: -, offset" in torn.stderr
 
 
@@ -355,7 +355,7 @@ def test_read_index_resolves_another_hosts_paths_beside_it(tmp_path):
     assert not read_index(d / "local.index").elsewhere
 
 
-@pytest.mark.parametrize("command", [["gtids"], ["transactions"], ["decode"], ["verify"], ["audit"],
+@pytest.mark.parametrize("command", [["gtids"], ["transactions"], ["decode", "--base64-output=decode-rows"], ["verify"], ["audit"],
                                      ["compare", "{index}"],
                                      ["pitr", "--from-gtid", "0-1-1", "--until-gtid", "0-1-500"]])
 def test_an_index_from_another_host_is_read_beside_itself_in_every_command(tmp_path, command):
@@ -387,7 +387,7 @@ def test_a_damaged_compressed_object_is_damage_not_a_store_error(s3_server, tmp_
     assert r.exit_code == 1, r.output
     assert [ln.split()[0] for ln in r.stdout.splitlines()] == ["OK", "BAD", "OK"]
     assert "the gzip archive is cut short" in r.stdout and f"{NAME}.000002.gz" in r.stdout
-    r = _run("decode", f"{url}{NAME}.000002.gz")
+    r = _run("decode", "--base64-output=decode-rows", f"{url}{NAME}.000002.gz")
     assert r.exit_code == 1
     assert f"binlogkit: error: s3://damaged/arch/{NAME}.000002.gz, offset " in _stderr(r)
 

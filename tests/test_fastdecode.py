@@ -78,14 +78,14 @@ def test_every_file_prints_the_same(accel, monkeypatch):
     for path in files:  # every event in text, JSON and -v; the other modes on the varied files
         varied = "row-types" in str(path) or "compressed" in str(path) or CORPUS in path.parents
         for mode in MODES if varied and path.stat().st_size < 2 << 20 else MODES[:3]:
-            _same(["decode", *mode, str(path)], monkeypatch)
+            _same(["decode", "--base64-output=decode-rows", *mode, str(path)], monkeypatch)
 
 
 def test_several_files_at_once_keep_table_maps(accel, monkeypatch):
     """Tables carry over from one file to the next, as in the Python path."""
     files = [str(p) for p in fixture_files() if "row-types" in str(p) and "mariadb-bin" in p.name]
     assert files
-    _same(["decode", "-v", *files], monkeypatch)
+    _same(["decode", "--base64-output=decode-rows", "-v", *files], monkeypatch)
 
 
 def test_verify_gives_the_scan_verdict(accel):
@@ -140,7 +140,7 @@ def test_damaged_files_print_the_same(accel, monkeypatch, tmp_path_factory, data
     path = tmp_path_factory.mktemp("damaged") / "mariadb-bin.000001"
     path.write_bytes(bytes(buf))
     for mode in ([], ["--json"], ["-v"], ["--no-verify", "--lenient"], ["--no-verify", "--json"]):
-        _same(["decode", *mode, str(path)], monkeypatch)
+        _same(["decode", "--base64-output=decode-rows", *mode, str(path)], monkeypatch)
     got, want = fastdecode.verify_fast(path), scan(path)
     assert (got.events, got.end_offset, str(got.problem)) == (want.events, want.end_offset, str(want.problem))
 
@@ -176,5 +176,5 @@ def test_json_escapes_as_json_dumps_does(accel, monkeypatch, tmp_path):
     assert changed
     path = tmp_path / "mariadb-bin.000001"
     path.write_bytes(bytes(out))
-    printed = _same(["decode", "--json", str(path)], monkeypatch)
+    printed = _same(["decode", "--base64-output=decode-rows", "--json", str(path)], monkeypatch)
     assert b"\\u007f" in printed and b"\\u0001" in printed

@@ -323,7 +323,7 @@ def test_mysql_8_rows_are_inverted(tmp_path):
     assert all(code == T.DELETE_ROWS_EVENT for code, *_ in raw_rows(out))
     head = next(iter(decode_files([out])))
     assert head.fields["server_version"].startswith("8.0.29") and verify_files([out])[0].ok
-    text = subprocess.run([sys.executable, "-m", "binlogkit.cli", "decode", "-v", str(out)], capture_output=True,
+    text = subprocess.run([sys.executable, "-m", "binlogkit.cli", "decode", "--base64-output=decode-rows", "-v", str(out)], capture_output=True,
                           text=True, env=dict(os.environ, PYTHONPATH=str(ROOT))).stdout
     assert "### DELETE FROM `test`.`t1`" in text
     flashback([out], tmp_path / "twice.bin")

@@ -90,7 +90,7 @@ def test_transaction_payload_damage_is_typed(tmp_path, ctype, size, payload, mes
     (err,) = _problems(path)
     assert isinstance(err, FormatError) and message in str(err)
     assert err.event_type == "TRANSACTION_PAYLOAD_EVENT" and err.offset is not None
-    assert run_cli(["decode", str(path)]) == 1
+    assert run_cli(["decode", "--base64-output=decode-rows", str(path)]) == 1
 
 
 def test_zstd_payload_never_inflates_past_its_declared_size(tmp_path):
@@ -170,7 +170,7 @@ def test_optional_metadata_with_a_null_length_loses_only_the_metadata(tmp_path):
     raw = list(iter_raw_events(open(path, "rb")))[1]
     table = table_from_map(decode(raw).parsed)
     assert table.name == "t" and len(table.columns) == 1
-    assert run_cli(["decode", "-v", str(path)]) == 0
+    assert run_cli(["decode", "--base64-output=decode-rows", "-v", str(path)]) == 0
 
 
 def test_mysql_gtid_number_out_of_range_is_typed(tmp_path):

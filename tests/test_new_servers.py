@@ -30,7 +30,7 @@ SAMPLE_FILES = sorted(p for p in SAMPLES.rglob("*") if re.search(r"\.\d{6}$", p.
 def _ours(path: Path, *args: str) -> list[str]:
     """``decode -v`` ### lines, without the `` /* name */`` notes we add (the oracles print
     none at -v)."""
-    res = CliRunner().invoke(main, ["decode", "-v", *args, str(path)])
+    res = CliRunner().invoke(main, ["decode", "--base64-output=decode-rows", "-v", *args, str(path)])
     assert res.exit_code == 0, res.output
     text = res.stdout_bytes.decode("utf-8", "surrogateescape")  # string values are written as stored
     return [re.sub(r" /\* [^*]* \*/$", "", line) for line in text.splitlines() if line.startswith("###")]
@@ -69,7 +69,7 @@ def test_vector_values_json_and_text():
     """MySQL 9.7 VECTOR(3) / VECTOR: float32 lists; text as mysqlbinlog -v; JSON with the
     shortest decimals that read back as the same float32; the charset metadata still maps
     `note` (MySQL counts VECTOR columns among the charset ones)."""
-    res = CliRunner().invoke(main, ["decode", "-v", "--json", str(MYSQL / "vector.000001")])
+    res = CliRunner().invoke(main, ["decode", "--base64-output=decode-rows", "-v", "--json", str(MYSQL / "vector.000001")])
     rows = [r for line in res.output.splitlines() for r in json.loads(line).get("rows", [])]
     first = rows[0]["after"]
     assert first == {"id": 1, "v": [1.5, 2.0, -3.25], "w": [0.1], "note": "a"}
@@ -117,7 +117,7 @@ def test_vector_flashback_undoes_rows(tmp_path):
 
 
 def test_partial_json_carries_diffs_and_the_result_when_the_before_image_has_it():
-    res = CliRunner().invoke(main, ["decode", "-v", "--json", "--type", "39", str(MYSQL / "partial-json.000001")])
+    res = CliRunner().invoke(main, ["decode", "--base64-output=decode-rows", "-v", "--json", "--type", "39", str(MYSQL / "partial-json.000001")])
     rows = [r for line in res.output.splitlines() for r in json.loads(line)["rows"]]
     minimal = rows[0]["after"]["doc"]  # binlog_row_image=MINIMAL: no before document
     assert minimal == {"json_diff": [{"op": "JSON_REPLACE", "path": "$.n", "value": "999"}], "result": None}
@@ -155,7 +155,7 @@ def test_two_phase_alter_gtid_lines_equal_mariadb_binlog(pure, monkeypatch):
     if pure:
         monkeypatch.setenv("BINLOGKIT_PURE_PYTHON", "1")
     path = MARIADB / "mariadb-bin.000001"
-    ours = CliRunner().invoke(main, ["decode", str(path)]).stdout
+    ours = CliRunner().invoke(main, ["decode", "--base64-output=decode-rows", str(path)]).stdout
     theirs = (MARIADB / "expected" / "mariadb-bin.000001.mariadb-binlog-v.txt").read_text()
     assert _gtid_lines(ours) == _gtid_lines(theirs)
     assert "GTID 0-2-5 ddl COMMIT ALTER id= 4 thread_id=4" in _gtid_lines(ours)
@@ -165,13 +165,13 @@ def test_two_phase_alter_gtid_lines_equal_mariadb_binlog(pure, monkeypatch):
 def test_two_phase_alter_runs_once_in_the_decoded_script():
     """Every phase's statement commented (### as mariadb-binlog shows them), the COMMIT ALTER's
     also executable: the script runs each committed ALTER once, the failed one never."""
-    text = CliRunner().invoke(main, ["decode", str(MARIADB / "mariadb-bin.000001")]).stdout
+    text = CliRunner().invoke(main, ["decode", "--base64-output=decode-rows", str(MARIADB / "mariadb-bin.000001")]).stdout
     runnable = [line for line in text.splitlines() if line.startswith("ALTER TABLE")]
     commented = [line for line in text.splitlines() if line.startswith("### ALTER TABLE")]
     assert runnable == ["ALTER TABLE t.a ADD COLUMN y INT DEFAULT 5", "ALTER TABLE t.a ADD INDEX ic (c), ALGORITHM=INPLACE"]
     assert commented == [line for line in _oracle(MARIADB / "mariadb-bin.000001") if line.startswith("### ALTER")]
     assert len(commented) == 6  # each phase's statement, as mariadb-binlog -v shows them
-    res = CliRunner().invoke(main, ["decode", "--json", str(MARIADB / "mariadb-bin.000001")])
+    res = CliRunner().invoke(main, ["decode", "--base64-output=decode-rows", "--json", str(MARIADB / "mariadb-bin.000001")])
     phases = [(json.loads(line)["fields"].get("two_phase_alter"), json.loads(line)["fields"].get("alter_id"))
               for line in res.output.splitlines() if json.loads(line)["name"] == "Query"]
     assert [p for p in phases if p[0]] == [("START", None), ("COMMIT", 4), ("START", None), ("ROLLBACK", 7),
@@ -274,11 +274,11 @@ def test_partial_row_data_event_is_named_not_supported(tmp_path):
                      flags=0, checksum=True)
     f = tmp_path / "mariadb-bin.000003"
     f.write_bytes(src + ev)
-    res = CliRunner().invoke(main, ["decode", str(f)])
+    res = CliRunner().invoke(main, ["decode", "--base64-output=decode-rows", str(f)])
     assert res.exit_code == 1
     assert f"offset {len(src)}, event PARTIAL_ROW_DATA_EVENT: MariaDB 12.3 PARTIAL_ROW_DATA_EVENT (fragment 1 of 2)" \
         in res.stderr and "not supported yet" in res.stderr
-    res = CliRunner().invoke(main, ["decode", "--lenient", str(f)])
+    res = CliRunner().invoke(main, ["decode", "--base64-output=decode-rows", "--lenient", str(f)])
     assert res.exit_code == 0 and "Partial_row_data: a fragment of a rows event (MariaDB 12.3), not supported yet" \
         in res.stdout
 
@@ -311,7 +311,7 @@ def test_flashback_leaves_start_and_rollback_alter_groups_alone(tmp_path):
 
 def test_two_phase_alter_marks_survive_a_type_filter():
     """--type query leaves the GTID events out, and their Query events still know their phase."""
-    res = CliRunner().invoke(main, ["decode", "--json", "--type", "query", str(MARIADB / "mariadb-bin.000001")])
+    res = CliRunner().invoke(main, ["decode", "--base64-output=decode-rows", "--json", "--type", "query", str(MARIADB / "mariadb-bin.000001")])
     phases = [json.loads(line)["fields"].get("two_phase_alter") for line in res.output.splitlines()]
     assert [p for p in phases if p] == ["START", "COMMIT", "START", "ROLLBACK", "START", "COMMIT"]
 

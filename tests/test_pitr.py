@@ -4,6 +4,7 @@ servers' own ground truth (manifest.json), and copies with faults placed on and 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -58,8 +59,16 @@ def test_position_start_gives_the_gtid_state_there_and_the_command_reads_as_plan
     code, doc = cli(primary(), "--from-file", t["file"], "--from-position", t["end"],
                     "--until-position", f"{TRX[900]['file']}:{TRX[900]['start']}")
     assert code == 0 and doc["start"]["gtids"] == t["gtid"] and doc["transactions"] == 900 - k - 1
-    assert doc["command"].startswith(f"mariadb-binlog --start-position={t['end']} --stop-position={TRX[900]['start']} ")
-    assert doc["command"].endswith(" | mariadb") and "--host" not in doc["command"]
+    # issue 31: the plan replays with binlogkit; the server's tool line stays in tool_command
+    assert doc["command"] == doc["binlogkit_command"]
+    assert doc["command"].startswith(f"binlogkit decode --start-position={t['end']} --stop-position={TRX[900]['start']} ")
+    assert doc["tool_command"].startswith(f"mariadb-binlog --start-position={t['end']} --stop-position={TRX[900]['start']} ")
+    for line in (doc["command"], doc["tool_command"]):
+        assert line.endswith(" | mariadb") and "--host" not in line
+        assert line.split(" | ")[0].split()[-len(doc["files"]):] == doc["files"]
+    code, tool = cli(primary(), "--from-file", t["file"], "--from-position", t["end"],
+                     "--until-position", f"{TRX[900]['file']}:{TRX[900]['start']}", "--replay-with", "tool")
+    assert code == 0 and tool["command"] == doc["tool_command"]
 
 
 def test_until_position_inside_a_transaction_stops_before_it():
@@ -233,8 +242,9 @@ def test_mysql_sets_positions_and_the_mysql_tools(tmp_path):
     assert doc["flavor"] == "mysql" and doc["reachable"] and doc["problems"] == []
     assert (Path(doc["start"]["file"]).name, doc["start"]["position"]) == where[6][:2]
     assert (Path(doc["stop"]["file"]).name, doc["stop"]["position"]) == (where[25][0], where[25][2])
-    assert doc["transactions"] == 20 and doc["command"].startswith("mysqlbinlog --start-position=")
-    assert doc["command"].endswith(" | mysql")
+    assert doc["transactions"] == 20 and doc["command"].startswith("binlogkit decode --start-position=")
+    assert doc["tool_command"].startswith("mysqlbinlog --start-position=")
+    assert doc["command"].endswith(" | mysql") and doc["tool_command"].endswith(" | mysql")
     # a backup holding 7 already (a set, not a prefix): the replay would apply it twice
     doc = plan_pitr([tmp_path / "a"], From(gtids=f"{U}:1-5:7", origin="gtid"), Until(gtids=f"{U}:1-25"), jobs=1)
     assert not doc["reachable"] and [(p["kind"], p["gtids"]) for p in doc["problems"]] == [
@@ -283,7 +293,33 @@ def test_pitr_never_opens_for_writing(tmp_path, monkeypatch):
     monkeypatch.setattr(os_mod, "open", lambda p, fl, *a, **k: (flags.append(fl), real_os_open(p, fl, *a, **k))[1])
     before = {f.name: (f.stat().st_mtime_ns, f.stat().st_size) for f in d.iterdir()}
     code, doc = cli(d, "--from-gtid", TRX[100]["gtid"], "--until-datetime", "2026-11-21 05:59:04", "--jobs", 1)
-    assert code == 0 and any(f.endswith(".xz") for f in doc["files"]) and doc["command"].startswith("{ ")
+    assert code == 0 and any(f.endswith(".xz") for f in doc["files"]) and doc["tool_command"].startswith("{ ")
+    assert doc["command"].startswith("binlogkit decode ") and "xz -dc" not in doc["command"]  # reads .xz itself
     assert modes and all(set(m) <= {"r", "b", "t"} for m in modes), modes
     assert all(fl & (os_mod.O_WRONLY | os_mod.O_RDWR | os_mod.O_CREAT | os_mod.O_TRUNC) == 0 for fl in flags)
     assert {f.name: (f.stat().st_mtime_ns, f.stat().st_size) for f in d.iterdir()} == before
+
+
+def test_an_encrypted_archive_replays_with_binlogkit_and_its_key_options_only(tmp_path):
+    """Issue 31: the plan's command carries the key options (paths, never key bytes) and is
+    binlogkit's; the server's tool cannot read the files offline, so there is no tool line and
+    --replay-with tool is a usage error naming why."""
+    from fixtures.lab.encrypted import keys_args, set_dir
+
+    d = tmp_path / "binlogs"
+    shutil.copytree(set_dir("mariadb-aes-ctr-filekey") / "primary", d)
+    keys = keys_args("mariadb-aes-ctr-filekey")
+    for k in (1, 3):  # mode 600 copies: a key file others may read draws a warning on stderr
+        shutil.copy(keys[k], tmp_path / Path(keys[k]).name)
+        keys[k] = str(tmp_path / Path(keys[k]).name)
+        os.chmod(keys[k], 0o600)
+    code, doc = cli(d, "--from-gtid", "0-1-200", "--until-gtid", "0-1-330", *keys)
+    assert code == 0 and doc["reachable"] and doc["tool_command"] is None
+    words = doc["command"].split(" | ")[0].split()
+    assert words[:2] == ["binlogkit", "decode"] and doc["command"].endswith(" | mariadb")
+    assert f"--key-file={keys[1]}" in words and f"--key-file-secret-file={keys[3]}" in words
+    secret = Path(keys[3]).read_text().strip()
+    assert secret not in doc["command"] and not any(len(w) >= 32 and set(w) <= set("0123456789abcdef") for w in words)
+    res = CliRunner().invoke(main, ["pitr", "--replay-with", "tool", str(d), "--from-gtid", "0-1-200",
+                                    "--until-gtid", "0-1-330", *keys])
+    assert res.exit_code == 2 and "server's binlog tool reads neither" in res.output

@@ -11,8 +11,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import shutil
 import subprocess
+import sys
 import threading
 import time
 from datetime import datetime, timezone
@@ -29,12 +31,32 @@ from fixtures.lab.oracle import table_fingerprints
 pytestmark = pytest.mark.server
 
 
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _binlogkit_on_path(tmp: Path) -> str:
+    """A folder whose ``binlogkit`` is this checkout's (the printed command names ``binlogkit``)."""
+    bindir = tmp / "bk-bin"
+    if not bindir.is_dir():
+        bindir.mkdir()
+        (bindir / "binlogkit").write_text(f"#!/bin/sh\nPYTHONPATH={shlex.quote(str(ROOT))} "
+                                          f"exec {shlex.quote(sys.executable)} -m binlogkit.cli \"$@\"\n")
+        (bindir / "binlogkit").chmod(0o755)
+    return str(bindir)
+
+
 def _client_home(tmp: Path, server) -> dict:
-    """A HOME whose ~/.my.cnf points the client at ``server``: the command has no options."""
+    """A HOME whose ~/.my.cnf points the client at ``server``: the command has no options; and
+    this checkout's ``binlogkit`` first on PATH."""
     home = tmp / f"home-{server.name}"
     home.mkdir()
     (home / ".my.cnf").write_text(f"[client]\nsocket={server.socket}\nuser=root\n")
-    return dict(os.environ, HOME=str(home))
+    return dict(os.environ, HOME=str(home), PATH=f"{_binlogkit_on_path(tmp)}:{os.environ['PATH']}")
+
+
+def _run(command: str, env: dict) -> subprocess.CompletedProcess:
+    """The printed command as printed, by bash (pipefail: a replayer's failure is the line's)."""
+    return subprocess.run(["bash", "-o", "pipefail", "-c", command], env=env, capture_output=True, text=True)
 
 
 def _pitr(*args) -> tuple[int, dict]:
@@ -123,9 +145,11 @@ def test_restore_dump_and_replay_to_a_second(tmp_path):
         with open(dump, "rb") as fh:
             subprocess.run(["mariadb"], stdin=fh, env=env, check=True)
         assert table_fingerprints(r) != snapshot
-        done = subprocess.run(["bash", "-c", plan["command"]], env=env, capture_output=True, text=True)
+        assert plan["command"].startswith("binlogkit decode ") and plan["command"].endswith(" | mariadb")
+        done = _run(plan["command"], env)
         assert done.returncode == 0, done.stderr
-        assert table_fingerprints(r) == snapshot
+        got = table_fingerprints(r)
+        assert got == snapshot, (plan, r.var("gtid_binlog_pos"), pos_at_t, done.stderr[-2000:])
         assert r.var("gtid_binlog_pos") == pos_at_t
 
         # by GTIDs, over an archive whose files are compressed: the same data
@@ -137,14 +161,17 @@ def test_restore_dump_and_replay_to_a_second(tmp_path):
         code, byg = _pitr(packed, "--from-gtid", backup_gtids, "--until-gtid", pos_at_t)
         assert code == 0 and byg["problems"] == [] and byg["transactions"] == plan["transactions"]
         assert [Path(f).name.split(".xz")[0] for f in byg["files"]] == [Path(f).name for f in plan["files"]]
-        assert byg["command"].startswith("{ ") and "xz -dc" in byg["command"]
-        r2 = lab.server("restored-gtid", 4).start()
-        env2 = _client_home(tmp_path, r2)
-        with open(dump, "rb") as fh:
-            subprocess.run(["mariadb"], stdin=fh, env=env2, check=True)
-        done = subprocess.run(["bash", "-c", byg["command"]], env=env2, capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr
-        assert table_fingerprints(r2) == snapshot and r2.var("gtid_binlog_pos") == pos_at_t
+        # binlogkit reads the .xz files itself; the server tool's line decompresses into its stdin
+        assert byg["command"].startswith("binlogkit decode ") and "xz -dc" not in byg["command"]
+        assert byg["tool_command"].startswith("{ ") and "xz -dc" in byg["tool_command"]
+        for name, sid, line in (("restored-gtid", 4, byg["command"]), ("restored-tool", 5, byg["tool_command"])):
+            r2 = lab.server(name, sid).start()
+            env2 = _client_home(tmp_path, r2)
+            with open(dump, "rb") as fh:
+                subprocess.run(["mariadb"], stdin=fh, env=env2, check=True)
+            done = _run(line, env2)
+            assert done.returncode == 0, done.stderr
+            assert table_fingerprints(r2) == snapshot and r2.var("gtid_binlog_pos") == pos_at_t
 
         # the same plan over a damaged archive: not reachable, the place named
         holed = tmp_path / "holed"
@@ -224,8 +251,7 @@ def test_physical_backup_with_mariabackup(tmp_path):
         assert res.returncode == 0, res.stderr[-3000:]
         r.start()
         assert table_fingerprints(r) != snapshot
-        done = subprocess.run(["bash", "-c", plan["command"]], env=_client_home(tmp_path, r), capture_output=True,
-                              text=True)
+        done = _run(plan["command"], _client_home(tmp_path, r))
         assert done.returncode == 0, done.stderr
         assert table_fingerprints(r) == snapshot
 
@@ -248,7 +274,7 @@ def test_restore_dump_and_replay_to_a_second_on_todays_servers(tmp_path, kind):
     the dump, the printed ``mysqlbinlog … | mysql`` (``mariadb-binlog … | mariadb``) run with
     the chroot's own tools (the archive's paths as the chroot sees them): the tables equal the
     original's at T and the GTID state is the original's at T."""
-    from fixtures.lab.clients import client, dump as dump_of
+    from fixtures.lab.clients import TOOLS, client, dump as dump_of
     from fixtures.lab.oracle import master_status
 
     with Lab(tmp_path / "lab", kind=kind) as lab:
@@ -288,17 +314,34 @@ def test_restore_dump_and_replay_to_a_second_on_todays_servers(tmp_path, kind):
         assert plan["start"]["backup"]["origin"] == "dump" and plan["start"]["backup"]["gtids"]
         assert len(plan["files"]) >= 2 and plan["transactions"] >= 300
         assert plan["stop"]["before"]["gtid"]    # stops right before the straddler, named
-        assert plan["command"].startswith(k.binlog_tool[0] + " ") or plan["command"].startswith("{ ")
+        assert plan["tool_command"].startswith(k.binlog_tool[0] + " ") or plan["tool_command"].startswith("{ ")
 
+        # the server tool's line (--replay-with tool), run in the chroot as printed
         r = lab.server("restored", 3).start()
         client(r, input=backup)
         assert table_fingerprints(r) != snapshot
         inner_home = lab.work / "home"
         inner_home.mkdir()
         (inner_home / ".my.cnf").write_text(f"[client]\nsocket={k.inner(r.socket)}\nuser=root\n")
-        command = plan["command"].replace(str(k.root.resolve()), "")  # the same files, seen from the chroot
+        command = plan["tool_command"].replace(str(k.root.resolve()), "")  # the same files, seen from the chroot
         done = subprocess.run(k.argv("/bin/bash", "-c", command), capture_output=True, text=True,
                               env=dict(os.environ, HOME=k.inner(inner_home), TZ="UTC"))
         assert done.returncode == 0, done.stderr[-2000:]
         assert table_fingerprints(r) == snapshot
         assert _gtid_text(master_status(r)["gtid_binlog_pos"]) == pos_at_t
+
+        # the plan's command (binlogkit decode ... | client) on the host, into the chroot's client
+        r2 = lab.server("restored-bk", 4).start()
+        client(r2, input=backup)
+        bindir = tmp_path / "client-bin"
+        bindir.mkdir()
+        login = " ".join(shlex.quote(a) for a in k.argv(k.binary(TOOLS[k.flavor][0]), "--no-defaults",
+                                                         f"--socket={k.inner(r2.socket)}", "-uroot"))
+        (bindir / TOOLS[k.flavor][0][0]).write_text(f"#!/bin/sh\nexec {login} \"$@\"\n")
+        (bindir / TOOLS[k.flavor][0][0]).chmod(0o755)
+        env = dict(os.environ, TZ="UTC", PATH=f"{bindir}:{_binlogkit_on_path(tmp_path)}:{os.environ['PATH']}")
+        assert plan["command"].startswith("binlogkit decode ") and plan["command"].endswith(f" | {TOOLS[k.flavor][0][0]}")
+        done = _run(plan["command"], env)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert table_fingerprints(r2) == snapshot
+        assert _gtid_text(master_status(r2)["gtid_binlog_pos"]) == pos_at_t

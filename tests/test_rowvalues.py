@@ -34,7 +34,7 @@ def test_decode_v_equals_mariadb_binlog_v(path):
         pytest.skip("mariadb-binlog missing")
     want = subprocess.run(["mariadb-binlog", "-v", "--base64-output=decode-rows", "--skip-gtid-strict-mode", str(path)],
                           capture_output=True, env=dict(os.environ, TZ="UTC")).stdout
-    got = CliRunner().invoke(main, ["decode", "-v", str(path)]).stdout_bytes
+    got = CliRunner().invoke(main, ["decode", "--base64-output=decode-rows", "-v", str(path)]).stdout_bytes
     names = "full-metadata" in str(path)  # mariadb-binlog prints @N only; we add the names
     ours, theirs = _hash_lines(got, names), _hash_lines(want)
     assert len(ours) == len(theirs)
@@ -52,7 +52,7 @@ def _server_over_mariadb_binlog(ours: bytes, theirs: bytes) -> bool:
 
 def test_rows_json():
     path = store.materialize("replication-gtid") / "primary" / "mariadb-bin.000001"
-    res = CliRunner().invoke(main, ["decode", "-v", "--json", "--type", "write_rows_v1", str(path)])
+    res = CliRunner().invoke(main, ["decode", "--base64-output=decode-rows", "-v", "--json", "--type", "write_rows_v1", str(path)])
     first = json.loads(res.output.splitlines()[0])
     assert first["rows"] == [{"before": None, "after": {"@1": 1, "@2": 0, "@3": "row-00000000-",
                                                          "@4": "2024-01-01 00:00:00.000000"}}]
@@ -63,7 +63,7 @@ def test_values_equal_what_select_returned():
     SELECT (the image has no signedness: the column type says which columns are unsigned)."""
     m = store.manifest("row-types")
     path = store.materialize("row-types") / "primary" / "mariadb-bin.000001"
-    res = CliRunner().invoke(main, ["decode", "-v", "--json", "--type", "write_rows_v1", str(path)])
+    res = CliRunner().invoke(main, ["decode", "--base64-output=decode-rows", "-v", "--json", "--type", "write_rows_v1", str(path)])
     rows = [r["after"] for line in res.output.splitlines() for r in json.loads(line)["rows"]
             if json.loads(line)["table"] == "types.ints"]
     sel = {row["id"]: row for row in m["select"]["ints"]}
@@ -104,7 +104,7 @@ def test_corpus_verbose_outputs(corpus):
             src = next((p for p in corpus.rglob(name) if "expected" not in p.parts), None)
             if src is None:
                 continue
-            got = CliRunner().invoke(main, ["decode", "-v", str(src)]).stdout_bytes.decode("utf-8", "replace")
+            got = CliRunner().invoke(main, ["decode", "--base64-output=decode-rows", "-v", str(src)]).stdout_bytes.decode("utf-8", "replace")
             assert [l.rstrip() for l in got.splitlines() if l.startswith("###")] == want, (result.name, name)
             checked += 1
     assert checked >= 4
@@ -115,7 +115,7 @@ def test_full_row_metadata_gives_names_signedness_and_enum_strings():
     ENUM/SET as strings — equal to what the server's SELECT returned."""
     m = store.manifest("row-types-full-metadata")
     path = store.materialize("row-types-full-metadata") / "primary" / "mariadb-bin.000001"
-    res = CliRunner().invoke(main, ["decode", "-v", "--json", str(path)])
+    res = CliRunner().invoke(main, ["decode", "--base64-output=decode-rows", "-v", "--json", str(path)])
     inserted: dict[str, dict] = {}
     for line in res.output.splitlines():
         ev = json.loads(line)
@@ -138,7 +138,7 @@ def test_full_row_metadata_gives_names_signedness_and_enum_strings():
 
 def _last_images(path, *args) -> dict[str, dict]:
     """id -> the last after image of each row of types.extra, as `decode -v --json` gives it."""
-    res = CliRunner().invoke(main, ["decode", "-v", "--json", *args, str(path)])
+    res = CliRunner().invoke(main, ["decode", "--base64-output=decode-rows", "-v", "--json", *args, str(path)])
     assert res.exit_code == 0, res.output
     last: dict[str, dict] = {}
     for line in res.output.splitlines():
@@ -186,7 +186,7 @@ def test_text_in_its_own_character_set_and_the_primary_key():
     event says which columns form the primary key."""
     m = store.manifest("row-types-full-metadata")
     path = store.materialize("row-types-full-metadata") / "primary"
-    res = CliRunner().invoke(main, ["decode", "-v", "--json", "--type", "write_rows_v1", str(path)])
+    res = CliRunner().invoke(main, ["decode", "--base64-output=decode-rows", "-v", "--json", "--type", "write_rows_v1", str(path)])
     evs = [json.loads(line) for line in res.output.splitlines()]
     evs = [e for e in evs if e["table"] == "types.charsets"]
     assert evs and all(e["primary_key"] == ["id"] for e in evs)
@@ -195,7 +195,7 @@ def test_text_in_its_own_character_set_and_the_primary_key():
         assert {k: (None if v is None else str(v)) for k, v in got[want["id"]].items()} == want
     # without the metadata the same bytes are only bytes: latin1 'café' is not UTF-8
     plain = store.materialize("row-types") / "primary"
-    res = CliRunner().invoke(main, ["decode", "-v", "--json", "--type", "write_rows_v1", str(plain)])
+    res = CliRunner().invoke(main, ["decode", "--base64-output=decode-rows", "-v", "--json", "--type", "write_rows_v1", str(plain)])
     row = next(r["after"] for line in res.output.splitlines() for r in json.loads(line)["rows"]
                if json.loads(line)["table"] == "types.charsets" and r["after"]["@1"] == 1)
     assert row["@2"] == "0x" + "café € ‰".encode("cp1252").hex() and "primary_key" not in res.output
@@ -206,7 +206,7 @@ def test_column_type_hints_need_a_known_type():
 
     path = store.materialize("row-types") / "primary"
     for bad in ("types.extra.u=ulid", "types.fsp.t1=time(7)", "types.fsp.t1=time"):
-        res = CliRunner().invoke(main, ["decode", "-v", "--column-type", bad, str(path)])
+        res = CliRunner().invoke(main, ["decode", "--base64-output=decode-rows", "-v", "--column-type", bad, str(path)])
         assert res.exit_code == 2 and "uuid, inet6, inet4, time(N), datetime(N), timestamp(N)" in res.output
     assert parse_hints(["a.b.c=TIME(3), a.b.@2=datetime(6)"]) == {"a.b.c": "time(3)", "a.b.@2": "datetime(6)"}
     # without names in the binlog, a column is named by position
@@ -220,7 +220,7 @@ def test_mysql_json_and_partial_json_update(corpus):
     path = corpus / "mariadb/mysql-test/std_data/mdev35643_mysql_80_binlog.000001"
     result = next((corpus / "expected" / "mariadb").glob("mdev35643*rpl_from_mysql80.result")).read_text()
     expected = next(line.split("\t", 1)[1] for line in result.splitlines() if line.startswith('1\t{"a"'))
-    res = CliRunner().invoke(main, ["decode", "-v", "--json", "--type", "39", str(path)])
+    res = CliRunner().invoke(main, ["decode", "--base64-output=decode-rows", "-v", "--json", "--type", "39", str(path)])
     (ev,) = [json.loads(line) for line in res.output.splitlines()]
     row = ev["rows"][0]
     assert row["before"]["@2"] == expected  # the replica never applied the partial update
@@ -331,14 +331,14 @@ def test_rows_inside_a_transaction_payload(corpus):
     between mysqlbinlog's markers, placed at the payload's end position, and `-v` decodes their
     rows (100 inserts of (i + 1000, i, '--i--...'), as the corpus catalog describes them)."""
     path = corpus / "mariadb/mysql-test/std_data/mdev35643_mysql_80_binlog.000001"
-    text = CliRunner().invoke(main, ["decode", "-v", str(path)]).stdout_bytes.decode("utf-8", "replace")
+    text = CliRunner().invoke(main, ["decode", "--base64-output=decode-rows", "-v", str(path)]).stdout_bytes.decode("utf-8", "replace")
     inside = text.split("# Start of compressed events!\n", 1)[1].split("# End of compressed events!\n", 1)[0]
     assert inside.count("### INSERT INTO `test`.`t1`") == 100
     assert set(re.findall(r"# at (\d+)", inside)) == {"2297"}  # the payload spans 1468..2297
     firsts = [int(v) for v in re.findall(r"###   @1=(\d+)", inside)]
     seconds = [int(v) for v in re.findall(r"###   @2=(\d+)", inside)]
     assert firsts == list(range(1000, 1100)) and seconds == list(range(100))
-    res = CliRunner().invoke(main, ["decode", "--json", "--type", "30", str(path)])
+    res = CliRunner().invoke(main, ["decode", "--base64-output=decode-rows", "--json", "--type", "30", str(path)])
     inner = [json.loads(line) for line in res.output.splitlines() if '"payload_offset"' in line]
     assert len(inner) == 100 and {e["payload_offset"] for e in inner} == {1468}
     assert sorted(e["inner_offset"] for e in inner) == [e["inner_offset"] for e in inner]
@@ -379,7 +379,7 @@ def test_temporal_values_are_python_types_equal_to_select():
 def _final_rows(path, table: str, *args) -> dict[str, dict]:
     """id -> the row as the binlog leaves it (inserts, FULL and MINIMAL updates, deletes replayed),
     from `decode -v --json`; keys are column names, or @N without names in the binlog."""
-    res = CliRunner().invoke(main, ["decode", "-v", "--json", *args, str(path)])
+    res = CliRunner().invoke(main, ["decode", "--base64-output=decode-rows", "-v", "--json", *args, str(path)])
     assert res.exit_code == 0, res.output[-2000:]
     rows: dict[str, dict] = {}
     for line in res.output.splitlines():
@@ -541,7 +541,7 @@ def test_pre_10_1_temporal_layout_without_hints_says_how(tmp_path):
     """Without hints the images cannot be sized: they stay raw with a reason naming the fix,
     the file still decodes (mariadb-binlog stops there with exit code 1 and no rows)."""
     path = store.materialize("row-types-old-temporal") / "primary" / "mariadb-bin.000001"
-    res = CliRunner().invoke(main, ["decode", "-v", str(path)])
+    res = CliRunner().invoke(main, ["decode", "--base64-output=decode-rows", "-v", str(path)])
     assert res.exit_code == 0
     raw = [line for line in res.output.splitlines() if "row images not decoded" in line]
     assert len(raw) == 3 and all("--column-type 'types.old.t0=time(N)'" in line for line in raw)
@@ -566,8 +566,8 @@ def test_temporal_hints_touch_only_old_layout_columns():
     path = store.materialize("row-types-full-metadata") / "primary" / "mariadb-bin.000002"
     tables = [ev.table for ev in decode_files([path], rows=True, column_types=broad) if getattr(ev, "table", None)]
     assert tables and all(c.hint is None for t in tables for c in t.columns)
-    plain = CliRunner().invoke(main, ["decode", "-v", str(path)]).stdout_bytes
-    hinted = CliRunner().invoke(main, ["decode", "-v", "--column-type", "*.*.*=time(3)", "--column-type",
+    plain = CliRunner().invoke(main, ["decode", "--base64-output=decode-rows", "-v", str(path)]).stdout_bytes
+    hinted = CliRunner().invoke(main, ["decode", "--base64-output=decode-rows", "-v", "--column-type", "*.*.*=time(3)", "--column-type",
                                        "*.*.t*=datetime(2)", str(path)]).stdout_bytes
     assert hinted == plain and b"###   @" in plain
     old = store.materialize("row-types-old-temporal") / "primary"
@@ -632,9 +632,9 @@ def test_pre_ga_rows_decode(rel, corpus):
                        for side in ("before", "after")]
                 got.append(({20: "w", 21: "u", 22: "d"}[ev.raw.type_code], *img))
     assert got == PRE_GA_FILES[rel]
-    res = CliRunner().invoke(main, ["decode", "-v", str(path)])
+    res = CliRunner().invoke(main, ["decode", "--base64-output=decode-rows", "-v", str(path)])
     assert res.exit_code == 0 and "### INSERT INTO `test`.`t1`" in res.output, res.output[-300:]
-    res = CliRunner().invoke(main, ["decode", "-v", "--json", "--type", "20", str(path)])
+    res = CliRunner().invoke(main, ["decode", "--base64-output=decode-rows", "-v", "--json", "--type", "20", str(path)])
     assert json.loads(res.output.splitlines()[0])["rows"][0]["after"]["@1"] in (0, 1)
 
 

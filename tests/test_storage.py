@@ -89,7 +89,7 @@ def _same(local_args, url_args, local: str, url: str, *, exit_codes=None):
 # -- read commands: the same output as on the local copy ------------------------------------------
 
 @pytest.mark.parametrize("name", SETS)
-@pytest.mark.parametrize("command", [["decode"], ["decode", "--json"], ["decode", "-v"], ["verify"],
+@pytest.mark.parametrize("command", [["decode", "--base64-output=decode-rows"], ["decode", "--base64-output=decode-rows", "--json"], ["decode", "--base64-output=decode-rows", "-v"], ["verify"],
                                      ["verify", "--json"], ["gtids"], ["gtids", "--json"], ["transactions"],
                                      ["transactions", "--json"]])
 def test_read_commands_on_a_prefix_equal_local(s3, name, command):
@@ -101,7 +101,7 @@ def test_read_commands_on_a_prefix_equal_local(s3, name, command):
     _same([*command, str(primary)], [*command, f"{url}/{sub}/"], str(primary), f"{url}/{sub}", exit_codes=(0, 1))
 
 
-@pytest.mark.parametrize("command", [["decode", "-v"], ["decode", "--json", "-v"], ["verify"], ["transactions"]])
+@pytest.mark.parametrize("command", [["decode", "--base64-output=decode-rows", "-v"], ["decode", "--base64-output=decode-rows", "--json", "-v"], ["verify"], ["transactions"]])
 def test_single_objects_plain_and_compressed_equal_local(s3, command):
     local, url = s3["faulty-xz"]
     for f in sorted(local.iterdir())[:3]:
@@ -132,7 +132,7 @@ def test_corpus_files_verify_and_decode_equal_local(s3, corpus, tmp_path):
         shutil.copy(f, copy / f"{i:03d}-{f.name}")
     url = _upload(copy, "corpus")
     for f in sorted(copy.iterdir()):
-        for command in (["verify", "--json"], ["decode", "--json", "--lenient"]):
+        for command in (["verify", "--json"], ["decode", "--base64-output=decode-rows", "--json", "--lenient"]):
             a, b = run(*command, str(f)), run(*command, f"{url}/{f.name}")
             assert (a.exit_code, b.output.replace(url, str(copy))) == (b.exit_code, a.output), f
 
@@ -221,10 +221,15 @@ def test_flashback_reads_its_inputs_from_s3(s3, tmp_path):
 
 
 def test_pitr_plans_from_an_archive_on_s3(s3):
+    """The same plan; the server tool's line (tool_command) only for the local files (issue 31:
+    mariadb-binlog cannot read s3://), the command (binlogkit's) for both."""
     local, url = s3["row-types"]
-    _same(["pitr", str(local / "primary"), "--from-gtid", "0-1-3", "--until-gtid", "0-1-20", "--json"],
-          ["pitr", url + "/primary/", "--from-gtid", "0-1-3", "--until-gtid", "0-1-20", "--json"],
-          str(local), url)
+    a = run("pitr", str(local / "primary"), "--from-gtid", "0-1-3", "--until-gtid", "0-1-20", "--json")
+    b = run("pitr", url + "/primary/", "--from-gtid", "0-1-3", "--until-gtid", "0-1-20", "--json")
+    assert a.exit_code == b.exit_code == 0, (a.output[-2000:], b.output[-2000:])
+    ja, jb = json.loads(a.output), json.loads(b.output.replace(url, str(local)))
+    assert ja.pop("tool_command").startswith("mariadb-binlog ") and jb.pop("tool_command") is None
+    assert ja == jb and ja["command"].startswith("binlogkit decode ") and ja["transactions"] > 0
 
 
 # -- outputs ----------------------------------------------------------------------------------------
@@ -321,7 +326,7 @@ def _one_line(res: subprocess.CompletedProcess, *needles: str) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("command", [["decode"], ["verify"], ["audit"], ["gtids"]])
+@pytest.mark.parametrize("command", [["decode", "--base64-output=decode-rows"], ["verify"], ["audit"], ["gtids"]])
 def test_missing_s3fs_is_one_line_naming_the_extra(command):
     res = _cli(*command, f"s3://{BUCKET}/x/mariadb-bin.000001", block="s3fs")
     _one_line(res, "s3fs is not installed", "pip install 'binlogkit[s3]'")
@@ -330,11 +335,11 @@ def test_missing_s3fs_is_one_line_naming_the_extra(command):
 def test_store_errors_are_typed_one_line_exit_2(s3):
     local, url = s3["row-types"]
     obj = f"{url}/primary/mariadb-bin.000003"
-    _one_line(_cli("decode", f"s3://no-such-bucket-here/{'mariadb-bin.000001'}"), "s3://no-such-bucket-here/",
+    _one_line(_cli("decode", "--base64-output=decode-rows", f"s3://no-such-bucket-here/{'mariadb-bin.000001'}"), "s3://no-such-bucket-here/",
               "no such")
     _one_line(_cli("verify", f"{url}/primary/mariadb-bin.000099"), "mariadb-bin.000099", "no such")
     _one_line(_cli("audit", f"s3://{BUCKET}/nothing-here/"), f"s3://{BUCKET}/nothing-here/")
-    _one_line(_cli("decode", obj, env=dict(os.environ, AWS_SECRET_ACCESS_KEY="wrong")), obj, "access denied")
+    _one_line(_cli("decode", "--base64-output=decode-rows", obj, env=dict(os.environ, AWS_SECRET_ACCESS_KEY="wrong")), obj, "access denied")
     _one_line(_cli("transactions", obj, env=dict(os.environ, AWS_ENDPOINT_URL="http://127.0.0.1:9")), obj)
     _one_line(_cli("audit", "--output", f"s3://{BUCKET}/denied", str(local / "primary"),
                    env=dict(os.environ, AWS_SECRET_ACCESS_KEY="wrong")), f"s3://{BUCKET}/denied", "access denied")
@@ -356,7 +361,7 @@ def test_read_only_commands_never_open_for_writing(s3, monkeypatch):
         modes.append(mode)
         return real(self, path, mode, **kw)
     monkeypatch.setattr(type(fs), "open", spy)
-    for command in (["decode", "-v"], ["verify"], ["gtids"], ["transactions"], ["audit", "--jobs", "1"]):
+    for command in (["decode", "--base64-output=decode-rows", "-v"], ["verify"], ["gtids"], ["transactions"], ["audit", "--jobs", "1"]):
         assert run(*command, url + "/primary/").exit_code == 0
     assert modes and set(modes) == {"rb"}
 

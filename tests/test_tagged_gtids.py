@@ -405,7 +405,7 @@ def test_decode_include_exclude_gtids_with_tags(two_binlogs):
         [f"{U1}:a:2", f"{U1}:a:3", f"{U2}:{TAG32}:5", f"{U1}:b:1", f"{U1}:a:2"]
     every = two_binlogs["gtids"][0] + two_binlogs["gtids"][1]
     assert gtids_of(exclude_gtids=gtid_matcher(f"{U1}:1-100")) == [g for g in every if g.count(":") == 2]
-    r = CliRunner().invoke(main, ["decode", "--include-gtids", f"{U2}:z:1", *two_binlogs["files"]])
+    r = CliRunner().invoke(main, ["decode", "--base64-output=decode-rows", "--include-gtids", f"{U2}:z:1", *two_binlogs["files"]])
     assert r.exit_code == 0, r.output
     assert f"GTID_NEXT= '{U2}:z:1'" in r.output and f"{U1}:a:4" not in r.output
     assert r.output.count("INSERT INTO t VALUES (1)") == 1

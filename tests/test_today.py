@@ -167,7 +167,7 @@ def _both(server: str, path: Path) -> tuple[dict[int, list[str]], dict[int, list
     from fixtures.lab.kinds import binlog_tool, kind
 
     theirs = binlog_tool(kind(server), path, "-v", "--base64-output=decode-rows", raw=True)
-    ours = subprocess.run([*BIN, "decode", "-v", str(path)], capture_output=True, env=dict(os.environ, TZ="UTC"))
+    ours = subprocess.run([*BIN, "decode", "--base64-output=decode-rows", "-v", str(path)], capture_output=True, env=dict(os.environ, TZ="UTC"))
     dec = lambda b: b.decode("utf-8", "surrogateescape")  # noqa: E731  (raw bytes of any charset)
     return _chunks(dec(ours.stdout)), _chunks(dec(theirs.stdout)), ours
 

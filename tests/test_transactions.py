@@ -135,13 +135,13 @@ def test_cli_gtids_and_transactions():
 def test_decode_include_exclude_gtids():
     r = CliRunner()
     f = str(store.materialize("replication-gtid") / "primary" / "mariadb-bin.000001")
-    inc = [json.loads(l) for l in r.invoke(main, ["decode", "--json", "--include-gtids", "0-1-7", f]).output.splitlines()]
+    inc = [json.loads(l) for l in r.invoke(main, ["decode", "--base64-output=decode-rows", "--json", "--include-gtids", "0-1-7", f]).output.splitlines()]
     gtids = [e["fields"]["gtid"] for e in inc if e["type"] == "GTID_EVENT"]
     assert gtids == ["0-1-7"]
     assert [e["type"] for e in inc if e["type"] not in ("FORMAT_DESCRIPTION_EVENT", "GTID_LIST_EVENT",
                                                          "BINLOG_CHECKPOINT_EVENT", "ROTATE_EVENT", "STOP_EVENT")] == [
         "GTID_EVENT", "ANNOTATE_ROWS_EVENT", "TABLE_MAP_EVENT", "WRITE_ROWS_EVENT_V1", "XID_EVENT"]
-    alle = [json.loads(l) for l in r.invoke(main, ["decode", "--json", f]).output.splitlines()]
-    exc = [json.loads(l) for l in r.invoke(main, ["decode", "--json", "--exclude-gtids", "0-1-7", f]).output.splitlines()]
+    alle = [json.loads(l) for l in r.invoke(main, ["decode", "--base64-output=decode-rows", "--json", f]).output.splitlines()]
+    exc = [json.loads(l) for l in r.invoke(main, ["decode", "--base64-output=decode-rows", "--json", "--exclude-gtids", "0-1-7", f]).output.splitlines()]
     assert len(exc) == len(alle) - 5
-    assert r.invoke(main, ["decode", "--include-gtids", "garbage", f]).exit_code == 2
+    assert r.invoke(main, ["decode", "--base64-output=decode-rows", "--include-gtids", "garbage", f]).exit_code == 2

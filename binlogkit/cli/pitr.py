@@ -21,23 +21,30 @@ from .options import check, jobs_option, datetime_value, inputs, json_option, ke
               help="Replay what committed before T (ISO 8601; UTC unless a zone is given).")
 @click.option("--until-gtid", metavar="SET", help="Replay up to and including this GTID state.")
 @click.option("--until-position", metavar="NAME:N", help="Replay up to this binlog position (exclusive).")
+@click.option("--replay-with", type=click.Choice(["binlogkit", "tool"]), default="binlogkit", show_default=True,
+              help="Who prints the replayed SQL in the command: `binlogkit decode` (reads encrypted, compressed "
+                   "and s3:// archives) or the server's own mariadb-binlog / mysqlbinlog (plain local files).")
 @json_option("The plan as one JSON document.")
 @jobs_option("Worker processes for the files between start and stop (default: one per core).")
 @key_options("inputs")
 @fails(EXIT_USAGE)  # PitrUsage; GtidError: a GTID text that does not parse, etc.
 def pitr(inputs, from_gtid, from_file, from_position, backup_info, until_datetime, until_gtid, until_position,
-         as_json, jobs) -> None:
+         replay_with, as_json, jobs) -> None:
     """Plan a point-in-time recovery from a binlog archive.
 
     From where a backup stands (--from-gtid, --from-file/--from-position, or --backup-info) to a
     target (--until-datetime, --until-gtid or --until-position), read from the archive (INPUTS) alone:
     whether it is reachable, the ordered files with exact start and stop positions, the
     transactions and bytes to replay, every gap, damaged or partial transaction, incident or
-    duplicate on the way (file and offset), and the replay command (mariadb-binlog ... | mariadb,
-    or mysqlbinlog ... | mysql) with no connection options. Nothing is run or written.
-    An encrypted archive is read with --key-file / --keyring-file (the replay tool then needs a
-    server to decrypt: mariadb-binlog --read-from-remote-server). Exit codes: 0 reachable, 1 not
-    reachable (the problems say why), 2 usage (and an encrypted archive without its key).
+    duplicate on the way (file and offset), and the replay command with no connection options:
+    `binlogkit decode [KEY OPTIONS] --start-position=N --stop-position=M FILES | mariadb` (MySQL:
+    `| mysql`), which reads encrypted (--key-file / --keyring-file: paths only on the line),
+    compressed (.xz, .gz, .bz2) and s3:// archives directly, writing nothing to disk. For plain
+    local files, --replay-with tool prints the server's own line instead (mariadb-binlog ... |
+    mariadb, mysqlbinlog ... | mysql; compressed files through xz -dc); with --json both lines
+    are there (binlogkit_command, tool_command). Nothing is run or written. Exit codes: 0
+    reachable, 1 not reachable (the problems say why), 2 usage (and an encrypted archive without
+    its key, or --replay-with tool on s3:// or encrypted files).
     """
     from ..pitr import plan_pitr
     from ..pitr.bounds import bounds, check as check_bounds
@@ -51,7 +58,7 @@ def pitr(inputs, from_gtid, from_file, from_position, backup_info, until_datetim
         until_dt = datetime_value(until_datetime)
     except click.BadParameter as exc:  # one line, as pitr's other option errors
         fail(exc.format_message(), EXIT_USAGE)
-    doc = plan_pitr(inputs, *bounds(until_datetime=until_dt, **given), jobs=jobs)
+    doc = plan_pitr(inputs, *bounds(until_datetime=until_dt, **given), jobs=jobs, replay_with=replay_with)
     show(doc, as_json, lines)
     sys.exit(EXIT_OK if doc["reachable"] else EXIT_DAMAGED)
 

@@ -52,6 +52,18 @@ def _updated_dbs(b, p):
     return names, p
 
 
+def _gtid_flags3(b, p):
+    """MariaDB Q_GTID_FLAGS3: the GTID's flags_extra, then the START ALTER's seq_no (8 bytes)
+    when the Query is a two-phase ALTER's COMMIT / ROLLBACK (FL_COMMIT_ALTER_E1 4,
+    FL_ROLLBACK_ALTER_E1 8), as Query_log_event reads it; the value is the flags."""
+    flags = b[p]
+    if flags & (4 | 8):
+        if p + 9 > len(b):
+            raise IndexError("Q_GTID_FLAGS3 sa_seq_no")
+        return flags, p + 9
+    return flags, p + 1
+
+
 def _collations(b, p):  # MariaDB 11.x Q_CHARACTER_SET_COLLATIONS: count, then count x (2+2)
     n = b[p]
     p += 1
@@ -74,7 +86,7 @@ MYSQL = {
     20: ("default_table_encryption", _fixed(1)),
 }
 MARIADB = {
-    128: ("hrnow", _fixed(3)), 129: ("xid", _fixed(8)), 130: ("gtid_flags3", _fixed(1)),
+    128: ("hrnow", _fixed(3)), 129: ("xid", _fixed(8)), 130: ("gtid_flags3", _gtid_flags3),
     131: ("character_set_collations", _collations),
 }
 

@@ -316,6 +316,15 @@ def _sound(plain: bytearray, crc_on: bool) -> bool:
     return int.from_bytes(plain[17:19], "little") < 0x4000
 
 
+def decrypted_copy(event: memoryview | bytes, crc_on: bool) -> bool:
+    """Whether the first event after a Start_encryption is already plaintext: a copy of an
+    encrypted binlog that its server decrypted on the way out (``mariadb-binlog
+    --read-from-remote-server --raw`` keeps the Start_encryption and writes plain events after
+    it). Only a checksummed event can say so (its CRC32 covers the plaintext: an encrypted
+    event matches by chance once in 2**32); without checksums the file is taken as encrypted."""
+    return crc_on and _sound(bytearray(event), True)
+
+
 def cipher_for(start_body: bytes, keys: Keys | None, *, offset: int) -> EventCipher:
     """The ``EventCipher`` for a file whose Start_encryption has ``start_body``.
 

@@ -49,10 +49,111 @@ def events(inputs, *, start_position: int | None = None, stop_position: int | No
 
     filters = (start_position, stop_position, start_datetime, stop_datetime, include_gtids, exclude_gtids)
     row_mode = rows and ("text" if not as_json else True)
-    if not keys and fastdecode.usable(utc=utc, filters=bool(types) or any(f is not None for f in filters)):
+    if not keys and fastdecode.usable(utc=utc or local_is_utc(), filters=bool(types) or any(f is not None for f in filters)):
         return fastdecode.decode_fast(inputs, verify=verify, strict=strict, column_types=column_types,
                                       rows=row_mode, as_json=as_json, progress=progress)
     return decode_files(inputs, start_position=start_position, stop_position=stop_position,
                         start_datetime=start_datetime, stop_datetime=stop_datetime, types=types, verify=verify,
                         strict=strict, include_gtids=include_gtids, exclude_gtids=exclude_gtids, rows=row_mode,
                         column_types=column_types, payloads=True)
+
+
+def local_is_utc() -> bool:
+    """Whether local time is UTC here (then the C loop, which prints UTC, prints local time too)."""
+    import time
+
+    return time.timezone == 0 and (not time.daylight or time.altzone == 0)
+
+
+def replay_text(replay, inputs, *, start_position: int | None = None, stop_position: int | None = None,
+                start_datetime: datetime | None = None, stop_datetime: datetime | None = None,
+                include_gtids=None, exclude_gtids=None, verify: bool = True, strict: bool = True,
+                column_types: dict | None = None, progress=None) -> Iterator[str]:
+    """``decode``'s replayable text (``replay``: a ``decoding.replay.Replay``), chunk by chunk, with
+    mysqlbinlog's filters: ``start_position`` in the first file and ``stop_position`` in the last
+    (the first event starting at or after it ends the output); the Format_description is always
+    printed; events before ``start_datetime`` are skipped until the first one at or after it, and
+    the first event at or after ``stop_datetime`` ends the output. A damaged input ends it too
+    (``Replay.fail``: the open transaction rolled back, the reason in ``replay.problems``).
+    ``progress(name, total)``: a callable per file, given the offset reached every 256 events."""
+    from dataclasses import replace
+
+    from ..api import decode_files
+    from ..reading.decoder import Problem
+    from ..reading.source import Input, inputs as expand
+    from ..transactions import GTID_TYPES, OUTSIDE
+    from .replay import TOOLS
+
+    files = expand([i.with_options(verify=verify) if isinstance(i, Input) else i for i in inputs], verify=verify)
+    t0 = start_datetime.timestamp() if start_datetime else None
+    t1 = stop_datetime.timestamp() if stop_datetime else None
+    fde = int(EventType.FORMAT_DESCRIPTION_EVENT)
+    pgtids = int(EventType.PREVIOUS_GTIDS_LOG_EVENT)
+    gtid_filter = include_gtids is not None or exclude_gtids is not None
+    for n, inp in enumerate(files):
+        first, last = n == 0, n == len(files) - 1
+        prog = None
+        if progress is not None:
+            try:
+                prog = progress(inp.basename, inp.size())
+            except (OSError, ValueError):  # a stream: no total
+                prog = None
+        count = 0
+        held, held_at = None, 0
+        keep = True  # the GTID filters: mysqlbinlog prints `# at` for each event of a transaction it skips
+        for ev in decode_files([inp], verify=verify, strict=strict, rows="text", column_types=column_types,
+                               payloads=True):
+            if isinstance(ev, Problem):
+                yield replay.fail(None, str(ev.error), file=ev.path, offset=getattr(ev.error, "offset", None),
+                                  error=ev.error)
+                yield replay.close()
+                return
+            raw = ev.raw
+            t = raw.type_code
+            outer = raw.payload_offset is None
+            count += 1
+            if held is not None:  # mysqlbinlog shows the FD `# at` the end of the header events after it
+                if t == pgtids and raw.offset < (start_position or 0):
+                    held_at = raw.end_offset
+                    continue
+                yield replay.feed(replace(held, raw=replace(held.raw, offset=held_at)))
+                held = None
+            if (t == fde and first and start_position is not None and raw.format is not None
+                    and TOOLS[raw.format.flavor].fd_at_after_headers):
+                held, held_at = ev, raw.end_offset
+                continue
+            if prog is not None and not count & 255:
+                prog(raw.offset)
+            if t != fde and outer:
+                if first and start_position is not None and raw.offset < start_position:
+                    continue
+                if t0 is not None and raw.timestamp < t0:
+                    continue
+                t0 = None  # from the first event at or after it, everything (as the tools)
+            if outer and ((t1 is not None and raw.timestamp >= t1)
+                          or (last and stop_position is not None and raw.offset >= stop_position)):
+                yield replay.close("--stop-position / --stop-datetime falls inside a transaction")
+                return
+            if gtid_filter:
+                if t in GTID_TYPES:
+                    g = ev.fields.get("gtid")
+                    keep = ((include_gtids is None or (g is not None and include_gtids(g)))
+                            and (exclude_gtids is None or g is None or not exclude_gtids(g)))
+                if not keep and t not in OUTSIDE:
+                    if outer:
+                        yield f"# at {raw.offset}\n"
+                    continue
+            try:
+                text = replay.feed(ev)
+            except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+                # an event whose fields do not fit its printer (damage the codecs let through): no
+                # faithful replay from here; said on stderr, exit 1 (Replay.fail), never a traceback
+                yield replay.fail(ev, f"the event does not print for replay ({type(exc).__name__}: {exc})")
+                yield replay.close()
+                return
+            yield text
+        if held is not None:
+            yield replay.feed(replace(held, raw=replace(held.raw, offset=held_at)))
+        if prog is not None and hasattr(prog, "close"):
+            prog.close()
+    yield replay.close()

@@ -37,6 +37,7 @@ from ..audit import file_summary, merge
 from ..audit.engine import audit_inputs
 from ..audit.merge import Finding
 from ..audit.summary import series_key
+from ..crypto.keys import Keys, KeySpec
 from ..errors import BinlogError, KeyRequiredError
 from ..reading.names import compression_of, strip_compressed
 from ..flavor import Flavor, has_two_phase_alter
@@ -193,6 +194,7 @@ class _Plan:
         flavor = self.heads[0].flavor or Flavor.MARIADB
         self.r: Replay[Any] = REPLAY[flavor]  # states (Any) are the flavor's: see flavors.py
         self.flavor = flavor
+        self.replay_with = BINLOGKIT
         self.problems: list[Finding] = []
         self.notes: list[str] = []
         self.before: dict | None = None
@@ -627,7 +629,7 @@ class _Plan:
         got = self.start()
         doc = {"reachable": False, "series": self.series, "flavor": self.flavor.value, "files": [],
                "start": None, "stop": None, "transactions": 0, "bytes": 0, "problems": [], "command": None,
-               "notes": self.notes}
+               "binlogkit_command": None, "tool_command": None, "notes": self.notes}
         if got is None:
             doc["problems"] = [p.to_json() for p in self.problems]
             return doc
@@ -665,15 +667,28 @@ class _Plan:
             "problems": [p.to_json() for p in self.problems],
             "reachable": not any(p.severity == "error" for p in self.problems),
         })
-        doc["command"] = command(self.r, files, start_pos, stop_pos if stop_pos < end_last else None)
+        stop_at = stop_pos if stop_pos < end_last else None
+        spec = _key_spec(self.inputs[f] for f in files)
+        tool_ok = not any(self.inputs[f].is_url for f in files) and spec is None
+        doc["tool_command"] = command(self.r, files, start_pos, stop_at) if tool_ok else None
+        doc["binlogkit_command"] = replay_command(self.r, files, start_pos, stop_at, spec)
+        doc["command"] = doc["binlogkit_command"] if self.replay_with == BINLOGKIT else doc["tool_command"]
+        if doc["command"] is None:
+            raise PitrUsage("the server's binlog tool reads neither object-storage URLs nor encrypted files "
+                            "offline: replay with binlogkit (--replay-with binlogkit, the default)")
+        if spec is not None and spec.key_file and not spec.secret_file \
+                and os.environ.get("BINLOGKIT_KEY_FILE_SECRET"):
+            self.notes.append("the command reads the key file's secret from BINLOGKIT_KEY_FILE_SECRET, "
+                              "as this plan did: run it with the same environment")
         if trx == 0:
             self.notes.append("nothing to replay: the backup already stands at the target")
-        if any(compression_of(f) for f in files):
+        if any(compression_of(f) for f in files) and self.replay_with == TOOL:
             self.notes.append("compressed files are decompressed into the tool's standard input, one "
                               "invocation per file (the tool cannot seek in a pipe)")
         return doc
 
 
+BINLOGKIT, TOOL = "binlogkit", "tool"  # who prints the replayed SQL (plan_pitr's replay_with)
 _DECOMPRESS = {".xz": "xz", ".lzma": "xz", ".gz": "gzip", ".bz2": "bzip2"}
 
 
@@ -702,8 +717,53 @@ def command(r: Replay[Any], files: list[str], start_pos: int, stop_pos: int | No
     return "{ " + "; ".join(parts) + f"; }} | {r.client}"
 
 
-def plan_pitr(paths: Paths, frm: From, until: Until, *, jobs: int | None = None) -> dict:
+def _key_spec(inputs: Iterable[Input]) -> KeySpec | None:
+    """Where the keys of the first keyed input are (paths, never key bytes)."""
+    for i in inputs:
+        if i.keys is not None:
+            return i.keys.spec if isinstance(i.keys, Keys) else i.keys
+    return None
+
+
+def _shown(path: str) -> str:
+    """A path as short as it stays exact: relative when under the working folder."""
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
+def replay_command(r: Replay[Any], files: list[str], start_pos: int, stop_pos: int | None,
+                   keys: KeySpec | None = None) -> str:
+    """The replay line with binlogkit: ``binlogkit decode`` (replayable output, mysqlbinlog's
+    ``--start-position`` in the first file and ``--stop-position`` in the last) piped into the
+    flavor's client with no connection options. It reads what the server's tool cannot:
+    encrypted files (the key options, paths only: the command line never holds key bytes or the
+    secret), ``.xz``/``.gz``/``.bz2`` files as streams and ``s3://`` objects, so one invocation
+    reads them all."""
+    q = shlex.quote
+    words = ["binlogkit", "decode"]
+    if keys is not None:
+        words += [f"--key-file={_shown(keys.key_file)}"] if keys.key_file else []
+        words += [f"--key-file-secret-file={_shown(keys.secret_file)}"] if keys.secret_file else []
+        words += [f"--cipher={keys.cipher.lower()}"] if keys.cipher else []
+        words += [f"--keyring-file={_shown(keys.keyring_file)}"] if keys.keyring_file else []
+    words += [f"--start-position={start_pos}"] if start_pos > 4 else []
+    words += [f"--stop-position={stop_pos}"] if stop_pos is not None else []
+    return " ".join(map(q, [*words, *files])) + f" | {r.client}"
+
+
+def plan_pitr(paths: Paths, frm: From, until: Until, *, jobs: int | None = None,
+              replay_with: str = "binlogkit") -> dict:
     """The plan as a JSON-able document (see the module docstring); raises ``PitrUsage`` when
     the question cannot be put to this archive. ``paths``: folders, files or ``Input`` values;
-    an Input's keys (a ``crypto.Keys``) read the encrypted files found under it."""
-    return _Plan(paths, frm, until, jobs).run()
+    an Input's keys (a ``crypto.Keys``) read the encrypted files found under it.
+
+    ``command`` is the replay line: ``binlogkit decode … | mariadb`` (``| mysql``) by default,
+    which reads every archive binlogkit reads; ``replay_with="tool"``: the server's own
+    ``mariadb-binlog`` / ``mysqlbinlog`` line, for plain local files (PitrUsage on URLs or
+    encrypted files). Both are in the document: ``binlogkit_command`` and ``tool_command``
+    (None where the tool cannot read the files)."""
+    if replay_with not in (BINLOGKIT, TOOL):
+        raise PitrUsage(f"replay_with: {BINLOGKIT!r} or {TOOL!r}, not {replay_with!r}")
+    plan = _Plan(paths, frm, until, jobs)
+    plan.replay_with = replay_with
+    return plan.run()

@@ -164,11 +164,14 @@ def walk_events(fh: Any, *, verify: bool = True, want: frozenset[int] | set[int]
                         f"torn event: event_size {ev_size} but only {filled} bytes left in the file",
                         offset=at, event_type=event_type_name(code))
             if start_enc is not None:  # the first event after a Start_encryption
-                from ..crypto.mariadb import cipher_for
+                from ..crypto.mariadb import cipher_for, decrypted_copy
 
-                decrypt, start_enc = cipher_for(start_enc[0], keys, offset=start_enc[1]), None
-                if notes is not None:
-                    notes["cipher"] = decrypt
+                if decrypted_copy(mv[rel:rel + ev_size], crc_on):  # the server decrypted it already
+                    start_enc = None
+                else:
+                    decrypt, start_enc = cipher_for(start_enc[0], keys, offset=start_enc[1]), None
+                    if notes is not None:
+                        notes["cipher"] = decrypt
             if decrypt is not None and at >= clear_until:  # event_len is in clear; the rest is not
                 clear_until = at + decrypt.decrypt_run(mv, rel, filled, at, crc_on)  # this event and the
                 ts, code, sid, ev_size, log_pos, flags = unpack(buf, rel)            # whole ones after it
