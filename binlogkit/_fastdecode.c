@@ -466,6 +466,13 @@ static int json_fields(Out *o, Ctx *c, int code, uint32_t sid, const unsigned ch
 
 static int is_rows(int code) { return (code >= WRITE_ROWS_EVENT_V1 && code <= DELETE_ROWS_EVENT_V1) || is_v2(code); }
 
+/* what the Python path is handed with an event: (code, timestamp, server_id, size, log_pos, flags,
+   checksum_ok), ok -1 none, 0 mismatch, 1 good */
+static PyObject *header_info(const EventHeader *e, int ok) {
+    return Py_BuildValue("(iIIIIIO)", e->code, e->ts, e->sid, e->size, e->log_pos, e->flags,
+                         ok < 0 ? Py_None : ok ? Py_True : Py_False);
+}
+
 static PyObject *walk(PyObject *self, PyObject *args) {
     Py_buffer buf, cfg;
     Py_ssize_t rel, filled;
@@ -496,93 +503,87 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             break;
         }
         const unsigned char *h = base + rel;
-        uint32_t ts = (uint32_t)le(h, 4), sid = (uint32_t)le(h + 5, 4), size = (uint32_t)le(h + 9, 4),
-                 log_pos = (uint32_t)le(h + 13, 4);
-        int code = h[4];
-        unsigned flags = (unsigned)le(h + 17, 2);
-        if ((at == LEN_MAGIC && code != FORMAT_DESCRIPTION_EVENT && code != START_EVENT_V3) || size < LEN_HEADER ||
-            size > MAX_EVENT_SIZE) {
+        const EventHeader e = event_header(h);
+        if ((at == LEN_MAGIC && e.code != FORMAT_DESCRIPTION_EVENT && e.code != START_EVENT_V3) ||
+            e.size < LEN_HEADER || e.size > MAX_EVENT_SIZE) {
             status = HANDOVER;
             break;
         }
-        if (avail < (Py_ssize_t)size) {
+        if (avail < (Py_ssize_t)e.size) {
             status = MORE;
             break;
         }
         int ok = -1; /* the CRC verdict: -1 none, 0 mismatch, 1 good */
-        if (code == FORMAT_DESCRIPTION_EVENT) {
+        if (e.code == FORMAT_DESCRIPTION_EVENT) {
             status = PYTHON; /* the format is the Python path's (its checksum too) */
-            info = Py_BuildValue("(iIIIIIO)", code, ts, sid, size, log_pos, flags, Py_None);
+            info = header_info(&e, ok);
             break;
         }
         if (c.opts & O_CRC_ON) {
-            if (size < LEN_HEADER + 4) {
+            if (e.size < LEN_HEADER + 4) {
                 status = HANDOVER;
                 break;
             }
             uint32_t actual;
-            if (crc_call(crc, h, size - 4, &actual))
+            if (crc_call(crc, h, e.size - 4, &actual))
                 goto done;
-            ok = actual == (uint32_t)le(h + size - 4, 4);
+            ok = actual == (uint32_t)le(h + e.size - 4, 4);
             if (!ok && c.opts & O_VERIFY) {
                 status = HANDOVER;
                 break;
             }
         }
-        if (code == START_EVENT_V3 || code == START_ENCRYPTION_EVENT) { /* the Python path's */
+        if (e.code == START_EVENT_V3 || e.code == START_ENCRYPTION_EVENT) { /* the Python path's */
             status = PYTHON;
-            info = Py_BuildValue("(iIIIIIO)", code, ts, sid, size, log_pos, flags,
-                                 ok < 0 ? Py_None : ok ? Py_True : Py_False);
+            info = header_info(&e, ok);
             break;
         }
         if (c.opts & O_COUNT) {
             events++;
             checksummed += ok >= 0;
-            rel += size;
-            at += size;
+            rel += e.size;
+            at += e.size;
             continue;
         }
-        if ((first && c.opts & O_FIRST_PY) || !c.cfg[code] ||
-            ((c.opts & O_JSON) && PyTuple_GET_ITEM(names, code) == Py_None)) {
+        if ((first && c.opts & O_FIRST_PY) || !c.cfg[e.code] ||
+            ((c.opts & O_JSON) && PyTuple_GET_ITEM(names, e.code) == Py_None)) {
             status = PYTHON;
-            info = Py_BuildValue("(iIIIIIO)", code, ts, sid, size, log_pos, flags,
-                                 ok < 0 ? Py_None : ok ? Py_True : Py_False);
+            info = header_info(&e, ok);
             break;
         }
-        const unsigned char *b = h + LEN_HEADER, *end = h + size - (c.opts & O_SHOW_CRC ? 4 : 0);
+        const unsigned char *b = h + LEN_HEADER, *end = h + e.size - (c.opts & O_SHOW_CRC ? 4 : 0);
         if (end < b) {
             status = PYTHON;
-            info = Py_BuildValue("(iIIIIIO)", code, ts, sid, size, log_pos, flags,
-                                 ok < 0 ? Py_None : ok ? Py_True : Py_False);
+            info = header_info(&e, ok);
             break;
         }
         mark = o.len;
         int res;
         if (c.opts & O_JSON) {
-            PyObject *piece = PyTuple_GET_ITEM(names, code);
+            PyObject *piece = PyTuple_GET_ITEM(names, e.code);
             res = put(&o, c.prefix.buf, c.prefix.len) || put_u64(&o, (uint64_t)at) || PUTS(&o, ", \"end_offset\": ") ||
-                  put_u64(&o, (uint64_t)at + size) || PUTS(&o, ", ") ||
+                  put_u64(&o, (uint64_t)at + e.size) || PUTS(&o, ", ") ||
                   put(&o, PyBytes_AS_STRING(piece), PyBytes_GET_SIZE(piece)) || PUTS(&o, ", \"timestamp\": ") ||
-                  put_u64(&o, ts) || PUTS(&o, ", \"server_id\": ") || put_u64(&o, sid) ||
-                  PUTS(&o, ", \"event_size\": ") || put_u64(&o, size) || PUTS(&o, ", \"log_pos\": ") ||
-                  put_u64(&o, log_pos) || PUTS(&o, ", \"flags\": ") || put_u64(&o, flags) ||
+                  put_u64(&o, e.ts) || PUTS(&o, ", \"server_id\": ") || put_u64(&o, e.sid) ||
+                  PUTS(&o, ", \"event_size\": ") || put_u64(&o, e.size) || PUTS(&o, ", \"log_pos\": ") ||
+                  put_u64(&o, e.log_pos) || PUTS(&o, ", \"flags\": ") || put_u64(&o, e.flags) ||
                   PUTS(&o, ", \"checksum_ok\": ") ||
                   (ok < 0 ? PUTS(&o, "null") : ok ? PUTS(&o, "true") : PUTS(&o, "false")) ||
                   PUTS(&o, ", \"fields\": ")
                 ? -1
                 : 0;
             if (!res)
-                res = json_fields(&o, &c, code, sid, b, end, &r);
+                res = json_fields(&o, &c, e.code, e.sid, b, end, &r);
             if (!res)
                 res = PUTS(&o, "}\n") ? -1 : 0;
         } else {
-            res = PUTS(&o, "# at ") || put_u64(&o, (uint64_t)at) || PUTS(&o, "\n#") || put_stamp(&o, &c.stamp, ts) ||
-                          PUTS(&o, " server id ") || put_u64(&o, sid) || PUTS(&o, "  end_log_pos ") ||
-                          put_u64(&o, log_pos)
+            res = PUTS(&o, "# at ") || put_u64(&o, (uint64_t)at) || PUTS(&o, "\n#") || put_stamp(&o, &c.stamp, e.ts) ||
+                          PUTS(&o, " server id ") || put_u64(&o, e.sid) || PUTS(&o, "  end_log_pos ") ||
+                          put_u64(&o, e.log_pos)
                       ? -1
                       : 0;
             if (!res && c.opts & O_SHOW_CRC) {
-                uint32_t stored = (uint32_t)le(h + size - 4, 4);
+                uint32_t stored = (uint32_t)le(h + e.size - 4, 4);
                 char tmp[24] = " CRC32 0x";
                 for (int i = 0; i < 8; i++)
                     tmp[9 + i] = HEX[(stored >> (28 - 4 * i)) & 15];
@@ -591,7 +592,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             if (!res)
                 res = PUTS(&o, " \t") ? -1 : 0;
             if (!res)
-                res = text_event(&o, &c, code, sid, b, end, &r);
+                res = text_event(&o, &c, e.code, e.sid, b, end, &r);
         }
         if (res < 0) {
             PyErr_NoMemory();
@@ -600,16 +601,15 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         if (res > 0) { /* not for us after all: the Python path reads it */
             o.len = mark;
             status = PYTHON;
-            info = Py_BuildValue("(iIIIIIO)", code, ts, sid, size, log_pos, flags,
-                                 ok < 0 ? Py_None : ok ? Py_True : Py_False);
+            info = header_info(&e, ok);
             break;
         }
         Py_ssize_t body_at = b - base, body_end = end - base;
-        rel += size;
-        at += size;
-        if (c.opts & O_VERBOSE && (code == TABLE_MAP_EVENT || is_rows(code))) {
-            status = code == TABLE_MAP_EVENT ? TABLEMAP : ROWS;
-            info = Py_BuildValue("(iKnnn)", code, (unsigned long long)r.table_id, body_at, body_end, mark);
+        rel += e.size;
+        at += e.size;
+        if (c.opts & O_VERBOSE && (e.code == TABLE_MAP_EVENT || is_rows(e.code))) {
+            status = e.code == TABLE_MAP_EVENT ? TABLEMAP : ROWS;
+            info = Py_BuildValue("(iKnnn)", e.code, (unsigned long long)r.table_id, body_at, body_end, mark);
             break;
         }
         if (o.len > OUT_LIMIT) {

@@ -1,5 +1,5 @@
 /*
- * binlogkit/_out.h: the output buffer, byte reader and CRC call shared by the C accelerators
+ * binlogkit/_out.h: the output buffer, byte reader, event header and CRC call shared by the C accelerators
  * (_fastdecode.c, _rowtext.c, _pullscan.c). Header-only (static inline): each extension module
  * gets its own copy, and none links against another. Define OUT_FIRST_CAP before including it to
  * choose the first allocation (a decode window wants more than one row image).
@@ -60,6 +60,20 @@ static inline uint64_t le(const unsigned char *p, int n) {
     for (int i = n - 1; i >= 0; i--)
         v = v << 8 | p[i];
     return v;
+}
+
+/* the 19-byte common event header (binlogkit/codecs/header.py), read by the C loops' window walks
+   in one place; the caller has checked that the 19 bytes are there */
+typedef struct {
+    uint32_t ts, sid, size, log_pos;
+    int code;
+    unsigned flags;
+} EventHeader;
+
+static inline EventHeader event_header(const unsigned char *h) {
+    EventHeader e = {(uint32_t)le(h, 4), (uint32_t)le(h + 5, 4), (uint32_t)le(h + 9, 4), (uint32_t)le(h + 13, 4),
+                     h[4], (unsigned)le(h + 17, 2)};
+    return e;
 }
 
 /* CRC32 of p[0:n] through the Python callable given (ISA-L's or zlib's crc32), without a

@@ -194,20 +194,40 @@ done:
  */
 #define S_MORE 0
 #define S_PYTHON 1
+/* the transaction summary() follows: the caller's (have_cur, cur_fast, cur_seq, cur_at, cur_src),
+   the last number of its stream, and the transactions it opened */
+typedef struct {
+    int have_cur, cur_fast;
+    unsigned long long cur_seq;
+    long long cur_at, cur_src, last, transactions, opened;
+} Fast;
+
+/* a GTID of the caller's stream, number `seq` (the next one), opens a transaction the loop follows */
+static inline void open_fast(Fast *t, unsigned long long seq, long long at, const EventHeader *e) {
+    t->last = (long long)seq;
+    t->have_cur = 1;
+    t->cur_fast = 1;
+    t->cur_seq = seq;
+    t->cur_at = at;
+    t->cur_src = e->log_pos ? (long long)e->log_pos - (long long)e->size : -1;
+    t->transactions++;
+    t->opened++;
+}
+
 static PyObject *summary(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer buf, known, uuid;
     Py_ssize_t rel, filled;
-    long long at, domain, server, last, ce, cur_at, cur_src;
-    unsigned long long cur_seq;
-    int crc_on, state, phl, have_cur, cur_fast;
+    long long at, domain, server, ce;
+    int crc_on, state, phl;
+    Fast t = {0};
     PyObject *crc;
     if (!PyArg_ParseTuple(args, "y*nnLiiiy*iiKLLLLy*LLO", &buf, &rel, &filled, &at, &crc_on, &state, &phl, &known,
-                          &have_cur, &cur_fast, &cur_seq, &cur_at, &cur_src, &domain, &server, &uuid, &last, &ce,
-                          &crc))
+                          &t.have_cur, &t.cur_fast, &t.cur_seq, &t.cur_at, &t.cur_src, &domain, &server, &uuid,
+                          &t.last, &ce, &crc))
         return NULL;
     PyObject *result = NULL;
-    long long events = 0, checksummed = 0, transactions = 0, first_ts = -1, last_ts = -1, opened = 0;
+    long long events = 0, checksummed = 0, first_ts = -1, last_ts = -1;
     int status = S_MORE;
     const unsigned char *base = buf.buf;
     if (known.len != 256 || rel < 0 || filled > buf.len || rel > filled || (uuid.len != 0 && uuid.len != 16)) {
@@ -219,55 +239,46 @@ static PyObject *summary(PyObject *self, PyObject *args) {
         if (avail < LEN_HEADER)
             break;
         const unsigned char *h = base + rel;
-        uint32_t ts = (uint32_t)le(h, 4), sid = (uint32_t)le(h + 5, 4), size = (uint32_t)le(h + 9, 4),
-                 log_pos = (uint32_t)le(h + 13, 4);
-        int code = h[4];
-        unsigned flags = (unsigned)le(h + 17, 2);
+        const EventHeader e = event_header(h);
         Py_ssize_t len_crc = crc_on ? 4 : 0;
-        if (size < LEN_HEADER + len_crc || size > MAX_EVENT_SIZE) {
+        if (e.size < LEN_HEADER + len_crc || e.size > MAX_EVENT_SIZE) {
             status = S_PYTHON;
             break;
         }
-        if (avail < (Py_ssize_t)size)
+        if (avail < (Py_ssize_t)e.size)
             break;
-        if (!((const unsigned char *)known.buf)[code] && !(flags & LOG_EVENT_IGNORABLE_F)) {
+        if (!((const unsigned char *)known.buf)[e.code] && !(e.flags & LOG_EVENT_IGNORABLE_F)) {
             status = S_PYTHON;
             break;
         }
-        unsigned long long end = (unsigned long long)at + size;
-        if (log_pos && log_pos != (uint32_t)(end & 0xFFFFFFFFULL) && !(flags & LOG_EVENT_ARTIFICIAL_F)) {
+        unsigned long long end = (unsigned long long)at + e.size;
+        if (e.log_pos && e.log_pos != (uint32_t)(end & 0xFFFFFFFFULL) && !(e.flags & LOG_EVENT_ARTIFICIAL_F)) {
             status = S_PYTHON; /* a break of the end_log_pos chain: the Python path notes it */
             break;
         }
         if (crc_on) {
             uint32_t actual;
-            if (crc_call(crc, h, size - 4, &actual))
+            if (crc_call(crc, h, e.size - 4, &actual))
                 goto done;
-            if (actual != (uint32_t)le(h + size - 4, 4)) {
+            if (actual != (uint32_t)le(h + e.size - 4, 4)) {
                 status = S_PYTHON;
                 break;
             }
         }
         const unsigned char *body = h + LEN_HEADER;
-        Py_ssize_t nbody = size - LEN_HEADER - len_crc;
+        Py_ssize_t nbody = e.size - LEN_HEADER - len_crc;
         int next = state, close = 0;
-        switch (code) {
+        switch (e.code) {
         case GTID_EVENT: { /* MariaDB GTID */
-            if (have_cur || nbody < 13 || domain < 0)
+            if (t.have_cur || nbody < 13 || domain < 0)
                 goto stop;
             unsigned long long seq = le(body, 8);
             uint32_t d = (uint32_t)le(body + 8, 4);
             /* a seq_no past 2^63 - 2 does not fit the signed run ends: the Python path takes it */
-            if ((long long)d != domain || (long long)sid != server || seq != (unsigned long long)last + 1 || seq > MAX_GNO)
+            if ((long long)d != domain || (long long)e.sid != server || seq != (unsigned long long)t.last + 1 ||
+                seq > MAX_GNO)
                 goto stop;
-            last = (long long)seq;
-            have_cur = 1;
-            cur_fast = 1;
-            cur_seq = seq;
-            cur_at = at;
-            cur_src = log_pos ? (long long)log_pos - (long long)size : -1;
-            transactions++;
-            opened++;
+            open_fast(&t, seq, at, &e);
             next = OPEN | BY_GTID | ((body[12] & 1) ? STANDALONE : OPEN_GROUP);
             break;
         }
@@ -277,7 +288,7 @@ static PyObject *summary(PyObject *self, PyObject *args) {
         case QUERY_EVENT: {
             int begin = query_is(body, nbody, phl, "BEGIN", 5);
             int commit = begin == 1 ? 0 : query_is(body, nbody, phl, "COMMIT", 6);
-            if (begin == 1 && have_cur)
+            if (begin == 1 && t.have_cur)
                 next = (state & OPEN ? state : OPEN) | OPEN_GROUP;
             else if (commit == 1)
                 close = 1;
@@ -286,23 +297,16 @@ static PyObject *summary(PyObject *self, PyObject *args) {
             break;
         }
         case GTID_LOG_EVENT: { /* MySQL GTID (untagged) of the stream `uuid`, the next number */
-            if (have_cur || nbody < 25 || uuid.len != 16 || memcmp(body + 1, uuid.buf, 16) != 0)
+            if (t.have_cur || nbody < 25 || uuid.len != 16 || memcmp(body + 1, uuid.buf, 16) != 0)
                 goto stop;
             unsigned long long gno = le(body + 17, 8);
-            if (last < 0 || gno != (unsigned long long)last + 1 || gno > MAX_GNO)
+            if (t.last < 0 || gno != (unsigned long long)t.last + 1 || gno > MAX_GNO)
                 goto stop;
-            last = (long long)gno;
-            have_cur = 1;
-            cur_fast = 1;
-            cur_seq = gno;
-            cur_at = at;
-            cur_src = log_pos ? (long long)log_pos - (long long)size : -1;
-            transactions++;
-            opened++;
+            open_fast(&t, gno, at, &e);
             next = OPEN | BY_GTID;
             break;
         }
-        /* what the Python path reads: Format_description, Rotate, events outside transactions,
+        /* what the Python path reads: Format_description, Rotate, events outside t.transactions,
            the other GTIDs, XA_PREPARE, Transaction_payload, compressed Query */
         case FORMAT_DESCRIPTION_EVENT: case ROTATE_EVENT: case STOP_EVENT: case GTID_LIST_EVENT:
         case BINLOG_CHECKPOINT_EVENT: case PREVIOUS_GTIDS_LOG_EVENT: case HEARTBEAT_LOG_EVENT:
@@ -310,34 +314,35 @@ static PyObject *summary(PyObject *self, PyObject *args) {
         case ANONYMOUS_GTID_LOG_EVENT: case GTID_TAGGED_LOG_EVENT: case XA_PREPARE_LOG_EVENT: case TRANSACTION_PAYLOAD_EVENT: case QUERY_COMPRESSED_EVENT:
             goto stop;
         default:
-            if (!have_cur || state & STANDALONE)
+            if (!t.have_cur || state & STANDALONE)
                 goto stop;
         }
         if (close) {
-            if (!have_cur || !cur_fast || ce < 0 || cur_seq != (unsigned long long)ce + 1)
+            if (!t.have_cur || !t.cur_fast || ce < 0 || t.cur_seq != (unsigned long long)ce + 1)
                 goto stop;
-            ce = (long long)cur_seq;
-            have_cur = 0;
-            cur_fast = 0;
+            ce = (long long)t.cur_seq;
+            t.have_cur = 0;
+            t.cur_fast = 0;
             next = 0;
         }
         state = next;
         events++;
         checksummed += crc_on;
-        if (ts) {
+        if (e.ts) {
             if (first_ts < 0)
-                first_ts = ts;
-            last_ts = ts;
+                first_ts = e.ts;
+            last_ts = e.ts;
         }
-        rel += size;
-        at += size;
+        rel += e.size;
+        at += e.size;
     }
     goto out;
 stop:
     status = S_PYTHON;
 out:
     result = Py_BuildValue("(inLLLLLiiiKLLLLLL)", status, rel, at, events, checksummed, first_ts, last_ts, state,
-                           have_cur, cur_fast, cur_seq, cur_at, cur_src, last, ce, transactions, opened);
+                           t.have_cur, t.cur_fast, t.cur_seq, t.cur_at, t.cur_src, t.last, ce, t.transactions,
+                           t.opened);
 done:
     PyBuffer_Release(&buf);
     PyBuffer_Release(&known);

@@ -36,16 +36,20 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Callable, Union
+from typing import TYPE_CHECKING, Callable, Union
 
 from .codecs import compression
 from .codecs.common import uuid_text
 from .codecs.fast import Irregular, query as fast_query
+from .codecs.header import LEN_HEADER
 from .constants import GTID_TYPES, PRELUDE, QUERY_TYPES, EventType as T
 from .errors import FormatError
 from .flavor import Flavor
 from .gtid.mariadb import MariadbGtid
 from .gtid.mysql import MAX_GNO, MysqlGtid
+
+if TYPE_CHECKING:
+    from .reading.format import Format
 
 Gtid = Union[MysqlGtid, MariadbGtid]
 
@@ -245,11 +249,25 @@ def step(state: int, code: int, body: bytes, query_phl: int | None = 13) -> tupl
     return state, None
 
 
+def advance(state: int, code: int, data: bytes, fmt: Format | None) -> tuple[int, str | None]:
+    """:func:`step` on a framed event (header, body, checksum) of a stream in format ``fmt``
+    (None: none seen yet): the body cut out and the Query post-header length read from the
+    format only for the codes whose body the step reads (GTID and Query events)."""
+    if code == _XID:
+        return 0, "XID"
+    if code in _QUERIES or code in _GTIDS:
+        if fmt is None:
+            return step(state, code, data[LEN_HEADER:], None)
+        body = data[max(LEN_HEADER, fmt.header_length):len(data) - fmt.len_checksum]
+        return step(state, code, body, fmt.post_header_length(T.QUERY_EVENT))
+    return step(state, code, b"")
+
+
 def ends(decision: str | None) -> bool:
     """Whether a decision ends a transaction, complete."""
     return decision is not None and decision is not GTID and decision is not BEGIN
 
 
-__all__ = ["BEGIN", "BY_GTID", "DECIDING", "GTID", "GTID_RULES", "GTID_TYPES", "Gtid", "GtidRule", "Kind",
+__all__ = ["BEGIN", "advance", "BY_GTID", "DECIDING", "GTID", "GTID_RULES", "GTID_TYPES", "Gtid", "GtidRule", "Kind",
            "NOT_STANDALONE_END", "OPEN", "OPEN_GROUP", "OUTSIDE", "PRELUDE", "QUERY_ENDS", "QUERY_TYPES",
            "STANDALONE", "classify", "ends", "gtid_state", "query_text", "read_gtid", "step"]

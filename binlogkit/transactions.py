@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generator, Iterable, Iterator
 
 from .boundary import (BEGIN, DECIDING, GTID_TYPES, OPEN, OUTSIDE, PRELUDE, QUERY_TYPES, STANDALONE, Gtid, Kind,
-                       gtid_state, read_gtid, step)
+                       advance, gtid_state, read_gtid)
 from .codecs.gtid import decode_previous_gtids
 from .codecs.header import LEN_HEADER
 from .constants import EventFlag, EventType as T, event_type_name
@@ -345,11 +345,7 @@ class Grouper:
                 if relay and src_end:
                     self._repeated(src_file, src_end, ev_size)
                 if code in DECIDING or self.state & STANDALONE:
-                    if code in QUERY_TYPES:
-                        phl = self.fmt.post_header_length(T.QUERY_EVENT) if self.fmt else None
-                        self.state, d = step(self.state, code, self._body(data), phl)
-                    else:
-                        self.state, d = step(self.state, code, b"")
+                    self.state, d = advance(self.state, code, data, self.fmt)
                     if d is not None and d is not BEGIN:
                         yield self._close(True, d)
         except BinlogError as exc:

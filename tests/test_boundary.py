@@ -11,9 +11,7 @@ that applies them without a Python call (``_pullscan.c``), and against ``transac
 
 from __future__ import annotations
 
-import importlib.util
 import io
-import os
 import struct
 import zlib
 from pathlib import Path
@@ -32,15 +30,12 @@ from binlogkit.reading.files import expand_paths, open_input
 from binlogkit.pull import receiver as receiver_mod
 from binlogkit.pull.protocol import packet
 from binlogkit.transactions import Grouper
+from c_builds import c_loop
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"
-C_LOOP = receiver_mod._pullscan
-if os.environ.get("PULLSCAN_SO"):   # scripts/asan-pullscan.sh: the same tests on a sanitized build
-    _spec = importlib.util.spec_from_file_location("binlogkit._pullscan", os.environ["PULLSCAN_SO"])
-    assert _spec is not None and _spec.loader is not None
-    C_LOOP = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(C_LOOP)
+# scripts/asan-pullscan.sh: the same tests on a sanitized build
+C_LOOP = c_loop(receiver_mod._pullscan, "PULLSCAN_SO", "binlogkit._pullscan")
 needs_c = pytest.mark.skipif(C_LOOP is None, reason="binlogkit._pullscan not built (no C compiler)")
 
 FIXTURE_DIRS = [ROOT / "fixtures" / "mariadb-10.11", ROOT / "fixtures" / "mariadb-11.8", ROOT / "fixtures" / "mysql-9.7"]

@@ -40,7 +40,7 @@ def _modules() -> dict[str, Path]:
 
 def _imports(mods: dict[str, Path]) -> dict[str, set[str]]:
     """module -> every name it imports: a binlogkit module (the longest that exists) or, for
-    anything else, the dotted name as written."""
+    anything else, the dotted name as written; a C loop loaded by ``_optional.load_c`` too."""
     edges: dict[str, set[str]] = {m: set() for m in mods}
     for m, path in mods.items():
         if path.suffix != ".py":
@@ -58,6 +58,9 @@ def _imports(mods: dict[str, Path]) -> dict[str, set[str]]:
                 names = [s for s in subs if s in mods] or [target]
             elif isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
+            elif (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "load_c" and node.args
+                  and isinstance(node.args[0], ast.Constant)):   # _optional.load_c("_pullscan", ...)
+                names = [f"binlogkit.{node.args[0].value}"]
             else:
                 continue
             for name in names:
@@ -140,7 +143,7 @@ def test_the_checks_see_what_they_look_for():
     # relative, absolute and function-level imports are all edges (modules chosen to stay where they are)
     assert "binlogkit.errors" in edges["binlogkit.gtid.mysql"]
     assert any(e.endswith(".storage") for e in edges["binlogkit.audit.job"])  # ``from binlogkit import storage``
-    assert "binlogkit._pullscan" in edges["binlogkit.pull.receiver"]            # in a function
+    assert "binlogkit._pullscan" in edges["binlogkit.pull.receiver"]            # through _optional.load_c
     assert not _within("binlogkit.client", CLI) and _within("binlogkit.cli.decode", CLI)
 
 

@@ -6,8 +6,6 @@ the same statistics, the same acknowledgements, the same error at the same place
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import struct
 import zlib
 from pathlib import Path
@@ -21,15 +19,12 @@ from binlogkit.errors import BinlogError
 from binlogkit.pull.protocol import Framer, packet
 from binlogkit.pull.receiver import Receiver
 from binlogkit.pull.store import Store
+from c_builds import c_loop
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"
-C_LOOP = receiver_mod._pullscan
-if os.environ.get("PULLSCAN_SO"):   # scripts/asan-pullscan.sh: the same tests on a sanitized build
-    _spec = importlib.util.spec_from_file_location("binlogkit._pullscan", os.environ["PULLSCAN_SO"])
-    assert _spec is not None and _spec.loader is not None
-    C_LOOP = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(C_LOOP)
+# scripts/asan-pullscan.sh: the same tests on a sanitized build
+C_LOOP = c_loop(receiver_mod._pullscan, "PULLSCAN_SO", "binlogkit._pullscan")
 
 pytestmark = pytest.mark.skipif(C_LOOP is None, reason="binlogkit._pullscan not built (no C compiler)")
 

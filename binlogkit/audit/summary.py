@@ -46,8 +46,9 @@ import re
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
+from .._optional import load_c
 from ..boundary import (BEGIN, DECIDING, GTID_TYPES, OPEN, OUTSIDE, PRELUDE, QUERY_TYPES,
-                        STANDALONE, Kind, gtid_state, read_gtid, step)
+                        STANDALONE, Kind, advance, gtid_state, read_gtid, step)
 from ..codecs.format_description import fde_is_checksum_aware
 from ..codecs.gtid import decode_previous_gtids
 from ..codecs.header import LEN_HEADER
@@ -425,11 +426,7 @@ class _Scan:
                     if cont:
                         self.continuation_head = True
                     self.transactions += 1
-                if code in QUERY_TYPES:
-                    phl = self.fmt.post_header_length(T.QUERY_EVENT) if self.fmt else None
-                    self.state, d = step(self.state, code, self.body(data), phl)
-                else:
-                    self.state, d = step(self.state, code, b"")
+                self.state, d = advance(self.state, code, data, self.fmt)
                 if d is not None and d is not BEGIN:
                     self.close(True)
         finally:  # a damaged file stops the walk: what was counted up to there stays
@@ -447,17 +444,7 @@ class _Irregular(Exception):
     """The fast walk met what only the Python walk (``Input.frames``) decides."""
 
 
-def _load_c() -> Any:
-    if os.environ.get("BINLOGKIT_PURE_PYTHON") or os.environ.get("BINLOGKIT_NO_AUDITSCAN"):
-        return None
-    try:
-        from .. import _pullscan as c_loop
-    except ImportError:
-        return None
-    return c_loop if hasattr(c_loop, "summary") else None
-
-
-_pullscan = _load_c()
+_pullscan = load_c("_pullscan", "BINLOGKIT_NO_AUDITSCAN", needs="summary")
 _KNOWN = bytes(1 if c in KNOWN_TYPES else 0 for c in range(256))
 _WINDOW = 4 << 20   # as framing.WINDOW: memory flat in the file size
 _START_V3, _START_ENCRYPTION = 1, int(T.START_ENCRYPTION_EVENT)

@@ -16,13 +16,13 @@ Rules, per event of the stream:
 
 from __future__ import annotations
 
-import os
 import struct
 import time
 import zlib
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
+from .._optional import load_c
 from ..codecs.format_description import fde_is_checksum_aware
 from ..codecs.header import OFS_FLAGS
 from ..constants import HEARTBEAT_TYPES, QUERY_TYPES, EventFlag, EventType as T
@@ -50,17 +50,7 @@ class _CScan(Protocol):
             query_phl: int, crc: Callable[[memoryview], int], /) -> tuple[int, int, int, bytes, int, int, int, int]: ...
 
 
-def _load() -> _CScan | None:
-    if os.environ.get("BINLOGKIT_PURE_PYTHON") or os.environ.get("BINLOGKIT_NO_PULLSCAN"):
-        return None  # the second: only this loop off (benchmarks compare before / after)
-    try:
-        from .. import _pullscan as c_scan
-    except ImportError:  # built without a C compiler: the Python path does everything
-        return None
-    return c_scan
-
-
-_pullscan = _load()
+_pullscan: _CScan | None = load_c("_pullscan", "BINLOGKIT_NO_PULLSCAN")
 
 
 _OFS_QUERY_PHL = 19 + 2 + 50 + 4 + 1 + T.QUERY_EVENT - 1   # the Query post-header length in an FDE

@@ -27,6 +27,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
+from .._optional import load_c
 from ..codecs import fast as fast_codecs
 from ..codecs.format_description import fde_is_checksum_aware
 from ..codecs.header import LEN_HEADER
@@ -53,17 +54,7 @@ class _CLoop(Protocol):
              /) -> tuple[int, int, int, int, bytes, Any, int, int]: ...
 
 
-def _load() -> _CLoop | None:
-    if os.environ.get("BINLOGKIT_PURE_PYTHON") or os.environ.get("BINLOGKIT_NO_FASTDECODE"):
-        return None  # the second: only this loop off (benchmarks compare before / after)
-    try:
-        from .. import _fastdecode as c_loop
-    except ImportError:  # built without a C compiler: the Python path does everything
-        return None
-    return c_loop
-
-
-_fastdecode = _load()
+_fastdecode: _CLoop | None = load_c("_fastdecode", "BINLOGKIT_NO_FASTDECODE")
 
 
 MORE, PYTHON, HANDOVER, ROWS, TABLEMAP, FULL = range(6)

@@ -17,20 +17,13 @@ from ..codecs.compression import uncompress
 from ..codecs.rows import UPDATE_ROWS
 from ..constants import PRE_GA_ROWS_TYPES as PRE_GA, EventType as T
 from ..errors import BodyLengthError
+from .._optional import load_c
 from .tables import (BINARY_COLLATION, BIT, BLOB, COMPRESSED_ROWS, DATETIME, DECIMAL, DELETE, ENUM, GEOMETRY, JSON,
                      LONG_BLOB, MEDIUM_BLOB, NEWDECIMAL, SET, STRING, TIME, TIMESTAMP, TINY_BLOB, VAR_STRING, VARCHAR,
                      WRITE, Column, Table, temporal_hint)
 from .values import JsonDiff, UnknownColumnType, Value, prefixed, quote_text, reader
 
-_rowtext: Any
-try:  # the optional C accelerator (setup.py); BINLOGKIT_PURE_PYTHON=1 turns it off
-    import os as _os
-
-    from .. import _rowtext  # type: ignore[attr-defined,no-redef]  # built in place; no stubs
-    if _os.environ.get("BINLOGKIT_PURE_PYTHON"):
-        _rowtext = None
-except ImportError:  # built without a C compiler: the Python decoder does everything
-    _rowtext = None
+_rowtext: Any = load_c("_rowtext")  # the optional C accelerator (setup.py); BINLOGKIT_PURE_PYTHON=1 turns it off
 if _rowtext is not None:
     import decimal as _decimal
 
