@@ -60,7 +60,7 @@ def main(argv=None) -> int:
     mb = args.file.stat().st_size / 1e6
     print(f"file: {args.file} ({mb:,.0f} MB), encrypted copies with AES_CBC and AES_CTR")
     print(f"{'command':<26} {'plain s':>8} {'CBC s':>8} {'CTR s':>8} {'CBC/plain':>10} {'CTR/plain':>10}")
-    for name, extra in (("verify", []), ("decode", []), ("decode --json", ["--json"])):
+    for name, extra in (("verify", []), ("decode", ["--base64-output=decode-rows"]), ("decode --json", ["--json"])):
         cmd = name.split()[0]
         plain_read(args.file)
         t_plain, _ = best([bk, cmd, *extra, str(args.file)], args.repeat)

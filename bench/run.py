@@ -126,18 +126,24 @@ def main(argv=None) -> int:
     pure = ["env", "BINLOGKIT_PURE_PYTHON=1", bk]
     t_verify = line("binlogkit verify", [bk, "verify", str(path)], t_verify_o)
     line("binlogkit verify (no C loop)", [*before, "verify", str(path)], t_verify_o)
-    line("binlogkit decode", [bk, "decode", str(path)], t_default_o)
-    line("binlogkit decode (no C loop)", [*before, "decode", str(path)], t_default_o)
-    line("binlogkit decode (pure Python)", [*pure, "decode", str(path)], t_default_o)
+    # the default is replayable (BINLOG blocks, as mariadb-binlog's default); the listing is
+    # --base64-output=decode-rows (the C loop), compared with the same default run of the tool
+    line("binlogkit decode (replayable, default)", [bk, "decode", str(path)], t_default_o)
+    rows = "--base64-output=decode-rows"
+    line("binlogkit decode --base64-output=decode-rows", [bk, "decode", rows, str(path)], t_default_o)
+    line("binlogkit decode --base64-output=decode-rows (no C loop)", [*before, "decode", rows, str(path)], t_default_o)
+    line("binlogkit decode --base64-output=decode-rows (pure Python)", [*pure, "decode", rows, str(path)], t_default_o)
     line("binlogkit decode --json", [bk, "decode", "--json", str(path)], t_default_o)
     line("binlogkit decode --json (no C loop)", [*before, "decode", "--json", str(path)], t_default_o)
     line("binlogkit decode --json (pure Python)", [*pure, "decode", "--json", str(path)], t_default_o)
     t_trx = None if args.decode_only else line("binlogkit transactions --json", [bk, "transactions", "--json", str(path)], t_verify_o)
     if t_verbose_o is not None:
-        line("binlogkit decode -v", [bk, "decode", "-v", str(path)], t_verbose_o)
-        line("binlogkit decode -v (no C loop)", [*before, "decode", "-v", str(path)], t_verbose_o)
+        line("binlogkit decode -v", [bk, "decode", "--base64-output=decode-rows", "-v", str(path)], t_verbose_o)
+        line("binlogkit decode -v (no C loop)", [*before, "decode", "--base64-output=decode-rows", "-v", str(path)],
+             t_verbose_o)
         if not args.no_slow_rows:
-            line("binlogkit decode -v (pure Python)", [*pure, "decode", "-v", str(path)], t_verbose_o)
+            line("binlogkit decode -v (pure Python)", [*pure, "decode", "--base64-output=decode-rows", "-v", str(path)],
+                 t_verbose_o)
             line("binlogkit decode -v --json", [bk, "decode", "-v", "--json", str(path)], t_verbose_o)
     print(f"file: {path} ({mb:,.0f} MB); plain read {t_read:.3f} s ({mb / t_read:,.0f} MB/s)")
     print(f"{'command':<42} {'seconds':>8} {'MB/s':>7} {'peak RSS MB':>12} {'vs read':>8} {'vs oracle':>10}")

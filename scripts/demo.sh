@@ -10,22 +10,25 @@ hr "verify: a primary's whole binlog set (framing + CRC32), and a crashed replic
 "$BK" verify "$SET/crash-torn-position/relay"
 echo "exit code: $? (1 = something is damaged; the BAD line says where)"
 
-hr "decode: the first transactions of the primary, as mysqlbinlog shows them"
-"$BK" decode "$SET/replication-gtid/primary/mariadb-bin.000001.xz" --start-position 1407 --stop-position 2300
+hr "decode: the first transactions of the primary, as mysqlbinlog lists them (--base64-output=decode-rows)"
+"$BK" decode --base64-output=decode-rows "$SET/replication-gtid/primary/mariadb-bin.000001.xz" --start-position 1407 --stop-position 2300
+
+hr "decode (default): replayable, as mariadb-binlog prints it -- BINLOG blocks and all; | mariadb applies it"
+"$BK" decode "$SET/replication-gtid/primary/mariadb-bin.000001.xz" --start-position 1407 --stop-position 1703 | cut -c1-110
 
 hr "decode --json: a GTID event and its commit"
 "$BK" decode --json --type gtid,xid --start-position 1407 "$SET/replication-gtid/primary/mariadb-bin.000001.xz" | head -2
 
 hr "decode -v: row images as values, like mysqlbinlog -v (column names from binlog_row_metadata=FULL)"
-"$BK" decode -v --type write_rows_v1 "$SET/row-types-full-metadata/primary/mariadb-bin.000002.xz" \
+"$BK" decode --base64-output=decode-rows -v --type write_rows_v1 "$SET/row-types-full-metadata/primary/mariadb-bin.000002.xz" \
     | grep -a -A10 -m1 'INSERT INTO `types`.`extra`' | cut -c1-110
 
 hr "decode -v --json: typed rows; text in its own charset (latin1, cp1251, ucs2, sjis...), UUID named by --column-type"
 "$BK" decode -v --json --type write_rows_v1 --column-type 'types.extra.u=uuid' \
     "$SET/row-types-full-metadata/primary/mariadb-bin.000002.xz" | grep -m1 '"table": "types.charsets"' | sed 's/.*"table"/{"table"/'
 
-hr "decode: the relay log left by kill -9 in the middle of a 1 MB row event"
-"$BK" decode "$SET/crash-torn-position/relay/relay-bin.000005.xz" 2>&1 | tail -3
+hr "decode: the relay log left by kill -9 in the middle of a 1 MB row event (its open transaction rolled back)"
+"$BK" decode "$SET/crash-torn-position/relay/relay-bin.000005.xz" 2>&1 | tail -7 | cut -c1-160
 echo "exit code: ${PIPESTATUS[0]} (1 = damaged input, reported with file, offset and event)"
 
 hr "transactions of that crashed relay log: the last ones, and the partial one"

@@ -42,7 +42,7 @@ def run(args, fast):
 
 def check(path: Path) -> None:
     for mode in ([], ["--json"], ["-v"], ["--no-verify", "--json"]):
-        args = ["decode", *mode, str(path)]
+        args = ["decode", "--base64-output=decode-rows", *mode, str(path)]  # the listing: the C loop's mode
         assert run(args, True) == run(args, False), args
     got, want = fastdecode.verify_fast(path), scan(path)
     assert (got.events, got.end_offset, str(got.problem)) == (want.events, want.end_offset, str(want.problem)), path

@@ -15,7 +15,7 @@ from binlogkit.errors import (ChecksumError, KeyRequiredError, PartialWrite, Tru
                               WriteRefused)
 from fixtures import store
 
-READERS = ["decode", "--base64-output=decode-rows", "verify", "gtids", "transactions", "audit", "pitr", "flashback", "export"]
+READERS = ["decode", "verify", "gtids", "transactions", "audit", "pitr", "flashback", "export"]
 
 
 def run(*args):
@@ -28,7 +28,7 @@ def test_every_reading_command_names_its_inputs_the_same(command):
 
 
 @pytest.mark.parametrize("command,options", [
-    ("decode", "--base64-output=decode-rows", ["--include-gtids", "--exclude-gtids", "--start-position", "--stop-position", "--start-datetime",
+    ("decode", ["--include-gtids", "--exclude-gtids", "--start-position", "--stop-position", "--start-datetime",
                 "--stop-datetime", "--json"]),
     ("transactions", ["--include-gtids, --gtids", "--exclude-gtids", "--json"]),
     ("flashback", ["-o, --output", "--include-gtids", "--database", "--table", "--start-position",

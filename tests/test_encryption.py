@@ -217,7 +217,7 @@ def test_wrong_key_is_the_clear_error_and_no_garbage():
     assert res.exit_code == 1 and "offset 296: wrong key, or damaged event" in res.stdout
 
 
-@pytest.mark.parametrize("command", ["decode", "--base64-output=decode-rows", "verify", "gtids", "transactions", "compare", "audit"])
+@pytest.mark.parametrize("command", ["decode", "verify", "gtids", "transactions", "compare", "audit"])
 def test_no_key_is_one_line_naming_key_and_option(command):
     d = SETS_DIR / "mariadb-aes-cbc"
     args = [d / "primary", d / "replica-relay"] if command == "compare" else [d / "primary"]

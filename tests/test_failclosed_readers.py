@@ -201,7 +201,7 @@ def fifo(tmp_path):
     return p
 
 
-@pytest.mark.parametrize("command", ["decode", "--base64-output=decode-rows", "verify", "gtids", "transactions", "audit", "compare", "flashback",
+@pytest.mark.parametrize("command", ["decode", "verify", "gtids", "transactions", "audit", "compare", "flashback",
                                      "export", "pitr"])
 def test_a_fifo_is_refused_up_front_without_hanging(fifo, tmp_path, command):
     extra = {"compare": [str(fifo)], "flashback": ["--include-gtids", "0-1-1", "--output", str(tmp_path / "x.sql")],

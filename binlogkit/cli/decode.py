@@ -89,6 +89,9 @@ def decode(inputs, as_json, start_position, stop_position, start_datetime, stop_
     if base64_output.lower() != "decode-rows" and not as_json:
         if wanted:
             fail("--type lists events, it cannot make replayable output: add --base64-output=decode-rows", EXIT_USAGE)
+        if lenient:
+            fail("--lenient carries on past events that do not decode, which a replay cannot: add "
+                 "--base64-output=decode-rows to list them", EXIT_USAGE)
         _replay(inputs, keys, out, base64=base64_output.lower(), verbose=verbose, utc=utc, skip_gtids=skip_gtids,
                 database=database, rewrite_db=rewrite_db, start_position=start_position,
                 stop_position=stop_position, start_datetime=datetime_value(start_datetime),
@@ -140,6 +143,12 @@ def _replay(inputs, keys, out, *, base64, verbose, utc, skip_gtids, database, re
             else:
                 out.write(text)
     out.flush()
-    for p in rp.problems:
-        click.echo(f"binlogkit: error: no faithful replay: {p}", err=True)
-    sys.exit(1 if rp.problems else 0)
+    code = 0
+    for p in rp.problems:  # the reader's errors as the listing reports them; the rest named as replay limits
+        if p.error is not None:
+            click.echo(f"binlogkit: error: {p.error}", err=True)
+            code = max(code, int(exit_code(p.error)))
+        else:
+            click.echo(f"binlogkit: error: no faithful replay: {p}", err=True)
+            code = max(code, 1)
+    sys.exit(code)

@@ -76,14 +76,18 @@ def replay_text(replay, inputs, *, start_position: int | None = None, stop_posit
     the first event at or after ``stop_datetime`` ends the output. A damaged input ends it too
     (``Replay.fail``: the open transaction rolled back, the reason in ``replay.problems``).
     ``progress(name, total)``: a callable per file, given the offset reached every 256 events."""
+    from dataclasses import replace
+
     from ..api import decode_files
     from ..reading.decoder import Problem
     from ..reading.source import Input, inputs as expand
+    from .replay import TOOLS
 
     files = expand([i.with_options(verify=verify) if isinstance(i, Input) else i for i in inputs], verify=verify)
     t0 = start_datetime.timestamp() if start_datetime else None
     t1 = stop_datetime.timestamp() if stop_datetime else None
     fde = int(EventType.FORMAT_DESCRIPTION_EVENT)
+    pgtids = int(EventType.PREVIOUS_GTIDS_LOG_EVENT)
     for n, inp in enumerate(files):
         first, last = n == 0, n == len(files) - 1
         prog = None
@@ -93,16 +97,28 @@ def replay_text(replay, inputs, *, start_position: int | None = None, stop_posit
             except (OSError, ValueError):  # a stream: no total
                 prog = None
         count = 0
+        held, held_at = None, 0
         for ev in decode_files([inp], verify=verify, strict=strict, include_gtids=include_gtids,
                                exclude_gtids=exclude_gtids, rows="text", column_types=column_types, payloads=True):
             if isinstance(ev, Problem):
-                yield replay.fail(None, str(ev.error), file=ev.path, offset=getattr(ev.error, "offset", None))
+                yield replay.fail(None, str(ev.error), file=ev.path, offset=getattr(ev.error, "offset", None),
+                                  error=ev.error)
                 yield replay.close()
                 return
             raw = ev.raw
             t = raw.type_code
             outer = raw.payload_offset is None
             count += 1
+            if held is not None:  # mysqlbinlog shows the FD `# at` the end of the header events after it
+                if t == pgtids and raw.offset < (start_position or 0):
+                    held_at = raw.end_offset
+                    continue
+                yield replay.feed(replace(held, raw=replace(held.raw, offset=held_at)))
+                held = None
+            if (t == fde and first and start_position is not None and raw.format is not None
+                    and TOOLS[raw.format.flavor].fd_at_after_headers):
+                held, held_at = ev, raw.end_offset
+                continue
             if prog is not None and not count & 255:
                 prog(raw.offset)
             if t != fde and outer:
@@ -115,7 +131,17 @@ def replay_text(replay, inputs, *, start_position: int | None = None, stop_posit
                           or (last and stop_position is not None and raw.offset >= stop_position)):
                 yield replay.close("--stop-position / --stop-datetime falls inside a transaction")
                 return
-            yield replay.feed(ev)
+            try:
+                text = replay.feed(ev)
+            except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+                # an event whose fields do not fit its printer (damage the codecs let through): no
+                # faithful replay from here; said on stderr, exit 1 (Replay.fail), never a traceback
+                yield replay.fail(ev, f"the event does not print for replay ({type(exc).__name__}: {exc})")
+                yield replay.close()
+                return
+            yield text
+        if held is not None:
+            yield replay.feed(replace(held, raw=replace(held.raw, offset=held_at)))
         if prog is not None and hasattr(prog, "close"):
             prog.close()
     yield replay.close()

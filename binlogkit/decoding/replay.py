@@ -25,7 +25,8 @@ records the reason (``Replay.problems``); the command then exits 1.
 
 from __future__ import annotations
 
-import base64
+import binascii
+import re
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ from ..flavor import Flavor, parse_server_version
 from ..render import header_line, _commit_stamp
 
 DELIM = "/*!*/;"
+_NO_CRC = re.compile(r" CRC32 0x[0-9a-f]{8} ")
 
 # flags of the common header (log_event.h)
 LOG_EVENT_BINLOG_IN_USE_F = 0x1
@@ -76,8 +78,12 @@ COMMENT_ONLY = frozenset(int(t) for t in (
 
 
 def b64(data: bytes) -> str:
-    """base64 as the tools' ``base64_encode`` writes it: 76-character lines, no final newline."""
-    return base64.encodebytes(data).decode("ascii").rstrip("\n")
+    """base64 as the tools' ``base64_encode`` writes it: 76-character lines, no final newline
+    (one b2a_base64 call, then the line breaks: ``base64.encodebytes`` loops in Python)."""
+    text = binascii.b2a_base64(data, newline=False).decode("ascii")
+    if len(text) <= 76:
+        return text
+    return "\n".join([text[i:i + 76] for i in range(0, len(text), 76)])
 
 
 def inflated_rows_event(ev) -> bytes:
@@ -131,10 +137,10 @@ class Tool:
 
     preamble: tuple[str, ...]
     closing: tuple[str, ...]
-    flags2: tuple                                   # the session options printed from Query flags2
+    flags2_of: Callable[[tuple[int, int, int]], tuple]  # the session options printed from Query flags2,
+                                                    # by the file's server version
     query_context: Callable[["Replay", dict], list[str]]  # flavor-specific SET lines after the common ones
     charset_extra: Callable[["Replay", dict], list[str]]  # lines right after the character set ones
-    gtid: Callable[["Replay", object], list[str]]   # a GTID event's statements
     row_count: bool                                 # `# Number of rows: N` after each statement's rows
     charset_client_name: bool                       # character_set_client printed as a name (MariaDB)
     fd_rollback: bool                               # ROLLBACK after a Format_description written at startup
@@ -145,6 +151,11 @@ class Tool:
     relay_fd_note: str                              # printed for a relay log's own Format_description
     gtid_next_closing: bool                         # `SET @@SESSION.GTID_NEXT= 'AUTOMATIC'` at the end
     rollback: str                                   # the tool's ROLLBACK of a transaction the input ends in
+    skip_gtids_after_fd: str                        # with --skip-gtids, after the Format_description
+    between_files: Callable[["Replay"], str]        # printed where one input file ends and the next begins
+    skipped_after_gtid: str                         # --database skipped the statement a GTID was set for
+    fd_at_after_headers: bool                       # with --start-position: the FD shown `# at` the end of
+                                                    # the header events after it (mysqlbinlog), or at 4
 
 
 # --- charsets: names for `/*!\C name */` and MariaDB's character_set_client ----------------------
@@ -222,10 +233,18 @@ class Unreplayable(Exception):
 
 
 def _mariadb_flags2(version: tuple[int, int, int]) -> tuple:
-    """The options MariaDB's tool prints: the four of every server, check_constraint_checks,
-    and from 10.5.2 sql_if_exists / explicit_defaults_for_timestamp / insert history
-    (``options_written_to_bin_log`` of the file's Format_description)."""
-    return _FLAGS2_COMMON + (_FLAGS2_MARIADB if version >= (10, 5, 2) else _FLAGS2_MARIADB[:1])
+    """The options mariadb-binlog prints: the four of every server, check_constraint_checks,
+    sql_if_exists and explicit_defaults_for_timestamp when the file's server writes them (its
+    ``options_written_to_bin_log``: MariaDB 10.5.2 on), and the insert-history option always."""
+    check, if_exists, explicit, history = _FLAGS2_MARIADB
+    return _FLAGS2_COMMON + ((check, if_exists, explicit, history) if version >= (10, 5, 2) else (check, history))
+
+
+def _mariadb_next_file(rp: "Replay") -> str:
+    """mariadb-binlog between two files: the delimiter set again, and a new session state (its
+    PRINT_EVENT_INFO is per file: every SET is due again)."""
+    rp.session = Session()
+    return f"DELIMITER ;\nDELIMITER {DELIM}\n"
 
 
 MARIADB_TOOL = Tool(
@@ -233,10 +252,9 @@ MARIADB_TOOL = Tool(
               "/*!50003 SET @OLD_COMPLETION_TYPE=@@COMPLETION_TYPE,COMPLETION_TYPE=0*/;", "DELIMITER /*!*/;"),
     closing=("DELIMITER ;", "# End of log file", "ROLLBACK /* added by mysqlbinlog */;",
              "/*!50003 SET COMPLETION_TYPE=@OLD_COMPLETION_TYPE*/;", "/*!50530 SET @@SESSION.PSEUDO_SLAVE_MODE=0*/;"),
-    flags2=_FLAGS2_COMMON + _FLAGS2_MARIADB,
+    flags2_of=_mariadb_flags2,
     query_context=lambda rp, sv: [],
     charset_extra=_mariadb_query_context,
-    gtid=_mariadb_gtid,
     row_count=True,
     charset_client_name=True,
     fd_rollback=True,
@@ -247,6 +265,10 @@ MARIADB_TOOL = Tool(
     relay_fd_note="",
     gtid_next_closing=False,
     rollback="",
+    skip_gtids_after_fd="",
+    between_files=_mariadb_next_file,
+    skipped_after_gtid="",
+    fd_at_after_headers=False,
 )
 
 
@@ -255,7 +277,8 @@ def _mysql_gtid(rp: "Replay", ev) -> list[str]:
     f, t = ev.fields, ev.raw.type_code
     gtid = "ANONYMOUS" if t == T.ANONYMOUS_GTID_LOG_EVENT else f.get("gtid")
     rp.gtid_pending = True
-    rbr_only = not f.get("flags", f.get("gtid_flags", 0)) & 1
+    flags = f.get("flags", f.get("gtid_flags", 0))
+    rbr_only = not (flags if isinstance(flags, int) else 0) & 1
     out = ["/*!50718 SET TRANSACTION ISOLATION LEVEL READ COMMITTED*//*!*/;"] if rbr_only else []
     if "immediate_commit_timestamp" in f:
         imm = f["immediate_commit_timestamp"]
@@ -293,6 +316,12 @@ def _mysql_query_context(rp: "Replay", sv: dict) -> list[str]:
     return out
 
 
+def _mysql_next_file(rp: "Replay") -> str:
+    """mysqlbinlog at the end of each file: GTID_NEXT back to AUTOMATIC (the session state is
+    kept from file to file)."""
+    return "" if rp.opts.skip_gtids else "SET @@SESSION.GTID_NEXT= 'AUTOMATIC' /* added by mysqlbinlog */ /*!*/;\n"
+
+
 MYSQL_TOOL = Tool(
     preamble=("# The proper term is pseudo_replica_mode, but we use this compatibility alias",
               "# to make the statement usable on server versions 8.0.24 and older.",
@@ -300,10 +329,9 @@ MYSQL_TOOL = Tool(
               "/*!50003 SET @OLD_COMPLETION_TYPE=@@COMPLETION_TYPE,COMPLETION_TYPE=0*/;", "DELIMITER /*!*/;"),
     closing=("DELIMITER ;", "# End of log file", "/*!50003 SET COMPLETION_TYPE=@OLD_COMPLETION_TYPE*/;",
              "/*!50530 SET @@SESSION.PSEUDO_SLAVE_MODE=0*/;"),
-    flags2=_FLAGS2_COMMON,
+    flags2_of=lambda version: _FLAGS2_COMMON,
     query_context=_mysql_query_context,
     charset_extra=lambda rp, sv: [],
-    gtid=_mysql_gtid,
     row_count=False,
     charset_client_name=False,
     fd_rollback=True,
@@ -314,6 +342,10 @@ MYSQL_TOOL = Tool(
     relay_fd_note="# This Format_description_event appears in a relay log and was generated by the replica thread.",
     gtid_next_closing=True,
     rollback="ROLLBACK /* added by mysqlbinlog */ /*!*/;",
+    skip_gtids_after_fd="/*!50616 SET @@SESSION.GTID_NEXT='AUTOMATIC'*//*!*/;",
+    between_files=_mysql_next_file,
+    skipped_after_gtid="COMMIT /* added by mysqlbinlog *//*!*/;",
+    fd_at_after_headers=True,
 )
 
 TOOLS: dict[Flavor, Tool] = {Flavor.MARIADB: MARIADB_TOOL, Flavor.MYSQL: MYSQL_TOOL}
@@ -339,6 +371,7 @@ class Problem:
     offset: int | None
     event: str | None
     reason: str
+    error: Exception | None = None  # the reader's error, when damage ended the input
 
     def __str__(self) -> str:
         where = f"{self.file or '?'}" + (f" at {self.offset}" if self.offset is not None else "")
@@ -407,19 +440,21 @@ class Replay:
             out += "SET @@SESSION.GTID_NEXT= 'AUTOMATIC' /* added by mysqlbinlog */ /*!*/;\n"
         return out + "\n".join(tool.closing) + "\n"
 
-    def fail(self, ev, reason: str, *, file: str | None = None, offset: int | None = None) -> str:
+    def fail(self, ev, reason: str, *, file: str | None = None, offset: int | None = None,
+             error: Exception | None = None) -> str:
         """No faithful replay from here: the open transaction is rolled back, the reason kept."""
         raw = getattr(ev, "raw", None)
         self.problems.append(Problem(raw.file if raw is not None else file,
                                      raw.offset if raw is not None else offset,
-                                     raw.type_name if raw is not None else None, reason))
+                                     raw.type_name if raw is not None else None, reason, error))
         # a statement's row events not ended by STMT_END_F are not replayed: their headers only
         out = "".join(line + "\n" for line in self.head)
         self.head, self.body, self.tail, self.rows_in_stmt, self.annotate = [], [], [], 0, None
         if self.in_trx:
             self.in_trx = False
             tool = self.tool or MYSQL_TOOL
-            return out + (tool.rollback or f"ROLLBACK /* binlogkit: {reason} */{DELIM}") + "\n"
+            said = " ".join(reason.replace("*/", "* /").split())  # one line, and it cannot close the comment
+            return out + (tool.rollback or f"ROLLBACK /* binlogkit: {said} */{DELIM}") + "\n"
         return out
 
     # -- events ---------------------------------------------------------------------------------
@@ -431,6 +466,8 @@ class Replay:
         if not self.started:
             out += self._begin(fmt.flavor if fmt is not None else None)
         if raw.file != self.open_file:
+            if self.open_file is not None and self.tool is not None:
+                out += self._flush_rows() + self.tool.between_files(self)
             self.open_file = raw.file
         inner = raw.payload_offset is not None
         if self.in_payload and not inner:
@@ -451,6 +488,10 @@ class Replay:
         if t == T.ANNOTATE_ROWS_EVENT and self.tool is not None and self.tool.annotate_with_table_map:
             self.annotate = [header_line(ev, self.opts.utc)] + [f"#Q> {line}" for line in _lines(ev.fields["query"])]
             return out + at
+        if (t == T.TABLE_MAP_EVENT or t in ROWS_TYPES) and self.opts.base64 == "never":
+            self.annotate = None
+            return out + at + header_line(ev, self.opts.utc) + "\n" + self.fail(
+                ev, "--base64-output=never, but the binlog holds row events (they replay only as BINLOG statements)")
         if t == T.TABLE_MAP_EVENT:
             return out + at + self._table_map(ev)
         if t in ROWS_TYPES:
@@ -482,6 +523,9 @@ class Replay:
     def _other(self, ev) -> str:
         raw, f, t, utc = ev.raw, ev.fields, ev.raw.type_code, self.opts.utc
         head = header_line(ev, utc) + "\n"
+        if t == T.FORMAT_DESCRIPTION_EVENT and f.get("checksum_alg") != 1:
+            # a Format_description of a file without checksums: the tools show no CRC32 for it
+            head = _NO_CRC.sub(" ", head, count=1)
         tool = self.tool
         assert tool is not None
         if t == T.FORMAT_DESCRIPTION_EVENT:
@@ -495,13 +539,17 @@ class Replay:
             self.session.printed_fd = True
             if self.opts.base64 == "never":
                 return head
-            return head + "BINLOG '\n" + b64(raw.data) + f"\n'{DELIM}\n"
+            after = tool.skip_gtids_after_fd + "\n" if self.opts.skip_gtids and tool.skip_gtids_after_fd else ""
+            return head + "BINLOG '\n" + b64(raw.data) + f"\n'{DELIM}\n" + after
         skip = self._skip_repl(raw) if t not in COMMENT_ONLY else ""
-        if t == T.GTID_EVENT:
+        if t == T.GTID_EVENT:  # the GTID printers go by event type (a damaged file may mix them)
             self.in_trx = not f.get("flags2", 0) & FL_STANDALONE
-            return skip + head + "".join(line + "\n" for line in tool.gtid(self, ev))
+            return skip + head + "".join(line + "\n" for line in _mariadb_gtid(self, ev))
+        if t in (T.GTID_LOG_EVENT, T.GTID_TAGGED_LOG_EVENT, T.ANONYMOUS_GTID_LOG_EVENT, T.PREVIOUS_GTIDS_LOG_EVENT) \
+                and self.opts.skip_gtids:  # mysqlbinlog --skip-gtids: these are not printed at all
+            return ""
         if t in (T.GTID_LOG_EVENT, T.GTID_TAGGED_LOG_EVENT, T.ANONYMOUS_GTID_LOG_EVENT):
-            return head + "".join(line + "\n" for line in tool.gtid(self, ev))
+            return head + "".join(line + "\n" for line in _mysql_gtid(self, ev))
         if t == T.XID_EVENT:
             self.in_trx = self.gtid_pending = False
             return skip + head + f"COMMIT{DELIM}\n"
@@ -543,7 +591,7 @@ class Replay:
     # -- queries --------------------------------------------------------------------------------
     def _query(self, ev, at: str) -> str:
         raw, f, s = ev.raw, ev.fields, self.session
-        self.gtid_pending = False
+        pending, self.gtid_pending = self.gtid_pending, False
         tool = self.tool
         assert tool is not None
         query: str = f["query"]
@@ -553,7 +601,9 @@ class Replay:
         flags = raw.flags
         if not trans:
             if self.opts.database is not None and db != self.opts.database:
-                return ""
+                # skipped: its `# at` only; mysqlbinlog first ends the GTID it set (COMMIT)
+                close = tool.skipped_after_gtid + "\n" if pending and tool.skipped_after_gtid else ""
+                return close + at
         else:
             flags |= LOG_EVENT_SUPPRESS_USE_F
         out = [at.rstrip("\n")]
@@ -590,7 +640,7 @@ class Replay:
             flags2 = sv["flags2"]
             changed = ~0 if s.flags2 is None else s.flags2 ^ flags2
             if changed:
-                opts = _mariadb_flags2(self.version) if tool is MARIADB_TOOL else tool.flags2
+                opts = tool.flags2_of(self.version)
                 parts = [f"@@session.{name}={int(not flags2 & bit) if inv else int(bool(flags2 & bit))}"
                          for bit, name, inv in opts if changed & bit]
                 out.append("SET " + ", ".join(parts) + DELIM)
@@ -601,7 +651,7 @@ class Replay:
         ai = tuple(sv.get("auto_increment", (1, 1)))
         if ai != s.auto_increment:
             out.append(f"SET @@session.auto_increment_increment={ai[0]}, @@session.auto_increment_offset={ai[1]}{DELIM}")
-            s.auto_increment = ai  # type: ignore[assignment]
+            s.auto_increment = ai
         if "charset" in sv and tuple(sv["charset"]) != s.charset:
             client, conn, server = sv["charset"]
             name = charset_name(client)
@@ -637,7 +687,7 @@ class Replay:
         up = query.strip().upper()
         if up in ("BEGIN", "START TRANSACTION") or up.startswith("XA START"):
             self.in_trx = True
-        elif up in ("COMMIT", "ROLLBACK") or up.startswith(("XA END", "XA COMMIT", "XA ROLLBACK", "XA PREPARE")):
+        elif up in ("COMMIT", "ROLLBACK") or up.startswith(("XA COMMIT", "XA ROLLBACK", "XA PREPARE")):
             self.in_trx = False
         elif not trans and self.in_trx and not s.gtid_flags2 & FL_TRANSACTIONAL and s.gtid_flags2 & FL_STANDALONE:
             self.in_trx = False
@@ -662,7 +712,8 @@ class Replay:
         self.body.append(b64(data))
         tool = self.tool
         assert tool is not None
-        out = "\n".join(self.head + [head, *tool.table_map_notes]) + "\n"  # Table_map::print writes its head cache out
+        notes = () if self.opts.skip_gtids else tool.table_map_notes  # mysqlbinlog 9.7 --skip-gtids drops it too
+        out = "\n".join(self.head + [head, *notes]) + "\n"  # Table_map::print writes its head cache out
         self.head = []
         return out
 
@@ -766,7 +817,8 @@ def _g14(x: float) -> str:
 
 def _rewrite_table_map(ev, to: str) -> bytes:
     """A Table_map with its database renamed (Table_map_log_event::rewrite_db): length byte,
-    name, NUL; the event length and CRC32 updated."""
+    name, NUL, the event length updated; the checksum bytes kept as they were, as
+    mariadb-binlog keeps them (a BINLOG statement's events are not checked against them)."""
     raw = ev.raw
     fmt = raw.format
     data, lc = raw.data, raw.len_checksum
@@ -779,9 +831,7 @@ def _rewrite_table_map(ev, to: str) -> bytes:
     out = bytearray(body)
     size = len(out) + lc
     out[9:13] = size.to_bytes(4, "little")
-    if lc:
-        out += zlib.crc32(bytes(out)).to_bytes(4, "little")
-    return bytes(out)
+    return bytes(out) + data[len(data) - lc:]
 
 
 __all__ = ["Replay", "ReplayOptions", "TOOLS", "Tool", "Session", "b64", "field"]
