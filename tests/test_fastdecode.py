@@ -12,9 +12,6 @@ would pass the equality tests and be useless).
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
-import sysconfig
 from pathlib import Path
 
 import pytest
@@ -26,6 +23,7 @@ from binlogkit.reading import fastdecode
 from binlogkit.cli import main
 from binlogkit.reading.scan import scan
 
+from c_builds import require_built
 from test_codecs import fixture_files
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
@@ -34,14 +32,7 @@ MODES = [[], ["--json"], ["-v"], ["-v", "--json"], ["--no-verify"], ["--lenient"
 
 @pytest.fixture(scope="module")
 def accel():
-    if fastdecode._fastdecode is None:
-        cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
-        headers = Path(sysconfig.get_paths()["include"], "Python.h").exists()
-        if shutil.which(cc) and headers and not os.environ.get("BINLOGKIT_PURE_PYTHON"):
-            pytest.fail("a C compiler and Python's headers are present but binlogkit._fastdecode is not built: "
-                        "reinstall (pip install -e .) and read the build output")
-        pytest.skip("no C compiler: the accelerator is not built (the Python path does the work)")
-    return fastdecode._fastdecode
+    return require_built(fastdecode._fastdecode, "binlogkit._fastdecode", "the Python path")
 
 
 def _files() -> list[Path]:

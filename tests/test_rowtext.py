@@ -8,9 +8,6 @@ Python decoder refuses, never crash.
 
 from __future__ import annotations
 
-import os
-import shutil
-import sysconfig
 from pathlib import Path
 
 import pytest
@@ -25,6 +22,7 @@ from binlogkit.rowvalues.images import _c_args, _c_inputs, decode_rows_python
 from binlogkit.rowvalues import COMPRESSED_ROWS, ROWS_TYPES, table_from_map, verbose_lines
 
 from fixtures import store
+from c_builds import require_built
 from test_codecs import fixture_files
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
@@ -33,14 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def rowtext():
-    if rowvalues._rowtext is None:
-        cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
-        headers = Path(sysconfig.get_paths()["include"], "Python.h").exists()
-        if shutil.which(cc) and headers and not os.environ.get("BINLOGKIT_PURE_PYTHON"):
-            pytest.fail("a C compiler and Python's headers are present but binlogkit._rowtext is not built: "
-                        "reinstall (pip install -e .) and read the build output")
-        pytest.skip("no C compiler or no Python headers: the accelerator is not built (the Python decoder does the work)")
-    return rowvalues._rowtext
+    return require_built(rowvalues._rowtext, "binlogkit._rowtext", "the Python decoder")
 
 
 def _python_text(table, fields, type_code) -> bytes:

@@ -32,11 +32,13 @@ Transaction boundaries are decided by ``binlogkit.boundary.step``, as in
 ``binlogkit.transactions.Grouper`` (a test keeps the two in agreement); this loop only keeps what
 an audit needs.
 
-On a plain binlog (no key, no compression that stops it) the events the pass settles without a
-Python call -- rows, table maps, Xid, a plain BEGIN / COMMIT, and the next in-order MariaDB GTID
-of the stream seen last -- are taken by the C loop ``_pullscan.summary`` (``_FastWalk``): the
-Python loop below reads only the rest, and any irregular file is read again the Python way.
-``tests/test_boundary.py`` holds both equal on every fixture and corpus file and on built ones.
+On a binlog (not a relay log), between two frames, the one framing loop (``Input.frames``) hands
+its window to the C loop ``_pullscan.summary`` (``_CTaker``, the framer's ``taker``), which takes
+the run of events the pass settles without a Python call -- rows, table maps, Xid, a plain BEGIN /
+COMMIT, and the next in-order GTID of the stream seen last -- and stops before any other: the
+Python loop below reads only the rest, and decides everything irregular (never the C loop once a
+Start_encryption was read). ``tests/test_boundary.py`` holds both equal on every fixture and
+corpus file and on built ones.
 """
 
 from __future__ import annotations
@@ -44,20 +46,19 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable
 
 from .._optional import load_c
 from ..boundary import (BEGIN, DECIDING, GTID_TYPES, OPEN, OUTSIDE, PRELUDE, QUERY_TYPES,
                         STANDALONE, Kind, advance, gtid_state, read_gtid, step)
-from ..codecs.format_description import fde_is_checksum_aware
 from ..codecs.gtid import decode_previous_gtids
 from ..codecs.header import LEN_HEADER
 from ..constants import EventFlag, EventType as T, event_type_name
 from ..errors import BinlogError, FormatError
+from ..reading.crc import CRC32
 from ..reading.format import Format
 from ..reading.names import strip_compressed
 from ..positions import SourceClock
-from ..reading.format import format_of_event
 from ..reading.source import Input, as_input
 from ..transactions import BODIES, KNOWN_TYPES, gtid_list_strings
 from . import intervals as iv
@@ -162,15 +163,8 @@ def file_summary(path: Input | str | os.PathLike[str], context: dict[str, Any] |
     s = _Scan(path, context, observe)
     problem: dict[str, Any] | None = None
     try:
-        fast = _pullscan is not None and inp.keys is None
-        if fast:
-            try:
-                with inp.open() as fh:
-                    s.run(_FastWalk(s, fh))
-            except (_Irregular, BinlogError, OSError):   # the Python path decides every irregular file
-                s, fast = _Scan(path, context, observe), False
-        if not fast:
-            s.run(inp.frames(want=BODIES, records=False))
+        taker = _CTaker(s) if _pullscan is not None else None
+        s.run(inp.frames(want=BODIES, records=False, taker=taker), taker)
     except BinlogError as exc:
         problem = {"kind": type(exc).__name__, "offset": exc.offset, "message": exc.message,
                    "event_type": exc.event_type}
@@ -320,10 +314,10 @@ class _Scan:
         self.order.mysql_gtid(t, key, n)
         self._fast = (-1, -1, key, body[1:17]) if code == _GTID_MYSQL else None
 
-    def run(self, frames: Iterable[Any]) -> None:
+    def run(self, frames: Iterable[Any], taker: _CTaker | None = None) -> None:
         """The bare frames of one input (``Input.frames(records=False)``, locals untyped: the hot
-        loop), or a ``_FastWalk``, which yields the same and counts what its C loop took."""
-        fast = frames if isinstance(frames, _FastWalk) else None
+        loop); ``taker``: the C loop the framing hands its window between two frames, which
+        counts the events it takes."""
         fdes = 0
         own_source = None
         base = self.base
@@ -333,6 +327,7 @@ class _Scan:
         end = 4
         first_ts: int | None = None
         last_ts: int | None = None
+        first_at = last_at = 0   # where they are (merged with the taker's)
         src_file: str | None
         try:
             for at, code, ts, sid, ev_size, log_pos, flags, data, ok, fmt in frames:
@@ -344,8 +339,8 @@ class _Scan:
                         bad.append(at)
                 if ts:
                     if first_ts is None:
-                        first_ts = ts
-                    last_ts = ts
+                        first_ts, first_at = ts, at
+                    last_ts, last_at = ts, at
                 if code not in known and not flags & _IGNORABLE:
                     self.unknown.append({"offset": at, "type_code": code})
                 if log_pos != end & 0xFFFFFFFF and not relay and fdes >= 1 and log_pos and not flags & _ARTIFICIAL \
@@ -432,175 +427,92 @@ class _Scan:
         finally:  # a damaged file stops the walk: what was counted up to there stays
             self.events, self.checksummed, self.end_offset = events, checksummed, end
             self.first_ts, self.last_ts = first_ts, last_ts
-            if fast is not None:   # it counted every event, the C loop's too
-                self.events, self.checksummed, self.end_offset = fast.events, fast.checksummed, fast.end
-                self.first_ts, self.last_ts = fast.first_ts, fast.last_ts
+            if taker is not None and taker.events:   # with the events the C loop took
+                self.events += taker.events
+                self.checksummed += taker.checksummed
+                self.end_offset = max(end, taker.end)
+                if taker.first_ts is not None and (first_ts is None or taker.first_at < first_at):
+                    self.first_ts = taker.first_ts
+                if taker.last_ts is not None and (last_ts is None or taker.last_at > last_at):
+                    self.last_ts = taker.last_ts
 
 
 _LL_MAX = (1 << 63) - 1   # the C loop's run ends are signed 64-bit (a MariaDB seq_no is unsigned)
 
 
-class _Irregular(Exception):
-    """The fast walk met what only the Python walk (``Input.frames``) decides."""
-
-
 _pullscan = load_c("_pullscan", "BINLOGKIT_NO_AUDITSCAN", needs="summary")
 _KNOWN = bytes(1 if c in KNOWN_TYPES else 0 for c in range(256))
-_WINDOW = 4 << 20   # as framing.WINDOW: memory flat in the file size
-_START_V3, _START_ENCRYPTION = 1, int(T.START_ENCRYPTION_EVENT)
 
 
-class _FastWalk:
-    """The events of a plain binlog as ``Input.frames(want=BODIES, records=False)`` yields them,
-    but only those the C loop (``_pullscan.summary``) does not settle; what it settles it applies
-    to the scan ``s`` between two of them. Anything irregular (framing, encryption) raises
-    ``_Irregular``: the caller reads the file again the Python way."""
+class _CTaker:
+    """The C loop (``_pullscan.summary``) as the framing loop's ``taker``: handed the window
+    after each frame of a plain binlog (not a relay log, a 19-byte header), it takes the run of
+    events it settles, applies them to the scan ``s`` (transactions, the GTID stream it extends,
+    the boundary state) and counts them; the frames the Python loop reads are the rest."""
 
-    def __init__(self, s: _Scan, fh: BinaryIO) -> None:
-        self.s, self.fh = s, fh
+    def __init__(self, s: _Scan) -> None:
+        self.s = s
         self.events = self.checksummed = 0
         self.end = 4
         self.first_ts: int | None = None
         self.last_ts: int | None = None
+        self.first_at = self.last_at = 0   # the offsets of the runs they were in
 
-    def __iter__(self):
-        from ..codecs.header import HEADER_STRUCT
-        from ..reading.crc import CRC32
-        from ..reading.framing import MAX_EVENT_SIZE, checksum_on
-        from ..reading.reader import event_crc
-
-        fh, s, c_loop = self.fh, self.s, _pullscan
-        readinto = getattr(fh, "readinto")
-        if fh.read(4) != b"\xfebin":
-            raise _Irregular
-        buf = bytearray(_WINDOW)
-        filled = rel = 0
-        at, crc_on, fdes, eof = 4, False, 0, False
-        unpack = HEADER_STRUCT.unpack_from
-
-        def fill(need: int) -> None:
-            nonlocal buf, filled, rel, eof
-            if filled - rel >= need or eof:
-                return
-            keep = filled - rel
-            if need > len(buf):
-                buf = bytearray(buf[rel:filled]) + bytearray(need - keep)
-            else:
-                buf[:keep] = buf[rel:filled]
-            rel, filled = 0, keep
-            mv = memoryview(buf)
-            while filled < len(buf):
-                got = readinto(mv[filled:])
-                if not got:
-                    eof = True
-                    break
-                filled += got
-            mv.release()
-
-        while True:
-            fill(LEN_HEADER)
-            avail = filled - rel
-            if avail == 0:
-                return
-            if avail < LEN_HEADER:
-                raise _Irregular
-            ts, code, sid, size, log_pos, flags = unpack(buf, rel)
-            if (at == 4 and code not in (_FDE, _START_V3)) or size < LEN_HEADER or size > MAX_EVENT_SIZE \
-                    or code == _START_ENCRYPTION:
-                raise _Irregular
-            fill(size)
-            if filled - rel < size:
-                raise _Irregular
-            e = rel + size
-            ok = data = None
-            if code == _FDE:
-                data = bytes(buf[rel:e])
-                crc_on = checksum_on(data)
-                fdes += 1
-                if fde_is_checksum_aware(data):
-                    ok = int.from_bytes(data[-4:], "little") == event_crc(data)
-            else:
-                if crc_on:
-                    if size < LEN_HEADER + 4:
-                        raise _Irregular
-                    ok = int.from_bytes(buf[e - 4:e], "little") == CRC32(memoryview(buf)[rel:e - 4])
-                if code in BODIES:
-                    data = bytes(buf[rel:e])
-            self.events += 1
-            self.checksummed += ok is not None
-            if ts:
-                if self.first_ts is None:
-                    self.first_ts = ts
-                self.last_ts = ts
-            at, rel = at + size, e
-            self.end = at
-            yield at - size, code, ts, sid, size, log_pos, flags, data, ok, \
-                format_of_event(data) if data is not None and code == _FDE else None
-            # the loop has read that event: the C loop takes what it settles from here
-            if fdes != 1 or s.relay or s.fmt is None or s.fmt.header_length > LEN_HEADER:
-                continue
-            while True:
-                fill(LEN_HEADER)
-                if filled - rel < LEN_HEADER:
-                    break
-                fast = s._fast
-                t = s.cur
+    def __call__(self, buf: bytearray, rel: int, filled: int, at: int, crc_on: bool) -> tuple[int, int]:
+        s = self.s
+        if s.relay or s.fmt is None or s.fmt.header_length > LEN_HEADER or filled - rel < LEN_HEADER:
+            return rel, at
+        fast = s._fast
+        t = s.cur
+        domain, server, uuid, last, ce = -1, -1, b"", -1, -1
+        if fast is not None and not s.collect and s.observe is None:
+            d, sv, key, sidb = fast
+            if sidb:   # a MySQL stream: its numbers so far end at the last run's end
+                ivs = s.order.mysql.m.get(key)
+                if ivs and not s.order.mysql_before:
+                    uuid, last = sidb, ivs[-1][1]
+            else:      # a MariaDB stream: its run ends at the domain's last seq_no
+                ivs, lt = s.order.maria.m.get(key), s.order.last.get(d)
+                if ivs and lt is not None and ivs[-1][1] == lt[1] and not s.order.maria_before:
+                    domain, server, last = d, sv, lt[1]
+            if last >= 0:
+                civs = s.complete.m.get(key)
+                ce = civs[-1][1] if civs else -1
+            if last >= _LL_MAX or ce >= _LL_MAX:   # past the C loop's signed 64-bit run ends
                 domain, server, uuid, last, ce = -1, -1, b"", -1, -1
-                if fast is not None and not s.collect and s.observe is None:
-                    d, sv, key, sidb = fast
-                    if sidb:   # a MySQL stream: its numbers so far end at the last run's end
-                        ivs = s.order.mysql.m.get(key)
-                        if ivs and not s.order.mysql_before:
-                            uuid, last = sidb, ivs[-1][1]
-                    else:      # a MariaDB stream: its run ends at the domain's last seq_no
-                        ivs, lt = s.order.maria.m.get(key), s.order.last.get(d)
-                        if ivs and lt is not None and ivs[-1][1] == lt[1] and not s.order.maria_before:
-                            domain, server, last = d, sv, lt[1]
-                    if last >= 0:
-                        civs = s.complete.m.get(key)
-                        ce = civs[-1][1] if civs else -1
-                    if last >= _LL_MAX or ce >= _LL_MAX:   # past the C loop's signed 64-bit run ends
-                        domain, server, uuid, last, ce = -1, -1, b"", -1, -1
-                cur_fast = t is not None and fast is not None and t.key == fast[2] and t.n is not None
-                phl = s.fmt.post_header_length(T.QUERY_EVENT)
-                (status, rel, at2, n, nck, fts, lts, state, have_cur, cur_fast2, cur_seq, cur_at, cur_src, last2,
-                 ce2, trx, opened) = c_loop.summary(buf, rel, filled, at, crc_on, s.state, phl if phl else 13, _KNOWN,
-                                                    t is not None, cur_fast, t.n if cur_fast and t is not None else 0,
-                                                    -1, -1, domain, server, uuid, last, ce, CRC32)
-                if n:
-                    at = at2
-                    self.events += n
-                    self.checksummed += nck
-                    self.end = at
-                    if fts >= 0:
-                        if self.first_ts is None:
-                            self.first_ts = fts
-                        self.last_ts = lts
-                    s.state = state
-                    s.transactions += trx
-                    if fast is not None and last >= 0:
-                        d, sv, key, sidb = fast
-                        if last2 != last and sidb:
-                            s.order.mysql.m[key][-1][1] = last2
-                        elif last2 != last:
-                            text = f"{key}-{last2}"
-                            s.order.maria.m[key][-1][1] = last2
-                            s.order.last[d] = [text, last2]
-                            s.order.high[d] = [text, last2]
-                        if ce2 != ce:
-                            s.complete.m[key][-1][1] = ce2
-                        if not have_cur:
-                            s.cur = None
-                        elif opened:
-                            s.cur = _Trx(iv.join_gtid(key, cur_seq), key, cur_seq,
-                                         Kind.MYSQL if sidb else Kind.MARIADB, cur_at, s.base,
-                                         cur_src if cur_src >= 0 else None)
-                    elif not have_cur:
-                        s.cur = None
-                if status == 1 or not n:
-                    if status == 0 and filled - rel >= LEN_HEADER:   # a whole event not in the window
-                        size = int.from_bytes(buf[rel + 9:rel + 13], "little")
-                        fill(max(LEN_HEADER, min(size, MAX_EVENT_SIZE)))
-                        if filled - rel >= size:
-                            continue
-                    break
+        cur_fast = t is not None and fast is not None and t.key == fast[2] and t.n is not None
+        phl = s.fmt.post_header_length(T.QUERY_EVENT)
+        (_status, rel, at2, n, nck, fts, lts, state, have_cur, _cur_fast, cur_seq, cur_at, cur_src, last2,
+         ce2, trx, opened) = _pullscan.summary(buf, rel, filled, at, crc_on, s.state, phl if phl else 13, _KNOWN,
+                                               t is not None, cur_fast, t.n if cur_fast and t is not None else 0,
+                                               -1, -1, domain, server, uuid, last, ce, CRC32)
+        if not n:
+            return rel, at
+        self.events += n
+        self.checksummed += nck
+        self.end = at2
+        if fts >= 0:
+            if self.first_ts is None:
+                self.first_ts, self.first_at = fts, at
+            self.last_ts, self.last_at = lts, at
+        s.state = state
+        s.transactions += trx
+        if fast is not None and last >= 0:
+            d, sv, key, sidb = fast
+            if last2 != last and sidb:
+                s.order.mysql.m[key][-1][1] = last2
+            elif last2 != last:
+                text = f"{key}-{last2}"
+                s.order.maria.m[key][-1][1] = last2
+                s.order.last[d] = [text, last2]
+                s.order.high[d] = [text, last2]
+            if ce2 != ce:
+                s.complete.m[key][-1][1] = ce2
+            if not have_cur:
+                s.cur = None
+            elif opened:
+                s.cur = _Trx(iv.join_gtid(key, cur_seq), key, cur_seq, Kind.MYSQL if sidb else Kind.MARIADB, cur_at,
+                             s.base, cur_src if cur_src >= 0 else None)
+        elif not have_cur:
+            s.cur = None
+        return rel, at2

@@ -14,7 +14,7 @@ cleared, so the flag a crashed or open binlog still carries must be cleared befo
 from __future__ import annotations
 
 import zlib
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Callable, Iterator, NamedTuple
 
 from ..codecs.format_description import fde_is_checksum_aware
 from ..codecs.header import HEADER_STRUCT, LEN_HEADER, OFS_FLAGS
@@ -33,6 +33,9 @@ MYSQL_ENCRYPTED_MAGIC = b"\xfdbin"
 # Servers cap an event at max_allowed_packet (at most 1 GiB); a bigger event_size is damage,
 # and must not make the reader try to buffer gigabytes.
 MAX_EVENT_SIZE = (1 << 30) + (1 << 16)
+
+# taker(buf, rel, filled, at, crc_on) -> (rel, at): a C loop handed the window between two frames
+Taker = Callable[[bytearray, int, int, int, bool], tuple[int, int]]
 
 
 class Frame(NamedTuple):
@@ -72,7 +75,8 @@ def checksum_on(fde: bytes) -> bool:
 
 
 def walk_events(fh: Any, *, verify: bool = True, want: frozenset[int] | set[int] | None = frozenset(),
-                keys=None, notes: dict | None = None, records: bool = True) -> Iterator[Frame]:
+                keys=None, notes: dict | None = None, records: bool = True,
+                taker: Taker | None = None) -> Iterator[Frame]:
     """Yield a ``Frame`` for every event of a binlog byte stream positioned right after its
     4-byte magic (``source`` reads the magic and unwraps the containers: call it through
     ``source.Input.frames`` / ``source.frames_of_stream``). ``data`` is the whole event's bytes
@@ -93,6 +97,12 @@ def walk_events(fh: Any, *, verify: bool = True, want: frozenset[int] | set[int]
     ``records=False``: bare tuples of the same fields in the same order (``Frame._fields``),
     for the hot loops that unpack them (audit's per-file pass, the transaction walk, ``verify``'s
     Python walk): making a ``Frame`` costs about 0.2 us an event, a sixth of this loop's time.
+
+    ``taker``: after each frame the consumer has taken (in the clear: never once a
+    Start_encryption was read), ``taker(buf, rel, filled, at, crc_on)`` is handed the window,
+    ``buf[rel:filled]`` holding the stream from offset ``at``; it consumes the whole events it
+    settles itself (a C loop: audit's ``_pullscan.summary``), stopping before any other, and
+    returns ``(rel, at)`` after them. Those events yield no frame: the taker accounts for them.
     """
     new = tuple.__new__
     fmt: Format | None = None
@@ -199,6 +209,8 @@ def walk_events(fh: Any, *, verify: bool = True, want: frozenset[int] | set[int]
             at, rel = end, e
             if code == _START_ENCRYPTION and decrypt is None:  # the key is needed from the next event on
                 start_enc = (bytes(mv[e - ev_size + LEN_HEADER:e - (LEN_CHECKSUM if crc_on else 0)]), at - ev_size)
+            elif taker is not None and decrypt is None:
+                rel, at = taker(buf, rel, filled, at, crc_on)
     except CompressionError as exc:  # an archive that stopped decompressing: name the event being read
         head = filled - rel >= LEN_HEADER  # its header is in the window: the body was being read
         raise exc.with_context(offset=at, event_type=event_type_name(buf[rel + 4]) if head else None)

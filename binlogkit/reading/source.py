@@ -20,8 +20,10 @@ The layers under it, each in one place::
                      decryption, the FDE -> Format step: format.format_of_event)
 
 The C loop (``fastdecode``) reads the same opened, unwrapped stream (``Input.open_binlog``)
-and hands anything irregular back to ``Input.frames``. No Python object is made per event
-beyond the ``Frame`` tuple, and no bytes object unless its type is in ``want``.
+and hands anything irregular back to ``Input.frames``; audit's C loop rides inside the framing
+loop instead (``Input.frames(taker=...)``: handed the window between two frames, it takes the
+events it settles). No Python object is made per event beyond the ``Frame`` tuple, and no bytes
+object unless its type is in ``want``.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator, U
 from ..constants import BINLOG_MAGIC
 from ..errors import BadMagicError, BinlogError
 from .files import expand_paths, input_size, open_input
-from .framing import MYSQL_ENCRYPTED_MAGIC, Frame, walk_events
+from .framing import MYSQL_ENCRYPTED_MAGIC, Frame, Taker, walk_events
 from .storage import Url, is_url
 from .names import compression_of
 
@@ -80,10 +82,11 @@ def binlog_stream(fh: BinaryIO, keys: Keys | None = None) -> BinaryIO:
 
 
 def frames_of_stream(fh: BinaryIO, *, verify: bool = True, want: Want = frozenset(), keys: Keys | None = None,
-                     notes: dict | None = None, records: bool = True) -> Iterator[Frame]:
+                     notes: dict | None = None, records: bool = True, taker: Taker | None = None) -> Iterator[Frame]:
     """The frames of an open stream at byte 0 (``Input.frames`` for a stream a caller opened:
     standard input, bytes in memory). Errors carry no file name: the caller adds it."""
-    return walk_events(binlog_stream(fh, keys), verify=verify, want=want, keys=keys, notes=notes, records=records)
+    return walk_events(binlog_stream(fh, keys), verify=verify, want=want, keys=keys, notes=notes, records=records,
+                       taker=taker)
 
 
 @dataclass(frozen=True)
@@ -141,16 +144,18 @@ class Input:
         return open_input(self.path)
 
     def frames(self, *, want: Want = frozenset(), verify: bool | None = None, notes: dict | None = None,
-               records: bool = True) -> Iterator[Frame]:
+               records: bool = True, taker: Taker | None = None) -> Iterator[Frame]:
         """Every event of the input, framed, with its ``Format`` (see ``framing.Frame``):
         bytes only for the types in ``want`` (every event: None). ``verify`` overrides the
         input's own. ``records=False``: bare tuples of the same fields, for hot loops that
-        unpack them. A ``BinlogError`` names this input's file."""
+        unpack them. ``taker``: a C loop handed the window between two frames, which takes the
+        events it settles itself (``framing.walk_events``). A ``BinlogError`` names this
+        input's file."""
         keys = self.loaded_keys()
         with self.open() as fh:
             try:
                 yield from frames_of_stream(fh, verify=self.verify if verify is None else verify, want=want,
-                                            keys=keys, notes=notes, records=records)
+                                            keys=keys, notes=notes, records=records, taker=taker)
             except BinlogError as exc:
                 raise exc.with_context(file=self.name)
 
