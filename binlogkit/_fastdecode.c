@@ -27,7 +27,7 @@
 enum { MORE = 0, PYTHON = 1, HANDOVER = 2, ROWS = 3, TABLEMAP = 4, FULL = 5 };
 enum {
     O_VERIFY = 1, O_TEXT = 2, O_JSON = 4, O_VERBOSE = 8, O_FIRST_PY = 16, O_CRC_ON = 32, O_SHOW_CRC = 64,
-    O_COUNT = 128
+    O_COUNT = 128, O_REPLAY = 256
 };
 #define LEN_HEADER LEN_COMMON_HEADER
 #define MAX_EVENT_SIZE ((1LL << 30) + (1LL << 16))
@@ -48,6 +48,38 @@ static int put_hex(Out *o, const unsigned char *p, Py_ssize_t n) {
         *w++ = HEX[p[i] & 15];
     }
     o->len += 2 * n;
+    return 0;
+}
+
+static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* base64 as the servers' tools write a BINLOG block (replay.b64, base64.encodebytes): lines of
+   76 characters (57 bytes) joined by a newline, no newline after the last one */
+static int put_b64(Out *o, const unsigned char *p, Py_ssize_t n) {
+    Py_ssize_t lines = (n + 56) / 57;
+    if (grow(o, (n + 2) / 3 * 4 + lines))
+        return -1;
+    char *w = o->buf + o->len;
+    for (Py_ssize_t at = 0; at < n; at += 57) {
+        if (at)
+            *w++ = '\n';
+        Py_ssize_t stop = at + 57 < n ? at + 57 : n, i = at;
+        for (; i + 3 <= stop; i += 3) {
+            uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+            *w++ = B64[v >> 18];
+            *w++ = B64[(v >> 12) & 63];
+            *w++ = B64[(v >> 6) & 63];
+            *w++ = B64[v & 63];
+        }
+        if (i < stop) {
+            uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < stop ? (uint32_t)p[i + 1] << 8 : 0);
+            *w++ = B64[v >> 18];
+            *w++ = B64[(v >> 12) & 63];
+            *w++ = i + 1 < stop ? B64[(v >> 6) & 63] : '=';
+            *w++ = '=';
+        }
+    }
+    o->len = w - o->buf;
     return 0;
 }
 
@@ -485,7 +517,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     Out o = {NULL, 0, 0};
     int status = MORE, first = 1;
     long long events = 0, checksummed = 0;
-    Py_ssize_t mark = 0;
+    Py_ssize_t mark = 0, hdr = 0, b64at = 0;
     Body r;
     c.cfg = cfg.buf;
     c.names = names;
@@ -577,7 +609,10 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             if (!res)
                 res = PUTS(&o, "}\n") ? -1 : 0;
         } else {
-            res = PUTS(&o, "# at ") || put_u64(&o, (uint64_t)at) || PUTS(&o, "\n#") || put_stamp(&o, &c.stamp, e.ts) ||
+            res = PUTS(&o, "# at ") || put_u64(&o, (uint64_t)at) || PUTS(&o, "\n") ? -1 : 0;
+            hdr = o.len;
+            if (!res)
+                res = PUTS(&o, "#") || put_stamp(&o, &c.stamp, e.ts) ||
                           PUTS(&o, " server id ") || put_u64(&o, e.sid) || PUTS(&o, "  end_log_pos ") ||
                           put_u64(&o, e.log_pos)
                       ? -1
@@ -593,6 +628,9 @@ static PyObject *walk(PyObject *self, PyObject *args) {
                 res = PUTS(&o, " \t") ? -1 : 0;
             if (!res)
                 res = text_event(&o, &c, e.code, e.sid, b, end, &r);
+            b64at = o.len;
+            if (!res && c.opts & O_REPLAY) /* the event as a BINLOG block's piece (replay.py) */
+                res = is_rows(e.code) ? put_b64(&o, h, e.size) ? -1 : 0 : 1;
         }
         if (res < 0) {
             PyErr_NoMemory();
@@ -607,6 +645,12 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         Py_ssize_t body_at = b - base, body_end = end - base;
         rel += e.size;
         at += e.size;
+        if (c.opts & O_REPLAY) { /* info: (code, table_id, body_start, body_end, header_at, b64_at, stmt_end) */
+            status = ROWS;
+            info = Py_BuildValue("(iKnnnni)", e.code, (unsigned long long)r.table_id, body_at, body_end, hdr - mark,
+                                 b64at - mark, (int)(r.flags & 1));
+            break;
+        }
         if (c.opts & O_VERBOSE && (e.code == TABLE_MAP_EVENT || is_rows(e.code))) {
             status = e.code == TABLE_MAP_EVENT ? TABLEMAP : ROWS;
             info = Py_BuildValue("(iKnnn)", e.code, (unsigned long long)r.table_id, body_at, body_end, mark);
