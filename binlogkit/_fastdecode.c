@@ -496,6 +496,107 @@ static int json_fields(Out *o, Ctx *c, int code, uint32_t sid, const unsigned ch
                : 0;
 }
 
+/* the length of one stored value (decoding/rowvalues' layouts, as _rowtext.c reads them), -1 for a
+   type or metadata this count leaves to the Python path */
+static const int DIG2BYTES[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
+
+static Py_ssize_t value_len(int t, unsigned m, const unsigned char *p, const unsigned char *end) {
+    int lb;
+    switch (t) {
+    case MYSQL_TYPE_TINY: case MYSQL_TYPE_YEAR: return 1;
+    case MYSQL_TYPE_SHORT: return 2;
+    case MYSQL_TYPE_INT24: case MYSQL_TYPE_DATE: case MYSQL_TYPE_NEWDATE: case MYSQL_TYPE_TIME: return 3;
+    case MYSQL_TYPE_LONG: case MYSQL_TYPE_FLOAT: case MYSQL_TYPE_TIMESTAMP: return 4;
+    case MYSQL_TYPE_LONGLONG: case MYSQL_TYPE_DOUBLE: case MYSQL_TYPE_DATETIME: return 8;
+    case MYSQL_TYPE_TIMESTAMP2: return m > 6 ? -1 : 4 + (Py_ssize_t)(m + 1) / 2;
+    case MYSQL_TYPE_DATETIME2: return m > 6 ? -1 : 5 + (Py_ssize_t)(m + 1) / 2;
+    case MYSQL_TYPE_TIME2: return m > 6 ? -1 : 3 + (Py_ssize_t)(m + 1) / 2;
+    case MYSQL_TYPE_NEWDECIMAL: {
+        int prec = (int)(m >> 8), scale = (int)(m & 0xFF);
+        if (prec < 1 || prec > 65 || scale > prec)
+            return -1;
+        int in = prec - scale;
+        return in / 9 * 4 + DIG2BYTES[in % 9] + scale / 9 * 4 + DIG2BYTES[scale % 9];
+    }
+    case MYSQL_TYPE_BIT: {
+        int nbits = (int)(m & 0xFF) * 8 + (int)(m >> 8);
+        return nbits > 64 ? -1 : (nbits + 7) / 8;
+    }
+    case MYSQL_TYPE_VARCHAR: case MYSQL_TYPE_VAR_STRING:
+        lb = m < 256 ? 1 : 2;
+        break;
+    case MYSQL_TYPE_STRING: {
+        unsigned real = m >> 8;
+        if (real == MYSQL_TYPE_ENUM || real == MYSQL_TYPE_SET)
+            return (m & 0xFF) < 1 || (m & 0xFF) > 8 ? -1 : (Py_ssize_t)(m & 0xFF);
+        lb = ((((m >> 4) & 0x300) ^ 0x300) + (m & 0xFF)) < 256 ? 1 : 2;
+        break;
+    }
+    case MYSQL_TYPE_BLOB: case MYSQL_TYPE_TINY_BLOB: case MYSQL_TYPE_MEDIUM_BLOB: case MYSQL_TYPE_LONG_BLOB:
+        lb = m ? (int)m : 4;
+        if (lb > 4)
+            return -1;
+        break;
+    default:
+        return -1; /* JSON, GEOMETRY, old DECIMAL, unknown: the Python path counts them */
+    }
+    if (end - p < lb)
+        return -1;
+    uint64_t n = le(p, lb);
+    return (uint64_t)(end - p - lb) < n ? -1 : lb + (Py_ssize_t)n;
+}
+
+/* one row image (null bitmap over the present columns, then their values): its length, or -1 */
+static Py_ssize_t image_len(const unsigned char *types, const unsigned char *metas, Py_ssize_t ncols,
+                            const unsigned char *present, const unsigned char *p, const unsigned char *end) {
+    Py_ssize_t npresent = 0;
+    for (Py_ssize_t i = 0; i < ncols; i++)
+        npresent += (present[i / 8] >> (i % 8)) & 1;
+    Py_ssize_t nb = (npresent + 7) / 8, k = 0;
+    if (end - p < nb)
+        return -1;
+    const unsigned char *q = p + nb;
+    for (Py_ssize_t i = 0; i < ncols; i++) {
+        if (!((present[i / 8] >> (i % 8)) & 1))
+            continue;
+        if (!((p[k / 8] >> (k % 8)) & 1)) {
+            Py_ssize_t used = value_len(types[i], (unsigned)le(metas + 2 * i, 2), q, end);
+            if (used < 0)
+                return -1;
+            q += used;
+        }
+        k++;
+    }
+    return q - p;
+}
+
+/* the rows of one rows event (`# Number of rows`), the table given as its column types then
+   their 2-byte metadata; -1: the Python path counts them */
+static long long count_rows(PyObject *table, int code, const Body *r) {
+    if (!table || !PyBytes_Check(table) || PyBytes_GET_SIZE(table) % 3)
+        return -1;
+    Py_ssize_t ncols = PyBytes_GET_SIZE(table) / 3;
+    const unsigned char *types = (const unsigned char *)PyBytes_AS_STRING(table), *metas = types + ncols;
+    if ((uint64_t)ncols != r->width)
+        return -1;
+    const unsigned char *p = r->rows, *end = r->rows + r->n_rows;
+    long long n = 0;
+    while (p < end) {
+        Py_ssize_t used = image_len(types, metas, ncols, r->before, p, end);
+        if (used <= 0)
+            return -1;
+        p += used;
+        if (r->after) {
+            used = image_len(types, metas, ncols, r->after, p, end);
+            if (used <= 0)
+                return -1;
+            p += used;
+        }
+        n++;
+    }
+    return n;
+}
+
 static int is_rows(int code) { return (code >= WRITE_ROWS_EVENT_V1 && code <= DELETE_ROWS_EVENT_V1) || is_v2(code); }
 
 /* what the Python path is handed with an event: (code, timestamp, server_id, size, log_pos, flags,
@@ -647,8 +748,18 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         at += e.size;
         if (c.opts & O_REPLAY) { /* info: (code, table_id, body_start, body_end, header_at, b64_at, stmt_end) */
             status = ROWS;
-            info = Py_BuildValue("(iKnnnni)", e.code, (unsigned long long)r.table_id, body_at, body_end, hdr - mark,
-                                 b64at - mark, (int)(r.flags & 1));
+            long long nrows = -1; /* counted here only for a checked event of a table Python gave */
+            if (ok == 1 && PyDict_Check(names)) {
+                PyObject *key = PyLong_FromUnsignedLongLong((unsigned long long)r.table_id);
+                if (!key)
+                    goto done;
+                nrows = count_rows(PyDict_GetItemWithError(names, key), e.code, &r);
+                Py_DECREF(key);
+                if (PyErr_Occurred())
+                    goto done;
+            }
+            info = Py_BuildValue("(iKnnnniL)", e.code, (unsigned long long)r.table_id, body_at, body_end, hdr - mark,
+                                 b64at - mark, (int)(r.flags & 1), nrows);
             break;
         }
         if (c.opts & O_VERBOSE && (e.code == TABLE_MAP_EVENT || is_rows(e.code))) {

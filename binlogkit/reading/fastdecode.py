@@ -460,8 +460,11 @@ def _replay_file(c_loop: _CLoop, inp: Input, dec: EventDecoder, replay: Any,
     opts = O_TEXT | O_REPLAY | (O_VERIFY if verify else 0)
     fmt = None
     crc_on = False
+    from .decoder import Problem
+
     cfg = _Config(None, as_json=False, rows_objects=False, replay=True)
     first_py = False
+    tables: dict[int, bytes] = {}  # table id -> the C loop's row count input (_table_for_c)
     with inp.open() as fh:
         if fh.read(4) != BINLOG_MAGIC:
             yield from _handover(inp, 0, dec, strict=True)
@@ -475,7 +478,7 @@ def _replay_file(c_loop: _CLoop, inp: Input, dec: EventDecoder, replay: Any,
             first_py = first_py or replay.in_payload or not replay.started
             o = opts | (O_CRC_ON if crc_on else 0) | (O_SHOW_CRC if cfg.show_crc else 0) | (O_FIRST_PY if first_py else 0)
             status, w.rel, _, w.at, text, info, _, _ = walk(w.buf, w.rel, w.filled, w.at, o, CRC32, cfg.cfg,
-                                                            None, b"")
+                                                            tables, b"")
             if status != MORE:
                 first_py = False
             if progress is not None:
@@ -494,17 +497,18 @@ def _replay_file(c_loop: _CLoop, inp: Input, dec: EventDecoder, replay: Any,
                 yield from _handover(inp, w.at, dec, strict=True)
                 return
             if status == ROWS:
-                code, table_id, b0, b1, hdr, b64at, end = info
-                body = bytes(w.buf[b0:b1])
-                size = LEN_HEADER + (b1 - b0) + (LEN_CHECKSUM if cfg.show_crc else 0)
-                try:
-                    rows = _rows_text(dec, fmt, code, table_id, body)
-                except BinlogError as exc:
-                    from .decoder import Problem
-                    yield Problem(name, exc.with_context(file=name, offset=w.at - size,
-                                                         event_type=event_type_name(code)))
-                    return
-                count = sum(rows.count(word) for word in _ROW_WORDS) if rows is not None else 0
+                code, table_id, b0, b1, hdr, b64at, end, count = info
+                if count < 0:  # not counted in C: the row text's, as replay.py counts
+                    body = bytes(w.buf[b0:b1])
+                    size = LEN_HEADER + (b1 - b0) + (LEN_CHECKSUM if cfg.show_crc else 0)
+                    try:
+                        rows = _rows_text(dec, fmt, code, table_id, body)
+                    except BinlogError as exc:
+                        from .decoder import Problem
+                        yield Problem(name, exc.with_context(file=name, offset=w.at - size,
+                                                             event_type=event_type_name(code)))
+                        return
+                    count = sum(rows.count(word) for word in _ROW_WORDS) if rows is not None else 0
                 yield RowsPiece(text[:hdr], text[hdr:b64at - 1].decode("ascii"), text[b64at:].decode("ascii"),
                                 count, bool(end))
                 continue
@@ -534,7 +538,23 @@ def _replay_file(c_loop: _CLoop, inp: Input, dec: EventDecoder, replay: Any,
             raw = RawEvent(at, ts, code, sid, size, log_pos, flags, data, fmt, ok, name)
             w.rel += size
             w.at += size
-            yield from dec.each(raw, name, payloads=True)
+            for ev in dec.each(raw, name, payloads=True):
+                if code == 19 and not isinstance(ev, Problem) and ev.raw is raw:
+                    _table_for_c(tables, dec, ev.fields["table_id"])
+                yield ev
             if dec.failed:
                 return
             first_py = code == _PAYLOAD
+
+
+def _table_for_c(tables: dict[int, bytes], dec: EventDecoder, table_id: int) -> None:
+    """What the C loop counts a table's rows with (column types, then 2-byte metadata each), or
+    nothing (its rows are counted from their text: column-type hints, a table not decoded)."""
+    from ..rowvalues.images import _c_args
+
+    table = dec.tables.get(table_id)
+    key = _c_args(table) if table is not None else ()
+    if key:
+        tables[table_id] = key[0] + key[1]
+    else:
+        tables.pop(table_id, None)
