@@ -505,9 +505,11 @@ static Py_ssize_t value_len(int t, unsigned m, const unsigned char *p, const uns
     switch (t) {
     case MYSQL_TYPE_TINY: case MYSQL_TYPE_YEAR: return 1;
     case MYSQL_TYPE_SHORT: return 2;
-    case MYSQL_TYPE_INT24: case MYSQL_TYPE_DATE: case MYSQL_TYPE_NEWDATE: case MYSQL_TYPE_TIME: return 3;
-    case MYSQL_TYPE_LONG: case MYSQL_TYPE_FLOAT: case MYSQL_TYPE_TIMESTAMP: return 4;
-    case MYSQL_TYPE_LONGLONG: case MYSQL_TYPE_DOUBLE: case MYSQL_TYPE_DATETIME: return 8;
+    case MYSQL_TYPE_INT24: case MYSQL_TYPE_DATE: case MYSQL_TYPE_NEWDATE: return 3;
+    case MYSQL_TYPE_LONG: case MYSQL_TYPE_FLOAT: return 4;
+    case MYSQL_TYPE_LONGLONG: case MYSQL_TYPE_DOUBLE: return 8;
+    /* the old TIME / DATETIME / TIMESTAMP: MariaDB's pre-10.1 fractional ones are the same
+       codes, whose precision the binlog does not carry; the Python path says what it prints */
     case MYSQL_TYPE_TIMESTAMP2: return m > 6 ? -1 : 4 + (Py_ssize_t)(m + 1) / 2;
     case MYSQL_TYPE_DATETIME2: return m > 6 ? -1 : 5 + (Py_ssize_t)(m + 1) / 2;
     case MYSQL_TYPE_TIME2: return m > 6 ? -1 : 3 + (Py_ssize_t)(m + 1) / 2;

@@ -412,6 +412,7 @@ def replay_fast(replay: Any, paths, *, verify: bool = True, column_types=None, p
     fed to ``replay`` as the reference path feeds it."""
     from .decoder import EventDecoder, Problem
 
+    paths = [p.with_options(verify=verify) if isinstance(p, Input) else p for p in paths]  # as replay_text
     for inp in inputs(paths, verify=verify):
         dec = EventDecoder(strict=True, rows="text", column_types=column_types)  # per file, as decode_files([inp])
         c_loop = _fastdecode
