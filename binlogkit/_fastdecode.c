@@ -13,6 +13,12 @@
  * and the caller lets the Python path read it (tests compare the two on every fixture and
  * corpus file and on damaged input). Every read is bounds-checked against the event's end.
  *
+ * Replayable text (opts REPLAY, decode's default): only the rows events, each as its `# at` line,
+ * header line and base64 (the BINLOG block piece decoding/replay.py joins per statement), its
+ * rows counted for `# Number of rows` from the table's column types and metadata Python gives
+ * (any doubt: -1, Python counts); every other event -- the ones that carry session state --
+ * goes to decoding/replay.py.
+ *
  * The layouts read here are those of binlogkit/codecs (Construct, the single statement of each
  * layout) as binlogkit/codecs/fast.py reads them; a body those rules do not cover goes back.
  */
@@ -748,7 +754,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         Py_ssize_t body_at = b - base, body_end = end - base;
         rel += e.size;
         at += e.size;
-        if (c.opts & O_REPLAY) { /* info: (code, table_id, body_start, body_end, header_at, b64_at, stmt_end) */
+        if (c.opts & O_REPLAY) { /* info: (code, table_id, body_start, body_end, header_at, b64_at, stmt_end, rows) */
             status = ROWS;
             long long nrows = -1; /* counted here only for a checked event of a table Python gave */
             if (ok == 1 && PyDict_Check(names)) {
@@ -795,7 +801,11 @@ static PyMethodDef methods[] = {
      "is not for this loop (status PYTHON: info = (code, timestamp, server_id, size, log_pos,\n"
      "flags, checksum_ok)), the window ends (MORE), framing is irregular (HANDOVER), a table map\n"
      "or rows event was rendered with opts VERBOSE (TABLEMAP / ROWS: info = (code, table_id,\n"
-     "body_start, body_end, mark)) or 1 MiB of text is ready (FULL). See binlogkit/reading/fastdecode.py."},
+     "body_start, body_end, mark)) or 1 MiB of text is ready (FULL). With opts REPLAY (replayable text):\n"
+     "only rows events, each returned as ROWS with info = (code, table_id, body_start, body_end, header_at,\n"
+     "b64_at, stmt_end, rows): text = `# at` line, header line, the event's base64; rows counted when\n"
+     "names (a dict: table id -> column types + 2-byte metadata) knows the table, else -1.\n"
+     "See binlogkit/reading/fastdecode.py."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fastdecode",

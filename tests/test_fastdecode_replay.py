@@ -88,7 +88,7 @@ def test_the_c_loop_prints_the_rows_events(accel):
         fastdecode._replay_file = real
     from binlogkit import open_binlog
     rows_events = sum(1 for raw in open_binlog(str(path)) if raw.type_code in fastdecode.ROWS_CODES)
-    assert len(pieces) == rows_events >= 10 and sum(p.count for p in pieces) >= len(pieces)
+    assert len(pieces) == rows_events >= 10 and sum(p.rows for p in pieces) >= len(pieces)
     assert all(p.body in text and p.at.decode() in text for p in pieces)
 
 

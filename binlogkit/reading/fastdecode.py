@@ -15,6 +15,13 @@ event hands over), output in UTC, no position / time / type / GTID filters. ``us
 whether it applies; the command falls back to ``api.decode_files`` otherwise. Without the C
 module (no compiler, or ``BINLOGKIT_PURE_PYTHON=1``) nothing here is used.
 
+Replayable ``decode`` (the default: ``decoding.replay``) takes the same loop through
+``replay_fast``: the C loop prints the rows events (``# at``, header line, base64, the rows
+counted) and ``Replay`` gets them through its statement buffers (``head``, ``body``,
+``rows_in_stmt``, flushed at STMT_END_F by ``_flush_rows``: the whole hand-off); every other
+event -- GTID, Query, Table_map, Xid..., the ones that carry session state -- is fed to
+``Replay`` as ``decoding.replay_text`` feeds it (``tests/test_fastdecode_replay.py``).
+
 Equality with the Python path is tested on every event of every fixture and corpus file and on
 damaged copies (``tests/test_fastdecode.py``, hypothesis); ``make asan-fastdecode`` runs the same
 under AddressSanitizer + UBSan.
@@ -50,7 +57,7 @@ class _CLoop(Protocol):
     """What is used of the C module (``_fastdecode.pyi``): tests swap in None or another build."""
 
     def walk(self, buf: bytearray, rel: int, filled: int, at: int, opts: int, crc: Callable[[bytes, int], int],
-             cfg: bytes, names: tuple[bytes | None, ...] | None, prefix: bytes,
+             cfg: bytes, names: tuple[bytes | None, ...] | dict[int, bytes] | None, prefix: bytes,
              /) -> tuple[int, int, int, int, bytes, Any, int, int]: ...
 
 
@@ -389,7 +396,7 @@ class RowsPiece(NamedTuple):
     at: bytes
     head: str
     body: str
-    count: int
+    rows: int
     end: bool
 
 
@@ -431,7 +438,7 @@ def replay_fast(replay: Any, paths, *, verify: bool = True, column_types=None, p
                 yield item.at
                 replay.head.append(item.head)
                 replay.body.append(item.body)
-                replay.rows_in_stmt += item.count
+                replay.rows_in_stmt += item.rows
                 if item.end:
                     replay.ignored_maps.clear()
                     yield replay._flush_rows()
