@@ -89,7 +89,7 @@ def test_the_c_loop_prints_the_rows_events(accel):
     from binlogkit import open_binlog
     rows_events = sum(1 for raw in open_binlog(str(path)) if raw.type_code in fastdecode.ROWS_CODES)
     assert len(pieces) == rows_events >= 10 and sum(p.rows for p in pieces) >= len(pieces)
-    assert all(p.body in text and p.at.decode() in text for p in pieces)
+    assert all(p.body.decode() in text and p.at.decode() in text for p in pieces)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

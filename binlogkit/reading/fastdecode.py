@@ -394,10 +394,42 @@ class RowsPiece(NamedTuple):
     statement (STMT_END_F)."""
 
     at: bytes
-    head: str
-    body: str
+    head: bytes
+    body: bytes
     rows: int
     end: bool
+
+
+class _Held:
+    """A statement's rows events the C loop printed, held as bytes while ``Replay`` holds none of
+    its own, and written as ``Replay._flush_rows`` writes them; handed to ``Replay``'s buffers
+    (``spill``) before any other event or the end reaches it, so its state machine stays whole."""
+
+    def __init__(self) -> None:
+        self.head: list[bytes] = []
+        self.body: list[bytes] = []
+
+    def take(self, replay: Any, piece: RowsPiece) -> bool:
+        """Hold the piece (True), unless ``replay`` already holds part of the statement."""
+        if not self.head and (replay.head or replay.body or replay.tail):
+            return False
+        self.head.append(piece.head)
+        self.body.append(piece.body)
+        return True
+
+    def spill(self, replay: Any) -> None:
+        replay.head += [h.decode("ascii") for h in self.head]
+        replay.body += [b.decode("ascii") for b in self.body]
+        self.head, self.body = [], []
+
+    def flush(self, replay: Any) -> bytes:
+        """``Replay._flush_rows`` of a statement held here (no -v tail: ``replay_usable``)."""
+        out = b"".join(h + b"\n" for h in self.head) + b"\nBINLOG '\n" + b"\n".join(self.body) + b"\n'/*!*/;\n"
+        if replay.tool.row_count:
+            out += b"# Number of rows: %d\n" % replay.rows_in_stmt
+        replay.rows_in_stmt = 0
+        self.head, self.body = [], []
+        return out
 
 
 _ROW_WORDS = (b"### INSERT INTO ", b"### UPDATE ", b"### DELETE FROM ")
@@ -420,6 +452,7 @@ def replay_fast(replay: Any, paths, *, verify: bool = True, column_types=None, p
     from .decoder import EventDecoder, Problem
 
     paths = [p.with_options(verify=verify) if isinstance(p, Input) else p for p in paths]  # as replay_text
+    held = _Held()
     for inp in inputs(paths, verify=verify):
         dec = EventDecoder(strict=True, rows="text", column_types=column_types)  # per file, as decode_files([inp])
         c_loop = _fastdecode
@@ -436,13 +469,15 @@ def replay_fast(replay: Any, paths, *, verify: bool = True, column_types=None, p
         for item in items:
             if isinstance(item, RowsPiece):
                 yield item.at
-                replay.head.append(item.head)
-                replay.body.append(item.body)
                 replay.rows_in_stmt += item.rows
+                if not held.take(replay, item):
+                    replay.head.append(item.head.decode("ascii"))
+                    replay.body.append(item.body.decode("ascii"))
                 if item.end:
                     replay.ignored_maps.clear()
-                    yield replay._flush_rows()
+                    yield held.flush(replay) if held.head else replay._flush_rows()
                 continue
+            held.spill(replay)
             if isinstance(item, Problem):
                 yield replay.fail(None, str(item.error), file=item.path, offset=getattr(item.error, "offset", None),
                                   error=item.error)
@@ -457,6 +492,7 @@ def replay_fast(replay: Any, paths, *, verify: bool = True, column_types=None, p
             yield text
         if prog is not None and hasattr(prog, "close"):
             prog.close()
+    held.spill(replay)
     yield replay.close()
 
 
@@ -517,8 +553,7 @@ def _replay_file(c_loop: _CLoop, inp: Input, dec: EventDecoder, replay: Any,
                                                              event_type=event_type_name(code)))
                         return
                     count = sum(rows.count(word) for word in _ROW_WORDS) if rows is not None else 0
-                yield RowsPiece(text[:hdr], text[hdr:b64at - 1].decode("ascii"), text[b64at:].decode("ascii"),
-                                count, bool(end))
+                yield RowsPiece(text[:hdr], text[hdr:b64at - 1], text[b64at:], count, bool(end))
                 continue
             # PYTHON
             code, ts, sid, size, log_pos, flags, ok = info
@@ -548,19 +583,20 @@ def _replay_file(c_loop: _CLoop, inp: Input, dec: EventDecoder, replay: Any,
             w.at += size
             for ev in dec.each(raw, name, payloads=True):
                 if code == 19 and not isinstance(ev, Problem) and ev.raw is raw:
-                    _table_for_c(tables, dec, ev.fields["table_id"])
+                    _table_for_c(tables, dec, ev.fields["table_id"], checked=ok is True)
                 yield ev
             if dec.failed:
                 return
             first_py = code == _PAYLOAD
 
 
-def _table_for_c(tables: dict[int, bytes], dec: EventDecoder, table_id: int) -> None:
+def _table_for_c(tables: dict[int, bytes], dec: EventDecoder, table_id: int, *, checked: bool) -> None:
     """What the C loop counts a table's rows with (column types, then 2-byte metadata each), or
-    nothing (its rows are counted from their text: column-type hints, a table not decoded)."""
+    nothing (its rows are counted from their text: a Table_map whose CRC32 was not checked good,
+    column-type hints, a table not decoded)."""
     from ..rowvalues.images import _c_args
 
-    table = dec.tables.get(table_id)
+    table = dec.tables.get(table_id) if checked else None
     key = _c_args(table) if table is not None else ()
     if key:
         tables[table_id] = key[0] + key[1]
