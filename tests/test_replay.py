@@ -153,6 +153,8 @@ OPTION_CASES = [
     ("mysql-9.7", "replication-gtid", "binlog.000001", ["--database=types"]),
     ("mysql-9.7", "replication-gtid", "binlog.000001", ["--start-position=433", "--stop-position=3625"]),
     ("mariadb-10.11", "replication-gtid", "mariadb-bin.000001", ["--database=nosuch"]),
+    ("mysql-9.7", "replication-gtid", "binlog.000001", ["--exclude-gtids=84d99cf6-e8f4-11f1-896e-02fc00000001:2-20"]),
+    ("mysql-9.7", "replication-gtid", "binlog.000001", ["--include-gtids=84d99cf6-e8f4-11f1-896e-02fc00000001:5-8"]),
 ]
 
 
@@ -281,3 +283,17 @@ def test_several_files_as_the_tool_prints_them(server, name, files, tmp_path):
             shutil.rmtree(k.root / inner.relative_to("/"), ignore_errors=True)
     ours = subprocess.run([*BIN, "decode", *map(str, paths)], capture_output=True, env=dict(os.environ, TZ="UTC"))
     assert_same_as_the_tool(ours, theirs)
+
+
+def test_local_time_as_the_tool_prints_it(monkeypatch):
+    """Times in local time by default, as mariadb-binlog prints them, and --start/--stop-datetime
+    without a zone read as local time, as it reads them (Europe/Prague: UTC+1 then)."""
+    if not shutil.which("mariadb-binlog"):
+        pytest.skip("mariadb-binlog missing")
+    monkeypatch.setenv("TZ", "Europe/Prague")
+    path = store.materialize("replication-gtid") / "primary" / "mariadb-bin.000001"
+    extra = ["--start-datetime=2026-11-21 06:59:02", "--stop-datetime=2026-11-21 06:59:03"]
+    ours = subprocess.run([*BIN, "decode", *extra, str(path)], capture_output=True)
+    assert ours.stdout.startswith(b"# binlogkit decode: replayable output; times in CET\n")
+    assert b"#261121  6:59:02 server id 1" in ours.stdout  # 05:59:02 UTC
+    assert_same_as_the_tool(ours, _theirs("mariadb-10.11", path, *extra))

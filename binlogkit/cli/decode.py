@@ -16,8 +16,8 @@ from .options import (check, datetime_value, gtid_filters, gtids_value, inputs, 
 @inputs(allow_dash=True)
 @json_option("One JSON object per event (JSON lines), stable keys.")
 @position_filters()
-@time_filters("Skip events older than this (ISO 8601; UTC unless a zone is given).",
-              "Stop at the first event at or after this time.")
+@time_filters("Skip events older than this (ISO 8601 date-time; without a zone: local time as mysqlbinlog, UTC with "
+              "--utc; the listing and --json: UTC).", "Stop at the first event at or after this time.")
 @click.option("--type", "types", multiple=True, help="Only these event types (names or codes; repeat or comma-separate).")
 @gtid_filters()
 @click.option("--no-verify", is_flag=True, help="Do not stop on CRC32 mismatches (they show as checksum_ok=false).")
@@ -94,8 +94,8 @@ def decode(inputs, as_json, start_position, stop_position, start_datetime, stop_
                  "--base64-output=decode-rows to list them", EXIT_USAGE)
         _replay(inputs, keys, out, base64=base64_output.lower(), verbose=verbose, utc=utc, skip_gtids=skip_gtids,
                 database=database, rewrite_db=rewrite_db, start_position=start_position,
-                stop_position=stop_position, start_datetime=datetime_value(start_datetime),
-                stop_datetime=datetime_value(stop_datetime), include_gtids=gtids_value(include_gtids),
+                stop_position=stop_position, start_datetime=_when(start_datetime, utc),
+                stop_datetime=_when(stop_datetime, utc), include_gtids=gtids_value(include_gtids),
                 exclude_gtids=gtids_value(exclude_gtids), verify=not no_verify, hints=hints,
                 progress=(lambda name, total: Progress(total, f"decode {name}")) if watch else None)
         return
@@ -164,3 +164,17 @@ def _replay(inputs, keys, out, *, base64, verbose, utc, skip_gtids, database, re
             click.echo(f"binlogkit: error: no faithful replay: {p}", err=True)
             code = max(code, 1)
     sys.exit(code)
+
+
+def _when(value: str | None, utc: bool):
+    """A --start/--stop-datetime for the replayable output: a time without a zone is local time,
+    as mysqlbinlog reads it (UTC with --utc)."""
+    from datetime import datetime
+
+    if value is None or utc:
+        return datetime_value(value)
+    try:
+        dt = datetime.fromisoformat(value)
+    except ValueError:
+        return datetime_value(value)  # its error
+    return dt if dt.tzinfo else dt.astimezone()

@@ -81,6 +81,7 @@ def replay_text(replay, inputs, *, start_position: int | None = None, stop_posit
     from ..api import decode_files
     from ..reading.decoder import Problem
     from ..reading.source import Input, inputs as expand
+    from ..transactions import GTID_TYPES, OUTSIDE
     from .replay import TOOLS
 
     files = expand([i.with_options(verify=verify) if isinstance(i, Input) else i for i in inputs], verify=verify)
@@ -88,6 +89,7 @@ def replay_text(replay, inputs, *, start_position: int | None = None, stop_posit
     t1 = stop_datetime.timestamp() if stop_datetime else None
     fde = int(EventType.FORMAT_DESCRIPTION_EVENT)
     pgtids = int(EventType.PREVIOUS_GTIDS_LOG_EVENT)
+    gtid_filter = include_gtids is not None or exclude_gtids is not None
     for n, inp in enumerate(files):
         first, last = n == 0, n == len(files) - 1
         prog = None
@@ -98,8 +100,9 @@ def replay_text(replay, inputs, *, start_position: int | None = None, stop_posit
                 prog = None
         count = 0
         held, held_at = None, 0
-        for ev in decode_files([inp], verify=verify, strict=strict, include_gtids=include_gtids,
-                               exclude_gtids=exclude_gtids, rows="text", column_types=column_types, payloads=True):
+        keep = True  # the GTID filters: mysqlbinlog prints `# at` for each event of a transaction it skips
+        for ev in decode_files([inp], verify=verify, strict=strict, rows="text", column_types=column_types,
+                               payloads=True):
             if isinstance(ev, Problem):
                 yield replay.fail(None, str(ev.error), file=ev.path, offset=getattr(ev.error, "offset", None),
                                   error=ev.error)
@@ -131,6 +134,15 @@ def replay_text(replay, inputs, *, start_position: int | None = None, stop_posit
                           or (last and stop_position is not None and raw.offset >= stop_position)):
                 yield replay.close("--stop-position / --stop-datetime falls inside a transaction")
                 return
+            if gtid_filter:
+                if t in GTID_TYPES:
+                    g = ev.fields.get("gtid")
+                    keep = ((include_gtids is None or (g is not None and include_gtids(g)))
+                            and (exclude_gtids is None or g is None or not exclude_gtids(g)))
+                if not keep and t not in OUTSIDE:
+                    if outer:
+                        yield f"# at {raw.offset}\n"
+                    continue
             try:
                 text = replay.feed(ev)
             except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
