@@ -410,15 +410,20 @@ class _Held:
         self.body: list[bytes] = []
 
     def take(self, replay: Any, piece: RowsPiece) -> bool:
-        """Hold the piece (True), unless ``replay`` already holds part of the statement."""
-        if not self.head and (replay.head or replay.body or replay.tail):
+        """Hold the piece (True), with what ``replay`` holds of the statement (its Table_map's
+        base64 ...), taken over; not with a -v tail."""
+        if replay.tail:
             return False
+        if replay.head or replay.body:
+            self.head += [h.encode("utf-8", "surrogateescape") for h in replay.head]
+            self.body += [b.encode("ascii") for b in replay.body]
+            replay.head, replay.body = [], []
         self.head.append(piece.head)
         self.body.append(piece.body)
         return True
 
     def spill(self, replay: Any) -> None:
-        replay.head += [h.decode("ascii") for h in self.head]
+        replay.head += [h.decode("utf-8", "surrogateescape") for h in self.head]
         replay.body += [b.decode("ascii") for b in self.body]
         self.head, self.body = [], []
 
