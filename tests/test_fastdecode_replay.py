@@ -32,10 +32,20 @@ def accel():
 
 
 @pytest.fixture(autouse=True)
-def utc(monkeypatch):
-    """The C loop prints UTC: the replayable output is in local time, so make local time UTC."""
-    monkeypatch.setenv("TZ", "UTC")
+def utc():
+    """The C loop prints UTC: the replayable output is in local time, so make local time UTC
+    (and put the zone back afterwards)."""
+    import os
     import time
+
+    old = os.environ.get("TZ")
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    yield
+    if old is None:
+        del os.environ["TZ"]
+    else:
+        os.environ["TZ"] = old
     time.tzset()
 
 
