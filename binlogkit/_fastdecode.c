@@ -13,6 +13,12 @@
  * and the caller lets the Python path read it (tests compare the two on every fixture and
  * corpus file and on damaged input). Every read is bounds-checked against the event's end.
  *
+ * Replayable text (opts REPLAY, decode's default): only the rows events, each as its `# at` line,
+ * header line and base64 (the BINLOG block piece decoding/replay.py joins per statement), its
+ * rows counted for `# Number of rows` from the table's column types and metadata Python gives
+ * (any doubt: -1, Python counts); every other event -- the ones that carry session state --
+ * goes to decoding/replay.py.
+ *
  * The layouts read here are those of binlogkit/codecs (Construct, the single statement of each
  * layout) as binlogkit/codecs/fast.py reads them; a body those rules do not cover goes back.
  */
@@ -27,7 +33,7 @@
 enum { MORE = 0, PYTHON = 1, HANDOVER = 2, ROWS = 3, TABLEMAP = 4, FULL = 5 };
 enum {
     O_VERIFY = 1, O_TEXT = 2, O_JSON = 4, O_VERBOSE = 8, O_FIRST_PY = 16, O_CRC_ON = 32, O_SHOW_CRC = 64,
-    O_COUNT = 128
+    O_COUNT = 128, O_REPLAY = 256
 };
 #define LEN_HEADER LEN_COMMON_HEADER
 #define MAX_EVENT_SIZE ((1LL << 30) + (1LL << 16))
@@ -48,6 +54,38 @@ static int put_hex(Out *o, const unsigned char *p, Py_ssize_t n) {
         *w++ = HEX[p[i] & 15];
     }
     o->len += 2 * n;
+    return 0;
+}
+
+static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* base64 as the servers' tools write a BINLOG block (replay.b64, base64.encodebytes): lines of
+   76 characters (57 bytes) joined by a newline, no newline after the last one */
+static int put_b64(Out *o, const unsigned char *p, Py_ssize_t n) {
+    Py_ssize_t lines = (n + 56) / 57;
+    if (grow(o, (n + 2) / 3 * 4 + lines))
+        return -1;
+    char *w = o->buf + o->len;
+    for (Py_ssize_t at = 0; at < n; at += 57) {
+        if (at)
+            *w++ = '\n';
+        Py_ssize_t stop = at + 57 < n ? at + 57 : n, i = at;
+        for (; i + 3 <= stop; i += 3) {
+            uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+            *w++ = B64[v >> 18];
+            *w++ = B64[(v >> 12) & 63];
+            *w++ = B64[(v >> 6) & 63];
+            *w++ = B64[v & 63];
+        }
+        if (i < stop) {
+            uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < stop ? (uint32_t)p[i + 1] << 8 : 0);
+            *w++ = B64[v >> 18];
+            *w++ = B64[(v >> 12) & 63];
+            *w++ = i + 1 < stop ? B64[(v >> 6) & 63] : '=';
+            *w++ = '=';
+        }
+    }
+    o->len = w - o->buf;
     return 0;
 }
 
@@ -464,6 +502,109 @@ static int json_fields(Out *o, Ctx *c, int code, uint32_t sid, const unsigned ch
                : 0;
 }
 
+/* the length of one stored value (decoding/rowvalues' layouts, as _rowtext.c reads them), -1 for a
+   type or metadata this count leaves to the Python path */
+static const int DIG2BYTES[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
+
+static Py_ssize_t value_len(int t, unsigned m, const unsigned char *p, const unsigned char *end) {
+    int lb;
+    switch (t) {
+    case MYSQL_TYPE_TINY: case MYSQL_TYPE_YEAR: return 1;
+    case MYSQL_TYPE_SHORT: return 2;
+    case MYSQL_TYPE_INT24: case MYSQL_TYPE_DATE: case MYSQL_TYPE_NEWDATE: return 3;
+    case MYSQL_TYPE_LONG: case MYSQL_TYPE_FLOAT: return 4;
+    case MYSQL_TYPE_LONGLONG: case MYSQL_TYPE_DOUBLE: return 8;
+    /* the old TIME / DATETIME / TIMESTAMP: MariaDB's pre-10.1 fractional ones are the same
+       codes, whose precision the binlog does not carry; the Python path says what it prints */
+    case MYSQL_TYPE_TIMESTAMP2: return m > 6 ? -1 : 4 + (Py_ssize_t)(m + 1) / 2;
+    case MYSQL_TYPE_DATETIME2: return m > 6 ? -1 : 5 + (Py_ssize_t)(m + 1) / 2;
+    case MYSQL_TYPE_TIME2: return m > 6 ? -1 : 3 + (Py_ssize_t)(m + 1) / 2;
+    case MYSQL_TYPE_NEWDECIMAL: {
+        int prec = (int)(m >> 8), scale = (int)(m & 0xFF);
+        if (prec < 1 || prec > 65 || scale > prec)
+            return -1;
+        int in = prec - scale;
+        return in / 9 * 4 + DIG2BYTES[in % 9] + scale / 9 * 4 + DIG2BYTES[scale % 9];
+    }
+    case MYSQL_TYPE_BIT: {
+        int nbits = (int)(m & 0xFF) * 8 + (int)(m >> 8);
+        return nbits > 64 ? -1 : (nbits + 7) / 8;
+    }
+    case MYSQL_TYPE_VARCHAR: case MYSQL_TYPE_VAR_STRING:
+        lb = m < 256 ? 1 : 2;
+        break;
+    case MYSQL_TYPE_STRING: {
+        unsigned real = m >> 8;
+        if (real == MYSQL_TYPE_ENUM || real == MYSQL_TYPE_SET)
+            return (m & 0xFF) < 1 || (m & 0xFF) > 8 ? -1 : (Py_ssize_t)(m & 0xFF);
+        lb = ((((m >> 4) & 0x300) ^ 0x300) + (m & 0xFF)) < 256 ? 1 : 2;
+        break;
+    }
+    case MYSQL_TYPE_BLOB: case MYSQL_TYPE_TINY_BLOB: case MYSQL_TYPE_MEDIUM_BLOB: case MYSQL_TYPE_LONG_BLOB:
+        lb = m ? (int)m : 4;
+        if (lb > 4)
+            return -1;
+        break;
+    default:
+        return -1; /* JSON, GEOMETRY, old DECIMAL, unknown: the Python path counts them */
+    }
+    if (end - p < lb)
+        return -1;
+    uint64_t n = le(p, lb);
+    return (uint64_t)(end - p - lb) < n ? -1 : lb + (Py_ssize_t)n;
+}
+
+/* one row image (null bitmap over the present columns, then their values): its length, or -1 */
+static Py_ssize_t image_len(const unsigned char *types, const unsigned char *metas, Py_ssize_t ncols,
+                            const unsigned char *present, const unsigned char *p, const unsigned char *end) {
+    Py_ssize_t npresent = 0;
+    for (Py_ssize_t i = 0; i < ncols; i++)
+        npresent += (present[i / 8] >> (i % 8)) & 1;
+    Py_ssize_t nb = (npresent + 7) / 8, k = 0;
+    if (end - p < nb)
+        return -1;
+    const unsigned char *q = p + nb;
+    for (Py_ssize_t i = 0; i < ncols; i++) {
+        if (!((present[i / 8] >> (i % 8)) & 1))
+            continue;
+        if (!((p[k / 8] >> (k % 8)) & 1)) {
+            Py_ssize_t used = value_len(types[i], (unsigned)le(metas + 2 * i, 2), q, end);
+            if (used < 0)
+                return -1;
+            q += used;
+        }
+        k++;
+    }
+    return q - p;
+}
+
+/* the rows of one rows event (`# Number of rows`), the table given as its column types then
+   their 2-byte metadata; -1: the Python path counts them */
+static long long count_rows(PyObject *table, int code, const Body *r) {
+    if (!table || !PyBytes_Check(table) || PyBytes_GET_SIZE(table) % 3)
+        return -1;
+    Py_ssize_t ncols = PyBytes_GET_SIZE(table) / 3;
+    const unsigned char *types = (const unsigned char *)PyBytes_AS_STRING(table), *metas = types + ncols;
+    if ((uint64_t)ncols != r->width)
+        return -1;
+    const unsigned char *p = r->rows, *end = r->rows + r->n_rows;
+    long long n = 0;
+    while (p < end) {
+        Py_ssize_t used = image_len(types, metas, ncols, r->before, p, end);
+        if (used <= 0)
+            return -1;
+        p += used;
+        if (r->after) {
+            used = image_len(types, metas, ncols, r->after, p, end);
+            if (used <= 0)
+                return -1;
+            p += used;
+        }
+        n++;
+    }
+    return n;
+}
+
 static int is_rows(int code) { return (code >= WRITE_ROWS_EVENT_V1 && code <= DELETE_ROWS_EVENT_V1) || is_v2(code); }
 
 /* what the Python path is handed with an event: (code, timestamp, server_id, size, log_pos, flags,
@@ -485,7 +626,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     Out o = {NULL, 0, 0};
     int status = MORE, first = 1;
     long long events = 0, checksummed = 0;
-    Py_ssize_t mark = 0;
+    Py_ssize_t mark = 0, hdr = 0, b64at = 0;
     Body r;
     c.cfg = cfg.buf;
     c.names = names;
@@ -577,7 +718,10 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             if (!res)
                 res = PUTS(&o, "}\n") ? -1 : 0;
         } else {
-            res = PUTS(&o, "# at ") || put_u64(&o, (uint64_t)at) || PUTS(&o, "\n#") || put_stamp(&o, &c.stamp, e.ts) ||
+            res = PUTS(&o, "# at ") || put_u64(&o, (uint64_t)at) || PUTS(&o, "\n") ? -1 : 0;
+            hdr = o.len;
+            if (!res)
+                res = PUTS(&o, "#") || put_stamp(&o, &c.stamp, e.ts) ||
                           PUTS(&o, " server id ") || put_u64(&o, e.sid) || PUTS(&o, "  end_log_pos ") ||
                           put_u64(&o, e.log_pos)
                       ? -1
@@ -593,6 +737,9 @@ static PyObject *walk(PyObject *self, PyObject *args) {
                 res = PUTS(&o, " \t") ? -1 : 0;
             if (!res)
                 res = text_event(&o, &c, e.code, e.sid, b, end, &r);
+            b64at = o.len;
+            if (!res && c.opts & O_REPLAY) /* the event as a BINLOG block's piece (replay.py) */
+                res = is_rows(e.code) ? put_b64(&o, h, e.size) ? -1 : 0 : 1;
         }
         if (res < 0) {
             PyErr_NoMemory();
@@ -607,6 +754,22 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         Py_ssize_t body_at = b - base, body_end = end - base;
         rel += e.size;
         at += e.size;
+        if (c.opts & O_REPLAY) { /* info: (code, table_id, body_start, body_end, header_at, b64_at, stmt_end, rows) */
+            status = ROWS;
+            long long nrows = -1; /* counted here only for a checked event of a table Python gave */
+            if (ok == 1 && PyDict_Check(names)) {
+                PyObject *key = PyLong_FromUnsignedLongLong((unsigned long long)r.table_id);
+                if (!key)
+                    goto done;
+                nrows = count_rows(PyDict_GetItemWithError(names, key), e.code, &r);
+                Py_DECREF(key);
+                if (PyErr_Occurred())
+                    goto done;
+            }
+            info = Py_BuildValue("(iKnnnniL)", e.code, (unsigned long long)r.table_id, body_at, body_end, hdr - mark,
+                                 b64at - mark, (int)(r.flags & 1), nrows);
+            break;
+        }
         if (c.opts & O_VERBOSE && (e.code == TABLE_MAP_EVENT || is_rows(e.code))) {
             status = e.code == TABLE_MAP_EVENT ? TABLEMAP : ROWS;
             info = Py_BuildValue("(iKnnn)", e.code, (unsigned long long)r.table_id, body_at, body_end, mark);
@@ -638,7 +801,11 @@ static PyMethodDef methods[] = {
      "is not for this loop (status PYTHON: info = (code, timestamp, server_id, size, log_pos,\n"
      "flags, checksum_ok)), the window ends (MORE), framing is irregular (HANDOVER), a table map\n"
      "or rows event was rendered with opts VERBOSE (TABLEMAP / ROWS: info = (code, table_id,\n"
-     "body_start, body_end, mark)) or 1 MiB of text is ready (FULL). See binlogkit/reading/fastdecode.py."},
+     "body_start, body_end, mark)) or 1 MiB of text is ready (FULL). With opts REPLAY (replayable text):\n"
+     "only rows events, each returned as ROWS with info = (code, table_id, body_start, body_end, header_at,\n"
+     "b64_at, stmt_end, rows): text = `# at` line, header line, the event's base64; rows counted when\n"
+     "names (a dict: table id -> column types + 2-byte metadata) knows the table, else -1.\n"
+     "See binlogkit/reading/fastdecode.py."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fastdecode",

@@ -1,17 +1,23 @@
 """Fuzz the C decode / verify loop built with AddressSanitizer and UBSan (scripts/asan-fastdecode.sh).
 
-Every fixture and corpus file through decode (text, JSON, -v) and verify with the sanitized
+Every fixture and corpus file through decode (text, JSON, -v, and the replayable default, in
+UTC so that its rows events take the C loop) and verify with the sanitized
 module in place of binlogkit._fastdecode, each compared with the Python path; then damaged copies
 of a row-types fixture (bytes flipped, cut, grown); then walk() on random windows with random
-options. Any out-of-bounds read or undefined behaviour aborts with a sanitizer report; a
+options (O_REPLAY among them). Any out-of-bounds read or undefined behaviour aborts with a sanitizer report; a
 difference from the Python path is an assertion error.
 Usage: python scripts/fuzz_fastdecode.py MODULE.so [SEED] [DAMAGED_COPIES]
 """
 import importlib.util
+import os
 import random
 import sys
 import tempfile
+import time
 from pathlib import Path
+
+os.environ["TZ"] = "UTC"  # replayable output is in local time; the C loop prints UTC
+time.tzset()
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
@@ -43,6 +49,9 @@ def run(args, fast):
 def check(path: Path) -> None:
     for mode in ([], ["--json"], ["-v"], ["--no-verify", "--json"]):
         args = ["decode", "--base64-output=decode-rows", *mode, str(path)]  # the listing: the C loop's mode
+        assert run(args, True) == run(args, False), args
+    for mode in ([], ["--no-verify"]):  # replayable (the default): rows events from the C loop
+        args = ["decode", *mode, str(path)]
         assert run(args, True) == run(args, False), args
     got, want = fastdecode.verify_fast(path), scan(path)
     assert (got.events, got.end_offset, str(got.problem)) == (want.events, want.end_offset, str(want.problem)), path
@@ -77,6 +86,6 @@ for it in range(30000):
     if blob and rnd.random() < 0.7 and len(blob) >= 19:  # a plausible header: size within the window
         blob[9:13] = rnd.randint(19, len(blob)).to_bytes(4, "little")
         blob[4] = rnd.choice([16, 19, 23, 24, 25, 30, 31, 32, 160, 162, rnd.randrange(256)])
-    asan_mod.walk(blob, 0, len(blob), rnd.choice([4, 100]), rnd.randrange(256), fastdecode.CRC32, cfg, names,
+    asan_mod.walk(blob, 0, len(blob), rnd.choice([4, 100]), rnd.randrange(512), fastdecode.CRC32, cfg, names,
                   b'{"file": "f", "offset": ')
 print("fuzz done")

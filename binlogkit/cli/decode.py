@@ -134,11 +134,23 @@ def _replay(inputs, out, *, base64, verbose, utc, skip_gtids, database, rewrite_
         pairs.append((src.strip(), dst.strip()))
     rp = Replay(ReplayOptions(base64=base64, verbose=verbose, utc=utc, skip_gtids=skip_gtids, database=database,
                               rewrite_db=tuple(pairs)))
+    from ..decoding import local_is_utc
+    from ..reading import fastdecode
+
     sink = getattr(out, "buffer", None)
-    for text in replay_text(rp, inputs, verify=verify, strict=True, column_types=hints,
-                            progress=progress, **filters):
+    if fastdecode.replay_usable(rp, utc=utc or local_is_utc(), filters=any(v is not None for v in filters.values())):
+        chunks = fastdecode.replay_fast(rp, inputs, verify=verify, column_types=hints, progress=progress)
+    else:
+        chunks = replay_text(rp, inputs, verify=verify, strict=True, column_types=hints,
+                             progress=progress, **filters)
+    for text in chunks:
         if text:
-            if sink is not None:
+            if isinstance(text, bytes):  # the C loop's ASCII
+                if sink is not None:
+                    sink.write(text)
+                else:
+                    out.write(text.decode("ascii"))
+            elif sink is not None:
                 sink.write(text.encode("utf-8", "surrogateescape"))
             else:
                 out.write(text)

@@ -15,6 +15,13 @@ event hands over), output in UTC, no position / time / type / GTID filters. ``us
 whether it applies; the command falls back to ``api.decode_files`` otherwise. Without the C
 module (no compiler, or ``BINLOGKIT_PURE_PYTHON=1``) nothing here is used.
 
+Replayable ``decode`` (the default: ``decoding.replay``) takes the same loop through
+``replay_fast``: the C loop prints the rows events (``# at``, header line, base64, the rows
+counted) and ``Replay`` gets them through its statement buffers (``head``, ``body``,
+``rows_in_stmt``, flushed at STMT_END_F by ``_flush_rows``: the whole hand-off); every other
+event -- GTID, Query, Table_map, Xid..., the ones that carry session state -- is fed to
+``Replay`` as ``decoding.replay_text`` feeds it (``tests/test_fastdecode_replay.py``).
+
 Equality with the Python path is tested on every event of every fixture and corpus file and on
 damaged copies (``tests/test_fastdecode.py``, hypothesis); ``make asan-fastdecode`` runs the same
 under AddressSanitizer + UBSan.
@@ -25,7 +32,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple, Protocol
 
 from .._optional import load_c
 from ..codecs import fast as fast_codecs
@@ -50,7 +57,7 @@ class _CLoop(Protocol):
     """What is used of the C module (``_fastdecode.pyi``): tests swap in None or another build."""
 
     def walk(self, buf: bytearray, rel: int, filled: int, at: int, opts: int, crc: Callable[[bytes, int], int],
-             cfg: bytes, names: tuple[bytes | None, ...] | None, prefix: bytes,
+             cfg: bytes, names: tuple[bytes | None, ...] | dict[int, bytes] | None, prefix: bytes,
              /) -> tuple[int, int, int, int, bytes, Any, int, int]: ...
 
 
@@ -58,7 +65,7 @@ _fastdecode: _CLoop | None = load_c("_fastdecode", "BINLOGKIT_NO_FASTDECODE")
 
 
 MORE, PYTHON, HANDOVER, ROWS, TABLEMAP, FULL = range(6)
-O_VERIFY, O_TEXT, O_JSON, O_VERBOSE, O_FIRST_PY, O_CRC_ON, O_SHOW_CRC, O_COUNT = (1 << i for i in range(8))
+O_VERIFY, O_TEXT, O_JSON, O_VERBOSE, O_FIRST_PY, O_CRC_ON, O_SHOW_CRC, O_COUNT, O_REPLAY = (1 << i for i in range(9))
 WINDOW = 4 << 20
 _FDE, _START_V3 = int(EventType.FORMAT_DESCRIPTION_EVENT), int(EventType.START_EVENT_V3)
 _START_ENCRYPTION = int(EventType.START_ENCRYPTION_EVENT)
@@ -92,13 +99,13 @@ class _Config:
     """What the C loop needs to know about the format in force: which types it renders, the
     post-header lengths, the JSON names."""
 
-    _cache: dict[tuple[Format | None, bool, bool], _Config] = {}
+    _cache: dict[tuple[Format | None, bool, bool, bool], _Config] = {}
     cfg: bytes                          # 256 "rendered here" flags, then 256 post-header lengths
     names: tuple[bytes | None, ...]     # per type code: the JSON name fields, for rendered types
     show_crc: bool
 
-    def __new__(cls, fmt: Format | None, *, as_json: bool, rows_objects: bool) -> _Config:
-        key = (fmt, as_json, rows_objects)
+    def __new__(cls, fmt: Format | None, *, as_json: bool, rows_objects: bool, replay: bool = False) -> _Config:
+        key = (fmt, as_json, rows_objects, replay)
         got = cls._cache.get(key)
         if got is not None:
             return got
@@ -112,6 +119,8 @@ class _Config:
                     continue
                 if rows_objects and (code == 19 or code in ROWS_CODES):
                     continue  # decode -v --json: row values are the Python path's
+                if replay and code not in ROWS_CODES:
+                    continue  # replayable text: the events that carry session state are replay.py's
                 hot[code] = 1
                 names[code] = (f'"type": {json.dumps(event_type_name(code))}, "type_code": {code}, '
                                f'"name": {json.dumps(codec.name)}').encode()
@@ -374,3 +383,227 @@ def verify_fast(path: str | os.PathLike[str], *, progress: Callable[[int], objec
             w.rel += size
             w.at += size
             res.end_offset = w.at
+
+
+# --- replayable text (decode's default): rows events in C, the rest through decoding/replay.py ---
+
+class RowsPiece(NamedTuple):
+    """What the C loop printed of one rows event for ``decoding.replay.Replay``: its ``# at``
+    line (written now), its header line and base64 (held until the statement ends, as
+    ``Replay._rows`` holds them), the rows it holds (``# Number of rows``), whether it ends the
+    statement (STMT_END_F)."""
+
+    at: bytes
+    head: bytes
+    body: bytes
+    rows: int
+    end: bool
+
+
+class _Held:
+    """A statement's rows events the C loop printed, held as bytes while ``Replay`` holds none of
+    its own, and written as ``Replay._flush_rows`` writes them; handed to ``Replay``'s buffers
+    (``spill``) before any other event or the end reaches it, so its state machine stays whole."""
+
+    def __init__(self) -> None:
+        self.head: list[bytes] = []
+        self.body: list[bytes] = []
+
+    def take(self, replay: Any, piece: RowsPiece) -> bool:
+        """Hold the piece (True), with what ``replay`` holds of the statement (its Table_map's
+        base64 ...), taken over; not with a -v tail."""
+        if replay.tail:
+            return False
+        if replay.head or replay.body:
+            self.head += [h.encode("utf-8", "surrogateescape") for h in replay.head]
+            self.body += [b.encode("ascii") for b in replay.body]
+            replay.head, replay.body = [], []
+        self.head.append(piece.head)
+        self.body.append(piece.body)
+        return True
+
+    def spill(self, replay: Any) -> None:
+        replay.head += [h.decode("utf-8", "surrogateescape") for h in self.head]
+        replay.body += [b.decode("ascii") for b in self.body]
+        self.head, self.body = [], []
+
+    def flush(self, replay: Any) -> bytes:
+        """``Replay._flush_rows`` of a statement held here (no -v tail: ``replay_usable``)."""
+        out = b"".join(h + b"\n" for h in self.head) + b"\nBINLOG '\n" + b"\n".join(self.body) + b"\n'/*!*/;\n"
+        if replay.tool.row_count:
+            out += b"# Number of rows: %d\n" % replay.rows_in_stmt
+        replay.rows_in_stmt = 0
+        self.head, self.body = [], []
+        return out
+
+
+_ROW_WORDS = (b"### INSERT INTO ", b"### UPDATE ", b"### DELETE FROM ")
+
+
+def replay_usable(replay: Any, *, utc: bool, filters: bool) -> bool:
+    """Whether replayable ``decode`` can take this path: the C loop prints UTC (``utc``: the
+    output's time is UTC), no filters, and ``replay``'s options the loop does not shape (no
+    --database / --rewrite-db / -v, BINLOG blocks on)."""
+    o = replay.opts
+    return (_fastdecode is not None and utc and not filters and o.base64 == "auto" and not o.verbose
+            and o.database is None and not o.rewrite_db)
+
+
+def replay_fast(replay: Any, paths, *, verify: bool = True, column_types=None, progress=None) -> Iterator[str | bytes]:
+    """``decoding.replay_text(replay, paths, verify=verify, ...)`` without filters, with rows
+    events printed by the C loop. The state hand-off is ``Replay``'s statement buffers only
+    (``head``, ``body``, ``rows_in_stmt``, flushed by ``_flush_rows``); every other event is
+    fed to ``replay`` as the reference path feeds it."""
+    from .decoder import EventDecoder, Problem
+
+    paths = [p.with_options(verify=verify) if isinstance(p, Input) else p for p in paths]  # as replay_text
+    held = _Held()
+    for inp in inputs(paths, verify=verify):
+        dec = EventDecoder(strict=True, rows="text", column_types=column_types)  # per file, as decode_files([inp])
+        c_loop = _fastdecode
+        prog = None
+        if progress is not None:
+            try:
+                prog = progress(inp.basename, inp.size())
+            except (OSError, ValueError):
+                prog = None
+        if c_loop is None or not inp.plain():
+            items: Iterator = _handover(inp, 0, dec, strict=True)
+        else:
+            items = _replay_file(c_loop, inp, dec, replay, progress=prog)
+        for item in items:
+            if isinstance(item, RowsPiece):
+                yield item.at
+                replay.rows_in_stmt += item.rows
+                if not held.take(replay, item):
+                    replay.head.append(item.head.decode("ascii"))
+                    replay.body.append(item.body.decode("ascii"))
+                if item.end:
+                    replay.ignored_maps.clear()
+                    yield held.flush(replay) if held.head else replay._flush_rows()
+                continue
+            held.spill(replay)
+            if isinstance(item, Problem):
+                yield replay.fail(None, str(item.error), file=item.path, offset=getattr(item.error, "offset", None),
+                                  error=item.error)
+                yield replay.close()
+                return
+            try:
+                text = replay.feed(item)
+            except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:  # as replay_text
+                yield replay.fail(item, f"the event does not print for replay ({type(exc).__name__}: {exc})")
+                yield replay.close()
+                return
+            yield text
+        if prog is not None and hasattr(prog, "close"):
+            prog.close()
+    held.spill(replay)
+    yield replay.close()
+
+
+def _replay_file(c_loop: _CLoop, inp: Input, dec: EventDecoder, replay: Any,
+                 progress: Callable[[int], object] | None = None) -> Iterator:
+    """The events of one plain file: Events and Problems of the Python path, ``RowsPiece`` for
+    the rows events the C loop printed."""
+    name, verify = inp.name, inp.verify
+    opts = O_TEXT | O_REPLAY | (O_VERIFY if verify else 0)
+    fmt = None
+    crc_on = False
+    from .decoder import Problem
+
+    cfg = _Config(None, as_json=False, rows_objects=False, replay=True)
+    first_py = False
+    tables: dict[int, bytes] = {}  # table id -> the C loop's row count input (_table_for_c)
+    with inp.open() as fh:
+        if fh.read(4) != BINLOG_MAGIC:
+            yield from _handover(inp, 0, dec, strict=True)
+            return
+        w = _Window(fh)
+        w.refill(LEN_HEADER)
+        walk = c_loop.walk
+        while True:
+            # the event after one that leaves Replay between states its feed() closes (a
+            # Transaction_payload's inner events) goes to the Python path
+            first_py = first_py or replay.in_payload or not replay.started
+            o = opts | (O_CRC_ON if crc_on else 0) | (O_SHOW_CRC if cfg.show_crc else 0) | (O_FIRST_PY if first_py else 0)
+            status, w.rel, _, w.at, text, info, _, _ = walk(w.buf, w.rel, w.filled, w.at, o, CRC32, cfg.cfg,
+                                                            tables, b"")
+            if status != MORE:
+                first_py = False
+            if progress is not None:
+                progress(w.at)
+            if status == MORE:
+                if w.eof:
+                    if w.rel < w.filled:
+                        yield from _handover(inp, w.at, dec, strict=True)
+                    return
+                need = LEN_HEADER
+                if w.filled - w.rel >= LEN_HEADER:
+                    need = int.from_bytes(w.buf[w.rel + 9:w.rel + 13], "little")
+                w.refill(need)
+                continue
+            if status == HANDOVER:
+                yield from _handover(inp, w.at, dec, strict=True)
+                return
+            if status == ROWS:
+                code, table_id, b0, b1, hdr, b64at, end, count = info
+                if count < 0:  # not counted in C: the row text's, as replay.py counts
+                    body = bytes(w.buf[b0:b1])
+                    size = LEN_HEADER + (b1 - b0) + (LEN_CHECKSUM if cfg.show_crc else 0)
+                    try:
+                        rows = _rows_text(dec, fmt, code, table_id, body)
+                    except BinlogError as exc:
+                        from .decoder import Problem
+                        yield Problem(name, exc.with_context(file=name, offset=w.at - size,
+                                                             event_type=event_type_name(code)))
+                        return
+                    count = sum(rows.count(word) for word in _ROW_WORDS) if rows is not None else 0
+                yield RowsPiece(text[:hdr], text[hdr:b64at - 1], text[b64at:], count, bool(end))
+                continue
+            # PYTHON
+            code, ts, sid, size, log_pos, flags, ok = info
+            at = w.at
+            data = bytes(w.buf[w.rel:w.rel + size])
+            if code == _START_ENCRYPTION:
+                yield from _handover(inp, at, dec, strict=True)
+                return
+            if code == _FDE:
+                if fde_is_checksum_aware(data):
+                    ok = int.from_bytes(data[-4:], "little") == event_crc(data)
+                    if not ok and verify:
+                        yield from _handover(inp, at, dec, strict=True)
+                        return
+                crc_on = _checksum_on(data)
+                try:
+                    fmt = format_of_event(data)
+                except BinlogError:
+                    yield from _handover(inp, at, dec, strict=True)
+                    return
+                cfg = _Config(fmt, as_json=False, rows_objects=False, replay=True)
+            elif code == _START_V3 and fmt is None:
+                fmt = format_of_event(data)
+                cfg = _Config(fmt, as_json=False, rows_objects=False, replay=True)
+            raw = RawEvent(at, ts, code, sid, size, log_pos, flags, data, fmt, ok, name)
+            w.rel += size
+            w.at += size
+            for ev in dec.each(raw, name, payloads=True):
+                if code == 19 and not isinstance(ev, Problem) and ev.raw is raw:
+                    _table_for_c(tables, dec, ev.fields["table_id"], checked=ok is True)
+                yield ev
+            if dec.failed:
+                return
+            first_py = code == _PAYLOAD
+
+
+def _table_for_c(tables: dict[int, bytes], dec: EventDecoder, table_id: int, *, checked: bool) -> None:
+    """What the C loop counts a table's rows with (column types, then 2-byte metadata each), or
+    nothing (its rows are counted from their text: a Table_map whose CRC32 was not checked good,
+    column-type hints, a table not decoded)."""
+    from ..rowvalues.images import _c_args
+
+    table = dec.tables.get(table_id) if checked else None
+    key = _c_args(table) if table is not None else ()
+    if key:
+        tables[table_id] = key[0] + key[1]
+    else:
+        tables.pop(table_id, None)
