@@ -172,7 +172,7 @@ _HAS_BODY = frozenset(int(t) for t in (
     T.CREATE_FILE_EVENT, T.APPEND_BLOCK_EVENT, T.EXEC_LOAD_EVENT, T.DELETE_FILE_EVENT))
 
 
-def _commit_stamp(us: int, utc: bool) -> str:
+def commit_stamp(us: int, utc: bool) -> str:
     """A commit timestamp (microseconds) as mysqlbinlog's GTID comments show it:
     ``2026-11-25 17:13:41.414533 UTC`` (the zone's abbreviation; local time unless utc)."""
     t = time.gmtime(us // 1_000_000) if utc else time.localtime(us // 1_000_000)
@@ -188,8 +188,8 @@ def _mysql_gtid_body(f: dict, gtid: str, utc: bool) -> list[str]:
     if "immediate_commit_timestamp" in f:
         imm = f["immediate_commit_timestamp"]
         orig = f.get("original_commit_timestamp", imm)
-        out += [f"# original_commit_timestamp={orig} ({_commit_stamp(orig, utc)})",
-                f"# immediate_commit_timestamp={imm} ({_commit_stamp(imm, utc)})",
+        out += [f"# original_commit_timestamp={orig} ({commit_stamp(orig, utc)})",
+                f"# immediate_commit_timestamp={imm} ({commit_stamp(imm, utc)})",
                 f"/*!80001 SET @@session.original_commit_timestamp={orig}*//*!*/;"]
     if "original_server_version" in f:
         out.append(f"/*!80014 SET @@session.original_server_version={f['original_server_version']}*//*!*/;")

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from binlogkit import open_binlog, rowvalues
 from binlogkit.errors import BinlogError
 from binlogkit.reading.events import decode
-from binlogkit.rowvalues.images import _c_args, _c_inputs, decode_rows_python
+from binlogkit.rowvalues.images import c_args, _c_inputs, decode_rows_python
 from binlogkit.rowvalues import COMPRESSED_ROWS, ROWS_TYPES, table_from_map, verbose_lines
 
 from fixtures import store
@@ -43,7 +43,7 @@ def _c_text(mod, table, fields, type_code):
     """``mod.verbose`` called the way ``verbose_text`` calls the accelerator (None where it is
     not called: pre-GA events, tables with hints)."""
     args = _c_inputs(table, fields, type_code)
-    return None if args is None else mod.verbose(*args, *_c_args(table)[2:4], table.escape_strings)
+    return None if args is None else mod.verbose(*args, *c_args(table)[2:4], table.escape_strings)
 
 
 def _rows_events(path):
@@ -168,7 +168,7 @@ def _same_rows(got, want) -> bool:
 def _c_rows(mod, table, fields, code):
     """``mod.rows`` called the way ``decode_rows`` calls the accelerator."""
     args = _c_inputs(table, fields, code)
-    return None if args is None else mod.rows(*args, _c_args(table)[4], table.escape_strings)
+    return None if args is None else mod.rows(*args, c_args(table)[4], table.escape_strings)
 
 
 def test_c_typed_rows_equal_the_python_ones(rowtext):

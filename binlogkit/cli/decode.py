@@ -1,4 +1,5 @@
-"""binlogkit decode: options -> ``decoding.events`` -> ``decoding.render.write_events``."""
+"""binlogkit decode: options -> ``decoding.replay_chunks`` -> ``decoding.render.write_replay`` (replayable, the
+default), or ``decoding.events`` -> ``decoding.render.write_events`` (the listing, JSON lines)."""
 
 from __future__ import annotations
 
@@ -66,8 +67,8 @@ def decode(inputs, as_json, start_position, stop_position, start_datetime, stop_
     `# Start/End of compressed events!`. With output redirected and stderr a terminal, progress
     shows on stderr.
     """
-    from ..decoding import event_types, events, local_is_utc
-    from ..decoding.render import Progress, write_events
+    from ..decoding import event_types, local_is_utc
+    from ..decoding.render import Progress
     from ..rowvalues import parse_hints
 
     check(inputs)
@@ -101,7 +102,19 @@ def decode(inputs, as_json, start_position, stop_position, start_datetime, stop_
         return
     if database or rewrite_db or skip_gtids:
         fail("--database, --rewrite-db and --skip-gtids shape replayable output (--base64-output=auto)", EXIT_USAGE)
-    utc = utc or local_is_utc()
+    _listing(inputs, out, as_json=as_json, utc=utc or local_is_utc(), watch=watch, start_position=start_position,
+             stop_position=stop_position, start_datetime=datetime_value(start_datetime),
+             stop_datetime=datetime_value(stop_datetime), types=wanted, include_gtids=gtids_value(include_gtids),
+             exclude_gtids=gtids_value(exclude_gtids), verify=not no_verify, strict=not lenient, rows=verbose,
+             column_types=hints)
+
+
+def _listing(inputs, out, *, as_json, utc, watch, **options) -> None:
+    """The readable listing or JSON lines (``decoding.events`` -> ``write_events``); each damaged
+    input's error on stderr after what came before it, then the worst exit code."""
+    from ..decoding import events
+    from ..decoding.render import Progress, write_events
+
     damaged = 0
 
     def problem(p) -> bool:
@@ -109,11 +122,7 @@ def decode(inputs, as_json, start_position, stop_position, start_datetime, stop_
         damaged = max(damaged, exit_code(p.error))
         click.echo(f"binlogkit: error: {p.error}", err=True)
         return not isinstance(p.error, KeyRequiredError)  # a usage error: the next files need the same key
-    items = events(inputs, start_position=start_position, stop_position=stop_position,
-                   start_datetime=datetime_value(start_datetime), stop_datetime=datetime_value(stop_datetime),
-                   types=wanted, include_gtids=gtids_value(include_gtids), exclude_gtids=gtids_value(exclude_gtids),
-                   verify=not no_verify, strict=not lenient, rows=verbose, as_json=as_json, utc=utc,
-                   column_types=hints,
+    items = events(inputs, as_json=as_json, utc=utc, **options,
                    progress=(lambda name, total: Progress(total, f"decode {name}")) if watch else None)
     write_events(items, out, as_json=as_json, utc=utc, watch=watch, on_problem=problem)
     sys.exit(int(damaged))
@@ -121,40 +130,19 @@ def decode(inputs, as_json, start_position, stop_position, start_datetime, stop_
 
 def _replay(inputs, out, *, base64, verbose, utc, skip_gtids, database, rewrite_db, hints, verify,
             progress=None, **filters) -> None:
-    """The replayable text (``decoding.replay_text``), written as it comes; each reason it is not
+    """The replayable text (``decoding.replay_chunks``), written as it comes; each reason it is not
     a faithful replay on stderr (file, offset, event), then exit 1."""
-    from ..decoding import replay_text
-    from ..decoding.replay import Replay, ReplayOptions
+    from ..decoding import replay_chunks
+    from ..decoding.render import write_replay
+    from ..decoding.replay import Replay, ReplayOptions, rewrite_pairs
 
-    pairs = []
-    for spec in rewrite_db:
-        src, sep, dst = spec.partition("->")
-        if not sep or not src.strip() or not dst.strip():
-            fail(f"--rewrite-db {spec!r}: give FROM->TO", EXIT_USAGE)
-        pairs.append((src.strip(), dst.strip()))
+    try:
+        pairs = rewrite_pairs(rewrite_db)
+    except ValueError as exc:
+        fail(str(exc), EXIT_USAGE)
     rp = Replay(ReplayOptions(base64=base64, verbose=verbose, utc=utc, skip_gtids=skip_gtids, database=database,
-                              rewrite_db=tuple(pairs)))
-    from ..decoding import local_is_utc
-    from ..reading import fastdecode
-
-    sink = getattr(out, "buffer", None)
-    if fastdecode.replay_usable(rp, utc=utc or local_is_utc(), filters=any(v is not None for v in filters.values())):
-        chunks = fastdecode.replay_fast(rp, inputs, verify=verify, column_types=hints, progress=progress)
-    else:
-        chunks = replay_text(rp, inputs, verify=verify, strict=True, column_types=hints,
-                             progress=progress, **filters)
-    for text in chunks:
-        if text:
-            if isinstance(text, bytes):  # the C loop's ASCII
-                if sink is not None:
-                    sink.write(text)
-                else:
-                    out.write(text.decode("ascii"))
-            elif sink is not None:
-                sink.write(text.encode("utf-8", "surrogateescape"))
-            else:
-                out.write(text)
-    out.flush()
+                              rewrite_db=pairs))
+    write_replay(replay_chunks(rp, inputs, verify=verify, column_types=hints, progress=progress, **filters), out)
     code = 0
     for p in rp.problems:  # the reader's errors as the listing reports them; the rest named as replay limits
         if p.error is not None:

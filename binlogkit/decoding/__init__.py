@@ -65,6 +65,20 @@ def local_is_utc() -> bool:
     return time.timezone == 0 and (not time.daylight or time.altzone == 0)
 
 
+def replay_chunks(replay, inputs, *, verify: bool = True, column_types: dict | None = None, progress=None,
+                  **filters) -> Iterator[str | bytes]:
+    """``replay_text``'s chunks, from the C loop (``fastdecode.replay_fast``: rows events as
+    bytes, byte-identical to the reference) where it serves these options and files, else from
+    ``replay_text`` itself. ``filters``: ``replay_text``'s position, time and GTID filters."""
+    from ..reading import fastdecode
+
+    if fastdecode.replay_usable(replay, utc=replay.opts.utc or local_is_utc(),
+                                filters=any(v is not None for v in filters.values())):
+        return fastdecode.replay_fast(replay, inputs, verify=verify, column_types=column_types, progress=progress)
+    return replay_text(replay, inputs, verify=verify, strict=True, column_types=column_types, progress=progress,
+                       **filters)
+
+
 def replay_text(replay, inputs, *, start_position: int | None = None, stop_position: int | None = None,
                 start_datetime: datetime | None = None, stop_datetime: datetime | None = None,
                 include_gtids=None, exclude_gtids=None, verify: bool = True, strict: bool = True,

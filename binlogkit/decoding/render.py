@@ -161,3 +161,22 @@ def write_events(items, out, *, as_json: bool, utc: bool, watch: bool,
             except OSError:
                 pass
         raise
+
+
+def write_replay(chunks, out) -> None:
+    """Write ``decoding.replay_chunks``: text as UTF-8 (row values keep their bytes through
+    surrogate escapes), the C loop's ASCII bytes as they are; then flush."""
+    sink = getattr(out, "buffer", None)
+    for text in chunks:
+        if not text:
+            continue
+        if isinstance(text, bytes):
+            if sink is not None:
+                sink.write(text)
+            else:
+                out.write(text.decode("ascii"))
+        elif sink is not None:
+            sink.write(text.encode("utf-8", "surrogateescape"))
+        else:
+            out.write(text)
+    out.flush()

@@ -34,7 +34,7 @@ from typing import Callable
 
 from ..constants import EventType as T
 from ..flavor import Flavor, parse_server_version
-from ..render import header_line, _commit_stamp
+from ..render import header_line, commit_stamp
 
 DELIM = "/*!*/;"
 _NO_CRC = re.compile(r" CRC32 0x[0-9a-f]{8} ")
@@ -283,8 +283,8 @@ def _mysql_gtid(rp: "Replay", ev) -> list[str]:
     if "immediate_commit_timestamp" in f:
         imm = f["immediate_commit_timestamp"]
         orig = f.get("original_commit_timestamp", imm)
-        out += [f"# original_commit_timestamp={orig} ({_commit_stamp(orig, rp.opts.utc)})",
-                f"# immediate_commit_timestamp={imm} ({_commit_stamp(imm, rp.opts.utc)})",
+        out += [f"# original_commit_timestamp={orig} ({commit_stamp(orig, rp.opts.utc)})",
+                f"# immediate_commit_timestamp={imm} ({commit_stamp(imm, rp.opts.utc)})",
                 f"/*!80001 SET @@session.original_commit_timestamp={orig}*//*!*/;"]
     if "original_server_version" in f:
         out.append(f"/*!80014 SET @@session.original_server_version={f['original_server_version']}*//*!*/;")
@@ -349,6 +349,17 @@ MYSQL_TOOL = Tool(
 )
 
 TOOLS: dict[Flavor, Tool] = {Flavor.MARIADB: MARIADB_TOOL, Flavor.MYSQL: MYSQL_TOOL}
+
+
+def rewrite_pairs(specs) -> tuple[tuple[str, str], ...]:
+    """``--rewrite-db FROM->TO`` values as (FROM, TO) pairs; ValueError names a malformed one."""
+    pairs = []
+    for spec in specs:
+        src, sep, dst = spec.partition("->")
+        if not sep or not src.strip() or not dst.strip():
+            raise ValueError(f"--rewrite-db {spec!r}: give FROM->TO")
+        pairs.append((src.strip(), dst.strip()))
+    return tuple(pairs)
 
 
 @dataclass(frozen=True)

@@ -732,20 +732,20 @@ def _shown(path: str) -> str:
 
 
 def replay_command(r: Replay[Any], files: list[str], start_pos: int, stop_pos: int | None,
-                   keys: KeySpec | None = None) -> str:
+                   key_files: KeySpec | None = None) -> str:
     """The replay line with binlogkit: ``binlogkit decode`` (replayable output, mysqlbinlog's
     ``--start-position`` in the first file and ``--stop-position`` in the last) piped into the
     flavor's client with no connection options. It reads what the server's tool cannot:
-    encrypted files (the key options, paths only: the command line never holds key bytes or the
+    encrypted files (``key_files``: the key options, paths only: the command line never holds key bytes or the
     secret), ``.xz``/``.gz``/``.bz2`` files as streams and ``s3://`` objects, so one invocation
     reads them all."""
     q = shlex.quote
     words = ["binlogkit", "decode"]
-    if keys is not None:
-        words += [f"--key-file={_shown(keys.key_file)}"] if keys.key_file else []
-        words += [f"--key-file-secret-file={_shown(keys.secret_file)}"] if keys.secret_file else []
-        words += [f"--cipher={keys.cipher.lower()}"] if keys.cipher else []
-        words += [f"--keyring-file={_shown(keys.keyring_file)}"] if keys.keyring_file else []
+    if key_files is not None:
+        words += [f"--key-file={_shown(key_files.key_file)}"] if key_files.key_file else []
+        words += [f"--key-file-secret-file={_shown(key_files.secret_file)}"] if key_files.secret_file else []
+        words += [f"--cipher={key_files.cipher.lower()}"] if key_files.cipher else []
+        words += [f"--keyring-file={_shown(key_files.keyring_file)}"] if key_files.keyring_file else []
     words += [f"--start-position={start_pos}"] if start_pos > 4 else []
     words += [f"--stop-position={stop_pos}"] if stop_pos is not None else []
     return " ".join(map(q, [*words, *files])) + f" | {r.client}"

@@ -144,6 +144,13 @@ class _Window:
         self.at = 4
         self.eof = False
 
+    def refill_next(self) -> None:
+        """Refill for the next event: its whole bytes when its header is in, else a header."""
+        need = LEN_HEADER
+        if self.filled - self.rel >= LEN_HEADER:
+            need = int.from_bytes(self.buf[self.rel + 9:self.rel + 13], "little")
+        self.refill(need)
+
     def refill(self, need: int) -> None:
         """Slide what is left to the front and read until ``need`` bytes are there (or EOF)."""
         keep = self.filled - self.rel
@@ -235,10 +242,7 @@ def _file(c_loop: _CLoop, inp: Input, dec: EventDecoder, *, strict: bool, as_jso
                     if w.rel < w.filled:  # a torn event: the reader says so
                         yield from _handover(inp, w.at, dec, strict=strict)
                     return
-                need = LEN_HEADER
-                if w.filled - w.rel >= LEN_HEADER:
-                    need = int.from_bytes(w.buf[w.rel + 9:w.rel + 13], "little")
-                w.refill(need)
+                w.refill_next()
                 continue
             if status == FULL:
                 yield text
@@ -359,10 +363,7 @@ def verify_fast(path: str | os.PathLike[str], *, progress: Callable[[int], objec
             if status == MORE:
                 if w.eof:
                     return res if w.rel == w.filled else scan(path, progress=progress)
-                need = LEN_HEADER
-                if w.filled - w.rel >= LEN_HEADER:
-                    need = int.from_bytes(w.buf[w.rel + 9:w.rel + 13], "little")
-                w.refill(need)
+                w.refill_next()
                 continue
             if status != PYTHON:
                 return scan(path, progress=progress)
@@ -537,10 +538,7 @@ def _replay_file(c_loop: _CLoop, inp: Input, dec: EventDecoder, replay: Any,
                     if w.rel < w.filled:
                         yield from _handover(inp, w.at, dec, strict=True)
                     return
-                need = LEN_HEADER
-                if w.filled - w.rel >= LEN_HEADER:
-                    need = int.from_bytes(w.buf[w.rel + 9:w.rel + 13], "little")
-                w.refill(need)
+                w.refill_next()
                 continue
             if status == HANDOVER:
                 yield from _handover(inp, w.at, dec, strict=True)
@@ -599,10 +597,10 @@ def _table_for_c(tables: dict[int, bytes], dec: EventDecoder, table_id: int, *, 
     """What the C loop counts a table's rows with (column types, then 2-byte metadata each), or
     nothing (its rows are counted from their text: a Table_map whose CRC32 was not checked good,
     column-type hints, a table not decoded)."""
-    from ..rowvalues.images import _c_args
+    from ..rowvalues.images import c_args
 
     table = dec.tables.get(table_id) if checked else None
-    key = _c_args(table) if table is not None else ()
+    key = c_args(table) if table is not None else ()
     if key:
         tables[table_id] = key[0] + key[1]
     else:

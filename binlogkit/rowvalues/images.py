@@ -119,9 +119,9 @@ def _c_inputs(table: Table, fields, type_code: int) -> tuple | None:
     """The arguments both C entry points take for this event (images, kind, column types and
     metadata, column bitmaps), or None when the accelerator is not built or the table / event
     is not for it (pre-GA events: their layout is Python's alone, ``_pre_ga``)."""
-    if _rowtext is None or type_code == T.PARTIAL_UPDATE_ROWS_EVENT or type_code in PRE_GA or not _c_args(table):
+    if _rowtext is None or type_code == T.PARTIAL_UPDATE_ROWS_EVENT or type_code in PRE_GA or not c_args(table):
         return None
-    key = _c_args(table)
+    key = c_args(table)
     after = fields["columns_after_image"]  # item access: a Container's attribute access is ~1 us here
     return (_uncompressed(table, fields, type_code), _KIND.get(type_code, 1), key[0], key[1],
             fields["columns_before_image"], b"" if after is None else after)
@@ -132,7 +132,7 @@ def decode_rows(table: Table, fields, type_code: int) -> list[dict] | RawRows:
     that does not fit raises ``BodyLengthError``; a table with a column type this decoder does
     not know gives ``RawRows`` (the images undecoded, and why)."""
     args = _c_inputs(table, fields, type_code)
-    out = None if args is None else _rowtext.rows(*args, _c_args(table)[4], table.escape_strings)
+    out = None if args is None else _rowtext.rows(*args, c_args(table)[4], table.escape_strings)
     return out if out is not None else decode_rows_python(table, fields, type_code)
 
 
@@ -325,7 +325,7 @@ def _pre_ga_rows(data: bytes, type_code: int, present: tuple, readers: tuple, ma
     return rows
 
 
-def _c_args(table: Table) -> tuple:
+def c_args(table: Table) -> tuple:
     """What the C calls need, made once per table map: column types, metadata, the quoted name,
     the ` /* name */` notes, the BINARY(n) pad lengths; () when the table is not for C (hints)."""
     key = table.__dict__.get("_c_args")
@@ -355,7 +355,7 @@ def verbose_text(table: Table, fields, type_code: int) -> bytes:
     by the C accelerator when it is built and knows every column, else by ``verbose_lines``;
     a malformed image raises ``BodyLengthError`` either way (the Python decoder names it)."""
     args = _c_inputs(table, fields, type_code)
-    out = None if args is None else _rowtext.verbose(*args, *_c_args(table)[2:4], table.escape_strings)
+    out = None if args is None else _rowtext.verbose(*args, *c_args(table)[2:4], table.escape_strings)
     if out is not None:
         return out
     # C stepped aside: the reference decoder prints the rows or names what is wrong with them
