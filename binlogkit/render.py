@@ -179,11 +179,12 @@ def commit_stamp(us: int, utc: bool) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", t) + f".{us % 1_000_000:06d} " + ("UTC" if utc else time.strftime("%Z", t))
 
 
-def _mysql_gtid_body(f: dict, gtid: str, utc: bool) -> list[str]:
+def mysql_gtid_body(f: dict, gtid: str, utc: bool, *, gtid_next: bool = True) -> list[str]:
     """What mysqlbinlog (8.0+) prints under a GTID header: the isolation level a row-only
     transaction needs, the commit timestamps (comments, then the session variable), the
-    server versions, then GTID_NEXT."""
-    rbr_only = not f.get("flags", f.get("gtid_flags", 0)) & 1  # as the header's rbr_only=
+    server versions, then GTID_NEXT (left out with ``gtid_next=False``: --skip-gtids)."""
+    flags = f.get("flags", f.get("gtid_flags", 0))
+    rbr_only = not (flags if isinstance(flags, int) else 0) & 1  # as the header's rbr_only=
     out = ["/*!50718 SET TRANSACTION ISOLATION LEVEL READ COMMITTED*//*!*/;"] if rbr_only else []
     if "immediate_commit_timestamp" in f:
         imm = f["immediate_commit_timestamp"]
@@ -195,7 +196,7 @@ def _mysql_gtid_body(f: dict, gtid: str, utc: bool) -> list[str]:
         out.append(f"/*!80014 SET @@session.original_server_version={f['original_server_version']}*//*!*/;")
     if "immediate_server_version" in f:
         out.append(f"/*!80014 SET @@session.immediate_server_version={f['immediate_server_version']}*//*!*/;")
-    return out + [f"SET @@SESSION.GTID_NEXT= '{gtid}'/*!*/;"]
+    return out + [f"SET @@SESSION.GTID_NEXT= '{gtid}'/*!*/;"] if gtid_next else out
 
 
 def body_lines(ev: Event, utc: bool = False) -> list[str]:
@@ -224,9 +225,9 @@ def body_lines(ev: Event, utc: bool = False) -> list[str]:
     if t == T.GTID_EVENT:
         return [] if "STANDALONE" in f["flags"] else ["START TRANSACTION", "/*!*/;"]
     if t in (T.GTID_LOG_EVENT, T.GTID_TAGGED_LOG_EVENT) and f.get("gtid"):
-        return _mysql_gtid_body(f, f["gtid"], utc)
+        return mysql_gtid_body(f, f["gtid"], utc)
     if t == T.ANONYMOUS_GTID_LOG_EVENT:
-        return _mysql_gtid_body(f, "ANONYMOUS", utc)
+        return mysql_gtid_body(f, "ANONYMOUS", utc)
     if t == T.PREVIOUS_GTIDS_LOG_EVENT:  # as Gtid_set::commented_string_format prints it
         text = f["gtid_set"]
         return [f"# {line}" for line in text.replace(",", ",\n").split("\n")] if text else ["# [empty]"]

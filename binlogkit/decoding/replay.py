@@ -34,7 +34,7 @@ from typing import Callable
 
 from ..constants import EventType as T
 from ..flavor import Flavor, parse_server_version
-from ..render import header_line, commit_stamp
+from ..render import header_line, mysql_gtid_body
 
 DELIM = "/*!*/;"
 _NO_CRC = re.compile(r" CRC32 0x[0-9a-f]{8} ")
@@ -277,22 +277,7 @@ def _mysql_gtid(rp: "Replay", ev) -> list[str]:
     f, t = ev.fields, ev.raw.type_code
     gtid = "ANONYMOUS" if t == T.ANONYMOUS_GTID_LOG_EVENT else f.get("gtid")
     rp.gtid_pending = True
-    flags = f.get("flags", f.get("gtid_flags", 0))
-    rbr_only = not (flags if isinstance(flags, int) else 0) & 1
-    out = ["/*!50718 SET TRANSACTION ISOLATION LEVEL READ COMMITTED*//*!*/;"] if rbr_only else []
-    if "immediate_commit_timestamp" in f:
-        imm = f["immediate_commit_timestamp"]
-        orig = f.get("original_commit_timestamp", imm)
-        out += [f"# original_commit_timestamp={orig} ({commit_stamp(orig, rp.opts.utc)})",
-                f"# immediate_commit_timestamp={imm} ({commit_stamp(imm, rp.opts.utc)})",
-                f"/*!80001 SET @@session.original_commit_timestamp={orig}*//*!*/;"]
-    if "original_server_version" in f:
-        out.append(f"/*!80014 SET @@session.original_server_version={f['original_server_version']}*//*!*/;")
-    if "immediate_server_version" in f:
-        out.append(f"/*!80014 SET @@session.immediate_server_version={f['immediate_server_version']}*//*!*/;")
-    if not rp.opts.skip_gtids:
-        out.append(f"SET @@SESSION.GTID_NEXT= '{gtid}'/*!*/;")
-    return out
+    return mysql_gtid_body(f, gtid, rp.opts.utc, gtid_next=not rp.opts.skip_gtids)
 
 
 def _mysql_query_context(rp: "Replay", sv: dict) -> list[str]:
