@@ -56,6 +56,30 @@ def test_materialize_rejects_a_damaged_file(tmp_path, monkeypatch):
         store.materialize(name, tmp_path / "out")
 
 
+@pytest.mark.parametrize("server,set_name", [(srv, n) for srv in store.SERVERS if srv != store.DEFAULT_SERVER
+                                             for n in store.set_names(srv)])
+def test_materialize_today_servers_sets(server, set_name, tmp_path):
+    """Every set of MySQL 9.7 / MariaDB 11.8 materialises, its manifest's digests checked."""
+    d = store.materialize(set_name, tmp_path, server=server)
+    assert (d / ".stamp").exists() and any(p.is_file() and p.name != ".stamp" for p in d.rglob("*"))
+
+
+def test_materialize_rejects_a_damaged_file_named_by_path(tmp_path, monkeypatch):
+    """The ``"sha256": {path: digest}`` manifest form (MySQL 9.7 sets) is checked by path."""
+    name, server = "incident", "mysql-9.7"
+    import shutil
+    fake = tmp_path / "fixtures"
+    shutil.copytree(store.ROOT / "fixtures" / server / name, fake / server / name)
+    victim = fake / server / name / "stopped-primary" / "primary-bin.000003"
+    assert "stopped-primary/primary-bin.000003" in store.manifest(name, server)["sha256"]
+    data = bytearray(victim.read_bytes())
+    data[100] ^= 1
+    victim.write_bytes(bytes(data))
+    monkeypatch.setattr(store, "ROOT", tmp_path)
+    with pytest.raises(ValueError, match="primary-bin.000003 does not match"):
+        store.materialize(name, tmp_path / "out", server=server)
+
+
 @pytest.mark.parametrize("name", REPL)
 def test_primary_binlogs_match_show_binlog_events(name):
     """Every transaction the primary reported starts with a MariaDB GTID event at that offset

@@ -42,22 +42,7 @@ def _logs(folder: Path) -> list[Path]:
 
 
 def _materialized(server: str, name: str) -> Path:
-    """The set's files on disk: ``store.materialize``, or (MySQL 9.7's crash sets, whose
-    manifests hash other bytes than the committed files) the committed files, .xz inflated."""
-    import lzma
-
-    try:
-        return store.materialize(name, server=server)
-    except ValueError:
-        src = ROOT / "fixtures" / server / name
-        dest = ROOT / "build" / "replay-fixtures" / server / name
-        for p in src.rglob("*"):
-            if p.is_file() and re.search(r"\.\d{6}(\.xz)?$", p.name):
-                out = dest / p.relative_to(src).with_suffix("" if p.suffix == ".xz" else p.suffix)
-                if not out.exists():
-                    out.parent.mkdir(parents=True, exist_ok=True)
-                    out.write_bytes(lzma.decompress(p.read_bytes()) if p.suffix == ".xz" else p.read_bytes())
-        return dest
+    return store.materialize(name, server=server)
 
 
 def _fixture_params():
