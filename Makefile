@@ -74,8 +74,11 @@ deps: deps-py deps-system
 demo: $(BIN)/.installed-demo
 	@BINLOGKIT=$(BIN)/binlogkit bash scripts/demo.sh
 
+# the suite runs in TEST_WORKERS processes (pytest-xdist), whole files per worker: each worker
+# starts its own lab servers on free ports, and fixture sets are materialised under a lock
+TEST_WORKERS ?= 2
 test: deps typecheck
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 typecheck: deps-py
 	$(BIN)/mypy
