@@ -251,7 +251,8 @@ def plan_recovery(relay_dir: Input | str | os.PathLike, *, connection: str | Non
     partial = [t for t in trx if not t.complete]
     _last_transactions(plan, complete, partial)
     tables = _metadata_in_tables(plan, mode, mi, ri)
-    if (plan.mode == "gtid" or tables) and partial:
+    unplaced = _no_source_end(plan, g.last_event, partial)
+    if (plan.mode == "gtid" or tables or unplaced) and partial:
         cut = _back_to_partial(plan, present, cut, partial[-1], complete)
     elif g.last_event is not None:
         _after_last_event(plan, g.last_event)
@@ -260,7 +261,7 @@ def plan_recovery(relay_dir: Input | str | os.PathLike, *, connection: str | Non
     # retrieved GTIDs: complete transactions only
     plan.retrieved_gtids = _retrieved(g, complete)
 
-    keep = _cut(plan, d, present, cut, tables)
+    keep = _cut(plan, d, present, cut, tables or unplaced)
     if keep != listed or missing:
         plan.index = [_index_line(prefix, n) for n in keep]
         if plan.index == index_lines:
@@ -366,6 +367,19 @@ def _metadata_in_tables(plan: Plan, mode: str | None, mi: MasterInfo | None, ri:
         if not mode:
             plan.mode = "unknown"
     return tables
+
+
+def _no_source_end(plan: Plan, last: dict | None, partial: list[Transaction]) -> bool:
+    """Position mode, and the partial transaction's last event carries no source position:
+    MariaDB 11.4+ writes end_log_pos 0 inside transactions (binlog_legacy_event_pos=OFF, the
+    default), so the source cannot resume after it; the cut goes back to the transaction's
+    start, whose GTID event has its position, as in GTID mode."""
+    if plan.mode == "gtid" or not partial or last is None or last.get("source_end"):
+        return False
+    plan.warnings.append("the source wrote no positions inside transactions (end_log_pos 0, MariaDB "
+                         "binlog_legacy_event_pos=OFF): the partial transaction is cut and fetched again "
+                         "from its start")
+    return True
 
 
 def _back_to_partial(plan: Plan, present: list[str], cut: tuple[str, int] | None, p: Transaction,
