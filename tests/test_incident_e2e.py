@@ -19,9 +19,15 @@ from fixtures.lab.oracle import table_fingerprints
 pytestmark = pytest.mark.server
 
 
+KINDS = [pytest.param(None, id="mariadb-10.11"),
+         pytest.param("mariadb-11.8", id="mariadb-11.8", marks=pytest.mark.kind("mariadb-11.8"))]
+
+
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("gtid", [False, True])
-def test_replica_stops_on_incident_and_resumes_after_skip(tmp_path, gtid):
-    with Lab(tmp_path) as lab:
+def test_replica_stops_on_incident_and_resumes_after_skip(tmp_path, gtid, kind):
+    """On MariaDB 10.11 and 11.8 (MySQL 9.7: test_seeds_mysql_e2e.py)."""
+    with Lab(tmp_path, kind=kind) as lab:
         p = lab.server("primary", 1).start()
         r = lab.server("replica", 2).start()
         grant_replication(p)
