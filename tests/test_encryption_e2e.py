@@ -36,12 +36,19 @@ def _relay_size(datadir) -> int:
     return sum(p.stat().st_size for p in datadir.glob("relay-bin.0*"))
 
 
+KINDS = [pytest.param(None, id="mariadb-10.11"),
+         pytest.param("mariadb-11.8", id="mariadb-11.8", marks=pytest.mark.kind("mariadb-11.8"))]
+
+
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("cipher", ["AES_CBC", "AES_CTR"])
-def test_killed_replica_recovers_its_encrypted_relay_logs(tmp_path, cipher):
-    key_file, _ = write_key_file(tmp_path / "keys", cipher, encrypted=False)
-    enc = encryption_options(key_file, cipher)
-    keys = load_keys(str(key_file))
-    with Lab(tmp_path / "lab") as lab:
+def test_killed_replica_recovers_its_encrypted_relay_logs(tmp_path, cipher, kind):
+    with Lab(tmp_path / "lab", kind=kind) as lab:
+        key_dir = lab.work / "keys"  # where a chroot kind's server sees it
+        key_file, _ = write_key_file(key_dir, cipher, encrypted=False)
+        lab.kind.chown_tree(key_dir)
+        enc = encryption_options(key_file, cipher)
+        keys = load_keys(str(key_file))
         p = lab.server("primary", 1, gtid_domain_id=0, **enc).start()
         r = lab.server("replica", 2, max_relay_log_size=64 * 1024, relay_log_purge="OFF", **enc).start()
         grant_replication(p)
