@@ -280,6 +280,11 @@ class Grouper:
                     # end_log_pos is a relay offset, not the source's; unwrapping it as one took
                     # a relay log begun by FLUSH RELAY LOGS past 4 GiB (make soak KIND=mysql-9.7)
                     src_file, src_end = self.source_file, self.clock.end
+                elif flags & EventFlag.ARTIFICIAL:
+                    # made up by the source's dump thread, not in its file: MariaDB 11.8 begins a GTID
+                    # connection with a Gtid_list whose end_log_pos is where the stream starts (the
+                    # Rotate's position), read as an end it would wrap the clock by 4 GiB
+                    src_file, src_end = self.source_file, (self.clock.end if self.clock.end is not None else log_pos)
                 else:
                     src_file = self.source_file
                     src_end = self.clock.unwrap(log_pos, ev_size)

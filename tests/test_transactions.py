@@ -53,6 +53,20 @@ def test_replica_relay_transactions_span_rotations():
     assert big.terminator == "XID"
 
 
+def test_relay_source_positions_on_mariadb_11_8():
+    """MariaDB 11.8 begins a GTID connection with an artificial Gtid_list whose end_log_pos is the
+    Rotate's start position, and writes end_log_pos 0 inside transactions: each relay-log
+    transaction still maps to where it lies in the primary's binlog (no 4 GiB wrap)."""
+    d = store.materialize("replication-gtid", server="mariadb-11.8")
+    primary = {t.gtid: t for t in transactions([d / "primary" / "mariadb-bin.index"]) if t.gtid}
+    got = [t for t in transactions([d / "replica-relay" / "relay-bin.index"]) if t.gtid]
+    assert len(got) == len(primary) > 200
+    for t in got:
+        w = primary[t.gtid]
+        assert (t.source_file, t.source_start, t.source_end) == (Path(w.start_file).name, w.start_offset,
+                                                                 w.end_offset), t.gtid
+
+
 @pytest.mark.parametrize("name", CRASH)
 def test_crash_relay_truth(name):
     m = store.manifest(name)

@@ -349,7 +349,7 @@ class _Scan:
                 if code in plain:  # row images, table maps, annotations...: only a boundary matters
                     if not relay:
                         own_source = base
-                    elif log_pos and fdes >= 2 and not flags & _RELAY:
+                    elif log_pos and fdes >= 2 and not flags & (_RELAY | _ARTIFICIAL):
                         self.source_event(at, end, log_pos, ev_size)
                     if self.cur is None:
                         cont = self.transactions == 0 and code not in PRELUDE
@@ -390,7 +390,7 @@ class _Scan:
                     src_file = own_source = base
                 else:
                     src_file = self.source_file
-                    if log_pos and fdes >= 2 and not flags & _RELAY:
+                    if log_pos and fdes >= 2 and not flags & (_RELAY | _ARTIFICIAL):
                         self.source_event(at, end, log_pos, ev_size)
                 if code in OUTSIDE:
                     if code == _INCIDENT:
