@@ -60,7 +60,10 @@ class Repair:
 class Store:
     """The pull folder, opened and locked for a run."""
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: str | os.PathLike, *, durable: bool = True) -> None:
+        """``durable=False`` (``--sync none``): a binlog is not fsynced when it is closed (the
+        index and state file still are, as every replace of ``safeio``)."""
+        self.durable = durable
         p = os.path.abspath(path)
         if not os.path.lexists(p):
             os.mkdir(p, 0o750)
@@ -277,7 +280,8 @@ class Store:
     def close_file(self) -> None:
         if self.fd >= 0:
             try:
-                os.fsync(self.fd)
+                if self.durable:
+                    os.fsync(self.fd)
             finally:
                 os.close(self.fd)
                 self.fd = -1
