@@ -1,0 +1,85 @@
+"""``binlogkit pull`` starts light (issue 34): the modules a ``pull --help`` and a real pull (the
+CLI in a child process against the fake primary of ``fixtures/fake_primary.py``, a copy checked
+byte for byte) have imported when the process exits. Neither loads the export, decode, audit or
+Spark code, pyarrow, duckdb, pyspark, or cryptography (PyMySQL's eager import of it is held
+back: ``pull.conn._pymysql``; it is loaded when a key is needed). construct is still loaded: the
+receiver takes its header offsets and the Format_description check from ``codecs``.
+
+Start-up costs, measured (docs/pull.md, "Speed"): cryptography was 0.18 s of CPU of each run.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fixtures.fake_primary import FakePrimary, fixture_files, honest
+
+ROOT = Path(__file__).resolve().parent.parent
+# what pull never needs: libraries other commands use, and their command rooms
+HEAVY_LIBS = ("pyarrow", "duckdb", "pyspark", "cryptography", "fsspec", "numpy", "pandas")
+HEAVY_ROOMS = ("binlogkit.export", "binlogkit.decoding", "binlogkit.audit", "binlogkit.flashback", "binlogkit.pitr",
+               "binlogkit.report", "binlogkit.rowvalues", "binlogkit.crypto", "binlogkit.cli.decode",
+               "binlogkit.cli.export", "binlogkit.cli.audit", "binlogkit.cli.inspect", "binlogkit.cli.repair",
+               "binlogkit.cli.pitr")
+PROBE = ("import atexit, sys\n"
+         "def _dump():\n"
+         "    with open(out, 'w') as fh:\n"
+         "        fh.write('\\n'.join(sorted(n for n, m in sys.modules.items() if m is not None)))\n"
+         "atexit.register(_dump)\n"
+         "out = sys.argv[1]; sys.argv = ['binlogkit'] + sys.argv[2:]\n"
+         "from binlogkit.cli import main\n"
+         "main()\n")
+
+
+def imported(tmp_path: Path, *args: str, env: dict | None = None) -> tuple[subprocess.CompletedProcess, set[str]]:
+    """Run ``binlogkit ARGS`` in a child; what it had imported at exit."""
+    out = tmp_path / "modules.txt"
+    res = subprocess.run([sys.executable, "-c", PROBE, str(out), *args], capture_output=True, text=True, cwd=ROOT,
+                         timeout=120, env={**os.environ, **(env or {})})
+    return res, set(out.read_text().split("\n"))
+
+
+def heavy(mods: set[str]) -> list[str]:
+    return sorted(m for m in mods if any(m == h or m.startswith(h + ".") for h in HEAVY_LIBS + HEAVY_ROOMS))
+
+
+def test_the_heavy_libraries_are_installed():
+    """Otherwise their absence below would prove nothing."""
+    missing = [m for m in ("pyarrow", "duckdb", "cryptography") if importlib.util.find_spec(m) is None]
+    if missing:
+        pytest.skip(f"not installed: {missing}")
+
+
+def test_pull_help_imports_nothing_heavy(tmp_path):
+    res, mods = imported(tmp_path, "pull", "--help")
+    assert res.returncode == 0 and "--sync" in res.stdout, res.stderr
+    assert "binlogkit.cli.pull" in mods and "click" in mods    # the probe sees what was imported
+    assert heavy(mods) == []
+    assert "pymysql" not in mods
+
+
+def test_a_real_pull_imports_nothing_heavy(tmp_path):
+    files = fixture_files(2)
+    d = tmp_path / "copy"
+    with FakePrimary(honest(files)) as fp:
+        res, mods = imported(tmp_path, "pull", "--host", "127.0.0.1", "--port", str(fp.port), "--user", "repl",
+                             "--server-id", "99", "--dir", str(d), "--until-end", env={"MYSQL_PWD": "x"})
+    assert res.returncode == 0, res.stderr
+    for name, data in files:   # byte for byte, but the in-use flag of the last file (never rotated away from)
+        got = (d / name).read_bytes()
+        assert got[:21] + got[22:] == data[:21] + data[22:]
+    assert "pymysql" in mods and "binlogkit.pull.receiver" in mods    # it did log in and receive
+    assert heavy(mods) == []
+
+
+def test_the_check_sees_a_heavy_import(tmp_path):
+    """The same probe on a command that does load the decoders: the check can fail."""
+    res, mods = imported(tmp_path, "decode", "--help")
+    assert res.returncode == 0
+    assert "binlogkit.cli.decode" in heavy(mods)
