@@ -34,11 +34,11 @@ from fixtures.lab.pull_lab import password_file, pull_cmd  # noqa: E402
 from fixtures.lab.topology import REPL_PASSWORD, REPL_USER, Lab, grant_replication  # noqa: E402
 
 
-def timed(cmd: list[str]) -> tuple[float, float]:
+def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
     """(wall seconds, CPU seconds user+sys) of one run of ``cmd``."""
     with tempfile.TemporaryFile() as err:
         t = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT)
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT, env=env)
         _pid, status, usage = os.wait4(proc.pid, 0)
         dt = time.perf_counter() - t
         proc.returncode = os.waitstatus_to_exitcode(status)   # reaped: Popen must not wait again
@@ -52,6 +52,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("file", nargs="?", type=Path, default=ROOT / "bench" / "data" / "mariadb-bin.000001")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--bytecode", action="store_true",
+                    help="let the pull children read and write compiled bytecode (in a folder of their own, "
+                         "PYTHONPYCACHEPREFIX), as an installed package does, even where the environment sets "
+                         "PYTHONDONTWRITEBYTECODE (this machine does: binlogkit is then compiled at every start)")
     ap.add_argument("--only", help="comma-separated labels' first words after 'binlogkit pull' (off,trx,none)")
     ap.add_argument("--make-mb", type=int, help="build a binlog of this size first (bench-data workload)")
     args = ap.parse_args(argv)
@@ -94,12 +98,18 @@ def main(argv=None) -> int:
                   lambda d, mode=mode: pull_cmd(p, Path(d), "--until-end", "--sync", mode, pwfile=pw))
                  for mode in (args.only.split(",") if args.only else ["none", "off", "trx"])]
             runs: dict[str, list[tuple[float, float]]] = {label: [] for label, _ in clients}
+            env = None
+            if args.bytecode:
+                env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+                env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
+                timed(clients[1][1](str(work / "warm")), env)   # compiles once
+                shutil.rmtree(work / "warm")
             loads = [os.getloadavg()[0]]
             for i in range(args.repeat):
                 for label, make in clients:
                     d = work / f"out-{i}"
                     d.mkdir()
-                    runs[label].append(timed(make(str(d))))
+                    runs[label].append(timed(make(str(d)), env if "pull" in label else None))
                     same = filecmp.cmp(src, d / "mariadb-bin.000001", shallow=False)
                     if not same and "pull" in label:
                         # the copy's Format_description keeps the in-use flag of the primary's
@@ -109,8 +119,10 @@ def main(argv=None) -> int:
                 loads.append(os.getloadavg()[0])
         ref_wall = statistics.median(w for w, _ in runs["mariadb-binlog --raw"])
         ref_cpu = statistics.median(c for _, c in runs["mariadb-binlog --raw"])
+        compiled = ("bytecode cached" if args.bytecode or not os.environ.get("PYTHONDONTWRITEBYTECODE")
+                    else "PYTHONDONTWRITEBYTECODE set: binlogkit compiled at each start")
         print(f"pulling {mb:,.0f} MB over loopback from MariaDB {version}; {args.repeat} runs each, medians; "
-              f"load average (1 min) {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} CPUs")
+              f"load average (1 min) {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} CPUs; {compiled}")
         if write_rate:
             print(f"the primary wrote this binlog at {write_rate:,.1f} MB/s (the bench-data workload)")
         print(f"{'client':28s} {'wall s':>7s} {'MB/s':>7s} {'x':>6s} {'CPU s':>7s} {'x':>6s}   runs (wall/CPU)")

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -83,3 +85,43 @@ def test_the_check_sees_a_heavy_import(tmp_path):
     res, mods = imported(tmp_path, "decode", "--help")
     assert res.returncode == 0
     assert "binlogkit.cli.decode" in heavy(mods)
+
+
+# -- the fsync policy: --sync none leaves the binlogs to the page cache; nothing that an ack promises
+def _pull_traced(tmp_path: Path, files, *args: str) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """A pull child under ``strace -f -e trace=fsync,fdatasync -y``: the paths it fsynced."""
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed")
+    d, log = tmp_path / "copy", tmp_path / "strace.txt"
+    with FakePrimary(honest(files)) as fp:
+        res = subprocess.run(["strace", "-f", "-qq", "-y", "-e", "trace=fsync,fdatasync", "-o", str(log),
+                              sys.executable, "-m", "binlogkit.cli", "pull", "--host", "127.0.0.1", "--port",
+                              str(fp.port), "--user", "repl", "--server-id", "99", "--dir", str(d), "--until-end",
+                              *args], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                             env={**os.environ, "MYSQL_PWD": "x"})
+    synced = re.findall(r"fd?a?t?a?sync\(\d+<([^>]*)>", log.read_text())
+    return res, [Path(p).name for p in synced]
+
+
+@pytest.mark.parametrize("mode", ["none", "off"])
+def test_sync_none_fsyncs_no_binlog(tmp_path, mode):
+    files = fixture_files(2)
+    res, synced = _pull_traced(tmp_path, files, "--sync", mode)
+    assert res.returncode == 0, res.stderr
+    binlogs = [n for n in synced if n in {name for name, _ in files}]
+    if mode == "off":   # each file at its rotation or at the exit: the check sees fsyncs
+        assert set(binlogs) == {name for name, _ in files}
+    else:
+        assert binlogs == [] and " 0 fsyncs" in res.stderr + res.stdout
+        assert any(".index" in n for n in synced)    # the index is still replaced durably (a temporary, renamed)
+    for name, data in files:
+        got = (tmp_path / "copy" / name).read_bytes()
+        assert got[:21] + got[22:] == data[:21] + data[22:]
+
+
+def test_sync_none_is_refused_with_semisync(tmp_path):
+    res = subprocess.run([sys.executable, "-m", "binlogkit.cli", "pull", "--user", "repl", "--server-id", "99",
+                          "--dir", str(tmp_path / "copy"), "--sync", "none", "--semisync"], capture_output=True,
+                         text=True, cwd=ROOT, timeout=60, env={**os.environ, "MYSQL_PWD": "x"})
+    assert res.returncode == 2 and "--sync none" in res.stderr and "semisync" in res.stderr
+    assert not (tmp_path / "copy").exists()
