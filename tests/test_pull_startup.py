@@ -5,7 +5,7 @@ Spark code, pyarrow, duckdb, pyspark, or cryptography (PyMySQL's eager import of
 back: ``pull.conn._pymysql``; it is loaded when a key is needed). construct is still loaded: the
 receiver takes its header offsets and the Format_description check from ``codecs``.
 
-Start-up costs, measured (docs/pull.md, "Speed"): cryptography was 0.18 s of CPU of each run.
+Start-up costs, measured: docs/pull.md, "Start-up and the closing fsync".
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ created ``O_EXCL`` and get the folder's owner, the index and the state file are 
 atomically (temporary file, fsync, rename, fsync the folder).
 
 Repair on start (what ``recover --binlog`` does, for the last file only — earlier files were
-closed, flagged and fsynced before the next one began): the last file is cut back to the end of
+closed, flagged and fsynced before the next one began, unless ``--sync none`` (``durable=False``)
+said not to: docs/pull.md): the last file is cut back to the end of
 its last complete transaction (a torn event, a checksum failure, or a transaction without its
 commit are cut), so that the next dump starts at exactly the next byte and no transaction is
 skipped (MySQL bug #69943) or doubled.
