@@ -34,11 +34,11 @@ from fixtures.lab.pull_lab import password_file, pull_cmd  # noqa: E402
 from fixtures.lab.topology import REPL_PASSWORD, REPL_USER, Lab, grant_replication  # noqa: E402
 
 
-def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+def timed(cmd: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT) -> tuple[float, float]:
     """(wall seconds, CPU seconds user+sys) of one run of ``cmd``."""
     with tempfile.TemporaryFile() as err:
         t = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT, env=env)
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=cwd, env=env)
         _pid, status, usage = os.wait4(proc.pid, 0)
         dt = time.perf_counter() - t
         proc.returncode = os.waitstatus_to_exitcode(status)   # reaped: Popen must not wait again
@@ -56,6 +56,9 @@ def main(argv=None) -> int:
                     help="let the pull children read and write compiled bytecode (in a folder of their own, "
                          "PYTHONPYCACHEPREFIX), as an installed package does, even where the environment sets "
                          "PYTHONDONTWRITEBYTECODE (this machine does: binlogkit is then compiled at every start)")
+    ap.add_argument("--base-tree", type=Path,
+                    help="also run pull from this checkout (another revision, its C modules built): "
+                         "rows 'base ...', in turns with the others, for a before/after in one run")
     ap.add_argument("--only", help="comma-separated labels' first words after 'binlogkit pull' (off,trx,none)")
     ap.add_argument("--make-mb", type=int, help="build a binlog of this size first (bench-data workload)")
     args = ap.parse_args(argv)
@@ -97,6 +100,10 @@ def main(argv=None) -> int:
             ] + [(f"binlogkit pull --sync {mode}",
                   lambda d, mode=mode: pull_cmd(p, Path(d), "--until-end", "--sync", mode, pwfile=pw))
                  for mode in (args.only.split(",") if args.only else ["none", "off", "trx"])]
+            if args.base_tree:
+                clients += [(f"base pull --sync {mode}",
+                             lambda d, mode=mode: pull_cmd(p, Path(d), "--until-end", "--sync", mode, pwfile=pw))
+                            for mode in (args.only.split(",") if args.only else ["off", "trx"]) if mode != "none"]
             runs: dict[str, list[tuple[float, float]]] = {label: [] for label, _ in clients}
             env = None
             if args.bytecode:
@@ -109,7 +116,10 @@ def main(argv=None) -> int:
                 for label, make in clients:
                     d = work / f"out-{i}"
                     d.mkdir()
-                    runs[label].append(timed(make(str(d)), env if "pull" in label else None))
+                    base = label.startswith("base ")
+                    cenv = dict(env or os.environ, PYTHONPATH=str(args.base_tree)) if base else env
+                    runs[label].append(timed(make(str(d)), cenv if "pull" in label else None,
+                                             args.base_tree if base else ROOT))
                     same = filecmp.cmp(src, d / "mariadb-bin.000001", shallow=False)
                     if not same and "pull" in label:
                         # the copy's Format_description keeps the in-use flag of the primary's
