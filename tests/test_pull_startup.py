@@ -125,3 +125,13 @@ def test_sync_none_is_refused_with_semisync(tmp_path):
                          text=True, cwd=ROOT, timeout=60, env={**os.environ, "MYSQL_PWD": "x"})
     assert res.returncode == 2 and "--sync none" in res.stderr and "semisync" in res.stderr
     assert not (tmp_path / "copy").exists()
+
+
+def test_without_pymysql_the_pull_extra_is_named(tmp_path):
+    """PyMySQL made unimportable: the one-line error, not an AttributeError of the held-back import."""
+    code = ("import sys; sys.modules['pymysql'] = None; sys.argv[0] = 'binlogkit'\n"
+            "from binlogkit.cli import main; main()")
+    res = subprocess.run([sys.executable, "-c", code, "pull", "--host", "127.0.0.1", "--port", "1", "--user", "u",
+                          "--server-id", "99", "--dir", str(tmp_path / "copy"), "--until-end"], capture_output=True,
+                         text=True, cwd=ROOT, timeout=60, env={**os.environ, "MYSQL_PWD": "x"})
+    assert res.returncode == 2 and "binlogkit[pull]" in res.stderr and "Traceback" not in res.stderr, res.stderr

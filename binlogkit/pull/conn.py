@@ -43,7 +43,7 @@ def _pymysql():
     through PyMySQL's login, which pull replaces by ``auth.Login`` (that imports cryptography
     itself when a key is needed). The function is wrapped to import cryptography on its first
     call, so that PyMySQL used for anything else in the same process is whole."""
-    if "pymysql" in sys.modules:
+    if sys.modules.get("pymysql") is not None:   # (None: made unimportable, the ImportError below)
         return sys.modules["pymysql"]
     blocked = "cryptography" not in sys.modules
     if blocked:
