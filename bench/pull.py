@@ -2,19 +2,25 @@
 --read-from-remote-server --raw`` pulling the same binlog from the same real server over
 loopback, in the same run.
 
-    python bench/pull.py [FILE] [--repeat 2]
+    python bench/pull.py [FILE] [--repeat 3]
     python bench/pull.py --make-mb 256     # build a smaller binlog with the bench-data workload
 
 The server is a lab ``mariadbd`` whose datadir is given FILE as its first binlog (copied in
 before it starts; it then opens a second, empty one). Each client writes into a fresh folder on
-the same disk; the best of ``--repeat`` runs is kept; every copy is checked with cmp.
+the same disk; the clients take turns, ``--repeat`` rounds; every copy is checked with cmp.
+Each run's wall time and the client's CPU time (user+sys of the child process, from
+``wait4``) are kept; the medians are printed with the ratio to mariadb-binlog's. On a shared
+machine the CPU ratio is the one to trust (the wall time includes waiting for the disk, for the
+server and for the other processes); the load average is printed with the table.
 """
 
 from __future__ import annotations
 
 import argparse
 import filecmp
+import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -28,19 +34,32 @@ from fixtures.lab.pull_lab import password_file, pull_cmd  # noqa: E402
 from fixtures.lab.topology import REPL_PASSWORD, REPL_USER, Lab, grant_replication  # noqa: E402
 
 
-def timed(cmd: list[str]) -> float:
-    t = time.perf_counter()
-    res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
-    dt = time.perf_counter() - t
-    if res.returncode != 0:
-        raise SystemExit(f"{cmd[0]} failed ({res.returncode}): {res.stderr[-2000:]}")
-    return dt
+def timed(cmd: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT) -> tuple[float, float]:
+    """(wall seconds, CPU seconds user+sys) of one run of ``cmd``."""
+    with tempfile.TemporaryFile() as err:
+        t = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=cwd, env=env)
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        dt = time.perf_counter() - t
+        proc.returncode = os.waitstatus_to_exitcode(status)   # reaped: Popen must not wait again
+        if proc.returncode != 0:
+            err.seek(0)
+            raise SystemExit(f"{cmd[0]} failed ({proc.returncode}): {err.read().decode(errors='replace')[-2000:]}")
+    return dt, usage.ru_utime + usage.ru_stime
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("file", nargs="?", type=Path, default=ROOT / "bench" / "data" / "mariadb-bin.000001")
-    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--bytecode", action="store_true",
+                    help="let the pull children read and write compiled bytecode (in a folder of their own, "
+                         "PYTHONPYCACHEPREFIX), as an installed package does, even where the environment sets "
+                         "PYTHONDONTWRITEBYTECODE (this machine does: binlogkit is then compiled at every start)")
+    ap.add_argument("--base-tree", type=Path,
+                    help="also run pull from this checkout (another revision, its C modules built): "
+                         "rows 'base ...', in turns with the others, for a before/after in one run")
+    ap.add_argument("--only", help="comma-separated labels' first words after 'binlogkit pull' (off,trx,none)")
     ap.add_argument("--make-mb", type=int, help="build a binlog of this size first (bench-data workload)")
     args = ap.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="binlogkit-bench-pull-"))
@@ -73,36 +92,55 @@ def main(argv=None) -> int:
             with open(p.datadir / "mariadb-bin.000001", "rb") as fh:  # page cache warm
                 while fh.read(1 << 24):
                     pass
-            rows = {}
-            for label, make in [
+            clients = [
                 ("mariadb-binlog --raw", lambda d: [oracle, "--read-from-remote-server", "--raw", "--host=127.0.0.1",
                                                     f"--port={p.port}", f"--user={REPL_USER}",
                                                     f"--password={REPL_PASSWORD}", f"--result-file={d}/",
                                                     "mariadb-bin.000001"]),
-                ("binlogkit pull --sync off", lambda d: pull_cmd(p, Path(d), "--until-end", "--sync", "off",
-                                                                 pwfile=pw)),
-                ("binlogkit pull --sync trx", lambda d: pull_cmd(p, Path(d), "--until-end", "--sync", "trx",
-                                                                 pwfile=pw)),
-            ]:
-                times = []
-                for i in range(args.repeat):
-                    d = work / f"out-{len(rows)}-{i}"
+            ] + [(f"binlogkit pull --sync {mode}",
+                  lambda d, mode=mode: pull_cmd(p, Path(d), "--until-end", "--sync", mode, pwfile=pw))
+                 for mode in (args.only.split(",") if args.only else ["none", "off", "trx"])]
+            if args.base_tree:
+                clients += [(f"base pull --sync {mode}",
+                             lambda d, mode=mode: pull_cmd(p, Path(d), "--until-end", "--sync", mode, pwfile=pw))
+                            for mode in (args.only.split(",") if args.only else ["off", "trx"]) if mode != "none"]
+            runs: dict[str, list[tuple[float, float]]] = {label: [] for label, _ in clients}
+            env = None
+            if args.bytecode:
+                env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+                env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
+                timed(clients[1][1](str(work / "warm")), env)   # compiles once
+                shutil.rmtree(work / "warm")
+            loads = [os.getloadavg()[0]]
+            for i in range(args.repeat):
+                for label, make in clients:
+                    d = work / f"out-{i}"
                     d.mkdir()
-                    times.append(timed(make(str(d))))
+                    base = label.startswith("base ")
+                    cenv = dict(env or os.environ, PYTHONPATH=str(args.base_tree)) if base else env
+                    runs[label].append(timed(make(str(d)), cenv if "pull" in label else None,
+                                             args.base_tree if base else ROOT))
                     same = filecmp.cmp(src, d / "mariadb-bin.000001", shallow=False)
                     if not same and "pull" in label:
                         # the copy's Format_description keeps the in-use flag of the primary's
                         # active file only; 000001 is closed on the server, so it must be equal
                         raise SystemExit(f"{label}: the copy differs from the primary's file")
                     shutil.rmtree(d)
-                rows[label] = min(times)
-        ref = rows["mariadb-binlog --raw"]
-        print(f"pulling {mb:,.0f} MB over loopback from MariaDB {version}")
+                loads.append(os.getloadavg()[0])
+        ref_wall = statistics.median(w for w, _ in runs["mariadb-binlog --raw"])
+        ref_cpu = statistics.median(c for _, c in runs["mariadb-binlog --raw"])
+        compiled = ("bytecode cached" if args.bytecode or not os.environ.get("PYTHONDONTWRITEBYTECODE")
+                    else "PYTHONDONTWRITEBYTECODE set: binlogkit compiled at each start")
+        print(f"pulling {mb:,.0f} MB over loopback from MariaDB {version}; {args.repeat} runs each, medians; "
+              f"load average (1 min) {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} CPUs; {compiled}")
         if write_rate:
             print(f"the primary wrote this binlog at {write_rate:,.1f} MB/s (the bench-data workload)")
-        print(f"{'client':28s} {'seconds':>8s} {'MB/s':>8s} {'x mariadb-binlog':>17s}")
-        for label, t in rows.items():
-            print(f"{label:28s} {t:8.2f} {mb / t:8.1f} {t / ref:17.2f}")
+        print(f"{'client':28s} {'wall s':>7s} {'MB/s':>7s} {'x':>6s} {'CPU s':>7s} {'x':>6s}   runs (wall/CPU)")
+        for label, rs in runs.items():
+            wall = statistics.median(w for w, _ in rs)
+            cpu = statistics.median(c for _, c in rs)
+            each = " ".join(f"{w:.2f}/{c:.2f}" for w, c in rs)
+            print(f"{label:28s} {wall:7.2f} {mb / wall:7.1f} {wall / ref_wall:6.2f} {cpu:7.2f} {cpu / ref_cpu:6.2f}   {each}")
         return 0
     finally:
         shutil.rmtree(work, ignore_errors=True)

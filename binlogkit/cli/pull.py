@@ -40,7 +40,9 @@ from .options import json_option
 @click.option("--gtid", help="On an empty folder (MariaDB): start with the binlog holding the transactions after this GTID position.")
 @click.option("--semisync", is_flag=True, help="Be a semisync replica: acknowledge each transaction once its file is fsynced.")
 @click.option("--sync", "sync_mode", default="trx", show_default=True,
-              help="fsync: trx (every read that completed a transaction), N (every N events), off (rotation and exit only).")
+              help="fsync: trx (every read that completed a transaction), N (every N events), off (rotation and exit "
+                   "only), none (never: a crash of the machine may take any unsynced part of any file, see "
+                   "docs/pull.md; not with --semisync).")
 @click.option("--until-end", is_flag=True, help="Stop at the end of the primary's last binlog (non-blocking dump).")
 @click.option("--heartbeat", type=float, default=1.0, show_default=True, help="Heartbeat period asked of the primary, seconds.")
 @click.option("--read-timeout", type=click.FloatRange(min=0.5), default=10.0, show_default=True,

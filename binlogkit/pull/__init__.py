@@ -104,7 +104,7 @@ def pull(cfg: PullConfig, *, report: Callable[[dict], None] | None = None,
     """Run a pull into ``cfg.dir`` until the end (``until_end``) or until ``stop()``. Reports
     dicts (``event``: repair, start, status, rotate, reconnect, done) through ``report``."""
     say = report or (lambda d: None)
-    store = Store(cfg.dir)
+    store = Store(cfg.dir, durable=cfg.sync != "none")
     try:
         rep = store.repair()
         if rep.cut_from is not None:

@@ -11,9 +11,9 @@ stream is read through the connection's socket, the TLS one when there is TLS: t
 from __future__ import annotations
 
 import socket
-import socket
 import ssl
 import struct
+import sys
 import threading
 import time
 from typing import Any, Callable
@@ -37,11 +37,50 @@ class ConnectionLost(PullError):
 
 
 def _pymysql():
+    """PyMySQL, imported without the ``cryptography`` its ``_auth`` module imports eagerly (0.045 s
+    of CPU with bytecode cached, a quarter of pull's start-up): the only function of PyMySQL that
+    uses it, ``_auth.sha2_rsa_encrypt`` (the password under RSA without TLS), is reached only
+    through PyMySQL's login, which pull replaces by ``auth.Login`` (that imports cryptography
+    itself when a key is needed). The function is wrapped to import cryptography on its first
+    call, so that PyMySQL used for anything else in the same process is whole."""
+    if sys.modules.get("pymysql") is not None:   # (None: made unimportable, the ImportError below)
+        return sys.modules["pymysql"]
+    blocked = "cryptography" not in sys.modules
+    if blocked:
+        sys.modules["cryptography"] = None  # type: ignore[assignment]   # an ImportError in PyMySQL's try
     try:
         import pymysql
     except ImportError:
         raise PullError("binlogkit pull needs PyMySQL: pip install 'binlogkit[pull]'") from None
+    finally:
+        if blocked and sys.modules.get("cryptography", 0) is None:
+            del sys.modules["cryptography"]
+    auth = sys.modules.get("pymysql._auth")
+    if blocked and auth is not None and not getattr(auth, "_have_cryptography", True):
+        _rsa_later(auth)
     return pymysql
+
+
+def _rsa_later(auth) -> None:
+    """``auth.sha2_rsa_encrypt`` imports cryptography (what PyMySQL's module import would have)
+    on its first call."""
+    eager = auth.sha2_rsa_encrypt
+
+    def sha2_rsa_encrypt(password, salt, public_key):
+        try:
+            from cryptography.hazmat.backends import default_backend
+            from cryptography.hazmat.primitives import hashes, serialization
+            from cryptography.hazmat.primitives.asymmetric import padding
+        except ImportError:
+            pass   # PyMySQL's own "cryptography is required" error
+        else:
+            auth.default_backend, auth.hashes, auth.serialization, auth.padding = (default_backend, hashes,
+                                                                                  serialization, padding)
+            auth._have_cryptography = True
+            auth.sha2_rsa_encrypt = eager
+        return eager(password, salt, public_key)
+
+    auth.sha2_rsa_encrypt = sha2_rsa_encrypt
 
 
 _SESSION: type | None = None

@@ -10,8 +10,10 @@ Rules, per event of the stream:
 * the Format_description at the top of a file is written with LOG_EVENT_BINLOG_IN_USE_F set
   (the primary's active file carries it); the flag is cleared when the primary moves on;
 * fsync: ``trx`` — every read that brought a transaction's last event is synced before the next
-  read; ``N`` — after N events; ``off`` — at rotation and exit only. A semisync acknowledgement is
-  always sent after the fsync of the file that holds the acknowledged event, never before.
+  read; ``N`` — after N events; ``off`` — at rotation and exit only; ``none`` — never (the
+  binlogs are left to the page cache, as ``mariadb-binlog --raw`` leaves them; ``settings``
+  refuses it with ``--semisync``). A semisync acknowledgement is always sent after the fsync of
+  the file that holds the acknowledged event, never before, whatever ``sync`` says.
 """
 
 from __future__ import annotations
@@ -110,14 +112,15 @@ class Stats:
 
 
 class Receiver:
-    """Writes one dump stream into the store. ``sync``: "trx", "off" or a number of events."""
+    """Writes one dump stream into the store. ``sync``: "trx", "off", "none" or a number of events."""
 
     def __init__(self, store: Store, conn: Connection, *, sync: str | int = "trx", semisync: bool = False,
                  heartbeat_s: float = 1.0, report: Callable[[dict], None] | None = None,
                  stop: Callable[[], bool] = lambda: False, max_event_size: int = DEFAULT_MAX_EVENT) -> None:
         self.store, self.conn = store, conn
-        self.sync_every = None if sync in ("trx", "off") else int(sync)
+        self.sync_every = None if sync in ("trx", "off", "none") else int(sync)
         self.sync_trx = sync == "trx"
+        self.sync_none = sync == "none"
         self.semisync = semisync
         self.heartbeat_s = heartbeat_s
         self.report = report or (lambda d: None)
@@ -149,8 +152,9 @@ class Receiver:
 
     def _sync(self) -> None:
         self._flush()
-        self.store.sync()
-        self.stats.fsyncs += 1
+        if not self.sync_none or self._pending_ack is not None:   # an acknowledgement: always durable
+            self.store.sync()
+            self.stats.fsyncs += 1
         self._dirty_trx = False
         self._unsynced_events = 0
         if self._pending_ack is not None:

@@ -67,8 +67,11 @@ def config(*, host, port, user, password_file, defaults_file, ssl_mode, ssl_ca, 
     user = user or d.get("user")
     if not user:
         raise UsageError("--user is required (or user= in the [client] section of --defaults-file)")
-    if sync_mode not in ("trx", "off") and not (sync_mode.isdigit() and int(sync_mode) > 0):
-        raise UsageError(f"--sync must be trx, off or a number of events, not {sync_mode!r}")
+    if sync_mode not in ("trx", "off", "none") and not (sync_mode.isdigit() and int(sync_mode) > 0):
+        raise UsageError(f"--sync must be trx, off, none or a number of events, not {sync_mode!r}")
+    if sync_mode == "none" and semisync:
+        raise UsageError("--sync none promises nothing after a crash of the machine; a semisync member's "
+                         "acknowledgement promises its transaction is on disk: use trx, N or off with --semisync")
     m = re.fullmatch(r"(\d+)([KMG]?)B?", max_event_size.strip().upper())
     max_event = int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2)] if m else 0
     if max_event < 1 << 24:

@@ -7,7 +7,8 @@ created ``O_EXCL`` and get the folder's owner, the index and the state file are 
 atomically (temporary file, fsync, rename, fsync the folder).
 
 Repair on start (what ``recover --binlog`` does, for the last file only — earlier files were
-closed, flagged and fsynced before the next one began): the last file is cut back to the end of
+closed, flagged and fsynced before the next one began, unless ``--sync none`` (``durable=False``)
+said not to: docs/pull.md): the last file is cut back to the end of
 its last complete transaction (a torn event, a checksum failure, or a transaction without its
 commit are cut), so that the next dump starts at exactly the next byte and no transaction is
 skipped (MySQL bug #69943) or doubled.
@@ -60,7 +61,10 @@ class Repair:
 class Store:
     """The pull folder, opened and locked for a run."""
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: str | os.PathLike, *, durable: bool = True) -> None:
+        """``durable=False`` (``--sync none``): a binlog is not fsynced when it is closed (the
+        index and state file still are, as every replace of ``safeio``)."""
+        self.durable = durable
         p = os.path.abspath(path)
         if not os.path.lexists(p):
             os.mkdir(p, 0o750)
@@ -277,7 +281,8 @@ class Store:
     def close_file(self) -> None:
         if self.fd >= 0:
             try:
-                os.fsync(self.fd)
+                if self.durable:
+                    os.fsync(self.fd)
             finally:
                 os.close(self.fd)
                 self.fd = -1
