@@ -51,10 +51,19 @@ def _pymysql():
     try:
         import pymysql
     except ImportError:
-        raise PullError("binlogkit pull needs PyMySQL: pip install 'binlogkit[pull]'") from None
+        pymysql = None
     finally:
         if blocked and sys.modules.get("cryptography", 0) is None:
             del sys.modules["cryptography"]
+    if pymysql is None and blocked:  # a PyMySQL that needs cryptography at import: the plain import
+        for name in [m for m, mod in sys.modules.items() if mod is not None and m.split(".")[0] == "pymysql"]:
+            del sys.modules[name]
+        try:
+            import pymysql
+        except ImportError:
+            pymysql = None
+    if pymysql is None:
+        raise PullError("binlogkit pull needs PyMySQL: pip install 'binlogkit[pull]'")
     auth = sys.modules.get("pymysql._auth")
     if blocked and auth is not None and not getattr(auth, "_have_cryptography", True):
         _rsa_later(auth)
