@@ -24,6 +24,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -33,7 +34,7 @@
 enum { MORE = 0, PYTHON = 1, HANDOVER = 2, ROWS = 3, TABLEMAP = 4, FULL = 5 };
 enum {
     O_VERIFY = 1, O_TEXT = 2, O_JSON = 4, O_VERBOSE = 8, O_FIRST_PY = 16, O_CRC_ON = 32, O_SHOW_CRC = 64,
-    O_COUNT = 128, O_REPLAY = 256
+    O_COUNT = 128
 };
 #define LEN_HEADER LEN_COMMON_HEADER
 #define MAX_EVENT_SIZE ((1LL << 30) + (1LL << 16))
@@ -145,18 +146,19 @@ static int plain_ascii(const unsigned char *p, Py_ssize_t n) {
     return 1;
 }
 
-/* the time stamp render.stamp() prints (UTC), remembered for the next event */
+/* the time stamp render.stamp() prints, remembered for the next event */
 typedef struct {
     int64_t ts;
     char text[32];
     int n;
+    int local; /* local time (render.stamp's time.localtime: the zone Python's time.tzset() set) */
 } Stamp;
 
 static int put_stamp(Out *o, Stamp *s, uint32_t ts) {
     if (s->ts != ts) {
         time_t t = (time_t)ts;
         struct tm tm;
-        if (!gmtime_r(&t, &tm))
+        if (!(s->local ? localtime_r(&t, &tm) : gmtime_r(&t, &tm)))
             return -1;
         s->n = snprintf(s->text, sizeof s->text, "%02d%02d%02d %2d:%02d:%02d", tm.tm_year % 100, tm.tm_mon + 1,
                         tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
@@ -316,6 +318,40 @@ static int annotate_ok(const unsigned char *q, Py_ssize_t n) {
     return 1;
 }
 
+/* a rows event's summary line (render._rows), newline included: 0, -1 no memory */
+static int put_rows_summary(Out *o, int code, const Body *r) {
+    int kind = code == WRITE_ROWS_EVENT_V1 || code == WRITE_ROWS_EVENT ? 0 : is_update(code) ? 1 : 2;
+    static const char *names[] = {"Write_rows: table id ", "Update_rows: table id ", "Delete_rows: table id "};
+    if (put(o, names[kind], (Py_ssize_t)strlen(names[kind])) || put_u64(o, r->table_id))
+        return -1;
+    if (r->flags & 31) {
+        if (PUTS(o, " flags:"))
+            return -1;
+        for (int i = 0; i < 5; i++)
+            if (r->flags & (1u << i) &&
+                (PUTS(o, " ") || put(o, ROW_FLAG_NAMES[i], (Py_ssize_t)strlen(ROW_FLAG_NAMES[i]))))
+                return -1;
+    }
+    return PUTS(o, "\n") ? -1 : 0;
+}
+
+/* the header comment render.header_line starts every event's text with, up to its summary:
+   `#YYMMDD HH:MM:SS server id N  end_log_pos N[ CRC32 0x........] \t`; 0, -1 no memory */
+static int put_header(Out *o, Stamp *st, const EventHeader *e, const unsigned char *h, int show_crc) {
+    if (PUTS(o, "#") || put_stamp(o, st, e->ts) || PUTS(o, " server id ") || put_u64(o, e->sid) ||
+        PUTS(o, "  end_log_pos ") || put_u64(o, e->log_pos))
+        return -1;
+    if (show_crc) {
+        uint32_t stored = (uint32_t)le(h + e->size - 4, 4);
+        char tmp[24] = " CRC32 0x";
+        for (int i = 0; i < 8; i++)
+            tmp[9 + i] = HEX[(stored >> (28 - 4 * i)) & 15];
+        if (put(o, tmp, 17))
+            return -1;
+    }
+    return PUTS(o, " \t");
+}
+
 /* The text of one event after its `# at` / header prefix: summary line and body lines.
    0 done, 1 not for us, -1 no memory. */
 static int text_event(Out *o, Ctx *c, int code, uint32_t sid, const unsigned char *b, const unsigned char *end,
@@ -373,19 +409,7 @@ static int text_event(Out *o, Ctx *c, int code, uint32_t sid, const unsigned cha
     /* rows */
     if (parse_rows(b, end, code, c->cfg[256 + code], r))
         return 1;
-    int kind = code == WRITE_ROWS_EVENT_V1 || code == WRITE_ROWS_EVENT ? 0 : is_update(code) ? 1 : 2;
-    static const char *names[] = {"Write_rows: table id ", "Update_rows: table id ", "Delete_rows: table id "};
-    if (put(o, names[kind], (Py_ssize_t)strlen(names[kind])) || put_u64(o, r->table_id))
-        return -1;
-    if (r->flags & 31) {
-        if (PUTS(o, " flags:"))
-            return -1;
-        for (int i = 0; i < 5; i++)
-            if (r->flags & (1u << i) &&
-                (PUTS(o, " ") || put(o, ROW_FLAG_NAMES[i], (Py_ssize_t)strlen(ROW_FLAG_NAMES[i]))))
-                return -1;
-    }
-    return PUTS(o, "\n") ? -1 : 0;
+    return put_rows_summary(o, code, r);
 }
 
 #define KEY(o, k) PUTS(o, k)
@@ -626,11 +650,12 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     Out o = {NULL, 0, 0};
     int status = MORE, first = 1;
     long long events = 0, checksummed = 0;
-    Py_ssize_t mark = 0, hdr = 0, b64at = 0;
+    Py_ssize_t mark = 0;
     Body r;
     c.cfg = cfg.buf;
     c.names = names;
     c.stamp.ts = -1;
+    c.stamp.local = 0;
     if (cfg.len != 512 || rel < 0 || filled > buf.len || rel > filled ||
         ((c.opts & O_JSON) && (!PyTuple_Check(names) || PyTuple_GET_SIZE(names) != 256))) {
         PyErr_SetString(PyExc_ValueError, "walk: bad arguments");
@@ -718,28 +743,12 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             if (!res)
                 res = PUTS(&o, "}\n") ? -1 : 0;
         } else {
-            res = PUTS(&o, "# at ") || put_u64(&o, (uint64_t)at) || PUTS(&o, "\n") ? -1 : 0;
-            hdr = o.len;
-            if (!res)
-                res = PUTS(&o, "#") || put_stamp(&o, &c.stamp, e.ts) ||
-                          PUTS(&o, " server id ") || put_u64(&o, e.sid) || PUTS(&o, "  end_log_pos ") ||
-                          put_u64(&o, e.log_pos)
+            res = PUTS(&o, "# at ") || put_u64(&o, (uint64_t)at) || PUTS(&o, "\n") ||
+                          put_header(&o, &c.stamp, &e, h, c.opts & O_SHOW_CRC)
                       ? -1
                       : 0;
-            if (!res && c.opts & O_SHOW_CRC) {
-                uint32_t stored = (uint32_t)le(h + e.size - 4, 4);
-                char tmp[24] = " CRC32 0x";
-                for (int i = 0; i < 8; i++)
-                    tmp[9 + i] = HEX[(stored >> (28 - 4 * i)) & 15];
-                res = put(&o, tmp, 17) ? -1 : 0;
-            }
-            if (!res)
-                res = PUTS(&o, " \t") ? -1 : 0;
             if (!res)
                 res = text_event(&o, &c, e.code, e.sid, b, end, &r);
-            b64at = o.len;
-            if (!res && c.opts & O_REPLAY) /* the event as a BINLOG block's piece (replay.py) */
-                res = is_rows(e.code) ? put_b64(&o, h, e.size) ? -1 : 0 : 1;
         }
         if (res < 0) {
             PyErr_NoMemory();
@@ -754,22 +763,6 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         Py_ssize_t body_at = b - base, body_end = end - base;
         rel += e.size;
         at += e.size;
-        if (c.opts & O_REPLAY) { /* info: (code, table_id, body_start, body_end, header_at, b64_at, stmt_end, rows) */
-            status = ROWS;
-            long long nrows = -1; /* counted here only for a checked event of a table Python gave */
-            if (ok == 1 && PyDict_Check(names)) {
-                PyObject *key = PyLong_FromUnsignedLongLong((unsigned long long)r.table_id);
-                if (!key)
-                    goto done;
-                nrows = count_rows(PyDict_GetItemWithError(names, key), e.code, &r);
-                Py_DECREF(key);
-                if (PyErr_Occurred())
-                    goto done;
-            }
-            info = Py_BuildValue("(iKnnnniL)", e.code, (unsigned long long)r.table_id, body_at, body_end, hdr - mark,
-                                 b64at - mark, (int)(r.flags & 1), nrows);
-            break;
-        }
         if (c.opts & O_VERBOSE && (e.code == TABLE_MAP_EVENT || is_rows(e.code))) {
             status = e.code == TABLE_MAP_EVENT ? TABLEMAP : ROWS;
             info = Py_BuildValue("(iKnnn)", e.code, (unsigned long long)r.table_id, body_at, body_end, mark);
@@ -793,6 +786,423 @@ done:
     return result;
 }
 
+/* ---- Replayable text (decode's default): decoding/replay.py's Replay for the hot events ----------
+ *
+ * A Replayer is the part of a decoding.replay.Replay this loop prints by, lent to it
+ * (Replay.lend) and given back (Replay.settle): the session values the MariaDB GTID statements
+ * are printed by when they change, whether a transaction is open, and a statement's row events
+ * not written yet (the tools' head / body caches: headers, base64, rows counted; an
+ * Annotate_rows' lines). Its walk() prints, byte for byte as Replay.feed does, MariaDB's GTID,
+ * Annotate_rows, Table_map, Write/Update/Delete_rows v1/v2 and Xid -- each only when its CRC32 was
+ * checked good and nothing about it is unusual; anything else (and every other event) stops the
+ * walk at that event (PYTHON) with nothing of that event taken, and the caller settles the
+ * state back into the Replay before feeding it the event. */
+
+enum {
+    O_UTC = 1 << 9,          /* times in UTC (else local time, as time.localtime) */
+    O_ROWCOUNT = 1 << 10,    /* `# Number of rows: N` after a statement's BINLOG block (Tool.row_count) */
+    O_SKIPREPL = 1 << 11,    /* `SET skip_replication=` when the flag changes (Tool.skip_replication) */
+    O_GTIDS = 1 << 12,       /* MariaDB GTID statements printed (not --skip-gtids) */
+    O_ANNOTATE = 1 << 13,    /* Annotate_rows held for the next Table_map (Tool.annotate_with_table_map) */
+    O_TABLES = 1 << 14       /* rows counted from the table maps' column types (no column hints) */
+};
+
+typedef struct {
+    PyObject_HEAD
+    Out head, body, annot; /* a statement's header lines, its base64 blocks ("\n" between), Annotate_rows' lines */
+    int has_annot;
+    long long rows; /* rows of the statement, for `# Number of rows` */
+    long long allow_parallel, domain_id, server_id; /* Session values, -1 for None */
+    int skip_replication, gtid_flags2, in_trx, gtid_pending;
+    PyObject *tables; /* dict: table id -> column types + 2-byte metadata (count_rows), this loop's maps */
+    PyObject *maps;   /* dict: table id -> (event bytes, offset): maps printed here, for the Python decoder */
+    PyObject *notes;  /* bytes: lines printed under a Table_map's header (Tool.table_map_notes) */
+} Replayer;
+
+/* a table map's column types then their metadata as 2-byte values (rowvalues.tables.table_from_map,
+   rowvalues.images.c_args), or NULL with no error: a type whose values count_rows does not size,
+   or metadata shorter than its types need */
+static PyObject *map_columns(const Body *r) {
+    Py_ssize_t n = (Py_ssize_t)r->count;
+    const unsigned char *m = r->has_meta ? r->meta : NULL, *mend = m ? m + r->len_meta : NULL;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, 3 * n);
+    if (!out)
+        return NULL;
+    unsigned char *types = (unsigned char *)PyBytes_AS_STRING(out), *metas = types + n;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int t = r->types[i], nb;
+        switch (t) {
+        case MYSQL_TYPE_TINY: case MYSQL_TYPE_YEAR: case MYSQL_TYPE_SHORT: case MYSQL_TYPE_INT24:
+        case MYSQL_TYPE_DATE: case MYSQL_TYPE_NEWDATE: case MYSQL_TYPE_LONG: case MYSQL_TYPE_LONGLONG:
+            nb = 0;
+            break;
+        case MYSQL_TYPE_FLOAT: case MYSQL_TYPE_DOUBLE: case MYSQL_TYPE_BLOB: case MYSQL_TYPE_TIMESTAMP2:
+        case MYSQL_TYPE_DATETIME2: case MYSQL_TYPE_TIME2:
+            nb = 1;
+            break;
+        case MYSQL_TYPE_VARCHAR: case MYSQL_TYPE_VAR_STRING: case MYSQL_TYPE_STRING: case MYSQL_TYPE_NEWDECIMAL:
+        case MYSQL_TYPE_BIT:
+            nb = 2;
+            break;
+        default: /* JSON, GEOMETRY, VECTOR, the old temporals and DECIMAL...: the Python path */
+            Py_DECREF(out);
+            return NULL;
+        }
+        unsigned v = 0;
+        if (nb) {
+            if (!m || mend - m < nb) {
+                Py_DECREF(out);
+                return NULL;
+            }
+            v = nb == 1 ? m[0] : (t == MYSQL_TYPE_VARCHAR || t == MYSQL_TYPE_VAR_STRING) ? (unsigned)le(m, 2)
+                                                                                        : (unsigned)m[0] << 8 | m[1];
+            m += nb;
+        }
+        types[i] = (unsigned char)t;
+        metas[2 * i] = (unsigned char)(v & 0xFF);
+        metas[2 * i + 1] = (unsigned char)(v >> 8);
+    }
+    return out;
+}
+
+/* Replay._flush_rows: a statement's headers, its BINLOG block and rows count; 0, -1 no memory */
+static int r_flush(Replayer *R, Out *o, int opts) {
+    if (R->has_annot && !R->head.len) { /* its rows were all filtered out */
+        R->has_annot = 0;
+        R->annot.len = 0;
+    }
+    if (!R->head.len && !R->body.len)
+        return 0;
+    if (put(o, R->head.buf, R->head.len))
+        return -1;
+    R->head.len = 0;
+    if (!R->body.len) /* headers only */
+        return 0;
+    if (PUTS(o, "\nBINLOG '\n") || put(o, R->body.buf, R->body.len) || PUTS(o, "\n'/*!*/;\n"))
+        return -1;
+    if (opts & O_ROWCOUNT &&
+        (PUTS(o, "# Number of rows: ") || put_u64(o, (uint64_t)R->rows) || PUTS(o, "\n")))
+        return -1;
+    R->body.len = 0;
+    R->rows = 0;
+    return 0;
+}
+
+/* Replay._skip_repl: `/*!50521 SET skip_replication=N*\/;` when the event's flag differs */
+static int r_skip_repl(Replayer *R, Out *o, const EventHeader *e, int opts) {
+    if (!(opts & O_SKIPREPL))
+        return 0;
+    int cur = !!(e->flags & 0x8000);
+    if (cur == R->skip_replication)
+        return 0;
+    R->skip_replication = cur;
+    return cur ? PUTS(o, "/*!50521 SET skip_replication=1*/;\n") : PUTS(o, "/*!50521 SET skip_replication=0*/;\n");
+}
+
+static int put_at(Out *o, long long at) { return PUTS(o, "# at ") || put_u64(o, (uint64_t)at) || PUTS(o, "\n"); }
+
+/* one event as Replay.feed prints it: 0 printed, 1 the Python path's (nothing taken), -1 error set */
+static int r_event(Replayer *R, Out *o, Ctx *c, const EventHeader *e, const unsigned char *h,
+                   const unsigned char *b, const unsigned char *end, int ok, long long at) {
+    int opts = c->opts, show_crc = opts & O_SHOW_CRC;
+    Body r;
+    if (ok != 1) /* only events whose CRC32 was checked good: damage is the Python path's to report */
+        return 1;
+    if (is_rows(e->code)) {
+        if (!(opts & O_TABLES) || parse_rows(b, end, e->code, c->cfg[256 + e->code], &r))
+            return 1;
+        PyObject *key = PyLong_FromUnsignedLongLong((unsigned long long)r.table_id);
+        if (!key)
+            return -1;
+        long long n = count_rows(PyDict_GetItemWithError(R->tables, key), e->code, &r);
+        Py_DECREF(key);
+        if (PyErr_Occurred())
+            return -1;
+        if (n < 0)
+            return 1;
+        if (put_at(o, at) || put_header(&R->head, &c->stamp, e, h, show_crc) || put_rows_summary(&R->head, e->code, &r) ||
+            (R->body.len && PUTS(&R->body, "\n")) || put_b64(&R->body, h, e->size))
+            goto nomem;
+        R->rows += n;
+        if (r.flags & 1 && r_flush(R, o, opts)) /* STMT_END_F */
+            goto nomem;
+        return 0;
+    }
+    switch (e->code) {
+    case TABLE_MAP_EVENT: {
+        if (!(opts & O_TABLES) || parse_table_map(b, end, c->cfg[256 + TABLE_MAP_EVENT], &r))
+            return 1;
+        PyObject *cols = map_columns(&r);
+        if (!cols)
+            return PyErr_Occurred() ? -1 : 1;
+        PyObject *key = PyLong_FromUnsignedLongLong((unsigned long long)r.table_id);
+        PyObject *ev = Py_BuildValue("(y#L)", (const char *)h, (Py_ssize_t)e->size, at);
+        int bad = !key || !ev || PyDict_SetItem(R->tables, key, cols) || PyDict_SetItem(R->maps, key, ev);
+        Py_XDECREF(key);
+        Py_XDECREF(ev);
+        Py_DECREF(cols);
+        if (bad)
+            return -1;
+        /* Replay._table_map: the held headers, the Annotate_rows' lines, its own header, the notes */
+        if (put_at(o, at) || put(o, R->head.buf, R->head.len) || (R->has_annot && put(o, R->annot.buf, R->annot.len)) ||
+            put_header(o, &c->stamp, e, h, show_crc) || PUTS(o, "Table_map: `") ||
+            put(o, (const char *)r.db, r.n_db) || PUTS(o, "`.`") || put(o, (const char *)r.table, r.n_table) ||
+            PUTS(o, "` mapped to number ") || put_u64(o, r.table_id) || PUTS(o, "\n") ||
+            put(o, PyBytes_AS_STRING(R->notes), PyBytes_GET_SIZE(R->notes)))
+            goto nomem;
+        R->head.len = R->annot.len = 0;
+        R->has_annot = 0;
+        if ((R->body.len && PUTS(&R->body, "\n")) || put_b64(&R->body, h, e->size))
+            goto nomem;
+        return 0;
+    }
+    case ANNOTATE_ROWS_EVENT: {
+        if (!(opts & O_ANNOTATE))
+            return 1;
+        Py_ssize_t n = end - b;
+        while (n && b[n - 1] == 0) /* the text as decoded: trailing NULs stripped */
+            n--;
+        for (Py_ssize_t i = 0; i < n; i++) /* ASCII: the text decoded as UTF-8 is these bytes */
+            if (b[i] >= 0x80)
+                return 1;
+        R->annot.len = 0;
+        if (put_header(&R->annot, &c->stamp, e, h, show_crc) || PUTS(&R->annot, "Annotate_rows:\n"))
+            goto nomem;
+        for (Py_ssize_t s = 0; s < n;) { /* replay._lines: runs of \r and \n end a line */
+            while (s < n && (b[s] == '\n' || b[s] == '\r'))
+                s++;
+            Py_ssize_t j = s;
+            while (j < n && b[j] != '\n' && b[j] != '\r')
+                j++;
+            if (j > s && (PUTS(&R->annot, "#Q> ") || put(&R->annot, (const char *)b + s, j - s) || PUTS(&R->annot, "\n")))
+                goto nomem;
+            s = j;
+        }
+        R->has_annot = 1;
+        return put_at(o, at) ? -1 : 0;
+    }
+    case GTID_EVENT: { /* MariaDB (the config says which flavor's 162 this is) */
+        Gtid g;
+        if (!(opts & O_GTIDS) || parse_gtid(b, end, &g) || (g.extra < end && (g.extra[0] & 0x1E)))
+            return 1; /* XA, two-phase ALTER, thread_id: the Python path's */
+        unsigned f2 = g.flags2;
+        int allow = !!(f2 & 8);
+        if (r_flush(R, o, opts) || put_at(o, at) || r_skip_repl(R, o, e, opts) ||
+            put_header(o, &c->stamp, e, h, show_crc) || PUTS(o, "GTID ") || put_u64(o, g.domain) || PUTS(o, "-") ||
+            put_u64(o, e->sid) || PUTS(o, "-") || put_u64(o, g.seq) ||
+            (f2 & 2 && (PUTS(o, " cid=") || put_u64(o, g.commit_id))) ||
+            (f2 & 32 ? PUTS(o, " ddl") : f2 & 4 ? PUTS(o, " trans") : 0) || PUTS(o, "\n"))
+            goto nomem;
+        if (R->allow_parallel != allow) {
+            if (allow ? PUTS(o, "/*M!100101 SET @@session.skip_parallel_replication=0*//*!*/;\n")
+                      : PUTS(o, "/*M!100101 SET @@session.skip_parallel_replication=1*//*!*/;\n"))
+                goto nomem;
+            R->allow_parallel = allow;
+        }
+        if (R->domain_id != (long long)g.domain) {
+            if (PUTS(o, "/*M!100001 SET @@session.gtid_domain_id=") || put_u64(o, g.domain) || PUTS(o, "*//*!*/;\n"))
+                goto nomem;
+            R->domain_id = g.domain;
+        }
+        if (R->server_id != (long long)e->sid) {
+            if (PUTS(o, "/*M!100001 SET @@session.server_id=") || put_u64(o, e->sid) || PUTS(o, "*//*!*/;\n"))
+                goto nomem;
+            R->server_id = e->sid;
+        }
+        if (PUTS(o, "/*M!100001 SET @@session.gtid_seq_no=") || put_u64(o, g.seq) || PUTS(o, "*//*!*/;\n") ||
+            (!(f2 & 1) && PUTS(o, "START TRANSACTION\n/*!*/;\n")))
+            goto nomem;
+        R->gtid_flags2 = (int)f2;
+        R->in_trx = !(f2 & 1);
+        return 0;
+    }
+    case XID_EVENT:
+        if (end - b != 8)
+            return 1;
+        if (r_flush(R, o, opts) || put_at(o, at) || r_skip_repl(R, o, e, opts) ||
+            put_header(o, &c->stamp, e, h, show_crc) || PUTS(o, "Xid = ") || put_u64(o, le(b, 8)) ||
+            PUTS(o, "\nCOMMIT/*!*/;\n"))
+            goto nomem;
+        R->in_trx = R->gtid_pending = 0;
+        return 0;
+    default:
+        return 1;
+    }
+nomem:
+    PyErr_NoMemory();
+    return -1;
+}
+
+static PyObject *replayer_walk(Replayer *R, PyObject *args) {
+    Py_buffer buf, cfg;
+    Py_ssize_t rel, filled;
+    long long at;
+    PyObject *crc;
+    Ctx c;
+    if (!PyArg_ParseTuple(args, "y*nnLiOy*", &buf, &rel, &filled, &at, &c.opts, &crc, &cfg))
+        return NULL;
+    PyObject *result = NULL, *info = NULL;
+    Out o = {NULL, 0, 0};
+    int status = MORE, first = 1;
+    c.cfg = cfg.buf;
+    c.names = NULL;
+    c.stamp.ts = -1;
+    c.stamp.local = !(c.opts & O_UTC);
+    if (cfg.len != 512 || rel < 0 || filled > buf.len || rel > filled || !PyBytes_Check(R->notes)) {
+        PyErr_SetString(PyExc_ValueError, "Replayer.walk: bad arguments");
+        goto done;
+    }
+    const unsigned char *base = buf.buf;
+    for (;; first = 0) {
+        Py_ssize_t avail = filled - rel;
+        if (avail < LEN_HEADER) {
+            status = MORE;
+            break;
+        }
+        const unsigned char *h = base + rel;
+        const EventHeader e = event_header(h);
+        if ((at == LEN_MAGIC && e.code != FORMAT_DESCRIPTION_EVENT && e.code != START_EVENT_V3) ||
+            e.size < LEN_HEADER || e.size > MAX_EVENT_SIZE) {
+            status = HANDOVER;
+            break;
+        }
+        if (avail < (Py_ssize_t)e.size) {
+            status = MORE;
+            break;
+        }
+        int ok = -1;
+        if (e.code == FORMAT_DESCRIPTION_EVENT) {
+            status = PYTHON;
+            info = header_info(&e, ok);
+            break;
+        }
+        if (c.opts & O_CRC_ON) {
+            if (e.size < LEN_HEADER + 4) {
+                status = HANDOVER;
+                break;
+            }
+            uint32_t actual;
+            if (crc_call(crc, h, e.size - 4, &actual))
+                goto done;
+            ok = actual == (uint32_t)le(h + e.size - 4, 4);
+            if (!ok && c.opts & O_VERIFY) {
+                status = HANDOVER;
+                break;
+            }
+        }
+        const unsigned char *b = h + LEN_HEADER, *end = h + e.size - (c.opts & O_SHOW_CRC ? 4 : 0);
+        int res = 1;
+        Py_ssize_t mark = o.len;
+        if (!(first && c.opts & O_FIRST_PY) && c.cfg[e.code] && end >= b)
+            res = r_event(R, &o, &c, &e, h, b, end, ok, at);
+        if (res < 0)
+            goto done;
+        if (res > 0) {
+            o.len = mark;
+            status = PYTHON;
+            info = header_info(&e, ok);
+            break;
+        }
+        rel += e.size;
+        at += e.size;
+        if (o.len > OUT_LIMIT) {
+            status = FULL;
+            break;
+        }
+    }
+    if (status == PYTHON && !info)
+        goto done;
+    result = Py_BuildValue("(inLy#O)", status, rel, at, o.buf ? o.buf : "", o.len, info ? info : Py_None);
+done:
+    Py_XDECREF(info);
+    PyMem_Free(o.buf);
+    PyBuffer_Release(&buf);
+    PyBuffer_Release(&cfg);
+    return result;
+}
+
+/* the held statement, given back to Replay (Replay.settle) and cleared here */
+static PyObject *replayer_take(Replayer *R, PyObject *Py_UNUSED(ignored)) {
+    PyObject *annot = R->has_annot ? PyBytes_FromStringAndSize(R->annot.buf ? R->annot.buf : "", R->annot.len)
+                                   : Py_NewRef(Py_None);
+    if (!annot)
+        return NULL;
+    PyObject *out = Py_BuildValue("(y#y#N)", R->head.buf ? R->head.buf : "", R->head.len, R->body.buf ? R->body.buf : "",
+                                  R->body.len, annot);
+    if (out) {
+        R->head.len = R->body.len = R->annot.len = 0;
+        R->has_annot = 0;
+    }
+    return out;
+}
+
+static PyObject *replayer_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    if (!PyArg_ParseTuple(args, ":Replayer") || (kw && PyDict_GET_SIZE(kw))) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "Replayer() takes no arguments");
+        return NULL;
+    }
+    Replayer *R = (Replayer *)type->tp_alloc(type, 0);
+    if (!R)
+        return NULL;
+    R->allow_parallel = R->domain_id = R->server_id = -1;
+    R->tables = PyDict_New();
+    R->maps = PyDict_New();
+    R->notes = PyBytes_FromStringAndSize("", 0);
+    if (!R->tables || !R->maps || !R->notes) {
+        Py_DECREF(R);
+        return NULL;
+    }
+    return (PyObject *)R;
+}
+
+static void replayer_dealloc(Replayer *R) {
+    PyMem_Free(R->head.buf);
+    PyMem_Free(R->body.buf);
+    PyMem_Free(R->annot.buf);
+    Py_XDECREF(R->tables);
+    Py_XDECREF(R->maps);
+    Py_XDECREF(R->notes);
+    Py_TYPE(R)->tp_free((PyObject *)R);
+}
+
+static PyMemberDef replayer_members[] = {
+    {"rows", T_LONGLONG, offsetof(Replayer, rows), 0, "rows of the held statement"},
+    {"allow_parallel", T_LONGLONG, offsetof(Replayer, allow_parallel), 0, "Session.allow_parallel (-1: None)"},
+    {"domain_id", T_LONGLONG, offsetof(Replayer, domain_id), 0, "Session.domain_id (-1: None)"},
+    {"server_id", T_LONGLONG, offsetof(Replayer, server_id), 0, "Session.server_id (-1: None)"},
+    {"skip_replication", T_INT, offsetof(Replayer, skip_replication), 0, "Session.skip_replication"},
+    {"gtid_flags2", T_INT, offsetof(Replayer, gtid_flags2), 0, "Session.gtid_flags2"},
+    {"in_trx", T_INT, offsetof(Replayer, in_trx), 0, "Replay.in_trx"},
+    {"gtid_pending", T_INT, offsetof(Replayer, gtid_pending), 0, "Replay.gtid_pending"},
+    {"tables", T_OBJECT_EX, offsetof(Replayer, tables), READONLY, "table id -> column types + 2-byte metadata"},
+    {"maps", T_OBJECT_EX, offsetof(Replayer, maps), READONLY, "table id -> (Table_map bytes, offset) printed here"},
+    {"notes", T_OBJECT_EX, offsetof(Replayer, notes), 0, "lines under a Table_map's header (bytes)"},
+    {NULL, 0, 0, 0, NULL}};
+
+static PyMethodDef replayer_methods[] = {
+    {"walk", (PyCFunction)replayer_walk, METH_VARARGS,
+     "walk(buf, rel, filled, at, opts, crc, cfg) -> (status, rel, at, text, info)\n\n"
+     "Frame, check and print the events of buf[rel:filled] as decoding.replay.Replay prints them, until\n"
+     "one is not for this loop (PYTHON: info = (code, timestamp, server_id, size, log_pos, flags,\n"
+     "checksum_ok)), the window ends (MORE), framing is irregular (HANDOVER) or 1 MiB of text is\n"
+     "ready (FULL). A statement's row events stay held here across calls (take())."},
+    {"take", (PyCFunction)replayer_take, METH_NOARGS,
+     "take() -> (head, body, annotate): the held statement's header lines, base64 blocks and\n"
+     "Annotate_rows lines (None: none held), cleared here."},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject ReplayerType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "binlogkit._fastdecode.Replayer",
+    .tp_basicsize = sizeof(Replayer),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The replayable printer's state the C loop keeps (see binlogkit/reading/fastdecode.py).",
+    .tp_new = replayer_new,
+    .tp_dealloc = (destructor)replayer_dealloc,
+    .tp_members = replayer_members,
+    .tp_methods = replayer_methods,
+};
+
 static PyMethodDef methods[] = {
     {"walk", walk, METH_VARARGS,
      "walk(buf, rel, filled, at, opts, crc, cfg, names, prefix) ->\n"
@@ -801,14 +1211,18 @@ static PyMethodDef methods[] = {
      "is not for this loop (status PYTHON: info = (code, timestamp, server_id, size, log_pos,\n"
      "flags, checksum_ok)), the window ends (MORE), framing is irregular (HANDOVER), a table map\n"
      "or rows event was rendered with opts VERBOSE (TABLEMAP / ROWS: info = (code, table_id,\n"
-     "body_start, body_end, mark)) or 1 MiB of text is ready (FULL). With opts REPLAY (replayable text):\n"
-     "only rows events, each returned as ROWS with info = (code, table_id, body_start, body_end, header_at,\n"
-     "b64_at, stmt_end, rows): text = `# at` line, header line, the event's base64; rows counted when\n"
-     "names (a dict: table id -> column types + 2-byte metadata) knows the table, else -1.\n"
+     "body_start, body_end, mark)) or 1 MiB of text is ready (FULL). Replayable text: Replayer.walk.\n"
      "See binlogkit/reading/fastdecode.py."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fastdecode",
                                     "C accelerator for the decode / verify loop (optional).", -1, methods};
 
-PyMODINIT_FUNC PyInit__fastdecode(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__fastdecode(void) {
+    if (PyType_Ready(&ReplayerType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m && PyModule_AddObjectRef(m, "Replayer", (PyObject *)&ReplayerType) < 0)
+        Py_CLEAR(m);
+    return m;
+}

@@ -386,8 +386,27 @@ def is_trans_keyword(query: str, xa: bool) -> bool:
             or query[:9].upper() == "SAVEPOINT" or query[:8].upper() == "ROLLBACK")
 
 
+@dataclass
+class Statement:
+    """A statement's row events not written yet (the tools' head / body caches), as a fast
+    printer hands them back (``Replay.settle``): header lines, base64 blocks, and an
+    Annotate_rows' lines held for the next Table_map."""
+
+    head: list[str] = field(default_factory=list)
+    body: list[str] = field(default_factory=list)
+    annotate: list[str] | None = None
+
+
+# what a fast printer (the C loop, ``reading.fastdecode``) is lent of the Session: -1 for None
+LENT_SESSION = ("allow_parallel", "domain_id", "server_id", "skip_replication", "gtid_flags2")
+
+
 class Replay:
-    """Feed decoded events in order (``feed``), then ``close``; each returns text to write."""
+    """Feed decoded events in order (``feed``), then ``close``; each returns text to write.
+
+    A fast printer may print a stretch of events in its place: ``lend`` gives it the state it
+    prints by, ``settle`` takes back what it changed (and a statement it holds) before the next
+    event is fed here."""
 
     def __init__(self, opts: ReplayOptions = ReplayOptions()) -> None:
         self.opts = opts
@@ -408,6 +427,34 @@ class Replay:
         self.in_payload = False       # between a Transaction_payload and the end of its inner events
         self.payload_format = None    # its format, when it has CRC32s (its inner events get theirs)
         self.payload_at = 0
+
+    # -- a fast printer's stretch --------------------------------------------------------------
+    def lend(self) -> dict[str, int] | None:
+        """The state a fast printer continues from: the Session values of ``LENT_SESSION``
+        (-1 for None), ``in_trx``, ``gtid_pending`` and ``rows`` (the statement's row count);
+        None while this Replay is somewhere a fast printer does not model (not started, inside a
+        Transaction_payload, a statement's row events or an Annotate_rows of its own held, a
+        table filtered out by --database)."""
+        if (not self.started or self.in_payload or self.head or self.body or self.tail
+                or self.annotate is not None or self.ignored_maps):
+            return None
+        s = self.session
+        state = {name: -1 if getattr(s, name) is None else int(getattr(s, name)) for name in LENT_SESSION}
+        state.update(in_trx=int(self.in_trx), gtid_pending=int(self.gtid_pending), rows=self.rows_in_stmt)
+        return state
+
+    def settle(self, state: dict[str, int], statement: Statement | None = None) -> None:
+        """Take back what ``lend`` gave, as the fast printer left it, and the statement it
+        holds (None or empty: none)."""
+        s = self.session
+        s.allow_parallel = None if state["allow_parallel"] < 0 else bool(state["allow_parallel"])
+        s.domain_id = None if state["domain_id"] < 0 else state["domain_id"]
+        s.server_id = None if state["server_id"] < 0 else state["server_id"]
+        s.skip_replication, s.gtid_flags2 = state["skip_replication"], state["gtid_flags2"]
+        self.in_trx, self.gtid_pending = bool(state["in_trx"]), bool(state["gtid_pending"])
+        self.rows_in_stmt = state["rows"]
+        if statement is not None:
+            self.head, self.body, self.annotate = list(statement.head), list(statement.body), statement.annotate
 
     # -- the frame ------------------------------------------------------------------------------
     def _begin(self, flavor: Flavor | None) -> str:
@@ -830,4 +877,4 @@ def _rewrite_table_map(ev, to: str) -> bytes:
     return bytes(out) + data[len(data) - lc:]
 
 
-__all__ = ["Replay", "ReplayOptions", "TOOLS", "Tool", "Session", "b64", "field"]
+__all__ = ["Replay", "ReplayOptions", "TOOLS", "Tool", "Session", "Statement", "LENT_SESSION", "b64", "field"]
