@@ -60,6 +60,16 @@ static int put_hex(Out *o, const unsigned char *p, Py_ssize_t n) {
 
 static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
+/* two base64 characters per 12 bits: B64PAIR[v] = B64[v >> 6], B64[v & 63] (made once, b64_init) */
+static char B64PAIR[4096][2];
+
+static void b64_init(void) {
+    for (int v = 0; v < 4096; v++) {
+        B64PAIR[v][0] = B64[v >> 6];
+        B64PAIR[v][1] = B64[v & 63];
+    }
+}
+
 /* base64 as the servers' tools write a BINLOG block (replay.b64, base64.encodebytes): lines of
    76 characters (57 bytes) joined by a newline, no newline after the last one */
 static int put_b64(Out *o, const unsigned char *p, Py_ssize_t n) {
@@ -67,22 +77,32 @@ static int put_b64(Out *o, const unsigned char *p, Py_ssize_t n) {
     if (grow(o, (n + 2) / 3 * 4 + lines))
         return -1;
     char *w = o->buf + o->len;
-    for (Py_ssize_t at = 0; at < n; at += 57) {
+    Py_ssize_t at = 0;
+    for (; at + 57 <= n; at += 57) { /* whole lines: 19 groups of 3 bytes, two table reads each */
         if (at)
             *w++ = '\n';
-        Py_ssize_t stop = at + 57 < n ? at + 57 : n, i = at;
-        for (; i + 3 <= stop; i += 3) {
-            uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
-            *w++ = B64[v >> 18];
-            *w++ = B64[(v >> 12) & 63];
-            *w++ = B64[(v >> 6) & 63];
-            *w++ = B64[v & 63];
+        const unsigned char *q = p + at;
+        for (int g = 0; g < 19; g++, q += 3, w += 4) {
+            uint32_t v = (uint32_t)q[0] << 16 | (uint32_t)q[1] << 8 | q[2];
+            memcpy(w, B64PAIR[v >> 12], 2);
+            memcpy(w + 2, B64PAIR[v & 0xFFF], 2);
         }
-        if (i < stop) {
-            uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < stop ? (uint32_t)p[i + 1] << 8 : 0);
+    }
+    if (at < n) { /* the last, shorter line */
+        if (at)
+            *w++ = '\n';
+        Py_ssize_t i = at;
+        for (; i + 3 <= n; i += 3) {
+            uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+            memcpy(w, B64PAIR[v >> 12], 2);
+            memcpy(w + 2, B64PAIR[v & 0xFFF], 2);
+            w += 4;
+        }
+        if (i < n) {
+            uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0);
             *w++ = B64[v >> 18];
             *w++ = B64[(v >> 12) & 63];
-            *w++ = i + 1 < stop ? B64[(v >> 6) & 63] : '=';
+            *w++ = i + 1 < n ? B64[(v >> 6) & 63] : '=';
             *w++ = '=';
         }
     }
@@ -809,6 +829,7 @@ enum {
 
 typedef struct {
     PyObject_HEAD
+    Out text;              /* walk()'s output, kept from call to call (its pages stay mapped) */
     Out head, body, annot; /* a statement's header lines, its base64 blocks ("\n" between), Annotate_rows' lines */
     int has_annot;
     long long rows; /* rows of the statement, for `# Number of rows` */
@@ -1042,7 +1063,8 @@ static PyObject *replayer_walk(Replayer *R, PyObject *args) {
     if (!PyArg_ParseTuple(args, "y*nnLiOy*", &buf, &rel, &filled, &at, &c.opts, &crc, &cfg))
         return NULL;
     PyObject *result = NULL, *info = NULL;
-    Out o = {NULL, 0, 0};
+    Out o = R->text;
+    o.len = 0;
     int status = MORE, first = 1;
     c.cfg = cfg.buf;
     c.names = NULL;
@@ -1115,7 +1137,7 @@ static PyObject *replayer_walk(Replayer *R, PyObject *args) {
     result = Py_BuildValue("(inLy#O)", status, rel, at, o.buf ? o.buf : "", o.len, info ? info : Py_None);
 done:
     Py_XDECREF(info);
-    PyMem_Free(o.buf);
+    R->text = o; /* its buffer, grown or not, for the next call */
     PyBuffer_Release(&buf);
     PyBuffer_Release(&cfg);
     return result;
@@ -1157,6 +1179,7 @@ static PyObject *replayer_new(PyTypeObject *type, PyObject *args, PyObject *kw) 
 }
 
 static void replayer_dealloc(Replayer *R) {
+    PyMem_Free(R->text.buf);
     PyMem_Free(R->head.buf);
     PyMem_Free(R->body.buf);
     PyMem_Free(R->annot.buf);
@@ -1219,6 +1242,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fastdecode",
                                     "C accelerator for the decode / verify loop (optional).", -1, methods};
 
 PyMODINIT_FUNC PyInit__fastdecode(void) {
+    b64_init();
     if (PyType_Ready(&ReplayerType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);

@@ -386,17 +386,6 @@ def is_trans_keyword(query: str, xa: bool) -> bool:
             or query[:9].upper() == "SAVEPOINT" or query[:8].upper() == "ROLLBACK")
 
 
-@dataclass
-class Statement:
-    """A statement's row events not written yet (the tools' head / body caches), as a fast
-    printer hands them back (``Replay.settle``): header lines, base64 blocks, and an
-    Annotate_rows' lines held for the next Table_map."""
-
-    head: list[str] = field(default_factory=list)
-    body: list[str] = field(default_factory=list)
-    annotate: list[str] | None = None
-
-
 # what a fast printer (the C loop, ``reading.fastdecode``) is lent of the Session: -1 for None
 LENT_SESSION = ("allow_parallel", "domain_id", "server_id", "skip_replication", "gtid_flags2")
 
@@ -443,9 +432,11 @@ class Replay:
         state.update(in_trx=int(self.in_trx), gtid_pending=int(self.gtid_pending), rows=self.rows_in_stmt)
         return state
 
-    def settle(self, state: dict[str, int], statement: Statement | None = None) -> None:
-        """Take back what ``lend`` gave, as the fast printer left it, and the statement it
-        holds (None or empty: none)."""
+    def settle(self, state: dict[str, int], *, head: list[str] | None = None, body: list[str] | None = None,
+               annotate: list[str] | None = None) -> None:
+        """Take back what ``lend`` gave (the same keys), as the fast printer left it, and the
+        statement it holds: its row events' header lines and base64 blocks not written yet, an
+        Annotate_rows' lines held for the next Table_map (None: none)."""
         s = self.session
         s.allow_parallel = None if state["allow_parallel"] < 0 else bool(state["allow_parallel"])
         s.domain_id = None if state["domain_id"] < 0 else state["domain_id"]
@@ -453,8 +444,7 @@ class Replay:
         s.skip_replication, s.gtid_flags2 = state["skip_replication"], state["gtid_flags2"]
         self.in_trx, self.gtid_pending = bool(state["in_trx"]), bool(state["gtid_pending"])
         self.rows_in_stmt = state["rows"]
-        if statement is not None:
-            self.head, self.body, self.annotate = list(statement.head), list(statement.body), statement.annotate
+        self.head, self.body, self.annotate = list(head or ()), list(body or ()), annotate
 
     # -- the frame ------------------------------------------------------------------------------
     def _begin(self, flavor: Flavor | None) -> str:
@@ -877,4 +867,4 @@ def _rewrite_table_map(ev, to: str) -> bytes:
     return bytes(out) + data[len(data) - lc:]
 
 
-__all__ = ["Replay", "ReplayOptions", "TOOLS", "Tool", "Session", "Statement", "LENT_SESSION", "b64", "field"]
+__all__ = ["Replay", "ReplayOptions", "TOOLS", "Tool", "Session", "LENT_SESSION", "b64", "field"]

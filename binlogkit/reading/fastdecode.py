@@ -462,6 +462,7 @@ class _Lender:
         rc = self.rc
         for name, value in state.items():
             setattr(rc, name, value)
+        self.names = tuple(state)
         tool, o = self.replay.tool, self.replay.opts
         rc.notes = b"" if o.skip_gtids else "".join(n + "\n" for n in tool.table_map_notes).encode()
         self.opts = ((O_UTC if o.utc else 0) | (O_ROWCOUNT if tool.row_count else 0)
@@ -473,14 +474,12 @@ class _Lender:
     def settle(self) -> None:
         if not self.lent:
             return
-        from ..decoding.replay import LENT_SESSION, Statement
-
         rc = self.rc
-        state = {name: getattr(rc, name) for name in (*LENT_SESSION, "in_trx", "gtid_pending", "rows")}
         head, body, annotate = rc.take()
-        statement = Statement(head.decode("utf-8", "surrogateescape").splitlines(), [body.decode("ascii")] if body else [],
-                              None if annotate is None else annotate.decode("ascii").splitlines())
-        self.replay.settle(state, statement)
+        self.replay.settle({name: getattr(rc, name) for name in self.names},
+                           head=head.decode("ascii").split("\n")[:-1],  # each line ends in "\n"
+                           body=[body.decode("ascii")] if body else [],
+                           annotate=None if annotate is None else annotate.decode("ascii").split("\n")[:-1])
         self.lent = False
 
     def sync_tables(self, dec: EventDecoder, fmt: Format | None, name: str, show_crc: bool) -> None:
