@@ -51,7 +51,13 @@ def utc():
 
 def _files() -> list[Path]:
     """Every fixture (MariaDB 10.11 and 11.8, MySQL 9.7) and corpus log, each content once."""
+    from fixtures import store
+    from test_replay import _logs, _materialized
+
     out = list(fixture_files())
+    for server in ("mariadb-11.8", "mysql-9.7"):
+        out += [p for name in store.set_names(server) if name != "keyring-encrypted"
+                for p in _logs(_materialized(server, name))]
     if CORPUS.is_dir():
         out += sorted(p for p in CORPUS.rglob("*") if p.is_file() and "expected" not in p.parts
                       and (p.suffix[1:].isdigit() or p.suffix in (".binlog", ".bin")))
@@ -135,3 +141,28 @@ def test_damaged_files_replay_the_same(accel, monkeypatch, tmp_path_factory, dat
     path.write_bytes(bytes(buf))
     for mode in ([], ["--no-verify"]):
         _same(["decode", *mode, str(path)], monkeypatch)
+
+
+@pytest.mark.parametrize("zone", ["America/New_York", "Asia/Kolkata"])
+def test_local_time_replays_the_same(accel, monkeypatch, zone):
+    """Local time (the default): the C loop's stamps (localtime_r) are time.localtime's, in a
+    zone with daylight saving time and one with a half-hour offset; --utc too."""
+    import os
+    import time
+
+    files = [p for p in _files() if "row-types" in str(p) or str(p).endswith("replication-gtid/primary/mariadb-bin.000002")
+             or ("mysql-9.7/replication-gtid/primary" in str(p)) or "mariadb-11.8/replication-gtid/primary" in str(p)]
+    assert any("mysql-9.7" in str(p) for p in files) and any("mariadb-11.8" in str(p) for p in files)
+    from binlogkit.render import stamp
+
+    os.environ["TZ"] = zone
+    time.tzset()
+    stamp.cache_clear()  # the reference's stamps are cached by (time, utc): one zone per process
+    try:  # the utc fixture puts the zone back
+        for path in files:
+            _same(["decode", str(path)], monkeypatch)
+        _same(["decode", "--utc", str(files[0])], monkeypatch)
+    finally:
+        os.environ["TZ"] = "UTC"
+        time.tzset()
+        stamp.cache_clear()
