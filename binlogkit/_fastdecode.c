@@ -886,6 +886,9 @@ static PyObject *map_columns(const Body *r) {
     return out;
 }
 
+/* what another buffer holds (nothing when it was never grown) */
+static int put_out(Out *o, const Out *src) { return src->len ? put(o, src->buf, src->len) : 0; }
+
 /* Replay._flush_rows: a statement's headers, its BINLOG block and rows count; 0, -1 no memory */
 static int r_flush(Replayer *R, Out *o, int opts) {
     if (R->has_annot && !R->head.len) { /* its rows were all filtered out */
@@ -894,12 +897,12 @@ static int r_flush(Replayer *R, Out *o, int opts) {
     }
     if (!R->head.len && !R->body.len)
         return 0;
-    if (put(o, R->head.buf, R->head.len))
+    if (put_out(o, &R->head))
         return -1;
     R->head.len = 0;
     if (!R->body.len) /* headers only */
         return 0;
-    if (PUTS(o, "\nBINLOG '\n") || put(o, R->body.buf, R->body.len) || PUTS(o, "\n'/*!*/;\n"))
+    if (PUTS(o, "\nBINLOG '\n") || put_out(o, &R->body) || PUTS(o, "\n'/*!*/;\n"))
         return -1;
     if (opts & O_ROWCOUNT &&
         (PUTS(o, "# Number of rows: ") || put_u64(o, (uint64_t)R->rows) || PUTS(o, "\n")))
@@ -909,7 +912,7 @@ static int r_flush(Replayer *R, Out *o, int opts) {
     return 0;
 }
 
-/* Replay._skip_repl: `/*!50521 SET skip_replication=N*\/;` when the event's flag differs */
+/* Replay._skip_repl: `SET skip_replication=N` (in a versioned comment) when the event's flag differs */
 static int r_skip_repl(Replayer *R, Out *o, const EventHeader *e, int opts) {
     if (!(opts & O_SKIPREPL))
         return 0;
@@ -965,7 +968,7 @@ static int r_event(Replayer *R, Out *o, Ctx *c, const EventHeader *e, const unsi
         if (bad)
             return -1;
         /* Replay._table_map: the held headers, the Annotate_rows' lines, its own header, the notes */
-        if (put_at(o, at) || put(o, R->head.buf, R->head.len) || (R->has_annot && put(o, R->annot.buf, R->annot.len)) ||
+        if (put_at(o, at) || put_out(o, &R->head) || (R->has_annot && put_out(o, &R->annot)) ||
             put_header(o, &c->stamp, e, h, show_crc) || PUTS(o, "Table_map: `") ||
             put(o, (const char *)r.db, r.n_db) || PUTS(o, "`.`") || put(o, (const char *)r.table, r.n_table) ||
             PUTS(o, "` mapped to number ") || put_u64(o, r.table_id) || PUTS(o, "\n") ||
