@@ -65,10 +65,10 @@ def replay_bench(path: Path, bk: str, oracle: str, repeat: int) -> float:
     best_of = {name: min(t) for name, t in times.items()}
     ref, read = best_of["mariadb-binlog FILE"], best_of["cat FILE (plain read)"]
     print(f"\nreplayable decode, CPU time (user+sys), best of {repeat} interleaved runs")
-    print(f"{'command':<42} {'CPU s':>8} {'runs':>24} {'vs tool':>8} {'vs read':>8}")
+    print(f"{'command':<42} {'CPU s':>8} {'vs tool':>8} {'vs read':>8}  runs")
     for name, t in best_of.items():
         runs = " ".join(f"{x:.2f}" for x in times[name])
-        print(f"{name:<42} {t:>8.2f} {runs:>24} {t / ref:>8.2f} {t / read if read else 0:>8.1f}")
+        print(f"{name:<42} {t:>8.2f} {t / ref:>8.2f} {t / read if read else 0:>8.1f}  {runs}")
     ratio = best_of["binlogkit decode FILE"] / ref
     print(f"replayable decode / mariadb-binlog (CPU): {ratio:.2f} (goal <= 0.5)", flush=True)
     return ratio

@@ -27,6 +27,7 @@
 #include <structmember.h>
 #include <stdint.h>
 #include <string.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "_constants.h"
@@ -63,7 +64,33 @@ static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0
 /* two base64 characters per 12 bits: B64PAIR[v] = B64[v >> 6], B64[v & 63] (made once, b64_init) */
 static char B64PAIR[4096][2];
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define B64_SIMD 1
+static int b64_ssse3; /* the CPU has SSSE3 (b64_init) */
+
+/* 12 bytes -> 16 base64 characters with SSSE3 (W. Mula's method, as in aklomp/base64's SSSE3
+   codec): each 3-byte group spread over 4 bytes, its four 6-bit fields shifted into place,
+   then each field mapped to its character by a 16-entry offset table */
+__attribute__((target("ssse3"))) static void b64_line(char *w, const unsigned char *q) {
+    const __m128i shuf = _mm_set_epi8(10, 11, 9, 10, 7, 8, 6, 7, 4, 5, 3, 4, 1, 2, 0, 1);
+    const __m128i lut = _mm_setr_epi8(65, 71, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -19, -16, 0, 0);
+    for (int k = 0; k < 4; k++, q += 12, w += 16) { /* 48 of the line's 57 bytes; loads stay inside it */
+        __m128i in = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)q), shuf);
+        __m128i t1 = _mm_mulhi_epu16(_mm_and_si128(in, _mm_set1_epi32(0x0FC0FC00)), _mm_set1_epi32(0x04000040));
+        __m128i t3 = _mm_mullo_epi16(_mm_and_si128(in, _mm_set1_epi32(0x003F03F0)), _mm_set1_epi32(0x01000010));
+        __m128i v = _mm_or_si128(t1, t3);
+        __m128i idx = _mm_sub_epi8(_mm_subs_epu8(v, _mm_set1_epi8(51)), _mm_cmpgt_epi8(v, _mm_set1_epi8(25)));
+        _mm_storeu_si128((__m128i *)w, _mm_add_epi8(v, _mm_shuffle_epi8(lut, idx)));
+    }
+}
+#endif
+
 static void b64_init(void) {
+#ifdef B64_SIMD
+    __builtin_cpu_init();
+    b64_ssse3 = __builtin_cpu_supports("ssse3") && !getenv("BINLOGKIT_NO_SIMD");
+#endif
     for (int v = 0; v < 4096; v++) {
         B64PAIR[v][0] = B64[v >> 6];
         B64PAIR[v][1] = B64[v & 63];
@@ -82,7 +109,14 @@ static int put_b64(Out *o, const unsigned char *p, Py_ssize_t n) {
         if (at)
             *w++ = '\n';
         const unsigned char *q = p + at;
-        for (int g = 0; g < 19; g++, q += 3, w += 4) {
+        int g = 0;
+#ifdef B64_SIMD
+        if (b64_ssse3) {
+            b64_line(w, q);
+            g = 16, q += 48, w += 64;
+        }
+#endif
+        for (; g < 19; g++, q += 3, w += 4) {
             uint32_t v = (uint32_t)q[0] << 16 | (uint32_t)q[1] << 8 | q[2];
             memcpy(w, B64PAIR[v >> 12], 2);
             memcpy(w + 2, B64PAIR[v & 0xFFF], 2);
@@ -1229,7 +1263,33 @@ static PyTypeObject ReplayerType = {
     .tp_methods = replayer_methods,
 };
 
+/* b64(data, simd) -> bytes: put_b64 on its own, for the tests (with and without the SIMD lines) */
+static PyObject *b64_py(PyObject *self, PyObject *args) {
+    Py_buffer data;
+    int simd = 1;
+    if (!PyArg_ParseTuple(args, "y*|p", &data, &simd))
+        return NULL;
+    Out o = {NULL, 0, 0};
+    PyObject *out = NULL;
+#ifdef B64_SIMD
+    int had = b64_ssse3;
+    b64_ssse3 = had && simd;
+#endif
+    if (put_b64(&o, data.buf, data.len))
+        PyErr_NoMemory();
+    else
+        out = PyBytes_FromStringAndSize(o.buf ? o.buf : "", o.len);
+#ifdef B64_SIMD
+    b64_ssse3 = had;
+#endif
+    PyMem_Free(o.buf);
+    PyBuffer_Release(&data);
+    return out;
+}
+
 static PyMethodDef methods[] = {
+    {"b64", b64_py, METH_VARARGS,
+     "b64(data, simd=True) -> bytes: a BINLOG block's base64 (76-character lines), for the tests."},
     {"walk", walk, METH_VARARGS,
      "walk(buf, rel, filled, at, opts, crc, cfg, names, prefix) ->\n"
      "    (status, rel, filled, at, text, info, events, checksummed)\n\n"
