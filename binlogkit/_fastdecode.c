@@ -13,11 +13,12 @@
  * and the caller lets the Python path read it (tests compare the two on every fixture and
  * corpus file and on damaged input). Every read is bounds-checked against the event's end.
  *
- * Replayable text (opts REPLAY, decode's default): only the rows events, each as its `# at` line,
- * header line and base64 (the BINLOG block piece decoding/replay.py joins per statement), its
- * rows counted for `# Number of rows` from the table's column types and metadata Python gives
- * (any doubt: -1, Python counts); every other event -- the ones that carry session state --
- * goes to decoding/replay.py.
+ * Replayable text (decode's default: decoding/replay.py's Replay, the reference): Replayer.walk
+ * prints MariaDB's GTID, Annotate_rows, Table_map, Write/Update/Delete_rows v1/v2 and Xid as
+ * Replay.feed prints them -- the session lines printed only when they change, `# at`, header
+ * comments in local time or UTC, a statement's row events joined into one BINLOG block, rows
+ * counted -- from the state Replay lends it (Replay.lend / Replay.settle); every other event,
+ * and any of those it finds anything unusual about, goes to Replay.
  *
  * The layouts read here are those of binlogkit/codecs (Construct, the single statement of each
  * layout) as binlogkit/codecs/fast.py reads them; a body those rules do not cover goes back.

@@ -15,12 +15,14 @@ event hands over), output in UTC, no position / time / type / GTID filters. ``us
 whether it applies; the command falls back to ``api.decode_files`` otherwise. Without the C
 module (no compiler, or ``BINLOGKIT_PURE_PYTHON=1``) nothing here is used.
 
-Replayable ``decode`` (the default: ``decoding.replay``) takes the same loop through
-``replay_fast``: the C loop prints the rows events (``# at``, header line, base64, the rows
-counted) and ``Replay`` gets them through its statement buffers (``head``, ``body``,
-``rows_in_stmt``, flushed at STMT_END_F by ``_flush_rows``: the whole hand-off); every other
-event -- GTID, Query, Table_map, Xid..., the ones that carry session state -- is fed to
-``Replay`` as ``decoding.replay_text`` feeds it (``tests/test_fastdecode_replay.py``).
+Replayable ``decode`` (the default: ``decoding.replay``) takes the C loop's ``Replayer`` through
+``replay_fast``: a typical row-based transaction (MariaDB GTID, Annotate_rows, Table_map, rows
+events, Xid) is printed in C, byte for byte as ``Replay.feed`` prints it, from the state
+``Replay.lend()`` gives; before any other event (Query, Format_description, an event C finds
+unusual) is fed to ``Replay``, ``Replay.settle(...)`` takes that state back with the statement
+C holds (its row events' headers and base64, an Annotate_rows' lines). Table maps C printed are
+registered with the Python decoder then, for rows events of theirs the Python path reads
+(``tests/test_fastdecode_replay.py``).
 
 Equality with the Python path is tested on every event of every fixture and corpus file and on
 damaged copies (``tests/test_fastdecode.py``, hypothesis); ``make asan-fastdecode`` runs the same
