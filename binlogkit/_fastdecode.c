@@ -859,7 +859,9 @@ enum {
     O_SKIPREPL = 1 << 11,    /* `SET skip_replication=` when the flag changes (Tool.skip_replication) */
     O_GTIDS = 1 << 12,       /* MariaDB GTID statements printed (not --skip-gtids) */
     O_ANNOTATE = 1 << 13,    /* Annotate_rows held for the next Table_map (Tool.annotate_with_table_map) */
-    O_TABLES = 1 << 14       /* rows counted from the table maps' column types (no column hints) */
+    O_TABLES = 1 << 14,      /* rows counted from the table maps' column types (no column hints) */
+    O_SV_MARIADB = 1 << 15,  /* Query status variables with MariaDB's codes 128.. (flavor.status_vars_mariadb) */
+    O_SHOWS_XID = 1 << 16    /* a Query's header shows `xid=` (render.QUERY_SHOWS_XID) */
 };
 
 typedef struct {
@@ -870,6 +872,11 @@ typedef struct {
     long long rows; /* rows of the statement, for `# Number of rows` */
     long long allow_parallel, domain_id, server_id; /* Session values, -1 for None */
     int skip_replication, gtid_flags2, in_trx, gtid_pending;
+    /* the query context Replay printed last, read only here (a BEGIN / COMMIT that would print
+       any of it again goes to Replay): -1 for None */
+    long long thread_id, flags2, sql_mode, auto_increment_increment, auto_increment_offset, charset_client,
+        collation_connection, collation_server, lc_time_names, charset_database, default_collation_for_utf8mb4;
+    PyObject *time_zone; /* bytes */
     PyObject *tables; /* dict: table id -> column types + 2-byte metadata (count_rows), this loop's maps */
     PyObject *maps;   /* dict: table id -> (event bytes, offset): maps printed here, for the Python decoder */
     PyObject *notes;  /* bytes: lines printed under a Table_map's header (Tool.table_map_notes) */
@@ -951,7 +958,7 @@ static int r_flush(Replayer *R, Out *o, int opts) {
 static int r_skip_repl(Replayer *R, Out *o, const EventHeader *e, int opts) {
     if (!(opts & O_SKIPREPL))
         return 0;
-    int cur = !!(e->flags & 0x8000);
+    int cur = !!(e->flags & LOG_EVENT_SKIP_REPLICATION_F);
     if (cur == R->skip_replication)
         return 0;
     R->skip_replication = cur;
@@ -959,6 +966,146 @@ static int r_skip_repl(Replayer *R, Out *o, const EventHeader *e, int opts) {
 }
 
 static int put_at(Out *o, long long at) { return PUTS(o, "# at ") || put_u64(o, (uint64_t)at) || PUTS(o, "\n"); }
+
+/* a BEGIN or COMMIT Query whose context is the one printed last (Replay._query prints only
+   `SET TIMESTAMP` and the statement then): 0 printed, 1 the Python path's, -1 error set */
+/* Query status variable codes (codecs/status_vars.py: MySQL's statement_events.h
+   enum_status_vars 0-20, MariaDB's log_event.h 128-131) */
+enum {
+    Q_FLAGS2_CODE = 0, Q_SQL_MODE_CODE = 1, Q_CATALOG_CODE = 2, Q_AUTO_INCREMENT = 3, Q_CHARSET_CODE = 4,
+    Q_TIME_ZONE_CODE = 5, Q_CATALOG_NZ_CODE = 6, Q_LC_TIME_NAMES_CODE = 7, Q_CHARSET_DATABASE_CODE = 8,
+    Q_TABLE_MAP_FOR_UPDATE_CODE = 9, Q_MICROSECONDS = 13, Q_COMMIT_TS = 14, Q_COMMIT_TS2 = 15,
+    Q_DEFAULT_COLLATION_FOR_UTF8MB4 = 18, Q_HRNOW = 128, Q_XID = 129
+};
+
+static int r_query(Replayer *R, Out *o, Ctx *c, const EventHeader *e, const unsigned char *h,
+                   const unsigned char *b, const unsigned char *end, long long at) {
+    int opts = c->opts;
+    Py_ssize_t n = end - b;
+    if (c->cfg[256 + QUERY_EVENT] != 13 || n < 13 || R->gtid_flags2 & (0x40 | 0x80))
+        return 1; /* not a plain v4 Query (codecs/fast.query), or inside an XA transaction */
+    uint32_t thread_id = (uint32_t)le(b, 4), exec_time = (uint32_t)le(b + 4, 4);
+    unsigned len_db = b[8], error_code = (unsigned)le(b + 9, 2), len_sv = (unsigned)le(b + 11, 2);
+    const unsigned char *sv = b + 13, *svend = sv + len_sv;
+    if (end - sv < (Py_ssize_t)len_sv + len_db + 1 || svend[len_db] != 0)
+        return 1;
+    const unsigned char *q = svend + len_db + 1;
+    Py_ssize_t nq = end - q;
+    int begin = nq == 5 && !memcmp(q, "BEGIN", 5);
+    if (!begin && !(nq == 6 && !memcmp(q, "COMMIT", 6)))
+        return 1;
+    /* the status variables (codecs/status_vars.py), each compared with what was printed last */
+    long long usec = -1, hrnow = -1, xid = 0, ai_inc = 1, ai_off = 1, lc = 0, cd = 0;
+    for (const unsigned char *p = sv; p < svend;) {
+        int code = *p++;
+        Py_ssize_t left = svend - p, need;
+        switch (code) {
+        case Q_FLAGS2_CODE: /* flags2: printed when it changes */
+            if (left < 4 || R->flags2 < 0 || (long long)le(p, 4) != R->flags2)
+                return 1;
+            need = 4;
+            break;
+        case Q_SQL_MODE_CODE: /* sql_mode */
+            if (left < 8 || R->sql_mode < 0 || le(p, 8) != (uint64_t)R->sql_mode)
+                return 1;
+            need = 8;
+            break;
+        case Q_AUTO_INCREMENT: /* auto_increment */
+            if (left < 4)
+                return 1;
+            ai_inc = (long long)le(p, 2), ai_off = (long long)le(p + 2, 2);
+            need = 4;
+            break;
+        case Q_CHARSET_CODE: /* charset */
+            if (left < 6 || (long long)le(p, 2) != R->charset_client || (long long)le(p + 2, 2) != R->collation_connection ||
+                (long long)le(p + 4, 2) != R->collation_server)
+                return 1;
+            need = 6;
+            break;
+        case Q_TIME_ZONE_CODE: /* time_zone: printed when set and changed */
+            if (left < 1 || left < 1 + p[0])
+                return 1;
+            if (p[0] && (p[0] != PyBytes_GET_SIZE(R->time_zone) || memcmp(p + 1, PyBytes_AS_STRING(R->time_zone), p[0])))
+                return 1;
+            need = 1 + p[0];
+            break;
+        case Q_CATALOG_NZ_CODE: /* catalog_nz: not printed */
+            if (left < 1 || left < 1 + p[0])
+                return 1;
+            need = 1 + p[0];
+            break;
+        case Q_LC_TIME_NAMES_CODE:
+            if (left < 2)
+                return 1;
+            lc = (long long)le(p, 2);
+            need = 2;
+            break;
+        case Q_CHARSET_DATABASE_CODE:
+            if (left < 2)
+                return 1;
+            cd = (long long)le(p, 2);
+            need = 2;
+            break;
+        case Q_TABLE_MAP_FOR_UPDATE_CODE: /* table_map_for_update: not printed */
+            need = 8;
+            break;
+        case Q_MICROSECONDS:
+            if (left < 3)
+                return 1;
+            usec = (long long)le(p, 3);
+            need = 3;
+            break;
+        default:
+            if (opts & O_SV_MARIADB) {
+                if (code == Q_HRNOW && left >= 3) { /* hrnow */
+                    hrnow = (long long)le(p, 3);
+                    need = 3;
+                } else if (code == Q_XID && left >= 8) { /* xid */
+                    xid = (long long)le(p, 8);
+                    need = 8;
+                } else
+                    return 1; /* gtid_flags3, character_set_collations, unknown: Replay's */
+            } else if (code == Q_COMMIT_TS || code == Q_COMMIT_TS2) { /* commit_ts, commit_ts2 */
+                need = 8;
+            } else if (code == Q_DEFAULT_COLLATION_FOR_UTF8MB4 && left >= 2) { /* default_collation_for_utf8mb4: printed when it changes */
+                if ((long long)le(p, 2) != R->default_collation_for_utf8mb4)
+                    return 1;
+                need = 2;
+            } else
+                return 1; /* what mysqlbinlog prints with every Query (16, 19, 20), ddl xid (17), unknown */
+        }
+        if (left < need)
+            return 1;
+        p += need;
+    }
+    if (ai_inc != R->auto_increment_increment || ai_off != R->auto_increment_offset || lc != R->lc_time_names ||
+        cd != R->charset_database || R->thread_id < 0 || (e->flags & LOG_EVENT_THREAD_SPECIFIC_F && thread_id != R->thread_id))
+        return 1;
+    if (hrnow >= 0)
+        usec = hrnow;
+    if (usec > 999999) /* `.%06d` of more than six digits: Replay's */
+        return 1;
+    if (r_flush(R, o, opts) || put_at(o, at) || r_skip_repl(R, o, e, opts) ||
+        put_header(o, &c->stamp, e, h, opts & O_SHOW_CRC) || PUTS(o, "Query\tthread_id=") || put_u64(o, thread_id) ||
+        PUTS(o, "\texec_time=") || put_u64(o, exec_time) || PUTS(o, "\terror_code=") || put_u64(o, error_code) ||
+        (opts & O_SHOWS_XID && (PUTS(o, "\txid=") || put_u64(o, (uint64_t)xid))) || PUTS(o, "\nSET TIMESTAMP=") ||
+        put_u64(o, e->ts))
+        goto nomem;
+    if (usec > 0) {
+        char tmp[8];
+        snprintf(tmp, sizeof tmp, ".%06lld", usec);
+        if (put(o, tmp, 7))
+            goto nomem;
+    }
+    if (PUTS(o, "/*!*/;\n") || put(o, (const char *)q, nq) || PUTS(o, "\n/*!*/;\n"))
+        goto nomem;
+    R->gtid_pending = 0;
+    R->in_trx = begin;
+    return 0;
+nomem:
+    PyErr_NoMemory();
+    return -1;
+}
 
 /* one event as Replay.feed prints it: 0 printed, 1 the Python path's (nothing taken), -1 error set */
 static int r_event(Replayer *R, Out *o, Ctx *c, const EventHeader *e, const unsigned char *h,
@@ -988,6 +1135,8 @@ static int r_event(Replayer *R, Out *o, Ctx *c, const EventHeader *e, const unsi
         return 0;
     }
     switch (e->code) {
+    case QUERY_EVENT:
+        return r_query(R, o, c, e, h, b, end, at);
     case TABLE_MAP_EVENT: {
         if (!(opts & O_TABLES) || parse_table_map(b, end, c->cfg[256 + TABLE_MAP_EVENT], &r))
             return 1;
@@ -1108,7 +1257,8 @@ static PyObject *replayer_walk(Replayer *R, PyObject *args) {
     c.names = NULL;
     c.stamp.ts = -1;
     c.stamp.local = !(c.opts & O_UTC);
-    if (cfg.len != 512 || rel < 0 || filled > buf.len || rel > filled || !PyBytes_Check(R->notes)) {
+    if (cfg.len != 512 || rel < 0 || filled > buf.len || rel > filled || !PyBytes_Check(R->notes) ||
+        !PyBytes_Check(R->time_zone)) {
         PyErr_SetString(PyExc_ValueError, "Replayer.walk: bad arguments");
         goto done;
     }
@@ -1206,10 +1356,13 @@ static PyObject *replayer_new(PyTypeObject *type, PyObject *args, PyObject *kw) 
     if (!R)
         return NULL;
     R->allow_parallel = R->domain_id = R->server_id = -1;
+    R->thread_id = R->flags2 = R->sql_mode = R->charset_client = R->collation_connection = R->collation_server = -1;
+    R->lc_time_names = R->charset_database = R->default_collation_for_utf8mb4 = -1;
+    R->time_zone = PyBytes_FromStringAndSize("", 0);
     R->tables = PyDict_New();
     R->maps = PyDict_New();
     R->notes = PyBytes_FromStringAndSize("", 0);
-    if (!R->tables || !R->maps || !R->notes) {
+    if (!R->tables || !R->maps || !R->notes || !R->time_zone) {
         Py_DECREF(R);
         return NULL;
     }
@@ -1224,6 +1377,7 @@ static void replayer_dealloc(Replayer *R) {
     Py_XDECREF(R->tables);
     Py_XDECREF(R->maps);
     Py_XDECREF(R->notes);
+    Py_XDECREF(R->time_zone);
     Py_TYPE(R)->tp_free((PyObject *)R);
 }
 
@@ -1236,6 +1390,19 @@ static PyMemberDef replayer_members[] = {
     {"gtid_flags2", T_INT, offsetof(Replayer, gtid_flags2), 0, "Session.gtid_flags2"},
     {"in_trx", T_INT, offsetof(Replayer, in_trx), 0, "Replay.in_trx"},
     {"gtid_pending", T_INT, offsetof(Replayer, gtid_pending), 0, "Replay.gtid_pending"},
+    {"thread_id", T_LONGLONG, offsetof(Replayer, thread_id), 0, "Session.thread_id (-1: None)"},
+    {"flags2", T_LONGLONG, offsetof(Replayer, flags2), 0, "Session.flags2 (-1: None)"},
+    {"sql_mode", T_LONGLONG, offsetof(Replayer, sql_mode), 0, "Session.sql_mode (-1: None)"},
+    {"auto_increment_increment", T_LONGLONG, offsetof(Replayer, auto_increment_increment), 0, "Session.auto_increment[0]"},
+    {"auto_increment_offset", T_LONGLONG, offsetof(Replayer, auto_increment_offset), 0, "Session.auto_increment[1]"},
+    {"charset_client", T_LONGLONG, offsetof(Replayer, charset_client), 0, "Session.charset[0] (-1: None)"},
+    {"collation_connection", T_LONGLONG, offsetof(Replayer, collation_connection), 0, "Session.charset[1]"},
+    {"collation_server", T_LONGLONG, offsetof(Replayer, collation_server), 0, "Session.charset[2]"},
+    {"lc_time_names", T_LONGLONG, offsetof(Replayer, lc_time_names), 0, "Session.lc_time_names"},
+    {"charset_database", T_LONGLONG, offsetof(Replayer, charset_database), 0, "Session.charset_database"},
+    {"default_collation_for_utf8mb4", T_LONGLONG, offsetof(Replayer, default_collation_for_utf8mb4), 0,
+     "Session.default_collation_for_utf8mb4 (-1: None)"},
+    {"time_zone", T_OBJECT_EX, offsetof(Replayer, time_zone), 0, "Session.time_zone (bytes)"},
     {"tables", T_OBJECT_EX, offsetof(Replayer, tables), READONLY, "table id -> column types + 2-byte metadata"},
     {"maps", T_OBJECT_EX, offsetof(Replayer, maps), READONLY, "table id -> (Table_map bytes, offset) printed here"},
     {"notes", T_OBJECT_EX, offsetof(Replayer, notes), 0, "lines under a Table_map's header (bytes)"},

@@ -118,6 +118,21 @@ def test_the_c_loop_prints_the_transactions(accel, utc):
     assert text == "".join(replay_text(ref, [path]))
 
 
+def test_the_c_loop_prints_mysql_transactions(accel):
+    """A MySQL 9.7 file: Xid and the rows events of the tables it models in C, and the BEGIN
+    Queries whose context is unchanged (the first ones and those after a change go to Replay);
+    its GTIDs and Rows_query events are Replay's."""
+    from binlogkit import open_binlog
+    from binlogkit.decoding import replay_text
+
+    path = next(p for p in _files() if str(p).endswith("mysql-9.7/replication-gtid/primary/binlog.000001"))
+    in_file = [raw.type_code for raw in open_binlog(str(path))]
+    text, fed = _fed_types(path, utc=True)
+    assert in_file.count(16) >= 100 and fed.count(16) == 0
+    assert fed.count(2) * 4 < in_file.count(2) and fed.count(19) * 4 < in_file.count(19)
+    assert text == "".join(replay_text(Replay(ReplayOptions(utc=True)), [path]))
+
+
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_damaged_files_replay_the_same(accel, monkeypatch, tmp_path_factory, data):
@@ -179,3 +194,20 @@ def test_base64_is_the_tools(accel, data, simd):
     assert mod.b64(data, simd) == b64(data).encode()
     big = data * 40  # many whole lines
     assert mod.b64(big, simd) == b64(big).encode()
+
+
+def test_status_variable_codes_are_the_codecs():
+    """The C loop's Query status variable codes (Q_NAME[_CODE]) are codecs/status_vars.py's."""
+    import re
+
+    from binlogkit.codecs.status_vars import COMMON, MARIADB, MYSQL
+
+    src = (Path(__file__).resolve().parents[1] / "binlogkit" / "_fastdecode.c").read_text()
+    codes = {name: int(v) for name, v in re.findall(r"\bQ_([A-Z0-9_]+?)(?:_CODE)? = (\d+)", src)}
+    assert len(codes) >= 14
+    for flavor_table in (MYSQL, MARIADB):
+        table = {**COMMON, **flavor_table}
+        for name, code in codes.items():
+            if code in table:
+                assert table[code][0] == name.lower(), (name, code)
+    assert all(code in COMMON or code in MYSQL or code in MARIADB for code in codes.values())

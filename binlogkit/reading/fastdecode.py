@@ -77,7 +77,8 @@ HOT = {19: "Table_map", 16: "Xid", 162: "GTID", 160: "Annotate_rows",
        23: "Write_rows_v1", 24: "Update_rows_v1", 25: "Delete_rows_v1",
        30: "Write_rows", 31: "Update_rows", 32: "Delete_rows"}
 ROWS_CODES = frozenset({23, 24, 25, 30, 31, 32})
-REPLAY_HOT = ROWS_CODES | {19, 16, 162, 160}  # replayable text: what Replayer.walk prints (decoding/replay.py's way)
+REPLAY_ONLY = {2: "Query"}  # replayable text: its BEGIN / COMMIT printed by Replayer.walk too
+REPLAY_HOT = ROWS_CODES | {19, 16, 162, 160, 2}  # replayable text: what Replayer.walk prints (decoding/replay.py's way)
 
 
 def available() -> bool:
@@ -116,7 +117,7 @@ class _Config:
         hot = bytearray(256)
         names: list[bytes | None] = [None] * 256
         if fmt is not None and fmt.header_length == LEN_HEADER:
-            for code, name in HOT.items():
+            for code, name in (HOT | REPLAY_ONLY if replay else HOT).items():
                 codec = codec_for(code, fmt.flavor)
                 if codec is None or codec.name != name:
                     continue
@@ -306,7 +307,8 @@ def _file(c_loop: _CLoop, inp: Input, dec: EventDecoder, *, strict: bool, as_jso
             if dec.failed and strict:
                 return
             # the event after a Transaction_payload ends the `# End of compressed events!` pair
-            first_py = code == _PAYLOAD
+            # ... and the Query a two-phase ALTER's GTID marks (the decoder's state)
+            first_py = code == _PAYLOAD or dec.alter is not None
 
 
 def _register(dec: EventDecoder, fmt: Format | None, body: bytes, table_id: int, data: bytes, offset: int, name: str) -> None:
@@ -391,7 +393,7 @@ def verify_fast(path: str | os.PathLike[str], *, progress: Callable[[int], objec
 
 # --- replayable text (decode's default): the hot events in C, the rest through decoding/replay.py ---
 
-O_UTC, O_ROWCOUNT, O_SKIPREPL, O_GTIDS, O_ANNOTATE, O_TABLES = (1 << i for i in range(9, 15))
+O_UTC, O_ROWCOUNT, O_SKIPREPL, O_GTIDS, O_ANNOTATE, O_TABLES, O_SV_MARIADB, O_SHOWS_XID = (1 << i for i in range(9, 17))
 
 
 def replay_usable(replay: Any, *, filters: bool) -> bool:
@@ -469,7 +471,8 @@ class _Lender:
         rc.notes = b"" if o.skip_gtids else "".join(n + "\n" for n in tool.table_map_notes).encode()
         self.opts = ((O_UTC if o.utc else 0) | (O_ROWCOUNT if tool.row_count else 0)
                      | (O_SKIPREPL if tool.skip_replication else 0) | (0 if o.skip_gtids else O_GTIDS)
-                     | (O_ANNOTATE if tool.annotate_with_table_map else 0) | (0 if self.hints else O_TABLES))
+                     | (O_ANNOTATE if tool.annotate_with_table_map else 0) | (0 if self.hints else O_TABLES)
+                     | (O_SV_MARIADB if tool.status_vars_mariadb else 0) | (O_SHOWS_XID if tool.query_shows_xid else 0))
         self.lent = True
         return True
 
@@ -572,4 +575,5 @@ def _replay_file(c_loop: Any, inp: Input, dec: EventDecoder, replay: Any, *, hin
             yield from dec.each(raw, name, payloads=True)
             if dec.failed:
                 return
-            first_py = code == _PAYLOAD
+            # ... and the Query a two-phase ALTER's GTID marks (the decoder's state)
+            first_py = code == _PAYLOAD or dec.alter is not None
