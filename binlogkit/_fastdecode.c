@@ -13,19 +13,22 @@
  * and the caller lets the Python path read it (tests compare the two on every fixture and
  * corpus file and on damaged input). Every read is bounds-checked against the event's end.
  *
- * Replayable text (opts REPLAY, decode's default): only the rows events, each as its `# at` line,
- * header line and base64 (the BINLOG block piece decoding/replay.py joins per statement), its
- * rows counted for `# Number of rows` from the table's column types and metadata Python gives
- * (any doubt: -1, Python counts); every other event -- the ones that carry session state --
- * goes to decoding/replay.py.
+ * Replayable text (decode's default: decoding/replay.py's Replay, the reference): Replayer.walk
+ * prints MariaDB's GTID, Annotate_rows, Table_map, Write/Update/Delete_rows v1/v2 and Xid as
+ * Replay.feed prints them -- the session lines printed only when they change, `# at`, header
+ * comments in local time or UTC, a statement's row events joined into one BINLOG block, rows
+ * counted -- from the state Replay lends it (Replay.lend / Replay.settle); every other event,
+ * and any of those it finds anything unusual about, goes to Replay.
  *
  * The layouts read here are those of binlogkit/codecs (Construct, the single statement of each
  * layout) as binlogkit/codecs/fast.py reads them; a body those rules do not cover goes back.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <stdint.h>
 #include <string.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "_constants.h"
@@ -33,7 +36,7 @@
 enum { MORE = 0, PYTHON = 1, HANDOVER = 2, ROWS = 3, TABLEMAP = 4, FULL = 5 };
 enum {
     O_VERIFY = 1, O_TEXT = 2, O_JSON = 4, O_VERBOSE = 8, O_FIRST_PY = 16, O_CRC_ON = 32, O_SHOW_CRC = 64,
-    O_COUNT = 128, O_REPLAY = 256
+    O_COUNT = 128
 };
 #define LEN_HEADER LEN_COMMON_HEADER
 #define MAX_EVENT_SIZE ((1LL << 30) + (1LL << 16))
@@ -59,6 +62,42 @@ static int put_hex(Out *o, const unsigned char *p, Py_ssize_t n) {
 
 static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
+/* two base64 characters per 12 bits: B64PAIR[v] = B64[v >> 6], B64[v & 63] (made once, b64_init) */
+static char B64PAIR[4096][2];
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define B64_SIMD 1
+static int b64_ssse3; /* the CPU has SSSE3 (b64_init) */
+
+/* 12 bytes -> 16 base64 characters with SSSE3 (W. Mula's method, as in aklomp/base64's SSSE3
+   codec): each 3-byte group spread over 4 bytes, its four 6-bit fields shifted into place,
+   then each field mapped to its character by a 16-entry offset table */
+__attribute__((target("ssse3"))) static void b64_line(char *w, const unsigned char *q) {
+    const __m128i shuf = _mm_set_epi8(10, 11, 9, 10, 7, 8, 6, 7, 4, 5, 3, 4, 1, 2, 0, 1);
+    const __m128i lut = _mm_setr_epi8(65, 71, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -19, -16, 0, 0);
+    for (int k = 0; k < 4; k++, q += 12, w += 16) { /* 48 of the line's 57 bytes; loads stay inside it */
+        __m128i in = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)q), shuf);
+        __m128i t1 = _mm_mulhi_epu16(_mm_and_si128(in, _mm_set1_epi32(0x0FC0FC00)), _mm_set1_epi32(0x04000040));
+        __m128i t3 = _mm_mullo_epi16(_mm_and_si128(in, _mm_set1_epi32(0x003F03F0)), _mm_set1_epi32(0x01000010));
+        __m128i v = _mm_or_si128(t1, t3);
+        __m128i idx = _mm_sub_epi8(_mm_subs_epu8(v, _mm_set1_epi8(51)), _mm_cmpgt_epi8(v, _mm_set1_epi8(25)));
+        _mm_storeu_si128((__m128i *)w, _mm_add_epi8(v, _mm_shuffle_epi8(lut, idx)));
+    }
+}
+#endif
+
+static void b64_init(void) {
+#ifdef B64_SIMD
+    __builtin_cpu_init();
+    b64_ssse3 = __builtin_cpu_supports("ssse3") && !getenv("BINLOGKIT_NO_SIMD");
+#endif
+    for (int v = 0; v < 4096; v++) {
+        B64PAIR[v][0] = B64[v >> 6];
+        B64PAIR[v][1] = B64[v & 63];
+    }
+}
+
 /* base64 as the servers' tools write a BINLOG block (replay.b64, base64.encodebytes): lines of
    76 characters (57 bytes) joined by a newline, no newline after the last one */
 static int put_b64(Out *o, const unsigned char *p, Py_ssize_t n) {
@@ -66,22 +105,39 @@ static int put_b64(Out *o, const unsigned char *p, Py_ssize_t n) {
     if (grow(o, (n + 2) / 3 * 4 + lines))
         return -1;
     char *w = o->buf + o->len;
-    for (Py_ssize_t at = 0; at < n; at += 57) {
+    Py_ssize_t at = 0;
+    for (; at + 57 <= n; at += 57) { /* whole lines: 19 groups of 3 bytes, two table reads each */
         if (at)
             *w++ = '\n';
-        Py_ssize_t stop = at + 57 < n ? at + 57 : n, i = at;
-        for (; i + 3 <= stop; i += 3) {
-            uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
-            *w++ = B64[v >> 18];
-            *w++ = B64[(v >> 12) & 63];
-            *w++ = B64[(v >> 6) & 63];
-            *w++ = B64[v & 63];
+        const unsigned char *q = p + at;
+        int g = 0;
+#ifdef B64_SIMD
+        if (b64_ssse3) {
+            b64_line(w, q);
+            g = 16, q += 48, w += 64;
         }
-        if (i < stop) {
-            uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < stop ? (uint32_t)p[i + 1] << 8 : 0);
+#endif
+        for (; g < 19; g++, q += 3, w += 4) {
+            uint32_t v = (uint32_t)q[0] << 16 | (uint32_t)q[1] << 8 | q[2];
+            memcpy(w, B64PAIR[v >> 12], 2);
+            memcpy(w + 2, B64PAIR[v & 0xFFF], 2);
+        }
+    }
+    if (at < n) { /* the last, shorter line */
+        if (at)
+            *w++ = '\n';
+        Py_ssize_t i = at;
+        for (; i + 3 <= n; i += 3) {
+            uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+            memcpy(w, B64PAIR[v >> 12], 2);
+            memcpy(w + 2, B64PAIR[v & 0xFFF], 2);
+            w += 4;
+        }
+        if (i < n) {
+            uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0);
             *w++ = B64[v >> 18];
             *w++ = B64[(v >> 12) & 63];
-            *w++ = i + 1 < stop ? B64[(v >> 6) & 63] : '=';
+            *w++ = i + 1 < n ? B64[(v >> 6) & 63] : '=';
             *w++ = '=';
         }
     }
@@ -145,18 +201,19 @@ static int plain_ascii(const unsigned char *p, Py_ssize_t n) {
     return 1;
 }
 
-/* the time stamp render.stamp() prints (UTC), remembered for the next event */
+/* the time stamp render.stamp() prints, remembered for the next event */
 typedef struct {
     int64_t ts;
     char text[32];
     int n;
+    int local; /* local time (render.stamp's time.localtime: the zone Python's time.tzset() set) */
 } Stamp;
 
 static int put_stamp(Out *o, Stamp *s, uint32_t ts) {
     if (s->ts != ts) {
         time_t t = (time_t)ts;
         struct tm tm;
-        if (!gmtime_r(&t, &tm))
+        if (!(s->local ? localtime_r(&t, &tm) : gmtime_r(&t, &tm)))
             return -1;
         s->n = snprintf(s->text, sizeof s->text, "%02d%02d%02d %2d:%02d:%02d", tm.tm_year % 100, tm.tm_mon + 1,
                         tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
@@ -316,6 +373,40 @@ static int annotate_ok(const unsigned char *q, Py_ssize_t n) {
     return 1;
 }
 
+/* a rows event's summary line (render._rows), newline included: 0, -1 no memory */
+static int put_rows_summary(Out *o, int code, const Body *r) {
+    int kind = code == WRITE_ROWS_EVENT_V1 || code == WRITE_ROWS_EVENT ? 0 : is_update(code) ? 1 : 2;
+    static const char *names[] = {"Write_rows: table id ", "Update_rows: table id ", "Delete_rows: table id "};
+    if (put(o, names[kind], (Py_ssize_t)strlen(names[kind])) || put_u64(o, r->table_id))
+        return -1;
+    if (r->flags & 31) {
+        if (PUTS(o, " flags:"))
+            return -1;
+        for (int i = 0; i < 5; i++)
+            if (r->flags & (1u << i) &&
+                (PUTS(o, " ") || put(o, ROW_FLAG_NAMES[i], (Py_ssize_t)strlen(ROW_FLAG_NAMES[i]))))
+                return -1;
+    }
+    return PUTS(o, "\n") ? -1 : 0;
+}
+
+/* the header comment render.header_line starts every event's text with, up to its summary:
+   `#YYMMDD HH:MM:SS server id N  end_log_pos N[ CRC32 0x........] \t`; 0, -1 no memory */
+static int put_header(Out *o, Stamp *st, const EventHeader *e, const unsigned char *h, int show_crc) {
+    if (PUTS(o, "#") || put_stamp(o, st, e->ts) || PUTS(o, " server id ") || put_u64(o, e->sid) ||
+        PUTS(o, "  end_log_pos ") || put_u64(o, e->log_pos))
+        return -1;
+    if (show_crc) {
+        uint32_t stored = (uint32_t)le(h + e->size - 4, 4);
+        char tmp[24] = " CRC32 0x";
+        for (int i = 0; i < 8; i++)
+            tmp[9 + i] = HEX[(stored >> (28 - 4 * i)) & 15];
+        if (put(o, tmp, 17))
+            return -1;
+    }
+    return PUTS(o, " \t");
+}
+
 /* The text of one event after its `# at` / header prefix: summary line and body lines.
    0 done, 1 not for us, -1 no memory. */
 static int text_event(Out *o, Ctx *c, int code, uint32_t sid, const unsigned char *b, const unsigned char *end,
@@ -373,19 +464,7 @@ static int text_event(Out *o, Ctx *c, int code, uint32_t sid, const unsigned cha
     /* rows */
     if (parse_rows(b, end, code, c->cfg[256 + code], r))
         return 1;
-    int kind = code == WRITE_ROWS_EVENT_V1 || code == WRITE_ROWS_EVENT ? 0 : is_update(code) ? 1 : 2;
-    static const char *names[] = {"Write_rows: table id ", "Update_rows: table id ", "Delete_rows: table id "};
-    if (put(o, names[kind], (Py_ssize_t)strlen(names[kind])) || put_u64(o, r->table_id))
-        return -1;
-    if (r->flags & 31) {
-        if (PUTS(o, " flags:"))
-            return -1;
-        for (int i = 0; i < 5; i++)
-            if (r->flags & (1u << i) &&
-                (PUTS(o, " ") || put(o, ROW_FLAG_NAMES[i], (Py_ssize_t)strlen(ROW_FLAG_NAMES[i]))))
-                return -1;
-    }
-    return PUTS(o, "\n") ? -1 : 0;
+    return put_rows_summary(o, code, r);
 }
 
 #define KEY(o, k) PUTS(o, k)
@@ -626,11 +705,12 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     Out o = {NULL, 0, 0};
     int status = MORE, first = 1;
     long long events = 0, checksummed = 0;
-    Py_ssize_t mark = 0, hdr = 0, b64at = 0;
+    Py_ssize_t mark = 0;
     Body r;
     c.cfg = cfg.buf;
     c.names = names;
     c.stamp.ts = -1;
+    c.stamp.local = 0;
     if (cfg.len != 512 || rel < 0 || filled > buf.len || rel > filled ||
         ((c.opts & O_JSON) && (!PyTuple_Check(names) || PyTuple_GET_SIZE(names) != 256))) {
         PyErr_SetString(PyExc_ValueError, "walk: bad arguments");
@@ -718,28 +798,12 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             if (!res)
                 res = PUTS(&o, "}\n") ? -1 : 0;
         } else {
-            res = PUTS(&o, "# at ") || put_u64(&o, (uint64_t)at) || PUTS(&o, "\n") ? -1 : 0;
-            hdr = o.len;
-            if (!res)
-                res = PUTS(&o, "#") || put_stamp(&o, &c.stamp, e.ts) ||
-                          PUTS(&o, " server id ") || put_u64(&o, e.sid) || PUTS(&o, "  end_log_pos ") ||
-                          put_u64(&o, e.log_pos)
+            res = PUTS(&o, "# at ") || put_u64(&o, (uint64_t)at) || PUTS(&o, "\n") ||
+                          put_header(&o, &c.stamp, &e, h, c.opts & O_SHOW_CRC)
                       ? -1
                       : 0;
-            if (!res && c.opts & O_SHOW_CRC) {
-                uint32_t stored = (uint32_t)le(h + e.size - 4, 4);
-                char tmp[24] = " CRC32 0x";
-                for (int i = 0; i < 8; i++)
-                    tmp[9 + i] = HEX[(stored >> (28 - 4 * i)) & 15];
-                res = put(&o, tmp, 17) ? -1 : 0;
-            }
-            if (!res)
-                res = PUTS(&o, " \t") ? -1 : 0;
             if (!res)
                 res = text_event(&o, &c, e.code, e.sid, b, end, &r);
-            b64at = o.len;
-            if (!res && c.opts & O_REPLAY) /* the event as a BINLOG block's piece (replay.py) */
-                res = is_rows(e.code) ? put_b64(&o, h, e.size) ? -1 : 0 : 1;
         }
         if (res < 0) {
             PyErr_NoMemory();
@@ -754,22 +818,6 @@ static PyObject *walk(PyObject *self, PyObject *args) {
         Py_ssize_t body_at = b - base, body_end = end - base;
         rel += e.size;
         at += e.size;
-        if (c.opts & O_REPLAY) { /* info: (code, table_id, body_start, body_end, header_at, b64_at, stmt_end, rows) */
-            status = ROWS;
-            long long nrows = -1; /* counted here only for a checked event of a table Python gave */
-            if (ok == 1 && PyDict_Check(names)) {
-                PyObject *key = PyLong_FromUnsignedLongLong((unsigned long long)r.table_id);
-                if (!key)
-                    goto done;
-                nrows = count_rows(PyDict_GetItemWithError(names, key), e.code, &r);
-                Py_DECREF(key);
-                if (PyErr_Occurred())
-                    goto done;
-            }
-            info = Py_BuildValue("(iKnnnniL)", e.code, (unsigned long long)r.table_id, body_at, body_end, hdr - mark,
-                                 b64at - mark, (int)(r.flags & 1), nrows);
-            break;
-        }
         if (c.opts & O_VERBOSE && (e.code == TABLE_MAP_EVENT || is_rows(e.code))) {
             status = e.code == TABLE_MAP_EVENT ? TABLEMAP : ROWS;
             info = Py_BuildValue("(iKnnn)", e.code, (unsigned long long)r.table_id, body_at, body_end, mark);
@@ -793,7 +841,623 @@ done:
     return result;
 }
 
+/* ---- Replayable text (decode's default): decoding/replay.py's Replay for the hot events ----------
+ *
+ * A Replayer is the part of a decoding.replay.Replay this loop prints by, lent to it
+ * (Replay.lend) and given back (Replay.settle): the session values the MariaDB GTID statements
+ * are printed by when they change, whether a transaction is open, and a statement's row events
+ * not written yet (the tools' head / body caches: headers, base64, rows counted; an
+ * Annotate_rows' lines). Its walk() prints, byte for byte as Replay.feed does, MariaDB's GTID,
+ * Annotate_rows, Table_map, Write/Update/Delete_rows v1/v2 and Xid -- each only when its CRC32 was
+ * checked good and nothing about it is unusual; anything else (and every other event) stops the
+ * walk at that event (PYTHON) with nothing of that event taken, and the caller settles the
+ * state back into the Replay before feeding it the event. */
+
+enum {
+    O_UTC = 1 << 9,          /* times in UTC (else local time, as time.localtime) */
+    O_ROWCOUNT = 1 << 10,    /* `# Number of rows: N` after a statement's BINLOG block (Tool.row_count) */
+    O_SKIPREPL = 1 << 11,    /* `SET skip_replication=` when the flag changes (Tool.skip_replication) */
+    O_GTIDS = 1 << 12,       /* MariaDB GTID statements printed (not --skip-gtids) */
+    O_ANNOTATE = 1 << 13,    /* Annotate_rows held for the next Table_map (Tool.annotate_with_table_map) */
+    O_TABLES = 1 << 14,      /* rows counted from the table maps' column types (no column hints) */
+    O_SV_MARIADB = 1 << 15,  /* Query status variables with MariaDB's codes 128.. (flavor.status_vars_mariadb) */
+    O_SHOWS_XID = 1 << 16    /* a Query's header shows `xid=` (render.QUERY_SHOWS_XID) */
+};
+
+typedef struct {
+    PyObject_HEAD
+    Out text;              /* walk()'s output, kept from call to call (its pages stay mapped) */
+    Out head, body, annot; /* a statement's header lines, its base64 blocks ("\n" between), Annotate_rows' lines */
+    int has_annot;
+    long long rows; /* rows of the statement, for `# Number of rows` */
+    long long allow_parallel, domain_id, server_id; /* Session values, -1 for None */
+    int skip_replication, gtid_flags2, in_trx, gtid_pending;
+    /* the query context Replay printed last, read only here (a BEGIN / COMMIT that would print
+       any of it again goes to Replay): -1 for None */
+    long long thread_id, flags2, sql_mode, auto_increment_increment, auto_increment_offset, charset_client,
+        collation_connection, collation_server, lc_time_names, charset_database, default_collation_for_utf8mb4;
+    PyObject *time_zone; /* bytes */
+    PyObject *tables; /* dict: table id -> column types + 2-byte metadata (count_rows), this loop's maps */
+    PyObject *maps;   /* dict: table id -> (event bytes, offset): maps printed here, for the Python decoder */
+    PyObject *notes;  /* bytes: lines printed under a Table_map's header (Tool.table_map_notes) */
+} Replayer;
+
+/* a table map's column types then their metadata as 2-byte values (rowvalues.tables.table_from_map,
+   rowvalues.images.c_args), or NULL with no error: a type whose values count_rows does not size,
+   or metadata shorter than its types need */
+static PyObject *map_columns(const Body *r) {
+    Py_ssize_t n = (Py_ssize_t)r->count;
+    const unsigned char *m = r->has_meta ? r->meta : NULL, *mend = m ? m + r->len_meta : NULL;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, 3 * n);
+    if (!out)
+        return NULL;
+    unsigned char *types = (unsigned char *)PyBytes_AS_STRING(out), *metas = types + n;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int t = r->types[i], nb;
+        switch (t) {
+        case MYSQL_TYPE_TINY: case MYSQL_TYPE_YEAR: case MYSQL_TYPE_SHORT: case MYSQL_TYPE_INT24:
+        case MYSQL_TYPE_DATE: case MYSQL_TYPE_NEWDATE: case MYSQL_TYPE_LONG: case MYSQL_TYPE_LONGLONG:
+            nb = 0;
+            break;
+        case MYSQL_TYPE_FLOAT: case MYSQL_TYPE_DOUBLE: case MYSQL_TYPE_BLOB: case MYSQL_TYPE_TIMESTAMP2:
+        case MYSQL_TYPE_DATETIME2: case MYSQL_TYPE_TIME2:
+            nb = 1;
+            break;
+        case MYSQL_TYPE_VARCHAR: case MYSQL_TYPE_VAR_STRING: case MYSQL_TYPE_STRING: case MYSQL_TYPE_NEWDECIMAL:
+        case MYSQL_TYPE_BIT:
+            nb = 2;
+            break;
+        default: /* JSON, GEOMETRY, VECTOR, the old temporals and DECIMAL...: the Python path */
+            Py_DECREF(out);
+            return NULL;
+        }
+        unsigned v = 0;
+        if (nb) {
+            if (!m || mend - m < nb) {
+                Py_DECREF(out);
+                return NULL;
+            }
+            v = nb == 1 ? m[0] : (t == MYSQL_TYPE_VARCHAR || t == MYSQL_TYPE_VAR_STRING) ? (unsigned)le(m, 2)
+                                                                                        : (unsigned)m[0] << 8 | m[1];
+            m += nb;
+        }
+        types[i] = (unsigned char)t;
+        metas[2 * i] = (unsigned char)(v & 0xFF);
+        metas[2 * i + 1] = (unsigned char)(v >> 8);
+    }
+    return out;
+}
+
+/* what another buffer holds (nothing when it was never grown) */
+static int put_out(Out *o, const Out *src) { return src->len ? put(o, src->buf, src->len) : 0; }
+
+/* Replay._flush_rows: a statement's headers, its BINLOG block and rows count; 0, -1 no memory */
+static int r_flush(Replayer *R, Out *o, int opts) {
+    if (R->has_annot && !R->head.len) { /* its rows were all filtered out */
+        R->has_annot = 0;
+        R->annot.len = 0;
+    }
+    if (!R->head.len && !R->body.len)
+        return 0;
+    if (put_out(o, &R->head))
+        return -1;
+    R->head.len = 0;
+    if (!R->body.len) /* headers only */
+        return 0;
+    if (PUTS(o, "\nBINLOG '\n") || put_out(o, &R->body) || PUTS(o, "\n'/*!*/;\n"))
+        return -1;
+    if (opts & O_ROWCOUNT &&
+        (PUTS(o, "# Number of rows: ") || put_u64(o, (uint64_t)R->rows) || PUTS(o, "\n")))
+        return -1;
+    R->body.len = 0;
+    R->rows = 0;
+    return 0;
+}
+
+/* Replay._skip_repl: `SET skip_replication=N` (in a versioned comment) when the event's flag differs */
+static int r_skip_repl(Replayer *R, Out *o, const EventHeader *e, int opts) {
+    if (!(opts & O_SKIPREPL))
+        return 0;
+    int cur = !!(e->flags & LOG_EVENT_SKIP_REPLICATION_F);
+    if (cur == R->skip_replication)
+        return 0;
+    R->skip_replication = cur;
+    return cur ? PUTS(o, "/*!50521 SET skip_replication=1*/;\n") : PUTS(o, "/*!50521 SET skip_replication=0*/;\n");
+}
+
+static int put_at(Out *o, long long at) { return PUTS(o, "# at ") || put_u64(o, (uint64_t)at) || PUTS(o, "\n"); }
+
+/* a BEGIN or COMMIT Query whose context is the one printed last (Replay._query prints only
+   `SET TIMESTAMP` and the statement then): 0 printed, 1 the Python path's, -1 error set */
+/* Query status variable codes (codecs/status_vars.py: MySQL's statement_events.h
+   enum_status_vars 0-20, MariaDB's log_event.h 128-131) */
+enum {
+    Q_FLAGS2_CODE = 0, Q_SQL_MODE_CODE = 1, Q_CATALOG_CODE = 2, Q_AUTO_INCREMENT = 3, Q_CHARSET_CODE = 4,
+    Q_TIME_ZONE_CODE = 5, Q_CATALOG_NZ_CODE = 6, Q_LC_TIME_NAMES_CODE = 7, Q_CHARSET_DATABASE_CODE = 8,
+    Q_TABLE_MAP_FOR_UPDATE_CODE = 9, Q_MICROSECONDS = 13, Q_COMMIT_TS = 14, Q_COMMIT_TS2 = 15,
+    Q_DEFAULT_COLLATION_FOR_UTF8MB4 = 18, Q_HRNOW = 128, Q_XID = 129
+};
+
+static int r_query(Replayer *R, Out *o, Ctx *c, const EventHeader *e, const unsigned char *h,
+                   const unsigned char *b, const unsigned char *end, long long at) {
+    int opts = c->opts;
+    Py_ssize_t n = end - b;
+    if (c->cfg[256 + QUERY_EVENT] != 13 || n < 13 || R->gtid_flags2 & (0x40 | 0x80))
+        return 1; /* not a plain v4 Query (codecs/fast.query), or inside an XA transaction */
+    uint32_t thread_id = (uint32_t)le(b, 4), exec_time = (uint32_t)le(b + 4, 4);
+    unsigned len_db = b[8], error_code = (unsigned)le(b + 9, 2), len_sv = (unsigned)le(b + 11, 2);
+    const unsigned char *sv = b + 13, *svend = sv + len_sv;
+    if (end - sv < (Py_ssize_t)len_sv + len_db + 1 || svend[len_db] != 0)
+        return 1;
+    const unsigned char *q = svend + len_db + 1;
+    Py_ssize_t nq = end - q;
+    int begin = nq == 5 && !memcmp(q, "BEGIN", 5);
+    if (!begin && !(nq == 6 && !memcmp(q, "COMMIT", 6)))
+        return 1;
+    /* the status variables (codecs/status_vars.py), each compared with what was printed last */
+    long long usec = -1, hrnow = -1, xid = 0, ai_inc = 1, ai_off = 1, lc = 0, cd = 0;
+    for (const unsigned char *p = sv; p < svend;) {
+        int code = *p++;
+        Py_ssize_t left = svend - p, need;
+        switch (code) {
+        case Q_FLAGS2_CODE: /* flags2: printed when it changes */
+            if (left < 4 || R->flags2 < 0 || (long long)le(p, 4) != R->flags2)
+                return 1;
+            need = 4;
+            break;
+        case Q_SQL_MODE_CODE: /* sql_mode */
+            if (left < 8 || R->sql_mode < 0 || le(p, 8) != (uint64_t)R->sql_mode)
+                return 1;
+            need = 8;
+            break;
+        case Q_AUTO_INCREMENT: /* auto_increment */
+            if (left < 4)
+                return 1;
+            ai_inc = (long long)le(p, 2), ai_off = (long long)le(p + 2, 2);
+            need = 4;
+            break;
+        case Q_CHARSET_CODE: /* charset */
+            if (left < 6 || (long long)le(p, 2) != R->charset_client || (long long)le(p + 2, 2) != R->collation_connection ||
+                (long long)le(p + 4, 2) != R->collation_server)
+                return 1;
+            need = 6;
+            break;
+        case Q_TIME_ZONE_CODE: /* time_zone: printed when set and changed */
+            if (left < 1 || left < 1 + p[0])
+                return 1;
+            if (p[0] && (p[0] != PyBytes_GET_SIZE(R->time_zone) || memcmp(p + 1, PyBytes_AS_STRING(R->time_zone), p[0])))
+                return 1;
+            need = 1 + p[0];
+            break;
+        case Q_CATALOG_NZ_CODE: /* catalog_nz: not printed */
+            if (left < 1 || left < 1 + p[0])
+                return 1;
+            need = 1 + p[0];
+            break;
+        case Q_LC_TIME_NAMES_CODE:
+            if (left < 2)
+                return 1;
+            lc = (long long)le(p, 2);
+            need = 2;
+            break;
+        case Q_CHARSET_DATABASE_CODE:
+            if (left < 2)
+                return 1;
+            cd = (long long)le(p, 2);
+            need = 2;
+            break;
+        case Q_TABLE_MAP_FOR_UPDATE_CODE: /* table_map_for_update: not printed */
+            need = 8;
+            break;
+        case Q_MICROSECONDS:
+            if (left < 3)
+                return 1;
+            usec = (long long)le(p, 3);
+            need = 3;
+            break;
+        default:
+            if (opts & O_SV_MARIADB) {
+                if (code == Q_HRNOW && left >= 3) { /* hrnow */
+                    hrnow = (long long)le(p, 3);
+                    need = 3;
+                } else if (code == Q_XID && left >= 8) { /* xid */
+                    xid = (long long)le(p, 8);
+                    need = 8;
+                } else
+                    return 1; /* gtid_flags3, character_set_collations, unknown: Replay's */
+            } else if (code == Q_COMMIT_TS || code == Q_COMMIT_TS2) { /* commit_ts, commit_ts2 */
+                need = 8;
+            } else if (code == Q_DEFAULT_COLLATION_FOR_UTF8MB4 && left >= 2) { /* default_collation_for_utf8mb4: printed when it changes */
+                if ((long long)le(p, 2) != R->default_collation_for_utf8mb4)
+                    return 1;
+                need = 2;
+            } else
+                return 1; /* what mysqlbinlog prints with every Query (16, 19, 20), ddl xid (17), unknown */
+        }
+        if (left < need)
+            return 1;
+        p += need;
+    }
+    if (ai_inc != R->auto_increment_increment || ai_off != R->auto_increment_offset || lc != R->lc_time_names ||
+        cd != R->charset_database || R->thread_id < 0 || (e->flags & LOG_EVENT_THREAD_SPECIFIC_F && thread_id != R->thread_id))
+        return 1;
+    if (hrnow >= 0)
+        usec = hrnow;
+    if (usec > 999999) /* `.%06d` of more than six digits: Replay's */
+        return 1;
+    if (r_flush(R, o, opts) || put_at(o, at) || r_skip_repl(R, o, e, opts) ||
+        put_header(o, &c->stamp, e, h, opts & O_SHOW_CRC) || PUTS(o, "Query\tthread_id=") || put_u64(o, thread_id) ||
+        PUTS(o, "\texec_time=") || put_u64(o, exec_time) || PUTS(o, "\terror_code=") || put_u64(o, error_code) ||
+        (opts & O_SHOWS_XID && (PUTS(o, "\txid=") || put_u64(o, (uint64_t)xid))) || PUTS(o, "\nSET TIMESTAMP=") ||
+        put_u64(o, e->ts))
+        goto nomem;
+    if (usec > 0) {
+        char tmp[8];
+        snprintf(tmp, sizeof tmp, ".%06lld", usec);
+        if (put(o, tmp, 7))
+            goto nomem;
+    }
+    if (PUTS(o, "/*!*/;\n") || put(o, (const char *)q, nq) || PUTS(o, "\n/*!*/;\n"))
+        goto nomem;
+    R->gtid_pending = 0;
+    R->in_trx = begin;
+    return 0;
+nomem:
+    PyErr_NoMemory();
+    return -1;
+}
+
+/* one event as Replay.feed prints it: 0 printed, 1 the Python path's (nothing taken), -1 error set */
+static int r_event(Replayer *R, Out *o, Ctx *c, const EventHeader *e, const unsigned char *h,
+                   const unsigned char *b, const unsigned char *end, int ok, long long at) {
+    int opts = c->opts, show_crc = opts & O_SHOW_CRC;
+    Body r;
+    if (ok != 1) /* only events whose CRC32 was checked good: damage is the Python path's to report */
+        return 1;
+    if (is_rows(e->code)) {
+        if (!(opts & O_TABLES) || parse_rows(b, end, e->code, c->cfg[256 + e->code], &r))
+            return 1;
+        PyObject *key = PyLong_FromUnsignedLongLong((unsigned long long)r.table_id);
+        if (!key)
+            return -1;
+        long long n = count_rows(PyDict_GetItemWithError(R->tables, key), e->code, &r);
+        Py_DECREF(key);
+        if (PyErr_Occurred())
+            return -1;
+        if (n < 0)
+            return 1;
+        if (put_at(o, at) || put_header(&R->head, &c->stamp, e, h, show_crc) || put_rows_summary(&R->head, e->code, &r) ||
+            (R->body.len && PUTS(&R->body, "\n")) || put_b64(&R->body, h, e->size))
+            goto nomem;
+        R->rows += n;
+        if (r.flags & 1 && r_flush(R, o, opts)) /* STMT_END_F */
+            goto nomem;
+        return 0;
+    }
+    switch (e->code) {
+    case QUERY_EVENT:
+        return r_query(R, o, c, e, h, b, end, at);
+    case TABLE_MAP_EVENT: {
+        if (!(opts & O_TABLES) || parse_table_map(b, end, c->cfg[256 + TABLE_MAP_EVENT], &r))
+            return 1;
+        PyObject *cols = map_columns(&r);
+        if (!cols)
+            return PyErr_Occurred() ? -1 : 1;
+        PyObject *key = PyLong_FromUnsignedLongLong((unsigned long long)r.table_id);
+        PyObject *ev = Py_BuildValue("(y#L)", (const char *)h, (Py_ssize_t)e->size, at);
+        int bad = !key || !ev || PyDict_SetItem(R->tables, key, cols) || PyDict_SetItem(R->maps, key, ev);
+        Py_XDECREF(key);
+        Py_XDECREF(ev);
+        Py_DECREF(cols);
+        if (bad)
+            return -1;
+        /* Replay._table_map: the held headers, the Annotate_rows' lines, its own header, the notes */
+        if (put_at(o, at) || put_out(o, &R->head) || (R->has_annot && put_out(o, &R->annot)) ||
+            put_header(o, &c->stamp, e, h, show_crc) || PUTS(o, "Table_map: `") ||
+            put(o, (const char *)r.db, r.n_db) || PUTS(o, "`.`") || put(o, (const char *)r.table, r.n_table) ||
+            PUTS(o, "` mapped to number ") || put_u64(o, r.table_id) || PUTS(o, "\n") ||
+            put(o, PyBytes_AS_STRING(R->notes), PyBytes_GET_SIZE(R->notes)))
+            goto nomem;
+        R->head.len = R->annot.len = 0;
+        R->has_annot = 0;
+        if ((R->body.len && PUTS(&R->body, "\n")) || put_b64(&R->body, h, e->size))
+            goto nomem;
+        return 0;
+    }
+    case ANNOTATE_ROWS_EVENT: {
+        if (!(opts & O_ANNOTATE))
+            return 1;
+        Py_ssize_t n = end - b;
+        while (n && b[n - 1] == 0) /* the text as decoded: trailing NULs stripped */
+            n--;
+        for (Py_ssize_t i = 0; i < n; i++) /* ASCII: the text decoded as UTF-8 is these bytes */
+            if (b[i] >= 0x80)
+                return 1;
+        R->annot.len = 0;
+        if (put_header(&R->annot, &c->stamp, e, h, show_crc) || PUTS(&R->annot, "Annotate_rows:\n"))
+            goto nomem;
+        for (Py_ssize_t s = 0; s < n;) { /* replay._lines: runs of \r and \n end a line */
+            while (s < n && (b[s] == '\n' || b[s] == '\r'))
+                s++;
+            Py_ssize_t j = s;
+            while (j < n && b[j] != '\n' && b[j] != '\r')
+                j++;
+            if (j > s && (PUTS(&R->annot, "#Q> ") || put(&R->annot, (const char *)b + s, j - s) || PUTS(&R->annot, "\n")))
+                goto nomem;
+            s = j;
+        }
+        R->has_annot = 1;
+        return put_at(o, at) ? -1 : 0;
+    }
+    case GTID_EVENT: { /* MariaDB (the config says which flavor's 162 this is) */
+        Gtid g;
+        if (!(opts & O_GTIDS) || parse_gtid(b, end, &g) || (g.extra < end && (g.extra[0] & 0x1E)))
+            return 1; /* XA, two-phase ALTER, thread_id: the Python path's */
+        unsigned f2 = g.flags2;
+        int allow = !!(f2 & 8);
+        if (r_flush(R, o, opts) || put_at(o, at) || r_skip_repl(R, o, e, opts) ||
+            put_header(o, &c->stamp, e, h, show_crc) || PUTS(o, "GTID ") || put_u64(o, g.domain) || PUTS(o, "-") ||
+            put_u64(o, e->sid) || PUTS(o, "-") || put_u64(o, g.seq) ||
+            (f2 & 2 && (PUTS(o, " cid=") || put_u64(o, g.commit_id))) ||
+            (f2 & 32 ? PUTS(o, " ddl") : f2 & 4 ? PUTS(o, " trans") : 0) || PUTS(o, "\n"))
+            goto nomem;
+        if (R->allow_parallel != allow) {
+            if (allow ? PUTS(o, "/*M!100101 SET @@session.skip_parallel_replication=0*//*!*/;\n")
+                      : PUTS(o, "/*M!100101 SET @@session.skip_parallel_replication=1*//*!*/;\n"))
+                goto nomem;
+            R->allow_parallel = allow;
+        }
+        if (R->domain_id != (long long)g.domain) {
+            if (PUTS(o, "/*M!100001 SET @@session.gtid_domain_id=") || put_u64(o, g.domain) || PUTS(o, "*//*!*/;\n"))
+                goto nomem;
+            R->domain_id = g.domain;
+        }
+        if (R->server_id != (long long)e->sid) {
+            if (PUTS(o, "/*M!100001 SET @@session.server_id=") || put_u64(o, e->sid) || PUTS(o, "*//*!*/;\n"))
+                goto nomem;
+            R->server_id = e->sid;
+        }
+        if (PUTS(o, "/*M!100001 SET @@session.gtid_seq_no=") || put_u64(o, g.seq) || PUTS(o, "*//*!*/;\n") ||
+            (!(f2 & 1) && PUTS(o, "START TRANSACTION\n/*!*/;\n")))
+            goto nomem;
+        R->gtid_flags2 = (int)f2;
+        R->in_trx = !(f2 & 1);
+        return 0;
+    }
+    case XID_EVENT:
+        if (end - b != 8)
+            return 1;
+        if (r_flush(R, o, opts) || put_at(o, at) || r_skip_repl(R, o, e, opts) ||
+            put_header(o, &c->stamp, e, h, show_crc) || PUTS(o, "Xid = ") || put_u64(o, le(b, 8)) ||
+            PUTS(o, "\nCOMMIT/*!*/;\n"))
+            goto nomem;
+        R->in_trx = R->gtid_pending = 0;
+        return 0;
+    default:
+        return 1;
+    }
+nomem:
+    PyErr_NoMemory();
+    return -1;
+}
+
+static PyObject *replayer_walk(Replayer *R, PyObject *args) {
+    Py_buffer buf, cfg;
+    Py_ssize_t rel, filled;
+    long long at;
+    PyObject *crc;
+    Ctx c;
+    if (!PyArg_ParseTuple(args, "y*nnLiOy*", &buf, &rel, &filled, &at, &c.opts, &crc, &cfg))
+        return NULL;
+    PyObject *result = NULL, *info = NULL;
+    Out o = R->text;
+    o.len = 0;
+    int status = MORE, first = 1;
+    c.cfg = cfg.buf;
+    c.names = NULL;
+    c.stamp.ts = -1;
+    c.stamp.local = !(c.opts & O_UTC);
+    if (cfg.len != 512 || rel < 0 || filled > buf.len || rel > filled || !PyBytes_Check(R->notes) ||
+        !PyBytes_Check(R->time_zone)) {
+        PyErr_SetString(PyExc_ValueError, "Replayer.walk: bad arguments");
+        goto done;
+    }
+    const unsigned char *base = buf.buf;
+    for (;; first = 0) {
+        Py_ssize_t avail = filled - rel;
+        if (avail < LEN_HEADER) {
+            status = MORE;
+            break;
+        }
+        const unsigned char *h = base + rel;
+        const EventHeader e = event_header(h);
+        if ((at == LEN_MAGIC && e.code != FORMAT_DESCRIPTION_EVENT && e.code != START_EVENT_V3) ||
+            e.size < LEN_HEADER || e.size > MAX_EVENT_SIZE) {
+            status = HANDOVER;
+            break;
+        }
+        if (avail < (Py_ssize_t)e.size) {
+            status = MORE;
+            break;
+        }
+        int ok = -1;
+        if (e.code == FORMAT_DESCRIPTION_EVENT) {
+            status = PYTHON;
+            info = header_info(&e, ok);
+            break;
+        }
+        if (c.opts & O_CRC_ON) {
+            if (e.size < LEN_HEADER + 4) {
+                status = HANDOVER;
+                break;
+            }
+            uint32_t actual;
+            if (crc_call(crc, h, e.size - 4, &actual))
+                goto done;
+            ok = actual == (uint32_t)le(h + e.size - 4, 4);
+            if (!ok && c.opts & O_VERIFY) {
+                status = HANDOVER;
+                break;
+            }
+        }
+        const unsigned char *b = h + LEN_HEADER, *end = h + e.size - (c.opts & O_SHOW_CRC ? 4 : 0);
+        int res = 1;
+        Py_ssize_t mark = o.len;
+        if (!(first && c.opts & O_FIRST_PY) && c.cfg[e.code] && end >= b)
+            res = r_event(R, &o, &c, &e, h, b, end, ok, at);
+        if (res < 0)
+            goto done;
+        if (res > 0) {
+            o.len = mark;
+            status = PYTHON;
+            info = header_info(&e, ok);
+            break;
+        }
+        rel += e.size;
+        at += e.size;
+        if (o.len > OUT_LIMIT) {
+            status = FULL;
+            break;
+        }
+    }
+    if (status == PYTHON && !info)
+        goto done;
+    result = Py_BuildValue("(inLy#O)", status, rel, at, o.buf ? o.buf : "", o.len, info ? info : Py_None);
+done:
+    Py_XDECREF(info);
+    R->text = o; /* its buffer, grown or not, for the next call */
+    PyBuffer_Release(&buf);
+    PyBuffer_Release(&cfg);
+    return result;
+}
+
+/* the held statement, given back to Replay (Replay.settle) and cleared here */
+static PyObject *replayer_take(Replayer *R, PyObject *Py_UNUSED(ignored)) {
+    PyObject *annot = R->has_annot ? PyBytes_FromStringAndSize(R->annot.buf ? R->annot.buf : "", R->annot.len)
+                                   : Py_NewRef(Py_None);
+    if (!annot)
+        return NULL;
+    PyObject *out = Py_BuildValue("(y#y#N)", R->head.buf ? R->head.buf : "", R->head.len, R->body.buf ? R->body.buf : "",
+                                  R->body.len, annot);
+    if (out) {
+        R->head.len = R->body.len = R->annot.len = 0;
+        R->has_annot = 0;
+    }
+    return out;
+}
+
+static PyObject *replayer_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    if (!PyArg_ParseTuple(args, ":Replayer") || (kw && PyDict_GET_SIZE(kw))) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "Replayer() takes no arguments");
+        return NULL;
+    }
+    Replayer *R = (Replayer *)type->tp_alloc(type, 0);
+    if (!R)
+        return NULL;
+    R->allow_parallel = R->domain_id = R->server_id = -1;
+    R->thread_id = R->flags2 = R->sql_mode = R->charset_client = R->collation_connection = R->collation_server = -1;
+    R->lc_time_names = R->charset_database = R->default_collation_for_utf8mb4 = -1;
+    R->time_zone = PyBytes_FromStringAndSize("", 0);
+    R->tables = PyDict_New();
+    R->maps = PyDict_New();
+    R->notes = PyBytes_FromStringAndSize("", 0);
+    if (!R->tables || !R->maps || !R->notes || !R->time_zone) {
+        Py_DECREF(R);
+        return NULL;
+    }
+    return (PyObject *)R;
+}
+
+static void replayer_dealloc(Replayer *R) {
+    PyMem_Free(R->text.buf);
+    PyMem_Free(R->head.buf);
+    PyMem_Free(R->body.buf);
+    PyMem_Free(R->annot.buf);
+    Py_XDECREF(R->tables);
+    Py_XDECREF(R->maps);
+    Py_XDECREF(R->notes);
+    Py_XDECREF(R->time_zone);
+    Py_TYPE(R)->tp_free((PyObject *)R);
+}
+
+static PyMemberDef replayer_members[] = {
+    {"rows", T_LONGLONG, offsetof(Replayer, rows), 0, "rows of the held statement"},
+    {"allow_parallel", T_LONGLONG, offsetof(Replayer, allow_parallel), 0, "Session.allow_parallel (-1: None)"},
+    {"domain_id", T_LONGLONG, offsetof(Replayer, domain_id), 0, "Session.domain_id (-1: None)"},
+    {"server_id", T_LONGLONG, offsetof(Replayer, server_id), 0, "Session.server_id (-1: None)"},
+    {"skip_replication", T_INT, offsetof(Replayer, skip_replication), 0, "Session.skip_replication"},
+    {"gtid_flags2", T_INT, offsetof(Replayer, gtid_flags2), 0, "Session.gtid_flags2"},
+    {"in_trx", T_INT, offsetof(Replayer, in_trx), 0, "Replay.in_trx"},
+    {"gtid_pending", T_INT, offsetof(Replayer, gtid_pending), 0, "Replay.gtid_pending"},
+    {"thread_id", T_LONGLONG, offsetof(Replayer, thread_id), 0, "Session.thread_id (-1: None)"},
+    {"flags2", T_LONGLONG, offsetof(Replayer, flags2), 0, "Session.flags2 (-1: None)"},
+    {"sql_mode", T_LONGLONG, offsetof(Replayer, sql_mode), 0, "Session.sql_mode (-1: None)"},
+    {"auto_increment_increment", T_LONGLONG, offsetof(Replayer, auto_increment_increment), 0, "Session.auto_increment[0]"},
+    {"auto_increment_offset", T_LONGLONG, offsetof(Replayer, auto_increment_offset), 0, "Session.auto_increment[1]"},
+    {"charset_client", T_LONGLONG, offsetof(Replayer, charset_client), 0, "Session.charset[0] (-1: None)"},
+    {"collation_connection", T_LONGLONG, offsetof(Replayer, collation_connection), 0, "Session.charset[1]"},
+    {"collation_server", T_LONGLONG, offsetof(Replayer, collation_server), 0, "Session.charset[2]"},
+    {"lc_time_names", T_LONGLONG, offsetof(Replayer, lc_time_names), 0, "Session.lc_time_names"},
+    {"charset_database", T_LONGLONG, offsetof(Replayer, charset_database), 0, "Session.charset_database"},
+    {"default_collation_for_utf8mb4", T_LONGLONG, offsetof(Replayer, default_collation_for_utf8mb4), 0,
+     "Session.default_collation_for_utf8mb4 (-1: None)"},
+    {"time_zone", T_OBJECT_EX, offsetof(Replayer, time_zone), 0, "Session.time_zone (bytes)"},
+    {"tables", T_OBJECT_EX, offsetof(Replayer, tables), READONLY, "table id -> column types + 2-byte metadata"},
+    {"maps", T_OBJECT_EX, offsetof(Replayer, maps), READONLY, "table id -> (Table_map bytes, offset) printed here"},
+    {"notes", T_OBJECT_EX, offsetof(Replayer, notes), 0, "lines under a Table_map's header (bytes)"},
+    {NULL, 0, 0, 0, NULL}};
+
+static PyMethodDef replayer_methods[] = {
+    {"walk", (PyCFunction)replayer_walk, METH_VARARGS,
+     "walk(buf, rel, filled, at, opts, crc, cfg) -> (status, rel, at, text, info)\n\n"
+     "Frame, check and print the events of buf[rel:filled] as decoding.replay.Replay prints them, until\n"
+     "one is not for this loop (PYTHON: info = (code, timestamp, server_id, size, log_pos, flags,\n"
+     "checksum_ok)), the window ends (MORE), framing is irregular (HANDOVER) or 1 MiB of text is\n"
+     "ready (FULL). A statement's row events stay held here across calls (take())."},
+    {"take", (PyCFunction)replayer_take, METH_NOARGS,
+     "take() -> (head, body, annotate): the held statement's header lines, base64 blocks and\n"
+     "Annotate_rows lines (None: none held), cleared here."},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject ReplayerType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "binlogkit._fastdecode.Replayer",
+    .tp_basicsize = sizeof(Replayer),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The replayable printer's state the C loop keeps (see binlogkit/reading/fastdecode.py).",
+    .tp_new = replayer_new,
+    .tp_dealloc = (destructor)replayer_dealloc,
+    .tp_members = replayer_members,
+    .tp_methods = replayer_methods,
+};
+
+/* b64(data, simd) -> bytes: put_b64 on its own, for the tests (with and without the SIMD lines) */
+static PyObject *b64_py(PyObject *self, PyObject *args) {
+    Py_buffer data;
+    int simd = 1;
+    if (!PyArg_ParseTuple(args, "y*|p", &data, &simd))
+        return NULL;
+    Out o = {NULL, 0, 0};
+    PyObject *out = NULL;
+#ifdef B64_SIMD
+    int had = b64_ssse3;
+    b64_ssse3 = had && simd;
+#endif
+    if (put_b64(&o, data.buf, data.len))
+        PyErr_NoMemory();
+    else
+        out = PyBytes_FromStringAndSize(o.buf ? o.buf : "", o.len);
+#ifdef B64_SIMD
+    b64_ssse3 = had;
+#endif
+    PyMem_Free(o.buf);
+    PyBuffer_Release(&data);
+    return out;
+}
+
 static PyMethodDef methods[] = {
+    {"b64", b64_py, METH_VARARGS,
+     "b64(data, simd=True) -> bytes: a BINLOG block's base64 (76-character lines), for the tests."},
     {"walk", walk, METH_VARARGS,
      "walk(buf, rel, filled, at, opts, crc, cfg, names, prefix) ->\n"
      "    (status, rel, filled, at, text, info, events, checksummed)\n\n"
@@ -801,14 +1465,19 @@ static PyMethodDef methods[] = {
      "is not for this loop (status PYTHON: info = (code, timestamp, server_id, size, log_pos,\n"
      "flags, checksum_ok)), the window ends (MORE), framing is irregular (HANDOVER), a table map\n"
      "or rows event was rendered with opts VERBOSE (TABLEMAP / ROWS: info = (code, table_id,\n"
-     "body_start, body_end, mark)) or 1 MiB of text is ready (FULL). With opts REPLAY (replayable text):\n"
-     "only rows events, each returned as ROWS with info = (code, table_id, body_start, body_end, header_at,\n"
-     "b64_at, stmt_end, rows): text = `# at` line, header line, the event's base64; rows counted when\n"
-     "names (a dict: table id -> column types + 2-byte metadata) knows the table, else -1.\n"
+     "body_start, body_end, mark)) or 1 MiB of text is ready (FULL). Replayable text: Replayer.walk.\n"
      "See binlogkit/reading/fastdecode.py."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fastdecode",
                                     "C accelerator for the decode / verify loop (optional).", -1, methods};
 
-PyMODINIT_FUNC PyInit__fastdecode(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__fastdecode(void) {
+    b64_init();
+    if (PyType_Ready(&ReplayerType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m && PyModule_AddObjectRef(m, "Replayer", (PyObject *)&ReplayerType) < 0)
+        Py_CLEAR(m);
+    return m;
+}

@@ -4,7 +4,8 @@ Every fixture and corpus file through decode (text, JSON, -v, and the replayable
 UTC so that its rows events take the C loop) and verify with the sanitized
 module in place of binlogkit._fastdecode, each compared with the Python path; then damaged copies
 of a row-types fixture (bytes flipped, cut, grown); then walk() on random windows with random
-options (O_REPLAY among them). Any out-of-bounds read or undefined behaviour aborts with a sanitizer report; a
+options, and the replay loop's Replayer.walk() likewise (its CRC32 made to match, so that it
+prints the GTID / Annotate_rows / Table_map / rows / Xid / Query bodies it is given, held across calls). Any out-of-bounds read or undefined behaviour aborts with a sanitizer report; a
 difference from the Python path is an assertion error.
 Usage: python scripts/fuzz_fastdecode.py MODULE.so [SEED] [DAMAGED_COPIES]
 """
@@ -16,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-os.environ["TZ"] = "UTC"  # replayable output is in local time; the C loop prints UTC
+os.environ["TZ"] = "America/New_York"  # replayable output is in local time (localtime_r in the C loop)
 time.tzset()
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,3 +90,34 @@ for it in range(30000):
     asan_mod.walk(blob, 0, len(blob), rnd.choice([4, 100]), rnd.randrange(512), fastdecode.CRC32, cfg, names,
                   b'{"file": "f", "offset": ')
 print("fuzz done")
+
+# the replay loop: events whose CRC32 "matches" (the callable returns the stored value), any
+# options, the state held from call to call
+rc = asan_mod.Replayer()
+for it in range(30000):
+    blob = bytearray(rnd.randrange(256) for _ in range(rnd.randint(0, 300)))
+    if len(blob) >= 23 and rnd.random() < 0.8:
+        size = rnd.randint(23, len(blob))
+        blob[9:13] = size.to_bytes(4, "little")
+        blob[4] = rnd.choice([2, 16, 19, 23, 24, 25, 30, 31, 32, 160, 162, rnd.randrange(256)])
+        if blob[4] == 2 and rnd.random() < 0.5:  # a BEGIN / COMMIT Query: short status variables, no db
+            q = rnd.choice([b"BEGIN", b"COMMIT"])
+            nsv = rnd.randint(0, max(0, size - 19 - 13 - 1 - len(q) - 4))
+            if 19 + 13 + nsv + 1 + len(q) + 4 == size:
+                blob[19 + 8] = 0
+                blob[19 + 11:19 + 13] = nsv.to_bytes(2, "little")
+                blob[19 + 13 + nsv] = 0
+                blob[19 + 14 + nsv:size - 4] = q
+        stored = int.from_bytes(blob[size - 4:size], "little")
+        crc = (lambda v: lambda data: v)(stored)
+    else:
+        crc = fastdecode.CRC32
+    if rnd.random() < 0.3:
+        rc.tables[int.from_bytes(blob[19:23], "little") if len(blob) >= 23 else 0] = bytes(
+            rnd.randrange(256) for _ in range(3 * rnd.randint(0, 8)))
+    rc.walk(blob, 0, len(blob), rnd.choice([4, 100]), rnd.randrange(1 << 17), crc, cfg)
+    if rnd.random() < 0.1:
+        rc.take()
+        rc.tables.clear()
+        rc.maps.clear()
+print("replay fuzz done")

@@ -72,8 +72,7 @@ def replay_chunks(replay, inputs, *, verify: bool = True, column_types: dict | N
     ``replay_text`` itself. ``filters``: ``replay_text``'s position, time and GTID filters."""
     from ..reading import fastdecode
 
-    if fastdecode.replay_usable(replay, utc=replay.opts.utc or local_is_utc(),
-                                filters=any(v is not None for v in filters.values())):
+    if fastdecode.replay_usable(replay, filters=any(v is not None for v in filters.values())):
         return fastdecode.replay_fast(replay, inputs, verify=verify, column_types=column_types, progress=progress)
     return replay_text(replay, inputs, verify=verify, strict=True, column_types=column_types, progress=progress,
                        **filters)

@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..constants import EventType as T
-from ..flavor import Flavor, parse_server_version
-from ..render import header_line, mysql_gtid_body
+from ..flavor import Flavor, parse_server_version, status_vars_mariadb
+from ..render import QUERY_SHOWS_XID, header_line, mysql_gtid_body
 
 DELIM = "/*!*/;"
 _NO_CRC = re.compile(r" CRC32 0x[0-9a-f]{8} ")
@@ -156,6 +156,8 @@ class Tool:
     skipped_after_gtid: str                         # --database skipped the statement a GTID was set for
     fd_at_after_headers: bool                       # with --start-position: the FD shown `# at` the end of
                                                     # the header events after it (mysqlbinlog), or at 4
+    status_vars_mariadb: bool                       # Query status variables with MariaDB's codes (flavor.py's)
+    query_shows_xid: bool                           # a Query's header shows `xid=` (render.QUERY_SHOWS_XID)
 
 
 # --- charsets: names for `/*!\C name */` and MariaDB's character_set_client ----------------------
@@ -269,6 +271,8 @@ MARIADB_TOOL = Tool(
     between_files=_mariadb_next_file,
     skipped_after_gtid="",
     fd_at_after_headers=False,
+    status_vars_mariadb=status_vars_mariadb(Flavor.MARIADB),
+    query_shows_xid=Flavor.MARIADB in QUERY_SHOWS_XID,
 )
 
 
@@ -331,6 +335,8 @@ MYSQL_TOOL = Tool(
     between_files=_mysql_next_file,
     skipped_after_gtid="COMMIT /* added by mysqlbinlog *//*!*/;",
     fd_at_after_headers=True,
+    status_vars_mariadb=status_vars_mariadb(Flavor.MYSQL),
+    query_shows_xid=Flavor.MYSQL in QUERY_SHOWS_XID,
 )
 
 TOOLS: dict[Flavor, Tool] = {Flavor.MARIADB: MARIADB_TOOL, Flavor.MYSQL: MYSQL_TOOL}
@@ -386,8 +392,16 @@ def is_trans_keyword(query: str, xa: bool) -> bool:
             or query[:9].upper() == "SAVEPOINT" or query[:8].upper() == "ROLLBACK")
 
 
+# what a fast printer (the C loop, ``reading.fastdecode``) is lent of the Session: -1 for None
+LENT_SESSION = ("allow_parallel", "domain_id", "server_id", "skip_replication", "gtid_flags2")
+
+
 class Replay:
-    """Feed decoded events in order (``feed``), then ``close``; each returns text to write."""
+    """Feed decoded events in order (``feed``), then ``close``; each returns text to write.
+
+    A fast printer may print a stretch of events in its place: ``lend`` gives it the state it
+    prints by, ``settle`` takes back what it changed (and a statement it holds) before the next
+    event is fed here."""
 
     def __init__(self, opts: ReplayOptions = ReplayOptions()) -> None:
         self.opts = opts
@@ -408,6 +422,50 @@ class Replay:
         self.in_payload = False       # between a Transaction_payload and the end of its inner events
         self.payload_format = None    # its format, when it has CRC32s (its inner events get theirs)
         self.payload_at = 0
+
+    # -- a fast printer's stretch --------------------------------------------------------------
+    def lend(self) -> dict[str, int | bytes] | None:
+        """The state a fast printer continues from: the Session values of ``LENT_SESSION``
+        (-1 for None), ``in_trx``, ``gtid_pending`` and ``rows`` (the statement's row count),
+        which it may change, and the query context (thread id, flags2, sql_mode, auto_increment,
+        character sets, time zone...), which it only reads;
+        None while this Replay is somewhere a fast printer does not model (not started, inside a
+        Transaction_payload, a statement's row events or an Annotate_rows of its own held, a
+        table filtered out by --database)."""
+        if (not self.started or self.in_payload or self.head or self.body or self.tail
+                or self.annotate is not None or self.ignored_maps):
+            return None
+        s = self.session
+        state: dict[str, int | bytes] = {name: -1 if getattr(s, name) is None else int(getattr(s, name))
+                                         for name in LENT_SESSION}
+        state.update(in_trx=int(self.in_trx), gtid_pending=int(self.gtid_pending), rows=self.rows_in_stmt)
+        # the query context, read only (a Query that would print it again is fed here)
+        charset = s.charset if s.charset is not None and len(s.charset) == 3 else (-1, -1, -1)
+        state.update(thread_id=-1 if s.thread_id is None else s.thread_id,
+                     flags2=-1 if s.flags2 is None else s.flags2,
+                     sql_mode=-1 if s.sql_mode is None or s.sql_mode >= 1 << 63 else s.sql_mode,
+                     auto_increment_increment=s.auto_increment[0], auto_increment_offset=s.auto_increment[1],
+                     charset_client=charset[0], collation_connection=charset[1], collation_server=charset[2],
+                     lc_time_names=s.lc_time_names, charset_database=s.charset_database,
+                     default_collation_for_utf8mb4=-1 if s.default_collation_for_utf8mb4 is None
+                     else s.default_collation_for_utf8mb4,
+                     time_zone=s.time_zone.encode("utf-8", "surrogateescape"))
+        return state
+
+    def settle(self, state: dict[str, int | bytes], *, head: list[str] | None = None, body: list[str] | None = None,
+               annotate: list[str] | None = None) -> None:
+        """Take back what ``lend`` gave that a fast printer may change, as it left it, and the
+        statement it holds: its row events' header lines and base64 blocks not written yet, an
+        Annotate_rows' lines held for the next Table_map (None: none)."""
+        s = self.session
+        v = {name: int(state[name]) for name in (*LENT_SESSION, "in_trx", "gtid_pending", "rows")}
+        s.allow_parallel = None if v["allow_parallel"] < 0 else bool(v["allow_parallel"])
+        s.domain_id = None if v["domain_id"] < 0 else v["domain_id"]
+        s.server_id = None if v["server_id"] < 0 else v["server_id"]
+        s.skip_replication, s.gtid_flags2 = v["skip_replication"], v["gtid_flags2"]
+        self.in_trx, self.gtid_pending = bool(v["in_trx"]), bool(v["gtid_pending"])
+        self.rows_in_stmt = v["rows"]
+        self.head, self.body, self.annotate = list(head or ()), list(body or ()), annotate
 
     # -- the frame ------------------------------------------------------------------------------
     def _begin(self, flavor: Flavor | None) -> str:
@@ -830,4 +888,4 @@ def _rewrite_table_map(ev, to: str) -> bytes:
     return bytes(out) + data[len(data) - lc:]
 
 
-__all__ = ["Replay", "ReplayOptions", "TOOLS", "Tool", "Session", "b64", "field"]
+__all__ = ["Replay", "ReplayOptions", "TOOLS", "Tool", "Session", "LENT_SESSION", "b64", "field"]

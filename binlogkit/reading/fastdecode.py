@@ -15,12 +15,14 @@ event hands over), output in UTC, no position / time / type / GTID filters. ``us
 whether it applies; the command falls back to ``api.decode_files`` otherwise. Without the C
 module (no compiler, or ``BINLOGKIT_PURE_PYTHON=1``) nothing here is used.
 
-Replayable ``decode`` (the default: ``decoding.replay``) takes the same loop through
-``replay_fast``: the C loop prints the rows events (``# at``, header line, base64, the rows
-counted) and ``Replay`` gets them through its statement buffers (``head``, ``body``,
-``rows_in_stmt``, flushed at STMT_END_F by ``_flush_rows``: the whole hand-off); every other
-event -- GTID, Query, Table_map, Xid..., the ones that carry session state -- is fed to
-``Replay`` as ``decoding.replay_text`` feeds it (``tests/test_fastdecode_replay.py``).
+Replayable ``decode`` (the default: ``decoding.replay``) takes the C loop's ``Replayer`` through
+``replay_fast``: a typical row-based transaction (MariaDB GTID, Annotate_rows, Table_map, rows
+events, Xid) is printed in C, byte for byte as ``Replay.feed`` prints it, from the state
+``Replay.lend()`` gives; before any other event (Query, Format_description, an event C finds
+unusual) is fed to ``Replay``, ``Replay.settle(...)`` takes that state back with the statement
+C holds (its row events' headers and base64, an Annotate_rows' lines). Table maps C printed are
+registered with the Python decoder then, for rows events of theirs the Python path reads
+(``tests/test_fastdecode_replay.py``).
 
 Equality with the Python path is tested on every event of every fixture and corpus file and on
 damaged copies (``tests/test_fastdecode.py``, hypothesis); ``make asan-fastdecode`` runs the same
@@ -65,7 +67,7 @@ _fastdecode: _CLoop | None = load_c("_fastdecode", "BINLOGKIT_NO_FASTDECODE")
 
 
 MORE, PYTHON, HANDOVER, ROWS, TABLEMAP, FULL = range(6)
-O_VERIFY, O_TEXT, O_JSON, O_VERBOSE, O_FIRST_PY, O_CRC_ON, O_SHOW_CRC, O_COUNT, O_REPLAY = (1 << i for i in range(9))
+O_VERIFY, O_TEXT, O_JSON, O_VERBOSE, O_FIRST_PY, O_CRC_ON, O_SHOW_CRC, O_COUNT = (1 << i for i in range(8))
 WINDOW = 4 << 20
 _FDE, _START_V3 = int(EventType.FORMAT_DESCRIPTION_EVENT), int(EventType.START_EVENT_V3)
 _START_ENCRYPTION = int(EventType.START_ENCRYPTION_EVENT)
@@ -75,6 +77,8 @@ HOT = {19: "Table_map", 16: "Xid", 162: "GTID", 160: "Annotate_rows",
        23: "Write_rows_v1", 24: "Update_rows_v1", 25: "Delete_rows_v1",
        30: "Write_rows", 31: "Update_rows", 32: "Delete_rows"}
 ROWS_CODES = frozenset({23, 24, 25, 30, 31, 32})
+REPLAY_ONLY = {2: "Query"}  # replayable text: its BEGIN / COMMIT printed by Replayer.walk too
+REPLAY_HOT = ROWS_CODES | {19, 16, 162, 160, 2}  # replayable text: what Replayer.walk prints (decoding/replay.py's way)
 
 
 def available() -> bool:
@@ -113,14 +117,14 @@ class _Config:
         hot = bytearray(256)
         names: list[bytes | None] = [None] * 256
         if fmt is not None and fmt.header_length == LEN_HEADER:
-            for code, name in HOT.items():
+            for code, name in (HOT | REPLAY_ONLY if replay else HOT).items():
                 codec = codec_for(code, fmt.flavor)
                 if codec is None or codec.name != name:
                     continue
                 if rows_objects and (code == 19 or code in ROWS_CODES):
                     continue  # decode -v --json: row values are the Python path's
-                if replay and code not in ROWS_CODES:
-                    continue  # replayable text: the events that carry session state are replay.py's
+                if replay and code not in REPLAY_HOT:
+                    continue  # replayable text: the events Replayer.walk prints
                 hot[code] = 1
                 names[code] = (f'"type": {json.dumps(event_type_name(code))}, "type_code": {code}, '
                                f'"name": {json.dumps(codec.name)}').encode()
@@ -303,7 +307,8 @@ def _file(c_loop: _CLoop, inp: Input, dec: EventDecoder, *, strict: bool, as_jso
             if dec.failed and strict:
                 return
             # the event after a Transaction_payload ends the `# End of compressed events!` pair
-            first_py = code == _PAYLOAD
+            # ... and the Query a two-phase ALTER's GTID marks (the decoder's state)
+            first_py = code == _PAYLOAD or dec.alter is not None
 
 
 def _register(dec: EventDecoder, fmt: Format | None, body: bytes, table_id: int, data: bytes, offset: int, name: str) -> None:
@@ -386,79 +391,28 @@ def verify_fast(path: str | os.PathLike[str], *, progress: Callable[[int], objec
             res.end_offset = w.at
 
 
-# --- replayable text (decode's default): rows events in C, the rest through decoding/replay.py ---
+# --- replayable text (decode's default): the hot events in C, the rest through decoding/replay.py ---
 
-class RowsPiece(NamedTuple):
-    """What the C loop printed of one rows event for ``decoding.replay.Replay``: its ``# at``
-    line (written now), its header line and base64 (held until the statement ends, as
-    ``Replay._rows`` holds them), the rows it holds (``# Number of rows``), whether it ends the
-    statement (STMT_END_F)."""
-
-    at: bytes
-    head: bytes
-    body: bytes
-    rows: int
-    end: bool
+O_UTC, O_ROWCOUNT, O_SKIPREPL, O_GTIDS, O_ANNOTATE, O_TABLES, O_SV_MARIADB, O_SHOWS_XID = (1 << i for i in range(9, 17))
 
 
-class _Held:
-    """A statement's rows events the C loop printed, held as bytes while ``Replay`` holds none of
-    its own, and written as ``Replay._flush_rows`` writes them; handed to ``Replay``'s buffers
-    (``spill``) before any other event or the end reaches it, so its state machine stays whole."""
-
-    def __init__(self) -> None:
-        self.head: list[bytes] = []
-        self.body: list[bytes] = []
-
-    def take(self, replay: Any, piece: RowsPiece) -> bool:
-        """Hold the piece (True), with what ``replay`` holds of the statement (its Table_map's
-        base64 ...), taken over; not with a -v tail."""
-        if replay.tail:
-            return False
-        if replay.head or replay.body:
-            self.head += [h.encode("utf-8", "surrogateescape") for h in replay.head]
-            self.body += [b.encode("ascii") for b in replay.body]
-            replay.head, replay.body = [], []
-        self.head.append(piece.head)
-        self.body.append(piece.body)
-        return True
-
-    def spill(self, replay: Any) -> None:
-        replay.head += [h.decode("utf-8", "surrogateescape") for h in self.head]
-        replay.body += [b.decode("ascii") for b in self.body]
-        self.head, self.body = [], []
-
-    def flush(self, replay: Any) -> bytes:
-        """``Replay._flush_rows`` of a statement held here (no -v tail: ``replay_usable``)."""
-        out = b"".join(h + b"\n" for h in self.head) + b"\nBINLOG '\n" + b"\n".join(self.body) + b"\n'/*!*/;\n"
-        if replay.tool.row_count:
-            out += b"# Number of rows: %d\n" % replay.rows_in_stmt
-        replay.rows_in_stmt = 0
-        self.head, self.body = [], []
-        return out
-
-
-_ROW_WORDS = (b"### INSERT INTO ", b"### UPDATE ", b"### DELETE FROM ")
-
-
-def replay_usable(replay: Any, *, utc: bool, filters: bool) -> bool:
-    """Whether replayable ``decode`` can take this path: the C loop prints UTC (``utc``: the
-    output's time is UTC), no filters, and ``replay``'s options the loop does not shape (no
-    --database / --rewrite-db / -v, BINLOG blocks on)."""
+def replay_usable(replay: Any, *, filters: bool) -> bool:
+    """Whether replayable ``decode`` can take this path: no filters, and ``replay``'s options the
+    loop does not shape (no --database / --rewrite-db / -v, BINLOG blocks on). Local time or
+    UTC, as ``replay`` prints."""
     o = replay.opts
-    return (_fastdecode is not None and utc and not filters and o.base64 == "auto" and not o.verbose
+    return (_fastdecode is not None and not filters and o.base64 == "auto" and not o.verbose
             and o.database is None and not o.rewrite_db)
 
 
 def replay_fast(replay: Any, paths, *, verify: bool = True, column_types=None, progress=None) -> Iterator[str | bytes]:
-    """``decoding.replay_text(replay, paths, verify=verify, ...)`` without filters, with rows
-    events printed by the C loop. The state hand-off is ``Replay``'s statement buffers only
-    (``head``, ``body``, ``rows_in_stmt``, flushed by ``_flush_rows``); every other event is
-    fed to ``replay`` as the reference path feeds it."""
+    """``decoding.replay_text(replay, paths, verify=verify, ...)`` without filters, with the hot
+    events (MariaDB GTID, Annotate_rows, Table_map, rows, Xid) printed by the C loop. The C loop
+    continues from what ``replay.lend()`` gives and ``replay.settle(...)`` takes it back before
+    any other event is fed to ``replay`` as the reference path feeds it."""
     from .decoder import EventDecoder, Problem
 
     paths = [p.with_options(verify=verify) if isinstance(p, Input) else p for p in paths]  # as replay_text
-    held = _Held()
     for inp in inputs(paths, verify=verify):
         dec = EventDecoder(strict=True, rows="text", column_types=column_types)  # per file, as decode_files([inp])
         c_loop = _fastdecode
@@ -471,19 +425,11 @@ def replay_fast(replay: Any, paths, *, verify: bool = True, column_types=None, p
         if c_loop is None or not inp.plain():
             items: Iterator = _handover(inp, 0, dec, strict=True)
         else:
-            items = _replay_file(c_loop, inp, dec, replay, progress=prog)
+            items = _replay_file(c_loop, inp, dec, replay, hints=bool(column_types), progress=prog)
         for item in items:
-            if isinstance(item, RowsPiece):
-                yield item.at
-                replay.rows_in_stmt += item.rows
-                if not held.take(replay, item):
-                    replay.head.append(item.head.decode("ascii"))
-                    replay.body.append(item.body.decode("ascii"))
-                if item.end:
-                    replay.ignored_maps.clear()
-                    yield held.flush(replay) if held.head else replay._flush_rows()
+            if isinstance(item, bytes):
+                yield item
                 continue
-            held.spill(replay)
             if isinstance(item, Problem):
                 yield replay.fail(None, str(item.error), file=item.path, offset=getattr(item.error, "offset", None),
                                   error=item.error)
@@ -498,70 +444,109 @@ def replay_fast(replay: Any, paths, *, verify: bool = True, column_types=None, p
             yield text
         if prog is not None and hasattr(prog, "close"):
             prog.close()
-    held.spill(replay)
     yield replay.close()
 
 
-def _replay_file(c_loop: _CLoop, inp: Input, dec: EventDecoder, replay: Any,
+class _Lender:
+    """The C loop's ``Replayer`` and the ``Replay`` it prints for: ``lend`` before a walk (False:
+    the Replay is somewhere the loop does not model), ``settle`` before the Replay is fed."""
+
+    def __init__(self, c_loop: Any, replay: Any, *, hints: bool) -> None:
+        self.rc = c_loop.Replayer()
+        self.replay = replay
+        self.hints = hints
+        self.lent = False
+
+    def lend(self) -> bool:
+        if self.lent:
+            return True
+        state = self.replay.lend()
+        if state is None:
+            return False
+        rc = self.rc
+        for name, value in state.items():
+            setattr(rc, name, value)
+        self.names = tuple(state)
+        tool, o = self.replay.tool, self.replay.opts
+        rc.notes = b"" if o.skip_gtids else "".join(n + "\n" for n in tool.table_map_notes).encode()
+        self.opts = ((O_UTC if o.utc else 0) | (O_ROWCOUNT if tool.row_count else 0)
+                     | (O_SKIPREPL if tool.skip_replication else 0) | (0 if o.skip_gtids else O_GTIDS)
+                     | (O_ANNOTATE if tool.annotate_with_table_map else 0) | (0 if self.hints else O_TABLES)
+                     | (O_SV_MARIADB if tool.status_vars_mariadb else 0) | (O_SHOWS_XID if tool.query_shows_xid else 0))
+        self.lent = True
+        return True
+
+    def settle(self) -> None:
+        if not self.lent:
+            return
+        rc = self.rc
+        head, body, annotate = rc.take()
+        self.replay.settle({name: getattr(rc, name) for name in self.names},
+                           head=head.decode("ascii").split("\n")[:-1],  # each line ends in "\n"
+                           body=[body.decode("ascii")] if body else [],
+                           annotate=None if annotate is None else annotate.decode("ascii").split("\n")[:-1])
+        self.lent = False
+
+    def sync_tables(self, dec: EventDecoder, fmt: Format | None, name: str, show_crc: bool) -> None:
+        """The table maps the C loop printed, registered with the Python decoder (its rows events
+        may be the Python path's)."""
+        maps = self.rc.maps
+        for table_id, (data, offset) in maps.items():
+            body = data[LEN_HEADER:len(data) - (LEN_CHECKSUM if show_crc else 0)]
+            _register(dec, fmt, body, table_id, data, offset, name)
+        maps.clear()
+
+
+def _replay_file(c_loop: Any, inp: Input, dec: EventDecoder, replay: Any, *, hints: bool = False,
                  progress: Callable[[int], object] | None = None) -> Iterator:
-    """The events of one plain file: Events and Problems of the Python path, ``RowsPiece`` for
-    the rows events the C loop printed."""
+    """The events of one plain file: the C loop's text (bytes), and the Events and Problems of
+    the Python path for ``replay.feed``."""
     name, verify = inp.name, inp.verify
-    opts = O_TEXT | O_REPLAY | (O_VERIFY if verify else 0)
+    base = O_TEXT | (O_VERIFY if verify else 0)
     fmt = None
     crc_on = False
-    from .decoder import Problem
-
     cfg = _Config(None, as_json=False, rows_objects=False, replay=True)
     first_py = False
-    tables: dict[int, bytes] = {}  # table id -> the C loop's row count input (_table_for_c)
+    lender = _Lender(c_loop, replay, hints=hints)
     with inp.open() as fh:
         if fh.read(4) != BINLOG_MAGIC:
             yield from _handover(inp, 0, dec, strict=True)
             return
         w = _Window(fh)
         w.refill(LEN_HEADER)
-        walk = c_loop.walk
         while True:
             # the event after one that leaves Replay between states its feed() closes (a
             # Transaction_payload's inner events) goes to the Python path
-            first_py = first_py or replay.in_payload or not replay.started
-            o = opts | (O_CRC_ON if crc_on else 0) | (O_SHOW_CRC if cfg.show_crc else 0) | (O_FIRST_PY if first_py else 0)
-            status, w.rel, _, w.at, text, info, _, _ = walk(w.buf, w.rel, w.filled, w.at, o, CRC32, cfg.cfg,
-                                                            tables, b"")
+            first_py = first_py or replay.in_payload or not lender.lend()
+            o = base | (O_CRC_ON if crc_on else 0) | (O_SHOW_CRC if cfg.show_crc else 0) | (O_FIRST_PY if first_py else 0)
+            if lender.lent:
+                o |= lender.opts
+            status, w.rel, w.at, text, info = lender.rc.walk(w.buf, w.rel, w.filled, w.at, o, CRC32, cfg.cfg)
+            if text:
+                yield text
             if status != MORE:
                 first_py = False
             if progress is not None:
                 progress(w.at)
-            if status == MORE:
-                if w.eof:
-                    if w.rel < w.filled:
-                        yield from _handover(inp, w.at, dec, strict=True)
-                    return
+            if status == FULL:
+                continue
+            if status == MORE and not w.eof:
                 w.refill_next()
                 continue
+            lender.settle()
+            if status == MORE:  # the end of the file
+                if w.rel < w.filled:
+                    yield from _handover(inp, w.at, dec, strict=True)
+                return
             if status == HANDOVER:
+                lender.sync_tables(dec, fmt, name, cfg.show_crc)
                 yield from _handover(inp, w.at, dec, strict=True)
                 return
-            if status == ROWS:
-                code, table_id, b0, b1, hdr, b64at, end, count = info
-                if count < 0:  # not counted in C: the row text's, as replay.py counts
-                    body = bytes(w.buf[b0:b1])
-                    size = LEN_HEADER + (b1 - b0) + (LEN_CHECKSUM if cfg.show_crc else 0)
-                    try:
-                        rows = _rows_text(dec, fmt, code, table_id, body)
-                    except BinlogError as exc:
-                        from .decoder import Problem
-                        yield Problem(name, exc.with_context(file=name, offset=w.at - size,
-                                                             event_type=event_type_name(code)))
-                        return
-                    count = sum(rows.count(word) for word in _ROW_WORDS) if rows is not None else 0
-                yield RowsPiece(text[:hdr], text[hdr:b64at - 1], text[b64at:], count, bool(end))
-                continue
             # PYTHON
             code, ts, sid, size, log_pos, flags, ok = info
             at = w.at
             data = bytes(w.buf[w.rel:w.rel + size])
+            lender.sync_tables(dec, fmt, name, cfg.show_crc)
             if code == _START_ENCRYPTION:
                 yield from _handover(inp, at, dec, strict=True)
                 return
@@ -584,24 +569,11 @@ def _replay_file(c_loop: _CLoop, inp: Input, dec: EventDecoder, replay: Any,
             raw = RawEvent(at, ts, code, sid, size, log_pos, flags, data, fmt, ok, name)
             w.rel += size
             w.at += size
-            for ev in dec.each(raw, name, payloads=True):
-                if code == 19 and not isinstance(ev, Problem) and ev.raw is raw:
-                    _table_for_c(tables, dec, ev.fields["table_id"], checked=ok is True)
-                yield ev
+            if code == 19:  # a map the Python path reads: the C loop no longer counts by an older one
+                width = 4 if fmt is not None and fmt.post_header_length(19) == 6 else 6
+                lender.rc.tables.pop(int.from_bytes(data[LEN_HEADER:LEN_HEADER + width], "little"), None)
+            yield from dec.each(raw, name, payloads=True)
             if dec.failed:
                 return
-            first_py = code == _PAYLOAD
-
-
-def _table_for_c(tables: dict[int, bytes], dec: EventDecoder, table_id: int, *, checked: bool) -> None:
-    """What the C loop counts a table's rows with (column types, then 2-byte metadata each), or
-    nothing (its rows are counted from their text: a Table_map whose CRC32 was not checked good,
-    column-type hints, a table not decoded)."""
-    from ..rowvalues.images import c_args
-
-    table = dec.tables.get(table_id) if checked else None
-    key = c_args(table) if table is not None else ()
-    if key:
-        tables[table_id] = key[0] + key[1]
-    else:
-        tables.pop(table_id, None)
+            # ... and the Query a two-phase ALTER's GTID marks (the decoder's state)
+            first_py = code == _PAYLOAD or dec.alter is not None
