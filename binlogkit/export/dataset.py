@@ -386,3 +386,22 @@ def write_schemas(fs, root: str, rows: list[dict]) -> str:
     cols = {c: [r[c] for r in rows] for c in SCHEMA_COLUMNS}
     pq.write_table(_table(cols, schemas_schema()), path, filesystem=_arrow_fs(fs))
     return path
+
+
+def rows_table(*items: Rows):
+    """``Rows`` values of one table layout as the pyarrow Table their part gets (the export
+    layout's schema): by the C Arrow path for each ``r.rows`` that is an ``ImageRows`` it takes,
+    else by the Python converters."""
+    import pyarrow as pa
+
+    w = DatasetWriter(None, "")
+    lay = layout(items[0].table)
+    part = _Part(lay, "", cols={name: [] for name in lay.schema.names})
+    for r in items:
+        assert layout(r.table).version == lay.version, "rows_table takes the rows of one layout"
+        op, n = op_of(r.type_code), len(r.rows)
+        if not (isinstance(r.rows, ImageRows) and w._arrow_rows(part, r, op, n)):
+            w._python_rows(part, lay, r, op, n)
+    w._python_chunk(part)
+    w._arrow_chunk(part)
+    return pa.concat_tables(part.chunks) if part.chunks else lay.schema.empty_table()
