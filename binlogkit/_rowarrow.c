@@ -226,7 +226,8 @@ static int arr_var(Arr *a, const uint8_t *v, size_t len, size_t pad) {
     size_t total = len < pad ? pad : len;
     if (arr_bit(a, 1) || grow(&a->data, total))
         return -1;
-    memcpy(a->data.p + a->data.len, v, len);
+    if (len)
+        memcpy(a->data.p + a->data.len, v, len);
     if (total > len)
         memset(a->data.p + a->data.len + len, 0, total - len);
     a->data.len += total;

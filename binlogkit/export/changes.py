@@ -30,6 +30,7 @@ from ..boundary import QUERY_TYPES, classify
 from ..constants import EventType as T
 from ..reading.decoder import EventDecoder, Problem
 from ..errors import BinlogError
+from ..reading.events import Event, decode
 from ..reading.format import Format
 from ..reading.reader import RawEvent, read_events
 from ..reading.source import Input, inputs
@@ -325,13 +326,11 @@ class _Decoder(EventDecoder):
     def one(self, raw, tm=None):
         if C_ROWARROW is None or raw.type_code not in ROWS_TYPES or tm is not None:
             return super().one(raw, tm)
-        from dataclasses import replace
-
-        from ..reading.events import decode
-
         ev = decode(raw, strict=self.strict)
         table = self.tables.get(ev.parsed["table_id"]) if ev.parsed is not None else None
-        return ev if table is None else replace(ev, rows=_LATER, table=table)  # type: ignore[arg-type]
+        if table is None:
+            return ev
+        return Event(ev.raw, ev.codec, ev.parsed, ev.fields, _LATER, table, None)  # type: ignore[arg-type]
 
 
 def committed_changes(paths, filters: Filters, report: Report) -> Iterator[Rows | Statement]:
