@@ -29,6 +29,7 @@
  *   BIN    p1 prefix bytes, p2 pad (BINARY(n): zeros to n) -> binary
  *   ENUM   p1 bytes, p2 labels (0xFFFF: none) -> uint16: the index (with labels, 0 when out of range)
  *   SET    p1 bytes -> uint64;  BIT p1 meta -> uint64;  GEOM p1 prefix bytes -> binary (SRID dropped)
+ *   LATIN1 p1 prefix bytes: MySQL's latin1 (cp1252, its five undefined bytes as U+0081...) -> string
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -36,7 +37,7 @@
 #include <string.h>
 
 enum { K_INT = 1, K_F32, K_F64, K_DEC, K_YEAR, K_DATE, K_DT2, K_TS2, K_TIME2, K_DT, K_TS, K_TIME, K_UTF8, K_ASCII,
-       K_BIN, K_ENUM, K_SET, K_BIT, K_GEOM, K_LAST };
+       K_BIN, K_ENUM, K_SET, K_BIT, K_GEOM, K_LATIN1, K_LAST };
 
 typedef struct {
     int kind, p1, p2, p3;
@@ -58,7 +59,7 @@ static int out_width(const Col *c) {
     case K_DEC: return 16;
     case K_YEAR: case K_ENUM: return 2;
     case K_DATE: return 4;
-    case K_UTF8: case K_ASCII: case K_BIN: case K_GEOM: return 0;
+    case K_UTF8: case K_ASCII: case K_BIN: case K_GEOM: case K_LATIN1: return 0;
     default: return 8;
     }
 }
@@ -92,7 +93,7 @@ static int plan_init(Plan *self, PyObject *args, PyObject *kw) {
                  (c->p2 == 1 || c->p2 == 2 || c->p2 == 4 || c->p2 == 8) && c->p2 >= c->p1;
         if (c->kind == K_DEC)
             ok = ok && c->p1 >= 1 && c->p1 <= 38 && c->p2 >= 0 && c->p2 <= c->p1;
-        if (c->kind == K_UTF8 || c->kind == K_ASCII || c->kind == K_BIN || c->kind == K_GEOM)
+        if (c->kind == K_UTF8 || c->kind == K_ASCII || c->kind == K_BIN || c->kind == K_GEOM || c->kind == K_LATIN1)
             ok = ok && c->p1 >= 1 && c->p1 <= 4;
         if (c->kind == K_ENUM || c->kind == K_SET)
             ok = ok && c->p1 >= 1 && c->p1 <= (c->kind == K_ENUM ? 2 : 8);
@@ -325,6 +326,41 @@ static int utf8_ok(const uint8_t *s, size_t n) {
     return 1;
 }
 
+/* MySQL's latin1 is cp1252; the five bytes cp1252 leaves undefined map to U+0081... (as latin-1) */
+static const uint16_t CP1252_80[32] = {0x20ac, 0x81,   0x201a, 0x192,  0x201e, 0x2026, 0x2020, 0x2021,
+                                       0x2c6,  0x2030, 0x160,  0x2039, 0x152,  0x8d,   0x17d,  0x8f,
+                                       0x90,   0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014,
+                                       0x2dc,  0x2122, 0x161,  0x203a, 0x153,  0x9d,   0x17e,  0x178};
+
+static int arr_latin1(Arr *a, const uint8_t *s, size_t n) {
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned cp = s[i] >= 0x80 && s[i] < 0xA0 ? CP1252_80[s[i] - 0x80] : s[i];
+        out += cp < 0x80 ? 1 : cp < 0x800 ? 2 : 3;
+    }
+    if (arr_bit(a, 1) || grow(&a->data, out))
+        return -1;
+    uint8_t *d = a->data.p + a->data.len;
+    for (size_t i = 0; i < n; i++) {
+        unsigned cp = s[i] >= 0x80 && s[i] < 0xA0 ? CP1252_80[s[i] - 0x80] : s[i];
+        if (cp < 0x80)
+            *d++ = (uint8_t)cp;
+        else if (cp < 0x800) {
+            *d++ = (uint8_t)(0xC0 | cp >> 6);
+            *d++ = (uint8_t)(0x80 | (cp & 0x3F));
+        } else {
+            *d++ = (uint8_t)(0xE0 | cp >> 12);
+            *d++ = (uint8_t)(0x80 | (cp >> 6 & 0x3F));
+            *d++ = (uint8_t)(0x80 | (cp & 0x3F));
+        }
+    }
+    a->data.len += out;
+    if (arr_offset(a))
+        return -1;
+    a->n++;
+    return 0;
+}
+
 static const int DIG2BYTES[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
 static const uint32_t POW10[10] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
 
@@ -541,6 +577,16 @@ static int value(const Col *c, const uint8_t *b, size_t len, size_t *pp, Arr *a)
         p += 3;
         if (arr_fixed(a, &t))
             return -1;
+        break;
+    }
+    case K_LATIN1: {
+        NEED(c->p1);
+        uint64_t n = le(b + p, c->p1);
+        p += (size_t)c->p1;
+        NEED(n);
+        if (arr_latin1(a, b + p, (size_t)n))
+            return -1;
+        p += (size_t)n;
         break;
     }
     case K_UTF8: case K_ASCII: case K_BIN: case K_GEOM: {
@@ -822,7 +868,7 @@ PyMODINIT_FUNC PyInit__rowarrow(void) {
         return NULL;
     }
     static const char *names[] = {"INT", "F32", "F64", "DEC", "YEAR", "DATE", "DT2", "TS2", "TIME2", "DT", "TS",
-                                  "TIME", "UTF8", "ASCII", "BIN", "ENUM", "SET", "BIT", "GEOM"};
+                                  "TIME", "UTF8", "ASCII", "BIN", "ENUM", "SET", "BIT", "GEOM", "LATIN1"};
     for (int k = K_INT; k < K_LAST; k++)
         if (PyModule_AddIntConstant(m, names[k - 1], k) < 0) {
             Py_DECREF(m);

@@ -22,6 +22,7 @@ ENUM: int
 SET: int
 BIT: int
 GEOM: int
+LATIN1: int
 
 class Plan:
     """How each column of a table map goes to Arrow: (kind, p1, p2, p3) per column."""

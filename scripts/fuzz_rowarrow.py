@@ -77,7 +77,7 @@ PARAMS = {mod.INT: lambda: (rnd.choice([1, 2, 3, 4, 8]), 8, rnd.randint(0, 1)), 
           mod.BIN: lambda: (rnd.randint(1, 4), rnd.choice([0, 0, 16, 255]), 0),
           mod.ENUM: lambda: (rnd.randint(1, 2), rnd.choice([0xFFFF, 3, 300]), 0),
           mod.SET: lambda: (rnd.randint(1, 8), 0, 0), mod.BIT: lambda: (rnd.randint(0, 0x0807), 0, 0),
-          mod.GEOM: lambda: (rnd.randint(1, 4), 0, 0)}
+          mod.GEOM: lambda: (rnd.randint(1, 4), 0, 0), mod.LATIN1: lambda: (rnd.randint(1, 4), 0, 0)}
 planned = 0
 for it in range(iterations // 2):
     width = rnd.randint(1, 12)

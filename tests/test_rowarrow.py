@@ -176,7 +176,8 @@ def _value_bytes(data, t: int, m: int) -> bytes:
 def test_random_images_of_random_tables_agree(rowarrow, data):
     picks = data.draw(st.lists(st.sampled_from(_TYPES), min_size=1, max_size=6))
     unsigned = frozenset(data.draw(st.sets(st.integers(0, len(picks) - 1))))
-    table = Table(1, "d", "t", tuple(Column(i, t, m, 45 if t in (VARCHAR, BLOB) else None)
+    collation = data.draw(st.sampled_from([45, 8, 11]))  # utf8mb4, latin1 (cp1252), ascii
+    table = Table(1, "d", "t", tuple(Column(i, t, m, collation if t in (VARCHAR, BLOB) else None)
                                      for i, (t, m) in enumerate(picks)), unsigned=unsigned)
     code = data.draw(st.sampled_from([30, 31, 32]))  # write, update, delete (v2)
     width = len(picks)

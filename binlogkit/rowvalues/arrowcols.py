@@ -5,7 +5,7 @@
 the Arrow value of ``arrow_types`` (the export layout's types, ``export/schema.py``): its width
 and sign, DECIMAL digits, temporal layout and unit, length prefix, UTF-8 or binary, BINARY(n)
 padding, ENUM labels. A column the C code does not fill (JSON, VECTOR, decimal256, text in a
-character set other than UTF-8 / ASCII, SET labels, column hints, pre-GA and partial-JSON
+character set other than UTF-8 / ASCII / latin1, SET labels, column hints, pre-GA and partial-JSON
 events) makes the plan None: the table stays on the Python path (``images.decode_rows`` and
 the export converters), which is the reference (``tests/test_rowarrow.py`` holds both equal).
 
@@ -74,7 +74,7 @@ def _make(table: Table, types: tuple[str, ...]) -> ArrowPlan | None:
 
 
 def _text_kind(col: Column, typ: str) -> int | None:
-    """UTF8 / ASCII for text export decodes from those charsets, BIN for binary, else None."""
+    """UTF8 / ASCII / LATIN1 for text export decodes from those charsets, BIN for binary, else None."""
     if typ == "binary":
         return _C.BIN
     if typ != "string" or col.collation is None or col.collation == BINARY_COLLATION:
@@ -82,7 +82,7 @@ def _text_kind(col: Column, typ: str) -> int | None:
     from ..collations import CHARSET_OF
 
     codec = CODECS.get(CHARSET_OF.get(col.collation, ""))
-    return _C.UTF8 if codec == "utf-8" else _C.ASCII if codec == "ascii" else None
+    return {"utf-8": _C.UTF8, "ascii": _C.ASCII, "cp1252": _C.LATIN1}.get(codec or "")
 
 
 def _entry(table: Table, col: Column, typ: str) -> tuple[int, int, int, int] | None:
