@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 DEMO_SET := fixtures/mariadb-10.11
 
-.PHONY: replay-proof mysql-partial lab-chroots bench-export export-proof bench-pull pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-fastdecode asan-pullscan c-constants arch-counts bench-ab clean help
+.PHONY: replay-proof mysql-partial lab-chroots bench-export export-proof bench-pull pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-rowarrow asan-fastdecode asan-pullscan c-constants arch-counts bench-ab clean help
 
 help:
 	@echo "make demo        decode committed fixtures made by a real MariaDB server"
@@ -30,6 +30,7 @@ help:
 	@echo "make fuzz        mutation campaign over every file-facing command (FUZZ_MINUTES=5, FUZZ_ENGINE=plain|atheris)"
 	@echo "make typecheck   mypy on binlogkit/ (make test runs it)"
 	@echo "make c-constants write binlogkit/_constants.h (the C files' type codes) from binlogkit/constants.py"
+	@echo "make asan-rowarrow  export's C Arrow path under AddressSanitizer + UBSan, against the Python path, fuzzed"
 	@echo "make asan-fastdecode  the C decode/verify loop under AddressSanitizer + UBSan, against the Python path"
 	@echo "make asan-pullscan    pull's C receiver loop under AddressSanitizer + UBSan, against the Python path"
 	@echo "make past-4g     a real > 4 GiB transaction: replicas killed in it, recovered, resumed (25 GB disk)"
@@ -37,7 +38,7 @@ help:
 	@echo "make mysql-partial  MySQL 9.7 replicas killed -9 (or IO thread stopped) inside a transaction, both modes, vs the primary (TRIALS=20)"
 	@echo "make pull-soak   30 kill -9 trials of binlogkit pull under a live workload, then cmp with the primary (TRIALS=n, KIND=mysql-9.7)"
 
-SOURCES := pyproject.toml setup.py binlogkit/_rowtext.c binlogkit/_fastdecode.c binlogkit/_pullscan.c binlogkit/_out.h binlogkit/_constants.h
+SOURCES := pyproject.toml setup.py binlogkit/_rowtext.c binlogkit/_rowarrow.c binlogkit/_fastdecode.c binlogkit/_pullscan.c binlogkit/_out.h binlogkit/_constants.h
 
 # what `make demo` needs: binlogkit itself (its C accelerators built), no extras
 $(BIN)/.installed-demo: $(SOURCES)
@@ -169,6 +170,9 @@ clean:
 
 asan-rowtext: deps-py
 	PY=$(PY) bash scripts/asan-rowtext.sh
+
+asan-rowarrow: deps-py
+	PY=$(PY) bash scripts/asan-rowarrow.sh
 
 asan-fastdecode: deps-py
 	PY=$(PY) bash scripts/asan-fastdecode.sh

@@ -2,7 +2,8 @@
 
 ``binlogkit._rowtext`` prints `decode -v` row images in C; ``binlogkit._fastdecode`` frames,
 checks and prints the hot events of `decode` / `decode --json` / `verify` in C; ``binlogkit._pullscan``
-takes the common events of `pull`'s dump stream in C. It is optional: without a C
+takes the common events of `pull`'s dump stream in C; ``binlogkit._rowarrow`` fills `export`'s Arrow
+columns straight from row images. It is optional: without a C
 compiler the install goes on and binlogkit uses its pure-Python decoder (same output, slower).
 """
 
@@ -17,4 +18,6 @@ setup(ext_modules=[Extension("binlogkit._rowtext", ["binlogkit/_rowtext.c"], dep
                              optional=True,
                              extra_compile_args=["-O2"]),
                    Extension("binlogkit._pullscan", ["binlogkit/_pullscan.c"], depends=DEPENDS,
-                             optional=True, extra_compile_args=["-O2"])])
+                             optional=True, extra_compile_args=["-O2"]),
+                   Extension("binlogkit._rowarrow", ["binlogkit/_rowarrow.c"], optional=True,
+                             extra_compile_args=["-O2"])])

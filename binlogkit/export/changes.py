@@ -30,10 +30,12 @@ from ..boundary import QUERY_TYPES, classify
 from ..constants import EventType as T
 from ..reading.decoder import EventDecoder, Problem
 from ..errors import BinlogError
+from ..reading.events import Event, decode
 from ..reading.format import Format
 from ..reading.reader import RawEvent, read_events
 from ..reading.source import Input, inputs
-from ..rowvalues.images import RawRows
+from ..rowvalues.arrowcols import C_ROWARROW, image_rows, plan as arrow_plan
+from ..rowvalues.images import RawRows, decode_rows
 from ..rowvalues.tables import DELETE, ROWS_TYPES, WRITE, Table
 from ..transactions import Grouper, Kind, Transaction
 from . import ddl
@@ -164,12 +166,13 @@ class _Walk:
     def __init__(self, filters: Filters, report: Report) -> None:
         self.filters, self.report = filters, report
         self.g = Grouper(keep_gtids=False)
-        self.dec = EventDecoder(strict=True, rows=True)
+        self.dec = _Decoder(strict=True, rows=True)
         self.spool = Spool()
         self.path = ""
         self.grouper_error: BinlogError | None = None
         self.damaged = False
         self.applied: dict[int, Table] = {}
+        self.scratch: dict[bytes, object] = {}  # widths -> a C Builder that counts rows (nothing kept)
 
     def reset(self) -> None:
         """After damage: the next file starts with no open transaction and no table maps."""
@@ -180,7 +183,7 @@ class _Walk:
                                          "event": None, "error": "Incomplete",
                                          "message": f"transaction {t.gtid or ''} cut by the damage: not exported"})
         self.g = Grouper(keep_gtids=False)
-        self.dec = EventDecoder(strict=True, rows=True)
+        self.dec = _Decoder(strict=True, rows=True)
         self.spool.clear()
 
     def finalize(self, t: Transaction) -> Iterator[Rows | Statement]:
@@ -233,8 +236,22 @@ class _Walk:
                                                         f"{ev.rows.reason}", file=name, offset=ev.raw.offset,
                                                         event_type=ev.raw.type_name), "rows")
                         continue
-                    rows = ev.rows or []
-                    yield Rows(self._table(ev.table), code, rows, t, name, ev.raw.offset, row_index, ev.raw.event_size)
+                    table = self._table(ev.table)
+                    if ev.rows is _LATER:
+                        try:
+                            rows = self._rows_of(ev, table)
+                        except BinlogError as exc:
+                            self.report.problem(exc.with_context(file=name, offset=ev.raw.offset,
+                                                                 event_type=ev.raw.type_name), "rows")
+                            continue
+                        if isinstance(rows, RawRows):
+                            self.report.problem(BinlogError(f"rows of `{ev.table.db}`.`{ev.table.name}` not decoded: "
+                                                            f"{rows.reason}", file=name, offset=ev.raw.offset,
+                                                            event_type=ev.raw.type_name), "rows")
+                            continue
+                    else:
+                        rows = ev.rows or []
+                    yield Rows(table, code, rows, t, name, ev.raw.offset, row_index, ev.raw.event_size)
                     row_index += len(rows)
                 elif code in QUERY_TYPES:
                     q = ev.fields.get("query", "")
@@ -245,6 +262,22 @@ class _Walk:
                     db = db if isinstance(db, str) else bytes(db).decode("utf-8", "replace")
                     if self.filters.db_wanted(db):
                         yield Statement(t, name, ev.raw.offset, db, sql)
+
+    def _rows_of(self, ev, table: Table):
+        """The event's rows: kept as images for the C Arrow path (``ImageRows``) when its plan
+        settles them, else decoded (``decode_rows``, the reference)."""
+        from .schema import layout
+
+        lay = layout(table)
+        ap = arrow_plan(table, [c.arrow for c in lay.columns])
+        if ap is not None:
+            scratch = self.scratch.get(ap.widths)
+            if scratch is None:
+                scratch = self.scratch[ap.widths] = C_ROWARROW.Builder(ap.widths)
+            lazy = image_rows(ev.table, ev.parsed, ev.raw.type_code, ap, scratch)
+            if lazy is not None:
+                return lazy
+        return decode_rows(ev.table, ev.parsed, ev.raw.type_code)
 
     def one_file(self, inp: Input) -> Iterator[Rows | Statement]:
         path = inp.name
@@ -281,6 +314,23 @@ class _Walk:
             if self.grouper_error is not None:
                 self.report.problem(self.grouper_error)
                 self.damaged = True
+
+
+_LATER = object()  # a rows event's rows, left to _Walk._rows_of
+
+
+class _Decoder(EventDecoder):
+    """The decoder with table maps, leaving rows events' images undecoded (``_LATER``) when the
+    C Arrow accelerator is built: ``_Walk._rows_of`` keeps them as images or decodes them."""
+
+    def one(self, raw, tm=None):
+        if C_ROWARROW is None or raw.type_code not in ROWS_TYPES or tm is not None:
+            return super().one(raw, tm)
+        ev = decode(raw, strict=self.strict)
+        table = self.tables.get(ev.parsed["table_id"]) if ev.parsed is not None else None
+        if table is None:
+            return ev
+        return Event(ev.raw, ev.codec, ev.parsed, ev.fields, _LATER, table, None)  # type: ignore[arg-type]
 
 
 def committed_changes(paths, filters: Filters, report: Report) -> Iterator[Rows | Statement]:

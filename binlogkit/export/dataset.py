@@ -22,6 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..rowvalues.arrowcols import C_ROWARROW, ImageRows
 from .changes import Rows, Statement, op_of
 from .output import join
 from .schema import Layout, layout
@@ -44,6 +45,10 @@ class _Part:
     cols: dict[str, list] = field(default_factory=dict)
     buffered: int = 0
     buffered_bytes: int = 0
+    builder: Any = None           # the C Arrow path's buffers (``_rowarrow.Builder``), for rows kept as images
+    plan: Any = None              # the ArrowPlan the builder's rows were made by
+    runs: list = field(default_factory=list)      # the builder's rows: per event (n, op, gtid, ..., row_index)
+    chunks: list = field(default_factory=list)    # pyarrow Tables of the row group, in binlog order
 
 
 class DatasetWriter:
@@ -88,9 +93,99 @@ class DatasetWriter:
         part = self.parts.get(key)
         if part is None:
             part = self._open(key, lay)
-        cols = part.cols
         op = op_of(r.type_code)
         n = len(r.rows)
+        if not (isinstance(r.rows, ImageRows) and self._arrow_rows(part, r, op, n)):
+            self._python_rows(part, lay, r, op, n)
+        part.buffered += n
+        self.buffered += n
+        part.buffered_bytes += r.size
+        self.buffered_bytes += r.size
+        self.counts[(f"{lay.db}.{lay.table}", op)] += n
+        if part.buffered >= self.row_group_rows or part.buffered_bytes >= self.row_group_bytes:
+            self._flush(key, part)
+        elif self.buffered >= 4 * self.row_group_rows or self.buffered_bytes >= self.buffer_bytes:
+            big = max(self.parts.items(), key=lambda kv: kv[1].buffered_bytes)
+            self._flush(*big)
+
+    def _arrow_rows(self, part: _Part, r: Rows, op: str, n: int) -> bool:
+        """The rows of an ``ImageRows`` event into the part's C builder (its Python rows before
+        them made a chunk first); False when the builder does not take them (the Python path)."""
+        rows = r.rows
+        assert isinstance(rows, ImageRows)
+        if part.cols["op"]:
+            self._python_chunk(part)
+        if part.builder is None or part.plan is not rows.plan:
+            if part.plan is None or part.plan.widths != rows.plan.widths or part.plan.labels != rows.plan.labels:
+                self._arrow_chunk(part)
+                part.builder = C_ROWARROW.Builder(rows.plan.widths)
+            part.plan = rows.plan
+        if part.builder.add(*rows.arrow) != n:
+            return False
+        if n:
+            t = r.trx
+            part.runs.append((n, op, t.gtid, t.server_id, t.last_timestamp, r.file.rsplit("/", 1)[-1], r.offset,
+                              r.row_index))
+        return True
+
+    def _arrow_chunk(self, part: _Part) -> None:
+        """The C builder's rows as a pyarrow Table (a chunk of the row group)."""
+        if part.builder is None or not part.builder.rows:
+            return
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        n, bufs = part.builder.finish()
+        runs, part.runs = part.runs, []
+        schema = part.layout.schema
+        ends, total = [], 0
+        for run in runs:
+            total += run[0]
+            ends.append(total)
+        ends_arr = pa.array(ends, pa.int32())
+
+        def rep(k: int, typ) -> Any:
+            vals = pa.array([run[k] for run in runs], typ)
+            return pc.run_end_decode(pa.RunEndEncodedArray.from_arrays(ends_arr, vals))
+        arrays: dict[str, Any] = {}
+        for k, name in enumerate(("op", "gtid", "server_id", "commit_time", "file", "offset")):
+            arrays[name] = rep(k + 1, schema.field(name).type)
+        begins = pa.array([run[7] - (e - run[0]) for run, e in zip(runs, ends)], pa.int64())
+        step = pc.run_end_decode(pa.RunEndEncodedArray.from_arrays(ends_arr, begins))
+        arrays["row_index"] = pc.add(step, pc.subtract(pc.cumulative_sum(pa.repeat(pa.scalar(1, pa.int64()), n)), 1))
+        arrays["schema_version"] = pa.repeat(pa.scalar(part.layout.version, pa.string()), n)
+        width = len(part.layout.columns)
+        labels = part.plan.labels
+        for i, (valid, nulls, offsets, data) in enumerate(bufs):
+            side, k = ("before", "after")[i // width], i % width
+            spec = part.layout.columns[k]
+            name = f"{side}_{spec.name}"
+            typ = schema.field(name).type
+            vb = None if valid is None else pa.py_buffer(valid)
+            db = pa.py_buffer(data or b"")
+            if k in labels:  # ENUM: the index, then its label
+                idx = pa.Array.from_buffers(pa.uint16(), n, [vb, db], null_count=nulls)
+                arrays[name] = pa.array(labels[k], pa.string()).take(idx)
+            elif offsets is not None:
+                arrays[name] = pa.Array.from_buffers(typ, n, [vb, pa.py_buffer(offsets), db], null_count=nulls)
+            else:
+                arrays[name] = pa.Array.from_buffers(typ, n, [vb, db], null_count=nulls)
+            if spec.text_companion:
+                arrays[name + "__text"] = pa.nulls(n, pa.string())
+        part.chunks.append(pa.Table.from_arrays([arrays[f] for f in schema.names], schema=schema))
+
+    def _python_chunk(self, part: _Part) -> None:
+        """The Python path's buffered rows as a pyarrow Table (a chunk of the row group)."""
+        if not part.cols["op"]:
+            return
+        part.chunks.append(_table(part.cols, part.layout.schema))
+        for v in part.cols.values():
+            v.clear()
+
+    def _python_rows(self, part: _Part, lay: Layout, r: Rows, op: str, n: int) -> None:
+        self._arrow_chunk(part)
+        cols = part.cols
+        t = r.trx
         cols["op"].extend([op] * n)
         cols["gtid"].extend([t.gtid] * n)
         cols["server_id"].extend([t.server_id] * n)
@@ -137,16 +232,6 @@ class DatasetWriter:
                 cols[f"{side}_{spec.name}"].extend(values)
                 if texts is not None:
                     cols[f"{side}_{spec.name}__text"].extend(texts)
-        part.buffered += n
-        self.buffered += n
-        part.buffered_bytes += r.size
-        self.buffered_bytes += r.size
-        self.counts[(f"{lay.db}.{lay.table}", op)] += n
-        if part.buffered >= self.row_group_rows or part.buffered_bytes >= self.row_group_bytes:
-            self._flush(key, part)
-        elif self.buffered >= 4 * self.row_group_rows or self.buffered_bytes >= self.buffer_bytes:
-            big = max(self.parts.items(), key=lambda kv: kv[1].buffered_bytes)
-            self._flush(*big)
 
     def _open(self, key: tuple, lay: Layout) -> _Part:
         if len(self.parts) >= self.max_open:
@@ -172,7 +257,10 @@ class DatasetWriter:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        tbl = pa.Table.from_pydict(part.cols, schema=part.layout.schema)
+        self._python_chunk(part)
+        self._arrow_chunk(part)
+        chunks, part.chunks = part.chunks, []
+        tbl = chunks[0] if len(chunks) == 1 else pa.concat_tables(chunks)
         if part.writer is None:
             self.fs.makedirs(part.path.rsplit("/", 1)[0], exist_ok=True)
             part.writer = pq.ParquetWriter(part.path, part.layout.schema, filesystem=_arrow_fs(self.fs),
@@ -183,8 +271,6 @@ class DatasetWriter:
         self.buffered -= part.buffered
         self.buffered_bytes -= part.buffered_bytes
         part.buffered = part.buffered_bytes = 0
-        for v in part.cols.values():
-            v.clear()
 
     def _close(self, key: tuple) -> None:
         part = self.parts.pop(key)
@@ -300,3 +386,22 @@ def write_schemas(fs, root: str, rows: list[dict]) -> str:
     cols = {c: [r[c] for r in rows] for c in SCHEMA_COLUMNS}
     pq.write_table(_table(cols, schemas_schema()), path, filesystem=_arrow_fs(fs))
     return path
+
+
+def rows_table(*items: Rows):
+    """``Rows`` values of one table layout as the pyarrow Table their part gets (the export
+    layout's schema): by the C Arrow path for each ``r.rows`` that is an ``ImageRows`` it takes,
+    else by the Python converters."""
+    import pyarrow as pa
+
+    w = DatasetWriter(None, "")
+    lay = layout(items[0].table)
+    part = _Part(lay, "", cols={name: [] for name in lay.schema.names})
+    for r in items:
+        assert layout(r.table).version == lay.version, "rows_table takes the rows of one layout"
+        op, n = op_of(r.type_code), len(r.rows)
+        if not (isinstance(r.rows, ImageRows) and w._arrow_rows(part, r, op, n)):
+            w._python_rows(part, lay, r, op, n)
+    w._python_chunk(part)
+    w._arrow_chunk(part)
+    return pa.concat_tables(part.chunks) if part.chunks else lay.schema.empty_table()

@@ -1,0 +1,878 @@
+/*
+ * binlogkit._rowarrow: a rows event's images straight into Arrow column buffers, in C.
+ *
+ * An optional accelerator for export's change table (binlogkit/export/dataset.py), which keeps
+ * the Python decoder (binlogkit/rowvalues/images.py + export/schema.py's converters) as the
+ * reference: tests/test_rowarrow.py holds the tables both make equal.
+ *
+ * A Plan (made once per table map by binlogkit/rowvalues/arrowcols.py) says, per column, how its
+ * value is stored in the image and which Arrow layout it goes to. A Builder (one per open part of
+ * the dataset) holds, per column and side (before / after), the growing Arrow buffers: a validity
+ * bitmap, int32 offsets for string / binary, the data. ``add`` appends one rows event's rows;
+ * anything this code does not settle exactly as the Python path does (a zero or invalid date,
+ * text that is not valid UTF-8, an image that runs past its end or leaves bytes over) rolls the
+ * builder back to where it was and returns -1: the caller decodes that event in Python. Every
+ * read is bounds-checked against the image's end. ``finish`` hands the buffers out as bytes,
+ * which pyarrow wraps (pa.Array.from_buffers) without a Python object per value.
+ *
+ * Column kinds (the first number of each plan entry; p1, p2 follow):
+ *   INT    p1 bytes in (1,2,3,4,8), p2 bytes out (1,2,4,8), signed
+ *   F32 F64           the stored IEEE bytes
+ *   DEC    p1 precision (<= 38), p2 scale         -> decimal128 (16 bytes, two's complement)
+ *   YEAR              -> uint16, 1900 + y (0 for 0)
+ *   DATE              -> date32 (days since 1970-01-01)
+ *   DT2 / TS2         p1 fsp, p2 unit (0 ms, 1 us) -> int64
+ *   TIME2  p1 fsp     -> duration[us]
+ *   DT, TS, TIME      the old layouts (no fraction) -> ms, ms, us
+ *   UTF8   p1 prefix bytes, the value checked as strict UTF-8 -> string
+ *   ASCII  p1 prefix bytes, every byte < 0x80       -> string
+ *   BIN    p1 prefix bytes, p2 pad (BINARY(n): zeros to n) -> binary
+ *   ENUM   p1 bytes, p2 labels (0xFFFF: none) -> uint16: the index (with labels, 0 when out of range)
+ *   SET    p1 bytes -> uint64;  BIT p1 meta -> uint64;  GEOM p1 prefix bytes -> binary (SRID dropped)
+ *   LATIN1 p1 prefix bytes: MySQL's latin1 (cp1252, its five undefined bytes as U+0081...) -> string
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+enum { K_INT = 1, K_F32, K_F64, K_DEC, K_YEAR, K_DATE, K_DT2, K_TS2, K_TIME2, K_DT, K_TS, K_TIME, K_UTF8, K_ASCII,
+       K_BIN, K_ENUM, K_SET, K_BIT, K_GEOM, K_LATIN1, K_LAST };
+
+typedef struct {
+    int kind, p1, p2, p3;
+    int width;   /* output bytes per value; 0: variable (offsets + data) */
+} Col;
+
+/* ---- Plan ------------------------------------------------------------------------------------ */
+typedef struct {
+    PyObject_HEAD
+    int n;
+    Col *cols;
+} Plan;
+
+static int out_width(const Col *c) {
+    switch (c->kind) {
+    case K_INT: return c->p2;
+    case K_F32: return 4;
+    case K_F64: return 8;
+    case K_DEC: return 16;
+    case K_YEAR: case K_ENUM: return 2;
+    case K_DATE: return 4;
+    case K_UTF8: case K_ASCII: case K_BIN: case K_GEOM: case K_LATIN1: return 0;
+    default: return 8;
+    }
+}
+
+static void plan_dealloc(Plan *self) {
+    PyMem_Free(self->cols);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int plan_init(Plan *self, PyObject *args, PyObject *kw) {
+    PyObject *seq;
+    if (!PyArg_ParseTuple(args, "O", &seq))
+        return -1;
+    PyObject *fast = PySequence_Fast(seq, "a plan is a sequence of (kind, p1, p2, p3)");
+    if (!fast)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    Col *cols = PyMem_Calloc(n ? (size_t)n : 1, sizeof(Col));
+    if (!cols) {
+        Py_DECREF(fast);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Col *c = &cols[i];
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fast, i), "iiii", &c->kind, &c->p1, &c->p2, &c->p3))
+            goto bad;
+        int ok = c->kind > 0 && c->kind < K_LAST;
+        if (c->kind == K_INT)
+            ok = ok && (c->p1 == 1 || c->p1 == 2 || c->p1 == 3 || c->p1 == 4 || c->p1 == 8) &&
+                 (c->p2 == 1 || c->p2 == 2 || c->p2 == 4 || c->p2 == 8) && c->p2 >= c->p1;
+        if (c->kind == K_DEC)
+            ok = ok && c->p1 >= 1 && c->p1 <= 38 && c->p2 >= 0 && c->p2 <= c->p1;
+        if (c->kind == K_UTF8 || c->kind == K_ASCII || c->kind == K_BIN || c->kind == K_GEOM || c->kind == K_LATIN1)
+            ok = ok && c->p1 >= 1 && c->p1 <= 4;
+        if (c->kind == K_ENUM || c->kind == K_SET)
+            ok = ok && c->p1 >= 1 && c->p1 <= (c->kind == K_ENUM ? 2 : 8);
+        if (c->kind == K_DT2 || c->kind == K_TS2 || c->kind == K_TIME2)
+            ok = ok && c->p1 >= 0 && c->p1 <= 6;
+        if (!ok) {
+            PyErr_Format(PyExc_ValueError, "plan entry %zd: bad column (%d, %d, %d)", i, c->kind, c->p1, c->p2);
+            goto bad;
+        }
+        c->width = out_width(c);
+    }
+    Py_DECREF(fast);
+    PyMem_Free(self->cols);
+    self->cols = cols;
+    self->n = (int)n;
+    return 0;
+bad:
+    Py_DECREF(fast);
+    PyMem_Free(cols);
+    return -1;
+}
+
+static PyObject *plan_widths(Plan *self, void *closure) {
+    PyObject *out = PyBytes_FromStringAndSize(NULL, self->n);
+    if (!out)
+        return NULL;
+    for (int i = 0; i < self->n; i++)
+        PyBytes_AS_STRING(out)[i] = (char)self->cols[i].width;
+    return out;
+}
+
+static PyGetSetDef plan_getset[] = {
+    {"widths", (getter)plan_widths, NULL, "output bytes per value of each column (0: offsets + data)", NULL},
+    {NULL}};
+
+static PyTypeObject PlanType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "binlogkit._rowarrow.Plan",
+    .tp_basicsize = sizeof(Plan),
+    .tp_dealloc = (destructor)plan_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Plan(((kind, p1, p2, p3), ...)): how each column of a table map goes to Arrow",
+    .tp_init = (initproc)plan_init,
+    .tp_new = PyType_GenericNew,
+    .tp_getset = plan_getset,
+};
+
+/* ---- growable buffers ------------------------------------------------------------------------- */
+typedef struct {
+    uint8_t *p;
+    size_t len, cap;
+} Buf;
+
+static int grow(Buf *b, size_t more) {
+    if (b->len + more <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + more) {
+        if (cap > SIZE_MAX / 2)
+            return -1;
+        cap *= 2;
+    }
+    uint8_t *p = PyMem_Realloc(b->p, cap);
+    if (!p)
+        return -1;
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+typedef struct {
+    Buf valid, offsets, data;
+    int64_t n, nulls;
+    int width;
+} Arr;
+
+typedef struct {
+    int64_t n, nulls;
+    size_t data_len;
+} Mark;
+
+static int arr_bit(Arr *a, int on) {
+    if ((a->n & 7) == 0) {
+        if (grow(&a->valid, 1))
+            return -1;
+        a->valid.p[a->valid.len++] = 0;
+    }
+    if (on)
+        a->valid.p[a->n >> 3] |= (uint8_t)(1u << (a->n & 7));
+    else {
+        a->valid.p[a->n >> 3] &= (uint8_t) ~(1u << (a->n & 7));
+        a->nulls++;
+    }
+    return 0;
+}
+
+static int arr_offset(Arr *a) {
+    if (grow(&a->offsets, 4))
+        return -1;
+    if (a->data.len > INT32_MAX)
+        return -1;
+    int32_t o = (int32_t)a->data.len;
+    memcpy(a->offsets.p + a->offsets.len, &o, 4);
+    a->offsets.len += 4;
+    return 0;
+}
+
+static int arr_null(Arr *a) {
+    if (arr_bit(a, 0))
+        return -1;
+    if (a->width) {
+        if (grow(&a->data, (size_t)a->width))
+            return -1;
+        memset(a->data.p + a->data.len, 0, (size_t)a->width);
+        a->data.len += (size_t)a->width;
+    } else if (arr_offset(a))
+        return -1;
+    a->n++;
+    return 0;
+}
+
+static int arr_fixed(Arr *a, const void *v) {
+    if (arr_bit(a, 1) || grow(&a->data, (size_t)a->width))
+        return -1;
+    memcpy(a->data.p + a->data.len, v, (size_t)a->width);
+    a->data.len += (size_t)a->width;
+    a->n++;
+    return 0;
+}
+
+static int arr_var(Arr *a, const uint8_t *v, size_t len, size_t pad) {
+    size_t total = len < pad ? pad : len;
+    if (arr_bit(a, 1) || grow(&a->data, total))
+        return -1;
+    if (len)
+        memcpy(a->data.p + a->data.len, v, len);
+    if (total > len)
+        memset(a->data.p + a->data.len + len, 0, total - len);
+    a->data.len += total;
+    if (arr_offset(a))
+        return -1;
+    a->n++;
+    return 0;
+}
+
+static void arr_reset(Arr *a) {
+    a->valid.len = a->offsets.len = a->data.len = 0;
+    a->n = a->nulls = 0;
+    if (!a->width) {
+        grow(&a->offsets, 4); /* the first offset; a failure shows at the next append */
+        if (a->offsets.cap >= 4) {
+            memset(a->offsets.p, 0, 4);
+            a->offsets.len = 4;
+        }
+    }
+}
+
+static void arr_rollback(Arr *a, const Mark *m) {
+    a->n = m->n;
+    a->nulls = m->nulls;
+    a->data.len = m->data_len;
+    a->valid.len = (size_t)((m->n + 7) >> 3);
+    if (!a->width)
+        a->offsets.len = (size_t)(m->n + 1) * 4;
+}
+
+/* ---- values ---------------------------------------------------------------------------------- */
+static uint64_t le(const uint8_t *p, int n) {
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static uint64_t be(const uint8_t *p, int n) {
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
+    y -= m <= 2;
+    const int64_t era = (y >= 0 ? y : y - 399) / 400;
+    const unsigned yoe = (unsigned)(y - era * 400);
+    const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (int64_t)doe - 719468;
+}
+
+/* a date Python's datetime.date takes (year 1-9999, a real day of its month) */
+static int valid_date(int64_t y, int64_t m, int64_t d) {
+    static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (y < 1 || y > 9999 || m < 1 || m > 12 || d < 1)
+        return 0;
+    int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    return d <= mdays[m - 1] + (m == 2 && leap);
+}
+
+static int utf8_ok(const uint8_t *s, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        uint8_t c = s[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        if (c >= 0xC2 && c <= 0xDF) {
+            if (i + 1 >= n || (s[i + 1] & 0xC0) != 0x80)
+                return 0;
+            i += 2;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            if (i + 2 >= n || (s[i + 1] & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80)
+                return 0;
+            if (c == 0xE0 && s[i + 1] < 0xA0)
+                return 0; /* overlong */
+            if (c == 0xED && s[i + 1] >= 0xA0)
+                return 0; /* surrogate */
+            i += 3;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            if (i + 3 >= n || (s[i + 1] & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80 || (s[i + 3] & 0xC0) != 0x80)
+                return 0;
+            if (c == 0xF0 && s[i + 1] < 0x90)
+                return 0;
+            if (c == 0xF4 && s[i + 1] >= 0x90)
+                return 0;
+            i += 4;
+        } else
+            return 0;
+    }
+    return 1;
+}
+
+/* MySQL's latin1 is cp1252; the five bytes cp1252 leaves undefined map to U+0081... (as latin-1) */
+static const uint16_t CP1252_80[32] = {0x20ac, 0x81,   0x201a, 0x192,  0x201e, 0x2026, 0x2020, 0x2021,
+                                       0x2c6,  0x2030, 0x160,  0x2039, 0x152,  0x8d,   0x17d,  0x8f,
+                                       0x90,   0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014,
+                                       0x2dc,  0x2122, 0x161,  0x203a, 0x153,  0x9d,   0x17e,  0x178};
+
+static int arr_latin1(Arr *a, const uint8_t *s, size_t n) {
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned cp = s[i] >= 0x80 && s[i] < 0xA0 ? CP1252_80[s[i] - 0x80] : s[i];
+        out += cp < 0x80 ? 1 : cp < 0x800 ? 2 : 3;
+    }
+    if (arr_bit(a, 1) || grow(&a->data, out))
+        return -1;
+    uint8_t *d = a->data.p + a->data.len;
+    for (size_t i = 0; i < n; i++) {
+        unsigned cp = s[i] >= 0x80 && s[i] < 0xA0 ? CP1252_80[s[i] - 0x80] : s[i];
+        if (cp < 0x80)
+            *d++ = (uint8_t)cp;
+        else if (cp < 0x800) {
+            *d++ = (uint8_t)(0xC0 | cp >> 6);
+            *d++ = (uint8_t)(0x80 | (cp & 0x3F));
+        } else {
+            *d++ = (uint8_t)(0xE0 | cp >> 12);
+            *d++ = (uint8_t)(0x80 | (cp >> 6 & 0x3F));
+            *d++ = (uint8_t)(0x80 | (cp & 0x3F));
+        }
+    }
+    a->data.len += out;
+    if (arr_offset(a))
+        return -1;
+    a->n++;
+    return 0;
+}
+
+static const int DIG2BYTES[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
+static const uint32_t POW10[10] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
+
+static int dec_size(int digits) { return digits / 9 * 4 + DIG2BYTES[digits % 9]; }
+
+/* MySQL's binary DECIMAL (strings/decimal.cc bin2decimal) to the unscaled integer */
+static int decimal128(const uint8_t *raw, int prec, int scale, __int128 *out) {
+    int intg = prec - scale, size = dec_size(intg) + dec_size(scale);
+    uint8_t b[40];
+    if (size > (int)sizeof b)
+        return -1;
+    memcpy(b, raw, (size_t)size);
+    int neg = !(b[0] & 0x80);
+    b[0] ^= 0x80;
+    if (neg)
+        for (int i = 0; i < size; i++)
+            b[i] ^= 0xFF;
+    __int128 v = 0;
+    int q = 0;
+    int lead = intg % 9;
+    if (lead) {
+        int s = DIG2BYTES[lead];
+        uint64_t g = be(b + q, s);
+        if (g >= POW10[lead])
+            return -1;
+        v = (__int128)g;
+        q += s;
+    }
+    for (int i = 0; i < intg / 9; i++, q += 4) {
+        uint64_t g = be(b + q, 4);
+        if (g >= POW10[9])
+            return -1;
+        v = v * POW10[9] + g;
+    }
+    for (int i = 0; i < scale / 9; i++, q += 4) {
+        uint64_t g = be(b + q, 4);
+        if (g >= POW10[9])
+            return -1;
+        v = v * POW10[9] + g;
+    }
+    int rest = scale % 9;
+    if (rest) {
+        int s = DIG2BYTES[rest];
+        uint64_t g = be(b + q, s);
+        if (g >= POW10[rest])
+            return -1;
+        v = v * POW10[rest] + g;
+    }
+    *out = neg ? -v : v;
+    return 0;
+}
+
+/* one value of column c at *p into a; -1: not ours (or out of memory: the caller tells) */
+static int value(const Col *c, const uint8_t *b, size_t len, size_t *pp, Arr *a) {
+    size_t p = *pp;
+#define NEED(k)                                                                                                     \
+    do {                                                                                                            \
+        if ((size_t)(k) > len - p)                                                                                  \
+            return -1;                                                                                              \
+    } while (0)
+    switch (c->kind) {
+    case K_INT: {
+        NEED(c->p1);
+        uint64_t u = le(b + p, c->p1);
+        if (c->p3 && c->p1 < 8 && (u >> (8 * c->p1 - 1)) & 1)
+            u |= ~(uint64_t)0 << (8 * c->p1); /* sign-extend */
+        p += (size_t)c->p1;
+        if (arr_fixed(a, &u)) /* little-endian: the low p2 bytes */
+            return -1;
+        break;
+    }
+    case K_F32: NEED(4); if (arr_fixed(a, b + p)) return -1; p += 4; break;
+    case K_F64: NEED(8); if (arr_fixed(a, b + p)) return -1; p += 8; break;
+    case K_DEC: {
+        int size = dec_size(c->p1 - c->p2) + dec_size(c->p2);
+        NEED(size);
+        __int128 v;
+        if (size < 1 || decimal128(b + p, c->p1, c->p2, &v))
+            return -1;
+        p += (size_t)size;
+        if (arr_fixed(a, &v))
+            return -1;
+        break;
+    }
+    case K_YEAR: {
+        NEED(1);
+        uint16_t y = b[p] ? (uint16_t)(1900 + b[p]) : 0;
+        p += 1;
+        if (arr_fixed(a, &y))
+            return -1;
+        break;
+    }
+    case K_DATE: {
+        NEED(3);
+        uint64_t v = le(b + p, 3);
+        int64_t y = (int64_t)(v >> 9), m = (int64_t)(v >> 5 & 15), d = (int64_t)(v & 31);
+        if (!valid_date(y, m, d))
+            return -1;
+        int32_t days = (int32_t)days_from_civil(y, (unsigned)m, (unsigned)d);
+        p += 3;
+        if (arr_fixed(a, &days))
+            return -1;
+        break;
+    }
+    case K_DT2: {
+        int fn = (c->p1 + 1) / 2;
+        NEED(5 + fn);
+        int64_t v = (int64_t)be(b + p, 5) - 0x8000000000LL;
+        int64_t frac = fn ? (int64_t)be(b + p + 5, fn) * (fn == 1 ? 10000 : fn == 2 ? 100 : 1) : 0;
+        if (v < 0)
+            return -1;
+        int64_t ymd = v >> 17, hms = v & ((1 << 17) - 1);
+        int64_t ym = ymd >> 5, day = ymd & 31, year = ym / 13, month = ym % 13;
+        int64_t h = hms >> 12, mi = (hms >> 6) & 63, s = hms & 63;
+        if (!valid_date(year, month, day) || h > 23 || mi > 59 || s > 59 || frac > 999999)
+            return -1;
+        int64_t secs = days_from_civil(year, (unsigned)month, (unsigned)day) * 86400 + h * 3600 + mi * 60 + s;
+        int64_t t = c->p2 ? secs * 1000000 + frac : secs * 1000 + frac / 1000;
+        p += (size_t)(5 + fn);
+        if (arr_fixed(a, &t))
+            return -1;
+        break;
+    }
+    case K_TS2: {
+        int fn = (c->p1 + 1) / 2;
+        NEED(4 + fn);
+        int64_t secs = (int64_t)be(b + p, 4);
+        int64_t frac = fn ? (int64_t)be(b + p + 4, fn) * (fn == 1 ? 10000 : fn == 2 ? 100 : 1) : 0;
+        if ((secs == 0 && frac == 0) || frac > 999999)
+            return -1; /* the zero TIMESTAMP, or no datetime: Python's companion text */
+        int64_t t = c->p2 ? secs * 1000000 + frac : secs * 1000 + frac / 1000;
+        p += (size_t)(4 + fn);
+        if (arr_fixed(a, &t))
+            return -1;
+        break;
+    }
+    case K_TIME2: {
+        int m = c->p1;
+        int64_t packed;
+        if (m >= 5) {
+            NEED(6);
+            packed = (int64_t)be(b + p, 6) - 0x800000000000LL;
+            p += 6;
+        } else {
+            NEED(3);
+            int64_t intpart = (int64_t)be(b + p, 3) - 0x800000;
+            p += 3;
+            int64_t frac = 0;
+            if (m == 1 || m == 2) {
+                NEED(1);
+                frac = b[p];
+                p += 1;
+                if (intpart < 0 && frac) {
+                    intpart += 1;
+                    frac -= 0x100;
+                }
+                frac *= 10000;
+            } else if (m == 3 || m == 4) {
+                NEED(2);
+                frac = (int64_t)be(b + p, 2);
+                p += 2;
+                if (intpart < 0 && frac) {
+                    intpart += 1;
+                    frac -= 0x10000;
+                }
+                frac *= 100;
+            }
+            packed = intpart * (1LL << 24) + frac;
+        }
+        int neg = packed < 0;
+        int64_t av = neg ? -packed : packed;
+        int64_t ip = av >> 24, us = av % (1LL << 24);
+        int64_t h = (ip >> 12) % 1024, mi = (ip >> 6) % 64, sec = ip % 64;
+        int64_t t = ((h * 60 + mi) * 60 + sec) * 1000000 + us;
+        if (neg)
+            t = -t;
+        if (arr_fixed(a, &t))
+            return -1;
+        break;
+    }
+    case K_DT: {
+        NEED(8);
+        uint64_t v = le(b + p, 8);
+        int64_t d = (int64_t)(v / 1000000), tm = (int64_t)(v % 1000000);
+        int64_t y = d / 10000, mo = d / 100 % 100, dd = d % 100, h = tm / 10000, mi = tm / 100 % 100, s = tm % 100;
+        if (!valid_date(y, mo, dd) || h > 23 || mi > 59 || s > 59)
+            return -1;
+        int64_t t = (days_from_civil(y, (unsigned)mo, (unsigned)dd) * 86400 + h * 3600 + mi * 60 + s) * 1000;
+        p += 8;
+        if (arr_fixed(a, &t))
+            return -1;
+        break;
+    }
+    case K_TS: {
+        NEED(4);
+        int64_t secs = (int64_t)le(b + p, 4);
+        if (!secs)
+            return -1;
+        int64_t t = secs * 1000;
+        p += 4;
+        if (arr_fixed(a, &t))
+            return -1;
+        break;
+    }
+    case K_TIME: {
+        NEED(3);
+        int64_t v = (int64_t)le(b + p, 3);
+        if (v & 0x800000)
+            v -= 0x1000000;
+        int64_t av = v < 0 ? -v : v;
+        int64_t t = ((av / 10000) * 3600 + (av / 100 % 100) * 60 + av % 100) * 1000000;
+        if (v < 0)
+            t = -t;
+        p += 3;
+        if (arr_fixed(a, &t))
+            return -1;
+        break;
+    }
+    case K_LATIN1: {
+        NEED(c->p1);
+        uint64_t n = le(b + p, c->p1);
+        p += (size_t)c->p1;
+        NEED(n);
+        if (arr_latin1(a, b + p, (size_t)n))
+            return -1;
+        p += (size_t)n;
+        break;
+    }
+    case K_UTF8: case K_ASCII: case K_BIN: case K_GEOM: {
+        NEED(c->p1);
+        uint64_t n = le(b + p, c->p1);
+        p += (size_t)c->p1;
+        NEED(n);
+        const uint8_t *s = b + p;
+        p += (size_t)n;
+        if (c->kind == K_UTF8 && !utf8_ok(s, (size_t)n))
+            return -1;
+        if (c->kind == K_ASCII)
+            for (uint64_t i = 0; i < n; i++)
+                if (s[i] >= 0x80)
+                    return -1;
+        if (c->kind == K_GEOM) {
+            if (n < 4)
+                return -1;
+            s += 4;
+            n -= 4;
+        }
+        if (arr_var(a, s, (size_t)n, c->kind == K_BIN ? (size_t)c->p2 : 0))
+            return -1;
+        break;
+    }
+    case K_ENUM: {
+        NEED(c->p1);
+        uint64_t v = le(b + p, c->p1);
+        p += (size_t)c->p1;
+        if (c->p2 != 0xFFFF && v > (uint64_t)c->p2)
+            v = 0;
+        uint16_t x = (uint16_t)v;
+        if (arr_fixed(a, &x))
+            return -1;
+        break;
+    }
+    case K_SET: {
+        NEED(c->p1);
+        uint64_t v = le(b + p, c->p1);
+        p += (size_t)c->p1;
+        if (arr_fixed(a, &v))
+            return -1;
+        break;
+    }
+    case K_BIT: {
+        int nbits = (c->p1 & 0xFF) * 8 + (c->p1 >> 8);
+        int n = (nbits + 7) / 8;
+        if (n > 8)
+            return -1;
+        NEED(n);
+        uint64_t v = be(b + p, n);
+        p += (size_t)n;
+        if (arr_fixed(a, &v))
+            return -1;
+        break;
+    }
+    default:
+        return -1;
+    }
+#undef NEED
+    *pp = p;
+    return 0;
+}
+
+/* ---- Builder --------------------------------------------------------------------------------- */
+typedef struct {
+    PyObject_HEAD
+    int n;          /* columns */
+    Arr *arrs;      /* 2n: before 0..n-1, after n..2n-1 */
+    Mark *marks;
+    int64_t rows;
+    int oom;
+} Builder;
+
+static void builder_dealloc(Builder *self) {
+    if (self->arrs)
+        for (int i = 0; i < 2 * self->n; i++) {
+            PyMem_Free(self->arrs[i].valid.p);
+            PyMem_Free(self->arrs[i].offsets.p);
+            PyMem_Free(self->arrs[i].data.p);
+        }
+    PyMem_Free(self->arrs);
+    PyMem_Free(self->marks);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int builder_init(Builder *self, PyObject *args, PyObject *kw) {
+    Py_buffer w;
+    if (!PyArg_ParseTuple(args, "y*", &w))
+        return -1;
+    int n = (int)w.len;
+    Arr *arrs = PyMem_Calloc((size_t)(2 * n + 1), sizeof(Arr));
+    Mark *marks = PyMem_Calloc((size_t)(2 * n + 1), sizeof(Mark));
+    if (!arrs || !marks) {
+        PyBuffer_Release(&w);
+        PyMem_Free(arrs);
+        PyMem_Free(marks);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int i = 0; i < 2 * n; i++) {
+        arrs[i].width = ((const uint8_t *)w.buf)[i % n];
+        arr_reset(&arrs[i]);
+    }
+    PyBuffer_Release(&w);
+    self->n = n;
+    self->arrs = arrs;
+    self->marks = marks;
+    self->rows = 0;
+    return 0;
+}
+
+/* one image at *p: the null bitmap over the present columns, then their values */
+static int image(Builder *self, const Plan *plan, const uint8_t *b, size_t len, size_t *pp, const uint8_t *bm,
+                 Arr *side) {
+    int n = plan->n, present = 0;
+    for (int i = 0; i < n; i++)
+        present += bm[i >> 3] >> (i & 7) & 1;
+    size_t p = *pp, nb = (size_t)(present + 7) / 8;
+    if (nb > len - p)
+        return -1;
+    const uint8_t *nulls = b + p;
+    p += nb;
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        if (!(bm[i >> 3] >> (i & 7) & 1)) {
+            if (arr_null(&side[i]))
+                return -1;
+            continue;
+        }
+        int isnull = nulls[k >> 3] >> (k & 7) & 1;
+        k++;
+        if (isnull) {
+            if (arr_null(&side[i]))
+                return -1;
+        } else if (value(&plan->cols[i], b, len, &p, &side[i]))
+            return -1;
+    }
+    *pp = p;
+    return 0;
+}
+
+static PyObject *builder_add(Builder *self, PyObject *args) {
+    Plan *plan;
+    Py_buffer img, bb, ba;
+    int kind, keep = 1;
+    if (!PyArg_ParseTuple(args, "O!y*iy*y*|p", &PlanType, &plan, &img, &kind, &bb, &ba, &keep))
+        return NULL;
+    long added = -1;
+    int n = self->n;
+    size_t need = (size_t)(n + 7) / 8;
+    if (plan->n != n || (size_t)bb.len < need || (kind == 1 && (size_t)ba.len < need))
+        goto out;
+    for (int i = 0; i < n; i++)
+        if (plan->cols[i].width != self->arrs[i].width)
+            goto out;
+    for (int i = 0; i < 2 * n; i++) {
+        self->marks[i].n = self->arrs[i].n;
+        self->marks[i].nulls = self->arrs[i].nulls;
+        self->marks[i].data_len = self->arrs[i].data.len;
+    }
+    const uint8_t *b = img.buf;
+    size_t len = (size_t)img.len, p = 0;
+    const uint8_t *bmb = bb.buf, *bma = kind == 1 ? (const uint8_t *)ba.buf : bmb;
+    Arr *before = self->arrs, *after = self->arrs + n;
+    long rows = 0;
+    while (p < len) {
+        size_t start = p;
+        if (kind != 0 && image(self, plan, b, len, &p, bmb, before))
+            goto undo;
+        if (kind != 2 && image(self, plan, b, len, &p, bma, after))
+            goto undo;
+        if (p == start)
+            goto undo;
+        if (kind == 0)
+            for (int i = 0; i < n; i++)
+                if (arr_null(&before[i]))
+                    goto undo;
+        if (kind == 2)
+            for (int i = 0; i < n; i++)
+                if (arr_null(&after[i]))
+                    goto undo;
+        rows++;
+    }
+    added = rows;
+    if (!keep)
+        goto undo; /* a probe: the rows counted, nothing kept */
+    self->rows += rows;
+    goto out;
+undo:
+    for (int i = 0; i < 2 * n; i++)
+        arr_rollback(&self->arrs[i], &self->marks[i]);
+out:
+    PyBuffer_Release(&img);
+    PyBuffer_Release(&bb);
+    PyBuffer_Release(&ba);
+    return PyLong_FromLong(added);
+}
+
+static PyObject *builder_finish(Builder *self, PyObject *unused) {
+    int n = self->n;
+    PyObject *cols = PyList_New(2 * n);
+    if (!cols)
+        return NULL;
+    for (int i = 0; i < 2 * n; i++) {
+        Arr *a = &self->arrs[i];
+        if (!a->width && a->offsets.len != (size_t)(a->n + 1) * 4) {
+            Py_DECREF(cols);
+            return PyErr_NoMemory();
+        }
+        PyObject *t = Py_BuildValue("(y#Ly#y#)", a->nulls ? (const char *)a->valid.p : NULL,
+                                    (Py_ssize_t)(a->nulls ? a->valid.len : 0), (long long)a->nulls,
+                                    a->width ? NULL : (const char *)a->offsets.p,
+                                    (Py_ssize_t)(a->width ? 0 : a->offsets.len), (const char *)a->data.p,
+                                    (Py_ssize_t)a->data.len);
+        if (!t) {
+            Py_DECREF(cols);
+            return NULL;
+        }
+        PyList_SET_ITEM(cols, i, t);
+    }
+    PyObject *out = Py_BuildValue("(LN)", (long long)self->rows, cols);
+    for (int i = 0; i < 2 * n; i++)
+        arr_reset(&self->arrs[i]);
+    self->rows = 0;
+    return out;
+}
+
+static PyObject *builder_rows(Builder *self, void *closure) { return PyLong_FromLongLong(self->rows); }
+
+static PyObject *builder_nbytes(Builder *self, void *closure) {
+    size_t t = 0;
+    for (int i = 0; i < 2 * self->n; i++)
+        t += self->arrs[i].data.len + self->arrs[i].offsets.len + self->arrs[i].valid.len;
+    return PyLong_FromSize_t(t);
+}
+
+static PyMethodDef builder_methods[] = {
+    {"add", (PyCFunction)builder_add, METH_VARARGS,
+     "add(plan, images, kind, before_bitmap, after_bitmap, keep=True) -> rows appended, or -1 (nothing "
+     "appended: the event is the Python path's). kind: 0 write, 1 update, 2 delete; keep=False: count only."},
+    {"finish", (PyCFunction)builder_finish, METH_NOARGS,
+     "finish() -> (rows, [(validity or None, null count, offsets or None, data), ...]): the before columns, "
+     "then the after columns; the builder starts empty again."},
+    {NULL}};
+
+static PyGetSetDef builder_getset[] = {
+    {"rows", (getter)builder_rows, NULL, "rows held", NULL},
+    {"nbytes", (getter)builder_nbytes, NULL, "bytes held in the buffers", NULL},
+    {NULL}};
+
+static PyTypeObject BuilderType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "binlogkit._rowarrow.Builder",
+    .tp_basicsize = sizeof(Builder),
+    .tp_dealloc = (destructor)builder_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Builder(widths): Arrow buffers of the before and after columns of one table layout",
+    .tp_init = (initproc)builder_init,
+    .tp_new = PyType_GenericNew,
+    .tp_methods = builder_methods,
+    .tp_getset = builder_getset,
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_rowarrow",
+                                    "Row images into Arrow column buffers (binlogkit/export's accelerator).", -1,
+                                    NULL};
+
+PyMODINIT_FUNC PyInit__rowarrow(void) {
+    if (PyType_Ready(&PlanType) < 0 || PyType_Ready(&BuilderType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m)
+        return NULL;
+    Py_INCREF(&PlanType);
+    Py_INCREF(&BuilderType);
+    if (PyModule_AddObject(m, "Plan", (PyObject *)&PlanType) < 0 ||
+        PyModule_AddObject(m, "Builder", (PyObject *)&BuilderType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    static const char *names[] = {"INT", "F32", "F64", "DEC", "YEAR", "DATE", "DT2", "TS2", "TIME2", "DT", "TS",
+                                  "TIME", "UTF8", "ASCII", "BIN", "ENUM", "SET", "BIT", "GEOM", "LATIN1"};
+    for (int k = K_INT; k < K_LAST; k++)
+        if (PyModule_AddIntConstant(m, names[k - 1], k) < 0) {
+            Py_DECREF(m);
+            return NULL;
+        }
+    return m;
+}

@@ -1,0 +1,52 @@
+"""The C accelerator's interface (``binlogkit/_rowarrow.c``; planned by ``binlogkit/rowvalues/arrowcols.py``,
+used by ``binlogkit/export/dataset.py``)."""
+
+from typing import Sequence
+
+INT: int
+F32: int
+F64: int
+DEC: int
+YEAR: int
+DATE: int
+DT2: int
+TS2: int
+TIME2: int
+DT: int
+TS: int
+TIME: int
+UTF8: int
+ASCII: int
+BIN: int
+ENUM: int
+SET: int
+BIT: int
+GEOM: int
+LATIN1: int
+
+class Plan:
+    """How each column of a table map goes to Arrow: (kind, p1, p2, p3) per column."""
+
+    def __init__(self, columns: Sequence[tuple[int, int, int, int]], /) -> None: ...
+    @property
+    def widths(self) -> bytes:
+        """Output bytes per value of each column (0: offsets + data)."""
+        ...
+
+class Builder:
+    """The Arrow buffers of the before and after columns of one table layout."""
+
+    def __init__(self, widths: bytes, /) -> None: ...
+    @property
+    def rows(self) -> int: ...
+    @property
+    def nbytes(self) -> int: ...
+    def add(self, plan: Plan, images: bytes, kind: int, before_bitmap: bytes, after_bitmap: bytes,
+            keep: bool = True, /) -> int:
+        """Rows appended, or -1 (nothing appended: the event is the Python path's); kind 0 write,
+        1 update, 2 delete; keep=False only counts."""
+        ...
+    def finish(self) -> tuple[int, list[tuple[bytes | None, int, bytes | None, bytes | None]]]:
+        """(rows, [(validity or None, null count, offsets or None, data), ...]): before columns,
+        then after columns; the builder starts empty again."""
+        ...

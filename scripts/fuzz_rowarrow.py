@@ -1,0 +1,109 @@
+"""Fuzz the C Arrow accelerator built with AddressSanitizer and UBSan (scripts/asan-rowarrow.sh).
+
+Every rows event of the fixtures and the corpus through the sanitized build, compared with the
+Python path (the tables equal, or C steps aside); then damaged images of the row-types fixtures
+and random plans (any kind, any parameters the Plan accepts), bitmaps and images, with the
+buffers handed out now and then: any out-of-bounds access or undefined behaviour aborts with a
+sanitizer report, and every handed-out buffer must make a valid Arrow array.
+Usage: python scripts/fuzz_rowarrow.py MODULE.so [SEED] [ITERATIONS]
+"""
+import importlib.util
+import random
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+spec = importlib.util.spec_from_file_location("binlogkit._rowarrow", sys.argv[1])
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+
+import pyarrow as pa  # noqa: E402
+
+from binlogkit.export import changes, dataset  # noqa: E402
+from binlogkit.rowvalues import COMPRESSED_ROWS, arrowcols  # noqa: E402
+
+for m, n in [(arrowcols, "_C"), (arrowcols, "C_ROWARROW"), (changes, "C_ROWARROW"), (dataset, "C_ROWARROW")]:
+    setattr(m, n, mod)
+from test_rowarrow import _agree  # noqa: E402
+from test_rowtext import SEEDS, _files, _rows_events  # noqa: E402
+
+n = taken = 0
+for path in _files():
+    for table, fields, code in _rows_events(path):
+        n += 1
+        taken += bool(_agree(mod, table, fields, code))
+print("real events", n, "taken by C and equal", taken)
+
+rnd = random.Random(int(sys.argv[2]) if len(sys.argv) > 2 else 3)
+iterations = int(sys.argv[3]) if len(sys.argv) > 3 else 30000
+seeds = [s for s in SEEDS if s[2] not in COMPRESSED_ROWS]
+damaged = 0
+for it in range(iterations // 2):
+    table, fields, code = rnd.choice(seeds)
+    rows = bytearray(bytes(fields.rows))
+    for _ in range(rnd.randint(1, 6)):
+        how = rnd.choice(["flip", "flip", "cut", "grow"])
+        if how == "flip" and rows:
+            rows[rnd.randrange(len(rows))] = rnd.randrange(256)
+        elif how == "cut":
+            del rows[rnd.randint(0, len(rows)):]
+        else:
+            rows += bytes(rnd.randrange(256) for _ in range(rnd.randint(0, 40)))
+    from construct import Container
+    bad = Container(rows=bytes(rows), columns_before_image=fields.columns_before_image,
+                    columns_after_image=fields.columns_after_image, width=fields.width)
+    if it % 10 == 0:  # the full comparison now and then (pyarrow is the slow part)
+        _agree(mod, table, bad, code)
+    else:
+        lay = dataset.layout(table)
+        ap = arrowcols.plan(table, [c.arrow for c in lay.columns])
+        if ap is not None:
+            args = arrowcols.arrow_inputs(table, bad, code, ap)
+            if args is not None:
+                b = mod.Builder(ap.widths)
+                b.add(*args)
+                b.finish()
+    damaged += 1
+print("damaged images", damaged)
+
+PARAMS = {mod.INT: lambda: (rnd.choice([1, 2, 3, 4, 8]), 8, rnd.randint(0, 1)), mod.F32: lambda: (0, 0, 0),
+          mod.F64: lambda: (0, 0, 0), mod.DEC: lambda: (lambda p: (p, rnd.randint(0, p), 0))(rnd.randint(1, 38)),
+          mod.YEAR: lambda: (0, 0, 0), mod.DATE: lambda: (0, 0, 0),
+          mod.DT2: lambda: (rnd.randint(0, 6), rnd.randint(0, 1), 0),
+          mod.TS2: lambda: (rnd.randint(0, 6), rnd.randint(0, 1), 0), mod.TIME2: lambda: (rnd.randint(0, 6), 0, 0),
+          mod.DT: lambda: (0, 0, 0), mod.TS: lambda: (0, 0, 0), mod.TIME: lambda: (0, 0, 0),
+          mod.UTF8: lambda: (rnd.randint(1, 4), 0, 0), mod.ASCII: lambda: (rnd.randint(1, 4), 0, 0),
+          mod.BIN: lambda: (rnd.randint(1, 4), rnd.choice([0, 0, 16, 255]), 0),
+          mod.ENUM: lambda: (rnd.randint(1, 2), rnd.choice([0xFFFF, 3, 300]), 0),
+          mod.SET: lambda: (rnd.randint(1, 8), 0, 0), mod.BIT: lambda: (rnd.randint(0, 0x0807), 0, 0),
+          mod.GEOM: lambda: (rnd.randint(1, 4), 0, 0), mod.LATIN1: lambda: (rnd.randint(1, 4), 0, 0)}
+planned = 0
+for it in range(iterations // 2):
+    width = rnd.randint(1, 12)
+    entries = []
+    for _ in range(width):
+        kind = rnd.choice(list(PARAMS))
+        entries.append((kind, *PARAMS[kind]()))
+    try:
+        plan = mod.Plan(entries)
+    except ValueError:
+        continue
+    b = mod.Builder(plan.widths)
+    nb = (width + 7) // 8
+    for _ in range(rnd.randint(1, 4)):
+        image = bytes(rnd.randrange(256) for _ in range(rnd.randint(0, 120)))
+        bm = bytes(rnd.randrange(256) for _ in range(rnd.choice([nb, nb, 0, nb + 1])))
+        bma = bytes(rnd.randrange(256) for _ in range(rnd.choice([nb, nb, 0])))
+        b.add(plan, image, rnd.randrange(3), bm, bma, rnd.random() < 0.8)
+    rows, bufs = b.finish()
+    for w, (valid, nulls, offsets, data) in zip(plan.widths * 2, bufs):
+        typ = {0: pa.binary(), 1: pa.uint8(), 2: pa.uint16(), 4: pa.uint32(), 8: pa.uint64(),
+               16: pa.decimal128(38, 0)}[w]
+        bufs_ = [None if valid is None else pa.py_buffer(valid)]
+        if offsets is not None:
+            bufs_.append(pa.py_buffer(offsets))
+        bufs_.append(pa.py_buffer(data or b""))
+        pa.Array.from_buffers(typ, rows, bufs_, null_count=nulls).validate(full=w in (0,))
+    planned += 1
+print("random plans", planned, "clean")

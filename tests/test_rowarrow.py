@@ -1,0 +1,242 @@
+"""The C Arrow path (``binlogkit._rowarrow``, planned by ``rowvalues/arrowcols.py``) against the
+Python path it speeds up (``rowvalues.images.decode_rows`` + ``export/schema.py``'s converters):
+for every rows event of every fixture and corpus file the change table both make is equal (types,
+values, nulls), or C steps aside; C never takes an event the Python path refuses; damaged and
+random images either agree or step aside; and whole exports are equal file for file."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from construct import Container
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from binlogkit.errors import BinlogError
+from binlogkit.export import changes, export
+from binlogkit.export.changes import Rows
+from binlogkit.export.dataset import rows_table
+from binlogkit.export.schema import layout
+from binlogkit.rowvalues import COMPRESSED_ROWS, Column, Table, arrowcols
+from binlogkit.rowvalues.images import RawRows, decode_rows_python
+from binlogkit.rowvalues.tables import (BIT, BLOB, DATE, DATETIME2, DOUBLE, FLOAT, INT24, LONG, LONGLONG,
+                                        NEWDECIMAL, SHORT, STRING, TIME2, TIMESTAMP2, TINY, VARCHAR, YEAR)
+from c_builds import c_loop, require_built
+from fixtures import store
+from test_rowtext import SEEDS, _files, _rows_events
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+ROOT = Path(__file__).resolve().parents[1]
+TRX = SimpleNamespace(gtid="0-1-1", server_id=1, last_timestamp=1_700_000_000)
+
+
+@pytest.fixture(scope="module")
+def rowarrow(request):
+    mod = require_built(c_loop(arrowcols.C_ROWARROW, "ROWARROW_SO", "binlogkit._rowarrow"), "binlogkit._rowarrow",
+                        "the Python converters")
+    from binlogkit.export import dataset
+
+    # a sanitized build (ROWARROW_SO) replaces the loaded module everywhere export takes it from
+    places = [(arrowcols, "_C"), (arrowcols, "C_ROWARROW"), (changes, "C_ROWARROW"), (dataset, "C_ROWARROW")]
+    saved = [getattr(m, n) for m, n in places]
+    for m, n in places:
+        setattr(m, n, mod)
+    yield mod
+    for (m, n), v in zip(places, saved):
+        setattr(m, n, v)
+
+
+def _c_rows(mod, table, fields, code):
+    """The event's rows as ``ImageRows`` when C takes them, else None."""
+    lay = layout(table)
+    ap = arrowcols.plan(table, [c.arrow for c in lay.columns])
+    if ap is None:
+        return None
+    return arrowcols.image_rows(table, fields, code, ap, mod.Builder(ap.widths))
+
+
+def _python_table(table, fields, code):
+    """The Python path's change table of one event, or None where it refuses the images."""
+    try:
+        rows = decode_rows_python(table, fields, code)
+        if isinstance(rows, RawRows):
+            return None
+        return rows_table(Rows(table, code, rows, TRX, "f.000001", 4, 0))
+    except (BinlogError, pa.ArrowException, ValueError, OverflowError, TypeError):
+        return None
+
+
+def _agree(mod, table, fields, code) -> bool | None:
+    """True: C took the event and its table equals Python's; None: C stepped aside."""
+    got = _c_rows(mod, table, fields, code)
+    want = _python_table(table, fields, code)
+    if got is None:
+        return None
+    assert want is not None, f"C took rows of `{table.db}`.`{table.name}` the Python path refuses"
+    mine = rows_table(Rows(table, code, got, TRX, "f.000001", 4, 0))
+    assert mine.schema == want.schema
+    assert mine.equals(want), (table.name, mine.to_pylist()[:3], want.to_pylist()[:3])
+    return True
+
+
+def test_every_fixture_and_corpus_event_makes_the_same_table(rowarrow):
+    """Per file and table layout, the events' rows through C (where it takes them, Python where
+    it steps aside) and through Python alone make equal tables; C takes no event Python refuses."""
+    taken = total = 0
+    kinds: set[int] = set()
+    for path in _files():
+        both: dict[str, tuple[list, list]] = {}
+        for table, fields, code in _rows_events(path):
+            total += 1
+            got = _c_rows(rowarrow, table, fields, code)
+            try:
+                rows = decode_rows_python(table, fields, code)
+            except BinlogError:
+                rows = None
+            if rows is None or isinstance(rows, RawRows):
+                assert got is None, f"{path}: C took rows of `{table.name}` the Python decoder refuses"
+                continue
+            c, py = both.setdefault(layout(table).version, ([], []))
+            offset = 4 + len(py)
+            c.append(Rows(table, code, rows if got is None else got, TRX, path.name, offset, 0))
+            py.append(Rows(table, code, rows, TRX, path.name, offset, 0))
+            if got is not None:
+                taken += 1
+                kinds |= {col.type for col in table.columns}
+        for version, (c, py) in both.items():
+            mine, want = rows_table(*c), rows_table(*py)
+            assert mine.schema == want.schema
+            assert mine.equals(want), (path, version)
+    # the fixtures' row-types sets hold every family; C takes most events and every family it plans
+    assert total > 1000 and taken > 0.5 * total, (taken, total)
+    assert {TINY, SHORT, INT24, LONG, LONGLONG, FLOAT, DOUBLE, NEWDECIMAL, YEAR, DATE, DATETIME2, TIMESTAMP2, TIME2,
+            VARCHAR, STRING, BLOB, BIT} <= kinds, kinds
+
+
+def _damaged(data):
+    table, fields, code = data.draw(st.sampled_from([s for s in SEEDS if s[2] not in COMPRESSED_ROWS]))
+    rows = bytearray(bytes(fields.rows))
+    for _ in range(data.draw(st.integers(1, 4))):
+        how = data.draw(st.sampled_from(["flip", "cut", "grow"]))
+        if how == "flip" and rows:
+            i = data.draw(st.integers(0, len(rows) - 1))
+            rows[i] = data.draw(st.integers(0, 255))
+        elif how == "cut":
+            del rows[data.draw(st.integers(0, len(rows))):]
+        else:
+            rows += data.draw(st.binary(max_size=40))
+    return table, Container(rows=bytes(rows), columns_before_image=fields.columns_before_image,
+                            columns_after_image=fields.columns_after_image, width=fields.width), code
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_damaged_images_agree_or_step_aside(rowarrow, data):
+    _agree(rowarrow, *_damaged(data))
+
+
+# random tables of the types C fills, and random images for them: a value's bytes drawn at its
+# stored size (any bytes: invalid dates, digits and UTF-8 included), NULLs and column bitmaps at random
+_TYPES = [(TINY, 0), (SHORT, 0), (INT24, 0), (LONG, 0), (LONGLONG, 0), (FLOAT, 0), (DOUBLE, 0), (YEAR, 0), (DATE, 0),
+          (NEWDECIMAL, (10 << 8) | 4), (NEWDECIMAL, (38 << 8) | 10), (NEWDECIMAL, (5 << 8) | 5),
+          (DATETIME2, 0), (DATETIME2, 3), (DATETIME2, 6), (TIMESTAMP2, 0), (TIMESTAMP2, 4), (TIME2, 0), (TIME2, 2),
+          (TIME2, 4), (TIME2, 6), (VARCHAR, 40), (VARCHAR, 300), (BLOB, 2), (BIT, (1 << 8) | 1), (BIT, 8)]
+_SIZES = {TINY: 1, SHORT: 2, INT24: 3, LONG: 4, LONGLONG: 8, FLOAT: 4, DOUBLE: 8, YEAR: 1, DATE: 3}
+
+
+def _value_bytes(data, t: int, m: int) -> bytes:
+    if t in _SIZES:
+        return data.draw(st.binary(min_size=_SIZES[t], max_size=_SIZES[t]))
+    if t == NEWDECIMAL:
+        from binlogkit.codecs.newdecimal import dec_size
+
+        n = dec_size((m >> 8) - (m & 0xFF)) + dec_size(m & 0xFF)
+        return data.draw(st.binary(min_size=n, max_size=n))
+    if t == DATETIME2:
+        return data.draw(st.binary(min_size=5 + (m + 1) // 2, max_size=5 + (m + 1) // 2))
+    if t == TIMESTAMP2:
+        return data.draw(st.binary(min_size=4 + (m + 1) // 2, max_size=4 + (m + 1) // 2))
+    if t == TIME2:
+        n = 3 + (m + 1) // 2
+        return data.draw(st.binary(min_size=n, max_size=n))
+    if t == BIT:
+        n = ((m & 0xFF) * 8 + (m >> 8) + 7) // 8
+        return data.draw(st.binary(min_size=n, max_size=n))
+    raw = data.draw(st.one_of(st.text(max_size=12).map(lambda s: s.encode()), st.binary(max_size=12)))
+    lb = 2 if (t == VARCHAR and m > 255) or t == BLOB else 1
+    return len(raw).to_bytes(lb, "little") + raw
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_random_images_of_random_tables_agree(rowarrow, data):
+    picks = data.draw(st.lists(st.sampled_from(_TYPES), min_size=1, max_size=6))
+    unsigned = frozenset(data.draw(st.sets(st.integers(0, len(picks) - 1))))
+    collation = data.draw(st.sampled_from([45, 8, 11]))  # utf8mb4, latin1 (cp1252), ascii
+    table = Table(1, "d", "t", tuple(Column(i, t, m, collation if t in (VARCHAR, BLOB) else None)
+                                     for i, (t, m) in enumerate(picks)), unsigned=unsigned)
+    code = data.draw(st.sampled_from([30, 31, 32]))  # write, update, delete (v2)
+    width = len(picks)
+    nb = (width + 7) // 8
+    bitmaps = [data.draw(st.integers(1, (1 << width) - 1)).to_bytes(nb, "little") for _ in range(2)]
+    images = b""
+    for _ in range(data.draw(st.integers(1, 3))):
+        for bm in (bitmaps[:1] if code != 31 else bitmaps):
+            present = [i for i in range(width) if bm[i // 8] >> (i % 8) & 1]
+            nulls = data.draw(st.integers(0, (1 << len(present)) - 1))
+            images += nulls.to_bytes((len(present) + 7) // 8, "little")
+            for k, i in enumerate(present):
+                if not nulls >> k & 1:
+                    images += _value_bytes(data, *picks[i])
+    fields = Container(rows=images, columns_before_image=bitmaps[0],
+                       columns_after_image=bitmaps[1] if code == 31 else None, width=width)
+    _agree(rowarrow, table, fields, code)
+
+
+def _export_files(out: Path) -> dict:
+    got = {}
+    for f in sorted(out.rglob("*.parquet")):
+        if "_schemas" in f.parts or "_statements" in f.parts:
+            continue
+        t = pq.read_table(f)
+        got[f.relative_to(out).as_posix()] = t
+    return got
+
+
+@pytest.mark.parametrize("name,server", [("row-types-full-metadata", "mariadb-10.11"), ("row-types", "mariadb-10.11"),
+                                         ("replication-gtid", "mysql-9.7"), ("replication-gtid", "mariadb-11.8")])
+def test_whole_exports_are_equal_file_for_file(rowarrow, tmp_path, monkeypatch, name, server):
+    src = store.materialize(name, server=server)
+    inputs = sorted({p.parent for p in src.rglob("*") if p.is_file() and ".0" in p.name and "bin" in p.name})
+    assert inputs
+    export([str(inputs[0])], str(tmp_path / "c"))
+    with monkeypatch.context() as m:
+        m.setattr(changes, "C_ROWARROW", None)
+        export([str(inputs[0])], str(tmp_path / "py"))
+    c, py = _export_files(tmp_path / "c"), _export_files(tmp_path / "py")
+    assert c.keys() == py.keys() and c
+    for k in c:
+        assert c[k].schema.equals(py[k].schema, check_metadata=True), k
+        assert c[k].equals(py[k]), k
+
+
+def test_the_c_path_is_the_one_export_takes(rowarrow, tmp_path, monkeypatch):
+    """Export really hands images to C (a spy counts the rows the builder took)."""
+    from binlogkit.export import dataset
+
+    took = []
+    real = dataset.DatasetWriter._arrow_rows
+
+    def spy(self, part, r, op, n):
+        ok = real(self, part, r, op, n)
+        took.append(n if ok else 0)
+        return ok
+    monkeypatch.setattr(dataset.DatasetWriter, "_arrow_rows", spy)
+    src = store.materialize("row-types-full-metadata")
+    folder = sorted({p.parent for p in src.rglob("*") if p.is_file() and ".0" in p.name})[0]
+    export([str(folder)], str(tmp_path / "out"))
+    assert sum(took) >= 10, took[:10]
