@@ -127,7 +127,7 @@ def head(task: FileTask, resolve=None) -> Head:
     prev: str | None = None
     glist: tuple[str, ...] | None = None
     try:
-        frames = task.input(resolve).frames(want=HEAD_TYPES, verify=False)
+        frames: Any = task.input(resolve).frames(want=HEAD_TYPES, verify=False)  # a generator: closed below
         try:
             for i, f in enumerate(frames):
                 if f.type_code == T.FORMAT_DESCRIPTION_EVENT and ts is None:

@@ -162,11 +162,11 @@ class BinlogReader(DataSourceReader):
                 if all(isinstance(v, str) for v in vals):
                     q = replace(q, gtids=vals if q.gtids is None else q.gtids & vals)
             elif q.table == "events" and col in ("type", "type_code") and isinstance(f, (EqualTo, In)):
-                vals = [f.value] if isinstance(f, EqualTo) else list(f.value)
+                names = [f.value] if isinstance(f, EqualTo) else list(f.value)
                 try:
                     from ..decoding import event_types
 
-                    codes = frozenset(event_types(tuple(str(v) for v in vals)) or ())
+                    codes = frozenset(event_types(tuple(str(v) for v in names)) or ())
                 except ValueError:
                     codes = None
                 if codes is not None:
