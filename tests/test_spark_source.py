@@ -24,6 +24,7 @@ FIX = ROOT / "fixtures"
 MYSQL = FIX / "mysql-9.7" / "replication-gtid" / "primary"            # MySQL 9.7: Previous_gtids, .xz + plain, .index
 TYPES = FIX / "mariadb-10.11" / "row-types-full-metadata" / "primary"  # MariaDB 10.11: typed rows with column names
 ENC = FIX / "encrypted" / "mariadb-aes-cbc"                            # MariaDB encrypted binlogs + their key file
+PROOF = os.environ.get("BINLOGKIT_SPARK_PROOF") == "1"                 # make spark-proof: every table, every set
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +97,7 @@ def trx_of(rows) -> list[dict]:
 
 
 def test_events_and_transactions_equal_decode_and_transactions_json(spark):
-    for folder in (MYSQL, TYPES):
+    for folder in (MYSQL, TYPES) if PROOF else (MYSQL,):
         got = events_of(read(spark, "events", folder).collect())
         assert got == decoded(cli("decode", "--json", str(folder))) and len(got) > 200
         got_t = trx_of(read(spark, "transactions", folder).collect())
@@ -111,9 +112,10 @@ def test_encrypted_archive_with_a_key_file_option(spark, key_file):
     got = trx_of(read(spark, "transactions", folder, key_file=key_file).collect())
     assert got == sorted(cli("transactions", "--json", "--key-file", key_file, str(folder)),
                          key=lambda d: (d["start_file"], d["start_offset"])) and len(got) > 100
-    got_e = events_of(read(spark, "events", folder, key_file=key_file).collect())
-    assert got_e == decoded(cli("decode", "--json", "--key-file", key_file, str(folder)))
-    assert any("ROWS" in e["type"] for e in got_e)
+    if PROOF:
+        got_e = events_of(read(spark, "events", folder, key_file=key_file).collect())
+        assert got_e == decoded(cli("decode", "--json", "--key-file", key_file, str(folder)))
+        assert any("ROWS" in e["type"] for e in got_e)
     with pytest.raises(Exception) as no_key:
         read(spark, "transactions", folder).count()
     assert "key" in str(no_key.value).lower()
@@ -247,7 +249,7 @@ def test_a_bounded_query_opens_only_the_files_that_can_match(spark, archive20, t
     g = [by_file[files[3]][5]["gtid"], by_file[files[8]][7]["gtid"]]
     cases = [("first_timestamp >= %d" % t15, lambda r: r["first_timestamp"] >= t15),
              ("gtid IN ('%s', '%s')" % tuple(g), lambda r: r["gtid"] in g)]
-    for table in ("transactions", "events", "changes"):
+    for table in ("transactions", "events", "changes") if PROOF else ("transactions",):
         for i, (where, _match) in enumerate(cases):
             col = {"events": "timestamp", "changes": "commit_time"}.get(table, "first_timestamp")
             w = where.replace("first_timestamp", col)

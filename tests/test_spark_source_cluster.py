@@ -92,17 +92,13 @@ def _changes(rows):
 def _summaries(rows):
     out = {}
     for r in rows:
-        s = json.loads(r["summary"]) if isinstance(r, dict) else r
+        s = json.loads(r["summary"]) if "summary" in r else r
         out[_base(s["file"])] = {k: v for k, v in s.items() if k not in ("file", "directory")}
     return out
 
 
 def test_every_table_on_the_cluster_equals_the_local_engine(spark_standalone, s3_server, tmp_path):
-    from binlogkit.audit.summary import file_summary
     from binlogkit.reading import storage
-    from binlogkit.reading.source import Input
-    from binlogkit.crypto.keys import load_keys
-    from binlogkit.spark.files import plan_files
 
     key_file = tmp_path / "keys.txt"
     key_file.write_bytes((ENC / "keys" / "keys.txt").read_bytes())
@@ -132,7 +128,19 @@ def test_every_table_on_the_cluster_equals_the_local_engine(spark_standalone, s3
     p = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(args)], capture_output=True, text=True, env=env,
                        cwd=tmp_path, timeout=900)
     assert p.returncode == 0, p.stderr[-4000:]
-    got = json.loads(out.read_text())
+    compare(json.loads(out.read_text()), sets, tables, key_file, tmp_path)
+    # the reads ran on both workers' executors, not in the driver
+    for i in range(2):
+        assert list((spark_standalone.folder / f"work{i}").glob("app-*/*/stderr")), f"worker {i} ran no executor"
+
+
+def compare(got: dict, sets: dict, tables: list[str], key_file: Path, tmp_path: Path) -> None:
+    """The driver's rows (``got``: query name -> rows) against the local engine's."""
+    from binlogkit.audit.summary import file_summary
+    from binlogkit.crypto.keys import load_keys
+    from binlogkit.reading.source import Input
+    from binlogkit.spark.files import plan_files
+
     for name, folder in sets.items():
         keys = ["--key-file", str(key_file)] if name == "enc" else []
         want = {
@@ -153,6 +161,3 @@ def test_every_table_on_the_cluster_equals_the_local_engine(spark_standalone, s3
                 have = norm[table](got[f"{name}/{where}/{table}"])
                 assert have == want[table], f"{name}/{where}/{table}"
         assert want["transactions"] and (name != "types" or want["changes"])
-    # the reads ran on both workers' executors, not in the driver
-    for i in range(2):
-        assert list((spark_standalone.folder / f"work{i}").glob("app-*/*/stderr")), f"worker {i} ran no executor"
