@@ -29,7 +29,7 @@ the head, a damaged head, a relay log) keeps the file.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 from ..constants import GTID_TYPES, EventType as T
@@ -46,6 +46,15 @@ class FileTask:
     size: int
     series: str
     keys: Any = field(default=None, repr=False)   # crypto.KeySpec | None
+    start: int | None = None    # a range of the file: the transactions that begin in [start, stop)
+    stop: int | None = None
+
+    def whole(self) -> bool:
+        return self.start is None and self.stop is None
+
+    def holds(self, offset: int) -> bool:
+        """Whether a transaction (or event) that begins at ``offset`` is this task's."""
+        return (self.start is None or offset >= self.start) and (self.stop is None or offset < self.stop)
 
     def input(self, resolve=None) -> Input:
         """The ``Input`` to read it with, its keys loaded here (``resolve``: see ``KeySpec.load``)."""
@@ -90,6 +99,30 @@ def plan_files(paths: Iterable[Input | str | os.PathLike], *, keys=None, recursi
 def by_size(tasks: list[FileTask]) -> list[FileTask]:
     """Largest first (what the audit deals to tasks), binlog order among equals."""
     return sorted(tasks, key=lambda t: (-t.size, t.index))
+
+
+def split(task: FileTask, every: int, resolve=None) -> list[FileTask]:
+    """``task`` as ranges of whole transactions of about ``every`` bytes, found by a header
+    walk (no body read): each range begins at a GTID event (a transaction's first), so a range's
+    transactions and events are its own; a transaction belongs to the range it begins in. A
+    file below ``every`` bytes, without GTID events, or that cannot be walked stays whole."""
+    from ..errors import BinlogError
+
+    if every <= 0 or task.size <= every:
+        return [task]
+    cuts: list[int] = []
+    try:
+        nxt = every
+        for f in task.input(resolve).frames(want=frozenset(), verify=False):
+            if f.offset >= nxt and f.type_code in GTID_TYPES:
+                cuts.append(f.offset)
+                nxt = f.offset + every
+    except (BinlogError, OSError):
+        return [task]
+    if not cuts:
+        return [task]
+    bounds_ = [None, *cuts, None]
+    return [replace(task, start=a, stop=b) for a, b in zip(bounds_, bounds_[1:])]
 
 
 # --- heads -----------------------------------------------------------------------------------------

@@ -11,13 +11,14 @@ Options: ``table`` (events | transactions | changes | summaries; default events)
 (comma-separated, or ``load(path)``); ``recursive`` (folders all the way down, as the audit);
 ``changes_table`` (db.table: that table's typed export columns instead of the long form);
 ``tables`` (changes: db.table patterns, comma-separated); ``types`` (events: type names or
-codes); ``batch_rows``; the key options ``key_file``, ``key_file_secret_file``, ``cipher``,
+codes); ``batch_rows``; ``split_bytes`` (files above it are read as ranges of whole
+transactions, one partition each; 64 MiB, 0: never); the key options ``key_file``, ``key_file_secret_file``, ``cipher``,
 ``keyring_file`` (paths: the keys are loaded on each executor, never carried in the plan);
 ``pushdown`` (false: no file pruning, for comparisons); ``trace`` (a local file that gets one
 line per file whose events are read).
 
-Partitions are files (``files.plan_files``, binlog order). ``pushFilters`` keeps every filter for
-Spark to evaluate again and uses those it understands to prune whole files by their heads
+Partitions are files (``files.plan_files``, binlog order), big ones ranges of whole
+transactions (``files.split``). ``pushFilters`` keeps every filter for Spark to evaluate again and uses those it understands to prune whole files by their heads
 (``files.bounds``: ``timestamp``-like columns ``>=``/``>``/``=`` a value; ``gtid`` ``=`` /
 ``IN``) and to filter rows inside each file (and, for ``type`` / ``type_code``, ``db`` / ``table``,
 which events or tables are decoded at all).
@@ -32,7 +33,7 @@ from pyspark.sql.datasource import (DataSource, DataSourceReader, EqualTo, Great
                                     InputPartition)
 
 from . import tables as T
-from .files import FileTask, bounds, head, plan_files
+from .files import FileTask, bounds, head, plan_files, split
 
 _KEY_OPTIONS = ("key_file", "key_file_secret_file", "cipher", "keyring_file")
 _TIME_COLUMNS = {"events": ("timestamp",), "transactions": ("first_timestamp",), "changes": ("commit_time",)}
@@ -48,7 +49,8 @@ class FilePartition(InputPartition):
         self.task = task
 
     def __repr__(self) -> str:
-        return f"FilePartition({self.task.index}, {self.task.name!r})"
+        at = "" if self.task.whole() else f", {self.task.start}..{self.task.stop}"
+        return f"FilePartition({self.task.index}, {self.task.name!r}{at})"
 
 
 def _spec(options):
@@ -137,6 +139,7 @@ class BinlogReader(DataSourceReader):
             types = frozenset(event_types((o["types"],)) or ())
         self.tasks = source._tasks()
         self.pushdown = (o.get("pushdown") or "true").lower() != "false"
+        self.split_bytes = int(o.get("split_bytes") or 64 << 20)
         typed = source._arrow_schema() if table == "changes" and o.get("changes_table") else None
         self.query = T.Query(table, batch_rows=int(o.get("batch_rows") or T.BATCH_ROWS), types=types,
                              tables=tuple(x.strip() for x in (o.get("tables") or "").split(",") if x.strip()),
@@ -178,7 +181,10 @@ class BinlogReader(DataSourceReader):
         self.query = q
 
     def partitions(self):
-        return [FilePartition(t) for t in self.kept()]
+        """The kept files; those above ``split_bytes`` (64 MiB; 0: never) as ranges of whole
+        transactions (``files.split``: a header walk on the driver). Summaries stay per file."""
+        every = self.split_bytes if self.query.table != "summaries" else 0
+        return [FilePartition(p) for t in self.kept() for p in split(t, every)]
 
     def kept(self) -> list[FileTask]:
         """The files that can hold matching rows: all of them, or those the heads do not rule out."""

@@ -135,21 +135,21 @@ def batches(q: Query, task: FileTask, resolve=None) -> Iterator[Any]:
     note_open(q, task)
     inp = task.input(resolve)
     if q.table == "changes":
-        yield from _changes(q, inp)
+        yield from _changes(q, task, inp)
         return
     make: dict[str, Callable] = {"events": _events, "transactions": _transactions, "summaries": _summaries}
-    yield from _rows_to_batches(make[q.table](q, inp), schema(q.table), q.batch_rows)
+    yield from _rows_to_batches(make[q.table](q, task, inp), schema(q.table), q.batch_rows)
 
 
 # --- events ---------------------------------------------------------------------------------------
 
-def _events(q: Query, inp) -> Iterator[tuple]:
+def _events(q: Query, task: FileTask, inp) -> Iterator[tuple]:
     from ..api import decode_files
     from ..reading.decoder import Problem
 
     types = None if q.types is None else set(q.types) | set(GTID_TYPES)
     gtid: str | None = None
-    for ev in decode_files([inp], types=types, payloads=True):
+    for ev in decode_files([inp], types=types, payloads=True, start_position=task.start, stop_position=task.stop):
         if isinstance(ev, Problem):
             continue
         raw = ev.raw
@@ -171,11 +171,13 @@ def _events(q: Query, inp) -> Iterator[tuple]:
 
 # --- transactions ---------------------------------------------------------------------------------
 
-def _transactions(q: Query, inp) -> Iterator[tuple]:
+def _transactions(q: Query, task: FileTask, inp) -> Iterator[tuple]:
     from ..transactions import group_files
 
     problems: list = []
     for t in group_files([inp], problems=problems):
+        if not (task.whole() or (t.start_file == inp.name and task.holds(t.start_offset))):
+            continue
         if q.gtids is not None and t.gtid not in q.gtids:
             continue
         if q.min_timestamp is not None and t.first_timestamp < q.min_timestamp:
@@ -191,7 +193,7 @@ def _transactions(q: Query, inp) -> Iterator[tuple]:
 
 # --- summaries ------------------------------------------------------------------------------------
 
-def _summaries(q: Query, inp) -> Iterator[tuple]:
+def _summaries(q: Query, task: FileTask, inp) -> Iterator[tuple]:
     from ..audit.summary import file_summary
 
     s = file_summary(inp)
@@ -233,14 +235,23 @@ def long_rows(tbl: Any, db: str, table: str) -> Iterator[tuple]:
                cols["offset"][i], cols["row_index"][i], cols["schema_version"][i], imgs[0], imgs[1])
 
 
-def _filters(q: Query, one: str | None = None):
-    """The export's ``Filters`` of a query: its tables (or the one typed table) and GTIDs."""
+def _filters(q: Query, task: FileTask, one: str | None = None):
+    """The export's ``Filters`` of a query: its tables (or the one typed table), GTIDs and, for
+    a range of a file, the transactions that begin in it."""
     from ..export.changes import Filters
 
-    return Filters(tables=(one,) if one else tuple(q.tables), gtids=None if q.gtids is None else q.gtids.__contains__)
+    @dataclass(frozen=True)
+    class InRange(Filters):
+        task: Any = None
+
+        def trx_wanted(self, t) -> bool:
+            return (self.task is None or self.task.holds(t.start_offset)) and super().trx_wanted(t)
+
+    return InRange(tables=(one,) if one else tuple(q.tables), gtids=None if q.gtids is None else q.gtids.__contains__,
+                   task=None if task.whole() else task)
 
 
-def _changes(q: Query, inp) -> Iterator[Any]:
+def _changes(q: Query, task: FileTask, inp) -> Iterator[Any]:
     """The file's committed changes through the export's own writer (``DatasetWriter``) into a
     private temporary folder, read back as batches and removed: the rows are the local export's
     by construction. ``min_timestamp`` filters by commit time (the export's --start-datetime is
@@ -256,7 +267,7 @@ def _changes(q: Query, inp) -> Iterator[Any]:
         fs, root = output_fs(tmp)
         w = DatasetWriter(fs, root, row_group_rows=q.batch_rows)
         try:
-            for change in committed_changes([inp], _filters(q, q.changes_table), Report()):
+            for change in committed_changes([inp], _filters(q, task, q.changes_table), Report()):
                 w.add(change)
             w.close()
         except BaseException:
