@@ -140,6 +140,7 @@ class BinlogReader(DataSourceReader):
         self.tasks = source._tasks()
         self.pushdown = (o.get("pushdown") or "true").lower() != "false"
         self.split_bytes = int(o.get("split_bytes") or 64 << 20)
+        self.prune_time: float | None = None   # files whose events all precede it are skipped
         typed = source._arrow_schema() if table == "changes" and o.get("changes_table") else None
         self.query = T.Query(table, batch_rows=int(o.get("batch_rows") or T.BATCH_ROWS), types=types,
                              tables=tuple(x.strip() for x in (o.get("tables") or "").split(",") if x.strip()),
@@ -159,7 +160,7 @@ class BinlogReader(DataSourceReader):
                     t = float(int(t))    # whole seconds: a > on a fraction keeps its second
                     if col in _TIME_COLUMNS.get(q.table, ()):
                         q = replace(q, min_timestamp=t if q.min_timestamp is None else max(q.min_timestamp, t))
-                    self._prune_time = max(getattr(self, "_prune_time", t), t)
+                    self.prune_time = t if self.prune_time is None else max(self.prune_time, t)
             elif col == "gtid" and isinstance(f, (EqualTo, In)) and q.table != "summaries":
                 vals = frozenset([f.value] if isinstance(f, EqualTo) else f.value)
                 if all(isinstance(v, str) for v in vals):
@@ -189,7 +190,7 @@ class BinlogReader(DataSourceReader):
     def kept(self) -> list[FileTask]:
         """The files that can hold matching rows: all of them, or those the heads do not rule out."""
         q = self.query
-        t = getattr(self, "_prune_time", None)
+        t = self.prune_time
         if not self.pushdown or (t is None and q.gtids is None):
             return list(self.tasks)
         heads = [head(task) for task in self.tasks]
