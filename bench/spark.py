@@ -1,7 +1,8 @@
 """The ``binlog`` Spark data source against the local engine on the same files, in one run
 (issue 32): rows/s and MB/s of the ``changes`` and ``events`` tables read on a standalone
 cluster of 2 one-core workers, next to the local export (``binlogkit.export.export``) and the
-local decode (``api.decode_files``, what ``decode --json`` runs for these files) in one process.
+local decode (``api.decode_files``, what ``decode --json`` runs for these files) in one process; and
+``events`` with ``fields=false`` (header fields only, no body decoded) on the cluster.
 
     make bench-spark          # or: python bench/spark.py [--files 8] [--trx-per-file 4000]
 
@@ -39,10 +40,10 @@ from binlogkit.spark import register
 register(spark)
 spark.read.format("binlog").option("table", "summaries").load(a["path"]).count()   # warm-up: workers up
 out = {}
-for table in ("changes", "events"):
+for table, fields in (("changes", "true"), ("events", "true"), ("events", "false")):
     t = time.perf_counter()
-    n = spark.read.format("binlog").option("table", table).load(a["path"]).count()
-    out[table] = {"rows": n, "seconds": time.perf_counter() - t}
+    n = spark.read.format("binlog").option("table", table).option("fields", fields).load(a["path"]).count()
+    out[table if fields == "true" else "events_headers"] = {"rows": n, "seconds": time.perf_counter() - t}
 print(json.dumps(out))
 spark.stop()
 """
@@ -104,13 +105,13 @@ def main() -> None:
         here = local(files, scratch)
         there = {} if args.no_spark else on_cluster(archive, scratch)
         doc = {"files": len(files), "mb": mb, "local": here, "spark_2_workers": there}
-        for table in ("changes", "events"):
+        for table in ("changes", "events", "events_headers"):
             for name, res in (("local, 1 process", here), ("spark, 2 workers", there)):
                 r = res.get(table)
                 if not r:
                     continue
                 extra = f", cpu {r['cpu']:.1f} s" if "cpu" in r else ""
-                print(f"{table:8s} {name:17s} {r['rows']:>9,} rows in {r['seconds']:6.1f} s: "
+                print(f"{table:14s} {name:17s} {r['rows']:>9,} rows in {r['seconds']:6.1f} s: "
                       f"{r['rows'] / r['seconds']:>9,.0f} rows/s, {mb / r['seconds']:6.2f} MB/s{extra}")
         print(json.dumps(doc))
 

@@ -316,3 +316,24 @@ def test_big_files_read_as_ranges_of_whole_transactions_give_the_same_rows(spark
     assert df.rdd.getNumPartitions() == 17
     assert trx_of(df.collect()) == sorted(cli("transactions", "--json", str(TYPES)),
                                           key=lambda d: (d["start_file"], d["start_offset"]))
+
+
+def test_events_without_bodies_have_the_decoded_events_header_columns():
+    """``fields=false``: the framing loop's header fields and the GTID of each event, equal to
+    the decoded events' (less the events inside MySQL Transaction_payloads, which are in a body),
+    whole and in ranges."""
+    from binlogkit.spark.files import plan_files, split
+    from binlogkit.spark.tables import Query, batches
+
+    def strip(r):
+        return {k: v for k, v in r.items() if k not in ("name", "fields")}
+
+    for folder in (MYSQL, TYPES):
+        tasks = plan_files([str(folder)])
+        full = [r for t in tasks for b in batches(Query("events"), t) for r in b.to_pylist()]
+        fast = [r for t in tasks for b in batches(Query("events", fields=False), t) for r in b.to_pylist()]
+        assert [strip(r) for r in full if r["payload_offset"] is None] == [strip(r) for r in fast]
+        assert all(r["name"] is None and r["fields"] is None for r in fast) and any(r["gtid"] for r in fast)
+        cut = [r for t in tasks for p in split(t, 3000) for b in batches(Query("events", fields=False), p)
+               for r in b.to_pylist()]
+        assert cut == fast

@@ -14,7 +14,8 @@ Options: ``table`` (events | transactions | changes | summaries; default events)
 codes); ``batch_rows``; ``split_bytes`` (files above it are read as ranges of whole
 transactions, one partition each; 64 MiB, 0: never); the key options ``key_file``, ``key_file_secret_file``, ``cipher``,
 ``keyring_file`` (paths: the keys are loaded on each executor, never carried in the plan);
-``pushdown`` (false: no file pruning, for comparisons); ``trace`` (a local file that gets one
+``fields`` (events, false: header fields only, no body decoded: ``name`` and ``fields``
+null, payloads' inner events not listed); ``pushdown`` (false: no file pruning, for comparisons); ``trace`` (a local file that gets one
 line per file whose events are read).
 
 Partitions are files (``files.plan_files``, binlog order), big ones ranges of whole
@@ -144,7 +145,8 @@ class BinlogReader(DataSourceReader):
         typed = source._arrow_schema() if table == "changes" and o.get("changes_table") else None
         self.query = T.Query(table, batch_rows=int(o.get("batch_rows") or T.BATCH_ROWS), types=types,
                              tables=tuple(x.strip() for x in (o.get("tables") or "").split(",") if x.strip()),
-                             changes_table=o.get("changes_table"), trace=o.get("trace"), typed=typed)
+                             changes_table=o.get("changes_table"), trace=o.get("trace"), typed=typed,
+                             fields=(o.get("fields") or "true").lower() != "false")
         from pyspark.sql.pandas.types import to_arrow_schema
 
         self.target = to_arrow_schema(schema, timezone="UTC")

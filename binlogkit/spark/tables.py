@@ -83,6 +83,7 @@ class Query:
     types: frozenset[int] | None = None         # events: these type codes only
     tables: tuple[str, ...] = ()                # changes: db.table patterns
     changes_table: str | None = None            # changes: one table's typed columns
+    fields: bool = True                         # events: decode bodies (``name``, ``fields``, payloads' events)
     trace: str | None = None
     typed: Any = field(default=None, repr=False)  # changes_table's Arrow schema (made on the driver)
 
@@ -144,6 +145,45 @@ def batches(q: Query, task: FileTask, resolve=None) -> Iterator[Any]:
 # --- events ---------------------------------------------------------------------------------------
 
 def _events(q: Query, task: FileTask, inp) -> Iterator[tuple]:
+    if not q.fields:
+        yield from _headers(q, task, inp)
+        return
+    yield from _decoded(q, task, inp)
+
+
+def _headers(q: Query, task: FileTask, inp) -> Iterator[tuple]:
+    """``events`` without decoding bodies (``fields=false``): the framing loop's tuples, only
+    GTID events' bodies read (for ``gtid``); ``name`` and ``fields`` null, and the events inside
+    MySQL Transaction_payloads not listed (they are inside a body)."""
+    from ..boundary import read_gtid
+    from ..codecs.header import LEN_HEADER
+    from ..constants import event_type_name
+
+    name = inp.name
+    gtid: str | None = None
+    lo, hi = task.start, task.stop
+    for at, code, ts, sid, size, log_pos, flags, data, ok, fmt in inp.frames(want=GTID_TYPES, records=False):
+        if hi is not None and at >= hi:
+            break
+        if code in GTID_TYPES and data is not None:
+            hl = max(LEN_HEADER, fmt.header_length) if fmt else LEN_HEADER
+            value = read_gtid(code, sid, bytes(data[hl:len(data) - (fmt.len_checksum if fmt else 0)]))[0]
+            gtid = None if value is None else str(value)
+            if q.types is not None and code not in q.types:
+                continue
+        elif q.types is not None and code not in q.types:
+            continue
+        if lo is not None and at < lo:
+            continue
+        if q.gtids is not None and gtid not in q.gtids:
+            continue
+        if q.min_timestamp is not None and ts < q.min_timestamp:
+            continue
+        yield (name, at, at + size, event_type_name(code), code, None, ts, sid, size, log_pos, flags, ok, None, None,
+               gtid, None)
+
+
+def _decoded(q: Query, task: FileTask, inp) -> Iterator[tuple]:
     from ..api import decode_files
     from ..reading.decoder import Problem
 
