@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 DEMO_SET := fixtures/mariadb-10.11
 
-.PHONY: replay-proof mysql-partial lab-chroots bench-export export-proof bench-pull pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-rowarrow asan-fastdecode asan-pullscan c-constants arch-counts bench-ab clean help
+.PHONY: spark-proof bench-spark replay-proof mysql-partial lab-chroots bench-export export-proof bench-pull pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-rowarrow asan-fastdecode asan-pullscan c-constants arch-counts bench-ab clean help
 
 help:
 	@echo "make demo        decode committed fixtures made by a real MariaDB server"
@@ -17,6 +17,8 @@ help:
 	@echo "make bench-export  binlogkit export to Parquet vs mariadb-binlog -v on the bench binlog; the Spark job on 2 workers"
 	@echo "make replay-proof  the replay-equality campaign (issue 31): every kind, server tool and binlogkit, encrypted, .xz, s3://"
 	@echo "make export-proof  the export replay proof with a 25 MB transaction (CI runs it with 3 MB)"
+	@echo "make spark-proof   spark.read.format(\"binlog\") (issue 32): every table on the standalone cluster, local and s3://, plain and encrypted, events too"
+	@echo "make bench-spark   the binlog data source (changes, events) on 2 workers vs the local export and decode, rows/s and MB/s"
 	@echo "make bench-pull  binlogkit pull vs mariadb-binlog --read-from-remote-server --raw on the bench binlog"
 	@echo "make bench-encryption  verify/decode of encrypted copies of the bench binlog vs plain"
 	@echo "make fuzz-encryption   5 minutes of damaged encrypted files: typed errors only"
@@ -129,6 +131,12 @@ replay-proof: deps
 
 export-proof: deps
 	EXPORT_BIG_MB=25 $(BIN)/pytest -q tests/test_export_e2e.py
+
+spark-proof: deps
+	BINLOGKIT_SPARK_PROOF=1 $(BIN)/pytest -q tests/test_spark_source.py tests/test_spark_source_cluster.py
+
+bench-spark: deps-py
+	$(PY) bench/spark.py $${FILES:+--files $$FILES} $${TRX:+--trx-per-file $$TRX}
 
 bench-encryption: bench-data
 	$(PY) bench/encryption.py

@@ -47,16 +47,11 @@ from functools import partial
 
 def list_inputs(paths: list[str]) -> list[tuple[str, int]]:
     """(path, size) of every binlog-looking file under ``paths`` (folders, or object-storage
-    prefixes through ``binlogkit.reading.storage``), largest first."""
-    from binlogkit.audit.engine import audit_paths
-    from binlogkit.reading.files import input_size
-    from binlogkit.reading.storage import find_logs, is_url
+    prefixes through ``binlogkit.reading.storage``), largest first: the plan every Spark job
+    shares (``binlogkit.spark.files.plan_files``, the audit's recursive listing)."""
+    from binlogkit.spark.files import by_size, plan_files
 
-    local = [p for p in paths if not is_url(p)]
-    out = [(p, input_size(p)) for p in audit_paths(local)]
-    for url in (p for p in paths if is_url(p)):
-        out += find_logs(url)
-    return sorted(out, key=lambda t: -t[1])
+    return [(t.name, t.size) for t in by_size(plan_files(paths, recursive=True))]
 
 
 # --- what executors run (module-level functions: pickled by reference, importable from the zip) --

@@ -117,10 +117,10 @@ def merge(parts: list[dict]) -> tuple[dict, list[dict], dict]:
 def run(spark, paths: list[str], output: str, *, spec: dict, row_group_rows: int = 50_000) -> dict:
     """The export on the cluster; the driver holds the output folder's lock for the run."""
     from binlogkit.export import output as out
-    from binlogkit.export.changes import open_inputs_check
+    from binlogkit.spark.files import plan_files
 
     t0 = time.monotonic()
-    files = open_inputs_check(paths)
+    files = [t.name for t in plan_files(paths, check=True)]   # the plan every Spark job shares, binlog order
     fs, root = out.output_fs(output)
     with out.locked(fs, root):
         return _run(spark, files, output, fs, root, spec, row_group_rows, t0)

@@ -1,0 +1,409 @@
+"""The tables of the ``binlog`` data source as Arrow record batches, one file at a time, without
+Spark (``source.py`` is the glue): each table's Arrow schema and a generator of batches of at
+most ``batch_rows`` rows for one ``FileTask``. Memory: one batch of columns (and, for
+``changes``, the export's row-group buffer), never a file.
+
+=============  ========================================================================  ==========================
+table          rows                                                                      made by
+=============  ========================================================================  ==========================
+events         one per event, the fields of ``binlogkit decode --json`` (``fields`` as    ``api.decode_files``
+               its JSON text; ``gtid``: the GTID of the transaction the event is in)
+transactions   one per transaction, the fields of ``binlogkit transactions --json``       ``transactions.group_files``
+changes        one per changed row, export's columns; long form (``before`` / ``after``   ``export.changes`` +
+               as JSON objects, a ``db`` / ``table`` column) or, with ``changes_table``,  ``export.dataset``
+               that table's typed export columns
+summaries      one per file, audit's per-file summary (``summary``: all of it as JSON)     ``audit.summary``
+=============  ========================================================================  ==========================
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import decimal
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+from ..constants import GTID_TYPES
+from .files import FileTask
+
+BATCH_ROWS = 8192
+
+
+def _pa():
+    import pyarrow as pa
+
+    return pa
+
+
+def schema(table: str):
+    """The Arrow schema of ``table`` (long-form ``changes``; ``typed_schema`` for one table's)."""
+    pa = _pa()
+    i64, s, b = pa.int64(), pa.string(), pa.bool_()
+    ts = pa.timestamp("us", tz="UTC")
+    cols: dict[str, list] = {
+        "events": [("file", s), ("offset", i64), ("end_offset", i64), ("type", s), ("type_code", pa.int32()),
+                   ("name", s), ("timestamp", i64), ("server_id", i64), ("event_size", i64), ("log_pos", i64),
+                   ("flags", pa.int32()), ("checksum_ok", b), ("payload_offset", i64), ("inner_offset", i64),
+                   ("gtid", s), ("fields", s)],
+        "transactions": [("gtid", s), ("kind", s), ("start_file", s), ("start_offset", i64),
+                         ("first_timestamp", i64), ("server_id", i64), ("end_file", s), ("end_offset", i64),
+                         ("last_timestamp", i64), ("events", i64), ("bytes", i64), ("complete", b),
+                         ("terminator", s), ("source_file", s), ("source_start", i64), ("source_end", i64),
+                         ("standalone", b), ("resume_source_file", s), ("resume_source_pos", i64), ("alter", s),
+                         ("alter_id", i64), ("repeats", s)],
+        "changes": [("db", s), ("table", s), ("op", s), ("gtid", s), ("server_id", i64), ("commit_time", ts),
+                    ("file", s), ("offset", i64), ("row_index", i64), ("schema_version", s), ("before", s),
+                    ("after", s)],
+        "summaries": [("file", s), ("directory", s), ("base", s), ("number", i64), ("size", i64), ("relay", b),
+                      ("server_version", s), ("flavor", s), ("events", i64), ("end_offset", i64),
+                      ("first_timestamp", i64), ("last_timestamp", i64), ("transactions", i64),
+                      ("bad_checksums", i64), ("server_ids", pa.list_(i64)), ("previous_gtids", s),
+                      ("gtid_list", s), ("problem", s), ("summary", s)],
+    }
+    if table not in cols:
+        raise ValueError(f"table {table!r}: one of events, transactions, changes, summaries")
+    return pa.schema(cols[table])
+
+
+@dataclass(frozen=True)
+class Query:
+    """What one read asks, as plain values that travel to executors: the table, the filters the
+    rows must pass (ANDed; Spark evaluates its own filters again), the batch size and where to
+    note each file opened (``trace``: a local file, for the pushdown proof)."""
+
+    table: str
+    batch_rows: int = BATCH_ROWS
+    min_timestamp: float | None = None          # rows at or after (seconds); prunes files
+    gtids: frozenset[str] | None = None         # rows of these GTIDs only; prunes files
+    types: frozenset[int] | None = None         # events: these type codes only
+    tables: tuple[str, ...] = ()                # changes: db.table patterns
+    changes_table: str | None = None            # changes: one table's typed columns
+    fields: bool = True                         # events: decode bodies (``name``, ``fields``, payloads' events)
+    trace: str | None = None
+    typed: Any = field(default=None, repr=False)  # changes_table's Arrow schema (made on the driver)
+
+
+def note_open(q: Query, task: FileTask) -> None:
+    """One line per file whose events are read (O_APPEND: whole lines from many processes)."""
+    if q.trace:
+        fd = os.open(q.trace, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, f"{q.table}\t{task.name}\n".encode())
+        finally:
+            os.close(fd)
+
+
+class _Batcher:
+    """Column lists of one batch; ``add`` a row, ``full`` when ``n`` rows are in."""
+
+    def __init__(self, sch, n: int) -> None:
+        self.schema, self.n = sch, n
+        self.names = sch.names
+        self.cols: list[list] = [[] for _ in self.names]
+
+    def add(self, row: tuple) -> bool:
+        for c, v in zip(self.cols, row):
+            c.append(v)
+        return len(self.cols[0]) >= self.n
+
+    def take(self):
+        pa = _pa()
+        b = pa.RecordBatch.from_arrays([pa.array(c, type=f.type) for c, f in zip(self.cols, self.schema)],
+                                       schema=self.schema)
+        self.cols = [[] for _ in self.names]
+        return b
+
+    def __len__(self) -> int:
+        return len(self.cols[0])
+
+
+def _rows_to_batches(rows: Iterator[tuple], sch, n: int) -> Iterator[Any]:
+    b = _Batcher(sch, n)
+    for row in rows:
+        if b.add(row):
+            yield b.take()
+    if len(b):
+        yield b.take()
+
+
+def batches(q: Query, task: FileTask, resolve=None) -> Iterator[Any]:
+    """The Arrow batches of ``q.table`` for one file."""
+    note_open(q, task)
+    inp = task.input(resolve)
+    if q.table == "changes":
+        yield from _changes(q, task, inp)
+        return
+    make: dict[str, Callable] = {"events": _events, "transactions": _transactions, "summaries": _summaries}
+    yield from _rows_to_batches(make[q.table](q, task, inp), schema(q.table), q.batch_rows)
+
+
+# --- events ---------------------------------------------------------------------------------------
+
+def _events(q: Query, task: FileTask, inp) -> Iterator[tuple]:
+    if not q.fields:
+        yield from _headers(q, task, inp)
+        return
+    yield from _decoded(q, task, inp)
+
+
+def _headers(q: Query, task: FileTask, inp) -> Iterator[tuple]:
+    """``events`` without decoding bodies (``fields=false``): the framing loop's tuples, only
+    GTID events' bodies read (for ``gtid``); ``name`` and ``fields`` null, and the events inside
+    MySQL Transaction_payloads not listed (they are inside a body)."""
+    from ..boundary import read_gtid
+    from ..codecs.header import LEN_HEADER
+    from ..constants import event_type_name
+
+    name = inp.name
+    gtid: str | None = None
+    lo, hi = task.start, task.stop
+    for at, code, ts, sid, size, log_pos, flags, data, ok, fmt in inp.frames(want=GTID_TYPES, records=False):
+        if hi is not None and at >= hi:
+            break
+        if code in GTID_TYPES and data is not None:
+            hl = max(LEN_HEADER, fmt.header_length) if fmt else LEN_HEADER
+            value = read_gtid(code, sid, bytes(data[hl:len(data) - (fmt.len_checksum if fmt else 0)]))[0]
+            gtid = None if value is None else str(value)
+            if q.types is not None and code not in q.types:
+                continue
+        elif q.types is not None and code not in q.types:
+            continue
+        if lo is not None and at < lo:
+            continue
+        if q.gtids is not None and gtid not in q.gtids:
+            continue
+        if q.min_timestamp is not None and ts < q.min_timestamp:
+            continue
+        yield (name, at, at + size, event_type_name(code), code, None, ts, sid, size, log_pos, flags, ok, None, None,
+               gtid, None)
+
+
+def _decoded(q: Query, task: FileTask, inp) -> Iterator[tuple]:
+    from ..api import decode_files
+    from ..reading.decoder import Problem
+
+    types = None if q.types is None else set(q.types) | set(GTID_TYPES)
+    gtid: str | None = None
+    for ev in decode_files([inp], types=types, payloads=True, start_position=task.start, stop_position=task.stop):
+        if isinstance(ev, Problem):
+            continue
+        raw = ev.raw
+        code = raw.type_code
+        if code in GTID_TYPES:
+            g = ev.fields.get("gtid")
+            gtid = g if isinstance(g, str) else None
+            if q.types is not None and code not in q.types:
+                continue
+        if q.gtids is not None and gtid not in q.gtids:
+            continue
+        if q.min_timestamp is not None and raw.timestamp < q.min_timestamp:
+            continue
+        inner = raw.payload_offset is not None
+        yield (raw.file, raw.offset, raw.offset if inner else raw.end_offset, raw.type_name, code, ev.name,
+               raw.timestamp, raw.server_id, raw.event_size, raw.log_pos, raw.flags, raw.checksum_ok,
+               raw.payload_offset, raw.inner_offset if inner else None, gtid, json.dumps(ev.fields, default=str))
+
+
+# --- transactions ---------------------------------------------------------------------------------
+
+def _transactions(q: Query, task: FileTask, inp) -> Iterator[tuple]:
+    from ..transactions import group_files
+
+    problems: list = []
+    for t in group_files([inp], problems=problems):
+        if not (task.whole() or (t.start_file == inp.name and task.holds(t.start_offset))):
+            continue
+        if q.gtids is not None and t.gtid not in q.gtids:
+            continue
+        if q.min_timestamp is not None and t.first_timestamp < q.min_timestamp:
+            continue
+        d = t.to_json()
+        yield (d["gtid"], None if d["kind"] is None else str(getattr(d["kind"], "value", d["kind"])),
+               d["start_file"], d["start_offset"], d["first_timestamp"], d["server_id"], d["end_file"],
+               d["end_offset"], d["last_timestamp"], d["events"], d["bytes"], d["complete"], d["terminator"],
+               d["source_file"], d["source_start"], d["source_end"], d["standalone"], d["resume_source_file"],
+               d["resume_source_pos"], d["alter"], d["alter_id"],
+               None if d["repeats"] is None else json.dumps(d["repeats"]))
+
+
+# --- summaries ------------------------------------------------------------------------------------
+
+def _summaries(q: Query, task: FileTask, inp) -> Iterator[tuple]:
+    from ..audit.summary import file_summary
+
+    s = file_summary(inp)
+    j = lambda v: None if v is None else json.dumps(v, default=str)  # noqa: E731
+    yield (s["file"], s["directory"], s["base"], s["number"], s["size"], s["relay"], s["server_version"],
+           s["flavor"], s["events"], s["end_offset"], s["first_timestamp"], s["last_timestamp"], s["transactions"],
+           len(s["bad_checksums"]), list(s["server_ids"]), j(s["previous_gtids"]), j(s["gtid_list"]),
+           j(s["problem"]), json.dumps(s, default=str))
+
+
+# --- changes --------------------------------------------------------------------------------------
+
+def json_value(v: Any) -> Any:
+    """An export value (as pyarrow's ``to_pylist`` gives it) in the long form's JSON: bytes as
+    base64, decimals, times and dates as text."""
+    if isinstance(v, (bytes, bytearray)):
+        return base64.b64encode(v).decode()
+    if isinstance(v, (decimal.Decimal, _dt.date, _dt.time, _dt.timedelta)):
+        return v.isoformat() if hasattr(v, "isoformat") else str(v)
+    if isinstance(v, list):
+        return [json_value(x) for x in v]
+    return v
+
+
+def long_rows(tbl: Any, db: str, table: str) -> Iterator[tuple]:
+    """Long-form rows of a batch of one table's typed export rows (``db`` and ``table`` given:
+    the export keeps them in the partition folder names). The test turns the local export's
+    Parquet into rows through this same function."""
+    names = tbl.schema.names
+    sides = {side: [(n, n[len(side) + 1:]) for n in names if n.startswith(side + "_")] for side in ("before", "after")}
+    cols = {n: tbl.column(n).to_pylist() for n in names}
+    for i in range(tbl.num_rows):
+        imgs = []
+        for side in ("before", "after"):
+            img = {short: json_value(cols[n][i]) for n, short in sides[side]}
+            imgs.append(None if all(v is None for v in img.values()) else json.dumps(img, sort_keys=True))
+        ct = cols["commit_time"][i]
+        yield (db, table, cols["op"][i], cols["gtid"][i], cols["server_id"][i], ct, cols["file"][i],
+               cols["offset"][i], cols["row_index"][i], cols["schema_version"][i], imgs[0], imgs[1])
+
+
+def _filters(q: Query, task: FileTask, one: str | None = None):
+    """The export's ``Filters`` of a query: its tables (or the one typed table), GTIDs and, for
+    a range of a file, the transactions that begin in it."""
+    from ..export.changes import Filters
+
+    @dataclass(frozen=True)
+    class InRange(Filters):
+        task: Any = None
+
+        def trx_wanted(self, t) -> bool:
+            return (self.task is None or self.task.holds(t.start_offset)) and super().trx_wanted(t)
+
+    return InRange(tables=(one,) if one else tuple(q.tables), gtids=None if q.gtids is None else q.gtids.__contains__,
+                   task=None if task.whole() else task)
+
+
+def _changes(q: Query, task: FileTask, inp) -> Iterator[Any]:
+    """The file's committed changes through the export's own writer (``DatasetWriter``) into a
+    private temporary folder, read back as batches and removed: the rows are the local export's
+    by construction. ``min_timestamp`` filters by commit time (the export's --start-datetime is
+    the transaction's first event: not the same column)."""
+    import pyarrow.parquet as pq
+
+    from ..export.changes import Report, committed_changes
+    from ..export.dataset import DatasetWriter
+    from ..export.output import output_fs
+
+    tmp = tempfile.mkdtemp(prefix="binlogkit-spark-")
+    try:
+        fs, root = output_fs(tmp)
+        w = DatasetWriter(fs, root, row_group_rows=q.batch_rows)
+        try:
+            for change in committed_changes([inp], _filters(q, task, q.changes_table), Report()):
+                w.add(change)
+            w.close()
+        except BaseException:
+            w.abort()
+            raise
+        target = q.typed if q.changes_table else schema("changes")
+        for path in sorted(p for p in w.written if "/_statements/" not in p):
+            db, table = _part_names(path, root)
+            for rb in pq.ParquetFile(path).iter_batches(batch_size=q.batch_rows):
+                if q.min_timestamp is not None or q.gtids is not None:
+                    rb = _keep(rb, q)
+                if rb.num_rows == 0:
+                    continue
+                if q.changes_table:
+                    yield align(rb, target)
+                else:
+                    yield from _rows_to_batches(long_rows(rb, db, table), target, q.batch_rows)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _keep(rb, q: Query):
+    import pyarrow.compute as pc
+
+    mask = None
+    if q.min_timestamp is not None:
+        t = _pa().scalar(int(q.min_timestamp), type=_pa().int64())
+        m = pc.greater_equal(pc.cast(rb.column("commit_time"), _pa().int64()), t)
+        mask = m
+    if q.gtids is not None:
+        m = pc.is_in(rb.column("gtid"), value_set=_pa().array(sorted(q.gtids)))
+        mask = m if mask is None else pc.and_(mask, m)
+    return rb.filter(mask)
+
+
+def _part_names(path: str, root: str) -> tuple[str, str]:
+    """(db, table) of a part's ``db=…/table=…`` folders (hive escapes undone)."""
+    from urllib.parse import unquote
+
+    parts = dict(p.split("=", 1) for p in path[len(root):].strip("/").split("/") if "=" in p)
+    return unquote(parts["db"]), unquote(parts["table"])
+
+
+def spark_arrow_type(t):
+    """The Arrow type a Spark column of export's type ``t`` is read as (Spark has no unsigned
+    integers: widened; uint64 as decimal(20, 0), as Spark reads export's Parquet)."""
+    pa = _pa()
+    if pa.types.is_uint8(t):
+        return pa.int16()
+    if pa.types.is_uint16(t):
+        return pa.int32()
+    if pa.types.is_uint32(t):
+        return pa.int64()
+    if pa.types.is_uint64(t):
+        return pa.decimal128(20, 0)
+    if pa.types.is_timestamp(t):
+        return pa.timestamp("us", tz="UTC")
+    if pa.types.is_time(t):
+        return pa.int64()
+    if pa.types.is_large_string(t):
+        return pa.string()
+    if pa.types.is_large_binary(t):
+        return pa.binary()
+    return t
+
+
+def typed_schema(export_schema):
+    """One table's typed schema for Spark (``spark_arrow_type`` of each export column)."""
+    pa = _pa()
+    return pa.schema([pa.field(f.name, spark_arrow_type(f.type)) for f in export_schema])
+
+
+def align(rb, target):
+    """A batch of export rows in ``target``'s columns: by name, missing ones null (another schema
+    version of the table), types cast."""
+    pa = _pa()
+    arrays = []
+    for f in target:
+        if f.name in rb.schema.names:
+            col = rb.column(f.name)
+            if pa.types.is_time(col.type):
+                col = col.cast(pa.int64())
+            arrays.append(col if col.type == f.type else col.cast(f.type))
+        else:
+            arrays.append(pa.nulls(rb.num_rows, type=f.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+def first_layout(tasks: list[FileTask], name: str, resolve=None):
+    """The export schema of ``name`` (db.table) at its first change in ``tasks``' files (read on
+    the driver until it is met), or None."""
+    from ..export.changes import Filters, Report, Rows, committed_changes
+    from ..export.schema import layout
+
+    for task in tasks:
+        for change in committed_changes([task.input(resolve)], Filters(tables=(name,)), Report()):
+            if isinstance(change, Rows):
+                return layout(change.table).schema
+    return None

@@ -1,0 +1,339 @@
+"""``spark.read.format("binlog")`` (binlogkit.spark, issue 32) in a local Spark session: each
+table equals the local engine's output row for row (``binlogkit decode --json``,
+``binlogkit transactions --json``, the local export, audit's file summaries) on lab fixtures,
+plain, compressed and encrypted; key material is nowhere in the plan; pushed-down filters open
+only the files that can match and return the same rows. The standalone cluster and SeaweedFS
+``s3://`` proofs are in tests/test_spark_source_cluster.py (``make spark-proof``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pyspark = pytest.importorskip("pyspark")
+pq = pytest.importorskip("pyarrow.parquet")
+
+ROOT = Path(__file__).resolve().parent.parent
+FIX = ROOT / "fixtures"
+MYSQL = FIX / "mysql-9.7" / "replication-gtid" / "primary"            # MySQL 9.7: Previous_gtids, .xz + plain, .index
+TYPES = FIX / "mariadb-10.11" / "row-types-full-metadata" / "primary"  # MariaDB 10.11: typed rows with column names
+ENC = FIX / "encrypted" / "mariadb-aes-cbc"                            # MariaDB encrypted binlogs + their key file
+PROOF = os.environ.get("BINLOGKIT_SPARK_PROOF") == "1"                 # make spark-proof: every table, every set
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    s = (SparkSession.builder.master("local[2]").appName("binlog-source")
+         .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+         .config("spark.sql.session.timeZone", "UTC").getOrCreate())
+    from binlogkit.spark import register
+
+    register(s)
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def key_file(tmp_path_factory) -> str:
+    """The fixture's key file, private (the reader warns about a key file others can read)."""
+    dst = tmp_path_factory.mktemp("keys") / "keys.txt"
+    dst.write_bytes((ENC / "keys" / "keys.txt").read_bytes())
+    dst.chmod(0o600)
+    return str(dst)
+
+
+def cli(*args: str) -> list[dict]:
+    """JSON lines of a ``binlogkit`` command (the local engine)."""
+    p = subprocess.run([str(ROOT / ".venv" / "bin" / "binlogkit"), *args], capture_output=True, text=True,
+                       cwd=ROOT, env=dict(os.environ, TZ="UTC"))
+    assert p.returncode == 0, p.stderr
+    return [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
+
+
+def read(spark, table: str, path, **options):
+    r = spark.read.format("binlog").option("table", table)
+    for k, v in options.items():
+        r = r.option(k, v)
+    return r.load(str(path))
+
+
+EVENT_COLUMNS = ("file", "offset", "end_offset", "type", "type_code", "name", "timestamp", "server_id",
+                 "event_size", "log_pos", "flags", "checksum_ok")
+
+
+def events_of(rows) -> list[dict]:
+    out = []
+    for r in rows:
+        d = {k: r[k] for k in EVENT_COLUMNS}
+        d["fields"] = json.loads(r["fields"])
+        if r["payload_offset"] is not None:
+            d["payload_offset"], d["inner_offset"] = r["payload_offset"], r["inner_offset"]
+        out.append(d)
+    return sorted(out, key=lambda d: (d["file"], d["offset"], d.get("inner_offset") or -1))
+
+
+def decoded(doc_lines: list[dict]) -> list[dict]:
+    keep = EVENT_COLUMNS + ("fields", "payload_offset", "inner_offset")
+    return sorted(({k: d[k] for k in keep if k in d} for d in doc_lines),
+                  key=lambda d: (d["file"], d["offset"], d.get("inner_offset") or -1))
+
+
+def trx_of(rows) -> list[dict]:
+    out = []
+    for r in rows:
+        d = r.asDict()
+        d["repeats"] = json.loads(d["repeats"]) if d["repeats"] else None
+        out.append(d)
+    return sorted(out, key=lambda d: (d["start_file"], d["start_offset"]))
+
+
+def test_events_and_transactions_equal_decode_and_transactions_json(spark):
+    for folder in (MYSQL, TYPES) if PROOF else (MYSQL,):
+        got = events_of(read(spark, "events", folder).collect())
+        assert got == decoded(cli("decode", "--json", str(folder))) and len(got) > 200
+        got_t = trx_of(read(spark, "transactions", folder).collect())
+        assert got_t == sorted(cli("transactions", "--json", str(folder)),
+                               key=lambda d: (d["start_file"], d["start_offset"])) and len(got_t) > 20
+
+
+def test_encrypted_archive_with_a_key_file_option(spark, key_file):
+    """Encrypted MariaDB binlogs, the key file's PATH as an option: the same rows as the CLI
+    with --key-file; without it, the read fails (no silent empty table)."""
+    folder = ENC / "primary"
+    got = trx_of(read(spark, "transactions", folder, key_file=key_file).collect())
+    assert got == sorted(cli("transactions", "--json", "--key-file", key_file, str(folder)),
+                         key=lambda d: (d["start_file"], d["start_offset"])) and len(got) > 100
+    if PROOF:
+        got_e = events_of(read(spark, "events", folder, key_file=key_file).collect())
+        assert got_e == decoded(cli("decode", "--json", "--key-file", key_file, str(folder)))
+        assert any("ROWS" in e["type"] for e in got_e)
+    with pytest.raises(Exception) as no_key:
+        read(spark, "transactions", folder).count()
+    assert "key" in str(no_key.value).lower()
+
+
+def test_key_material_is_not_in_the_plan_partitions_or_explain(spark, key_file):
+    """What Spark pickles and shows (the data source, its reader, every partition, the plan's
+    text) holds the key file's path, never a key's bytes or hex."""
+    from binlogkit.crypto.keys import load_keys
+    from binlogkit.spark.source import BinlogDataSource
+
+    keys = load_keys(key_file)
+    secrets = [k for k in keys.mariadb.values()]
+    needles = [s for k in secrets for s in (k, k.hex().encode(), k.hex().upper().encode())]
+    ds = BinlogDataSource({"path": str(ENC / "primary"), "table": "changes", "key_file": key_file})
+    reader = ds.reader(ds.schema())
+    list(reader.pushFilters([]))
+    parts = reader.partitions()
+    assert len(parts) == 3
+    blobs = [pickle.dumps(ds), pickle.dumps(reader), *map(pickle.dumps, parts)]
+    texts = [repr(ds), repr(reader), *map(repr, parts)]
+    df = read(spark, "changes", ENC / "primary", key_file=key_file)
+    texts.append(df._jdf.queryExecution().toString())
+    assert df.count() > 0
+    for needle in needles:
+        assert not any(needle in b for b in blobs)
+        assert not any(needle.decode("latin-1") in t for t in texts)
+    assert any(key_file.encode() in b for b in blobs)   # the path travels, and is what executors load
+
+
+def _local_export(files, out: Path, **kw) -> dict:
+    """Long-form rows of the local export (``binlogkit.export.export``) of ``files``."""
+    import pyarrow.dataset as pds
+
+    from binlogkit.export import export
+    from binlogkit.spark.tables import long_rows
+
+    export(files, str(out), **kw)
+    rows = []
+    for folder in sorted(out.glob("db=*/table=*")):
+        db = folder.parent.name.split("=", 1)[1]
+        table = folder.name.split("=", 1)[1]
+        for f in sorted(folder.rglob("*.parquet")):
+            for rb in pq.ParquetFile(f).iter_batches():
+                rows += long_rows(rb, db, table)
+    del pds
+    return {"rows": rows, "out": out}
+
+
+def _change_key(r):
+    return (r[0], r[1], r[6], r[7], r[8])
+
+
+def test_changes_equal_the_local_export(spark, tmp_path):
+    """Long form: every row (db, table, op, gtid, commit time, file, offset, row index, schema
+    version, before and after images) equals the local export's; the typed form of one table has
+    the export's own columns and values."""
+    files = sorted(str(p) for p in TYPES.glob("mariadb-bin.0*"))
+    local = _local_export(files, tmp_path / "local")
+    got = [tuple(r) for r in read(spark, "changes", TYPES).collect()]
+    want = [(*r[:5], r[5].replace(tzinfo=None) if r[5] else None, *r[6:]) for r in local["rows"]]
+    assert sorted(got, key=_change_key) == sorted(want, key=_change_key) and len(got) > 50
+    # one table, typed: the export's columns, the same values
+    table = "types.ints"
+    typed = read(spark, "changes", TYPES, changes_table=table)
+    folder = tmp_path / "local" / "db=types" / "table=ints"
+    expect = pq.read_table(sorted(folder.rglob("*.parquet"))[0]).schema.names
+    assert typed.columns == expect
+    got_rows = sorted((r.asDict() for r in typed.collect()), key=lambda d: (d["file"], d["offset"], d["row_index"]))
+    import pyarrow as pa
+
+    from binlogkit.spark.tables import align, typed_schema
+
+    tbls = [pq.read_table(p) for p in sorted(folder.rglob("*.parquet"))]
+    target = typed_schema(tbls[0].schema)
+    want_rows = []
+    for t in tbls:
+        for rb in t.to_batches():
+            want_rows += align(rb, target).to_pylist()
+    want_rows = sorted(want_rows, key=lambda d: (d["file"], d["offset"], d["row_index"]))
+    for d in want_rows:
+        for k, v in d.items():
+            if hasattr(v, "tzinfo") and v.tzinfo is not None:
+                d[k] = v.replace(tzinfo=None)
+    assert got_rows == want_rows and len(got_rows) > 3
+    assert max(r["after_bu"] or 0 for r in got_rows) == 18446744073709551615  # uint64: decimal(20, 0)
+    del pa
+
+
+def test_summaries_equal_the_audit_file_summaries(spark):
+    from binlogkit.audit.summary import file_summary
+    from binlogkit.spark.files import plan_files
+
+    got = {r["file"]: json.loads(r["summary"]) for r in read(spark, "summaries", MYSQL).collect()}
+    want = {t.name: json.loads(json.dumps(file_summary(t.name), default=str)) for t in plan_files([str(MYSQL)])}
+    assert got == want and len(got) == 3
+    row = read(spark, "summaries", MYSQL).orderBy("number").first()
+    assert row["number"] == 1 and row["previous_gtids"] is not None
+
+
+# --- pushdown ---------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def archive20(tmp_path_factory) -> Path:
+    """20 clean MariaDB binlogs (fixtures.faults.generate: real 10.11 events cloned with new
+    GTIDs), 40 transactions per file, one second apart."""
+    from fixtures.faults import generate
+
+    out = tmp_path_factory.mktemp("archive20")
+    generate(out, files=20, trx_per_file=40, seed=3, faults=(), clock=1_800_000_000)
+    return out
+
+
+def _opened(trace: Path) -> list[str]:
+    if not trace.exists():
+        return []
+    return sorted(line.split("\t", 1)[1] for line in trace.read_text().splitlines() if not line.startswith("head\t"))
+
+
+def test_a_bounded_query_opens_only_the_files_that_can_match(spark, archive20, tmp_path):
+    """``first_timestamp >=`` a time in file 15, and a GTID list in files 4 and 9: the files
+    whose events are read are exactly those with matching rows (counted by the trace), and the
+    rows equal the same query without pushdown (every file read)."""
+    files = sorted(str(p) for p in archive20.glob("mariadb-bin.0*"))
+    assert len(files) == 20
+    every = read(spark, "transactions", archive20, pushdown="false").collect()
+    by_file: dict[str, list] = {}
+    for r in every:
+        by_file.setdefault(r["start_file"], []).append(r)
+    t15 = sorted(r["first_timestamp"] for r in by_file[files[14]])[10]
+    g = [by_file[files[3]][5]["gtid"], by_file[files[8]][7]["gtid"]]
+    cases = [("first_timestamp >= %d" % t15, lambda r: r["first_timestamp"] >= t15),
+             ("gtid IN ('%s', '%s')" % tuple(g), lambda r: r["gtid"] in g)]
+    for table in ("transactions", "events", "changes") if PROOF else ("transactions",):
+        for i, (where, _match) in enumerate(cases):   # transactions: the unpruned read above, filtered here
+            col = {"events": "timestamp", "changes": "commit_time"}.get(table, "first_timestamp")
+            w = where.replace("first_timestamp", col)
+            if table == "changes" and "commit_time" in w:
+                w = f"commit_time >= timestamp_seconds({t15})"
+            trace = tmp_path / f"{table}-{i}.trace"
+            pushed = read(spark, table, archive20, trace=str(trace)).where(w).collect()
+            plain = ([r for r in every if _match(r)] if table == "transactions" else
+                     read(spark, table, archive20, pushdown="false").where(w).collect())
+            assert sorted(map(tuple, pushed)) == sorted(map(tuple, plain)) and pushed
+            fcol = {"transactions": "start_file", "events": "file", "changes": "file"}[table]
+            matching = sorted({r[fcol] for r in plain})
+            opened = _opened(trace)
+            if table == "changes":  # the export's file column is the base name
+                opened = sorted(o.rsplit("/", 1)[-1] for o in opened)
+            if i == 0:   # the time bound: the files from the one that holds the time on
+                assert opened == [f if table != "changes" else f.rsplit("/", 1)[-1] for f in files[14:]]
+                assert matching == opened
+            else:        # the two files that hold the GTIDs, nothing else
+                assert opened == matching and len(opened) == 2
+
+
+def test_pruning_without_spark_keeps_every_file_it_cannot_rule_out(archive20):
+    """The reader's pruning, called as Spark calls it: no filter keeps all 20 files; a time
+    after the archive keeps only the last (it has no upper bound); a GTID before the archive
+    keeps none."""
+    from pyspark.sql.datasource import EqualTo, GreaterThanOrEqual
+
+    from binlogkit.spark.source import BinlogDataSource
+
+    ds = BinlogDataSource({"path": str(archive20), "table": "transactions"})
+    r = ds.reader(ds.schema())
+    assert list(r.pushFilters([])) == [] and len(r.partitions()) == 20
+    r = ds.reader(ds.schema())
+    f = GreaterThanOrEqual(("first_timestamp",), 2_000_000_000)
+    assert list(r.pushFilters([f])) == [f]   # Spark evaluates it again
+    assert [p.task.index for p in r.partitions()] == [19]
+    r = ds.reader(ds.schema())
+    list(r.pushFilters([EqualTo(("gtid",), "0-1-1")]))
+    assert [p.task.index for p in r.partitions()] == [0]
+
+
+def test_big_files_read_as_ranges_of_whole_transactions_give_the_same_rows(spark):
+    """``split_bytes``: a file above it is read as ranges that begin at GTID events (found by a
+    header walk), one partition each. Without Spark: every table's rows of the ranges equal
+    those of the whole files (MySQL with Transaction_payloads' neighbours, MariaDB typed rows);
+    in Spark: the transactions equal ``transactions --json`` with 17 partitions for 3 files."""
+    from binlogkit.spark.files import plan_files, split
+    from binlogkit.spark.tables import Query, batches
+
+    keys = {"events": ("file", "offset", "inner_offset"), "transactions": ("start_file", "start_offset"),
+            "changes": ("file", "offset", "row_index")}
+    for folder in (MYSQL, TYPES) if PROOF else (TYPES,):
+        tasks = plan_files([str(folder)])
+        parts = [p for t in tasks for p in split(t, 3000)]
+        assert len(parts) > 2 * len(tasks) and all(p.start is None or p.start > 0 for p in parts)
+        for table, key in keys.items():
+            def rows(ts):
+                return sorted((r for t in ts for b in batches(Query(table), t) for r in b.to_pylist()),
+                              key=lambda r: tuple(str(r[k]) for k in key))
+            whole = rows(tasks)
+            assert rows(parts) == whole and whole, (folder.name, table)
+    df = read(spark, "transactions", TYPES, split_bytes="3000")
+    assert df.rdd.getNumPartitions() == 17
+    assert trx_of(df.collect()) == sorted(cli("transactions", "--json", str(TYPES)),
+                                          key=lambda d: (d["start_file"], d["start_offset"]))
+
+
+def test_events_without_bodies_have_the_decoded_events_header_columns():
+    """``fields=false``: the framing loop's header fields and the GTID of each event, equal to
+    the decoded events' (less the events inside MySQL Transaction_payloads, which are in a body),
+    whole and in ranges."""
+    from binlogkit.spark.files import plan_files, split
+    from binlogkit.spark.tables import Query, batches
+
+    def strip(r):
+        return {k: v for k, v in r.items() if k not in ("name", "fields")}
+
+    for folder in (MYSQL, TYPES):
+        tasks = plan_files([str(folder)])
+        full = [r for t in tasks for b in batches(Query("events"), t) for r in b.to_pylist()]
+        fast = [r for t in tasks for b in batches(Query("events", fields=False), t) for r in b.to_pylist()]
+        assert [strip(r) for r in full if r["payload_offset"] is None] == [strip(r) for r in fast]
+        assert all(r["name"] is None and r["fields"] is None for r in fast) and any(r["gtid"] for r in fast)
+        cut = [r for t in tasks for p in split(t, 3000) for b in batches(Query("events", fields=False), p)
+               for r in b.to_pylist()]
+        assert cut == fast
