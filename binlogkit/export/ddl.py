@@ -202,3 +202,50 @@ def load(path: str | None) -> dict[tuple[str | None, str], TableDef]:
     if not schema:
         raise UsageError(f"--schema {path}: no CREATE TABLE statement in it")
     return schema
+
+
+@dataclass(frozen=True)
+class Alter:
+    """What an ``ALTER TABLE`` does to columns, by name (from sqlglot's MySQL parse)."""
+
+    db: str | None
+    table: str
+    renames: tuple[tuple[str, str], ...] = ()      # (old, new): RENAME COLUMN, CHANGE old new
+    added: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
+    retyped: tuple[str, ...] = ()                  # MODIFY / CHANGE: the (new) names
+
+
+def alter(sql: str, db: str | None = None) -> Alter | None:
+    """The column changes of an ``ALTER TABLE`` statement (``db``: the statement's default
+    database), None for any other statement or one sqlglot cannot parse as MySQL.
+    ``MissingDependency`` (an ImportError) without sqlglot."""
+    if not re.match(r"\s*(/\*.*?\*/\s*)*ALTER\s+(ONLINE\s+|IGNORE\s+)*TABLE\b", sql, re.I | re.S):
+        return None
+    from .._optional import need
+
+    sqlglot = need("sqlglot", "schema changes of lakehouse mirrors", extra="lake")
+    from sqlglot import exp
+
+    try:
+        e = sqlglot.parse_one(sql, read="mysql")
+    except sqlglot.errors.ParseError:
+        return None
+    if not isinstance(e, exp.Alter) or not isinstance(e.this, exp.Table):
+        return None
+    renames, added, dropped, retyped = [], [], [], []
+    for a in e.args.get("actions") or []:
+        if isinstance(a, exp.RenameColumn):
+            renames.append((a.this.name, a.args["to"].name))
+        elif isinstance(a, exp.ColumnDef):
+            added.append(a.name)
+        elif isinstance(a, exp.Drop) and (a.args.get("kind") or "").upper() == "COLUMN":
+            dropped += [c.name for c in a.args.get("tables") or []]
+        elif type(a).__name__ == "ModifyColumn":
+            new = a.this.name
+            old = a.args.get("rename_from")
+            if old is not None and old.name != new:
+                renames.append((old.name, new))
+            retyped.append(new)
+    return Alter(e.this.args["db"].name if e.this.args.get("db") else db, e.this.name, tuple(renames),
+                 tuple(added), tuple(dropped), tuple(retyped))
