@@ -6,6 +6,7 @@ coordinates go into the snapshot summary (``binlogkit.gtid``, ``binlogkit.file``
 from __future__ import annotations
 
 import os
+import warnings
 
 from ..._optional import need
 from ...errors import UsageError
@@ -151,7 +152,9 @@ class IcebergSink:
                     terms = [And(*[EqualTo(c, v) for c, v in zip(key, k)]) if len(key) > 1 else EqualTo(key[0], k[0])
                              for k in deletes]
                     expr = terms[0] if len(terms) == 1 else Or(*terms)
-                tx.delete(expr, snapshot_properties=props)
+                with warnings.catch_warnings():  # "did not match any records": keys new to the table
+                    warnings.simplefilter("ignore")
+                    tx.delete(expr, snapshot_properties=props)
             tx.append(arrow_for(t.schema().as_arrow(), rows), snapshot_properties=props)
         self.tables[(db, name)] = t
 

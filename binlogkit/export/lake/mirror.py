@@ -208,7 +208,7 @@ class Mirror:
 def export_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = False,
                 filters: Filters | None = None, catalog: str | None = None, batch_transactions: int = 1000,
                 batch_rows: int = 200_000, from_gtid: str | None = None, snapshot: str | None = None,
-                check_gaps: bool = True) -> dict:
+                snapshot_at: tuple[str | None, int] = (None, 0), check_gaps: bool = True) -> dict:
     """Export ``paths`` into the tables of ``warehouse`` (see the module text); the summary.
     ``ArchiveGap`` when the archive has a hole (everything before it is committed first)."""
     from .. import make_summary
@@ -226,15 +226,18 @@ def export_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = F
     m = Mirror(sink, mirror=mirror, batch_transactions=batch_transactions, batch_rows=batch_rows,
                covered=covered_by(from_gtid) if from_gtid else None)
     if snapshot:
-        load_snapshot(sink, snapshot, from_gtid or "", mirror=mirror)
+        load_snapshot(sink, snapshot, from_gtid or "", mirror=mirror, file=snapshot_at[0] or "", position=snapshot_at[1])
     stopped = None
+    seen = None
     for item in committed_changes(found, filters or Filters(), report):
         t = item.trx
         if gap is not None and order_key(t.start_file, t.start_offset) >= gap[0]:
             stopped = gap[1]
             break
         if m.covered is not None and t.gtid is not None and m.covered(t.gtid):
-            m.stats.from_snapshot += 1
+            if t is not seen:
+                m.stats.from_snapshot += 1
+                seen = t
             continue
         m.add(item, order_key(t.end_file or t.start_file, t.end_offset or 0))
     m.flush()
@@ -252,3 +255,31 @@ def export_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = F
         err.summary = summary  # type: ignore[attr-defined]
         raise err
     return summary
+
+
+def render(s: dict) -> str:
+    """The lakehouse summary for people (``--json`` gives the document)."""
+    lines = [f"{s['format']}{' mirror' if s['mirror'] else ''}: {s['rows']:,} row changes of {s['transactions']:,} "
+             f"transactions from {s['files']} files to {s['output']} in {s['seconds']:.1f} s: {s['commits']} table "
+             f"commits in {s['batches']} batches",
+             f"tables: {', '.join(s['tables']) or 'none'}"]
+    if s["skipped_rows"]:
+        lines.append(f"already in the tables (an earlier run): {s['skipped_rows']:,} row changes")
+    if s["from_snapshot"]:
+        lines.append(f"in the snapshot already: {s['from_snapshot']:,} transactions")
+    if s["no_key"]:
+        lines.append(f"no primary key (change table only, no mirror): {', '.join(s['no_key'])}")
+    for t, where in s["partial_images"].items():
+        lines.append(f"partial row image (binlog_row_image is not FULL) in {t} at {where}: its mirror stops before it")
+    for t in s["incomplete"]:
+        lines.append(f"partial transaction {t['gtid'] or ''} at {t['file']}:{t['offset']}: not exported")
+    for p in s["problems"]:
+        lines.append(f"problem ({p['kind']}): {p['file']}:{p['offset']}: {p['message']}")
+    if s.get("gap"):
+        lines.append(f"stopped at an archive gap: {s['gap']['place']}: {s['gap']['detail']}")
+    return "\n".join(lines)
+
+
+def exit_code(s: dict) -> int:
+    """0 clean; 1 a gap, damage, a partial transaction, or a mirror stopped by a partial image."""
+    return 1 if s.get("gap") or s["problems"] or s["incomplete"] or s["partial_images"] else 0

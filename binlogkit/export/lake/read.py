@@ -1,0 +1,40 @@
+"""Reading the tables back with DuckDB, offline: the ``iceberg`` and ``delta`` extensions
+(and ``avro``, which iceberg needs) loaded from their PyPI packages (``duckdb-extension-*``),
+never downloaded."""
+
+from __future__ import annotations
+
+import glob
+import importlib
+import os
+
+from ..._optional import need
+
+
+def duckdb_connection():
+    """A DuckDB connection with avro, iceberg and delta loaded from the installed packages."""
+    duckdb = need("duckdb", "reading lakehouse tables", extra="lake")
+    con = duckdb.connect(config={"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"})
+    for name in ("avro", "iceberg", "delta"):
+        mod = need(f"duckdb_extension_{name}", "reading lakehouse tables with DuckDB", extra="lake")
+        found = glob.glob(os.path.join(os.path.dirname(mod.__file__), "extensions", "*", f"{name}.duckdb_extension"))
+        if not found:
+            raise importlib.import_module("binlogkit.errors").UsageError(
+                f"duckdb-extension-{name}: no {name}.duckdb_extension in {os.path.dirname(mod.__file__)}")
+        con.execute(f"LOAD '{found[0]}'")
+    return con
+
+
+def metadata_file(warehouse: str, db: str, table: str, snapshot_gtid: str | None = None) -> str:
+    """The newest Iceberg metadata file of a table in a local warehouse (what ``iceberg_scan`` reads)."""
+    files = sorted(glob.glob(os.path.join(warehouse, db, table, "metadata", "*.metadata.json")))
+    if not files:
+        raise FileNotFoundError(f"{warehouse}: no Iceberg table {db}.{table}")
+    return files[-1]
+
+
+def scan(fmt: str, warehouse: str, db: str, table: str) -> str:
+    """The DuckDB table function that reads ``db.table`` of a local warehouse."""
+    if fmt == "iceberg":
+        return f"iceberg_scan('{metadata_file(warehouse, db, table)}')"
+    return f"delta_scan('{os.path.join(warehouse, db, table)}')"
