@@ -94,7 +94,7 @@ def _lake(inputs, output, fmt, mirror, filters, catalog, snapshot, from_gtid, ba
     from ..export.lake import export_lake
     from ..export.lake.mirror import exit_code, render
 
-    start = (None, 0)
+    start: tuple[str | None, int] = (None, 0)
     if backup_info:
         from ..export.lake.snapshot import backup_info as read_info
 

@@ -27,7 +27,7 @@ Change = tuple[str, "Key | None", "Key | None"]
 def fold(changes: Iterable[Change]) -> dict[Key, int | None]:
     """Touched key -> the number (position in ``changes``) of the change holding its final row,
     or None (no row at the end). Insertion order of the result: first touch."""
-    out: dict[Key, int | None] = {}
+    out: dict = {}
     for i, (op, before, after) in enumerate(changes):
         if op == "insert":
             out[after] = i

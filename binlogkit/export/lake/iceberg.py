@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from typing import Any
 
 from ..._optional import need
 from ...errors import UsageError
@@ -137,8 +138,6 @@ class IcebergSink:
     def apply(self, db: str, name: str, key: list[str], deletes: list[tuple], rows, props: dict) -> None:
         """Delete the rows of keys ``deletes`` (every touched key), then append ``rows``: one
         transaction (the table's one commit of the batch)."""
-        from pyiceberg.expressions import And, EqualTo, In, Or
-
         t = self._load(db, name)
         if t is None:
             t = self._create(db, name, rows.schema)
@@ -146,12 +145,7 @@ class IcebergSink:
         self._evolve(t, rows.schema)
         with t.transaction() as tx:
             if deletes:
-                if len(key) == 1:
-                    expr = In(key[0], [k[0] for k in deletes])
-                else:
-                    terms = [And(*[EqualTo(c, v) for c, v in zip(key, k)]) if len(key) > 1 else EqualTo(key[0], k[0])
-                             for k in deletes]
-                    expr = terms[0] if len(terms) == 1 else Or(*terms)
+                expr = key_filter(key, deletes)
                 with warnings.catch_warnings():  # "did not match any records": keys new to the table
                     warnings.simplefilter("ignore")
                     tx.delete(expr, snapshot_properties=props)
@@ -168,10 +162,21 @@ class IcebergSink:
         return [] if t is None else [(s.snapshot_id, dict(s.summary.additional_properties)) for s in t.snapshots()]
 
     def table_names(self) -> list[tuple[str, str]]:
-        out = []
+        out: list[tuple[str, str]] = []
         for ns in self.catalog.list_namespaces():
-            out += [tuple(i) for i in self.catalog.list_tables(ns)]
+            out += [(i[0], i[-1]) for i in self.catalog.list_tables(ns)]
         return sorted(out)
 
 
-__all__ = ["IcebergSink", "nulls_like"]
+def key_filter(key: list[str], keys: list[tuple]) -> Any:
+    """The row filter of the rows whose primary key is one of ``keys``."""
+    import pyiceberg.expressions as ex
+
+    e: Any = ex
+    if len(key) == 1:
+        return e.In(key[0], [k[0] for k in keys])
+    terms = [e.And(*[e.EqualTo(c, v) for c, v in zip(key, k)]) for k in keys]
+    return terms[0] if len(terms) == 1 else e.Or(*terms)
+
+
+__all__ = ["IcebergSink", "key_filter", "nulls_like"]

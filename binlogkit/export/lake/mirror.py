@@ -24,6 +24,7 @@ from ...errors import ArchiveGap, UsageError
 from ..changes import Filters, Report, Rows, Statement, checked_inputs, committed_changes
 from .. import ddl
 from ..schema import layout
+from ...transactions import Transaction
 from .batch import TableBatch, batch_for, mirror_rows
 from .fold import fold
 from .props import commit_props, order_key, position_of
@@ -81,7 +82,7 @@ class Mirror:
         self.trx = None
         self.n_trx = 0
         self.rows = 0
-        self.last = None                   # the last transaction of the batch
+        self.last: Transaction | None = None  # the last transaction of the batch
 
     def position(self, db: str, name: str) -> tuple | None:
         k = (db, name)
@@ -160,6 +161,7 @@ class Mirror:
             self.n_trx = self.rows = 0
             return
         t = self.last
+        assert t is not None  # a batch holds rows: a transaction was met
         props = commit_props(t.gtid, (t.end_file or "").rsplit("/", 1)[-1], t.end_offset or 0,
                              t.last_timestamp, self.n_trx)
         for (db, table), b in self.batches.items():

@@ -5,10 +5,10 @@ never downloaded."""
 from __future__ import annotations
 
 import glob
-import importlib
 import os
 
 from ..._optional import need
+from ...errors import UsageError
 
 
 def duckdb_connection():
@@ -17,10 +17,10 @@ def duckdb_connection():
     con = duckdb.connect(config={"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"})
     for name in ("avro", "iceberg", "delta"):
         mod = need(f"duckdb_extension_{name}", "reading lakehouse tables with DuckDB", extra="lake")
-        found = glob.glob(os.path.join(os.path.dirname(mod.__file__), "extensions", "*", f"{name}.duckdb_extension"))
+        here = os.path.dirname(mod.__file__ or "")
+        found = glob.glob(os.path.join(here, "extensions", "*", f"{name}.duckdb_extension"))
         if not found:
-            raise importlib.import_module("binlogkit.errors").UsageError(
-                f"duckdb-extension-{name}: no {name}.duckdb_extension in {os.path.dirname(mod.__file__)}")
+            raise UsageError(f"duckdb-extension-{name}: no {name}.duckdb_extension in {here}")
         con.execute(f"LOAD '{found[0]}'")
     return con
 

@@ -22,7 +22,7 @@ def covered_by(position: str):
     ``gtid_executed`` set as it is."""
     text = position.strip()
     if _MARIADB.match(text):
-        top = {}
+        top: dict[int, int] = {}
         for part in text.split(","):
             d, _s, n = part.strip().split("-")
             top[int(d)] = max(top.get(int(d), 0), int(n))
