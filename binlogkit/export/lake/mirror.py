@@ -135,25 +135,30 @@ class Mirror:
             self.sink.rename(a.db, name, pairs)
 
     def _evolve(self, b: TableBatch, pos: tuple) -> None:
-        """A table version met: drop and retype the mirror's columns to match it (added columns
-        come with the next commit). Only past the table's recorded position (reruns)."""
-        if not self.mirror or not b.key_names():
-            return
-        db, name = b.layout.db, b.layout.table
-        p = self.position(db, name)
-        if p is None or pos <= p:
-            return
-        have = self.sink.columns(db, name)
-        if have is None:
-            return
+        """A table version met: retype the change table's columns and drop and retype the
+        mirror's to match it (added columns come with the next commit; the change table keeps
+        dropped columns: its history). Only past the table's recorded position (reruns)."""
         from .types import lake_type
 
-        want = {f.name[len("after_"):]: lake_type(f.type) for f in b.layout.schema if f.name.startswith("after_")}
-        drop, retype = schema_plan(have, want, set())
-        if drop:
-            self.sink.drop(db, name, drop)
-        if retype:
-            self.sink.retype(db, name, retype)
+        db, table = b.layout.db, b.layout.table
+        for name in self.targets(db, table, bool(b.key_names())):
+            p = self.position(db, name)
+            if p is None or pos <= p:
+                continue
+            have = self.sink.columns(db, name)
+            if have is None:
+                continue
+            if name.endswith(CHANGES):
+                want = {f.name: lake_type(f.type) for f in b.layout.schema}
+                drop, retype = schema_plan(have, want, set(have))
+            else:
+                want = {f.name[len("after_"):]: lake_type(f.type) for f in b.layout.schema
+                        if f.name.startswith("after_")}
+                drop, retype = schema_plan(have, want, set())
+            if drop:
+                self.sink.drop(db, name, drop)
+            if retype:
+                self.sink.retype(db, name, retype)
 
     # -- a batch: one commit per table -----------------------------------------------------
     def flush(self) -> None:
