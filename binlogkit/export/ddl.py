@@ -22,6 +22,7 @@ _USE = re.compile(r"^(?:USE\s+`?([^`;\s]+)`?\s*;|--\s*Current Database:\s*`([^`]
 _COLUMN = re.compile(r"^\s*(?:`((?:[^`]|``)+)`|(\w+))\s+(\w+)(.*)$", re.S)
 _CHARSET = re.compile(r"CHARACTER\s+SET\s+['`\"]?(\w+)|CHARSET\s*=?\s*['`\"]?(\w+)", re.I)
 _COLLATE = re.compile(r"COLLATE\s*=?\s*['`\"]?(\w+)", re.I)
+_PRIMARY = re.compile(r"^\s*(?:CONSTRAINT\s+(?:`[^`]*`|\w+)\s+)?PRIMARY\s+KEY\s*(?:USING\s+\w+\s*)?\((.*)\)", re.I | re.S)
 _KEYWORDS = {"PRIMARY", "KEY", "UNIQUE", "INDEX", "CONSTRAINT", "FOREIGN", "FULLTEXT", "SPATIAL", "CHECK",
              "PERIOD", "SYSTEM"}
 BINARY_TYPES = {"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"}
@@ -41,6 +42,7 @@ class TableDef:
     db: str | None
     name: str
     columns: tuple[ColumnDef, ...]
+    primary_key: tuple[str, ...] = ()     # column names (lakehouse mirrors key on them)
 
 
 def _split_top(body: str) -> list[str]:
@@ -129,7 +131,13 @@ def parse(text: str) -> list[TableDef]:
             co = _COLLATE.search(tail)
             default_cs = co.group(1).split("_")[0].lower() if co else None
         cols = []
+        key: tuple[str, ...] = ()
         for part in _split_top(body):
+            pk = _PRIMARY.match(part)
+            if pk:
+                key = tuple(n.strip().strip("`").replace("``", "`").split("(")[0].strip("`")
+                            for n in _split_top(pk.group(1)))
+                continue
             cm = _COLUMN.match(part)
             if cm is None or (cm.group(2) or "").upper() in _KEYWORDS:
                 continue
@@ -147,7 +155,9 @@ def parse(text: str) -> list[TableDef]:
                 charset = charset or default_cs
             labels = _labels(rest) if ctype in ("enum", "set") else None
             cols.append(ColumnDef(cname, ctype, bool(re.search(r"\bunsigned\b", rest, re.I)), charset, labels))
-        out.append(TableDef(db, name, tuple(cols)))
+            if re.search(r"\bPRIMARY\s+KEY\b", rest, re.I):
+                key = (cname,)
+        out.append(TableDef(db, name, tuple(cols), key))
     return out
 
 
@@ -183,8 +193,12 @@ def apply(table: Table, defs: dict[tuple[str | None, str], TableDef]) -> Table:
     sets = {c.index: cd.labels for c, cd in zip(table.columns, d.columns) if c.real_type == SET and cd.labels}
     cols = tuple(replace(c, collation=_collation(cd.charset)) if c.is_character and c.collation is None else c
                  for c, cd in zip(table.columns, d.columns))
-    out = replace(table, columns=cols, column_names=tuple(cd.name for cd in d.columns), unsigned=unsigned,
-                  enum_values=enums or None, set_values=sets or None)
+    names = [cd.name for cd in d.columns]
+    key = table.primary_key
+    if not key and d.primary_key and all(k in names for k in d.primary_key):
+        key = tuple(names.index(k) for k in d.primary_key)
+    out = replace(table, columns=cols, column_names=tuple(names), unsigned=unsigned,
+                  enum_values=enums or None, set_values=sets or None, primary_key=key)
     object.__setattr__(out, "_names_from", "schema-file")
     return out
 
