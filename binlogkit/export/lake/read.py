@@ -38,3 +38,29 @@ def scan(fmt: str, warehouse: str, db: str, table: str) -> str:
     if fmt == "iceberg":
         return f"iceberg_scan('{metadata_file(warehouse, db, table)}')"
     return f"delta_scan('{os.path.join(warehouse, db, table)}')"
+
+
+def as_of(history: list[tuple[int, dict]], *, gtid: str | None = None, time: str | None = None) -> int | None:
+    """The snapshot (Iceberg) or version (Delta) of a table as of a GTID or a time: the last
+    commit whose recorded batch end is at or before it (``history``: the sink's, oldest first).
+    A MariaDB GTID compares by domain and sequence number; a time (ISO 8601, UTC unless it
+    says) with the batch's commit time. None: the table had no commit yet then."""
+    import datetime
+
+    def before(p: dict) -> bool:
+        if not p.get("binlogkit.file"):
+            return False
+        if gtid is not None:
+            g = p.get("binlogkit.gtid") or ""
+            d, _s, n = gtid.split("-")
+            if not g:
+                return False
+            gd, _gs, gn = g.split("-")
+            return gd == d and int(gn) <= int(n)
+        assert time is not None
+        when = datetime.datetime.fromisoformat(time)
+        when = when if when.tzinfo else when.replace(tzinfo=datetime.timezone.utc)
+        at = p.get("binlogkit.commit_time")
+        return bool(at) and datetime.datetime.fromisoformat(at) <= when
+    found = [v for v, p in history if before(p)]
+    return found[-1] if found else None
