@@ -30,6 +30,7 @@ from .fold import fold
 from .props import commit_props, order_key, position_of
 
 FORMATS = ("iceberg", "delta")
+BATCH_BYTES = 32 << 20   # of rows events in a batch (at a transaction's end): memory is about a few times this
 CHANGES = "__changes"
 
 
@@ -72,9 +73,10 @@ class Stats:
 
 class Mirror:
     def __init__(self, sink, *, mirror: bool, batch_transactions: int, batch_rows: int,
-                 covered=None) -> None:
+                 covered=None, batch_bytes: int = BATCH_BYTES) -> None:
         self.sink, self.mirror = sink, mirror
-        self.batch_transactions, self.batch_rows = batch_transactions, batch_rows
+        self.batch_transactions, self.batch_rows, self.batch_bytes = batch_transactions, batch_rows, batch_bytes
+        self.bytes = 0
         self.covered = covered
         self.batches: dict[tuple[str, str], TableBatch] = {}
         self.recorded: dict[tuple[str, str], tuple | None] = {}
@@ -97,7 +99,8 @@ class Mirror:
     def add(self, item, trx_pos: tuple) -> None:
         t = item.trx
         if t is not self.trx:
-            if self.n_trx and (self.n_trx >= self.batch_transactions or self.rows >= self.batch_rows):
+            if self.n_trx and (self.n_trx >= self.batch_transactions or self.rows >= self.batch_rows
+                               or self.bytes >= self.batch_bytes):
                 self.flush()
             self.trx = t
             self.n_trx += 1
@@ -118,6 +121,7 @@ class Mirror:
             self._evolve(b, trx_pos)
         b.add(item, trx_pos)
         self.rows += len(item.rows)
+        self.bytes += item.size
 
     def _ddl(self, st: Statement, pos: tuple) -> None:
         a = ddl.alter(st.sql, st.database or None)
@@ -163,7 +167,7 @@ class Mirror:
     # -- a batch: one commit per table -----------------------------------------------------
     def flush(self) -> None:
         if not self.batches:
-            self.n_trx = self.rows = 0
+            self.n_trx = self.rows = self.bytes = 0
             return
         t = self.last
         assert t is not None  # a batch holds rows: a transaction was met
@@ -200,7 +204,7 @@ class Mirror:
                 self.stats.commits += 1
         self.stats.batches += 1
         self.batches = {}
-        self.n_trx = self.rows = 0
+        self.n_trx = self.rows = self.bytes = 0
 
     def _apply(self, db: str, name: str, key: list[str], changes, props: dict) -> None:
         before = list(zip(*[changes[f"before_{c}"].to_pylist() for c in key]))
@@ -214,7 +218,7 @@ class Mirror:
 
 def export_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = False,
                 filters: Filters | None = None, catalog: str | None = None, batch_transactions: int = 1000,
-                batch_rows: int = 200_000, from_gtid: str | None = None, snapshot: str | None = None,
+                batch_rows: int = 100_000, from_gtid: str | None = None, snapshot: str | None = None,
                 snapshot_at: tuple[str | None, int] = (None, 0), check_gaps: bool = True) -> dict:
     """Export ``paths`` into the tables of ``warehouse`` (see the module text); the summary.
     ``ArchiveGap`` when the archive has a hole (everything before it is committed first)."""
