@@ -162,21 +162,33 @@ def _cli(*args) -> subprocess.CompletedProcess:
     return subprocess.run([str(BIN), "export", *map(str, args)], capture_output=True, text=True, env=env, timeout=300)
 
 
-def kill_trial(fmt: str, archive: Path, out: Path, batch: int, rng: random.Random, within: float) -> float:
-    """One export killed with SIGKILL after a random delay, then rerun to the end: the delay."""
+def _committed(fmt: str, out: Path) -> bool:
+    """Has the export made its first table commit yet?"""
+    if fmt == "delta":
+        return any(out.glob("*/*/_delta_log/*.json"))
+    return any(out.glob("*/*/metadata/*.metadata.json"))
+
+
+def kill_trial(fmt: str, archive: Path, out: Path, batch: int, rng: random.Random, within: float) -> bool:
+    """One export killed with SIGKILL a random moment after its first table commit, then rerun
+    to the end; whether the kill met a running export."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     args = [str(BIN), "export", str(archive), "-o", str(out), "--format", fmt, "--mirror",
             "--batch-transactions", str(batch)]
     p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    delay = rng.uniform(0.5, within)
+    deadline = time.monotonic() + 120
+    while not _committed(fmt, out) and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
     try:
-        p.wait(timeout=delay)
+        p.wait(timeout=rng.uniform(0.0, within))
+        killed = False
     except subprocess.TimeoutExpired:
         p.send_signal(signal.SIGKILL)
         p.wait()
+        killed = True
     done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 1, done.stderr  # 1: the fixture's MINIMAL images stop four mirrors (said)
-    return delay
+    return killed
 
 
 TRIALS = int(os.environ.get("LAKE_KILL_TRIALS", "0"))  # make lake-proof: 10 of each format
@@ -188,10 +200,12 @@ def test_kill_minus_9_then_rerun_gives_the_uninterrupted_tables(fmt, batch, tria
     export_lake([_archive()], str(ref), fmt=fmt, mirror=True, batch_transactions=batch)
     want = _tables(fmt, ref)
     rng = random.Random(33)
+    killed = 0
     for n in range(trials):
         out = tmp_path / f"k{n}"
-        kill_trial(fmt, _archive(), out, batch, rng, 3.0 if fmt == "delta" else 5.0)
+        killed += kill_trial(fmt, _archive(), out, batch, rng, 1.5 if fmt == "delta" else 3.0)
         assert _tables(fmt, out) == want
+    assert killed >= 1, "no trial met a running export: the kill window is too late"
 
 
 def test_gap_stops_the_mirror_named_exit_1(tmp_path):
