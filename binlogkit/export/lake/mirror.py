@@ -270,9 +270,10 @@ def export_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = F
 
 def render(s: dict) -> str:
     """The lakehouse summary for people (``--json`` gives the document)."""
-    lines = [f"{s['format']}{' mirror' if s['mirror'] else ''}: {s['rows']:,} row changes of {s['transactions']:,} "
-             f"transactions from {s['files']} files to {s['output']} in {s['seconds']:.1f} s: {s['commits']} table "
-             f"commits in {s['batches']} batches",
+    lines = [f"exported {s['rows']:,} row changes of {s['transactions']:,} transactions from {s['files']} files "
+             f"to {s['output']} in {s['seconds']:.1f} s",
+             f"{s['format']}{' with mirrors' if s['mirror'] else ' change tables'}: {s['commits']} table commits "
+             f"in {s['batches']} batches",
              f"tables: {', '.join(s['tables']) or 'none'}"]
     if s["skipped_rows"]:
         lines.append(f"already in the tables (an earlier run): {s['skipped_rows']:,} row changes")
