@@ -60,7 +60,7 @@ def as_of(history: list[tuple[int, dict]], *, gtid: str | None = None, time: str
         assert time is not None
         when = datetime.datetime.fromisoformat(time)
         when = when if when.tzinfo else when.replace(tzinfo=datetime.timezone.utc)
-        at = p.get("binlogkit.commit_time")
+        at = p.get("binlogkit.commit_time") or ""
         return bool(at) and datetime.datetime.fromisoformat(at) <= when
     found = [v for v, p in history if before(p)]
     return found[-1] if found else None
