@@ -262,3 +262,18 @@ def test_snapshot_start_skips_what_the_snapshot_holds(tmp_path):
     assert sink.history("shop", "t")[0][1]["binlogkit.gtid"] == "0-1-20"
     gtids = {r["gtid"] for r in sink.read("types", "ints" + CHANGES).to_pylist()}
     assert all(int(g.rsplit("-", 1)[1]) > 20 for g in gtids)
+
+
+def test_as_of_picks_the_last_commit_at_or_before_a_gtid_or_a_time():
+    from binlogkit.export.lake.props import commit_props
+    from binlogkit.export.lake.read import as_of
+
+    hist = [(1, {}), (2, commit_props("0-1-5", "b.000001", 900, 1_700_000_000, 3)),
+            (3, commit_props("0-1-9", "b.000002", 400, 1_700_000_060, 4)),
+            (4, commit_props("0-1-12", "b.000002", 800, 1_700_000_120, 1))]
+    assert as_of(hist, gtid="0-1-4") is None
+    assert as_of(hist, gtid="0-1-9") == 3 and as_of(hist, gtid="0-1-11") == 3 and as_of(hist, gtid="0-1-99") == 4
+    # 1_700_000_000 is 2023-11-14 22:13:20 UTC
+    assert as_of(hist, time="2023-11-14 22:13:19") is None
+    assert as_of(hist, time="2023-11-14T22:14:19+00:00") == 2 and as_of(hist, time="2023-11-14 22:15:20") == 4
+    assert as_of(hist, time="2023-11-14T23:14:20+01:00") == 3
