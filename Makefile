@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 DEMO_SET := fixtures/mariadb-10.11
 
-.PHONY: spark-proof bench-spark replay-proof mysql-partial lab-chroots bench-export export-proof bench-pull pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-rowarrow asan-fastdecode asan-pullscan c-constants arch-counts bench-ab clean help
+.PHONY: spark-proof bench-spark replay-proof mysql-partial lab-chroots bench-export export-proof bench-pull pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-rowarrow asan-fastdecode asan-pullscan c-constants arch-counts bench-ab clean help lake-proof bench-mirror
 
 help:
 	@echo "make demo        decode committed fixtures made by a real MariaDB server"
@@ -16,6 +16,8 @@ help:
 	@echo "make bench       run the benchmarks"
 	@echo "make bench-export  binlogkit export to Parquet vs mariadb-binlog -v on the bench binlog; the Spark job on 2 workers"
 	@echo "make replay-proof  the replay-equality campaign (issue 31): every kind, server tool and binlogkit, encrypted, .xz, s3://"
+	@echo "make lake-proof    kill -9 trials of the Iceberg and Delta mirrors (TRIALS=10 each)"
+	@echo "make bench-mirror   rows/s and peak RSS of building a mirror from the bench binlog"
 	@echo "make export-proof  the export replay proof with a 25 MB transaction (CI runs it with 3 MB)"
 	@echo "make spark-proof   spark.read.format(\"binlog\") (issue 32): every table on the standalone cluster, local and s3://, plain and encrypted, events too"
 	@echo "make bench-spark   the binlog data source (changes, events) on 2 workers vs the local export and decode, rows/s and MB/s"
@@ -55,9 +57,9 @@ $(BIN)/.installed-demo: $(SOURCES)
 # installed as requirements: binlogkit itself is not built a second time)
 $(BIN)/.installed: $(BIN)/.installed-demo
 	@$(BIN)/pip install -q --upgrade pip >> $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
-	@$(PY) -c 'import tomllib; x = tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]; print("\n".join(x["test"] + x["spark"] + x["export"]))' > $(VENV)/extras.txt
+	@$(PY) -c 'import tomllib; x = tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]; print("\n".join(x["test"] + x["spark"] + x["export"] + x["lake"]))' > $(VENV)/extras.txt
 	@$(BIN)/pip install -q -r $(VENV)/extras.txt >> $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
-	@echo "installed the test/spark/export extras in $(VENV) (log: $(VENV)/install.log)"
+	@echo "installed the test/spark/export/lake extras in $(VENV) (log: $(VENV)/install.log)"
 	touch $@
 
 deps-py: $(BIN)/.installed
@@ -128,6 +130,12 @@ bench-export: bench-data
 
 replay-proof: deps
 	nice -n 19 $(PY) -m fixtures.lab.replay_campaign --small $${SMALL:-2000} --big-mb $${BIG_MB:-8} $${KIND:+--kind $$KIND}
+
+lake-proof: deps
+	LAKE_KILL_TRIALS=$${TRIALS:-10} nice -n 10 $(BIN)/pytest -q tests/test_lake.py -k kill_minus_9
+
+bench-mirror: bench-data
+	nice -n 10 $(PY) bench/mirror.py
 
 export-proof: deps
 	EXPORT_BIG_MB=25 $(BIN)/pytest -q tests/test_export_e2e.py

@@ -25,6 +25,8 @@
     ├── NotRegularFileError          an input that is a FIFO, a device, a socket... (usage, exit 2)
     ├── UsageError                   an argument that names no log, a log an index lists that is
     │                                missing, options that do not go together (exit 2)
+    ├── ArchiveGap                   a lakehouse mirror reached a hole in the archive (missing
+    │                                file, GTID gap): applied up to it, stopped there (exit 1)
     ├── StorageError                 object storage (an fsspec URL) refused or failed: no such
     │                                bucket / key, access denied, endpoint down (names the URL)
     ├── PartialWrite                 a writer's step failed after changes began: the backup is
@@ -197,6 +199,12 @@ class NotRegularFileError(BinlogError):
 class UsageError(BinlogError):
     """Inputs or options a command cannot use: an argument that stands for no binlog or relay
     log, a log an index lists that does not exist, options that do not go together (exit 2)."""
+
+
+class ArchiveGap(BinlogError):
+    """A lakehouse mirror reached a hole in the archive (the audit's missing file, rotate
+    mismatch, position or GTID gap): the tables hold every change before it; ``file`` and
+    ``offset`` name the place (exit 1)."""
 
 
 class StorageError(BinlogError):

@@ -7,7 +7,7 @@ import sys
 import click
 
 from .._optional import need
-from .exits import EXIT_USAGE, fail, fails, show
+from .exits import EXIT_DAMAGED, EXIT_USAGE, fail, fails, show
 from .options import (datetime_value, gtid_filters, gtids_value, inputs, json_option, key_options, output_option,
                       table_filters, tables_of, time_filters)
 
@@ -26,11 +26,29 @@ from .options import (datetime_value, gtid_filters, gtids_value, inputs, json_op
                    "(binlog_row_metadata=MINIMAL).")
 @click.option("--row-group-rows", type=click.IntRange(min=1), default=50_000, show_default=True,
               help="Rows per Parquet row group (memory holds about one row group per open part).")
+@click.option("--format", "fmt", type=click.Choice(["parquet", "iceberg", "delta"]), default="parquet",
+              show_default=True, help="parquet: the change dataset; iceberg / delta: a change table per source "
+                                      "table (DB.T__changes), continued by a rerun (docs/lakehouse.md).")
+@click.option("--mirror", is_flag=True, help="iceberg / delta: also a current-state table per source table with a "
+                                               "primary key (DB.T), one commit per batch carrying its last GTID, "
+                                               "file:position and commit time (time travel by GTID or time).")
+@click.option("--catalog", help="iceberg: the catalog, a SQLite file (default: catalog.sqlite in the --output "
+                                "folder) or a REST catalog's http(s):// URL.")
+@click.option("--snapshot", "snapshot", type=click.Path(exists=True, file_okay=False),
+              help="--mirror: a Parquet snapshot folder (DB.T.parquet per table) loaded first; give its "
+                   "coordinates with --from-gtid or --backup-info.")
+@click.option("--from-gtid", help="Transactions inside this GTID position (the snapshot's or backup's: MariaDB "
+                                  "gtid_binlog_pos D-S-N,..., MySQL gtid_executed) are in the tables already.")
+@click.option("--backup-info", type=click.Path(exists=True, dir_okay=False),
+              help="A mariabackup/xtrabackup binlog_info file (FILE POSITION GTID): the snapshot's coordinates.")
+@click.option("--batch-transactions", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="iceberg / delta: source transactions per table commit (at most).")
 @json_option("Print the summary (as _SUCCESS holds it) as JSON.")
 @key_options("inputs")
 @fails(EXIT_USAGE, os_errors=True)
 def export(inputs, output, database, tables, start_datetime, stop_datetime, include_gtids, exclude_gtids,
-           schema_file, row_group_rows, as_json) -> None:
+           schema_file, row_group_rows, fmt, mirror, catalog, snapshot, from_gtid, backup_info, batch_transactions,
+           as_json) -> None:
     """Write the committed row changes of INPUTS (files, .index files, folders) as a typed Parquet
     change table: a dataset per table, db=DB/table=T/date=YYYY-MM-DD/part-*.parquet.
 
@@ -46,6 +64,9 @@ def export(inputs, output, database, tables, start_datetime, stop_datetime, incl
     part is exported); 2 usage error or an input that cannot be read.
     """
     need("pyarrow", "binlogkit export", extra="export")
+    if fmt == "parquet" and (mirror or catalog or snapshot or from_gtid or backup_info):
+        fail("--mirror, --catalog, --snapshot, --from-gtid and --backup-info go with --format iceberg or delta",
+             EXIT_USAGE)
     from ..export import Filters, export as run_export, summary_exit_code
     from ..export.ddl import load
     from ..export.render import render
@@ -55,9 +76,36 @@ def export(inputs, output, database, tables, start_datetime, stop_datetime, incl
     filters = Filters(tables=tables_of(database, tables), start=datetime_value(start_datetime),
                       stop=datetime_value(stop_datetime), gtids=gtids_value(include_gtids), schema=load(schema_file),
                       exclude_gtids=gtids_value(exclude_gtids))
+    if fmt != "parquet":
+        _lake(inputs, output, fmt, mirror, filters, catalog, snapshot, from_gtid, backup_info, batch_transactions,
+              as_json)
     try:
         summary = run_export(inputs, output, filters=filters, row_group_rows=row_group_rows)
     except ValueError as exc:
         fail(str(exc), EXIT_USAGE)
     show(summary, as_json, render)
     sys.exit(summary_exit_code(summary))
+
+
+def _lake(inputs, output, fmt, mirror, filters, catalog, snapshot, from_gtid, backup_info, batch_transactions,
+          as_json) -> None:
+    """``export.lake.export_lake`` with the options; exits."""
+    from ..errors import ArchiveGap
+    from ..export.lake import export_lake
+    from ..export.lake.mirror import exit_code, render
+
+    start: tuple[str | None, int] = (None, 0)
+    if backup_info:
+        from ..export.lake.snapshot import backup_info as read_info
+
+        file, pos, gtid = read_info(backup_info)
+        start, from_gtid = (file, pos), from_gtid or gtid or None
+    try:
+        summary = export_lake(inputs, output, fmt=fmt, mirror=mirror, filters=filters, catalog=catalog,
+                              batch_transactions=batch_transactions, from_gtid=from_gtid, snapshot=snapshot,
+                              snapshot_at=start)
+    except ArchiveGap as exc:
+        show(exc.summary, as_json, render)  # type: ignore[attr-defined]
+        fail(str(exc), EXIT_DAMAGED)
+    show(summary, as_json, render)
+    sys.exit(exit_code(summary))

@@ -22,6 +22,7 @@ _USE = re.compile(r"^(?:USE\s+`?([^`;\s]+)`?\s*;|--\s*Current Database:\s*`([^`]
 _COLUMN = re.compile(r"^\s*(?:`((?:[^`]|``)+)`|(\w+))\s+(\w+)(.*)$", re.S)
 _CHARSET = re.compile(r"CHARACTER\s+SET\s+['`\"]?(\w+)|CHARSET\s*=?\s*['`\"]?(\w+)", re.I)
 _COLLATE = re.compile(r"COLLATE\s*=?\s*['`\"]?(\w+)", re.I)
+_PRIMARY = re.compile(r"^\s*(?:CONSTRAINT\s+(?:`[^`]*`|\w+)\s+)?PRIMARY\s+KEY\s*(?:USING\s+\w+\s*)?\((.*)\)", re.I | re.S)
 _KEYWORDS = {"PRIMARY", "KEY", "UNIQUE", "INDEX", "CONSTRAINT", "FOREIGN", "FULLTEXT", "SPATIAL", "CHECK",
              "PERIOD", "SYSTEM"}
 BINARY_TYPES = {"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"}
@@ -41,6 +42,7 @@ class TableDef:
     db: str | None
     name: str
     columns: tuple[ColumnDef, ...]
+    primary_key: tuple[str, ...] = ()     # column names (lakehouse mirrors key on them)
 
 
 def _split_top(body: str) -> list[str]:
@@ -129,7 +131,13 @@ def parse(text: str) -> list[TableDef]:
             co = _COLLATE.search(tail)
             default_cs = co.group(1).split("_")[0].lower() if co else None
         cols = []
+        key: tuple[str, ...] = ()
         for part in _split_top(body):
+            pk = _PRIMARY.match(part)
+            if pk:
+                key = tuple(n.strip().strip("`").replace("``", "`").split("(")[0].strip("`")
+                            for n in _split_top(pk.group(1)))
+                continue
             cm = _COLUMN.match(part)
             if cm is None or (cm.group(2) or "").upper() in _KEYWORDS:
                 continue
@@ -147,7 +155,9 @@ def parse(text: str) -> list[TableDef]:
                 charset = charset or default_cs
             labels = _labels(rest) if ctype in ("enum", "set") else None
             cols.append(ColumnDef(cname, ctype, bool(re.search(r"\bunsigned\b", rest, re.I)), charset, labels))
-        out.append(TableDef(db, name, tuple(cols)))
+            if re.search(r"\bPRIMARY\s+KEY\b", rest, re.I):
+                key = (cname,)
+        out.append(TableDef(db, name, tuple(cols), key))
     return out
 
 
@@ -183,8 +193,12 @@ def apply(table: Table, defs: dict[tuple[str | None, str], TableDef]) -> Table:
     sets = {c.index: cd.labels for c, cd in zip(table.columns, d.columns) if c.real_type == SET and cd.labels}
     cols = tuple(replace(c, collation=_collation(cd.charset)) if c.is_character and c.collation is None else c
                  for c, cd in zip(table.columns, d.columns))
-    out = replace(table, columns=cols, column_names=tuple(cd.name for cd in d.columns), unsigned=unsigned,
-                  enum_values=enums or None, set_values=sets or None)
+    names = [cd.name for cd in d.columns]
+    key = table.primary_key
+    if not key and d.primary_key and all(k in names for k in d.primary_key):
+        key = tuple(names.index(k) for k in d.primary_key)
+    out = replace(table, columns=cols, column_names=tuple(names), unsigned=unsigned,
+                  enum_values=enums or None, set_values=sets or None, primary_key=key)
     object.__setattr__(out, "_names_from", "schema-file")
     return out
 
@@ -202,3 +216,50 @@ def load(path: str | None) -> dict[tuple[str | None, str], TableDef]:
     if not schema:
         raise UsageError(f"--schema {path}: no CREATE TABLE statement in it")
     return schema
+
+
+@dataclass(frozen=True)
+class Alter:
+    """What an ``ALTER TABLE`` does to columns, by name (from sqlglot's MySQL parse)."""
+
+    db: str | None
+    table: str
+    renames: tuple[tuple[str, str], ...] = ()      # (old, new): RENAME COLUMN, CHANGE old new
+    added: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
+    retyped: tuple[str, ...] = ()                  # MODIFY / CHANGE: the (new) names
+
+
+def alter(sql: str, db: str | None = None) -> Alter | None:
+    """The column changes of an ``ALTER TABLE`` statement (``db``: the statement's default
+    database), None for any other statement or one sqlglot cannot parse as MySQL.
+    ``MissingDependency`` (an ImportError) without sqlglot."""
+    if not re.match(r"\s*(/\*.*?\*/\s*)*ALTER\s+(ONLINE\s+|IGNORE\s+)*TABLE\b", sql, re.I | re.S):
+        return None
+    from .._optional import need
+
+    sqlglot = need("sqlglot", "schema changes of lakehouse mirrors", extra="lake")
+    from sqlglot import exp
+
+    try:
+        e = sqlglot.parse_one(sql, read="mysql")
+    except sqlglot.errors.ParseError:
+        return None
+    if not isinstance(e, exp.Alter) or not isinstance(e.this, exp.Table):
+        return None
+    renames, added, dropped, retyped = [], [], [], []
+    for a in e.args.get("actions") or []:
+        if isinstance(a, exp.RenameColumn):
+            renames.append((a.this.name, a.args["to"].name))
+        elif isinstance(a, exp.ColumnDef):
+            added.append(a.name)
+        elif isinstance(a, exp.Drop) and (a.args.get("kind") or "").upper() == "COLUMN":
+            dropped += [c.name for c in a.args.get("tables") or []]
+        elif type(a).__name__ == "ModifyColumn":
+            new = a.this.name
+            old = a.args.get("rename_from")
+            if old is not None and old.name != new:
+                renames.append((old.name, new))
+            retyped.append(new)
+    return Alter(e.this.args["db"].name if e.this.args.get("db") else db, e.this.name, tuple(renames),
+                 tuple(added), tuple(dropped), tuple(retyped))

@@ -1,0 +1,79 @@
+"""Mirror benchmark (issue 33): ``binlogkit export --format iceberg|delta --mirror`` of the
+benchmark binlog next to ``mariadb-binlog -v`` and the Parquet export on the same file, in the
+same run: CPU seconds (user+sys of the child), row changes per CPU second and peak RSS.
+
+    make bench-mirror            # or: python bench/mirror.py [FILE] [--formats iceberg,delta]
+
+The benchmark binlog has no FULL metadata: ``--schema`` gives the tables' names and primary
+keys (fixtures/lab/bench_data.py's CREATE TABLEs). Each command runs once as a subprocess,
+writing under a scratch folder that is removed after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+SCHEMA = ("CREATE TABLE bench.s (id INT AUTO_INCREMENT PRIMARY KEY, k INT, v VARCHAR(255));\n"
+          "CREATE TABLE bench.b (id INT PRIMARY KEY, b LONGBLOB);\n")
+
+
+def measured(cmd: list[str]) -> tuple[float, int, int, str]:
+    """(CPU seconds user+sys, peak RSS KiB, exit code, stdout) of one run in a fresh child."""
+    code = ("import resource,subprocess,sys;"
+            "r=subprocess.run(sys.argv[1:],stdout=subprocess.PIPE,stderr=subprocess.DEVNULL);"
+            "u=resource.getrusage(resource.RUSAGE_CHILDREN);"
+            "sys.stderr.write(r.stdout.decode(errors='replace')[-20000:]);"
+            "print(u.ru_utime+u.ru_stime, u.ru_maxrss, r.returncode)")
+    p = subprocess.run([sys.executable, "-c", code, *cmd], capture_output=True, text=True)
+    cpu, rss, rc = p.stdout.split()
+    return float(cpu), int(rss), int(rc), p.stderr
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("file", nargs="?", default="/work/benchdata/mariadb-bin.000001")
+    ap.add_argument("--formats", default="iceberg,delta")
+    ap.add_argument("--batch-transactions", default="5000")
+    args = ap.parse_args(argv)
+    path = Path(args.file)
+    mb = path.stat().st_size / 1e6
+    bk = str(BIN / "binlogkit")
+    oracle = shutil.which("mariadb-binlog") or shutil.which("mysqlbinlog")
+    with tempfile.TemporaryDirectory(prefix="bench-mirror-", dir=ROOT / "bench") as tmp:
+        scratch = Path(tmp)
+        (scratch / "schema.sql").write_text(SCHEMA)
+        rows = None
+        print(f"{path} ({mb:,.0f} MB)")
+        print(f"{'command':<44} {'CPU s':>8} {'rows/CPU s':>12} {'peak RSS MB':>12}")
+        if oracle:
+            cpu, rss, _rc, _ = measured([oracle, "-v", "--base64-output=decode-rows", str(path)])
+            print(f"{'mariadb-binlog -v (to /dev/null)':<44} {cpu:>8.1f} {'':>12} {rss / 1024:>12.0f}")
+        cpu, rss, rc, out = measured([bk, "export", str(path), "-o", str(scratch / "parquet"), "--json",
+                                      "--schema", str(scratch / "schema.sql")])
+        rows = json.loads(out)["rows"] if rc in (0, 1) else None
+        print(f"{'binlogkit export (parquet)':<44} {cpu:>8.1f} {(rows or 0) / cpu:>12,.0f} {rss / 1024:>12.0f}")
+        for fmt in args.formats.split(","):
+            cpu, rss, rc, out = measured([bk, "export", str(path), "-o", str(scratch / fmt), "--format", fmt,
+                                          "--mirror", "--json", "--schema", str(scratch / "schema.sql"),
+                                          "--batch-transactions", args.batch_transactions])
+            if rc not in (0, 1):
+                print(f"{fmt}: failed (exit {rc})")
+                continue
+            s = json.loads(out)
+            print(f"{'binlogkit export --format ' + fmt + ' --mirror':<44} {cpu:>8.1f} {s['rows'] / cpu:>12,.0f} "
+                  f"{rss / 1024:>12.0f}   ({s['rows']:,} row changes, {s['commits']} table commits, "
+                  f"{s['transactions']:,} transactions)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""One table's change rows of a batch, as Arrow columns of the export layout (pure: decoded
+``Rows`` in, an Arrow table out).
+
+The columns are those of the Parquet change table (``export.schema.layout``): ``op``, ``gtid``,
+``server_id``, ``commit_time``, ``file``, ``offset``, ``row_index``, ``schema_version``, then
+``before_<column>`` and ``after_<column>``; ``types.to_lake`` makes them lakehouse types. A
+batch holds one layout: a new table version starts a new batch (``mirror.Mirror`` flushes).
+"""
+
+from __future__ import annotations
+
+from ..changes import Rows, op_of
+from ..schema import Layout, layout
+
+
+class TableBatch:
+    def __init__(self, lay: Layout, key: tuple[int, ...] | None) -> None:
+        self.layout = lay
+        self.key = key                        # column indexes of the primary key, None: none
+        self.cols: dict[str, list] = {n: [] for n in lay.schema.names}
+        self.pos: list[tuple] = []            # per row: the order key of its transaction's end
+        self.partial: str | None = None       # where an after image lacked columns (MINIMAL, NOBLOB)
+        self.partial_row = -1                 # the row of the batch it is
+        self.n = 0
+
+    def add(self, r: Rows, pos: tuple) -> None:
+        lay, t, c = self.layout, r.trx, self.cols
+        n = len(r.rows)
+        op = op_of(r.type_code)
+        c["op"] += [op] * n
+        c["gtid"] += [t.gtid] * n
+        c["server_id"] += [t.server_id] * n
+        c["commit_time"] += [t.last_timestamp] * n
+        c["file"] += [r.file.rsplit("/", 1)[-1]] * n
+        c["offset"] += [r.offset] * n
+        c["row_index"] += range(r.row_index, r.row_index + n)
+        c["schema_version"] += [lay.version] * n
+        for side in ("before", "after"):
+            for i, row in enumerate(r.rows):
+                img = row[side]
+                present = {} if img is None else dict(img)
+                if side == "after" and img is not None and len(present) < len(lay.columns) and self.partial is None:
+                    self.partial = f"{r.file.rsplit('/', 1)[-1]}@{r.offset} ({t.gtid or 'no GTID'})"
+                    self.partial_row = self.n + i
+                for k, spec in enumerate(lay.columns):
+                    conv, text = lay.converters[k]
+                    v = present.get(k)
+                    c[f"{side}_{spec.name}"].append(None if v is None else v.value if conv is None else conv(v))
+                    if spec.text_companion:
+                        c[f"{side}_{spec.name}__text"].append(None if v is None or text is None else text(v))
+        self.pos += [pos] * n
+        self.n += n
+
+    def arrow(self):
+        """The change rows in lakehouse types."""
+        import pyarrow as pa
+
+        from .types import to_lake
+
+        return to_lake(pa.Table.from_pydict(self.cols, schema=self.layout.schema))
+
+    def key_names(self) -> list[str] | None:
+        if not self.key:
+            return None
+        return [self.layout.columns[k].name for k in self.key]
+
+
+def batch_for(r: Rows) -> TableBatch:
+    return TableBatch(layout(r.table), r.table.primary_key or None)
+
+
+def mirror_columns(change_schema) -> list[str]:
+    """The ``after_`` columns of a change table's schema: the mirror's columns (prefix off)."""
+    return [n for n in change_schema.names if n.startswith("after_")]
+
+
+def mirror_rows(changes, picks: list[int]):
+    """The rows ``picks`` of an Arrow change table as mirror rows (``after_`` columns, prefix off)."""
+    import pyarrow as pa
+
+    names = mirror_columns(changes.schema)
+    sub = changes.select(names).take(pa.array(picks, pa.int64()))
+    return sub.rename_columns([n[len("after_"):] for n in names])

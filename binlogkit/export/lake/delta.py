@@ -1,0 +1,149 @@
+"""Delta tables through delta-rs (``deltalake``): a folder per table under the warehouse
+(``DB/T`` and ``DB/T__changes``); a table commit per call with the batch's coordinates in the
+commit's ``commitInfo`` (custom metadata ``binlogkit.gtid``, ``binlogkit.file``, ...). The
+mirror's commit is one MERGE (delete touched keys that hold no row at the end, update or
+insert the others)."""
+
+from __future__ import annotations
+
+import os
+
+from ..._optional import need
+from .props import arrow_for
+
+DELETE = "_binlogkit_delete"
+
+
+class DeltaSink:
+    kind = "delta"
+
+    def __init__(self, warehouse: str, catalog: str | None = None) -> None:
+        need("deltalake", "binlogkit export --format delta", extra="lake")
+        self.root = warehouse.rstrip("/")
+        self.options: dict[str, str] = {}
+        if self.root.startswith("s3://"):
+            endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+            if endpoint:
+                self.options.update({"AWS_ENDPOINT_URL": endpoint, "AWS_ALLOW_HTTP": "true"})
+            self.options["AWS_S3_ALLOW_UNSAFE_RENAME"] = "true"
+            for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION", "AWS_REGION"):
+                if os.environ.get(k):
+                    self.options[k] = os.environ[k]
+            self.options.setdefault("AWS_REGION", self.options.get("AWS_DEFAULT_REGION", "us-east-1"))
+
+    def path(self, db: str, name: str) -> str:
+        return f"{self.root}/{db}/{name}"
+
+    def _table(self, db: str, name: str, version: int | None = None):
+        from deltalake import DeltaTable
+        from deltalake.exceptions import TableNotFoundError
+
+        try:
+            return DeltaTable(self.path(db, name), version=version, storage_options=self.options or None)
+        except TableNotFoundError:
+            return None
+
+    def recorded(self, db: str, name: str) -> dict | None:
+        t = self._table(db, name)
+        if t is None:
+            return None
+        for h in t.history(1):
+            if "binlogkit.file" in h:
+                return {k: str(v) for k, v in h.items() if k.startswith("binlogkit.")}
+        return None
+
+    def columns(self, db: str, name: str) -> dict | None:
+        t = self._table(db, name)
+        if t is None:
+            return None
+        return {f.name: f.type for f in _arrow_schema(t)}
+
+    def _commit(self, props: dict):
+        from deltalake import CommitProperties
+
+        return CommitProperties(custom_metadata=props)
+
+    def append(self, db: str, name: str, rows, props: dict) -> None:
+        from deltalake import write_deltalake
+
+        write_deltalake(self.path(db, name), rows, mode="append", schema_mode="merge",
+                        storage_options=self.options or None, commit_properties=self._commit(props))
+
+    def _rewrite(self, db: str, name: str, change) -> None:
+        """The whole table read, changed by ``change`` (an Arrow table -> an Arrow table) and
+        written back as a new version (renames, drops, retypes: delta-rs has no column mapping)."""
+        from deltalake import write_deltalake
+
+        t = self._table(db, name)
+        if t is None:
+            return
+        data = change(_read(t))
+        write_deltalake(self.path(db, name), data, mode="overwrite", schema_mode="overwrite",
+                        storage_options=self.options or None,
+                        commit_properties=self._commit(self.recorded(db, name) or {}))
+
+    def rename(self, db: str, name: str, pairs: list[tuple[str, str]]) -> None:
+        m = dict(pairs)
+        self._rewrite(db, name, lambda d: d.rename_columns([m.get(c, c) for c in d.column_names]))
+
+    def drop(self, db: str, name: str, columns: list[str]) -> None:
+        self._rewrite(db, name, lambda d: d.drop_columns([c for c in columns if c in d.column_names]))
+
+    def retype(self, db: str, name: str, columns: dict) -> None:
+        def cast(d):
+            for c, typ in columns.items():
+                if c in d.column_names:
+                    d = d.set_column(d.column_names.index(c), c, d[c].cast(typ, safe=False))
+            return d
+        self._rewrite(db, name, cast)
+
+    def apply(self, db: str, name: str, key: list[str], deletes: list[tuple], rows, props: dict) -> None:
+        import pyarrow as pa
+
+        from deltalake import write_deltalake
+
+        t = self._table(db, name)
+        if t is None:
+            write_deltalake(self.path(db, name), rows, mode="append", storage_options=self.options or None,
+                            commit_properties=self._commit(props))
+            return
+        have = _arrow_schema(t)
+        target = pa.unify_schemas([have, rows.schema]) if set(rows.column_names) - set(have.names) else have
+        live = {tuple(r) for r in zip(*[rows[c].to_pylist() for c in key])} if rows.num_rows else set()
+        gone = [k for k in deletes if k not in live]
+        src = arrow_for(target, rows)
+        if gone:
+            cols = {c: [k[i] for k in gone] for i, c in enumerate(key)}
+            src = pa.concat_tables([src, arrow_for(target, pa.table(cols).cast(pa.schema([target.field(c) for c in key])))])
+        src = src.append_column(DELETE, pa.array([False] * rows.num_rows + [True] * len(gone)))
+        on = " AND ".join(f"t.`{c}` = s.`{c}`" for c in key)
+        sets = {f"`{c}`": f"s.`{c}`" for c in target.names}
+        (t.merge(src, on, source_alias="s", target_alias="t", merge_schema=True,
+                 commit_properties=self._commit(props))
+         .when_matched_delete(predicate=f"s.{DELETE}")
+         .when_matched_update(updates=sets, predicate=f"NOT s.{DELETE}")
+         .when_not_matched_insert(updates=sets, predicate=f"NOT s.{DELETE}")
+         .execute())
+
+    def read(self, db: str, name: str, version: int | None = None):
+        t = self._table(db, name, version)
+        return None if t is None else _read(t)
+
+    def history(self, db: str, name: str) -> list[tuple[int, dict]]:
+        t = self._table(db, name)
+        if t is None:
+            return []
+        return [(h["version"], {k: str(v) for k, v in h.items() if k.startswith("binlogkit.")})
+                for h in reversed(t.history())]
+
+
+def _arrow_schema(t):
+    import pyarrow as pa
+
+    return pa.schema(t.schema().to_arrow())
+
+
+def _read(t):
+    import pyarrow as pa
+
+    return pa.table(t.to_pyarrow_dataset().to_table()) if hasattr(t, "to_pyarrow_dataset") else t.to_pyarrow_table()

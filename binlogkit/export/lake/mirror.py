@@ -1,0 +1,297 @@
+"""The lakehouse export: committed changes of an archive into Iceberg or Delta tables, a
+change table per source table (``DB.T__changes``) and, with ``mirror``, a current-state table
+(``DB.T``) kept by primary key.
+
+The plan is pure and the sink does the I/O: changes are cut into batches at transaction
+boundaries (``batch_transactions`` transactions or ``batch_rows`` rows, and before every DDL
+or new table version); a batch is one commit per table it touched (change table: append;
+mirror: ``fold.fold`` -> delete the touched keys, append their final rows), each carrying the
+batch's last GTID, file:position and commit time (``props.commit_props``).
+
+Restart: every table says where its last commit ended; a rerun walks the archive again and
+gives each table only the transactions after its own position, so a run killed anywhere (a
+table commit is atomic in both formats) and rerun gives the tables of an uninterrupted run.
+A hole in the archive (``gaps``) stops the export before the first transaction past it:
+``ArchiveGap`` after everything before it is committed.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from ...errors import ArchiveGap, UsageError
+from ..changes import Filters, Report, Rows, Statement, checked_inputs, committed_changes
+from .. import ddl
+from ..schema import layout
+from ...transactions import Transaction
+from .batch import TableBatch, batch_for, mirror_rows
+from .fold import fold
+from .props import commit_props, order_key, position_of
+
+FORMATS = ("iceberg", "delta")
+BATCH_BYTES = 32 << 20   # of rows events in a batch (at a transaction's end): memory is about a few times this
+CHANGES = "__changes"
+
+
+def open_sink(fmt: str, warehouse: str, catalog: str | None = None):
+    if fmt == "iceberg":
+        from .iceberg import IcebergSink
+
+        return IcebergSink(warehouse, catalog)
+    if fmt == "delta":
+        from .delta import DeltaSink
+
+        return DeltaSink(warehouse, catalog)
+    raise UsageError(f"--format {fmt}: one of parquet, {', '.join(FORMATS)}")
+
+
+def _norm(t) -> str:
+    s = str(t)
+    return {"large_string": "string", "large_binary": "binary"}.get(s, s.replace("large_list", "list"))
+
+
+def schema_plan(have: dict, want: dict, keep: set) -> tuple[list[str], dict]:
+    """(columns to drop, columns to retype -> their type) to take a table whose columns are
+    ``have`` (name -> Arrow type) to ``want``; ``keep``: columns never dropped. Pure."""
+    drop = [c for c in have if c not in want and c not in keep]
+    retype = {c: t for c, t in want.items() if c in have and _norm(have[c]) != _norm(t)}
+    return drop, retype
+
+
+@dataclass
+class Stats:
+    batches: int = 0
+    commits: int = 0
+    rows: int = 0
+    skipped_rows: int = 0                  # before a table's recorded position (a rerun)
+    from_snapshot: int = 0                 # transactions the snapshot already holds
+    no_key: set = field(default_factory=set)
+    partial: dict = field(default_factory=dict)   # db.table -> where its first partial after image is
+    tables: set = field(default_factory=set)
+
+
+class Mirror:
+    def __init__(self, sink, *, mirror: bool, batch_transactions: int, batch_rows: int,
+                 covered=None, batch_bytes: int = BATCH_BYTES) -> None:
+        self.sink, self.mirror = sink, mirror
+        self.batch_transactions, self.batch_rows, self.batch_bytes = batch_transactions, batch_rows, batch_bytes
+        self.bytes = 0
+        self.covered = covered
+        self.batches: dict[tuple[str, str], TableBatch] = {}
+        self.recorded: dict[tuple[str, str], tuple | None] = {}
+        self.stats = Stats()
+        self.trx = None
+        self.n_trx = 0
+        self.rows = 0
+        self.last: Transaction | None = None  # the last transaction of the batch
+
+    def position(self, db: str, name: str) -> tuple | None:
+        k = (db, name)
+        if k not in self.recorded:
+            self.recorded[k] = position_of(self.sink.recorded(db, name))
+        return self.recorded[k]
+
+    def targets(self, db: str, table: str, keyed: bool) -> list[str]:
+        return [table + CHANGES] + ([table] if self.mirror and keyed else [])
+
+    # -- the walk --------------------------------------------------------------------------
+    def add(self, item, trx_pos: tuple) -> None:
+        t = item.trx
+        if t is not self.trx:
+            if self.n_trx and (self.n_trx >= self.batch_transactions or self.rows >= self.batch_rows
+                               or self.bytes >= self.batch_bytes):
+                self.flush()
+            self.trx = t
+            self.n_trx += 1
+        if isinstance(item, Statement):
+            self.flush()
+            self._ddl(item, trx_pos)
+            self.last = t
+            return
+        self.last = t
+        lay = layout(item.table)
+        k = (lay.db, lay.table)
+        b = self.batches.get(k)
+        if b is not None and b.layout.version != lay.version:
+            self.flush()
+            b = None
+        if b is None:
+            b = self.batches[k] = batch_for(item)
+            self._evolve(b, trx_pos)
+        b.add(item, trx_pos)
+        self.rows += len(item.rows)
+        self.bytes += item.size
+
+    def _ddl(self, st: Statement, pos: tuple) -> None:
+        a = ddl.alter(st.sql, st.database or None)
+        if a is None or not a.renames or a.db is None:
+            return
+        for name in (a.table + CHANGES, a.table):
+            p = self.position(a.db, name)
+            if p is not None and pos <= p:
+                continue
+            if name.endswith(CHANGES):
+                pairs = [(f"{s}_{o}{x}", f"{s}_{n}{x}") for o, n in a.renames for s in ("before", "after")
+                         for x in ("", "__text")]
+            else:
+                pairs = [(f"{o}{x}", f"{n}{x}") for o, n in a.renames for x in ("", "__text")]
+            self.sink.rename(a.db, name, pairs)
+
+    def _evolve(self, b: TableBatch, pos: tuple) -> None:
+        """A table version met: retype the change table's columns and drop and retype the
+        mirror's to match it (added columns come with the next commit; the change table keeps
+        dropped columns: its history). Only past the table's recorded position (reruns)."""
+        from .types import lake_type
+
+        db, table = b.layout.db, b.layout.table
+        for name in self.targets(db, table, bool(b.key_names())):
+            p = self.position(db, name)
+            if p is None or pos <= p:
+                continue
+            have = self.sink.columns(db, name)
+            if have is None:
+                continue
+            if name.endswith(CHANGES):
+                want = {f.name: lake_type(f.type) for f in b.layout.schema}
+                drop, retype = schema_plan(have, want, set(have))
+            else:
+                want = {f.name[len("after_"):]: lake_type(f.type) for f in b.layout.schema
+                        if f.name.startswith("after_")}
+                drop, retype = schema_plan(have, want, set())
+            if drop:
+                self.sink.drop(db, name, drop)
+            if retype:
+                self.sink.retype(db, name, retype)
+
+    # -- a batch: one commit per table -----------------------------------------------------
+    def flush(self) -> None:
+        if not self.batches:
+            self.n_trx = self.rows = self.bytes = 0
+            return
+        t = self.last
+        assert t is not None  # a batch holds rows: a transaction was met
+        props = commit_props(t.gtid, (t.end_file or "").rsplit("/", 1)[-1], t.end_offset or 0,
+                             t.last_timestamp, self.n_trx)
+        for (db, table), b in self.batches.items():
+            self.stats.tables.add(f"{db}.{table}")
+            changes = b.arrow()
+            keyed = bool(b.key_names())
+            if self.mirror and not keyed:
+                self.stats.no_key.add(f"{db}.{table}")
+            full = f"{db}.{table}" not in self.stats.partial
+            if b.partial is not None and full:
+                self.stats.partial[f"{db}.{table}"] = b.partial
+            for name in self.targets(db, table, keyed and full):
+                p = self.position(db, name)
+                # a partial after image cannot make a row: the mirror ends before the first one
+                end = b.partial_row if b.partial is not None and not name.endswith(CHANGES) else b.n
+                keep = [i for i in range(end) if p is None or b.pos[i] > p]
+                self.stats.skipped_rows += end - len(keep)
+                if not keep:
+                    continue
+                rows = changes
+                if len(keep) < b.n:
+                    import pyarrow as pa
+
+                    rows = changes.take(pa.array(keep, pa.int64()))
+                if name.endswith(CHANGES):
+                    self.sink.append(db, name, rows, props)
+                    self.stats.rows += rows.num_rows
+                else:
+                    self._apply(db, name, b.key_names() or [], rows, props)
+                self.recorded[(db, name)] = position_of(props)
+                self.stats.commits += 1
+        self.stats.batches += 1
+        self.batches = {}
+        self.n_trx = self.rows = self.bytes = 0
+
+    def _apply(self, db: str, name: str, key: list[str], changes, props: dict) -> None:
+        before = list(zip(*[changes[f"before_{c}"].to_pylist() for c in key]))
+        after = list(zip(*[changes[f"after_{c}"].to_pylist() for c in key]))
+        ops = changes["op"].to_pylist()
+        final = fold((op, b if op != "insert" else None, a if op != "delete" else None)
+                     for op, b, a in zip(ops, before, after))
+        picks = [i for i in final.values() if i is not None]
+        self.sink.apply(db, name, key, list(final), mirror_rows(changes, picks), props)
+
+
+def export_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = False,
+                filters: Filters | None = None, catalog: str | None = None, batch_transactions: int = 1000,
+                batch_rows: int = 100_000, from_gtid: str | None = None, snapshot: str | None = None,
+                snapshot_at: tuple[str | None, int] = (None, 0), check_gaps: bool = True) -> dict:
+    """Export ``paths`` into the tables of ``warehouse`` (see the module text); the summary.
+    ``ArchiveGap`` when the archive has a hole (everything before it is committed first)."""
+    from .. import make_summary
+    from .snapshot import covered_by, load_snapshot
+
+    found = checked_inputs(paths)
+    sink = open_sink(fmt, warehouse, catalog)
+    gap = None
+    if check_gaps:
+        from .gaps import audit_gap
+
+        gap = audit_gap(found)
+    report = Report()
+    t0 = time.monotonic()
+    m = Mirror(sink, mirror=mirror, batch_transactions=batch_transactions, batch_rows=batch_rows,
+               covered=covered_by(from_gtid) if from_gtid else None)
+    if snapshot:
+        load_snapshot(sink, snapshot, from_gtid or "", mirror=mirror, file=snapshot_at[0] or "", position=snapshot_at[1])
+    stopped = None
+    seen = None
+    for item in committed_changes(found, filters or Filters(), report):
+        t = item.trx
+        if gap is not None and order_key(t.start_file, t.start_offset) >= gap[0]:
+            stopped = gap[1]
+            break
+        if m.covered is not None and t.gtid is not None and m.covered(t.gtid):
+            if t is not seen:
+                m.stats.from_snapshot += 1
+                seen = t
+            continue
+        m.add(item, order_key(t.end_file or t.start_file, t.end_offset or 0))
+    m.flush()
+    if stopped is None and gap is not None:
+        stopped = gap[1]
+    s = m.stats
+    summary = make_summary(warehouse, report, {}, 0, 0, 0, time.monotonic() - t0)
+    summary.update({"format": fmt, "mirror": mirror, "rows": s.rows, "batches": s.batches, "commits": s.commits,
+                    "skipped_rows": s.skipped_rows, "from_snapshot": s.from_snapshot, "tables": sorted(s.tables),
+                    "no_key": sorted(s.no_key), "partial_images": s.partial, "gap": stopped})
+    if stopped is not None:
+        err = ArchiveGap(f"archive gap ({stopped['kind']}: {stopped['detail']}): the tables hold every change "
+                         f"before it; export stopped at {stopped['place']}",
+                         file=stopped.get("file"), offset=stopped.get("offset"))
+        err.summary = summary  # type: ignore[attr-defined]
+        raise err
+    return summary
+
+
+def render(s: dict) -> str:
+    """The lakehouse summary for people (``--json`` gives the document)."""
+    lines = [f"exported {s['rows']:,} row changes of {s['transactions']:,} transactions from {s['files']} files "
+             f"to {s['output']} in {s['seconds']:.1f} s",
+             f"{s['format']}{' with mirrors' if s['mirror'] else ' change tables'}: {s['commits']} table commits "
+             f"in {s['batches']} batches",
+             f"tables: {', '.join(s['tables']) or 'none'}"]
+    if s["skipped_rows"]:
+        lines.append(f"already in the tables (an earlier run): {s['skipped_rows']:,} row changes")
+    if s["from_snapshot"]:
+        lines.append(f"in the snapshot already: {s['from_snapshot']:,} transactions")
+    if s["no_key"]:
+        lines.append(f"no primary key (change table only, no mirror): {', '.join(s['no_key'])}")
+    for t, where in s["partial_images"].items():
+        lines.append(f"partial row image (binlog_row_image is not FULL) in {t} at {where}: its mirror stops before it")
+    for t in s["incomplete"]:
+        lines.append(f"partial transaction {t['gtid'] or ''} at {t['file']}:{t['offset']}: not exported")
+    for p in s["problems"]:
+        lines.append(f"problem ({p['kind']}): {p['file']}:{p['offset']}: {p['message']}")
+    if s.get("gap"):
+        lines.append(f"stopped at an archive gap: {s['gap']['place']}: {s['gap']['detail']}")
+    return "\n".join(lines)
+
+
+def exit_code(s: dict) -> int:
+    """0 clean; 1 a gap, damage, a partial transaction, or a mirror stopped by a partial image."""
+    return 1 if s.get("gap") or s["problems"] or s["incomplete"] or s["partial_images"] else 0

@@ -1,0 +1,50 @@
+"""What both table formats share: the commit properties of a batch, and an Arrow table fitted
+to a table's schema (pure)."""
+
+from __future__ import annotations
+
+import datetime
+
+PREFIX = "binlogkit."
+
+
+def commit_props(gtid: str | None, file: str, position: int, commit_time: int, transactions: int) -> dict[str, str]:
+    """The coordinates of the end of a batch: its last transaction's GTID, where it ended
+    (file and position after its last event) and its commit time (UTC)."""
+    when = datetime.datetime.fromtimestamp(commit_time, datetime.timezone.utc).isoformat()
+    return {PREFIX + "gtid": gtid or "", PREFIX + "file": file, PREFIX + "position": str(position),
+            PREFIX + "commit_time": when, PREFIX + "transactions": str(transactions)}
+
+
+def position_of(props: dict | None) -> tuple | None:
+    """The order key of a recorded position (``order_key``), None when none was recorded."""
+    if not props or not props.get(PREFIX + "file"):
+        return None
+    return order_key(props[PREFIX + "file"], int(props[PREFIX + "position"]))
+
+
+def order_key(file: str, offset: int) -> tuple:
+    """Binlog order of (file, offset): by the file's numeric suffix, then its name, then offset."""
+    base = file.rsplit("/", 1)[-1]
+    suffix = base.rsplit(".", 1)[-1]
+    return (int(suffix) if suffix.isdigit() else -1, base, offset)
+
+
+def nulls_like(field, n: int):
+    import pyarrow as pa
+
+    return pa.nulls(n, field.type)
+
+
+def arrow_for(schema, rows):
+    """``rows`` with the columns of ``schema`` in its order (nulls for those it lacks), cast."""
+    import pyarrow as pa
+
+    cols = []
+    for f in schema:
+        if f.name in rows.column_names:
+            c = rows[f.name]
+            cols.append(c if c.type == f.type else c.cast(f.type))
+        else:
+            cols.append(pa.nulls(rows.num_rows, f.type))
+    return pa.Table.from_arrays(cols, schema=schema)

@@ -1,0 +1,66 @@
+"""Reading the tables back with DuckDB, offline: the ``iceberg`` and ``delta`` extensions
+(and ``avro``, which iceberg needs) loaded from their PyPI packages (``duckdb-extension-*``),
+never downloaded."""
+
+from __future__ import annotations
+
+import glob
+import os
+
+from ..._optional import need
+from ...errors import UsageError
+
+
+def duckdb_connection():
+    """A DuckDB connection with avro, iceberg and delta loaded from the installed packages."""
+    duckdb = need("duckdb", "reading lakehouse tables", extra="lake")
+    con = duckdb.connect(config={"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"})
+    for name in ("avro", "iceberg", "delta"):
+        mod = need(f"duckdb_extension_{name}", "reading lakehouse tables with DuckDB", extra="lake")
+        here = os.path.dirname(mod.__file__ or "")
+        found = glob.glob(os.path.join(here, "extensions", "*", f"{name}.duckdb_extension"))
+        if not found:
+            raise UsageError(f"duckdb-extension-{name}: no {name}.duckdb_extension in {here}")
+        con.execute(f"LOAD '{found[0]}'")
+    return con
+
+
+def metadata_file(warehouse: str, db: str, table: str, snapshot_gtid: str | None = None) -> str:
+    """The newest Iceberg metadata file of a table in a local warehouse (what ``iceberg_scan`` reads)."""
+    files = sorted(glob.glob(os.path.join(warehouse, db, table, "metadata", "*.metadata.json")))
+    if not files:
+        raise FileNotFoundError(f"{warehouse}: no Iceberg table {db}.{table}")
+    return files[-1]
+
+
+def scan(fmt: str, warehouse: str, db: str, table: str) -> str:
+    """The DuckDB table function that reads ``db.table`` of a local warehouse."""
+    if fmt == "iceberg":
+        return f"iceberg_scan('{metadata_file(warehouse, db, table)}')"
+    return f"delta_scan('{os.path.join(warehouse, db, table)}')"
+
+
+def as_of(history: list[tuple[int, dict]], *, gtid: str | None = None, time: str | None = None) -> int | None:
+    """The snapshot (Iceberg) or version (Delta) of a table as of a GTID or a time: the last
+    commit whose recorded batch end is at or before it (``history``: the sink's, oldest first).
+    A MariaDB GTID compares by domain and sequence number; a time (ISO 8601, UTC unless it
+    says) with the batch's commit time. None: the table had no commit yet then."""
+    import datetime
+
+    def before(p: dict) -> bool:
+        if not p.get("binlogkit.file"):
+            return False
+        if gtid is not None:
+            g = p.get("binlogkit.gtid") or ""
+            d, _s, n = gtid.split("-")
+            if not g:
+                return False
+            gd, _gs, gn = g.split("-")
+            return gd == d and int(gn) <= int(n)
+        assert time is not None
+        when = datetime.datetime.fromisoformat(time)
+        when = when if when.tzinfo else when.replace(tzinfo=datetime.timezone.utc)
+        at = p.get("binlogkit.commit_time") or ""
+        return bool(at) and datetime.datetime.fromisoformat(at) <= when
+    found = [v for v, p in history if before(p)]
+    return found[-1] if found else None

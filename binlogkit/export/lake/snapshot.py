@@ -1,0 +1,79 @@
+"""Start from a snapshot: the transactions a backup already holds (its GTID position), and
+the initial load of a Parquet snapshot into the mirror tables.
+
+A Parquet snapshot is a folder with one file per table, ``DB.T.parquet`` (or ``DB/T.parquet``),
+columns named as the table's: each becomes the first commit of the mirror ``DB.T``, carrying the
+backup's coordinates. Only tables without a commit yet are loaded (a rerun loads nothing).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from .props import PREFIX
+
+_MARIADB = re.compile(r"^\d+-\d+-\d+(\s*,\s*\d+-\d+-\d+)*$")
+
+
+def covered_by(position: str):
+    """A predicate: is this GTID inside the backup's GTID position? MariaDB: a position
+    (``gtid_binlog_pos``, ``D-S-N,...``) holds every ``D-*-M`` with M <= N; MySQL: the
+    ``gtid_executed`` set as it is."""
+    text = position.strip()
+    if _MARIADB.match(text):
+        top: dict[int, int] = {}
+        for part in text.split(","):
+            d, _s, n = part.strip().split("-")
+            top[int(d)] = max(top.get(int(d), 0), int(n))
+
+        def covered(gtid: str) -> bool:
+            d, _s, n = gtid.split("-")
+            return int(n) <= top.get(int(d), -1)
+        return covered
+    from ...api import gtid_matcher
+
+    return gtid_matcher(text)
+
+
+def backup_info(path: str) -> tuple[str, int, str]:
+    """(file, position, GTID position) of a ``xtrabackup_binlog_info`` / ``mariadb_backup_binlog_info``
+    file (``FILE<TAB>POSITION<TAB>GTID``)."""
+    from ...errors import UsageError
+
+    with open(path, encoding="utf-8") as fh:
+        parts = fh.read().split()
+    if len(parts) < 2 or not parts[1].isdigit():
+        raise UsageError(f"--backup-info {path}: expected FILE POSITION [GTID]")
+    return parts[0], int(parts[1]), " ".join(parts[2:])
+
+
+def snapshot_tables(folder: str) -> list[tuple[str, str, str]]:
+    """(db, table, path) of the Parquet files of a snapshot folder."""
+    out = []
+    for root, _dirs, files in os.walk(folder):
+        for f in sorted(files):
+            if not f.endswith(".parquet"):
+                continue
+            rel = os.path.relpath(os.path.join(root, f), folder)[: -len(".parquet")]
+            db, _, table = rel.replace(os.sep, ".").partition(".")
+            if table:
+                out.append((db, table, os.path.join(root, f)))
+    return sorted(out)
+
+
+def load_snapshot(sink, folder: str, gtid: str, *, mirror: bool, file: str = "", position: int = 0) -> int:
+    """The snapshot's tables as the first commit of their mirrors; the number loaded."""
+    import pyarrow.parquet as pq
+
+    from .types import to_lake
+
+    n = 0
+    for db, table, path in snapshot_tables(folder):
+        if not mirror or sink.recorded(db, table) is not None:
+            continue
+        props = {PREFIX + "gtid": gtid, PREFIX + "file": file or "snapshot", PREFIX + "position": str(position),
+                 PREFIX + "commit_time": "", PREFIX + "transactions": "0", PREFIX + "snapshot": path}
+        sink.append(db, table, to_lake(pq.read_table(path)), props)
+        n += 1
+    return n

@@ -1,0 +1,279 @@
+"""``binlogkit export --format iceberg|delta [--mirror]`` on committed fixtures (issue 33): the
+fold, the tables of both formats read back (the mirror equals the fold of its change table),
+restart by recorded position, kill -9 of a real export mid-run then rerun, an archive gap ->
+exit 1 named, time travel by GTID, schema changes by name, DuckDB reading the tables offline."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from binlogkit.cli import main
+from binlogkit.export import Filters, ddl
+from binlogkit.export.lake import export_lake
+from binlogkit.export.lake.fold import fold, state
+from binlogkit.export.lake.mirror import CHANGES, open_sink, schema_plan
+from binlogkit.export.lake.props import order_key
+from fixtures import store
+
+pytest.importorskip("pyiceberg")
+pytest.importorskip("deltalake")
+pa = pytest.importorskip("pyarrow")
+ROOT = Path(__file__).resolve().parent.parent
+BIN = ROOT / ".venv" / "bin" / "binlogkit"
+FORMATS = ("iceberg", "delta")
+
+
+def _archive() -> Path:
+    return store.materialize("row-types-full-metadata") / "primary"
+
+
+def _norm(rows: list[dict]) -> list[str]:
+    return sorted(repr(sorted(r.items())) for r in rows)
+
+
+def _ordered_changes(tbl) -> list[dict]:
+    rows = tbl.to_pylist()
+    return sorted(rows, key=lambda r: (order_key(r["file"], r["offset"]), r["row_index"]))
+
+
+def _fold_of(changes: list[dict], key: list[str]) -> dict:
+    """The current state the change rows make: key -> the mirror row (after_ columns)."""
+    ch = [(r["op"], tuple(r[f"before_{k}"] for k in key) if r["op"] != "insert" else None,
+           tuple(r[f"after_{k}"] for k in key) if r["op"] != "delete" else None) for r in changes]
+    return {k: {c[len("after_"):]: v for c, v in changes[i].items() if c.startswith("after_")}
+            for k, i in state(ch).items()}
+
+
+def _tables(fmt: str, out: Path) -> dict:
+    """Every table of a warehouse: name -> normalised rows."""
+    sink = open_sink(fmt, str(out))
+    got = {}
+    for name in ("ints", "strs", "extra", "charsets", "allcs", "exactnums", "decimals", "nums", "times"):
+        for t in (name, name + CHANGES):
+            data = sink.read("types", t)
+            if data is not None:
+                got[t] = _norm(data.to_pylist())
+    return got
+
+
+# -- the pure parts ------------------------------------------------------------------------------
+def test_fold_insert_update_key_update_delete():
+    changes = [("insert", None, (1,)), ("insert", None, (2,)), ("update", (1,), (1,)), ("update", (2,), (3,)),
+               ("delete", (1,), None), ("insert", None, (1,)), ("update", (3,), (2,))]
+    assert fold(changes) == {(1,): 5, (2,): 6, (3,): None}
+    assert state(changes) == {(1,): 5, (2,): 6}
+    assert state([("delete", (9,), None)], start={(9,): 0, (8,): 1}) == {(8,): 1}
+
+
+def test_alter_is_parsed_by_name_with_sqlglot():
+    a = ddl.alter("ALTER TABLE shop.t CHANGE a b BIGINT, ADD c INT, DROP COLUMN d, MODIFY e TEXT", "x")
+    assert (a.db, a.table, a.renames, a.added, a.dropped, a.retyped) == \
+        ("shop", "t", (("a", "b"),), ("c",), ("d",), ("b", "e"))
+    assert ddl.alter("/* c */ ALTER TABLE `t` RENAME COLUMN `x y` TO z", "db").renames == (("x y", "z"),)
+    assert ddl.alter("CREATE TABLE t (a INT)", "db") is None
+
+
+def test_schema_plan_drops_and_retypes():
+    have = {"id": pa.int32(), "a": pa.large_string(), "gone": pa.int64(), "n": pa.int32()}
+    want = {"id": pa.int32(), "a": pa.string(), "n": pa.int64(), "new": pa.string()}
+    assert schema_plan(have, want, set()) == (["gone"], {"n": pa.int64()})
+
+
+# -- both formats on a real archive --------------------------------------------------------------
+@pytest.fixture(scope="module", params=FORMATS)
+def built(request, tmp_path_factory):
+    out = tmp_path_factory.mktemp(f"lake-{request.param}")
+    summary = export_lake([_archive()], str(out), fmt=request.param, mirror=True)
+    return request.param, out, summary
+
+
+def test_mirror_equals_the_fold_of_its_change_table(built):
+    fmt, out, summary = built
+    sink = open_sink(fmt, str(out))
+    assert summary["transactions"] == 49 and summary["rows"] == 63 and not summary["gap"]
+    # the fixture's last updates are logged with binlog_row_image=MINIMAL: those mirrors stop there, named
+    assert set(summary["partial_images"]) == {"types.enumsets", "types.fsp", "types.nums", "types.times"}
+    checked = 0
+    for name in ("ints", "strs", "extra", "charsets", "allcs", "exactnums", "decimals"):
+        changes = _ordered_changes(sink.read("types", name + CHANGES))
+        mirror = sink.read("types", name).to_pylist()
+        want = _fold_of(changes, ["id"])
+        assert _norm(mirror) == _norm(list(want.values())), name
+        assert len({op for op in (r["op"] for r in changes)}) >= 1
+        checked += len(mirror)
+    assert checked >= 20
+    ops = {r["op"] for n in ("ints", "exactnums") for r in sink.read("types", n + CHANGES).to_pylist()}
+    assert ops == {"insert", "update", "delete"}
+
+
+def test_commit_properties_and_time_travel_by_gtid(built):
+    fmt, out, _ = built
+    sink = open_sink(fmt, str(out))
+    hist = sink.history("types", "ints")
+    props = [p for _v, p in hist if "binlogkit.gtid" in p]
+    assert props and props[-1]["binlogkit.gtid"] == "0-1-49" and props[-1]["binlogkit.file"] == "mariadb-bin.000003"
+    assert props[-1]["binlogkit.commit_time"].endswith("+00:00")
+    # as of the first commit's GTID: the fold of the change rows up to that position
+    first_version, first = next((v, p) for v, p in hist if "binlogkit.gtid" in p)
+    upto = order_key(first["binlogkit.file"], int(first["binlogkit.position"]))
+    changes = [r for r in _ordered_changes(sink.read("types", "ints" + CHANGES))
+               if order_key(r["file"], r["offset"]) < upto]
+    past = sink.read("types", "ints", first_version).to_pylist()
+    assert _norm(past) == _norm(list(_fold_of(changes, ["id"]).values()))
+    assert len(past) != len(sink.read("types", "ints").to_pylist()) or past != sink.read("types", "ints").to_pylist()
+
+
+def test_rerun_commits_nothing_and_smaller_batches_give_the_same_tables(built, tmp_path):
+    fmt, out, _ = built
+    before = _tables(fmt, out)
+    again = export_lake([_archive()], str(out), fmt=fmt, mirror=True)
+    assert again["commits"] == 0 and again["skipped_rows"] > 0
+    assert _tables(fmt, out) == before
+    small = tmp_path / "small"
+    export_lake([_archive()], str(small), fmt=fmt, mirror=True, batch_transactions=12 if fmt == "delta" else 25)
+    assert _tables(fmt, small) == before
+
+
+def test_duckdb_reads_the_iceberg_and_delta_tables_offline(built):
+    duckdb = pytest.importorskip("duckdb")
+    from binlogkit.export.lake.read import duckdb_connection, scan
+
+    fmt, out, _ = built
+    con = duckdb_connection()
+    got = con.execute(f"SELECT count(*), sum(id) FROM {scan(fmt, str(out), 'types', 'ints')}").fetchone()
+    want = open_sink(fmt, str(out)).read("types", "ints")
+    assert got == (want.num_rows, sum(want["id"].to_pylist()))
+    assert duckdb.__version__
+
+
+# -- restart after kill -9, gaps, CLI --------------------------------------------------------------
+def _cli(*args) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([str(BIN), "export", *map(str, args)], capture_output=True, text=True, env=env, timeout=300)
+
+
+def _committed(fmt: str, out: Path) -> bool:
+    """Has the export made its first table commit yet?"""
+    if fmt == "delta":
+        return any(out.glob("*/*/_delta_log/*.json"))
+    return any(out.glob("*/*/metadata/*.metadata.json"))
+
+
+def kill_trial(fmt: str, archive: Path, out: Path, batch: int, rng: random.Random, within: float) -> bool:
+    """One export killed with SIGKILL a random moment after its first table commit, then rerun
+    to the end; whether the kill met a running export."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    args = [str(BIN), "export", str(archive), "-o", str(out), "--format", fmt, "--mirror",
+            "--batch-transactions", str(batch)]
+    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    deadline = time.monotonic() + 120
+    while not _committed(fmt, out) and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    try:
+        p.wait(timeout=rng.uniform(0.0, within))
+        killed = False
+    except subprocess.TimeoutExpired:
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        killed = True
+    done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 1, done.stderr  # 1: the fixture's MINIMAL images stop four mirrors (said)
+    return killed
+
+
+TRIALS = int(os.environ.get("LAKE_KILL_TRIALS", "0"))  # make lake-proof: 10 of each format
+
+
+@pytest.mark.parametrize("fmt,batch,trials", [("delta", 2, TRIALS or 2), ("iceberg", 20, TRIALS or 1)])
+def test_kill_minus_9_then_rerun_gives_the_uninterrupted_tables(fmt, batch, trials, tmp_path):
+    ref = tmp_path / "ref"
+    export_lake([_archive()], str(ref), fmt=fmt, mirror=True, batch_transactions=batch)
+    want = _tables(fmt, ref)
+    rng = random.Random(33)
+    killed = 0
+    for n in range(trials):
+        out = tmp_path / f"k{n}"
+        killed += kill_trial(fmt, _archive(), out, batch, rng, 1.5 if fmt == "delta" else 3.0)
+        assert _tables(fmt, out) == want
+    assert killed >= 1, "no trial met a running export: the kill window is too late"
+
+
+def test_gap_stops_the_mirror_named_exit_1(tmp_path):
+    holed = tmp_path / "holed"
+    holed.mkdir()
+    for f in ("mariadb-bin.000001", "mariadb-bin.000003"):
+        shutil.copy(_archive() / f, holed / f)
+    res = _cli(holed, "-o", tmp_path / "out", "--format", "delta", "--mirror", "--json")
+    assert res.returncode == 1
+    assert "archive gap" in res.stderr and "mariadb-bin.000001@76008" in res.stderr
+    sink = open_sink("delta", str(tmp_path / "out"))
+    last = [p for _v, p in sink.history("types", "ints")][-1]
+    assert last["binlogkit.file"] == "mariadb-bin.000001"     # nothing past the hole was applied
+    assert sink.read("types", "ints").num_rows > 0
+
+
+def test_cli_parquet_options_and_missing_dependency_line(tmp_path):
+    res = CliRunner().invoke(main, ["export", str(_archive()), "-o", str(tmp_path / "o"), "--mirror"])
+    assert res.exit_code == 2 and "--format iceberg or delta" in res.output
+    from binlogkit._optional import MissingDependency, need
+
+    with pytest.raises(MissingDependency, match=r"binlogkit\[lake\]"):
+        need("pyiceberg_not_installed_here", "binlogkit export --format iceberg", extra="lake")
+
+
+# -- schema changes by name, on real tables --------------------------------------------------------
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_rename_drop_retype_keep_the_values(fmt, tmp_path):
+    sink = open_sink(fmt, str(tmp_path))
+    props = {"binlogkit.file": "b.000001", "binlogkit.position": "4", "binlogkit.gtid": "0-1-1"}
+    rows = pa.table({"id": pa.array([1, 2], pa.int32()), "a": ["x", "y"], "n": pa.array([5, 6], pa.int32()),
+                     "gone": ["p", "q"]})
+    sink.apply("db", "t", ["id"], [], rows, props)
+    sink.rename("db", "t", [("a", "b")])
+    sink.drop("db", "t", ["gone"])
+    sink.retype("db", "t", {"n": pa.int64()})
+    sink.apply("db", "t", ["id"], [(2,), (3,)], pa.table({"id": pa.array([3], pa.int32()), "b": ["z"],
+                                                          "n": pa.array([7], pa.int64())}), props)
+    got = sorted(sink.read("db", "t").to_pylist(), key=lambda r: r["id"])
+    assert got == [{"id": 1, "b": "x", "n": 5}, {"id": 3, "b": "z", "n": 7}]
+
+
+def test_snapshot_start_skips_what_the_snapshot_holds(tmp_path):
+    snap = tmp_path / "snap"
+    snap.mkdir()
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"id": pa.array([100], pa.int32()), "v": ["from the snapshot"]}), snap / "shop.t.parquet")
+    s = export_lake([_archive()], str(tmp_path / "wh"), fmt="delta", mirror=True, snapshot=str(snap),
+                    from_gtid="0-1-20", filters=Filters(tables=("types.ints",)))
+    assert 0 < s["from_snapshot"] <= 20     # transactions with types.ints rows up to 0-1-20
+    sink = open_sink("delta", str(tmp_path / "wh"))
+    assert sink.read("shop", "t").to_pylist() == [{"id": 100, "v": "from the snapshot"}]
+    assert sink.history("shop", "t")[0][1]["binlogkit.gtid"] == "0-1-20"
+    gtids = {r["gtid"] for r in sink.read("types", "ints" + CHANGES).to_pylist()}
+    assert all(int(g.rsplit("-", 1)[1]) > 20 for g in gtids)
+
+
+def test_as_of_picks_the_last_commit_at_or_before_a_gtid_or_a_time():
+    from binlogkit.export.lake.props import commit_props
+    from binlogkit.export.lake.read import as_of
+
+    hist = [(1, {}), (2, commit_props("0-1-5", "b.000001", 900, 1_700_000_000, 3)),
+            (3, commit_props("0-1-9", "b.000002", 400, 1_700_000_060, 4)),
+            (4, commit_props("0-1-12", "b.000002", 800, 1_700_000_120, 1))]
+    assert as_of(hist, gtid="0-1-4") is None
+    assert as_of(hist, gtid="0-1-9") == 3 and as_of(hist, gtid="0-1-11") == 3 and as_of(hist, gtid="0-1-99") == 4
+    # 1_700_000_000 is 2023-11-14 22:13:20 UTC
+    assert as_of(hist, time="2023-11-14 22:13:19") is None
+    assert as_of(hist, time="2023-11-14T22:14:19+00:00") == 2 and as_of(hist, time="2023-11-14 22:15:20") == 4
+    assert as_of(hist, time="2023-11-14T23:14:20+01:00") == 3
