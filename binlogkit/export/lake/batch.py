@@ -35,11 +35,26 @@ class TableBatch:
         c["offset"] += [r.offset] * n
         c["row_index"] += range(r.row_index, r.row_index + n)
         c["schema_version"] += [lay.version] * n
+        width = len(lay.columns)
         for side in ("before", "after"):
-            for i, row in enumerate(r.rows):
-                img = row[side]
+            images = [row[side] for row in r.rows]
+            if None not in images and all(len(img) == width for img in images):
+                # whole images (binlog_row_image=FULL): column by column, no lookups
+                by_col = list(zip(*images)) if n else [()] * width
+                for k, spec in enumerate(lay.columns):
+                    conv, text = lay.converters[k]
+                    pairs = by_col[k]
+                    if conv is None:
+                        c[f"{side}_{spec.name}"] += [None if p[1] is None else p[1].value for p in pairs]
+                    else:
+                        c[f"{side}_{spec.name}"] += [None if p[1] is None else conv(p[1]) for p in pairs]
+                    if spec.text_companion:
+                        c[f"{side}_{spec.name}__text"] += [None if p[1] is None or text is None else text(p[1])
+                                                           for p in pairs]
+                continue
+            for i, img in enumerate(images):
                 present = {} if img is None else dict(img)
-                if side == "after" and img is not None and len(present) < len(lay.columns) and self.partial is None:
+                if side == "after" and img is not None and len(present) < width and self.partial is None:
                     self.partial = f"{r.file.rsplit('/', 1)[-1]}@{r.offset} ({t.gtid or 'no GTID'})"
                     self.partial_row = self.n + i
                 for k, spec in enumerate(lay.columns):
