@@ -105,3 +105,64 @@ def test_public_names_are_exported():
         binlogkit.no_such_name  # noqa: B018
     with pytest.raises(ImportError):
         from binlogkit import no_such_name  # noqa: F401
+
+
+# -- the C loop writes its text straight to the output descriptor (fastdecode.ReplayChunks.direct)
+BENCH = Path("/work/benchdata/mariadb-bin.000001")
+
+
+def _samples() -> list[Path]:
+    return sorted(p for p in SAMPLES.glob("*/*") if p.is_file() and p.suffix[1:].isdigit())
+
+
+def _through_fd(tmp_path: Path, *args: str) -> tuple[int, bytes, bytes]:
+    """``binlogkit decode ARGS`` in a child, stdout a file (the C loop writes there) and a pipe:
+    the exit code and the two outputs."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BINLOGKIT_") and k != "PYTHONUNBUFFERED"}
+    cmd = [sys.executable, "-m", "binlogkit", "decode", *args]   # stdout buffered, as it runs for users
+    with open(tmp_path / "out.sql", "wb") as fh:
+        to_file = subprocess.run(cmd, stdout=fh, stderr=subprocess.PIPE, cwd=ROOT, timeout=300, env=env)
+    to_pipe = subprocess.run(cmd, capture_output=True, cwd=ROOT, timeout=300, env=env)
+    assert to_file.returncode == to_pipe.returncode and to_file.stderr == to_pipe.stderr
+    return to_pipe.returncode, (tmp_path / "out.sql").read_bytes(), to_pipe.stdout
+
+
+def _in_process(*args: str) -> tuple[int, bytes]:
+    """The same through click's runner: no descriptor, the C loop's text comes back as bytes."""
+    from click.testing import CliRunner
+
+    from binlogkit.cli import main
+
+    res = CliRunner().invoke(main, ["decode", *args])
+    return res.exit_code, res.stdout_bytes
+
+
+@pytest.mark.parametrize("path", _samples(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_direct_writes_are_the_returned_bytes(tmp_path, path):
+    code, to_file, to_pipe = _through_fd(tmp_path, "--utc", str(path))
+    assert (code, to_file) == _in_process("--utc", str(path))
+    assert to_pipe == to_file and b"BINLOG '" in to_file
+
+
+def test_direct_writes_of_several_files_and_a_torn_tail(tmp_path):
+    """Several files in one run (the Python path's text between the C loop's writes), the last
+    one torn: the output up to the damage, the same; exit 1."""
+    files = _samples()[:3]
+    torn = tmp_path / "torn.000009"
+    data = files[-1].read_bytes()
+    torn.write_bytes(data[: len(data) * 2 // 3])
+    code, to_file, to_pipe = _through_fd(tmp_path, "--utc", *map(str, files), str(torn))
+    assert (code, to_file) == _in_process("--utc", *map(str, files), str(torn))
+    assert code == 1 and to_pipe == to_file and to_file.count(b"DELIMITER /*!*/;") == len(files) + 1
+
+
+def test_direct_writes_of_many_mib(tmp_path):
+    """Past the C loop's 1 MiB writes: the first 6 MB of the bench binlog (torn there)."""
+    if not BENCH.exists():
+        pytest.skip("no bench binlog (make bench-data)")
+    part = tmp_path / "mariadb-bin.000001"
+    with open(BENCH, "rb") as fh:
+        part.write_bytes(fh.read(6_000_000))
+    code, to_file, to_pipe = _through_fd(tmp_path, "--utc", str(part))
+    assert (code, to_file) == _in_process("--utc", str(part))
+    assert len(to_file) > 4 << 20 and to_pipe == to_file
