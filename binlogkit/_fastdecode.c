@@ -28,6 +28,8 @@
 #include <structmember.h>
 #include <stdint.h>
 #include <string.h>
+#include <errno.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -867,6 +869,7 @@ enum {
 typedef struct {
     PyObject_HEAD
     Out text;              /* walk()'s output, kept from call to call (its pages stay mapped) */
+    int out_fd;            /* >= 0: walk() writes its text to this descriptor itself and returns b"" */
     Out head, body, annot; /* a statement's header lines, its base64 blocks ("\n" between), Annotate_rows' lines */
     int has_annot;
     long long rows; /* rows of the statement, for `# Number of rows` */
@@ -1241,6 +1244,29 @@ nomem:
     return -1;
 }
 
+/* all of buf[:len] to fd, the GIL released (a pipe's reader may be slow); -1 with OSError set
+   (EPIPE: BrokenPipeError, as a Python write raises it) */
+static int write_all(int fd, const char *buf, Py_ssize_t len) {
+    while (len > 0) {
+        ssize_t n;
+        Py_BEGIN_ALLOW_THREADS
+        n = write(fd, buf, (size_t)len);
+        Py_END_ALLOW_THREADS
+        if (n < 0) {
+            if (errno == EINTR) {
+                if (PyErr_CheckSignals())
+                    return -1;
+                continue;
+            }
+            PyErr_SetFromErrno(PyExc_OSError);
+            return -1;
+        }
+        buf += n;
+        len -= n;
+    }
+    return 0;
+}
+
 static PyObject *replayer_walk(Replayer *R, PyObject *args) {
     Py_buffer buf, cfg;
     Py_ssize_t rel, filled;
@@ -1322,6 +1348,11 @@ static PyObject *replayer_walk(Replayer *R, PyObject *args) {
     }
     if (status == PYTHON && !info)
         goto done;
+    if (R->out_fd >= 0 && o.len > 0) {
+        if (write_all(R->out_fd, o.buf, o.len))
+            goto done;
+        o.len = 0;
+    }
     result = Py_BuildValue("(inLy#O)", status, rel, at, o.buf ? o.buf : "", o.len, info ? info : Py_None);
 done:
     Py_XDECREF(info);
@@ -1356,6 +1387,7 @@ static PyObject *replayer_new(PyTypeObject *type, PyObject *args, PyObject *kw) 
     if (!R)
         return NULL;
     R->allow_parallel = R->domain_id = R->server_id = -1;
+    R->out_fd = -1;
     R->thread_id = R->flags2 = R->sql_mode = R->charset_client = R->collation_connection = R->collation_server = -1;
     R->lc_time_names = R->charset_database = R->default_collation_for_utf8mb4 = -1;
     R->time_zone = PyBytes_FromStringAndSize("", 0);
@@ -1406,6 +1438,8 @@ static PyMemberDef replayer_members[] = {
     {"tables", T_OBJECT_EX, offsetof(Replayer, tables), READONLY, "table id -> column types + 2-byte metadata"},
     {"maps", T_OBJECT_EX, offsetof(Replayer, maps), READONLY, "table id -> (Table_map bytes, offset) printed here"},
     {"notes", T_OBJECT_EX, offsetof(Replayer, notes), 0, "lines under a Table_map's header (bytes)"},
+    {"out_fd", T_INT, offsetof(Replayer, out_fd), 0,
+     "-1 (walk returns its text), or a descriptor walk writes its text to (then returns b\"\")"},
     {NULL, 0, 0, 0, NULL}};
 
 static PyMethodDef replayer_methods[] = {
@@ -1414,7 +1448,8 @@ static PyMethodDef replayer_methods[] = {
      "Frame, check and print the events of buf[rel:filled] as decoding.replay.Replay prints them, until\n"
      "one is not for this loop (PYTHON: info = (code, timestamp, server_id, size, log_pos, flags,\n"
      "checksum_ok)), the window ends (MORE), framing is irregular (HANDOVER) or 1 MiB of text is\n"
-     "ready (FULL). A statement's row events stay held here across calls (take())."},
+     "ready (FULL). A statement's row events stay held here across calls (take()). With out_fd set,\n"
+     "the text is written there before walk returns, and text is b\"\"."},
     {"take", (PyCFunction)replayer_take, METH_NOARGS,
      "take() -> (head, body, annotate): the held statement's header lines, base64 blocks and\n"
      "Annotate_rows lines (None: none held), cleared here."},

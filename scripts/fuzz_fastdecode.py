@@ -94,6 +94,7 @@ print("fuzz done")
 # the replay loop: events whose CRC32 "matches" (the callable returns the stored value), any
 # options, the state held from call to call
 rc = asan_mod.Replayer()
+sink = os.open(os.devnull, os.O_WRONLY)
 for it in range(30000):
     blob = bytearray(rnd.randrange(256) for _ in range(rnd.randint(0, 300)))
     if len(blob) >= 23 and rnd.random() < 0.8:
@@ -115,7 +116,9 @@ for it in range(30000):
     if rnd.random() < 0.3:
         rc.tables[int.from_bytes(blob[19:23], "little") if len(blob) >= 23 else 0] = bytes(
             rnd.randrange(256) for _ in range(3 * rnd.randint(0, 8)))
-    rc.walk(blob, 0, len(blob), rnd.choice([4, 100]), rnd.randrange(1 << 17), crc, cfg)
+    rc.out_fd = sink if rnd.random() < 0.5 else -1  # the text written to a descriptor (decode's stdout) or returned
+    text = rc.walk(blob, 0, len(blob), rnd.choice([4, 100]), rnd.randrange(1 << 17), crc, cfg)[3]
+    assert rc.out_fd < 0 or text == b""
     if rnd.random() < 0.1:
         rc.take()
         rc.tables.clear()

@@ -19,7 +19,6 @@ import click
 from .._optional import MissingDependency
 from ..errors import (BinlogError, KeyFileError, KeyRequiredError, NotRegularFileError, PartialWrite, StorageError, UsageError,
                       WriteRefused)
-from ..pull.protocol import PullError
 
 EXIT_OK, EXIT_DAMAGED, EXIT_USAGE, EXIT_PARTIAL = 0, 1, 2, 3
 
@@ -33,20 +32,36 @@ TABLE: dict[type, tuple[int, str]] = {
     NotRegularFileError: (EXIT_USAGE, ""),
     WriteRefused: (EXIT_USAGE, "refused: "),  # FlashbackRefused, RecoveryRefused: nothing changed
     PartialWrite: (EXIT_PARTIAL, ""),
-    PullError: (EXIT_USAGE, ""),
     UsageError: (EXIT_USAGE, ""),            # an input or option that cannot be used
+}
+# error classes of command rooms that only some commands load (``pull`` and its ``ssl``), named by
+# module: an instance can only exist once its module is imported, so the class is looked up in
+# ``sys.modules`` (never imported here) and joins ``TABLE`` then — ``decode`` starts without them
+LAZY: dict[tuple[str, str], tuple[int, str]] = {
+    ("binlogkit.pull.protocol", "PullError"): (EXIT_USAGE, ""),
 }
 
 
+def _table() -> dict[type, tuple[int, str]]:
+    for (module, name), entry in list(LAZY.items()):
+        cls = getattr(sys.modules.get(module), name, None)
+        if cls is not None:
+            TABLE[cls] = entry
+            del LAZY[(module, name)]
+    return TABLE
+
+
 def exit_code(exc: BaseException | None, damaged: int = EXIT_DAMAGED) -> int:
+    table = _table()
     for cls in type(exc).__mro__:
-        if cls in TABLE:
-            return TABLE[cls][0]
+        if cls in table:
+            return table[cls][0]
     return damaged
 
 
 def message(exc: BaseException) -> str:
-    return next((TABLE[c][1] for c in type(exc).__mro__ if c in TABLE), "") + str(exc)
+    table = _table()
+    return next((table[c][1] for c in type(exc).__mro__ if c in table), "") + str(exc)
 
 
 def fail(text: str, code: int = EXIT_USAGE):

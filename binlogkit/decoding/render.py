@@ -165,8 +165,18 @@ def write_events(items, out, *, as_json: bool, utc: bool, watch: bool,
 
 def write_replay(chunks, out) -> None:
     """Write ``decoding.replay_chunks``: text as UTF-8 (row values keep their bytes through
-    surrogate escapes), the C loop's ASCII bytes as they are; then flush."""
+    surrogate escapes), the C loop's ASCII bytes as they are; then flush. When ``out`` has a
+    descriptor (a file or a pipe), the C loop writes its text there itself
+    (``fastdecode.ReplayChunks.direct``), ``out`` flushed before each of its writes."""
     sink = getattr(out, "buffer", None)
+    direct = getattr(chunks, "direct", None)
+    if direct is not None:
+        try:
+            fd = out.fileno()
+        except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation: a StringIO, click's runner
+            fd = -1
+        if fd >= 0:
+            direct(fd, out.flush)
     for text in chunks:
         if not text:
             continue

@@ -405,11 +405,38 @@ def replay_usable(replay: Any, *, filters: bool) -> bool:
             and o.database is None and not o.rewrite_db)
 
 
-def replay_fast(replay: Any, paths, *, verify: bool = True, column_types=None, progress=None) -> Iterator[str | bytes]:
+class ReplayChunks:
+    """``replay_fast``'s chunks (an iterator of str and bytes). ``direct(fd, flush)``, called before
+    the first chunk is taken: the C loop writes its text to ``fd`` itself, in writes of up to
+    1 MiB (no bytes object per MiB), after ``flush()`` has written what the chunks taken before
+    it left buffered; the chunks are then only the Python path's text."""
+
+    def __init__(self, make: Callable[["ReplayChunks"], Iterator[str | bytes]]) -> None:
+        self.fd = -1
+        self.flush: Callable[[], object] = lambda: None
+        self._chunks = make(self)
+
+    def direct(self, fd: int, flush: Callable[[], object]) -> None:
+        self.fd, self.flush = fd, flush
+
+    def __iter__(self) -> "ReplayChunks":
+        return self
+
+    def __next__(self) -> str | bytes:
+        return next(self._chunks)
+
+
+def replay_fast(replay: Any, paths, *, verify: bool = True, column_types=None, progress=None) -> ReplayChunks:
     """``decoding.replay_text(replay, paths, verify=verify, ...)`` without filters, with the hot
     events (MariaDB GTID, Annotate_rows, Table_map, rows, Xid) printed by the C loop. The C loop
     continues from what ``replay.lend()`` gives and ``replay.settle(...)`` takes it back before
-    any other event is fed to ``replay`` as the reference path feeds it."""
+    any other event is fed to ``replay`` as the reference path feeds it. The C loop's text comes
+    as bytes, or goes straight to a descriptor (``ReplayChunks.direct``)."""
+    return ReplayChunks(lambda out: _replay_fast(replay, paths, verify=verify, column_types=column_types,
+                                                 progress=progress, out=out))
+
+
+def _replay_fast(replay: Any, paths, *, verify: bool, column_types, progress, out: ReplayChunks) -> Iterator[str | bytes]:
     from .decoder import EventDecoder, Problem
 
     paths = [p.with_options(verify=verify) if isinstance(p, Input) else p for p in paths]  # as replay_text
@@ -425,7 +452,7 @@ def replay_fast(replay: Any, paths, *, verify: bool = True, column_types=None, p
         if c_loop is None or not inp.plain():
             items: Iterator = _handover(inp, 0, dec, strict=True)
         else:
-            items = _replay_file(c_loop, inp, dec, replay, hints=bool(column_types), progress=prog)
+            items = _replay_file(c_loop, inp, dec, replay, hints=bool(column_types), progress=prog, out=out)
         for item in items:
             if isinstance(item, bytes):
                 yield item
@@ -498,9 +525,9 @@ class _Lender:
 
 
 def _replay_file(c_loop: Any, inp: Input, dec: EventDecoder, replay: Any, *, hints: bool = False,
-                 progress: Callable[[int], object] | None = None) -> Iterator:
-    """The events of one plain file: the C loop's text (bytes), and the Events and Problems of
-    the Python path for ``replay.feed``."""
+                 progress: Callable[[int], object] | None = None, out: ReplayChunks | None = None) -> Iterator:
+    """The events of one plain file: the C loop's text (bytes, or written to ``out.fd``), and the
+    Events and Problems of the Python path for ``replay.feed``."""
     name, verify = inp.name, inp.verify
     base = O_TEXT | (O_VERIFY if verify else 0)
     fmt = None
@@ -508,6 +535,9 @@ def _replay_file(c_loop: Any, inp: Input, dec: EventDecoder, replay: Any, *, hin
     cfg = _Config(None, as_json=False, rows_objects=False, replay=True)
     first_py = False
     lender = _Lender(c_loop, replay, hints=hints)
+    direct = out if out is not None and out.fd >= 0 else None
+    if direct is not None:
+        lender.rc.out_fd = direct.fd
     with inp.open() as fh:
         if fh.read(4) != BINLOG_MAGIC:
             yield from _handover(inp, 0, dec, strict=True)
@@ -521,6 +551,8 @@ def _replay_file(c_loop: Any, inp: Input, dec: EventDecoder, replay: Any, *, hin
             o = base | (O_CRC_ON if crc_on else 0) | (O_SHOW_CRC if cfg.show_crc else 0) | (O_FIRST_PY if first_py else 0)
             if lender.lent:
                 o |= lender.opts
+            if direct is not None:  # the text taken before this walk's, out of the consumer's buffer first
+                direct.flush()
             status, w.rel, w.at, text, info = lender.rc.walk(w.buf, w.rel, w.filled, w.at, o, CRC32, cfg.cfg)
             if text:
                 yield text
