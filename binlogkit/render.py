@@ -40,8 +40,14 @@ def _flavor(ev) -> Flavor | None:
     return ev.raw.format.flavor if ev.raw.format is not None else None
 
 
-@functools.lru_cache(maxsize=4096)
 def stamp(ts: int, utc: bool) -> str:
+    """``YYMMDD HH:MM:SS`` as the server's tools print it, in UTC or the local zone (cached per
+    zone: a process that changes TZ and calls tzset gets its new local times)."""
+    return _stamp(ts, utc, None if utc else (time.tzname, time.timezone, time.altzone))
+
+
+@functools.lru_cache(maxsize=4096)
+def _stamp(ts: int, utc: bool, _zone: object) -> str:
     t = time.gmtime(ts) if utc else time.localtime(ts)
     return f"{t.tm_year % 100:02d}{t.tm_mon:02d}{t.tm_mday:02d} {t.tm_hour:2d}:{t.tm_min:02d}:{t.tm_sec:02d}"
 
