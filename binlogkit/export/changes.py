@@ -348,11 +348,6 @@ def committed_changes(paths, filters: Filters, report: Report) -> Iterator[Rows 
         yield from walk.finalize(t)
 
 
-def open_inputs_check(paths) -> list[str]:
-    """The expanded inputs' names (``checked_inputs``)."""
-    return [i.name for i in checked_inputs(paths)]
-
-
 def checked_inputs(paths) -> list[Input]:
     """The expanded inputs (paths, or ``Input`` values: their keys kept); ``OSError`` naming the
     first that does not exist or cannot be read; ``NotRegularFileError`` for a FIFO, a device
