@@ -351,7 +351,7 @@ def test_sql_dump_start_types_coordinates_batches_and_refusals(tmp_path):
                       "dt": datetime.datetime(2024, 2, 29, 1, 2, 3, 4), "dt__text": None,
                       "ts": datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc), "ts__text": None,
                       "tm": -(838 * 3600 + 59 * 60 + 59) * 1_000_000, "s": "it's;\nhere", "b": b"a\x00b",
-                      "e": "y", "bits": 5, "ip": "::1"}
+                      "e": "y", "bits": 5, "ip": b"\0" * 15 + b"\1"}
     assert got[1]["dt"] is None and got[1]["dt__text"] == "0000-00-00 00:00:00.000000"
     assert (got[2]["tm"], got[2]["s"], got[2]["b"], got[2]["bits"]) == (1_500_000, "€", b"\x00\xff", 0)
     hist = [h for _v, h in sink.history("shop", "t")]

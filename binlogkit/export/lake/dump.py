@@ -53,8 +53,10 @@ _CREATE = re.compile(r"CREATE\s+(OR\s+REPLACE\s+)?TABLE\b", re.I)
 _INSERT = re.compile(r"INSERT\b", re.I)
 _USE = re.compile(r"USE\s+`?([^`;\s]+)`?", re.I)
 _DB_COMMENT = re.compile(r"--\s*(?:Current\s+Database:\s*`([^`]+)`|Host:.*\bDatabase:\s*(\S+))", re.I)
-_COND = re.compile(r"^/\*!\d*\s*(.*?)\s*\*/$", re.S)
-_MARIADB_HINTS = re.compile(r"(`(?:[^`]|``)+`\s+)(inet6|inet4)\b", re.I)  # types sqlglot does not know
+_COND = re.compile(r"^/\*M?!\d*\s*(.*?)\s*\*/$", re.S)
+# column types sqlglot's MySQL dialect does not know, parsed as a stand-in it knows
+_STAND_INS = re.compile(r"(`(?:[^`]|``)+`\s+)(inet6|inet4|point|linestring|polygon|multipoint|multilinestring|"
+                        r"multipolygon|geometrycollection)\b", re.I)
 
 
 class DumpError(UsageError):
@@ -85,6 +87,8 @@ def statements(lines: Iterator[str]) -> Iterator[tuple[int, str]]:
                 if t.startswith("--"):
                     yield no, t  # a comment: the database it names
                 continue
+            if t.startswith("/*") and t.endswith("*/"):
+                continue  # a comment line with no statement after it (MariaDB's sandbox-mode line)
             if t.upper().startswith("DELIMITER "):
                 delim = t.split(None, 1)[1].strip()
                 continue
@@ -136,7 +140,26 @@ def _int(v) -> int:
         return int(v[1] or "0", 2)
     if isinstance(v, bytes):
         return int.from_bytes(v, "big")
-    return int(decimal.Decimal(v)) if not v.lstrip("-").isdigit() else int(v)
+    return int(v) if v.lstrip("-").isdigit() else int(decimal.Decimal(v))
+
+
+def _stored(kind: str):
+    """UUID / INET6 / INET4 text -> the bytes the binlog path gives (BINARY(n), padded):
+    ``rowvalues.values.hinted`` backwards."""
+    import ipaddress
+    import uuid
+
+    def conv(v) -> bytes:
+        s = _text(v)
+        raw = (uuid.UUID(s).bytes if kind == "uuid" else ipaddress.IPv4Address(s).packed if kind == "inet4"
+               else ipaddress.IPv6Address(s).packed)
+        return raw
+    return conv
+
+
+def _bit(v) -> int:
+    """BIT: b'0101', 0x.., or the value's bytes as a string (mariadb-dump without --hex-blob)."""
+    return _int(v) if isinstance(v, (tuple, bytes)) else int.from_bytes(_bytes(v), "big")
 
 
 def _temporal(kind: str, tz):
@@ -163,7 +186,7 @@ def _time(v):
     return datetime.timedelta(microseconds=-us if neg else us)
 
 
-def column_of(c, hints: set) -> Column:
+def column_of(c, hints: dict) -> Column:
     """The mirror column of a sqlglot ``ColumnDef`` (``export.schema.arrow_type``'s table)."""
     import pyarrow as pa
     from sqlglot import exp
@@ -175,8 +198,10 @@ def column_of(c, hints: set) -> Column:
     ints = {'TINYINT': pa.int8(), 'UTINYINT': pa.uint8(), 'SMALLINT': pa.int16(), 'USMALLINT': pa.uint16(),
             'MEDIUMINT': pa.int32(), 'UMEDIUMINT': pa.uint32(), 'INT': pa.int32(), 'UINT': pa.uint32(),
             'BIGINT': pa.int64(), 'UBIGINT': pa.uint64()}
-    if name.lower() in hints or t == 'UUID':
-        return one(pa.string(), _text)
+    if hints.get(name.lower()) == "geometry":
+        t = "GEOMETRY"
+    if name.lower() in hints and hints[name.lower()] != "geometry" or t == 'UUID':
+        return one(pa.binary(), _stored(hints.get(name.lower(), "uuid")))   # MariaDB logs them as BINARY(n)
     if t in ints:
         return one(ints[t], _int)
     if t in ('DECIMAL', 'UDECIMAL'):
@@ -198,7 +223,7 @@ def column_of(c, hints: set) -> Column:
     if t == 'TIME':
         return one(pa.duration("us"), _time)
     if t == 'BIT':
-        return one(pa.uint64(), _int)
+        return one(pa.uint64(), _bit)
     if t in ('GEOMETRY', 'GEOGRAPHY') or "GEOMETRY" in t or t in ("POINT", "POLYGON", "LINESTRING"):
         return one(pa.binary(), lambda v: _bytes(v)[4:])   # the 4-byte SRID off: WKB, as the binlog path
     if t in ('BINARY', 'VARBINARY', 'BLOB', 'TINYBLOB', 'MEDIUMBLOB', 'LONGBLOB'):
@@ -226,8 +251,10 @@ def table_of(sql: str, db: str | None) -> TableLoad | None:
 
     from ..schema import _safe
 
-    hints = {m.group(1).strip().strip("`").lower() for m in _MARIADB_HINTS.finditer(sql)}
-    e = sqlglot.parse_one(_MARIADB_HINTS.sub(r"\1uuid", sql), read="mysql")
+    hints = {m.group(1).strip().strip("`").lower(): m.group(2).lower() if m.group(2).lower().startswith("inet")
+             else "geometry"
+             for m in _STAND_INS.finditer(sql)}
+    e = sqlglot.parse_one(_STAND_INS.sub(r"\1uuid", sql), read="mysql")
     schema = e.this
     tab = schema.this
     key: list[str] = []
@@ -369,7 +396,7 @@ def load_dump(sink, path: str, props: dict, *, batch_rows: int = BATCH_ROWS, kee
                 if _HARMLESS.match(body):
                     continue
                 raise ValueError(f"a statement the load cannot apply: {body.splitlines()[0][:80]}")
-            except (ValueError, sqlglot.errors.ParseError, sqlglot.errors.TokenError) as exc:
+            except (ValueError, ArithmeticError, sqlglot.errors.ParseError, sqlglot.errors.TokenError) as exc:
                 raise DumpError(f"line {line}: {str(exc).splitlines()[0][:200]}", file=path, offset=line) from None
         close()
     return out
