@@ -360,6 +360,16 @@ def test_sql_dump_start_types_coordinates_batches_and_refusals(tmp_path):
     _sink, again = _dump_rows(path)
     assert again["rows"] == 0                                           # loaded: a rerun loads nothing
 
+    import binlogkit.pitr.backup as backup   # mariadb-dump --gtid: the GTID line at the end, past the head
+
+    late = tmp_path / "late.sql"
+    late.write_text(DUMP.replace("-- SET GLOBAL gtid_slave_pos='0-1-42';\n", "") + "-- SET GLOBAL gtid_slave_pos='0-1-42';\n")
+    old, backup.HEAD_BYTES = backup.HEAD_BYTES, 500
+    try:
+        assert late.read_text().index("gtid_slave_pos") > 500 and dump_point(str(late)).gtids == "0-1-42"
+    finally:
+        backup.HEAD_BYTES = old
+
     bad = tmp_path / "bad.sql"
     bad.write_text(DUMP.replace("UNLOCK TABLES;", "UNLOCK TABLES;\nUPDATE `t` SET u = 1;"))
     with pytest.raises(DumpError) as err:
