@@ -375,7 +375,7 @@ def test_sql_dump_start_types_coordinates_batches_and_refusals(tmp_path):
     with pytest.raises(DumpError) as err:
         _dump_rows(bad)
     line = DUMP.replace("UNLOCK TABLES;", "UNLOCK TABLES;\nUPDATE").split("\n").index("UPDATE") + 1
-    assert isinstance(err.value, UsageError) and err.value.file == str(bad) and err.value.offset == line
+    assert isinstance(err.value, UsageError) and err.value.file == str(bad) and err.value.line == line
     assert f"line {line}" in str(err.value) and "UPDATE" in str(err.value)
 
 
@@ -418,3 +418,13 @@ def test_cli_mirror_from_a_sql_dump_continues_with_the_archive(tmp_path):
     sink = open_sink("delta", str(tmp_path / "wh"))
     assert [r["id"] for r in sorted(sink.read("shop", "t").to_pylist(), key=lambda r: r["id"])] == [1, 2, 3]
     assert sink.recorded("shop", "t")["binlogkit.file"] == "mariadb-bin.000002"
+
+
+def test_cli_sql_dump_that_changes_data_is_exit_2_named(tmp_path):
+    bad = tmp_path / "bad.sql"
+    bad.write_text(DUMP.replace("UNLOCK TABLES;", "UNLOCK TABLES;\nDELETE FROM `t` WHERE id = 1;"))
+    res = CliRunner().invoke(main, ["export", str(_archive()), "-o", str(tmp_path / "wh"), "--format", "delta",
+                                    "--mirror", "--snapshot", str(bad)])
+    line = bad.read_text().split("\n").index("DELETE FROM `t` WHERE id = 1;") + 1
+    assert res.exit_code == 2, res.output
+    assert f"{bad}: line {line}: a statement the load cannot apply: DELETE" in res.output

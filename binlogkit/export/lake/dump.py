@@ -60,8 +60,10 @@ _STAND_INS = re.compile(r"(`(?:[^`]|``)+`\s+)(inet6|inet4|point|linestring|polyg
 
 
 class DumpError(UsageError):
-    """A SQL dump statement the mirror load cannot apply or parse; ``file`` and ``offset`` (the
+    """A SQL dump statement the mirror load cannot apply or parse; ``file`` and ``line`` (the
     statement's first line, 1-based) name it (exit 2)."""
+
+    line: int | None = None
 
 
 def is_dump(path: str) -> bool:
@@ -397,7 +399,9 @@ def load_dump(sink, path: str, props: dict, *, batch_rows: int = BATCH_ROWS, kee
                     continue
                 raise ValueError(f"a statement the load cannot apply: {body.splitlines()[0][:80]}")
             except (ValueError, ArithmeticError, sqlglot.errors.ParseError, sqlglot.errors.TokenError) as exc:
-                raise DumpError(f"line {line}: {str(exc).splitlines()[0][:200]}", file=path, offset=line) from None
+                err = DumpError(f"line {line}: {str(exc).splitlines()[0][:200]}", file=path)
+                err.line = line
+                raise err from None
         close()
     return out
 
