@@ -389,7 +389,7 @@ def test_sql_dump_killed_mid_table_resumes_as_an_upsert(tmp_path):
     part.mkdir()
     cut = part / "d.sql"
     cut.write_text(DUMP.split("INSERT INTO `t` VALUES (3")[0])   # as a killed run: rows 1, 2 only
-    from binlogkit.export.lake.dump import arrow_rows, load_dump, table_of  # noqa: F401
+    from binlogkit.export.lake.dump import load_dump
 
     psink = open_sink("delta", str(part / "wh"))
     first = sorted(whole, key=lambda r: r["id"])[:2]
