@@ -277,3 +277,154 @@ def test_as_of_picks_the_last_commit_at_or_before_a_gtid_or_a_time():
     assert as_of(hist, time="2023-11-14 22:13:19") is None
     assert as_of(hist, time="2023-11-14T22:14:19+00:00") == 2 and as_of(hist, time="2023-11-14 22:15:20") == 4
     assert as_of(hist, time="2023-11-14T23:14:20+01:00") == 3
+
+
+DUMP = r"""-- MariaDB dump 10.19  Distrib 10.11.6-MariaDB
+--
+-- Host: localhost    Database: shop
+/*!40101 SET NAMES utf8mb4 */;
+/*!40103 SET TIME_ZONE='+00:00' */;
+--
+-- Position to start replication or point-in-time recovery from
+--
+-- CHANGE MASTER TO MASTER_LOG_FILE='mariadb-bin.000002', MASTER_LOG_POS=1234;
+-- SET GLOBAL gtid_slave_pos='0-1-42';
+
+CREATE DATABASE /*!32312 IF NOT EXISTS*/ `shop` /*!40100 DEFAULT CHARACTER SET utf8mb4 */;
+USE `shop`;
+DROP TABLE IF EXISTS `t`;
+/*!40101 SET @saved_cs_client     = @@character_set_client */;
+CREATE TABLE `t` (
+  `id` int(11) NOT NULL,
+  `u` bigint(20) unsigned DEFAULT NULL,
+  `d` decimal(10,2) DEFAULT NULL,
+  `dt` datetime(6) DEFAULT NULL,
+  `ts` timestamp NULL DEFAULT NULL,
+  `tm` time DEFAULT NULL,
+  `s` varchar(20) DEFAULT NULL,
+  `b` varbinary(8) DEFAULT NULL,
+  `e` enum('x','y') DEFAULT NULL,
+  `bits` bit(5) DEFAULT NULL,
+  `ip` inet6 DEFAULT NULL,
+  PRIMARY KEY (`id`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+LOCK TABLES `t` WRITE;
+/*!40000 ALTER TABLE `t` DISABLE KEYS */;
+INSERT INTO `t` VALUES (1,18446744073709551615,-12.50,'2024-02-29 01:02:03.000004','2024-01-01 00:00:00','-838:59:59','it\'s;\nhere','a\0b','y',b'101','::1'),(2,NULL,NULL,'0000-00-00 00:00:00.000000',NULL,NULL,NULL,NULL,NULL,NULL,NULL);
+INSERT INTO `t` VALUES (3,0,0.00,NULL,NULL,'00:00:01.5','€',0x00FF,'x',b'0',NULL);
+/*!40000 ALTER TABLE `t` ENABLE KEYS */;
+UNLOCK TABLES;
+CREATE TABLE `nokey` (`a` int);
+INSERT INTO `nokey` VALUES (1);
+"""
+
+
+def _dump_rows(path, **kw):
+    from binlogkit.export.lake.dump import load_dump
+
+    sink = open_sink("delta", str(path.parent / "wh"))
+    out = load_dump(sink, str(path), {"binlogkit.gtid": "0-1-42", "binlogkit.file": "mariadb-bin.000002",
+                                      "binlogkit.position": "1234"}, **kw)
+    return sink, out
+
+
+def test_sql_dump_start_types_coordinates_batches_and_refusals(tmp_path):
+    """A mariadb-dump text: every keyed table becomes its mirror's first commit at the dump's own
+    coordinates (pitr's parser), values typed as the binlog path types them; batches of N rows
+    commit without coordinates until the table's last; a data change the load cannot apply is a
+    DumpError naming the file and line (exit 2 by the CLI)."""
+    import datetime
+    import decimal
+    import lzma
+
+    from binlogkit.errors import UsageError
+    from binlogkit.export.lake.dump import DumpError, dump_point
+
+    path = tmp_path / "d.sql.xz"
+    path.write_bytes(lzma.compress(DUMP.encode()))
+    p = dump_point(str(path))
+    assert (p.file, p.position, p.gtids) == ("mariadb-bin.000002", 1234, "0-1-42")
+    sink, out = _dump_rows(path, batch_rows=2)
+    assert out == {"tables": ["shop.t"], "rows": 3, "no_key": ["shop.nokey"]}
+    got = sorted(sink.read("shop", "t").to_pylist(), key=lambda r: r["id"])
+    assert got[0] == {"id": 1, "u": decimal.Decimal(18446744073709551615), "d": decimal.Decimal("-12.50"),
+                      "dt": datetime.datetime(2024, 2, 29, 1, 2, 3, 4), "dt__text": None,
+                      "ts": datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc), "ts__text": None,
+                      "tm": -(838 * 3600 + 59 * 60 + 59) * 1_000_000, "s": "it's;\nhere", "b": b"a\x00b",
+                      "e": "y", "bits": 5, "ip": b"\0" * 15 + b"\1"}
+    assert got[1]["dt"] is None and got[1]["dt__text"] == "0000-00-00 00:00:00.000000"
+    assert (got[2]["tm"], got[2]["s"], got[2]["b"], got[2]["bits"]) == (1_500_000, "€", b"\x00\xff", 0)
+    hist = [h for _v, h in sink.history("shop", "t")]
+    assert len(hist) == 2 and hist[-1]["binlogkit.gtid"] == "0-1-42"   # 2 rows, then 1 with the coordinates
+    assert "binlogkit.gtid" not in hist[0]
+    _sink, again = _dump_rows(path)
+    assert again["rows"] == 0                                           # loaded: a rerun loads nothing
+
+    import binlogkit.pitr.backup as backup   # mariadb-dump --gtid: the GTID line at the end, past the head
+
+    late = tmp_path / "late.sql"
+    late.write_text(DUMP.replace("-- SET GLOBAL gtid_slave_pos='0-1-42';\n", "") + "-- SET GLOBAL gtid_slave_pos='0-1-42';\n")
+    old, backup.HEAD_BYTES = backup.HEAD_BYTES, 500
+    try:
+        assert late.read_text().index("gtid_slave_pos") > 500 and dump_point(str(late)).gtids == "0-1-42"
+    finally:
+        backup.HEAD_BYTES = old
+
+    bad = tmp_path / "bad.sql"
+    bad.write_text(DUMP.replace("UNLOCK TABLES;", "UNLOCK TABLES;\nUPDATE `t` SET u = 1;"))
+    with pytest.raises(DumpError) as err:
+        _dump_rows(bad)
+    line = DUMP.replace("UNLOCK TABLES;", "UNLOCK TABLES;\nUPDATE").split("\n").index("UPDATE") + 1
+    assert isinstance(err.value, UsageError) and err.value.file == str(bad) and err.value.line == line
+    assert f"line {line}" in str(err.value) and "UPDATE" in str(err.value)
+
+
+def test_sql_dump_killed_mid_table_resumes_as_an_upsert(tmp_path):
+    """A table whose load stopped after a batch (no coordinates yet) is loaded again by key."""
+    path = tmp_path / "d.sql"
+    path.write_text(DUMP)
+    sink, _ = _dump_rows(path, batch_rows=2)
+    whole = sorted(sink.read("shop", "t").to_pylist(), key=lambda r: r["id"])
+    part = tmp_path / "part"
+    part.mkdir()
+    cut = part / "d.sql"
+    cut.write_text(DUMP.split("INSERT INTO `t` VALUES (3")[0])   # as a killed run: rows 1, 2 only
+    from binlogkit.export.lake.dump import load_dump
+
+    psink = open_sink("delta", str(part / "wh"))
+    first = sorted(whole, key=lambda r: r["id"])[:2]
+    psink.append("shop", "t", pa.Table.from_pylist(first, schema=sink.read("shop", "t").schema),
+                 {"binlogkit.snapshot": "d.sql", "binlogkit.loading": "1"})
+    assert psink.recorded("shop", "t") is None
+    out = load_dump(psink, str(path), {"binlogkit.gtid": "0-1-42", "binlogkit.file": "f", "binlogkit.position": "4"})
+    assert out["rows"] == 3
+    assert sorted(psink.read("shop", "t").to_pylist(), key=lambda r: r["id"]) == whole
+
+
+def test_cli_mirror_from_a_sql_dump_continues_with_the_archive(tmp_path):
+    """--snapshot DUMP.sql: the dump's own coordinates; the archive's transactions inside its GTID
+    position are skipped."""
+    path = tmp_path / "d.sql.gz"
+    import gzip
+
+    path.write_bytes(gzip.compress(DUMP.replace("0-1-42", "0-1-20").encode()))
+    res = CliRunner().invoke(main, ["export", str(_archive()), "-o", str(tmp_path / "wh"), "--format", "delta",
+                                    "--mirror", "--snapshot", str(path), "--table", "types.ints", "--json"])
+    assert res.exit_code == 0, res.output
+    import json
+
+    s = json.loads(res.output)
+    assert 0 < s["from_snapshot"] <= 20
+    sink = open_sink("delta", str(tmp_path / "wh"))
+    assert [r["id"] for r in sorted(sink.read("shop", "t").to_pylist(), key=lambda r: r["id"])] == [1, 2, 3]
+    assert sink.recorded("shop", "t")["binlogkit.file"] == "mariadb-bin.000002"
+
+
+def test_cli_sql_dump_that_changes_data_is_exit_2_named(tmp_path):
+    bad = tmp_path / "bad.sql"
+    bad.write_text(DUMP.replace("UNLOCK TABLES;", "UNLOCK TABLES;\nDELETE FROM `t` WHERE id = 1;"))
+    res = CliRunner().invoke(main, ["export", str(_archive()), "-o", str(tmp_path / "wh"), "--format", "delta",
+                                    "--mirror", "--snapshot", str(bad)])
+    line = bad.read_text().split("\n").index("DELETE FROM `t` WHERE id = 1;") + 1
+    assert res.exit_code == 2, res.output
+    assert f"{bad}: line {line}: a statement the load cannot apply: DELETE" in res.output

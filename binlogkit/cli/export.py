@@ -34,9 +34,10 @@ from .options import (datetime_value, gtid_filters, gtids_value, inputs, json_op
                                                "file:position and commit time (time travel by GTID or time).")
 @click.option("--catalog", help="iceberg: the catalog, a SQLite file (default: catalog.sqlite in the --output "
                                 "folder) or a REST catalog's http(s):// URL.")
-@click.option("--snapshot", "snapshot", type=click.Path(exists=True, file_okay=False),
-              help="--mirror: a Parquet snapshot folder (DB.T.parquet per table) loaded first; give its "
-                   "coordinates with --from-gtid or --backup-info.")
+@click.option("--snapshot", "snapshot", type=click.Path(exists=True),
+              help="--mirror: loaded first: a SQL dump (mariadb-dump / mysqldump --master-data=2 [--gtid], "
+                   ".sql[.gz|.xz]) at the coordinates its head names, or a Parquet snapshot folder "
+                   "(DB.T.parquet per table) with its coordinates by --from-gtid or --backup-info.")
 @click.option("--from-gtid", help="Transactions inside this GTID position (the snapshot's or backup's: MariaDB "
                                   "gtid_binlog_pos D-S-N,..., MySQL gtid_executed) are in the tables already.")
 @click.option("--backup-info", type=click.Path(exists=True, dir_okay=False),
@@ -100,6 +101,12 @@ def _lake(inputs, output, fmt, mirror, filters, catalog, snapshot, from_gtid, ba
 
         file, pos, gtid = read_info(backup_info)
         start, from_gtid = (file, pos), from_gtid or gtid or None
+    elif snapshot and not from_gtid:
+        from ..export.lake.dump import dump_point, is_dump
+
+        if is_dump(snapshot):  # a dump names its own coordinates
+            point = dump_point(snapshot)
+            start, from_gtid = (point.file, point.position), point.gtids
     try:
         summary = export_lake(inputs, output, fmt=fmt, mirror=mirror, filters=filters, catalog=catalog,
                               batch_transactions=batch_transactions, from_gtid=from_gtid, snapshot=snapshot,

@@ -1,5 +1,6 @@
 """Start from a snapshot: the transactions a backup already holds (its GTID position), and
-the initial load of a Parquet snapshot into the mirror tables.
+the initial load of a snapshot into the mirror tables: a Parquet snapshot folder, or a SQL
+dump (``dump``: ``mariadb-dump`` / ``mysqldump``, ``.sql[.gz|.xz]``, at its own coordinates).
 
 A Parquet snapshot is a folder with one file per table, ``DB.T.parquet`` (or ``DB/T.parquet``),
 columns named as the table's: each becomes the first commit of the mirror ``DB.T``, carrying the
@@ -63,11 +64,21 @@ def snapshot_tables(folder: str) -> list[tuple[str, str, str]]:
 
 
 def load_snapshot(sink, folder: str, gtid: str, *, mirror: bool, file: str = "", position: int = 0) -> int:
-    """The snapshot's tables as the first commit of their mirrors; the number loaded."""
+    """The snapshot's tables as the first commit of their mirrors; the number loaded. A SQL
+    dump file takes its coordinates from its own head where ``gtid`` / ``file`` are not given."""
     import pyarrow.parquet as pq
 
+    from .dump import dump_point, is_dump, load_dump
     from .types import to_lake
 
+    if is_dump(folder):
+        if not mirror:
+            return 0
+        point = dump_point(folder)
+        props = {PREFIX + "gtid": gtid or point.gtids or "", PREFIX + "file": file or point.file,
+                 PREFIX + "position": str(position or point.position), PREFIX + "commit_time": "",
+                 PREFIX + "transactions": "0", PREFIX + "snapshot": folder}
+        return len(load_dump(sink, folder, props)["tables"])
     n = 0
     for db, table, path in snapshot_tables(folder):
         if not mirror or sink.recorded(db, table) is not None:
