@@ -111,6 +111,27 @@ def test_backup_info_forms():
         parse_backup_info("CREATE TABLE t (id INT);\n")
 
 
+def test_a_big_dumps_late_gtid_line_is_read(tmp_path):
+    """mariadb-dump --single-transaction --master-data=2 --gtid writes CHANGE MASTER near the top
+    and its gtid_slave_pos line after the data: past the 1 MB head of a big dump, still found."""
+    from binlogkit.pitr.backup import HEAD_BYTES, read_backup_info
+
+    dump = tmp_path / "big.sql"
+    row = "INSERT INTO `t` VALUES " + ",".join(f"({i},'{'x' * 40}')" for i in range(2000)) + ";\n"
+    with open(dump, "w") as fh:
+        fh.write("-- MariaDB dump 10.19\n-- CHANGE MASTER TO MASTER_LOG_FILE='mariadb-bin.000004', "
+                 "MASTER_LOG_POS=98765;\n")
+        while fh.tell() < 3 * HEAD_BYTES:
+            fh.write(row)
+        fh.write("\n-- Preferably use GTID to start replication from GTID position:\n\n"
+                 "-- SET GLOBAL gtid_slave_pos='0-1-4242';\n")
+    p = read_backup_info(dump)
+    assert (p.file, p.position, p.gtids, p.origin) == ("mariadb-bin.000004", 98765, "0-1-4242", "dump")
+    small = tmp_path / "small.sql"  # a dump without the GTID line: the coordinates alone
+    small.write_text("-- CHANGE MASTER TO MASTER_LOG_FILE='mariadb-bin.000004', MASTER_LOG_POS=98765;\n" + row)
+    assert read_backup_info(small).gtids is None
+
+
 def test_backup_info_that_disagrees_with_the_binlog_is_refused(tmp_path):
     t = TRX[300]
     ok = tmp_path / "xtrabackup_binlog_info"

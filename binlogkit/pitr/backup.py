@@ -18,6 +18,8 @@ import os
 import re
 from dataclasses import dataclass
 
+from collections.abc import Iterable
+
 from ..errors import BinlogError
 
 # a dump's CHANGE MASTER line sits in its first lines; never read a whole dump
@@ -67,9 +69,29 @@ def parse_backup_info(text: str, *, name: str = "backup info") -> BackupPoint:
 
 
 def read_backup_info(path: str | os.PathLike) -> BackupPoint:
-    """Read at most the first ``HEAD_BYTES`` of ``path`` (a dump may be huge)."""
+    """The coordinates in the first ``HEAD_BYTES`` of ``path`` (a dump may be huge), and the
+    GTID position from its ``gtid_slave_pos`` line wherever it is (``late_gtid``)."""
     from ..reading.files import open_regular
 
+    name = os.fspath(path)
     with open_regular(path) as fh:  # a FIFO or a device: NotRegularFileError, never a wait
-        head = fh.read(HEAD_BYTES)
-    return parse_backup_info(head.decode("utf-8", "replace"), name=os.fspath(path))
+        raw = fh.read(HEAD_BYTES)
+        head = raw.decode("utf-8", "replace")
+        point = parse_backup_info(head, name=name)
+        if point.gtids is None and len(raw) == HEAD_BYTES:  # more than the head: look on
+            fh.seek(0)
+            point = late_gtid(point, head, (ln.decode("utf-8", "replace") for ln in fh), name)
+    return point
+
+
+GTID_LINES = ("-- SET GLOBAL gtid_slave_pos", "SET GLOBAL gtid_slave_pos")
+
+
+def late_gtid(point: BackupPoint, head: str, lines: Iterable[str], name: str) -> BackupPoint:
+    """``mariadb-dump --single-transaction --master-data --gtid`` prints its ``gtid_slave_pos``
+    line at the end of the dump, past the head: the first such line of ``lines`` (the file from
+    its start, read line by line, nothing parsed), else ``point`` as it is."""
+    for line in lines:
+        if line.startswith(GTID_LINES):
+            return parse_backup_info(head + "\n" + line, name=name)
+    return point

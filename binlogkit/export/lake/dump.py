@@ -410,14 +410,12 @@ def dump_point(path: str):
     """The dump's coordinates (``pitr.backup.BackupPoint``). ``mariadb-dump --master-data --gtid``
     prints the ``gtid_slave_pos`` line at the end of the file: when the head has no GTID, the
     file is scanned line by line (no parsing) for that line."""
-    from ...pitr.backup import HEAD_BYTES, parse_backup_info
+    from ...pitr.backup import HEAD_BYTES, late_gtid, parse_backup_info
 
     with _open_text(path) as fh:
         head = fh.read(HEAD_BYTES)
     point = parse_backup_info(head, name=path)
     if point.gtids is None:
         with _open_text(path) as fh:
-            for line in fh:
-                if line.startswith(("-- SET GLOBAL gtid_slave_pos", "SET GLOBAL gtid_slave_pos")):
-                    return parse_backup_info(head + "\n" + line, name=path)
+            point = late_gtid(point, head, fh, path)
     return point
