@@ -19,29 +19,13 @@ from pathlib import Path
 import pytest
 
 import binlogkit
+from import_probe import imported
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "fixtures" / "samples"
 HEAVY = ("ssl", "_ssl", "pymysql", "pyarrow", "duckdb", "cryptography", "fsspec", "pyspark", "numpy", "pandas",
          "binlogkit.pull", "binlogkit.export", "binlogkit.audit", "binlogkit.flashback", "binlogkit.crypto.mariadb",
          "binlogkit.crypto.mysql")
-PROBE = ("import atexit, sys\n"
-         "def _dump():\n"
-         "    with open(out, 'w') as fh:\n"
-         "        fh.write('\\n'.join(sorted(n for n, m in sys.modules.items() if m is not None)))\n"
-         "atexit.register(_dump)\n"
-         "out = sys.argv[1]; sys.argv = ['binlogkit'] + sys.argv[2:]\n"
-         "from binlogkit.cli import main\n"
-         "main()\n")
-
-
-def imported(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess, set[str]]:
-    """Run ``binlogkit ARGS`` in a child; what it had imported at exit."""
-    out = tmp_path / "modules.txt"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BINLOGKIT_")}
-    res = subprocess.run([sys.executable, "-c", PROBE, str(out), *args], capture_output=True, cwd=ROOT, timeout=120,
-                         env={**env, "PYTHONPATH": str(ROOT)})
-    return res, set(out.read_text().split("\n"))
 
 
 def heavy(mods: set[str]) -> list[str]:

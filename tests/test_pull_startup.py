@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from fixtures.fake_primary import FakePrimary, fixture_files, honest
+from import_probe import imported as _imported
 
 ROOT = Path(__file__).resolve().parent.parent
 # what pull never needs: libraries other commands use, and their command rooms
@@ -29,22 +30,10 @@ HEAVY_ROOMS = ("binlogkit.export", "binlogkit.decoding", "binlogkit.audit", "bin
                "binlogkit.report", "binlogkit.rowvalues", "binlogkit.crypto", "binlogkit.cli.decode",
                "binlogkit.cli.export", "binlogkit.cli.audit", "binlogkit.cli.inspect", "binlogkit.cli.repair",
                "binlogkit.cli.pitr")
-PROBE = ("import atexit, sys\n"
-         "def _dump():\n"
-         "    with open(out, 'w') as fh:\n"
-         "        fh.write('\\n'.join(sorted(n for n, m in sys.modules.items() if m is not None)))\n"
-         "atexit.register(_dump)\n"
-         "out = sys.argv[1]; sys.argv = ['binlogkit'] + sys.argv[2:]\n"
-         "from binlogkit.cli import main\n"
-         "main()\n")
 
 
 def imported(tmp_path: Path, *args: str, env: dict | None = None) -> tuple[subprocess.CompletedProcess, set[str]]:
-    """Run ``binlogkit ARGS`` in a child; what it had imported at exit."""
-    out = tmp_path / "modules.txt"
-    res = subprocess.run([sys.executable, "-c", PROBE, str(out), *args], capture_output=True, text=True, cwd=ROOT,
-                         timeout=120, env={**os.environ, **(env or {})})
-    return res, set(out.read_text().split("\n"))
+    return _imported(tmp_path, *args, env=env, text=True)
 
 
 def heavy(mods: set[str]) -> list[str]:
