@@ -19,6 +19,20 @@ events received before any source Rotate when that position is already past 4 Gi
 
 from __future__ import annotations
 
+from .constants import EventFlag
+
+#: events in a relay log whose ``end_log_pos`` is not a position in the source's file: the
+#: replica's own (RELAY_LOG: MySQL's Previous_gtids at a relay log's head, an offset in the
+#: relay log) and the dump thread's made-up ones (ARTIFICIAL: MariaDB 11.8 begins a GTID
+#: connection with a Gtid_list whose end_log_pos is where the stream starts)
+NOT_FROM_SOURCE_FILE = int(EventFlag.RELAY_LOG | EventFlag.ARTIFICIAL)
+
+
+def moves_source_clock(log_pos: int, flags: int) -> bool:
+    """Whether a relay-log event's ``end_log_pos`` is an end in the source's file (and so may
+    move a ``SourceClock``): not 0, and neither the replica's own event nor an artificial one."""
+    return bool(log_pos) and not flags & NOT_FROM_SOURCE_FILE
+
 WRAP = 1 << 32
 MAX_DUMP_POSITION = WRAP - 1  #: COM_BINLOG_DUMP carries a 4-byte position: the highest it can ask for
 

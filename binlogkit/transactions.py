@@ -35,7 +35,7 @@ from .errors import BinlogError, BodyLengthError, FormatError, KeyFileError, Key
 from .flavor import Flavor
 from .reading.format import Format
 from .reading.source import Input, frames_of_stream, inputs
-from .positions import SourceClock
+from .positions import NOT_FROM_SOURCE_FILE, SourceClock
 
 __all__ = ["BODIES", "GTID_TYPES", "KNOWN_TYPES", "OUTSIDE", "PRELUDE", "QUERY_TYPES", "FileInfo", "Grouper",
            "Kind", "Transaction", "group_files", "gtid_list_strings", "gtid_values", "mariadb_alter"]
@@ -275,16 +275,14 @@ class Grouper:
                 if not relay:
                     src_file = own_source = base
                     src_end = end  # a binlog is its own source: the offset, 64-bit
-                elif flags & EventFlag.RELAY_LOG:
-                    # the replica's own event (MySQL's Previous_gtids at a relay log's head): its
-                    # end_log_pos is a relay offset, not the source's; unwrapping it as one took
-                    # a relay log begun by FLUSH RELAY LOGS past 4 GiB (make soak KIND=mysql-9.7)
-                    src_file, src_end = self.source_file, self.clock.end
-                elif flags & EventFlag.ARTIFICIAL:
-                    # made up by the source's dump thread, not in its file: MariaDB 11.8 begins a GTID
-                    # connection with a Gtid_list whose end_log_pos is where the stream starts (the
-                    # Rotate's position), read as an end it would wrap the clock by 4 GiB
-                    src_file, src_end = self.source_file, (self.clock.end if self.clock.end is not None else log_pos)
+                elif flags & NOT_FROM_SOURCE_FILE:
+                    # the replica's own event or the dump thread's made-up one (positions.py): its
+                    # end_log_pos is no end in the source's file, and unwrapping it took the clock
+                    # 4 GiB off (MySQL 9.7 FLUSH RELAY LOGS, MariaDB 11.8's Gtid_list at a GTID
+                    # connection's start); the source is where it was
+                    src_file = self.source_file
+                    src_end = self.clock.end if self.clock.end is not None or flags & EventFlag.RELAY_LOG \
+                        else log_pos
                 else:
                     src_file = self.source_file
                     src_end = self.clock.unwrap(log_pos, ev_size)

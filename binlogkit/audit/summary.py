@@ -58,7 +58,7 @@ from ..errors import BinlogError, FormatError
 from ..reading.crc import CRC32
 from ..reading.format import Format
 from ..reading.names import strip_compressed
-from ..positions import SourceClock
+from ..positions import SourceClock, moves_source_clock
 from ..reading.source import Input, as_input
 from ..transactions import BODIES, KNOWN_TYPES, gtid_list_strings
 from . import intervals as iv
@@ -349,7 +349,7 @@ class _Scan:
                 if code in plain:  # row images, table maps, annotations...: only a boundary matters
                     if not relay:
                         own_source = base
-                    elif log_pos and fdes >= 2 and not flags & (_RELAY | _ARTIFICIAL):
+                    elif fdes >= 2 and moves_source_clock(log_pos, flags):
                         self.source_event(at, end, log_pos, ev_size)
                     if self.cur is None:
                         cont = self.transactions == 0 and code not in PRELUDE
@@ -390,7 +390,7 @@ class _Scan:
                     src_file = own_source = base
                 else:
                     src_file = self.source_file
-                    if log_pos and fdes >= 2 and not flags & (_RELAY | _ARTIFICIAL):
+                    if fdes >= 2 and moves_source_clock(log_pos, flags):
                         self.source_event(at, end, log_pos, ev_size)
                 if code in OUTSIDE:
                     if code == _INCIDENT:
