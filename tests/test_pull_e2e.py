@@ -99,6 +99,47 @@ def test_primary_without_checksums(tmp_path):
         assert last_per_domain(folder_gtids(d)) == p.var("gtid_binlog_pos")
 
 
+@pytest.mark.kind("mysql-9.7")
+def test_mysql_gtid_auto_positioning_start(tmp_path):
+    """--gtid on MySQL is auto-positioning (COM_BINLOG_DUMP_GTID with the set already held):
+    the copy starts with the oldest binlog whose Previous_gtids the set covers, whole, and
+    resumes by itself; a set naming the primary's own transactions it never wrote is refused
+    with the primary's 1236, exit 2."""
+    from binlogkit.gtid.mysql import MysqlGtidSet, MysqlGtid
+
+    with Lab(tmp_path / "lab", kind="mysql-9.7") as lab:
+        p = start_primary(lab)
+        for i in range(4):
+            workload.small(p, 15, start=100 * i)
+            p.execute("FLUSH BINARY LOGS")
+        names = primary_binlogs(p)
+        assert len(names) >= 5
+        held = [g for n in names[:2] for g in folder_gtids_of(p, n)]
+        third = folder_gtids_of(p, names[2])
+        assert len(third) >= 5
+        # the set the replica holds: files 0 and 1 and the first 3 of file 2 -> file 2, whole
+        cases = [(held + third[:3], names[2]), (held + third, names[3])]
+        for k, (gtids, first) in enumerate(cases):
+            text = str(MysqlGtidSet.of(MysqlGtid.parse(g) for g in gtids))
+            d = tmp_path / f"from-gtid-{k}"
+            r = run_pull(p, d, "--until-end", "--gtid", text, "--json")
+            assert r.returncode == 0, r.stderr
+            assert _json_lines(r.stdout)[0]["file"] == first
+            rest = names[names.index(first):]
+            assert compare_files(p, d, rest) == {n: "identical" for n in rest}
+            assert not any((d / n).exists() for n in names[:names.index(first)])
+        workload.small(p, 10, start=900)
+        r = run_pull(p, tmp_path / "from-gtid-0", "--until-end")
+        assert r.returncode == 0, r.stderr
+        now = primary_binlogs(p)
+        assert compare_files(p, tmp_path / "from-gtid-0", now[2:]) == {n: "identical" for n in now[2:]}
+        uuid = p.var("server_uuid")
+        r = run_pull(p, tmp_path / "ahead", "--until-end", "--gtid", f"{uuid}:1-999999")
+        assert r.returncode == 2 and "more GTIDs than the source" in r.stderr, r.stderr
+        r = run_pull(p, tmp_path / "bad", "--until-end", "--gtid", "not-a-gtid-set")
+        assert r.returncode == 2 and "Traceback" not in r.stderr and "not-a-gtid-set" in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize("kind", KIND_PARAMS)
 def test_kill9_campaign_resumes_without_loss_or_doubles(tmp_path, kind):
     """Bounded here (on the host's MariaDB 10.11 6 trials: 2 random, 2 inside a 25 MB
@@ -248,6 +289,8 @@ def test_errors_a_user_can_act_on_exit_2(primary, tmp_path):
     assert r.returncode == 2 and "is the primary's own server_id" in r.stderr
     r = run_pull(primary, d, "--until-end", "--start-position", "100")
     assert r.returncode == 2 and "--start-position must be 4" in r.stderr
+    r = run_pull(primary, d, "--until-end", "--gtid", "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5")
+    assert r.returncode == 2 and "is not a MariaDB GTID position" in r.stderr
     r = run_pull(primary, d, "--until-end", "--sync", "sometimes")
     assert r.returncode == 2 and "--sync must be" in r.stderr
     no_user = subprocess.run([*pull_cmd(primary, d)[:3], "pull", "--server-id", "5",

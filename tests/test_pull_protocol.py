@@ -42,6 +42,25 @@ def test_commands_layouts():
         binlog_dump(9, "f", 2**32)
 
 
+def test_mysql_gtid_dump_sends_the_held_set():
+    """--gtid on MySQL: COM_BINLOG_DUMP_GTID from '' at 4, BINLOG_THROUGH_GTID set, the set in the
+    Previous_gtids encoding (tagged when it holds a tag), read back equal; bad text is a PullError."""
+    from binlogkit.gtid.mysql import MysqlGtidSet
+    from binlogkit.pull.protocol import BINLOG_THROUGH_GTID, PullError, mysql_gtid_dump
+
+    u = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+    for text in (f"{u}:1-5:7", f"{u}:1-3,{u}:audit:1-2"):
+        g = mysql_gtid_dump(9, text, 1)
+        flags, sid, n = struct.unpack_from("<HII", g, 1)
+        assert g[0] == 0x1E and flags == 1 | BINLOG_THROUGH_GTID and sid == 9 and n == 0
+        assert struct.unpack_from("<Q", g, 11)[0] == 4
+        size = struct.unpack_from("<I", g, 19)[0]
+        assert len(g) == 23 + size
+        assert MysqlGtidSet.decode(g[23:]) == MysqlGtidSet.parse(text)
+    with pytest.raises(PullError, match="not a MySQL GTID set"):
+        mysql_gtid_dump(9, "0-1-100", 0)
+
+
 def test_packet_split_at_16mb():
     payload = b"x" * MAX_PAYLOAD
     raw = packet(payload, 5)

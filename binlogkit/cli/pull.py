@@ -37,7 +37,9 @@ from .options import json_option
               help="Where the copies go (created if absent); run again with the same folder to resume.")
 @click.option("--start-file", help="On an empty folder: the primary's binlog to start with (default: its oldest).")
 @click.option("--start-position", type=int, help="Only 4: files are copied whole, from their first byte.")
-@click.option("--gtid", help="On an empty folder (MariaDB): start with the binlog holding the transactions after this GTID position.")
+@click.option("--gtid", help="On an empty folder: start with the binlog holding the first transaction the primary should send: "
+                   "MariaDB, after this GTID position (0-1-100,1-2-7); MySQL, not in this GTID set (the set a replica "
+                   "holds, as auto-positioning sends it).")
 @click.option("--semisync", is_flag=True, help="Be a semisync replica: acknowledge each transaction once its file is fsynced.")
 @click.option("--sync", "sync_mode", default="trx", show_default=True,
               help="fsync: trx (every read that completed a transaction), N (every N events), off (rotation and exit "

@@ -307,10 +307,7 @@ class Connection:
         proto = PROTOCOLS[self.flavor]
         for sql in proto.session_sql(heartbeat_s=heartbeat_s, semisync=semisync):
             self.query(sql)
-        if gtid is not None:
-            if proto.gtid_start_sql is None:
-                raise PullError(f"--gtid with a {self.flavor.value} primary needs COM_BINLOG_DUMP_GTID, not wired to "
-                                "the command yet: start with --start-file")
+        if gtid is not None and proto.gtid_start_sql is not None:
             for sql in proto.gtid_start_sql(gtid):
                 self.query(sql)
             file, position = "", 4
@@ -323,7 +320,8 @@ class Connection:
             raise PullError(f"{self.where} refused COM_REGISTER_SLAVE: {msg.text}", code=msg.code)
         flags = proto.dump_flags | (BINLOG_DUMP_NON_BLOCK if non_block else 0)
         self.framer.expect_sequence(1)
-        self._send(binlog_dump(server_id, file, position, flags=flags))
+        self._send(proto.gtid_dump(server_id, gtid, flags) if gtid is not None and proto.gtid_dump is not None
+                   else binlog_dump(server_id, file, position, flags=flags))
 
     def _send(self, payload: bytes) -> None:
         sock, _framer = self._stream()

@@ -173,9 +173,27 @@ def mariadb_gtid_start_sql(position: str) -> list[str]:
     and position 4 in the dump command then)."""
     from ..gtid import GtidPos
 
-    text = str(GtidPos.parse(position)) if position.strip() else ""
+    try:
+        text = str(GtidPos.parse(position)) if position.strip() else ""
+    except BinlogError as exc:
+        raise PullError(f"--gtid {position!r} is not a MariaDB GTID position (domain-server-seq,...): {exc}") from None
     return [f"SET @slave_connect_state = '{text}'", "SET @slave_gtid_strict_mode = 1",
             "SET @slave_gtid_ignore_duplicates = 0"]
+
+
+def mysql_gtid_dump(server_id: int, gtid_set: str, flags: int) -> bytes:
+    """MySQL's GTID auto-positioning: COM_BINLOG_DUMP_GTID from file '' and position 4 with the
+    set the replica already holds; the source starts with the oldest binlog whose
+    Previous_gtids is inside the set and leaves out every transaction in it (``sql/rpl_source.cc``
+    ``com_binlog_dump_gtid``, ``find_first_log``). The set is sent in the Previous_gtids encoding,
+    the tagged layout when it holds a tagged GTID (MySQL 8.4+ reads both)."""
+    from ..gtid.mysql import MysqlGtidSet
+
+    try:
+        sids = MysqlGtidSet.parse(gtid_set).encode()
+    except BinlogError as exc:
+        raise PullError(f"--gtid {gtid_set!r} is not a MySQL GTID set (uuid[:tag]:1-100,...): {exc}") from None
+    return binlog_dump_gtid(server_id, "", 4, flags=flags, sids=sids)
 
 
 # -- what the flavors want to hear before a dump ---------------------------------------------------
@@ -189,7 +207,10 @@ class FlavorProtocol:
     semisync_vars: tuple[str, ...]
     extra: tuple[str, ...]
     dump_flags: int
-    gtid_start_sql: Callable[[str], list[str]] | None = None   # None: no GTID start wired for this flavor
+    # a GTID start: statements before a plain COM_BINLOG_DUMP (MariaDB), or a dump command of
+    # its own (MySQL: server_id, GTID set, flags -> payload); exactly one of them per flavor
+    gtid_start_sql: Callable[[str], list[str]] | None = None
+    gtid_dump: Callable[[int, str, int], bytes] | None = None
 
     def session_sql(self, *, heartbeat_s: float, semisync: bool) -> list[str]:
         sql = [f"SET {v} = @@global.binlog_checksum" for v in self.checksum_vars]
@@ -214,7 +235,8 @@ PROTOCOLS = {
         heartbeat_vars=("@master_heartbeat_period", "@source_heartbeat_period"),
         semisync_vars=("@rpl_semi_sync_slave", "@rpl_semi_sync_replica"),
         extra=(),
-        dump_flags=0),
+        dump_flags=0,
+        gtid_dump=mysql_gtid_dump),
 }
 
 
