@@ -301,6 +301,54 @@ def t_export(work, data, others=None):
     return code
 
 
+def t_export_lake(work, data, others=None):
+    """``export --format delta|iceberg`` (change tables, or ``--mirror`` current-state tables) of a
+    damaged series into a scratch warehouse: 0, 1 or 2, never a traceback; run twice (a rerun
+    continues from what the tables recorded) with the same outcome."""
+    rnd = _rnd(data)
+    out = work / "lake-out"
+    shutil.rmtree(out, ignore_errors=True)
+    args = ["export", *_two(work, data, rnd, others), "--output", str(out),
+            "--format", rnd.choice(["delta", "delta", "iceberg"])]
+    if rnd.random() < 0.7:
+        args.append("--mirror")
+    first = run_cli(args)
+    again = run_cli(args)
+    if again != first:
+        raise Crash(f"export {' '.join(args[-3:])}: exit {first}, then {again} when run again")
+    return first
+
+
+def t_spark_tables(work, data, others=None):
+    """What each Spark executor runs for ``spark.read.format("binlog")`` (``spark.tables.batches``,
+    no session): on a damaged file, whole or a range of it, every table gives Arrow batches of its
+    schema, or a ``BinlogError`` ends the read (the task fails naming the file); nothing else."""
+    from binlogkit.errors import BinlogError
+    from binlogkit.spark.files import FileTask
+    from binlogkit.spark.tables import Query, batches, schema
+
+    rnd = _rnd(data)
+    path = _one(work, data)
+    table = rnd.choice(["events", "transactions", "summaries", "changes"])
+    start = stop = None
+    if rnd.random() < 0.3:
+        start = rnd.randrange(len(data) + 1)
+        stop = start + rnd.randrange(len(data) + 1)
+    q = Query(table, batch_rows=rnd.choice([1, 7, 1000]), fields=rnd.random() < 0.8)
+    task = FileTask(0, path, len(data), str(work), start=start, stop=stop)
+    try:
+        for b in batches(q, task):
+            if table != "changes" and b.schema != schema(table):
+                raise Crash(f"{table}: a batch of another schema: {b.schema}")
+    except BinlogError:
+        return 1
+    except Crash:
+        raise
+    except Exception as exc:  # noqa: BLE001 - this is what a fuzzer is for
+        raise Crash(f"spark {table}: {type(exc).__name__}: {exc}"[:300]) from exc
+    return 0
+
+
 # --- pull: the replication protocol from a hostile primary -----------------------------------
 PULL_NAMES = [b"/etc/cron.d/x.000002", b"../pwn.000002", b"sub/x.000002", b"log-bin.000002\x00x", b".hid.000002",
               b"log-bin.000002", b"log-bin.999999", b"other.000002", b"x" * 300 + b".000002", b"log-bin.\xff00002",
@@ -518,6 +566,8 @@ TARGETS = {
     "recover": t_recover,
     "incident": t_incident,
     "export": t_export,
+    "export-lake": t_export_lake,
+    "spark-tables": t_spark_tables,
     "pull": t_pull,
     "pull-server": t_pull_server,
     "gtid-index": t_gtid_index,

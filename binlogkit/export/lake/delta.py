@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 from ..._optional import need
+from .names import stored
 from .props import arrow_for
 
 DELETE = "_binlogkit_delete"
@@ -32,7 +33,7 @@ class DeltaSink:
             self.options.setdefault("AWS_REGION", self.options.get("AWS_DEFAULT_REGION", "us-east-1"))
 
     def path(self, db: str, name: str) -> str:
-        return f"{self.root}/{db}/{name}"
+        return f"{self.root}/{stored(db)}/{stored(name)}"
 
     def _table(self, db: str, name: str, version: int | None = None):
         from deltalake import DeltaTable

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..._optional import need
 from ...errors import UsageError
+from .names import source, stored
 from .props import arrow_for, nulls_like
 
 
@@ -52,19 +53,18 @@ class IcebergSink:
     def _load(self, db: str, name: str):
         from pyiceberg.exceptions import NoSuchTableError
 
-        ident = (db, name)
-        t = self.tables.get(ident)
+        t = self.tables.get((db, name))
         if t is None:
             try:
-                t = self.catalog.load_table(ident)
+                t = self.catalog.load_table((stored(db), stored(name)))
             except NoSuchTableError:
                 return None
-            self.tables[ident] = t
+            self.tables[(db, name)] = t
         return t
 
     def _create(self, db: str, name: str, schema):
-        self.catalog.create_namespace_if_not_exists(db)
-        t = self.catalog.create_table_if_not_exists((db, name), schema=schema)
+        self.catalog.create_namespace_if_not_exists(stored(db))
+        t = self.catalog.create_table_if_not_exists((stored(db), stored(name)), schema=schema)
         self.tables[(db, name)] = t
         return t
 
@@ -164,7 +164,7 @@ class IcebergSink:
     def table_names(self) -> list[tuple[str, str]]:
         out: list[tuple[str, str]] = []
         for ns in self.catalog.list_namespaces():
-            out += [(i[0], i[-1]) for i in self.catalog.list_tables(ns)]
+            out += [(source(i[0]), source(i[-1])) for i in self.catalog.list_tables(ns)]
         return sorted(out)
 
 

@@ -9,6 +9,7 @@ import os
 
 from ..._optional import need
 from ...errors import UsageError
+from .names import stored
 
 
 def duckdb_connection():
@@ -27,7 +28,7 @@ def duckdb_connection():
 
 def metadata_file(warehouse: str, db: str, table: str, snapshot_gtid: str | None = None) -> str:
     """The newest Iceberg metadata file of a table in a local warehouse (what ``iceberg_scan`` reads)."""
-    files = sorted(glob.glob(os.path.join(warehouse, db, table, "metadata", "*.metadata.json")))
+    files = sorted(glob.glob(os.path.join(warehouse, stored(db), stored(table), "metadata", "*.metadata.json")))
     if not files:
         raise FileNotFoundError(f"{warehouse}: no Iceberg table {db}.{table}")
     return files[-1]
@@ -37,7 +38,7 @@ def scan(fmt: str, warehouse: str, db: str, table: str) -> str:
     """The DuckDB table function that reads ``db.table`` of a local warehouse."""
     if fmt == "iceberg":
         return f"iceberg_scan('{metadata_file(warehouse, db, table)}')"
-    return f"delta_scan('{os.path.join(warehouse, db, table)}')"
+    return f"delta_scan('{os.path.join(warehouse, stored(db), stored(table))}')"
 
 
 def as_of(history: list[tuple[int, dict]], *, gtid: str | None = None, time: str | None = None) -> int | None:
