@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import re
 import time
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from binlogkit.cli import main
+from binlogkit.crypto import load_keys
+from binlogkit.reading.source import Input
 from binlogkit.writing.writer import record_incident
 from fixtures.cutproxy import CutProxy
 from fixtures.lab.topology import REPL_PASSWORD, REPL_USER, Lab, catch_up, connect, grant_replication, wait_replica
@@ -44,9 +47,13 @@ def _status(replica) -> dict:
     return replica.query(replica.kind.sql.status(""))[0]
 
 
-def test_incident_reaches_a_gtid_auto_position_replica(tmp_path):
+@pytest.mark.parametrize("encrypted", [False, True], ids=["plain", "binlog_encryption"])
+def test_incident_reaches_a_gtid_auto_position_replica(tmp_path, encrypted):
+    """Encrypted: a primary with binlog_encryption=ON; the incident is written encrypted with its
+    keyring, and the restarted server serves it (it decrypts what binlogkit encrypted)."""
+    enc = {"keyring": True, "binlog_encryption": "ON"} if encrypted else {}
     with _lab_or_skip(tmp_path) as lab:
-        p = lab.server("primary", 1).start()
+        p = lab.server("primary", 1, **enc).start()
         r = lab.server("replica", 2).start()
         grant_replication(p)
         p.execute("CREATE DATABASE t", "CREATE TABLE t.a (id INT PRIMARY KEY AUTO_INCREMENT, v VARCHAR(50))",
@@ -60,7 +67,10 @@ def test_incident_reaches_a_gtid_auto_position_replica(tmp_path):
         r.execute("STOP REPLICA")
         r2.execute("STOP REPLICA")
         p.stop()
-        done = record_incident(p.datadir, code="LOST_EVENTS", message="binlogs lost in transit")
+        where = Input(p.datadir, load_keys(keyring_file=str(p.keyring))) if encrypted else p.datadir
+        done = record_incident(where, code="LOST_EVENTS", message="binlogs lost in transit")
+        if encrypted:
+            assert Path(done.file).read_bytes()[:4] == b"\xfdbin"
         uuid, gno = done.gtid.rsplit(":", 1)
         assert held.endswith(f"{uuid}:1-{int(gno) - 1}")  # the replica held every GTID of the file
         p.start()
@@ -99,10 +109,16 @@ def _run_recover(*args: str) -> tuple[int, str]:
     return res.exit_code, res.output
 
 
-def test_partial_transaction_in_a_gtid_replicas_relay_log(tmp_path):
+@pytest.mark.parametrize("encrypted", [False, True], ids=["plain", "binlog_encryption"])
+def test_partial_transaction_in_a_gtid_replicas_relay_log(tmp_path, encrypted):
+    """Encrypted: both servers with binlog_encryption=ON and component_keyring_file, so the relay
+    logs are encrypted too; recover needs the replica's keyring to read them (exit 2 without it,
+    nothing cut), cuts them in place still encrypted, and the server reads what it left."""
+    enc = {"keyring": True, "binlog_encryption": "ON"} if encrypted else {}
     with _lab_or_skip(tmp_path) as lab, CutProxy(0) as px:
-        p = lab.server("primary", 1).start()
-        r = lab.server("replica", 2, relay_log_recovery="OFF").start()
+        p = lab.server("primary", 1, **enc).start()
+        r = lab.server("replica", 2, relay_log_recovery="OFF", **enc).start()
+        key = ["--keyring-file", str(r.keyring)] if encrypted else []
         px.upstream = ("127.0.0.1", p.port)
         grant_replication(p)
         p.execute("CREATE DATABASE t", "CREATE TABLE t.a (id INT PRIMARY KEY AUTO_INCREMENT, v VARCHAR(50))",
@@ -123,7 +139,10 @@ def test_partial_transaction_in_a_gtid_replicas_relay_log(tmp_path):
         assert px.held(30)
         time.sleep(0.5)
         r.execute("STOP REPLICA IO_THREAD")
-        code, out = _run_recover(str(r.datadir), "--mode", "gtid")  # read-only while the server runs
+        if encrypted:
+            code, out = _run_recover(str(r.datadir), "--mode", "gtid")
+            assert code == 2 and "--keyring-file" in out, out  # it cannot read them: says how, plans nothing
+        code, out = _run_recover(str(r.datadir), "--mode", "gtid", *key)  # read-only while the server runs
         partial = re.search(r"partial trx\s+: (\S+)", out)
         assert partial and partial.group(1) == _last_gtid(p), out
         assert "STOP REPLICA; CHANGE" not in out and "run START REPLICA; nothing else" in out
@@ -141,7 +160,7 @@ def test_partial_transaction_in_a_gtid_replicas_relay_log(tmp_path):
         assert px.held(30)
         time.sleep(0.5)
         r.kill9()
-        code, out = _run_recover(str(r.datadir))
+        code, out = _run_recover(str(r.datadir), *key)
         assert code == 1, out
         gtid = re.search(r"partial trx\s+: (\S+) from (\S+):(\d+)", out)
         assert gtid and gtid.group(1) == _last_gtid(p), out  # the big transaction, named
@@ -149,8 +168,11 @@ def test_partial_transaction_in_a_gtid_replicas_relay_log(tmp_path):
         assert "no info file to write" in out
         retrieved = re.search(r"retrieved GTIDs : (\S+)", out).group(1)
         relay_file, cut = gtid.group(2), int(gtid.group(3))
-        code, out = _run_recover("--apply", str(r.datadir))
+        cut += 512 if encrypted else 0  # the position is in the plaintext stream, after the file's header
+        code, out = _run_recover("--apply", str(r.datadir), *key)
         assert code == 0, out
+        if encrypted:  # cut in place, still encrypted: the header the server wrote, then ciphertext
+            assert (r.datadir / relay_file).read_bytes()[:4] == b"\xfdbin"
         assert not (r.datadir / "master.info").exists() and not (r.datadir / "relay-log.info").exists()
         assert (r.datadir / relay_file).stat().st_size == cut
         r.start()

@@ -118,6 +118,28 @@ def _ctr_iv(prefix: bytes, offset: int) -> bytes:
     return prefix + (offset // 16).to_bytes(8, "big")
 
 
+def _ctr_at(key: bytes, prefix: bytes, offset: int):
+    """The AES-256-CTR context at stream ``offset`` (the counter is the offset's 16-byte block)."""
+    from .aes import aes
+
+    Cipher, algorithms, modes = aes()
+    ctx = Cipher(algorithms.AES(key), modes.CTR(_ctr_iv(prefix, offset))).decryptor()
+    if offset % 16:
+        ctx.update(bytes(offset % 16))
+    return ctx
+
+
+class StreamCipher:
+    """Encrypts bytes written at a stream offset of a MySQL encrypted file, as the server does:
+    CTR, so the keystream at that offset (the same one that decrypts them)."""
+
+    def __init__(self, key: bytes, prefix: bytes) -> None:
+        self._key, self._prefix = key, prefix
+
+    def encrypt(self, data: bytes, at: int) -> bytes:
+        return _ctr_at(self._key, self._prefix, at).update(data)
+
+
 class DecryptingReader(io.RawIOBase):
     """The plaintext binlog stream of a MySQL encrypted file: reads the file after its header
     and decrypts with AES-256-CTR at the right counter. Offsets are stream offsets."""
@@ -130,13 +152,11 @@ class DecryptingReader(io.RawIOBase):
         self._dec = self._at(0)
 
     def _at(self, offset: int):
-        from .aes import aes
+        return _ctr_at(self._key, self._prefix, offset)
 
-        Cipher, algorithms, modes = aes()
-        dec = Cipher(algorithms.AES(self._key), modes.CTR(_ctr_iv(self._prefix, offset))).decryptor()
-        if offset % 16:
-            dec.update(bytes(offset % 16))
-        return dec
+    def cipher(self) -> "StreamCipher":
+        """What encrypts bytes appended to this file (binlogkit incident writes its events so)."""
+        return StreamCipher(self._key, self._prefix)
 
     def readable(self) -> bool:
         return True

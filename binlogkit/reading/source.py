@@ -44,7 +44,7 @@ from .names import compression_of
 if TYPE_CHECKING:
     from ..crypto.keys import Keys, KeySpec
 
-__all__ = ["CONTAINERS", "Frame", "Input", "as_input", "frames_of_stream", "inputs"]
+__all__ = ["CONTAINERS", "CONTAINER_HEADER_SIZES", "Frame", "Input", "as_input", "frames_of_stream", "inputs", "stored_offset"]
 
 InputPath = Union[Path, Url, str]
 Want = Union[frozenset[int], set[int], None]
@@ -63,6 +63,19 @@ def _mysql_encrypted(fh: BinaryIO, keys: Keys | None) -> BinaryIO:
 CONTAINERS: dict[bytes, Callable[[BinaryIO, Any], BinaryIO]] = {
     MYSQL_ENCRYPTED_MAGIC: _mysql_encrypted,
 }
+# bytes a container stores before the stream's byte 0: stream offset + this = file offset (MySQL
+# binlog_encryption: the 512-byte header, AES-CTR after it, ``crypto/mysql.py``)
+CONTAINER_HEADER_SIZES: dict[bytes, int] = {
+    MYSQL_ENCRYPTED_MAGIC: 512,
+}
+
+
+def stored_offset(path: str | os.PathLike, offset: int) -> int:
+    """Where stream offset ``offset`` (what every reader reports: event offsets, positions) is in
+    the local file ``path``: the same, or past its container's header. Writers that cut or append
+    to a file (recover, incident) work in these."""
+    with open(path, "rb") as fh:
+        return offset + CONTAINER_HEADER_SIZES.get(fh.read(4), 0)
 
 
 def binlog_stream(fh: BinaryIO, keys: Keys | None = None) -> BinaryIO:

@@ -34,7 +34,7 @@ from ..reading.names import COMPRESSED_SUFFIXES as COMPRESSED
 from ..flavor import Flavor, replica_metadata_may_be_tables
 from ..positions import WRAP, reachable_by_dump
 from ..transactions import Grouper, Transaction, gtid_values
-from ..reading.source import Input, as_input
+from ..reading.source import Input, as_input, stored_offset
 from .info import MasterInfo, RelayLogInfo, read_info
 
 _NUM = re.compile(r"\.(\d+)$")
@@ -424,8 +424,9 @@ def _cut(plan: Plan, d: Path, present: list[str], cut: tuple[str, int] | None, t
     cf, co = cut
     i = present.index(cf)
     size = (d / cf).stat().st_size
-    if size > co:
-        plan.truncate.append({"file": cf, "size": size, "new_size": co,
+    new_size = stored_offset(d / cf, co)   # an encrypted MySQL relay log: past its 512-byte header
+    if size > new_size:
+        plan.truncate.append({"file": cf, "size": size, "new_size": new_size,
                               "reason": (plan.problem or {}).get("kind", "partial transaction")
                               if plan.problem or plan.mode == "gtid" or tables else "dangling Rotate"})
     for n in present[i + 1:]:

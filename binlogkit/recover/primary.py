@@ -22,7 +22,7 @@ from ..errors import BinlogError
 from ..gtid.forms import text_form
 from ..gtid import GtidPos, MariadbGtid, MysqlGtid, MysqlGtidSet
 from ..reading.names import COMPRESSED_SUFFIXES as COMPRESSED
-from ..reading.source import Input, as_input
+from ..reading.source import Input, as_input, stored_offset
 from .plan import Plan
 from ..transactions import Transaction
 
@@ -117,8 +117,9 @@ def plan_binlog_recovery(binlog_dir: Input | str | os.PathLike, *, keep_through:
     if cut is not None:
         cf, co = cut
         size = (d / cf).stat().st_size
-        if size > co:
-            plan.truncate.append({"file": cf, "size": size, "new_size": co,
+        new_size = stored_offset(d / cf, co)   # an encrypted MySQL binlog: past its 512-byte header
+        if size > new_size:
+            plan.truncate.append({"file": cf, "size": size, "new_size": new_size,
                                   "reason": ", ".join(sorted({c["reason"] for c in cut_trx} or {"torn tail"}))})
         later = files[order[cf] + 1:]
         for n in later:

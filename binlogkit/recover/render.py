@@ -10,13 +10,16 @@ def mysql_answer(plan) -> Iterator[str]:
     a = plan.mysql
     gtid = a["partial_transaction"]
     ns = plan.next_source
-    cut = next((t for t in plan.truncate), None)
+    # where MySQL's sanitizer cuts, as a relay-log position (an encrypted file's truncate size is
+    # past its 512-byte header: stream offsets are what the server names)
+    pt = plan.partial_transaction or {}
+    cut = f"{pt['file']}:{pt['offset']}" if "offset" in pt and plan.truncate else None
     mode = plan.mode
     if mode in ("gtid", "unknown"):
         yield ("\nMySQL, SOURCE_AUTO_POSITION=1 (relay_log_recovery ON or OFF): run START REPLICA; nothing else.")
         if gtid:
             yield (f"  MySQL drops the partial transaction {gtid} at startup (relay_log_recovery=OFF: its relay log "
-                       f"sanitizer cuts {cut['file'] + ':' + str(cut['new_size']) if cut else 'the relay log'}, the "
+                       f"sanitizer cuts {cut or 'the relay log'}, the "
                        "cut planned below; ON: the relay logs are discarded) and fetches it whole by GTID.")
         yield (f"  check after the restart, before START REPLICA: Retrieved_Gtid_Set is {a['retrieved_gtids'] or '-'}"
                    + (f" (without {gtid})" if gtid else "") + "; after it: Executed_Gtid_Set holds "

@@ -26,10 +26,11 @@ from ..reading.format import Format
 from .safeio import Backup, SafeDir, copy_range, refuse_if_in_use, remove_leftovers, write_all
 from ..reading.reader import MYSQL_ENCRYPTED_MAGIC
 from ..reading.scan import scan
-from ..reading.source import Input, as_input
+from ..reading.source import CONTAINER_HEADER_SIZES, Input, as_input, binlog_stream
 
 if TYPE_CHECKING:
     from ..crypto.mariadb import EventCipher
+    from ..crypto.mysql import StreamCipher
 
 INCIDENT_CODES = {"NONE": 0, "LOST_EVENTS": 1, "NEW_INCIDENT": 2}
 
@@ -38,7 +39,7 @@ INCIDENT_CODES = {"NONE": 0, "LOST_EVENTS": 1, "NEW_INCIDENT": 2}
 class Appended:
     file: str
     offsets: list[int]
-    new_size: int
+    new_size: int                      # the file's size now (bytes on disk; offsets are stream offsets)
     next_file: str | None
     backup: str | None = None          # the folder holding the verified copy of the file before
     already: bool = False              # nothing written: the file already ended so
@@ -93,9 +94,10 @@ class BinlogAppender:
             if t.dir is not d:
                 t.dir.close()
         with open(self.file, "rb") as fh:
-            if fh.read(4) == MYSQL_ENCRYPTED_MAGIC:
-                raise WriteRefused(f"{self.file.name} is a MySQL encrypted binlog (binlog_encryption): appending to "
-                                   "one is not supported (docs/encryption.md)", file=str(self.file))
+            magic = fh.read(4)
+        # what the file stores before the stream's byte 0 (MySQL binlog_encryption: its header);
+        # offsets and sizes below are stream offsets, as every reader and the server count them
+        self.header_size = CONTAINER_HEADER_SIZES.get(magic, 0)
         res = scan(self.input, count_types=True)
         if res.problem is not None:
             if isinstance(res.problem, (KeyRequiredError, KeyFileError, DecryptionError)):
@@ -116,9 +118,16 @@ class BinlogAppender:
         self.format: Format = first.format
         self.server_id = first.server_id
         self.size = res.end_offset
-        self.cipher: EventCipher | None = res.cipher  # encrypted file: events are written encrypted, as the server does
+        # encrypted file: events are written encrypted, as the server does
+        self.cipher: EventCipher | StreamCipher | None = res.cipher
         if self.cipher is None and res.type_counts.get(T.START_ENCRYPTION_EVENT):
             self.cipher = _cipher_without_events(self.input)
+        if magic == MYSQL_ENCRYPTED_MAGIC:  # the whole stream is AES-CTR under the file's own key
+            with open(self.file, "rb") as fh:
+                from ..crypto.mysql import DecryptingReader
+
+                stream = binlog_stream(fh, self.input.loaded_keys())
+                self.cipher = stream.cipher() if isinstance(stream, DecryptingReader) else None
         self.pending: list[tuple[int, bytes]] = []
 
     def add(self, type_code: int, body: bytes, *, flags: int = 0, timestamp: int | None = None) -> int:
@@ -145,8 +154,9 @@ class BinlogAppender:
                     raise WriteRefused(f"{self.file.name} disappeared", file=str(self.file))
                 if self.check_processes:
                     refuse_if_in_use(d, extra=[t] if t.dir is not d else [])
-                if t.st.st_size != self.size:
-                    raise WriteRefused(f"{self.file.name} is {t.st.st_size} bytes, it was {self.size} when read: "
+                if t.st.st_size != self.size + self.header_size:
+                    raise WriteRefused(f"{self.file.name} is {t.st.st_size} bytes, it was {self.size + self.header_size} "
+                                       "when read: "
                                        "is a server writing it?", file=str(self.file))
                 t.dir.check_writable(t)
                 backup = Backup.beside(d, "incident", self.backup_dir)
@@ -160,7 +170,7 @@ class BinlogAppender:
                 def write(fd: int) -> None:
                     src = os.open(t.name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=t.dir.fd)
                     try:
-                        copy_range(src, fd, self.size)
+                        copy_range(src, fd, self.size + self.header_size)
                     finally:
                         os.close(src)
                     for _, data in pending:
@@ -180,7 +190,7 @@ class BinlogAppender:
         offsets = [at for at, _ in self.pending]
         self.size += sum(len(x) for _, x in self.pending)
         self.pending = []
-        return Appended(str(self.file), offsets, self.size, None, str(backup.path))
+        return Appended(str(self.file), offsets, self.size + self.header_size, None, str(backup.path))
 
 
 def _cipher_without_events(inp: Input) -> EventCipher | None:
@@ -259,7 +269,7 @@ def _record_incident(d: SafeDir, binlog_dir: Input, code: int, msg: bytes, index
     if len(last) == 2 and last[0][0] == T.INCIDENT_EVENT and last[1][0] == T.ROTATE_EVENT:
         # an earlier run wrote a marker and the server has not started since
         if last[0][1] == body and last[1][1].endswith(nxt.encode()):
-            return Appended(str(w.file), [last[0][2], last[1][2]], w.size, nxt, None, already=True)
+            return Appended(str(w.file), [last[0][2], last[1][2]], w.size + w.header_size, nxt, None, already=True)
         raise WriteRefused(f"{w.file.name} already ends with another Incident and a Rotate (at {last[0][2]}): "
                            "start the server once, or restore the file from the backup, before marking "
                            "another incident", file=str(w.file))
