@@ -42,8 +42,8 @@ from .codecs import compression
 from .codecs.common import uuid_text
 from .codecs.fast import Irregular, query as fast_query
 from .codecs.header import LEN_HEADER
-from .constants import GTID_TYPES, PRELUDE, QUERY_TYPES, EventType as T
-from .errors import FormatError
+from .constants import GTID_TYPES, PRELUDE, QUERY_TYPES, EventType as T, event_type_name
+from .errors import BinlogError, FormatError
 from .flavor import Flavor
 from .gtid.mariadb import MariadbGtid
 from .gtid.mysql import MAX_GNO, MysqlGtid
@@ -183,12 +183,19 @@ GTID_RULES: dict[int, GtidRule] = {
 }
 
 
-def read_gtid(code: int, server_id: int, body: bytes) -> tuple[Gtid | None, Kind, bool]:
-    """(GTID or None, kind, standalone) of a GTID event's body."""
+def read_gtid(code: int, server_id: int, body: bytes, offset: int | None = None) -> tuple[Gtid | None, Kind, bool]:
+    """(GTID or None, kind, standalone) of a GTID event's body (at ``offset``). A damaged body is
+    a typed error naming the event, here for every caller (a tagged GTID's serialization
+    raises ValueError deep inside)."""
     rule = GTID_RULES.get(code)
     if rule is None:
         return None, Kind.MYSQL, False
-    gtid, standalone = rule.read(body, server_id)
+    try:
+        gtid, standalone = rule.read(body, server_id)
+    except BinlogError as exc:
+        raise exc.with_context(offset=offset, event_type=event_type_name(code))
+    except ValueError as exc:
+        raise FormatError(f"{event_type_name(code)}: {exc}", offset=offset, event_type=event_type_name(code)) from None
     return gtid, rule.kind, standalone
 
 

@@ -30,7 +30,7 @@ from .boundary import (BEGIN, DECIDING, GTID_TYPES, OPEN, OUTSIDE, PRELUDE, QUER
                        advance, gtid_state, read_gtid)
 from .codecs.gtid import decode_previous_gtids
 from .codecs.header import LEN_HEADER
-from .constants import EventFlag, EventType as T, event_type_name
+from .constants import EventFlag, EventType as T
 from .errors import BinlogError, BodyLengthError, FormatError, KeyFileError, KeyRequiredError
 from .flavor import Flavor
 from .reading.format import Format
@@ -307,12 +307,7 @@ class Grouper:
                     if self.cur is not None:
                         yield self._close(False, None)
                     gbody = self._body(data)
-                    try:
-                        value, kind, standalone = read_gtid(code, sid, gbody)
-                    except BinlogError as exc:
-                        raise exc.with_context(offset=at, event_type=event_type_name(code))
-                    except ValueError as exc:
-                        raise FormatError(f"Gtid_tagged: {exc}", offset=at, event_type="GTID_TAGGED_LOG_EVENT") from None
+                    value, kind, standalone = read_gtid(code, sid, gbody, at)
                     gtid = None if value is None else str(value)
                     self.cur = self.transaction_type(gtid, kind, path, at, ts, sid, standalone=standalone,
                                            source_file=src_file,

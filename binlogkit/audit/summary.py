@@ -53,8 +53,8 @@ from ..boundary import (BEGIN, DECIDING, GTID_TYPES, OPEN, OUTSIDE, PRELUDE, QUE
                         STANDALONE, Kind, advance, gtid_state, read_gtid, step)
 from ..codecs.gtid import decode_previous_gtids
 from ..codecs.header import LEN_HEADER
-from ..constants import EventFlag, EventType as T, event_type_name
-from ..errors import BinlogError, FormatError
+from ..constants import EventFlag, EventType as T
+from ..errors import BinlogError
 from ..reading.crc import CRC32
 from ..reading.format import Format
 from ..reading.names import strip_compressed
@@ -298,12 +298,7 @@ class _Scan:
             self.order.mariadb(t, domain, key, seq)
             self._fast = (domain, sid, key, b"")
             return
-        try:
-            value, kind, _standalone = read_gtid(code, sid, body)
-        except BinlogError as exc:
-            raise exc.with_context(offset=at, event_type=event_type_name(code))
-        except ValueError as exc:  # a damaged tagged GTID: typed, as the transaction walk types it
-            raise FormatError(f"Gtid_tagged: {exc}", offset=at, event_type="GTID_TAGGED_LOG_EVENT") from None
+        value, kind, _standalone = read_gtid(code, sid, body, at)
         if value is None:  # an anonymous transaction
             self.cur = _Trx(None, None, None, kind, at, src_file, (log_pos - ev_size) if log_pos else None)
             return
