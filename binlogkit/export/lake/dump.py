@@ -52,6 +52,7 @@ _HARMLESS = re.compile(r"(SET|LOCK|UNLOCK|USE|DROP\s+(TABLE|VIEW|TRIGGER|PROCEDU
 _CREATE = re.compile(r"CREATE\s+(OR\s+REPLACE\s+)?TABLE\b", re.I)
 _INSERT = re.compile(r"INSERT\b", re.I)
 _USE = re.compile(r"USE\s+`?([^`;\s]+)`?", re.I)
+_VERSION_COMMENT = re.compile(r"--\s*Server version:?\s+(\S+)", re.I)
 _DB_COMMENT = re.compile(r"--\s*(?:Current\s+Database:\s*`([^`]+)`|Host:.*\bDatabase:\s*(\S+))", re.I)
 _COND = re.compile(r"^/\*M?!\d*\s*(.*?)\s*\*/$", re.S)
 # column types sqlglot's MySQL dialect does not know, parsed as a stand-in it knows
@@ -188,8 +189,19 @@ def _time(v):
     return datetime.timedelta(microseconds=-us if neg else us)
 
 
-def column_of(c, hints: dict) -> Column:
-    """The mirror column of a sqlglot ``ColumnDef`` (``export.schema.arrow_type``'s table)."""
+def _vector(v) -> list:
+    """VECTOR: the dump's bytes (float32, little-endian) as the list MySQL's binlog path gives."""
+    import struct
+
+    raw = _bytes(v)
+    return list(struct.unpack(f"<{len(raw) // 4}f", raw))
+
+
+def column_of(c, hints: dict, flavor=None) -> Column:
+    """The mirror column of a sqlglot ``ColumnDef`` (``export.schema.arrow_type``'s table);
+    ``flavor``: the dumped server's (``-- Server version`` line), for the flavors' VECTOR."""
+    from ...flavor import vector_is_floats
+
     import pyarrow as pa
     from sqlglot import exp
 
@@ -234,7 +246,7 @@ def column_of(c, hints: dict) -> Column:
     if charset is not None and charset.kind.this.name.lower() == "binary":
         return one(pa.binary(), _bytes)
     if t == "VECTOR":
-        raise ValueError(f"column {name}: type {t}")
+        return one(pa.list_(pa.float32()), _vector) if vector_is_floats(flavor) else one(pa.binary(), _bytes)
     return one(pa.string(), _text)   # CHAR/VARCHAR/TEXT, ENUM/SET (labels), JSON
 
 
@@ -246,7 +258,7 @@ class TableLoad:
     key: list
 
 
-def table_of(sql: str, db: str | None) -> TableLoad | None:
+def table_of(sql: str, db: str | None, flavor=None) -> TableLoad | None:
     """A ``CREATE TABLE`` statement as a load (None: no primary key, nothing to mirror)."""
     import sqlglot
     from sqlglot import exp
@@ -263,7 +275,7 @@ def table_of(sql: str, db: str | None) -> TableLoad | None:
     cols = []
     for part in schema.expressions:
         if isinstance(part, exp.ColumnDef):
-            cols.append(column_of(part, hints))
+            cols.append(column_of(part, hints, flavor))
             if any(isinstance(k.kind, exp.PrimaryKeyColumnConstraint) for k in part.constraints):
                 key = [part.name]
         elif isinstance(part, exp.PrimaryKey):
@@ -308,7 +320,10 @@ def load_dump(sink, path: str, props: dict, *, batch_rows: int = BATCH_ROWS, kee
     from sqlglot import exp
 
     out: dict = {"tables": [], "rows": 0, "no_key": []}
+    from ...flavor import Flavor
+
     db: str | None = None
+    flavor: Flavor | None = None    # the dumped server's, from its "-- Server version" line
     cur: TableLoad | None = None
     skip = False
     resumed = False
@@ -346,13 +361,16 @@ def load_dump(sink, path: str, props: dict, *, batch_rows: int = BATCH_ROWS, kee
                 body = m.group(1)
             try:
                 if body.startswith("--"):
+                    vm = _VERSION_COMMENT.match(body)
+                    if vm:
+                        flavor = Flavor.of_server_version(vm.group(1))
                     dm = _DB_COMMENT.match(body)
                     if dm:
                         db = dm.group(1) or dm.group(2).strip("`")
                     continue
                 if _CREATE.match(body):
                     close()
-                    t = table_of(body, db)
+                    t = table_of(body, db, flavor)
                     if t is None:
                         e = sqlglot.parse_one(body, read="mysql")
                         out["no_key"].append(f"{db}.{e.this.this.name}")
