@@ -83,6 +83,31 @@ def test_alter_is_parsed_by_name_with_sqlglot():
     assert ddl.alter("CREATE TABLE t (a INT)", "db") is None
 
 
+def test_create_table_is_parsed_with_sqlglot():
+    """ddl.parse (export --schema, lake) cuts statements at sqlglot's tokens (a ';' in a string,
+    triggers after DELIMITER) and reads each CREATE TABLE with sqlglot: types MySQL/MariaDB have
+    and sqlglot's MySQL lacks (geometry subtypes, INET6), a lower-case PRIMARY KEY after the
+    indexes and before a partition comment (the regex parser missed these keys in the corpus)."""
+    text = """-- Current Database: `shop`
+DELIMITER ;;
+/*!50003 CREATE*/ /*!50003 TRIGGER t BEFORE INSERT ON o FOR EACH ROW BEGIN SET NEW.a = 1; END */;;
+DELIMITER ;
+CREATE TABLE `t0` (id int(10) unsigned NOT NULL, `s` varchar(3) DEFAULT ';', PRIMARY KEY (`id`)) DEFAULT CHARSET=latin1;
+USE `db2`;
+CREATE TABLE t1 (pk integer auto_increment, p point, i inet6, d decimal(10,2) unsigned DEFAULT -1.5,
+  e enum('a','it''s') DEFAULT 'a', b varbinary(3), key (p), primary key (pk)) /*!50100 PARTITION BY key (pk) partitions 2 */;
+"""
+    t0, t1 = ddl.parse(text)
+    assert (t0.db, t0.name, t0.primary_key) == ("shop", "t0", ("id",))
+    assert [(c.name, c.type, c.unsigned, c.charset, c.default) for c in t0.columns] == [
+        ("id", "int", True, None, None), ("s", "varchar", False, "latin1", ";")]
+    assert (t1.db, t1.name, t1.primary_key) == ("db2", "t1", ("pk",))
+    assert [(c.name, c.type, c.unsigned, c.charset, c.labels, c.default) for c in t1.columns] == [
+        ("pk", "int", False, None, None, None), ("p", "geometry", False, None, None, None),
+        ("i", "inet6", False, None, None, None), ("d", "decimal", True, None, None, "-1.5"),
+        ("e", "enum", False, None, ("a", "it's"), "a"), ("b", "varbinary", False, "binary", None, None)]
+
+
 def test_schema_plan_drops_and_retypes():
     have = {"id": pa.int32(), "a": pa.large_string(), "gone": pa.int64(), "n": pa.int32()}
     want = {"id": pa.int32(), "a": pa.string(), "n": pa.int64(), "new": pa.string()}
@@ -403,13 +428,18 @@ def test_sql_dump_killed_mid_table_resumes_as_an_upsert(tmp_path):
 
 def test_cli_mirror_from_a_sql_dump_continues_with_the_archive(tmp_path):
     """--snapshot DUMP.sql: the dump's own coordinates; the archive's transactions inside its GTID
-    position are skipped."""
+    position are skipped; --table / --database choose the dump's tables too."""
     path = tmp_path / "d.sql.gz"
     import gzip
 
     path.write_bytes(gzip.compress(DUMP.replace("0-1-42", "0-1-20").encode()))
+    for filters in (["--table", "types.ints"], ["--database", "elsewhere"]):     # shop.t is not wanted: not loaded
+        res = CliRunner().invoke(main, ["export", str(_archive()), "-o", str(tmp_path / "wh-no"), "--format", "delta",
+                                        "--mirror", "--snapshot", str(path), *filters, "--json"])
+        assert res.exit_code == 0, res.output
+        assert open_sink("delta", str(tmp_path / "wh-no")).columns("shop", "t") is None
     res = CliRunner().invoke(main, ["export", str(_archive()), "-o", str(tmp_path / "wh"), "--format", "delta",
-                                    "--mirror", "--snapshot", str(path), "--table", "types.ints", "--json"])
+                                    "--mirror", "--snapshot", str(path), "--table", "types.ints,shop.t", "--json"])
     assert res.exit_code == 0, res.output
     import json
 

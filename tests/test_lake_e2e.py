@@ -7,7 +7,8 @@ with VECTOR, JSON, GEOMETRY, BIT, fractional temporals, five character sets) and
 goes through DDL. The workload: updates of every table, key updates (``id = id + 1000``),
 deletes (MySQL: PARTIAL_JSON updates too); then the GTID state is noted and every table read
 (the server's own text: the snapshot "as of" that GTID); then ALTER TABLE ADD, RENAME, MODIFY
-(BIGINT -> DECIMAL) and DROP COLUMN with changes between them, more deletes and key updates.
+(BIGINT -> DECIMAL) and DROP COLUMN with changes between them, ADD COLUMN with defaults (a
+constant, NOT NULL's implicit 0, none) that most rows keep, more deletes and key updates.
 
 The binlogs alone, from the first, become an Iceberg mirror (small batches: many commits), read
 back with DuckDB's iceberg extension (offline, from PyPI) and compared value by value with the
@@ -125,6 +126,10 @@ def run(request, tmp_path_factory):
             cur.execute("UPDATE types.many SET n = n + 0.25 WHERE id < 200")
             cur.execute("ALTER TABLE types.many DROP COLUMN extra")
             cur.execute("INSERT INTO types.many VALUES (5000, 'after the alters', 1.5)")
+            # added with defaults, rows left as they are: the mirror's rows get the defaults
+            cur.execute("ALTER TABLE types.many ADD COLUMN flag INT NOT NULL, ADD COLUMN tag VARCHAR(8) DEFAULT 'dflt', "
+                        "ADD COLUMN amount DECIMAL(6,2) DEFAULT -1.25, ADD COLUMN note VARCHAR(8)")
+            cur.execute("UPDATE types.many SET tag = 'set', flag = 2 WHERE id % 5 = 0")
             cur.execute("UPDATE types.many SET id = id + 100000 WHERE id < 20")             # key updates
             cur.execute("DELETE FROM types.many WHERE id BETWEEN 300 AND 330")
             cur.execute("DELETE FROM types.strs WHERE id = 1002")

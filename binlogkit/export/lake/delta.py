@@ -97,6 +97,17 @@ class DeltaSink:
             return d
         self._rewrite(db, name, cast)
 
+    def fill(self, db: str, name: str, values) -> None:
+        """Columns added with the value of the one row of ``values`` in every row."""
+        import pyarrow as pa
+
+        def add(d):
+            for f in values.schema:
+                if f.name not in d.column_names:
+                    d = d.append_column(f, pa.repeat(values[f.name][0], d.num_rows).cast(f.type))
+            return d
+        self._rewrite(db, name, add)
+
     def apply(self, db: str, name: str, key: list[str], deletes: list[tuple], rows, props: dict) -> None:
         import pyarrow as pa
 

@@ -125,7 +125,11 @@ class Mirror:
 
     def _ddl(self, st: Statement, pos: tuple) -> None:
         a = ddl.alter(st.sql, st.database or None)
-        if a is None or not a.renames or a.db is None:
+        if a is None or a.db is None:
+            return
+        if a.filled and self.mirror:
+            self._fill(a, pos)
+        if not a.renames:
             return
         for name in (a.table + CHANGES, a.table):
             p = self.position(a.db, name)
@@ -137,6 +141,39 @@ class Mirror:
             else:
                 pairs = [(f"{o}{x}", f"{n}{x}") for o, n in a.renames for x in ("", "__text")]
             self.sink.rename(a.db, name, pairs)
+
+    def _fill(self, a: ddl.Alter, pos: tuple) -> None:
+        """ADD COLUMN with a default: the mirror's existing rows get the value, as the server's
+        do (the change table is history: its old rows keep no value). Only past the mirror's
+        recorded position, and only for a column it does not have yet (reruns)."""
+        from ..schema import _safe
+        from .dump import TableLoad, arrow_rows, column_of
+
+        assert a.db is not None
+        p = self.position(a.db, a.table)
+        have = self.sink.columns(a.db, a.table)
+        if have is None or p is None or pos <= p:
+            return
+        cols, vals = [], []
+        for name, coldef, value in a.filled:
+            if _safe(name) in have:
+                continue
+            try:
+                c = column_of(coldef)
+                c.name = _safe(name)
+                one = arrow_rows(TableLoad(a.db, a.table, [c], []), [(value,)])
+            except (ValueError, ArithmeticError):
+                continue        # a default the converters cannot read: the rows keep NULL, as before
+            cols.append(c)
+            vals.append(one)
+        if vals:
+            import pyarrow as pa
+
+            arrays, fields = [], []
+            for one in vals:
+                arrays += one.columns
+                fields += list(one.schema)
+            self.sink.fill(a.db, a.table, pa.Table.from_arrays(arrays, schema=pa.schema(fields)))
 
     def _evolve(self, b: TableBatch, pos: tuple) -> None:
         """A table version met: retype the change table's columns and drop and retype the
@@ -237,7 +274,8 @@ def export_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = F
     m = Mirror(sink, mirror=mirror, batch_transactions=batch_transactions, batch_rows=batch_rows,
                covered=covered_by(from_gtid) if from_gtid else None)
     if snapshot:
-        load_snapshot(sink, snapshot, from_gtid or "", mirror=mirror, file=snapshot_at[0] or "", position=snapshot_at[1])
+        load_snapshot(sink, snapshot, from_gtid or "", mirror=mirror, file=snapshot_at[0] or "", position=snapshot_at[1],
+                      tables=(filters or Filters()).tables)
     stopped = None
     seen = None
     for item in committed_changes(found, filters or Filters(), report):
