@@ -136,6 +136,17 @@ class DeltaSink:
          .when_not_matched_insert(updates=sets, predicate=f"NOT s.{DELETE}")
          .execute())
 
+    def rows(self, db: str, name: str, key: list[str], keys: list[tuple]) -> list[dict]:
+        """The rows whose key is one of ``keys`` (column -> value)."""
+        import pyarrow.compute as pc
+
+        t = self._table(db, name)
+        if t is None or not keys:
+            return []
+        found = t.to_pyarrow_dataset().to_table(filter=pc.field(key[0]).isin([k[0] for k in keys]))
+        want = set(keys)
+        return [r for r in found.to_pylist() if tuple(r[c] for c in key) in want]
+
     def read(self, db: str, name: str, version: int | None = None):
         t = self._table(db, name, version)
         return None if t is None else _read(t)

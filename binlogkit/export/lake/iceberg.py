@@ -168,6 +168,13 @@ class IcebergSink:
             tx.append(arrow_for(t.schema().as_arrow(), rows), snapshot_properties=props)
         self.tables[(db, name)] = t
 
+    def rows(self, db: str, name: str, key: list[str], keys: list[tuple]) -> list[dict]:
+        """The rows whose key is one of ``keys`` (column -> value)."""
+        t = self._load(db, name)
+        if t is None or not keys:
+            return []
+        return t.scan(row_filter=key_filter(key, keys)).to_arrow().to_pylist()
+
     def read(self, db: str, name: str, snapshot_id: int | None = None):
         t = self._load(db, name)
         return None if t is None else t.scan(snapshot_id=snapshot_id).to_arrow()

@@ -67,7 +67,7 @@ class Stats:
     skipped_rows: int = 0                  # before a table's recorded position (a rerun)
     from_snapshot: int = 0                 # transactions the snapshot already holds
     no_key: set = field(default_factory=set)
-    partial: dict = field(default_factory=dict)   # db.table -> where its first partial after image is
+    partial: dict = field(default_factory=dict)   # db.table -> a partial after image the mirror cannot apply
     tables: set = field(default_factory=set)
 
 
@@ -217,14 +217,10 @@ class Mirror:
             if self.mirror and not keyed:
                 self.stats.no_key.add(f"{db}.{table}")
             full = f"{db}.{table}" not in self.stats.partial
-            if b.partial is not None and full:
-                self.stats.partial[f"{db}.{table}"] = b.partial
             for name in self.targets(db, table, keyed and full):
                 p = self.position(db, name)
-                # a partial after image cannot make a row: the mirror ends before the first one
-                end = b.partial_row if b.partial is not None and not name.endswith(CHANGES) else b.n
-                keep = [i for i in range(end) if p is None or b.pos[i] > p]
-                self.stats.skipped_rows += end - len(keep)
+                keep = [i for i in range(b.n) if p is None or b.pos[i] > p]
+                self.stats.skipped_rows += b.n - len(keep)
                 if not keep:
                     continue
                 rows = changes
@@ -236,21 +232,55 @@ class Mirror:
                     self.sink.append(db, name, rows, props)
                     self.stats.rows += rows.num_rows
                 else:
-                    self._apply(db, name, b.key_names() or [], rows, props)
+                    stop = self._apply(db, name, b.key_names() or [], rows, [b.present[i] for i in keep], props)
+                    if stop is not None:
+                        # a partial after image of a row the mirror does not hold (no snapshot
+                        # of it): the mirror ends before it
+                        self.stats.partial[f"{db}.{table}"] = b.where(keep[stop])
                 self.recorded[(db, name)] = position_of(props)
                 self.stats.commits += 1
         self.stats.batches += 1
         self.batches = {}
         self.n_trx = self.rows = self.bytes = 0
 
-    def _apply(self, db: str, name: str, key: list[str], changes, props: dict) -> None:
+    def _apply(self, db: str, name: str, key: list[str], changes, present: list, props: dict) -> int | None:
+        """One mirror commit of a batch's change rows (``present``: per row, the columns of a
+        partial after image, None for a whole one); the number of the row the mirror stopped
+        before (a partial image of a row it does not hold), None when every row was applied."""
         before = list(zip(*[changes[f"before_{c}"].to_pylist() for c in key]))
-        after = list(zip(*[changes[f"after_{c}"].to_pylist() for c in key]))
         ops = changes["op"].to_pylist()
+        if any(p is not None for p in present):
+            return self._apply_partial(db, name, key, changes, present, before, ops, props)
+        after = list(zip(*[changes[f"after_{c}"].to_pylist() for c in key]))
         final = fold((op, b if op != "insert" else None, a if op != "delete" else None)
                      for op, b, a in zip(ops, before, after))
         picks = [i for i in final.values() if i is not None]
         self.sink.apply(db, name, key, list(final), mirror_rows(changes, picks), props)
+        return None
+
+    def _apply_partial(self, db: str, name: str, key: list[str], changes, present: list, before: list,
+                       ops: list, props: dict) -> int | None:
+        """binlog_row_image MINIMAL / NOBLOB: an update's after image holds the changed columns
+        (MINIMAL's before image the key): the row is the mirror's (or the batch's) with them
+        overwritten (``fold.fold_rows``); the rows it needs are read from the table by key."""
+        import pyarrow as pa
+
+        from .batch import mirror_columns
+        from .fold import base_keys, fold_rows
+
+        names = mirror_columns(changes.schema)
+        cols = [n[len("after_"):] for n in names]
+        rows = [dict(zip(cols, r.values())) for r in changes.select(names).to_pylist()]
+        todo = [(op, b if op != "insert" else None, r if op != "delete" else None, p)
+                for op, b, r, p in zip(ops, before, rows, present)]
+        need = base_keys(todo, key)
+        base = {tuple(r[c] for c in key): r for r in self.sink.rows(db, name, key, need)} if need else {}
+        final, stop = fold_rows(todo, key, base)
+        if final:
+            schema = pa.schema([pa.field(c, changes.schema.field(n).type) for c, n in zip(cols, names)])
+            out = pa.Table.from_pylist([r for r in final.values() if r is not None], schema=schema)
+            self.sink.apply(db, name, key, list(final), out, props)
+        return stop
 
 
 def export_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = False,
@@ -320,7 +350,8 @@ def render(s: dict) -> str:
     if s["no_key"]:
         lines.append(f"no primary key (change table only, no mirror): {', '.join(s['no_key'])}")
     for t, where in s["partial_images"].items():
-        lines.append(f"partial row image (binlog_row_image is not FULL) in {t} at {where}: its mirror stops before it")
+        lines.append(f"partial row image (binlog_row_image MINIMAL/NOBLOB) of a row the mirror does not hold in {t} "
+                     f"at {where}: its mirror stops before it")
     for t in s["incomplete"]:
         lines.append(f"partial transaction {t['gtid'] or ''} at {t['file']}:{t['offset']}: not exported")
     for p in s["problems"]:
