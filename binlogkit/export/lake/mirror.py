@@ -17,6 +17,7 @@ A hole in the archive (``gaps``) stops the export before the first transaction p
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 
@@ -71,9 +72,24 @@ class Stats:
     tables: set = field(default_factory=set)
 
 
+@dataclass(frozen=True)
+class StatementsOfAnyDatabase(Filters):
+    """The export's filters, except that every statement passes whatever its session's default
+    database: an ``ALTER TABLE db.t`` run from a session in another database (or none) is the
+    mirror's business when ``db.t`` is wanted (``Mirror.add`` keeps those by the table they
+    name; ``changes`` keeps statements by the session's database)."""
+
+    def db_wanted(self, db: str) -> bool:
+        return True
+
+
 class Mirror:
     def __init__(self, sink, *, mirror: bool, batch_transactions: int, batch_rows: int,
-                 covered=None, batch_bytes: int = BATCH_BYTES) -> None:
+                 covered=None, batch_bytes: int = BATCH_BYTES, tables: tuple[str, ...] = ()) -> None:
+        from .snapshot import wanted
+
+        self.wanted = wanted(tables)
+        self.db_wanted = Filters(tables=tables).db_wanted
         self.sink, self.mirror = sink, mirror
         self.batch_transactions, self.batch_rows, self.batch_bytes = batch_transactions, batch_rows, batch_bytes
         self.bytes = 0
@@ -105,8 +121,15 @@ class Mirror:
             self.trx = t
             self.n_trx += 1
         if isinstance(item, Statement):
-            self.flush()
-            self._ddl(item, trx_pos)
+            # a batch ends before every DDL of the databases exported, and before an ALTER
+            # of a table exported whatever its session's database
+            a = ddl.alter(item.sql, item.database or None)
+            alter = a is not None and a.db is not None and self.wanted(a.db, a.table)
+            if alter or self.db_wanted(item.database):
+                self.flush()
+            if alter:
+                assert a is not None
+                self._ddl(a, trx_pos)
             self.last = t
             return
         self.last = t
@@ -123,10 +146,8 @@ class Mirror:
         self.rows += len(item.rows)
         self.bytes += item.size
 
-    def _ddl(self, st: Statement, pos: tuple) -> None:
-        a = ddl.alter(st.sql, st.database or None)
-        if a is None or a.db is None:
-            return
+    def _ddl(self, a: ddl.Alter, pos: tuple) -> None:
+        assert a.db is not None
         if a.filled and self.mirror:
             self._fill(a, pos)
         if not a.renames:
@@ -301,14 +322,16 @@ def export_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = F
         gap = audit_gap(found)
     report = Report()
     t0 = time.monotonic()
+    filters = filters or Filters()
     m = Mirror(sink, mirror=mirror, batch_transactions=batch_transactions, batch_rows=batch_rows,
-               covered=covered_by(from_gtid) if from_gtid else None)
+               covered=covered_by(from_gtid) if from_gtid else None, tables=filters.tables)
     if snapshot:
         load_snapshot(sink, snapshot, from_gtid or "", mirror=mirror, file=snapshot_at[0] or "", position=snapshot_at[1],
-                      tables=(filters or Filters()).tables)
+                      tables=filters.tables)
     stopped = None
     seen = None
-    for item in committed_changes(found, filters or Filters(), report):
+    walk = StatementsOfAnyDatabase(**{f.name: getattr(filters, f.name) for f in dataclasses.fields(Filters)})
+    for item in committed_changes(found, walk, report):
         t = item.trx
         if gap is not None and order_key(t.start_file, t.start_offset) >= gap[0]:
             stopped = gap[1]
