@@ -88,3 +88,9 @@ def tool_escapes_strings(flavor: Flavor | None) -> bool:
     its first releases as they are). Otherwise (``mariadb-binlog``, every version; unknown flavor) only bytes below
     0x20 are escaped, as ``\\xNN``."""
     return flavor is Flavor.MYSQL
+
+
+def vector_is_floats(flavor: Flavor | None) -> bool:
+    """Whether a VECTOR column's values are a VECTOR in the binlog (MySQL 9: a list of float32,
+    export's ``list<float32>``) rather than the bytes of the VARBINARY MariaDB (11.7+) logs."""
+    return flavor is Flavor.MYSQL

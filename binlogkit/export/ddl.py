@@ -1,6 +1,9 @@
 """Column names (and what else a table map without FULL metadata lacks: signedness, character
 sets, ENUM / SET labels) from ``CREATE TABLE`` statements: the output of ``mariadb-dump
---no-data`` or ``SHOW CREATE TABLE`` (pure: text in, values out).
+--no-data`` or ``SHOW CREATE TABLE`` (pure: text in, values out); and the column changes of
+``ALTER TABLE``. Both are read by sqlglot's MySQL dialect (``dialect``: taught the geometry
+subtypes and INET4/INET6), one parser for CREATE and ALTER here, for SQL dumps (lake.dump)
+and for lakehouse mirrors' schema changes.
 
 A statement is matched to a table map by database and table name; a ``CREATE TABLE`` without a
 database (``mariadb-dump`` of one database, ``SHOW CREATE TABLE``) takes the database of the
@@ -12,29 +15,28 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Any
 
 from ..collations import BY_CHARSET
 from ..rowvalues.tables import ENUM, SET, Table
 
-_CREATE = re.compile(r"CREATE\s+(?:OR\s+REPLACE\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?"
-                     r"(?:`((?:[^`]|``)+)`|(\w+))(?:\s*\.\s*(?:`((?:[^`]|``)+)`|(\w+)))?\s*\(", re.I)
-_USE = re.compile(r"^(?:USE\s+`?([^`;\s]+)`?\s*;|--\s*Current Database:\s*`([^`]+)`)", re.I | re.M)
-_COLUMN = re.compile(r"^\s*(?:`((?:[^`]|``)+)`|(\w+))\s+(\w+)(.*)$", re.S)
-_CHARSET = re.compile(r"CHARACTER\s+SET\s+['`\"]?(\w+)|CHARSET\s*=?\s*['`\"]?(\w+)", re.I)
-_COLLATE = re.compile(r"COLLATE\s*=?\s*['`\"]?(\w+)", re.I)
-_PRIMARY = re.compile(r"^\s*(?:CONSTRAINT\s+(?:`[^`]*`|\w+)\s+)?PRIMARY\s+KEY\s*(?:USING\s+\w+\s*)?\((.*)\)", re.I | re.S)
-_KEYWORDS = {"PRIMARY", "KEY", "UNIQUE", "INDEX", "CONSTRAINT", "FOREIGN", "FULLTEXT", "SPATIAL", "CHECK",
-             "PERIOD", "SYSTEM"}
 BINARY_TYPES = {"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"}
+CHARACTER_TYPES = {"char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set", "json"}
+# column types sqlglot's MySQL dialect lacks, as the token of a type it has (``dialect``)
+GEOMETRY_SUBTYPES = ("POINT", "LINESTRING", "POLYGON", "MULTIPOINT", "MULTILINESTRING", "MULTIPOLYGON",
+                     "GEOMETRYCOLLECTION")
 
 
 @dataclass(frozen=True)
 class ColumnDef:
     name: str
-    type: str             # lower-case base type: int, varchar, enum, ...
+    type: str             # lower-case base type: int, varchar, enum, ... (the server's names)
     unsigned: bool
     charset: str | None   # for character columns: their own or the table's default
     labels: tuple[str, ...] | None  # ENUM / SET members
+    default: Any = None   # the DEFAULT literal's value as text (None: no default or DEFAULT NULL)
+    has_default: bool = False  # a constant DEFAULT (not NULL, not an expression)
 
 
 @dataclass(frozen=True)
@@ -45,119 +47,153 @@ class TableDef:
     primary_key: tuple[str, ...] = ()     # column names (lakehouse mirrors key on them)
 
 
-def _split_top(body: str) -> list[str]:
-    """Comma-separated parts of a parenthesised list, commas inside quotes or parentheses kept."""
-    parts, depth, cur, quote = [], 0, [], ""
-    i = 0
-    while i < len(body):
-        ch = body[i]
-        if quote:
-            cur.append(ch)
-            if ch == "\\" and quote != "`" and i + 1 < len(body):
-                cur.append(body[i + 1])
-                i += 1
-            elif ch == quote:
-                if i + 1 < len(body) and body[i + 1] == quote:
-                    cur.append(body[i + 1])
-                    i += 1
-                else:
-                    quote = ""
-        elif ch in "'\"`":
-            quote = ch
-            cur.append(ch)
-        elif ch == "(":
-            depth += 1
-            cur.append(ch)
-        elif ch == ")":
-            depth -= 1
-            cur.append(ch)
-        elif ch == "," and depth == 0:
-            parts.append("".join(cur))
-            cur = []
+@lru_cache(maxsize=1)
+def dialect():
+    """sqlglot's MySQL dialect, taught the column types MySQL and MariaDB have and it lacks:
+    the geometry subtypes (as GEOMETRY) and MariaDB's INET4 / INET6 (as IPV4 / IPV6).
+    ``MissingDependency`` (an ImportError) without sqlglot."""
+    from .._optional import need
+
+    need("sqlglot", "CREATE / ALTER TABLE statements (export --schema, lakehouse mirrors, SQL dumps)",
+         extra="export")
+    from sqlglot.dialects.mysql import MySQL
+    from sqlglot.tokens import TokenType
+
+    class BinlogMySQL(MySQL):
+        class Tokenizer(MySQL.Tokenizer):
+            KEYWORDS = {**MySQL.Tokenizer.KEYWORDS, **{t: TokenType.GEOMETRY for t in GEOMETRY_SUBTYPES},
+                        "INET6": TokenType.IPV6, "INET4": TokenType.IPV4}
+
+    return BinlogMySQL()
+
+
+def parse_create(sql: str):
+    """A ``CREATE TABLE`` statement as sqlglot's expression (``dialect``); sqlglot's
+    ParseError / TokenError when it is not one it can read."""
+    import sqlglot
+    from sqlglot import exp
+
+    e = sqlglot.parse_one(sql, read=dialect())
+    if not isinstance(e, exp.Create) or not isinstance(e.this, exp.Schema):
+        raise sqlglot.errors.ParseError(f"not a CREATE TABLE with columns: {sql[:60]}")
+    return e
+
+
+def type_name(kind) -> tuple[str, bool]:
+    """(the server's lower-case base type, unsigned) of a sqlglot ``DataType``."""
+    text = kind.sql(dialect()).lower()
+    words = text.split("(", 1)[0].split()
+    base = {"ipv6": "inet6", "ipv4": "inet4"}.get(words[0], words[0]) if words else ""
+    return base, "unsigned" in words or " unsigned" in text
+
+
+def _name(node) -> str:
+    return node.name if node is not None else ""
+
+
+def _labels(kind) -> tuple[str, ...]:
+    from sqlglot import exp
+
+    return tuple(str(x.this) for x in kind.expressions if isinstance(x, exp.Literal) and x.is_string)
+
+
+def _default(c) -> tuple[bool, Any]:
+    """(a constant default, its text) of a sqlglot ``ColumnDef``."""
+    from sqlglot import exp
+
+    for k in c.constraints:
+        if isinstance(k.kind, exp.DefaultColumnConstraint):
+            v = k.kind.this
+            neg = isinstance(v, exp.Neg)
+            if neg:
+                v = v.this
+            if isinstance(v, exp.Literal):
+                return True, ("-" if neg else "") + str(v.this)
+            return False, None      # NULL, CURRENT_TIMESTAMP, an expression: not a constant
+    return False, None
+
+
+def table_def(e, db: str | None) -> TableDef:
+    """The ``TableDef`` of a parsed ``CREATE TABLE`` (``parse_create``); ``db``: the default
+    database when the statement names none."""
+    from sqlglot import exp
+
+    tab = e.this.this
+    props = e.args.get("properties")
+    default_cs = None
+    if props is not None:
+        cs = next((p for p in props.expressions if isinstance(p, exp.CharacterSetProperty)), None)
+        co = next((p for p in props.expressions if isinstance(p, exp.CollateProperty)), None)
+        default_cs = (_name(cs.this).lower() if cs is not None else
+                      _name(co.this).split("_")[0].lower() if co is not None else None)
+    cols: list[ColumnDef] = []
+    key: tuple[str, ...] = ()
+    for part in e.this.expressions:
+        if isinstance(part, exp.PrimaryKey):
+            key = tuple(x.name for x in part.expressions)
+            continue
+        if not isinstance(part, exp.ColumnDef) or part.kind is None:
+            continue
+        ctype, unsigned = type_name(part.kind)
+        own = next((k.kind for k in part.constraints if isinstance(k.kind, exp.CharacterSetColumnConstraint)), None)
+        coll = next((k.kind for k in part.constraints if isinstance(k.kind, exp.CollateColumnConstraint)), None)
+        charset = (_name(own.this).lower() if own is not None else
+                   _name(coll.this).split("_")[0].lower() if coll is not None else None)
+        if ctype in BINARY_TYPES:
+            charset = "binary"
+        elif ctype in CHARACTER_TYPES:
+            charset = charset or default_cs
         else:
-            cur.append(ch)
-        i += 1
-    if "".join(cur).strip():
-        parts.append("".join(cur))
-    return parts
+            charset = None if own is None and coll is None else charset
+        labels = _labels(part.kind) if ctype in ("enum", "set") else None
+        has_default, default = _default(part)
+        cols.append(ColumnDef(part.name, ctype, unsigned, charset, labels, default, has_default))
+        if any(isinstance(k.kind, exp.PrimaryKeyColumnConstraint) for k in part.constraints):
+            key = (part.name,)
+    return TableDef(tab.args["db"].name if tab.args.get("db") else db, tab.name, tuple(cols), key)
 
 
-def _body(text: str, start: int) -> tuple[str, int]:
-    """The text inside the parenthesis that opens at ``start - 1``, and the position after it."""
-    depth, i, quote = 1, start, ""
-    while i < len(text) and depth:
-        ch = text[i]
-        if quote:
-            if ch == "\\" and quote != "`":
-                i += 1
-            elif ch == quote:
-                quote = ""
-        elif ch in "'\"`":
-            quote = ch
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        i += 1
-    return text[start:i - 1], i
-
-
-def _labels(spec: str) -> tuple[str, ...]:
-    inner = spec[spec.index("(") + 1:spec.rindex(")")] if "(" in spec else ""
-    out = []
-    for part in _split_top(inner):
-        p = part.strip()
-        if len(p) >= 2 and p[0] == p[-1] == "'":
-            out.append(p[1:-1].replace("''", "'").replace("\\\\", "\\"))
-    return tuple(out)
+def _current_database(comment: str) -> str | None:
+    """The database a dump's ``-- Current Database: `x``` comment names."""
+    head, sep, rest = comment.partition("Current Database:")
+    if not sep or head.strip():
+        return None
+    return rest.strip().strip("`").replace("``", "`") or None
 
 
 def parse(text: str) -> list[TableDef]:
-    """Every ``CREATE TABLE`` in ``text``."""
+    """Every ``CREATE TABLE`` in ``text`` (a dump, ``--no-data`` or not, or ``SHOW CREATE
+    TABLE`` output): statements are cut at sqlglot's tokens (quotes and comments kept whole),
+    each ``CREATE [OR REPLACE] TABLE`` parsed by sqlglot; the default database is the last
+    ``USE`` or ``-- Current Database:`` before it. Statements sqlglot cannot read are passed by."""
+    import sqlglot
+    from sqlglot.tokens import TokenType
+
     out: list[TableDef] = []
-    uses = [(m.start(), m.group(1) or m.group(2)) for m in _USE.finditer(text)]
-    for m in _CREATE.finditer(text):
-        a, b, c, d = m.groups()
-        first = (a or b or "").replace("``", "`")
-        second = (c or d)
-        db, name = (first, second.replace("``", "`")) if second else (None, first)
-        if db is None:
-            db = next((u for at, u in reversed(uses) if at < m.start()), None)
-        body, end = _body(text, m.end())
-        tail = text[end:end + 400].split(";", 1)[0]
-        cs = _CHARSET.search(tail)
-        default_cs = (cs.group(1) or cs.group(2)).lower() if cs else None
-        if default_cs is None:
-            co = _COLLATE.search(tail)
-            default_cs = co.group(1).split("_")[0].lower() if co else None
-        cols = []
-        key: tuple[str, ...] = ()
-        for part in _split_top(body):
-            pk = _PRIMARY.match(part)
-            if pk:
-                key = tuple(n.strip().strip("`").replace("``", "`").split("(")[0].strip("`")
-                            for n in _split_top(pk.group(1)))
+    db: str | None = None
+    stmt: list = []
+    try:
+        tokens = dialect().tokenize(text)
+    except sqlglot.errors.TokenError:
+        return out
+    for tok in tokens + [None]:
+        if tok is not None:
+            for c in tok.comments or ():
+                db = _current_database(c) or db
+            if tok.token_type != TokenType.SEMICOLON:
+                stmt.append(tok)
                 continue
-            cm = _COLUMN.match(part)
-            if cm is None or (cm.group(2) or "").upper() in _KEYWORDS:
-                continue
-            cname = (cm.group(1) or cm.group(2) or "").replace("``", "`")
-            ctype = cm.group(3).lower()
-            rest = cm.group(4)
-            own = _CHARSET.search(rest)
-            charset = (own.group(1) or own.group(2)).lower() if own else None
-            if charset is None:
-                co = _COLLATE.search(rest)
-                charset = co.group(1).split("_")[0].lower() if co else None
-            if ctype in BINARY_TYPES:
-                charset = "binary"
-            elif ctype in ("char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set", "json"):
-                charset = charset or default_cs
-            labels = _labels(rest) if ctype in ("enum", "set") else None
-            cols.append(ColumnDef(cname, ctype, bool(re.search(r"\bunsigned\b", rest, re.I)), charset, labels))
-            if re.search(r"\bPRIMARY\s+KEY\b", rest, re.I):
-                key = (cname,)
-        out.append(TableDef(db, name, tuple(cols), key))
+        if not stmt:
+            continue
+        first, kinds = stmt[0], [t.token_type for t in stmt[:5]]
+        if first.token_type == TokenType.USE and len(stmt) > 1:
+            db = stmt[1].text
+        elif first.token_type == TokenType.CREATE and TokenType.TABLE in kinds:
+            try:
+                out.append(table_def(parse_create(text[first.start:stmt[-1].end + 1]), db))
+            except (sqlglot.errors.ParseError, sqlglot.errors.TokenError):
+                pass
+        stmt = []
     return out
 
 
@@ -228,6 +264,9 @@ class Alter:
     added: tuple[str, ...] = ()
     dropped: tuple[str, ...] = ()
     retyped: tuple[str, ...] = ()                  # MODIFY / CHANGE: the (new) names
+    # ADD COLUMN: (name, sqlglot ColumnDef, the value existing rows get as text): its DEFAULT
+    # constant, or a NOT NULL column's implicit one (0, '', the first ENUM label); none when NULL
+    filled: tuple[tuple[str, Any, str], ...] = ()
 
 
 def alter(sql: str, db: str | None = None) -> Alter | None:
@@ -236,23 +275,25 @@ def alter(sql: str, db: str | None = None) -> Alter | None:
     ``MissingDependency`` (an ImportError) without sqlglot."""
     if not re.match(r"\s*(/\*.*?\*/\s*)*ALTER\s+(ONLINE\s+|IGNORE\s+)*TABLE\b", sql, re.I | re.S):
         return None
-    from .._optional import need
-
-    sqlglot = need("sqlglot", "schema changes of lakehouse mirrors", extra="lake")
+    import sqlglot
     from sqlglot import exp
 
     try:
-        e = sqlglot.parse_one(sql, read="mysql")
+        e = sqlglot.parse_one(sql, read=dialect())
     except sqlglot.errors.ParseError:
         return None
     if not isinstance(e, exp.Alter) or not isinstance(e.this, exp.Table):
         return None
     renames, added, dropped, retyped = [], [], [], []
+    filled: list = []
     for a in e.args.get("actions") or []:
         if isinstance(a, exp.RenameColumn):
             renames.append((a.this.name, a.args["to"].name))
         elif isinstance(a, exp.ColumnDef):
             added.append(a.name)
+            value = fill_value(a)
+            if value is not None:
+                filled.append((a.name, a, value))
         elif isinstance(a, exp.Drop) and (a.args.get("kind") or "").upper() == "COLUMN":
             dropped += [c.name for c in a.args.get("tables") or []]
         elif type(a).__name__ == "ModifyColumn":
@@ -262,4 +303,32 @@ def alter(sql: str, db: str | None = None) -> Alter | None:
                 renames.append((old.name, new))
             retyped.append(new)
     return Alter(e.this.args["db"].name if e.this.args.get("db") else db, e.this.name, tuple(renames),
-                 tuple(added), tuple(dropped), tuple(retyped))
+                 tuple(added), tuple(dropped), tuple(retyped), tuple(filled))
+
+
+_IMPLICIT = {**{t: "0" for t in ("tinyint", "smallint", "mediumint", "int", "bigint", "decimal", "float", "double",
+                                 "bit", "year")},
+             **{t: "" for t in ("char", "varchar", "tinytext", "text", "mediumtext", "longtext", "binary",
+                                "varbinary", "tinyblob", "blob", "mediumblob", "longblob", "set")}}
+
+
+def fill_value(c) -> str | None:
+    """The value (as text) the server gives existing rows for an added column (a sqlglot
+    ``ColumnDef``): its constant DEFAULT, or for a NOT NULL column without one the type's
+    implicit default (0, the empty string, an ENUM's first label); None: NULL or not known
+    (an expression default, a NOT NULL temporal: zero dates)."""
+    from sqlglot import exp
+
+    has_default, value = _default(c)
+    if has_default:
+        return value
+    if c.kind is None or any(isinstance(k.kind, exp.DefaultColumnConstraint) for k in c.constraints):
+        return None
+    if not any(isinstance(k.kind, exp.NotNullColumnConstraint) and not k.kind.args.get("allow_null")
+               for k in c.constraints):
+        return None
+    ctype, _unsigned = type_name(c.kind)
+    if ctype == "enum":
+        labels = _labels(c.kind)
+        return labels[0] if labels else None
+    return _IMPLICIT.get(ctype)

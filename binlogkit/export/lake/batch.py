@@ -19,8 +19,8 @@ class TableBatch:
         self.key = key                        # column indexes of the primary key, None: none
         self.cols: dict[str, list] = {n: [] for n in lay.schema.names}
         self.pos: list[tuple] = []            # per row: the order key of its transaction's end
-        self.partial: str | None = None       # where an after image lacked columns (MINIMAL, NOBLOB)
-        self.partial_row = -1                 # the row of the batch it is
+        # per row: the (mirror) columns its after image holds, None when it holds every one
+        self.present: list[frozenset | None] = []
         self.n = 0
 
     def add(self, r: Rows, pos: tuple) -> None:
@@ -51,12 +51,16 @@ class TableBatch:
                     if spec.text_companion:
                         c[f"{side}_{spec.name}__text"] += [None if p[1] is None or text is None else text(p[1])
                                                            for p in pairs]
+                if side == "after":
+                    self.present += [None] * n
                 continue
             for i, img in enumerate(images):
                 present = {} if img is None else dict(img)
-                if side == "after" and img is not None and len(present) < width and self.partial is None:
-                    self.partial = f"{r.file.rsplit('/', 1)[-1]}@{r.offset} ({t.gtid or 'no GTID'})"
-                    self.partial_row = self.n + i
+                if side == "after":
+                    whole = img is None or len(present) >= width
+                    self.present.append(None if whole else frozenset(
+                        n for k in present for n in ((lay.columns[k].name, lay.columns[k].name + "__text")
+                                                     if lay.columns[k].text_companion else (lay.columns[k].name,))))
                 for k, spec in enumerate(lay.columns):
                     conv, text = lay.converters[k]
                     v = present.get(k)
@@ -65,6 +69,11 @@ class TableBatch:
                         c[f"{side}_{spec.name}__text"].append(None if v is None or text is None else text(v))
         self.pos += [pos] * n
         self.n += n
+
+    def where(self, row: int) -> str:
+        """file@offset (GTID) of the change row ``row`` of the batch."""
+        c = self.cols
+        return f"{c['file'][row]}@{c['offset'][row]} ({c['gtid'][row] or 'no GTID'})"
 
     def arrow(self):
         """The change rows in lakehouse types."""

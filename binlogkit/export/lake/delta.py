@@ -98,6 +98,17 @@ class DeltaSink:
             return d
         self._rewrite(db, name, cast)
 
+    def fill(self, db: str, name: str, values) -> None:
+        """Columns added with the value of the one row of ``values`` in every row."""
+        import pyarrow as pa
+
+        def add(d):
+            for f in values.schema:
+                if f.name not in d.column_names:
+                    d = d.append_column(f, pa.repeat(values[f.name][0], d.num_rows).cast(f.type))
+            return d
+        self._rewrite(db, name, add)
+
     def apply(self, db: str, name: str, key: list[str], deletes: list[tuple], rows, props: dict) -> None:
         import pyarrow as pa
 
@@ -125,6 +136,17 @@ class DeltaSink:
          .when_matched_update(updates=sets, predicate=f"NOT s.{DELETE}")
          .when_not_matched_insert(updates=sets, predicate=f"NOT s.{DELETE}")
          .execute())
+
+    def rows(self, db: str, name: str, key: list[str], keys: list[tuple]) -> list[dict]:
+        """The rows whose key is one of ``keys`` (column -> value)."""
+        import pyarrow.compute as pc
+
+        t = self._table(db, name)
+        if t is None or not keys:
+            return []
+        found = t.to_pyarrow_dataset().to_table(filter=pc.field(key[0]).isin([k[0] for k in keys]))
+        want = set(keys)
+        return [r for r in found.to_pylist() if tuple(r[c] for c in key) in want]
 
     def read(self, db: str, name: str, version: int | None = None):
         t = self._table(db, name, version)

@@ -52,11 +52,9 @@ _HARMLESS = re.compile(r"(SET|LOCK|UNLOCK|USE|DROP\s+(TABLE|VIEW|TRIGGER|PROCEDU
 _CREATE = re.compile(r"CREATE\s+(OR\s+REPLACE\s+)?TABLE\b", re.I)
 _INSERT = re.compile(r"INSERT\b", re.I)
 _USE = re.compile(r"USE\s+`?([^`;\s]+)`?", re.I)
+_VERSION_COMMENT = re.compile(r"--\s*Server version:?\s+(\S+)", re.I)
 _DB_COMMENT = re.compile(r"--\s*(?:Current\s+Database:\s*`([^`]+)`|Host:.*\bDatabase:\s*(\S+))", re.I)
 _COND = re.compile(r"^/\*M?!\d*\s*(.*?)\s*\*/$", re.S)
-# column types sqlglot's MySQL dialect does not know, parsed as a stand-in it knows
-_STAND_INS = re.compile(r"(`(?:[^`]|``)+`\s+)(inet6|inet4|point|linestring|polygon|multipoint|multilinestring|"
-                        r"multipolygon|geometrycollection)\b", re.I)
 
 
 class DumpError(UsageError):
@@ -188,8 +186,19 @@ def _time(v):
     return datetime.timedelta(microseconds=-us if neg else us)
 
 
-def column_of(c, hints: dict) -> Column:
-    """The mirror column of a sqlglot ``ColumnDef`` (``export.schema.arrow_type``'s table)."""
+def _vector(v) -> list:
+    """VECTOR: the dump's bytes (float32, little-endian) as the list MySQL's binlog path gives."""
+    import struct
+
+    raw = _bytes(v)
+    return list(struct.unpack(f"<{len(raw) // 4}f", raw))
+
+
+def column_of(c, flavor=None) -> Column:
+    """The mirror column of a sqlglot ``ColumnDef`` (``export.schema.arrow_type``'s table);
+    ``flavor``: the dumped server's (``-- Server version`` line), for the flavors' VECTOR."""
+    from ...flavor import vector_is_floats
+
     import pyarrow as pa
     from sqlglot import exp
 
@@ -200,10 +209,8 @@ def column_of(c, hints: dict) -> Column:
     ints = {'TINYINT': pa.int8(), 'UTINYINT': pa.uint8(), 'SMALLINT': pa.int16(), 'USMALLINT': pa.uint16(),
             'MEDIUMINT': pa.int32(), 'UMEDIUMINT': pa.uint32(), 'INT': pa.int32(), 'UINT': pa.uint32(),
             'BIGINT': pa.int64(), 'UBIGINT': pa.uint64()}
-    if hints.get(name.lower()) == "geometry":
-        t = "GEOMETRY"
-    if name.lower() in hints and hints[name.lower()] != "geometry" or t == 'UUID':
-        return one(pa.binary(), _stored(hints.get(name.lower(), "uuid")))   # MariaDB logs them as BINARY(n)
+    if t in ('UUID', 'IPV6', 'IPV4'):   # MariaDB logs them as BINARY(n) (ddl.dialect: INET6 is IPV6)
+        return one(pa.binary(), _stored({'UUID': "uuid", 'IPV6': "inet6", 'IPV4': "inet4"}[t]))
     if t in ints:
         return one(ints[t], _int)
     if t in ('DECIMAL', 'UDECIMAL'):
@@ -226,7 +233,7 @@ def column_of(c, hints: dict) -> Column:
         return one(pa.duration("us"), _time)
     if t == 'BIT':
         return one(pa.uint64(), _bit)
-    if t in ('GEOMETRY', 'GEOGRAPHY') or "GEOMETRY" in t or t in ("POINT", "POLYGON", "LINESTRING"):
+    if t in ('GEOMETRY', 'GEOGRAPHY'):     # ddl.dialect: every geometry subtype is GEOMETRY
         return one(pa.binary(), lambda v: _bytes(v)[4:])   # the 4-byte SRID off: WKB, as the binlog path
     if t in ('BINARY', 'VARBINARY', 'BLOB', 'TINYBLOB', 'MEDIUMBLOB', 'LONGBLOB'):
         return one(pa.binary(), _bytes)
@@ -234,7 +241,7 @@ def column_of(c, hints: dict) -> Column:
     if charset is not None and charset.kind.this.name.lower() == "binary":
         return one(pa.binary(), _bytes)
     if t == "VECTOR":
-        raise ValueError(f"column {name}: type {t}")
+        return one(pa.list_(pa.float32()), _vector) if vector_is_floats(flavor) else one(pa.binary(), _bytes)
     return one(pa.string(), _text)   # CHAR/VARCHAR/TEXT, ENUM/SET (labels), JSON
 
 
@@ -246,24 +253,21 @@ class TableLoad:
     key: list
 
 
-def table_of(sql: str, db: str | None) -> TableLoad | None:
+def table_of(sql: str, db: str | None, flavor=None) -> TableLoad | None:
     """A ``CREATE TABLE`` statement as a load (None: no primary key, nothing to mirror)."""
-    import sqlglot
     from sqlglot import exp
 
+    from ..ddl import parse_create
     from ..schema import _safe
 
-    hints = {m.group(1).strip().strip("`").lower(): m.group(2).lower() if m.group(2).lower().startswith("inet")
-             else "geometry"
-             for m in _STAND_INS.finditer(sql)}
-    e = sqlglot.parse_one(_STAND_INS.sub(r"\1uuid", sql), read="mysql")
+    e = parse_create(sql)
     schema = e.this
     tab = schema.this
     key: list[str] = []
     cols = []
     for part in schema.expressions:
         if isinstance(part, exp.ColumnDef):
-            cols.append(column_of(part, hints))
+            cols.append(column_of(part, flavor))
             if any(isinstance(k.kind, exp.PrimaryKeyColumnConstraint) for k in part.constraints):
                 key = [part.name]
         elif isinstance(part, exp.PrimaryKey):
@@ -307,8 +311,12 @@ def load_dump(sink, path: str, props: dict, *, batch_rows: int = BATCH_ROWS, kee
     import sqlglot
     from sqlglot import exp
 
+    from ...flavor import Flavor
+    from ..ddl import dialect
+
     out: dict = {"tables": [], "rows": 0, "no_key": []}
     db: str | None = None
+    flavor: Flavor | None = None    # the dumped server's, from its "-- Server version" line
     cur: TableLoad | None = None
     skip = False
     resumed = False
@@ -346,15 +354,18 @@ def load_dump(sink, path: str, props: dict, *, batch_rows: int = BATCH_ROWS, kee
                 body = m.group(1)
             try:
                 if body.startswith("--"):
+                    vm = _VERSION_COMMENT.match(body)
+                    if vm:
+                        flavor = Flavor.of_server_version(vm.group(1))
                     dm = _DB_COMMENT.match(body)
                     if dm:
                         db = dm.group(1) or dm.group(2).strip("`")
                     continue
                 if _CREATE.match(body):
                     close()
-                    t = table_of(body, db)
+                    t = table_of(body, db, flavor)
                     if t is None:
-                        e = sqlglot.parse_one(body, read="mysql")
+                        e = sqlglot.parse_one(body, read=dialect())
                         out["no_key"].append(f"{db}.{e.this.this.name}")
                         continue
                     cur, pending, committed = t, [], 0
@@ -363,7 +374,7 @@ def load_dump(sink, path: str, props: dict, *, batch_rows: int = BATCH_ROWS, kee
                     resumed = not skip and sink.columns(t.db, t.name) is not None
                     continue
                 if _INSERT.match(body):
-                    e = sqlglot.parse_one(body, read="mysql")
+                    e = sqlglot.parse_one(body, read=dialect())
                     if not isinstance(e, exp.Insert) or not isinstance(e.expression, exp.Values):
                         raise ValueError("an INSERT without VALUES")
                     target = e.this.this if isinstance(e.this, exp.Schema) else e.this

@@ -130,6 +130,22 @@ class IcebergSink:
                 current = current.set_column(current.schema.get_field_index(c), c, pc.cast(current[c], typ, safe=False))
             t.overwrite(arrow_for(t.schema().as_arrow(), current))
 
+    def fill(self, db: str, name: str, values) -> None:
+        """Columns added with the value of the one row of ``values`` in every row (the data
+        rewritten once, under the table's recorded coordinates)."""
+        import pyarrow as pa
+
+        t = self._load(db, name)
+        if t is None:
+            return
+        props = {k: v for k, v in (self.recorded(db, name) or {}).items() if k.startswith("binlogkit.")}
+        current = t.scan().to_arrow()
+        self._evolve(t, values.schema)
+        for f in values.schema:
+            if f.name not in current.column_names:
+                current = current.append_column(f, pa.repeat(values[f.name][0], current.num_rows).cast(f.type))
+        t.overwrite(arrow_for(t.schema().as_arrow(), current), snapshot_properties=props)
+
     def append(self, db: str, name: str, rows, props: dict) -> None:
         t = self._load(db, name) or self._create(db, name, rows.schema)
         self._evolve(t, rows.schema)
@@ -151,6 +167,13 @@ class IcebergSink:
                     tx.delete(expr, snapshot_properties=props)
             tx.append(arrow_for(t.schema().as_arrow(), rows), snapshot_properties=props)
         self.tables[(db, name)] = t
+
+    def rows(self, db: str, name: str, key: list[str], keys: list[tuple]) -> list[dict]:
+        """The rows whose key is one of ``keys`` (column -> value)."""
+        t = self._load(db, name)
+        if t is None or not keys:
+            return []
+        return t.scan(row_filter=key_filter(key, keys)).to_arrow().to_pylist()
 
     def read(self, db: str, name: str, snapshot_id: int | None = None):
         t = self._load(db, name)

@@ -17,6 +17,7 @@ A hole in the archive (``gaps``) stops the export before the first transaction p
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 
@@ -67,13 +68,28 @@ class Stats:
     skipped_rows: int = 0                  # before a table's recorded position (a rerun)
     from_snapshot: int = 0                 # transactions the snapshot already holds
     no_key: set = field(default_factory=set)
-    partial: dict = field(default_factory=dict)   # db.table -> where its first partial after image is
+    partial: dict = field(default_factory=dict)   # db.table -> a partial after image the mirror cannot apply
     tables: set = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class StatementsOfAnyDatabase(Filters):
+    """The export's filters, except that every statement passes whatever its session's default
+    database: an ``ALTER TABLE db.t`` run from a session in another database (or none) is the
+    mirror's business when ``db.t`` is wanted (``Mirror.add`` keeps those by the table they
+    name; ``changes`` keeps statements by the session's database)."""
+
+    def db_wanted(self, db: str) -> bool:
+        return True
 
 
 class Mirror:
     def __init__(self, sink, *, mirror: bool, batch_transactions: int, batch_rows: int,
-                 covered=None, batch_bytes: int = BATCH_BYTES) -> None:
+                 covered=None, batch_bytes: int = BATCH_BYTES, tables: tuple[str, ...] = ()) -> None:
+        from .snapshot import wanted
+
+        self.wanted = wanted(tables)
+        self.db_wanted = Filters(tables=tables).db_wanted
         self.sink, self.mirror = sink, mirror
         self.batch_transactions, self.batch_rows, self.batch_bytes = batch_transactions, batch_rows, batch_bytes
         self.bytes = 0
@@ -105,8 +121,15 @@ class Mirror:
             self.trx = t
             self.n_trx += 1
         if isinstance(item, Statement):
-            self.flush()
-            self._ddl(item, trx_pos)
+            # a batch ends before every DDL of the databases exported, and before an ALTER
+            # of a table exported whatever its session's database
+            a = ddl.alter(item.sql, item.database or None)
+            alter = a is not None and a.db is not None and self.wanted(a.db, a.table)
+            if alter or self.db_wanted(item.database):
+                self.flush()
+            if alter:
+                assert a is not None
+                self._ddl(a, trx_pos)
             self.last = t
             return
         self.last = t
@@ -123,9 +146,11 @@ class Mirror:
         self.rows += len(item.rows)
         self.bytes += item.size
 
-    def _ddl(self, st: Statement, pos: tuple) -> None:
-        a = ddl.alter(st.sql, st.database or None)
-        if a is None or not a.renames or a.db is None:
+    def _ddl(self, a: ddl.Alter, pos: tuple) -> None:
+        assert a.db is not None
+        if a.filled and self.mirror:
+            self._fill(a, pos)
+        if not a.renames:
             return
         for name in (a.table + CHANGES, a.table):
             p = self.position(a.db, name)
@@ -137,6 +162,39 @@ class Mirror:
             else:
                 pairs = [(f"{o}{x}", f"{n}{x}") for o, n in a.renames for x in ("", "__text")]
             self.sink.rename(a.db, name, pairs)
+
+    def _fill(self, a: ddl.Alter, pos: tuple) -> None:
+        """ADD COLUMN with a default: the mirror's existing rows get the value, as the server's
+        do (the change table is history: its old rows keep no value). Only past the mirror's
+        recorded position, and only for a column it does not have yet (reruns)."""
+        from ..schema import _safe
+        from .dump import TableLoad, arrow_rows, column_of
+
+        assert a.db is not None
+        p = self.position(a.db, a.table)
+        have = self.sink.columns(a.db, a.table)
+        if have is None or p is None or pos <= p:
+            return
+        cols, vals = [], []
+        for name, coldef, value in a.filled:
+            if _safe(name) in have:
+                continue
+            try:
+                c = column_of(coldef)
+                c.name = _safe(name)
+                one = arrow_rows(TableLoad(a.db, a.table, [c], []), [(value,)])
+            except (ValueError, ArithmeticError):
+                continue        # a default the converters cannot read: the rows keep NULL, as before
+            cols.append(c)
+            vals.append(one)
+        if vals:
+            import pyarrow as pa
+
+            arrays, fields = [], []
+            for one in vals:
+                arrays += one.columns
+                fields += list(one.schema)
+            self.sink.fill(a.db, a.table, pa.Table.from_arrays(arrays, schema=pa.schema(fields)))
 
     def _evolve(self, b: TableBatch, pos: tuple) -> None:
         """A table version met: retype the change table's columns and drop and retype the
@@ -180,14 +238,10 @@ class Mirror:
             if self.mirror and not keyed:
                 self.stats.no_key.add(f"{db}.{table}")
             full = f"{db}.{table}" not in self.stats.partial
-            if b.partial is not None and full:
-                self.stats.partial[f"{db}.{table}"] = b.partial
             for name in self.targets(db, table, keyed and full):
                 p = self.position(db, name)
-                # a partial after image cannot make a row: the mirror ends before the first one
-                end = b.partial_row if b.partial is not None and not name.endswith(CHANGES) else b.n
-                keep = [i for i in range(end) if p is None or b.pos[i] > p]
-                self.stats.skipped_rows += end - len(keep)
+                keep = [i for i in range(b.n) if p is None or b.pos[i] > p]
+                self.stats.skipped_rows += b.n - len(keep)
                 if not keep:
                     continue
                 rows = changes
@@ -199,21 +253,55 @@ class Mirror:
                     self.sink.append(db, name, rows, props)
                     self.stats.rows += rows.num_rows
                 else:
-                    self._apply(db, name, b.key_names() or [], rows, props)
+                    stop = self._apply(db, name, b.key_names() or [], rows, [b.present[i] for i in keep], props)
+                    if stop is not None:
+                        # a partial after image of a row the mirror does not hold (no snapshot
+                        # of it): the mirror ends before it
+                        self.stats.partial[f"{db}.{table}"] = b.where(keep[stop])
                 self.recorded[(db, name)] = position_of(props)
                 self.stats.commits += 1
         self.stats.batches += 1
         self.batches = {}
         self.n_trx = self.rows = self.bytes = 0
 
-    def _apply(self, db: str, name: str, key: list[str], changes, props: dict) -> None:
+    def _apply(self, db: str, name: str, key: list[str], changes, present: list, props: dict) -> int | None:
+        """One mirror commit of a batch's change rows (``present``: per row, the columns of a
+        partial after image, None for a whole one); the number of the row the mirror stopped
+        before (a partial image of a row it does not hold), None when every row was applied."""
         before = list(zip(*[changes[f"before_{c}"].to_pylist() for c in key]))
-        after = list(zip(*[changes[f"after_{c}"].to_pylist() for c in key]))
         ops = changes["op"].to_pylist()
+        if any(p is not None for p in present):
+            return self._apply_partial(db, name, key, changes, present, before, ops, props)
+        after = list(zip(*[changes[f"after_{c}"].to_pylist() for c in key]))
         final = fold((op, b if op != "insert" else None, a if op != "delete" else None)
                      for op, b, a in zip(ops, before, after))
         picks = [i for i in final.values() if i is not None]
         self.sink.apply(db, name, key, list(final), mirror_rows(changes, picks), props)
+        return None
+
+    def _apply_partial(self, db: str, name: str, key: list[str], changes, present: list, before: list,
+                       ops: list, props: dict) -> int | None:
+        """binlog_row_image MINIMAL / NOBLOB: an update's after image holds the changed columns
+        (MINIMAL's before image the key): the row is the mirror's (or the batch's) with them
+        overwritten (``fold.fold_rows``); the rows it needs are read from the table by key."""
+        import pyarrow as pa
+
+        from .batch import mirror_columns
+        from .fold import base_keys, fold_rows
+
+        names = mirror_columns(changes.schema)
+        cols = [n[len("after_"):] for n in names]
+        rows = [dict(zip(cols, r.values())) for r in changes.select(names).to_pylist()]
+        todo = [(op, b if op != "insert" else None, r if op != "delete" else None, p)
+                for op, b, r, p in zip(ops, before, rows, present)]
+        need = base_keys(todo, key)
+        base = {tuple(r[c] for c in key): r for r in self.sink.rows(db, name, key, need)} if need else {}
+        final, stop = fold_rows(todo, key, base)
+        if final:
+            schema = pa.schema([pa.field(c, changes.schema.field(n).type) for c, n in zip(cols, names)])
+            out = pa.Table.from_pylist([r for r in final.values() if r is not None], schema=schema)
+            self.sink.apply(db, name, key, list(final), out, props)
+        return stop
 
 
 def export_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = False,
@@ -234,13 +322,16 @@ def export_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = F
         gap = audit_gap(found)
     report = Report()
     t0 = time.monotonic()
+    filters = filters or Filters()
     m = Mirror(sink, mirror=mirror, batch_transactions=batch_transactions, batch_rows=batch_rows,
-               covered=covered_by(from_gtid) if from_gtid else None)
+               covered=covered_by(from_gtid) if from_gtid else None, tables=filters.tables)
     if snapshot:
-        load_snapshot(sink, snapshot, from_gtid or "", mirror=mirror, file=snapshot_at[0] or "", position=snapshot_at[1])
+        load_snapshot(sink, snapshot, from_gtid or "", mirror=mirror, file=snapshot_at[0] or "", position=snapshot_at[1],
+                      tables=filters.tables)
     stopped = None
     seen = None
-    for item in committed_changes(found, filters or Filters(), report):
+    walk = StatementsOfAnyDatabase(**{f.name: getattr(filters, f.name) for f in dataclasses.fields(Filters)})
+    for item in committed_changes(found, walk, report):
         t = item.trx
         if gap is not None and order_key(t.start_file, t.start_offset) >= gap[0]:
             stopped = gap[1]
@@ -282,7 +373,8 @@ def render(s: dict) -> str:
     if s["no_key"]:
         lines.append(f"no primary key (change table only, no mirror): {', '.join(s['no_key'])}")
     for t, where in s["partial_images"].items():
-        lines.append(f"partial row image (binlog_row_image is not FULL) in {t} at {where}: its mirror stops before it")
+        lines.append(f"partial row image (binlog_row_image MINIMAL/NOBLOB) of a row the mirror does not hold in {t} "
+                     f"at {where}: its mirror stops before it")
     for t in s["incomplete"]:
         lines.append(f"partial transaction {t['gtid'] or ''} at {t['file']}:{t['offset']}: not exported")
     for p in s["problems"]:

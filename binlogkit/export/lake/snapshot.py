@@ -63,9 +63,21 @@ def snapshot_tables(folder: str) -> list[tuple[str, str, str]]:
     return sorted(out)
 
 
-def load_snapshot(sink, folder: str, gtid: str, *, mirror: bool, file: str = "", position: int = 0) -> int:
+def wanted(tables: tuple[str, ...]):
+    """``keep(db, table)`` of the ``--database`` / ``--table`` patterns (``Filters.tables``:
+    "db.table" shell wildcards; none: every table)."""
+    import fnmatch
+
+    def keep(db: str, table: str) -> bool:
+        return not tables or any(fnmatch.fnmatchcase(f"{db}.{table}", p) for p in tables)
+    return keep
+
+
+def load_snapshot(sink, folder: str, gtid: str, *, mirror: bool, file: str = "", position: int = 0,
+                  tables: tuple[str, ...] = ()) -> int:
     """The snapshot's tables as the first commit of their mirrors; the number loaded. A SQL
-    dump file takes its coordinates from its own head where ``gtid`` / ``file`` are not given."""
+    dump file takes its coordinates from its own head where ``gtid`` / ``file`` are not given.
+    ``tables``: the export's table patterns (``Filters.tables``): only those tables are loaded."""
     import pyarrow.parquet as pq
 
     from .dump import dump_point, is_dump, load_dump
@@ -78,10 +90,11 @@ def load_snapshot(sink, folder: str, gtid: str, *, mirror: bool, file: str = "",
         props = {PREFIX + "gtid": gtid or point.gtids or "", PREFIX + "file": file or point.file,
                  PREFIX + "position": str(position or point.position), PREFIX + "commit_time": "",
                  PREFIX + "transactions": "0", PREFIX + "snapshot": folder}
-        return len(load_dump(sink, folder, props)["tables"])
+        return len(load_dump(sink, folder, props, keep=wanted(tables))["tables"])
     n = 0
+    keep = wanted(tables)
     for db, table, path in snapshot_tables(folder):
-        if not mirror or sink.recorded(db, table) is not None:
+        if not mirror or not keep(db, table) or sink.recorded(db, table) is not None:
             continue
         props = {PREFIX + "gtid": gtid, PREFIX + "file": file or "snapshot", PREFIX + "position": str(position),
                  PREFIX + "commit_time": "", PREFIX + "transactions": "0", PREFIX + "snapshot": path}
