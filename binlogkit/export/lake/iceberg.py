@@ -46,6 +46,7 @@ class IcebergSink:
             path = catalog or os.path.join(root, "catalog.sqlite")
             self.catalog = load_catalog("binlogkit", type="sql", uri=f"sqlite:///{os.path.abspath(path)}", **props)
         self.tables: dict = {}
+        self.entries: dict = {}   # (db, table) -> manifest path -> live entries (``rewrite``)
 
     def _load(self, db: str, name: str):
         from pyiceberg.exceptions import NoSuchTableError
@@ -142,8 +143,10 @@ class IcebergSink:
             t = self._create(db, name, rows.schema)
             deletes = []
         self._evolve(t, rows.schema)
-        rewrite(t, key, deletes, arrow_for(t.schema().as_arrow(), rows), props)
-        self.tables[(db, name)] = t
+        ident = (db, name)
+        self.entries[ident] = rewrite(t, key, deletes, arrow_for(t.schema().as_arrow(), rows), props,
+                                      self.entries.get(ident))
+        self.tables[ident] = t
 
     def read(self, db: str, name: str, snapshot_id: int | None = None):
         t = self._load(db, name)
@@ -164,74 +167,97 @@ class IcebergSink:
 REWRITE_BYTES = 64 << 20   # survivors of rewritten files gathered into one write (Arrow bytes)
 
 
-def rewrite(t, key: list[str], deletes: list[tuple], rows, props: dict) -> None:
+def rewrite(t, key: list[str], deletes: list[tuple], rows, props: dict, cache: dict | None = None) -> dict:
     """One OVERWRITE snapshot of ``t``: the data files that hold a key of ``deletes`` replaced by
     their other rows, and ``rows`` added. Which files: those whose lower/upper bounds of the
     key's first column (the manifests' statistics) enclose a touched key (``candidates``); each
     is read alone (pyiceberg's scan: renamed and added columns resolved by field id), its rows
     of touched keys dropped, and the survivors of several files written together with the new
     rows (``REWRITE_BYTES`` at a time: memory is the batch plus that, not the table). A file
-    none of whose rows is touched stays. pyiceberg's own ``delete(row_filter)`` binds an ``In``
-    of every key several times per commit (most of the mirror's CPU) and makes up to three
-    snapshots; this makes one."""
+    none of whose rows is touched stays.
+
+    pyiceberg's own ``delete(row_filter)`` binds an ``In`` of every key several times per
+    commit (most of the mirror's CPU), makes up to three snapshots and keeps every manifest
+    that only records deletions forever, reading them all again at every commit. Here:
+    one snapshot, manifests without live files dropped, and the live entries of the
+    (immutable) manifests kept in ``cache`` (manifest path -> entries) so a commit reads only
+    the manifests the previous one wrote. Returns the cache for the next commit."""
     import itertools
 
     import pyarrow as pa
     from pyiceberg.expressions import AlwaysTrue
     from pyiceberg.io.pyarrow import ArrowScan, _dataframe_to_data_files
     from pyiceberg.table import FileScanTask
+    from pyiceberg.table.snapshots import Operation
 
     meta = t.metadata
     schema = meta.schema()
     target = schema.as_arrow()
-    files = candidates(t, key, deletes) if deletes else []
+    manifests = live_manifests(t, cache or {})
+    files = candidates(manifests, schema.find_field(key[0]), deletes) if deletes else []
     gone = _key_table(target, key, deletes) if files else None
-    with t.transaction() as tx, tx.update_snapshot(snapshot_properties=props).overwrite() as ow:
-        counter = itertools.count(0)
+    with t.transaction() as tx:
+        ow = _rewrite_class()(operation=Operation.APPEND if meta.current_snapshot() is None else Operation.OVERWRITE,
+                              transaction=tx, io=t.io, snapshot_properties=props)
+        ow.parent_manifests = manifests
+        with ow:
+            counter = itertools.count(0)
 
-        def write(parts: list) -> None:
-            data = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
-            if data.num_rows:
-                for f in _dataframe_to_data_files(table_metadata=meta, df=data, io=t.io,
-                                                  write_uuid=ow.commit_uuid, counter=counter):
-                    ow.append_data_file(f)
+            def write(parts: list) -> None:
+                data = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+                if data.num_rows:
+                    for f in _dataframe_to_data_files(table_metadata=meta, df=data, io=t.io,
+                                                      write_uuid=ow.commit_uuid, counter=counter):
+                        ow.append_data_file(f)
 
-        pending: list = []
-        size = 0
-        for f in files:
-            data = ArrowScan(meta, t.io, schema, AlwaysTrue()).to_table([FileScanTask(f)])
-            keep = _without(data, key, gone)
-            if keep.num_rows == data.num_rows:
-                continue
-            ow.delete_data_file(f)
-            if keep.num_rows:
-                pending.append(arrow_for(target, keep))
-                size += keep.nbytes
-            if size >= REWRITE_BYTES:
-                write(pending)
-                pending, size = [], 0
-        write(pending + [rows])
+            pending: list = []
+            size = 0
+            for f in files:
+                data = ArrowScan(meta, t.io, schema, AlwaysTrue()).to_table([FileScanTask(f)])
+                keep = _without(data, key, gone)
+                if keep.num_rows == data.num_rows:
+                    continue
+                ow.delete_data_file(f)
+                if keep.num_rows:
+                    pending.append(arrow_for(target, keep))
+                    size += keep.nbytes
+                if size >= REWRITE_BYTES:
+                    write(pending)
+                    pending, size = [], 0
+            write(pending + [rows])
+    return {m.manifest_path: e for m, e in ow.kept if e is not None}
 
 
-def candidates(t, key: list[str], deletes: list[tuple]) -> list:
-    """The live data files of ``t``'s current snapshot that may hold a key of ``deletes``: by
-    the bounds of the key's first column (a file without them, or of a type not compared here,
-    is a candidate)."""
-    import bisect
-
-    from pyiceberg.conversions import from_bytes
+def live_manifests(t, cache: dict) -> list[tuple]:
+    """(manifest, its live entries) of ``t``'s current snapshot; entries None for a manifest
+    of delete files (binlogkit writes none; kept as they are)."""
     from pyiceberg.manifest import ManifestContent
 
     snap = t.metadata.current_snapshot()
     if snap is None:
         return []
-    field = t.metadata.schema().find_field(key[0])
-    firsts = _comparable(field.field_type, [k[0] for k in deletes])
     out = []
     for m in snap.manifests(t.io):
         if m.content != ManifestContent.DATA:
+            out.append((m, None))
             continue
-        for e in m.fetch_manifest_entry(t.io, discard_deleted=True):
+        e = cache.get(m.manifest_path)
+        out.append((m, m.fetch_manifest_entry(t.io, discard_deleted=True) if e is None else e))
+    return out
+
+
+def candidates(manifests: list[tuple], field, deletes: list[tuple]) -> list:
+    """The live data files (of ``live_manifests``) that may hold a key of ``deletes``: by the
+    bounds of the key's first column ``field`` (a file without them, or of a type not
+    compared here, is a candidate)."""
+    import bisect
+
+    from pyiceberg.conversions import from_bytes
+
+    firsts = _comparable(field.field_type, [k[0] for k in deletes])
+    out = []
+    for _m, entries in manifests:
+        for e in entries or ():
             f = e.data_file
             if firsts is not None:
                 lo, hi = (f.lower_bounds or {}).get(field.field_id), (f.upper_bounds or {}).get(field.field_id)
@@ -241,6 +267,65 @@ def candidates(t, key: list[str], deletes: list[tuple]) -> list:
                         continue
             out.append(f)
     return out
+
+
+_REWRITE: list = []
+
+
+def _rewrite_class():
+    """pyiceberg's OVERWRITE producer, fed the parent snapshot's manifests and live entries
+    (``parent_manifests``) instead of reading every manifest twice, and dropping the manifests
+    left without a live file (what its fast append does; its overwrite keeps them)."""
+    if _REWRITE:
+        return _REWRITE[0]
+    from pyiceberg.manifest import ManifestEntry, ManifestEntryStatus
+    from pyiceberg.table.update.snapshot import _OverwriteFiles
+
+    class Rewrite(_OverwriteFiles):
+        parent_manifests: list[tuple] = []
+        kept: list[tuple] = []
+
+        def _existing_manifests(self) -> list:
+            gone = self._deleted_data_files
+            out: list = []
+            kept: list = []
+            for m, entries in self.parent_manifests:
+                if entries is None:
+                    out.append(m)
+                    kept.append((m, None))
+                    continue
+                rest = [e for e in entries if e.data_file not in gone]
+                if not rest:
+                    continue                      # no live file left: not carried
+                if len(rest) == len(entries):
+                    out.append(m)
+                    kept.append((m, entries))
+                    continue
+                with self.new_manifest_writer(self.spec(m.partition_spec_id)) as writer:
+                    for e in rest:
+                        writer.add_entry(ManifestEntry.from_args(
+                            status=ManifestEntryStatus.EXISTING, snapshot_id=e.snapshot_id,
+                            sequence_number=e.sequence_number, file_sequence_number=e.file_sequence_number,
+                            data_file=e.data_file))
+                nm = writer.to_manifest_file()
+                out.append(nm)
+                kept.append((nm, rest))
+            self.kept = kept
+            return out
+
+        def _deleted_entries(self) -> list:
+            gone = self._deleted_data_files
+            out = [ManifestEntry.from_args(status=ManifestEntryStatus.DELETED, snapshot_id=self._snapshot_id,
+                                           sequence_number=e.sequence_number,
+                                           file_sequence_number=e.file_sequence_number, data_file=e.data_file)
+                   for _m, entries in self.parent_manifests for e in entries or () if e.data_file in gone]
+            check = getattr(self, "_validate_required_deletes", None)   # pyiceberg > 0.12
+            if check is not None:
+                check(out)
+            return out
+
+    _REWRITE.append(Rewrite)
+    return Rewrite
 
 
 def _comparable(typ, values: list) -> list | None:
