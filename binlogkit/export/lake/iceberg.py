@@ -132,7 +132,8 @@ class IcebergSink:
     def append(self, db: str, name: str, rows, props: dict) -> None:
         t = self._load(db, name) or self._create(db, name, rows.schema)
         self._evolve(t, rows.schema)
-        t.append(arrow_for(t.schema().as_arrow(), rows), snapshot_properties=props)
+        with transaction(t) as tx:
+            tx.append(arrow_for(t.schema().as_arrow(), rows), snapshot_properties=props)
 
     def apply(self, db: str, name: str, key: list[str], deletes: list[tuple], rows, props: dict) -> None:
         """Delete the rows of keys ``deletes`` (every touched key), then append ``rows``: one
@@ -196,8 +197,8 @@ def rewrite(t, key: list[str], deletes: list[tuple], rows, props: dict, cache: d
     manifests = live_manifests(t, cache or {})
     files = candidates(manifests, schema.find_field(key[0]), deletes) if deletes else []
     gone = _key_table(target, key, deletes) if files else None
-    with t.transaction() as tx:
-        ow = _rewrite_class()(operation=Operation.APPEND if meta.current_snapshot() is None else Operation.OVERWRITE,
+    with transaction(t) as tx:
+        ow = _classes()[1](operation=Operation.APPEND if meta.current_snapshot() is None else Operation.OVERWRITE,
                               transaction=tx, io=t.io, snapshot_properties=props)
         ow.parent_manifests = manifests
         with ow:
@@ -269,17 +270,43 @@ def candidates(manifests: list[tuple], field, deletes: list[tuple]) -> list:
     return out
 
 
-_REWRITE: list = []
+_CLASSES: list = []
 
 
-def _rewrite_class():
-    """pyiceberg's OVERWRITE producer, fed the parent snapshot's manifests and live entries
-    (``parent_manifests``) instead of reading every manifest twice, and dropping the manifests
-    left without a live file (what its fast append does; its overwrite keeps them)."""
-    if _REWRITE:
-        return _REWRITE[0]
+def transaction(t):
+    """A pyiceberg transaction of ``t`` whose ``table_metadata`` is computed once per staged
+    change: pyiceberg's property deep-copies the whole metadata, every snapshot of the table's
+    history, at each of its ~20 reads per commit, so a commit's cost grew with the number of
+    earlier commits (an append at the 56th snapshot: 90 % in those copies). The metadata models
+    are frozen; the copy is shared, not mutated."""
+    return _classes()[0](t)
+
+
+def _classes():
+    """(the transaction class, the rewrite class); pyiceberg imported only when used.
+
+    The rewrite is pyiceberg's OVERWRITE producer, fed the parent snapshot's manifests and
+    live entries (``parent_manifests``) instead of reading every manifest twice, and dropping
+    the manifests left without a live file (what its fast append does; its overwrite keeps them)."""
+    if _CLASSES:
+        return _CLASSES[0]
     from pyiceberg.manifest import ManifestEntry, ManifestEntryStatus
+    from pyiceberg.table import Transaction
+    from pyiceberg.table.update import update_table_metadata
     from pyiceberg.table.update.snapshot import _OverwriteFiles
+
+    class Tx(Transaction):
+        _memo: tuple = (None, None, None)
+
+        @property
+        def table_metadata(self):
+            if not self._updates:
+                return self._table.metadata
+            base, updates, meta = self._memo
+            if base is not self._table.metadata or updates is not self._updates:
+                meta = update_table_metadata(self._table.metadata, self._updates)
+                self._memo = (self._table.metadata, self._updates, meta)
+            return meta
 
     class Rewrite(_OverwriteFiles):
         parent_manifests: list[tuple] = []
@@ -324,8 +351,8 @@ def _rewrite_class():
                 check(out)
             return out
 
-    _REWRITE.append(Rewrite)
-    return Rewrite
+    _CLASSES.append((Tx, Rewrite))
+    return _CLASSES[0]
 
 
 def _comparable(typ, values: list) -> list | None:
