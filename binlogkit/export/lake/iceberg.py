@@ -63,7 +63,10 @@ class IcebergSink:
 
     def _create(self, db: str, name: str, schema):
         self.catalog.create_namespace_if_not_exists(db)
-        t = self.catalog.create_table_if_not_exists((db, name), schema=schema)
+        # data files of at most REWRITE_BYTES (Arrow bytes; pyiceberg's default is 512 MB): a
+        # mirror commit reads a touched file whole, so this bounds its memory in a big table
+        t = self.catalog.create_table_if_not_exists((db, name), schema=schema,
+                                                    properties={"write.target-file-size-bytes": str(REWRITE_BYTES)})
         self.tables[(db, name)] = t
         return t
 
