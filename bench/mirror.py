@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import subprocess
@@ -52,7 +53,7 @@ def main(argv=None) -> int:
         scratch = Path(tmp)
         (scratch / "schema.sql").write_text(SCHEMA)
         rows = None
-        print(f"{path} ({mb:,.0f} MB)")
+        print(f"{path} ({mb:,.0f} MB); load average {_load()}")
         print(f"{'command':<44} {'CPU s':>8} {'rows/CPU s':>12} {'peak RSS MB':>12}")
         if oracle:
             cpu, rss, _rc, _ = measured([oracle, "-v", "--base64-output=decode-rows", str(path)])
@@ -72,7 +73,13 @@ def main(argv=None) -> int:
             print(f"{'binlogkit export --format ' + fmt + ' --mirror':<44} {cpu:>8.1f} {s['rows'] / cpu:>12,.0f} "
                   f"{rss / 1024:>12.0f}   ({s['rows']:,} row changes, {s['commits']} table commits, "
                   f"{s['transactions']:,} transactions)")
+        print(f"load average at the end {_load()}")
     return 0
+
+
+def _load() -> str:
+    """The 1, 5 and 15 minute load averages: CPU seconds are comparable under load, wall time is not."""
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 if __name__ == "__main__":

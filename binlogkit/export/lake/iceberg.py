@@ -6,8 +6,6 @@ coordinates go into the snapshot summary (``binlogkit.gtid``, ``binlogkit.file``
 from __future__ import annotations
 
 import os
-import warnings
-from typing import Any
 
 from ..._optional import need
 from ...errors import UsageError
@@ -49,6 +47,7 @@ class IcebergSink:
             path = catalog or os.path.join(root, "catalog.sqlite")
             self.catalog = load_catalog("binlogkit", type="sql", uri=f"sqlite:///{os.path.abspath(path)}", **props)
         self.tables: dict = {}
+        self.entries: dict = {}   # (db, table) -> manifest path -> live entries (``rewrite``)
 
     def _load(self, db: str, name: str):
         from pyiceberg.exceptions import NoSuchTableError
@@ -64,7 +63,10 @@ class IcebergSink:
 
     def _create(self, db: str, name: str, schema):
         self.catalog.create_namespace_if_not_exists(stored(db))
-        t = self.catalog.create_table_if_not_exists((stored(db), stored(name)), schema=schema)
+        # data files of at most REWRITE_BYTES (Arrow bytes; pyiceberg's default is 512 MB): a
+        # mirror commit reads a touched file whole, so this bounds its memory in a big table
+        t = self.catalog.create_table_if_not_exists((stored(db), stored(name)), schema=schema,
+                                                    properties={"write.target-file-size-bytes": str(REWRITE_BYTES)})
         self.tables[(db, name)] = t
         return t
 
@@ -149,24 +151,22 @@ class IcebergSink:
     def append(self, db: str, name: str, rows, props: dict) -> None:
         t = self._load(db, name) or self._create(db, name, rows.schema)
         self._evolve(t, rows.schema)
-        t.append(arrow_for(t.schema().as_arrow(), rows), snapshot_properties=props)
+        with transaction(t) as tx:
+            tx.append(arrow_for(t.schema().as_arrow(), rows), snapshot_properties=props)
 
     def apply(self, db: str, name: str, key: list[str], deletes: list[tuple], rows, props: dict) -> None:
         """Delete the rows of keys ``deletes`` (every touched key), then append ``rows``: one
-        transaction (the table's one commit of the batch)."""
+        snapshot (the table's one commit of the batch), copy-on-write limited to the data files
+        whose key bounds can hold a touched key (``rewrite``)."""
         t = self._load(db, name)
         if t is None:
             t = self._create(db, name, rows.schema)
             deletes = []
         self._evolve(t, rows.schema)
-        with t.transaction() as tx:
-            if deletes:
-                expr = key_filter(key, deletes)
-                with warnings.catch_warnings():  # "did not match any records": keys new to the table
-                    warnings.simplefilter("ignore")
-                    tx.delete(expr, snapshot_properties=props)
-            tx.append(arrow_for(t.schema().as_arrow(), rows), snapshot_properties=props)
-        self.tables[(db, name)] = t
+        ident = (db, name)
+        self.entries[ident] = rewrite(t, key, deletes, arrow_for(t.schema().as_arrow(), rows), props,
+                                      self.entries.get(ident))
+        self.tables[ident] = t
 
     def rows(self, db: str, name: str, key: list[str], keys: list[tuple]) -> list[dict]:
         """The rows whose key is one of ``keys`` (column -> value)."""
@@ -191,8 +191,251 @@ class IcebergSink:
         return sorted(out)
 
 
+REWRITE_BYTES = 64 << 20   # survivors of rewritten files gathered into one write (Arrow bytes)
+
+
+def rewrite(t, key: list[str], deletes: list[tuple], rows, props: dict, cache: dict | None = None) -> dict:
+    """One OVERWRITE snapshot of ``t``: the data files that hold a key of ``deletes`` replaced by
+    their other rows, and ``rows`` added. Which files: those whose lower/upper bounds of the
+    key's first column (the manifests' statistics) enclose a touched key (``candidates``); each
+    is read alone (pyiceberg's scan: renamed and added columns resolved by field id), its rows
+    of touched keys dropped, and the survivors of several files written together with the new
+    rows (``REWRITE_BYTES`` at a time: memory is the batch plus that, not the table). A file
+    none of whose rows is touched stays.
+
+    pyiceberg's own ``delete(row_filter)`` binds an ``In`` of every key several times per
+    commit (most of the mirror's CPU), makes up to three snapshots and keeps every manifest
+    that only records deletions forever, reading them all again at every commit. Here:
+    one snapshot, manifests without live files dropped, and the live entries of the
+    (immutable) manifests kept in ``cache`` (manifest path -> entries) so a commit reads only
+    the manifests the previous one wrote. Returns the cache for the next commit."""
+    import itertools
+
+    import pyarrow as pa
+    from pyiceberg.expressions import AlwaysTrue
+    from pyiceberg.io.pyarrow import ArrowScan, _dataframe_to_data_files
+    from pyiceberg.table import FileScanTask
+    from pyiceberg.table.snapshots import Operation
+
+    meta = t.metadata
+    schema = meta.schema()
+    target = schema.as_arrow()
+    manifests = live_manifests(t, cache or {})
+    files = candidates(manifests, schema.find_field(key[0]), deletes) if deletes else []
+    gone = _key_table(target, key, deletes) if files else None
+    with transaction(t) as tx:
+        ow = _classes()[1](operation=Operation.APPEND if meta.current_snapshot() is None else Operation.OVERWRITE,
+                              transaction=tx, io=t.io, snapshot_properties=props)
+        ow.parent_manifests = manifests
+        with ow:
+            counter = itertools.count(0)
+
+            def write(parts: list) -> None:
+                data = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+                if data.num_rows:
+                    for f in _dataframe_to_data_files(table_metadata=meta, df=data, io=t.io,
+                                                      write_uuid=ow.commit_uuid, counter=counter):
+                        ow.append_data_file(f)
+
+            pending: list = []
+            size = 0
+            for f in files:
+                data = ArrowScan(meta, t.io, schema, AlwaysTrue()).to_table([FileScanTask(f)])
+                keep = _without(data, key, gone)
+                if keep.num_rows == data.num_rows:
+                    continue
+                ow.delete_data_file(f)
+                if keep.num_rows:
+                    pending.append(arrow_for(target, keep))
+                    size += keep.nbytes
+                if size >= REWRITE_BYTES:
+                    write(pending)
+                    pending, size = [], 0
+            write(pending + [rows])
+    return {m.manifest_path: e for m, e in ow.kept if e is not None}
+
+
+def live_manifests(t, cache: dict) -> list[tuple]:
+    """(manifest, its live entries) of ``t``'s current snapshot; entries None for a manifest
+    of delete files (binlogkit writes none; kept as they are)."""
+    from pyiceberg.manifest import ManifestContent
+
+    snap = t.metadata.current_snapshot()
+    if snap is None:
+        return []
+    out = []
+    for m in snap.manifests(t.io):
+        if m.content != ManifestContent.DATA:
+            out.append((m, None))
+            continue
+        e = cache.get(m.manifest_path)
+        out.append((m, m.fetch_manifest_entry(t.io, discard_deleted=True) if e is None else e))
+    return out
+
+
+def candidates(manifests: list[tuple], field, deletes: list[tuple]) -> list:
+    """The live data files (of ``live_manifests``) that may hold a key of ``deletes``: by the
+    bounds of the key's first column ``field`` (a file without them, or of a type not
+    compared here, is a candidate)."""
+    import bisect
+
+    from pyiceberg.conversions import from_bytes
+
+    firsts = _comparable(field.field_type, [k[0] for k in deletes])
+    out = []
+    for _m, entries in manifests:
+        for e in entries or ():
+            f = e.data_file
+            if firsts is not None:
+                lo, hi = (f.lower_bounds or {}).get(field.field_id), (f.upper_bounds or {}).get(field.field_id)
+                if lo is not None and hi is not None:
+                    i = bisect.bisect_left(firsts, from_bytes(field.field_type, lo))
+                    if i == len(firsts) or firsts[i] > from_bytes(field.field_type, hi):
+                        continue
+            out.append(f)
+    return out
+
+
+_CLASSES: list = []
+
+
+def transaction(t):
+    """A pyiceberg transaction of ``t`` whose ``table_metadata`` is computed once per staged
+    change: pyiceberg's property deep-copies the whole metadata, every snapshot of the table's
+    history, at each of its ~20 reads per commit, so a commit's cost grew with the number of
+    earlier commits (an append at the 56th snapshot: 90 % in those copies). The metadata models
+    are frozen; the copy is shared, not mutated."""
+    return _classes()[0](t)
+
+
+def _classes():
+    """(the transaction class, the rewrite class); pyiceberg imported only when used.
+
+    The rewrite is pyiceberg's OVERWRITE producer, fed the parent snapshot's manifests and
+    live entries (``parent_manifests``) instead of reading every manifest twice, and dropping
+    the manifests left without a live file (what its fast append does; its overwrite keeps them)."""
+    if _CLASSES:
+        return _CLASSES[0]
+    from pyiceberg.manifest import ManifestEntry, ManifestEntryStatus
+    from pyiceberg.table import Transaction
+    from pyiceberg.table.update import update_table_metadata
+    from pyiceberg.table.update.snapshot import _OverwriteFiles
+
+    class Tx(Transaction):
+        _memo: tuple = (None, None, None)
+
+        @property
+        def table_metadata(self):
+            if not self._updates:
+                return self._table.metadata
+            base, updates, meta = self._memo
+            if base is not self._table.metadata or updates is not self._updates:
+                meta = update_table_metadata(self._table.metadata, self._updates)
+                self._memo = (self._table.metadata, self._updates, meta)
+            return meta
+
+    class Rewrite(_OverwriteFiles):
+        parent_manifests: list[tuple] = []
+        kept: list[tuple] = []
+
+        def _existing_manifests(self) -> list:
+            gone = self._deleted_data_files
+            out: list = []
+            kept: list = []
+            for m, entries in self.parent_manifests:
+                if entries is None:
+                    out.append(m)
+                    kept.append((m, None))
+                    continue
+                rest = [e for e in entries if e.data_file not in gone]
+                if not rest:
+                    continue                      # no live file left: not carried
+                if len(rest) == len(entries):
+                    out.append(m)
+                    kept.append((m, entries))
+                    continue
+                with self.new_manifest_writer(self.spec(m.partition_spec_id)) as writer:
+                    for e in rest:
+                        writer.add_entry(ManifestEntry.from_args(
+                            status=ManifestEntryStatus.EXISTING, snapshot_id=e.snapshot_id,
+                            sequence_number=e.sequence_number, file_sequence_number=e.file_sequence_number,
+                            data_file=e.data_file))
+                nm = writer.to_manifest_file()
+                out.append(nm)
+                kept.append((nm, rest))
+            self.kept = kept
+            return out
+
+        def _deleted_entries(self) -> list:
+            gone = self._deleted_data_files
+            out = [ManifestEntry.from_args(status=ManifestEntryStatus.DELETED, snapshot_id=self._snapshot_id,
+                                           sequence_number=e.sequence_number,
+                                           file_sequence_number=e.file_sequence_number, data_file=e.data_file)
+                   for _m, entries in self.parent_manifests for e in entries or () if e.data_file in gone]
+            check = getattr(self, "_validate_required_deletes", None)   # pyiceberg > 0.12
+            if check is not None:
+                check(out)
+            return out
+
+    _CLASSES.append((Tx, Rewrite))
+    return _CLASSES[0]
+
+
+def _comparable(typ, values: list) -> list | None:
+    """``values`` (a key column's Python values) sorted, in the domain pyiceberg's
+    ``from_bytes`` gives that type's bounds (days, microseconds, ...); None: not compared."""
+    import datetime
+    from decimal import Decimal
+
+    import pyiceberg.types as it
+
+    def micros(v):
+        if isinstance(v, datetime.datetime):
+            if v.tzinfo is not None:
+                v = v.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+            return (v - datetime.datetime(1970, 1, 1)) // datetime.timedelta(microseconds=1)
+        raise TypeError(v)
+
+    conv: dict = {it.IntegerType: int, it.LongType: int, it.StringType: str, it.BinaryType: bytes,
+                  it.DecimalType: Decimal, it.DateType: lambda v: (v - datetime.date(1970, 1, 1)).days,
+                  it.TimestampType: micros, it.TimestamptzType: micros}
+    c = conv.get(type(typ))
+    if c is None:
+        return None
+    try:
+        return sorted(c(v) for v in values)
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+def _key_table(target, key: list[str], keys: list[tuple]):
+    """The touched keys as an Arrow table of the key columns in the table's types."""
+    import pyarrow as pa
+
+    return pa.table({c: pa.array([k[i] for k in keys], target.field(c).type) for i, c in enumerate(key)})
+
+
+def _without(data, key: list[str], gone):
+    """The rows of ``data`` whose key is not a row of ``gone``."""
+    import pyarrow.compute as pc
+
+    if len(key) == 1:
+        c = key[0]
+        return data.filter(pc.invert(pc.is_in(data[c], value_set=gone[c].combine_chunks().cast(data[c].type))))
+    import pyarrow as pa
+
+    try:
+        return data.join(gone.cast(pa.schema([data.schema.field(c) for c in key])), keys=key,
+                         join_type="left anti")
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):   # a type Arrow cannot join on
+        drop = set(zip(*[gone[c].to_pylist() for c in key]))
+        mask = [k not in drop for k in zip(*[data[c].to_pylist() for c in key])]
+        return data.filter(pa.array(mask, pa.bool_()))
+
+
 def key_filter(key: list[str], keys: list[tuple]) -> Any:
-    """The row filter of the rows whose primary key is one of ``keys``."""
+    """The row filter of the rows whose primary key is one of ``keys`` (``rows``: a partial row
+    image's current row, read by key)."""
     import pyiceberg.expressions as ex
 
     e: Any = ex
@@ -202,4 +445,4 @@ def key_filter(key: list[str], keys: list[tuple]) -> Any:
     return terms[0] if len(terms) == 1 else e.Or(*terms)
 
 
-__all__ = ["IcebergSink", "key_filter", "nulls_like"]
+__all__ = ["IcebergSink", "candidates", "key_filter", "nulls_like", "rewrite"]
