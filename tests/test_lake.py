@@ -288,6 +288,8 @@ def test_rename_drop_retype_keep_the_values(fmt, tmp_path):
     sink.rename("db", "t", [("a", "b")])
     sink.drop("db", "t", ["gone"])
     sink.retype("db", "t", {"n": pa.int64()})
+    kept = {k: v for k, v in (sink.recorded("db", "t") or {}).items() if k.startswith("binlogkit.")}
+    assert kept == props  # a rewrite keeps the coordinates: a rerun goes on from them
     sink.apply("db", "t", ["id"], [(2,), (3,)], pa.table({"id": pa.array([3], pa.int32()), "b": ["z"],
                                                           "n": pa.array([7], pa.int64())}), props)
     got = sorted(sink.read("db", "t").to_pylist(), key=lambda r: r["id"])

@@ -118,6 +118,9 @@ class IcebergSink:
         import pyarrow.compute as pc
 
         from pyiceberg.io.pyarrow import pyarrow_to_schema  # noqa: F401
+        # the rewrite is a snapshot: it carries the coordinates already recorded, or a rerun would
+        # read the table as never exported and replay its change table from the start
+        props = {k: v for k, v in (self.recorded(db, name) or {}).items() if k.startswith("binlogkit.")}
         current = t.scan().to_arrow()
         with t.update_schema() as u:
             for c in columns:
@@ -130,7 +133,7 @@ class IcebergSink:
         if current.num_rows:
             for c, typ in columns.items():
                 current = current.set_column(current.schema.get_field_index(c), c, pc.cast(current[c], typ, safe=False))
-            t.overwrite(arrow_for(t.schema().as_arrow(), current))
+            t.overwrite(arrow_for(t.schema().as_arrow(), current), snapshot_properties=props)
 
     def fill(self, db: str, name: str, values) -> None:
         """Columns added with the value of the one row of ``values`` in every row (the data
