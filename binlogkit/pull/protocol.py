@@ -218,6 +218,61 @@ PROTOCOLS = {
 }
 
 
+# -- replies to a query before the dump (text protocol) -------------------------------------------
+_INT_TYPES = frozenset({1, 2, 3, 8, 9, 13})   # TINY SHORT LONG LONGLONG INT24 YEAR: given as int
+
+
+def read_lenenc(b: bytes, at: int) -> tuple[int | None, int]:
+    """(value, next offset) of a length-encoded integer at ``at``; None for 0xfb (NULL)."""
+    first = b[at]
+    if first < 0xFB:
+        return first, at + 1
+    if first == 0xFB:
+        return None, at + 1
+    width = {0xFC: 2, 0xFD: 3, 0xFE: 8}.get(first)
+    if width is None or at + 1 + width > len(b):
+        raise ProtocolError(f"a length-encoded integer starting {first:#04x} that does not parse")
+    return int.from_bytes(b[at + 1:at + 1 + width], "little"), at + 1 + width
+
+
+def column_type(definition: bytes) -> int:
+    """The type byte of a ColumnDefinition41 (six length-encoded strings, then 0x0c charset:2
+    length:4 type:1 ...)."""
+    at = 0
+    for _ in range(6):
+        n, at = read_lenenc(definition, at)
+        at += n or 0
+    if at + 8 > len(definition):
+        raise ProtocolError("a column definition too short for its type")
+    return definition[at + 7]
+
+
+def text_row(payload: bytes, types: list[int]) -> tuple:
+    """One row of a text result set: a length-encoded string per column (0xfb: NULL), integer
+    columns as int, the others as str."""
+    out: list = []
+    at = 0
+    for t in types:
+        if at >= len(payload):
+            raise ProtocolError("a row shorter than its columns")
+        n, at = read_lenenc(payload, at)
+        if n is None:
+            out.append(None)
+            continue
+        raw = payload[at:at + n]
+        if len(raw) != n:
+            raise ProtocolError("a row value that runs past its packet")
+        at += n
+        out.append(int(raw) if t in _INT_TYPES else raw.decode("utf-8", "replace"))
+    if at != len(payload):
+        raise ProtocolError("a row longer than its columns")
+    return tuple(out)
+
+
+def is_eof(payload: bytes) -> bool:
+    return payload[:1] == b"\xfe" and len(payload) < 9
+
+
 # -- the dump stream ---------------------------------------------------------------------------
 class Message(NamedTuple):
     """One dump message: an event (``kind`` "event"), the end of a non-blocking dump ("eof"),

@@ -25,12 +25,10 @@ from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
 from .._optional import load_c
-from ..codecs.format_description import fde_is_checksum_aware
-from ..codecs.header import OFS_FLAGS
-from ..constants import HEARTBEAT_TYPES, QUERY_TYPES, EventFlag, EventType as T
-from ..reading.crc import CRC32
+from ..constants import HEARTBEAT_TYPES, OFS_FLAGS, QUERY_TYPES, EventFlag, EventType as T
 from ..errors import ChecksumError
-from ..reading.reader import event_crc
+from ..flavor import fde_is_checksum_aware
+from ..reading.crc import CRC32, event_crc
 from ..boundary import DECIDING, OPEN, STANDALONE, ends, step
 from .conn import Connection, ConnectionLost
 from .protocol import (DEFAULT_MAX_EVENT, ER_MASTER_FATAL_ERROR_READING_BINLOG, HostileServer, ProtocolError,
