@@ -25,7 +25,6 @@ from .protocol import (BINLOG_DUMP_NON_BLOCK, DEFAULT_MAX_EVENT, ER_ACCESS_DENIE
                        HostileServer, Message, ProtocolError, PullError, Stopped, binlog_dump, column_type, is_eof,
                        packet, parse_error, read_lenenc, register_slave, semisync_ack, text_row)
 
-READ_SIZE = 4 << 20
 MAX_REPLY = 64 << 20       # one reply to a command before the dump (pull's are a few rows): bounded
 COM_QUIT, COM_QUERY = 0x01, 0x03
 SERVER_MORE_RESULTS_EXISTS = 0x0008
@@ -347,19 +346,19 @@ class Connection:
                 return got
 
     def read(self, timeout: float) -> int | None:
-        """Read what the socket has (up to 4 MiB) into the framer; None on timeout."""
+        """Read what the socket has into the framer's buffer (``Framer.fill``: up to its free space,
+        4 MiB or more); None on timeout."""
         sock, framer = self._stream()
         sock.settimeout(timeout)
         try:
-            chunk = sock.recv(READ_SIZE)
+            got = framer.fill(sock.recv_into)
         except socket.timeout:
             return None
         except OSError as exc:
             raise ConnectionLost(f"{self.where}: {exc.strerror or exc}") from None
-        if not chunk:
+        if not got:
             raise ConnectionLost(f"{self.where} closed the connection")
-        framer.feed(chunk)
-        return len(chunk)
+        return got
 
     def messages(self):
         return self._stream()[1].messages()

@@ -300,15 +300,27 @@ def parse_error(payload: bytes) -> tuple[int, str]:
     return code, rest.decode("utf-8", "replace")
 
 
+READ_ROOM = 4 << 20      # the framer's buffer: what one read may fill
+MIN_ROOM = 1 << 20       # ... and at least this much free before a read
+
+
 class Framer:
-    """Cuts dump messages out of bytes as they arrive. ``feed`` takes any chunk; ``messages``
-    yields every message complete so far. A payload of 16 MiB - 1 and the packets that continue
-    it come out as "part" messages (held by nobody here: memory stays one packet whatever the
-    chain), the whole chain at most ``max_packet`` bytes; sequence numbers are checked."""
+    """Cuts dump messages out of bytes as they arrive. ``feed`` takes any chunk, ``fill`` reads
+    straight into the buffer (``recv_into``: no new object per read); ``messages`` yields every
+    message complete so far. A payload of 16 MiB - 1 and the packets that continue it come out
+    as "part" messages (held by nobody here: memory stays one packet whatever the chain), the
+    whole chain at most ``max_packet`` bytes; sequence numbers are checked.
+
+    The bytes are ``_mem[pos:end]`` of a buffer reused from read to read (what was consumed is
+    dropped by moving the rest to the front). ``lent``: a view of ``_mem`` before ``pos`` is
+    queued for writing (the events ``_pullscan.run`` left in place): until its owner clears
+    it, nothing before ``pos`` is overwritten (a new buffer is taken instead)."""
 
     def __init__(self, *, semisync: bool = False, seq: int = 1, max_packet: int = DEFAULT_MAX_EVENT + 3) -> None:
         self.semisync = semisync
-        self.buf = bytearray()
+        self._mem = bytearray(READ_ROOM)
+        self.end = 0
+        self.lent = False
         self.pos = 0
         self.seq = seq
         self.max_packet = max_packet
@@ -325,16 +337,55 @@ class Framer:
         (as soon as its ack thread has read the reply) the dump stream's sequence restarts at 1."""
         self.reset_allowed = True
 
+    @property
+    def buf(self) -> memoryview:
+        """The bytes held (a view: the tests' measure of what is held)."""
+        return memoryview(self._mem)[:self.end]
+
+    def _room(self, want: int) -> None:
+        """At least ``want`` bytes free after ``end``: the unread rest moved to the front of the
+        buffer (or into a larger one, for a packet longer than it; or a new one while ``lent``)."""
+        mem, pos, end = self._mem, self.pos, self.end
+        if len(mem) - end >= want:
+            return
+        keep = end - pos
+        need = keep + want
+        if need <= len(mem) and not self.lent:
+            mem[:keep] = mem[pos:end]    # same length: a memmove, the buffer stays
+        else:
+            new = bytearray(max(need, min(2 * len(mem), need + READ_ROOM)) if need > len(mem) else len(mem))
+            new[:keep] = mem[pos:end]
+            self._mem = new
+            self.lent = False            # the lent views keep the old buffer alive
+        self.pos, self.end = 0, keep
+
     def feed(self, chunk) -> None:
-        if self.pos and self.pos >= len(self.buf) // 2:
-            del self.buf[:self.pos]
-            self.pos = 0
-        self.buf += chunk
-        self.bytes_in += len(chunk)
+        n = len(chunk)
+        self._room(n)
+        self._mem[self.end:self.end + n] = chunk
+        self.end += n
+        self.bytes_in += n
+
+    def fill(self, recv_into) -> int:
+        """One ``recv_into`` (a socket's) into the free space of the buffer, made at least
+        ``MIN_ROOM`` (and the whole of a packet whose header has arrived); its count, 0 at EOF."""
+        pos, end = self.pos, self.end
+        if pos == end and not self.lent:
+            self.pos = self.end = pos = end = 0
+        want = MIN_ROOM
+        if end - pos >= LEN_PACKET_HEADER:
+            mem = self._mem
+            want = max(want, LEN_PACKET_HEADER + (mem[pos] | mem[pos + 1] << 8 | mem[pos + 2] << 16) - (end - pos))
+        self._room(want)
+        with memoryview(self._mem) as mv:
+            n = recv_into(mv[self.end:])
+        self.end += n
+        self.bytes_in += n
+        return n
 
     def messages(self):
-        buf, pos = self.buf, self.pos
-        end = len(buf)
+        buf, pos = self._mem, self.pos
+        end = self.end
         semisync = self.semisync
         mv = memoryview(buf)   # released before the next feed (finally): bytes(mv[a:b]) is one copy
         try:
