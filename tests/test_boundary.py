@@ -373,3 +373,28 @@ def test_audit_summary_with_c_equals_python_on_built_mysql(tmp_path_factory, seq
         else:
             b.rotate("mysql-bin.000002")
     _assert_damaged_summaries_equal(tmp_path_factory, b.data, "mysql-bin.000001", damage, where, where % 60)
+
+
+def test_the_statement_cut_equals_the_fast_query_reader():
+    """``boundary._statement`` (read without Construct, for pull's start-up) cuts every Query body
+    of the fixtures and the corpus as ``codecs.fast.query`` does, and refuses what it refuses;
+    also on bodies cut short and with a wrong post-header length."""
+    from binlogkit.codecs.fast import Irregular, query
+
+    seen = 0
+    for p in _files():
+        data = _read(p)
+        if data is None:
+            continue
+        for _at, ev in _events(data):
+            if ev[4] not in (T.QUERY_EVENT, T.QUERY_COMPRESSED_EVENT):
+                continue
+            body = ev[19:-4]
+            for b, phl in ((body, 13), (body[:len(body) // 2], 13), (body[:12], 13), (body, 11)):
+                try:
+                    want = bytes(query(b, T.QUERY_EVENT, phl).query)
+                except Irregular:
+                    want = None
+                assert B._statement(b, phl) == want, (p.name, b[:40])
+            seen += 1
+    assert seen > 100
