@@ -5,7 +5,8 @@ protocol — crash-safe, resumable, and a lossless semisync receiver.
 
     protocol.py   pure: packets a replica sends, the framing of the dump stream, artificial events
     auth.py       pure: the login — TLS settings, SSLRequest, each auth plugin's answer, no clear password
-    conn.py       the one connection: PyMySQL login + session settings, then raw socket reads
+    conn.py       the one connection: greeting, login, session settings (its own client), then the dump
+                  read with recv_into into the framer's buffer
     store.py      the folder: lock, files, index, state, start-up repair (through binlogkit.writing.safeio)
     receiver.py   the loop: events in, files out, fsync, semisync acknowledgements
 

@@ -25,6 +25,7 @@ from .protocol import (BINLOG_DUMP_NON_BLOCK, DEFAULT_MAX_EVENT, ER_ACCESS_DENIE
                        HostileServer, Message, ProtocolError, PullError, Stopped, binlog_dump, column_type, is_eof,
                        packet, parse_error, read_lenenc, register_slave, semisync_ack, text_row)
 
+TLS_TURN = 4 << 20         # what one turn reads of the TLS records already arrived
 MAX_REPLY = 64 << 20       # one reply to a command before the dump (pull's are a few rows): bounded
 COM_QUIT, COM_QUERY = 0x01, 0x03
 SERVER_MORE_RESULTS_EXISTS = 0x0008
@@ -358,6 +359,27 @@ class Connection:
             raise ConnectionLost(f"{self.where}: {exc.strerror or exc}") from None
         if not got:
             raise ConnectionLost(f"{self.where} closed the connection")
+        if self.tls:
+            got += self._more_records(sock, framer)
+        return got
+
+    def _more_records(self, sock: Any, framer: Framer) -> int:
+        """A TLS socket gives one record (16 KiB at most) per read: the records already arrived
+        are read too, without waiting (else each 16 KiB is a turn of the receiver's loop)."""
+        import ssl
+
+        got = 0
+        sock.settimeout(0.0)
+        try:
+            while got < TLS_TURN:
+                n = framer.fill(sock.recv_into, more=True)
+                if n <= 0:   # the buffer is full (-1), or the peer closed (0: the next read says so)
+                    break
+                got += n
+        except (ssl.SSLWantReadError, ssl.SSLWantWriteError, BlockingIOError, socket.timeout):
+            pass   # nothing more without waiting (the next read waits, with its timeout)
+        except OSError as exc:
+            raise ConnectionLost(f"{self.where}: {exc.strerror or exc}") from None
         return got
 
     def messages(self):

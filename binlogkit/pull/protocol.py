@@ -366,9 +366,18 @@ class Framer:
         self.end += n
         self.bytes_in += n
 
-    def fill(self, recv_into) -> int:
+    def fill(self, recv_into, *, more: bool = False) -> int:
         """One ``recv_into`` (a socket's) into the free space of the buffer, made at least
-        ``MIN_ROOM`` (and the whole of a packet whose header has arrived); its count, 0 at EOF."""
+        ``MIN_ROOM`` (and the whole of a packet whose header has arrived); its count, 0 at EOF.
+        ``more``: a further read of the same turn, into the space left only (-1: under 16 KiB left)."""
+        if more:
+            if len(self._mem) - self.end < 1 << 14:
+                return -1
+            with memoryview(self._mem) as mv:
+                n = recv_into(mv[self.end:])
+            self.end += n
+            self.bytes_in += n
+            return n
         pos, end = self.pos, self.end
         if pos == end and not self.lent:
             self.pos = self.end = pos = end = 0
