@@ -73,8 +73,9 @@ def _differ(events: list[tuple[int, bytes]], *, crc_on: bool, phl: int, state: i
     starts.append(len(buf))
     i, taken = 0, 0
     while i < len(events):
-        pos, _seq, _at, data, n, ended, _ts, cstate = C_LOOP.run(buf, starts[i], (i + 1) & 0xFF, False, crc_on,
-                                                                  events[i][0], state, phl, CRC32)
+        pos, _seq, _at, size, n, ended, _ts, cstate = C_LOOP.run(buf, starts[i], len(buf), (i + 1) & 0xFF, False,
+                                                                  crc_on, events[i][0], state, phl, CRC32)
+        data = bytes(buf[starts[i]:starts[i] + size])   # the events taken, moved over their packet headers
         run = [ev for _a, ev in events[i:i + n]]
         pstate, pended = _python(state, run, crc, phl)
         assert (cstate, ended) == (pstate, pended), (i, n, state)
