@@ -367,4 +367,5 @@ class Login:
 
 
 __all__ = ["SslMode", "TlsOptions", "TlsError", "PasswordRefused", "Login", "ssl_context", "use_tls",
-           "ssl_request", "Greeting", "parse_greeting", "handshake_response", "lenenc", "native_scramble", "caching_sha2_scramble", "rsa_encrypt_password"]
+           "ssl_request", "Greeting", "parse_greeting", "handshake_response", "lenenc", "native_scramble",
+           "caching_sha2_scramble", "rsa_encrypt_password"]

@@ -19,8 +19,8 @@ import time
 from typing import Any, Callable
 
 from ..flavor import Flavor
-from .auth import (CLIENT_FLAGS, CLIENT_LOCAL_FILES, MAX_ROUNDS, CHARSET_UTF8MB4, Login, TlsError, TlsOptions,
-                   handshake_response, parse_greeting, ssl_context, ssl_request, use_tls)
+from .auth import (CHARSET_UTF8MB4, CLIENT_FLAGS, CLIENT_LOCAL_FILES, CLIENT_SSL, MAX_ROUNDS, Login, TlsError,
+                   TlsOptions, handshake_response, parse_greeting, ssl_context, ssl_request, use_tls)
 from .protocol import (BINLOG_DUMP_NON_BLOCK, DEFAULT_MAX_EVENT, ER_ACCESS_DENIED, MAX_PAYLOAD, PROTOCOLS, Framer,
                        HostileServer, Message, ProtocolError, PullError, Stopped, binlog_dump, column_type, is_eof,
                        packet, parse_error, read_lenenc, register_slave, semisync_ack, text_row)
@@ -156,14 +156,14 @@ class Connection:
         self.flavor = Flavor.of_server_version(greeting.version)
         tls = self._tls_opts
         flags = CLIENT_FLAGS & ~CLIENT_LOCAL_FILES
-        on = use_tls(tls.mode, bool(greeting.capabilities & 0x0800), self.where)
+        on = use_tls(tls.mode, bool(greeting.capabilities & CLIENT_SSL), self.where)
         if on:
             import ssl
 
             ctx = ssl_context(tls)
             assert ctx is not None   # use_tls is False with DISABLED
             wire.write(ssl_request(flags, CHARSET_UTF8MB4))
-            flags |= 0x0800
+            flags |= CLIENT_SSL
             try:
                 wire.sock = self._sock = ctx.wrap_socket(raw, server_hostname=self.host)
             except ssl.SSLCertVerificationError as exc:
