@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 DEMO_SET := fixtures/mariadb-10.11
 
-.PHONY: spark-proof bench-spark replay-proof mysql-partial lab-chroots bench-export export-proof bench-pull pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-rowarrow asan-fastdecode asan-pullscan c-constants arch-counts bench-ab clean help lake-proof bench-mirror
+.PHONY: spark-proof bench-spark replay-proof mysql-partial lab-chroots bench-export export-proof bench-pull bench-pull-mysql pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-rowarrow asan-fastdecode asan-pullscan c-constants arch-counts bench-ab clean help lake-proof bench-mirror
 
 help:
 	@echo "make demo        decode committed fixtures made by a real MariaDB server"
@@ -22,6 +22,7 @@ help:
 	@echo "make spark-proof   spark.read.format(\"binlog\") (issue 32): every table on the standalone cluster, local and s3://, plain and encrypted, events too"
 	@echo "make bench-spark   the binlog data source (changes, events) on 2 workers vs the local export and decode, rows/s and MB/s"
 	@echo "make bench-pull  binlogkit pull vs mariadb-binlog --read-from-remote-server --raw on the bench binlog"
+	@echo "make bench-pull-mysql  the same against the lab's MySQL 9.7 (its own ~200 MB binlog, MB=) vs mysqlbinlog --raw"
 	@echo "make bench-encryption  verify/decode of encrypted copies of the bench binlog vs plain"
 	@echo "make fuzz-encryption   5 minutes of damaged encrypted files: typed errors only"
 	@echo "make bench-audit audit throughput (20 GB), peak RSS (100 GB of symlinks), merge of 100,000 summaries"
@@ -124,6 +125,7 @@ bench: bench-data
 	$(PY) bench/encryption.py
 	$(PY) bench/s3.py
 	$(PY) bench/export.py
+	$(PY) bench/pull.py --repeat 3
 
 bench-export: bench-data
 	$(PY) bench/export.py
@@ -156,7 +158,10 @@ pull-soak: deps
 	nice -n 19 $(PY) -m fixtures.lab.pull_lab --trials $${TRIALS:-30} $${KIND:+--kind $$KIND}
 
 bench-pull: bench-data
-	$(PY) bench/pull.py
+	$(PY) bench/pull.py --repeat 3
+
+bench-pull-mysql: deps
+	$(PY) bench/pull.py --kind mysql-9.7 --mysql-mb $${MB:-200} --repeat 3
 
 past-4g: deps
 	$(PY) -m fixtures.lab.past4g

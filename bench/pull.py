@@ -4,10 +4,15 @@ loopback, in the same run.
 
     python bench/pull.py [FILE] [--repeat 3]
     python bench/pull.py --make-mb 256     # build a smaller binlog with the bench-data workload
+    python bench/pull.py --kind mysql-9.7 --mysql-mb 200   # a MySQL 9.7 primary (its own binlog)
 
 The server is a lab ``mariadbd`` whose datadir is given FILE as its first binlog (copied in
 before it starts; it then opens a second, empty one). Each client writes into a fresh folder on
 the same disk; the clients take turns, ``--repeat`` rounds; every copy is checked with cmp.
+With ``--kind mysql-9.7`` the primary is the lab's MySQL 9.7 (its chroot), which cannot serve
+a MariaDB binlog: it writes its own first (``--mysql-mb``: 1 MB blob rows and batches of small
+rows, row-based, GTIDs on), then rotates; the oracle is the chroot's ``mysqlbinlog --raw``, and
+both clients log in as ``repl`` (caching_sha2_password) and take TLS as they do by default.
 Each run's wall time and the client's CPU time (user+sys of the child process, from
 ``wait4``) are kept; the medians are printed with the ratio to mariadb-binlog's. On a shared
 machine the CPU ratio is the one to trust (the wall time includes waiting for the disk, for the
@@ -31,7 +36,21 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from fixtures.lab.pull_lab import password_file, pull_cmd  # noqa: E402
-from fixtures.lab.topology import REPL_PASSWORD, REPL_USER, Lab, grant_replication  # noqa: E402
+from fixtures.lab.kinds import kind as kind_of  # noqa: E402
+from fixtures.lab.topology import REPL_PASSWORD, REPL_USER, Lab, first_binlog, grant_replication  # noqa: E402
+
+
+def mysql_workload(p, mb: int) -> None:
+    """About ``mb`` MB of binlog on a MySQL primary: 1 MB blob rows (one a transaction) and
+    batches of 1,000 small rows, then a rotation (the first file closed, as the bench file is)."""
+    p.execute("CREATE DATABASE IF NOT EXISTS bench",
+              "CREATE TABLE bench.t (id INT AUTO_INCREMENT PRIMARY KEY, k INT, s VARCHAR(64), b LONGBLOB)")
+    small = ",".join(f"({i}, 'row {i} of a batch of small rows', NULL)" for i in range(1000))
+    for i in range(mb * 3 // 4):
+        p.execute(f"INSERT INTO bench.t (k, s, b) VALUES ({i}, 'blob', REPEAT(LPAD({i}, 64, 'x'), 16384))")
+        if i % 3 == 0:
+            p.execute(f"INSERT INTO bench.t (k, s, b) VALUES {small}")
+    p.execute("FLUSH BINARY LOGS")
 
 
 def timed(cmd: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT) -> tuple[float, float]:
@@ -61,7 +80,20 @@ def main(argv=None) -> int:
                          "rows 'base ...', in turns with the others, for a before/after in one run")
     ap.add_argument("--only", help="comma-separated labels' first words after 'binlogkit pull' (off,trx,none)")
     ap.add_argument("--make-mb", type=int, help="build a binlog of this size first (bench-data workload)")
+    ap.add_argument("--kind", default="mariadb-10.11", help="the lab server kind (fixtures/lab/kinds.py)")
+    ap.add_argument("--mysql-mb", type=int, default=200, help="with a MySQL kind: MB of binlog it writes first")
     args = ap.parse_args(argv)
+    kind = kind_of(args.kind)
+    if kind.flavor == "mysql":
+        if not kind.available():
+            print(f"no {kind.name} chroot: scripts/lab-chroot.sh {kind.name}", file=sys.stderr)
+            return 2
+        work = Path(tempfile.mkdtemp(prefix="bench-pull-", dir=kind.lab_dir()))   # the chroot sees it
+        os.chmod(work, 0o755)
+        try:
+            return run_mysql(args, kind, work)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
     work = Path(tempfile.mkdtemp(prefix="binlogkit-bench-pull-"))
     try:
         src = args.file
@@ -144,6 +176,67 @@ def main(argv=None) -> int:
         return 0
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def run_mysql(args, kind, work: Path) -> int:
+    """The same turns against a MySQL primary that wrote its own binlog (``--mysql-mb``)."""
+    with Lab(work / "lab", kind=kind) as lab:
+        p = lab.server("bench-primary", 1, max_binlog_size=1 << 30)
+        p.start()
+        grant_replication(p)
+        t = time.perf_counter()
+        mysql_workload(p, args.mysql_mb)
+        made = time.perf_counter() - t
+        name = first_binlog(p)
+        src = p.datadir / name
+        mb = src.stat().st_size / 1e6
+        version = p.var("version")
+        pw = password_file(work)
+        oracle = kind.binary(kind.binlog_tool)
+        with open(src, "rb") as fh:
+            while fh.read(1 << 24):
+                pass
+        clients = [
+            (f"{Path(oracle).name} --raw", lambda d: kind.argv(
+                oracle, "--read-from-remote-server", "--raw", "--host=127.0.0.1", f"--port={p.port}",
+                f"--user={REPL_USER}", f"--password={REPL_PASSWORD}", f"--result-file={kind.inner(Path(d))}/", name)),
+        ] + [(f"binlogkit pull --sync {mode}",
+              lambda d, mode=mode: pull_cmd(p, Path(d), "--until-end", "--sync", mode, pwfile=pw))
+             for mode in (args.only.split(",") if args.only else ["none", "off", "trx"])]
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"} if args.bytecode else None
+        if env is not None:
+            env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
+            timed(clients[1][1](str(work / "warm")), env)
+            shutil.rmtree(work / "warm")
+        runs: dict[str, list[tuple[float, float]]] = {label: [] for label, _ in clients}
+        loads = [os.getloadavg()[0]]
+        for i in range(args.repeat):
+            for label, make in clients:
+                d = work / f"out-{i}"
+                d.mkdir()
+                os.chmod(d, 0o777)
+                runs[label].append(timed(make(str(d)), env if "pull" in label else None))
+                if not filecmp.cmp(src, d / name, shallow=False):
+                    raise SystemExit(f"{label}: the copy differs from the primary's file")
+                shutil.rmtree(d)
+            loads.append(os.getloadavg()[0])
+    report(runs, f"pulling {mb:,.0f} MB over loopback (TLS) from MySQL {version} (written in {made:.0f} s); "
+                 f"{args.repeat} runs each, medians; load average (1 min) {min(loads):.1f}-{max(loads):.1f} on "
+                 f"{os.cpu_count()} CPUs; " + ("bytecode cached" if args.bytecode else "as the environment says"), mb)
+    return 0
+
+
+def report(runs: dict[str, list[tuple[float, float]]], head: str, mb: float) -> None:
+    ref = next(iter(runs))
+    ref_wall = statistics.median(w for w, _ in runs[ref])
+    ref_cpu = statistics.median(c for _, c in runs[ref])
+    print(head)
+    print(f"{'client':28s} {'wall s':>7s} {'MB/s':>7s} {'x':>6s} {'CPU s':>7s} {'x':>6s}   runs (wall/CPU)")
+    for label, rs in runs.items():
+        wall = statistics.median(w for w, _ in rs)
+        cpu = statistics.median(c for _, c in rs)
+        each = " ".join(f"{w:.2f}/{c:.2f}" for w, c in rs)
+        print(f"{label:28s} {wall:7.2f} {mb / wall:7.1f} {wall / ref_wall:6.2f} {cpu:7.2f} {cpu / ref_cpu:6.2f}   {each}")
 
 
 if __name__ == "__main__":

@@ -5,8 +5,10 @@
  * the dump stream's bytes as the framer holds them and handles the run of events that need no
  * decision -- one packet each, in sequence, not artificial, not a Format_description or Rotate,
  * CRC32 good (checked through the crc callable it is given: zlib's), ending where their header
- * says, and whose transaction boundary the rules below settle -- copying each event (without
- * its packet header and semisync prefix) into one output buffer. At the first packet that is
+ * says, and whose transaction boundary the rules below settle -- moving each event (without
+ * its packet header and semisync prefix) down over the headers, in the framer's own buffer, so
+ * that the events taken are one run of bytes from `pos` on that the receiver writes from there
+ * (no new object, no copy but that move). At the first packet that is
  * anything else it stops, and the receiver's Python path takes that packet: it decides every
  * error and every irregular case (tests feed the same streams, damaged ones too, through both).
  *
@@ -53,19 +55,18 @@ static int query_is(const unsigned char *body, Py_ssize_t n, int phl, const char
 static PyObject *run(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer buf;
-    Py_ssize_t pos;
+    Py_ssize_t pos, end;
     int seq, semisync, crc_on, state, phl;
     long long at;
     PyObject *crc;
-    if (!PyArg_ParseTuple(args, "y*niiiLiiO", &buf, &pos, &seq, &semisync, &crc_on, &at, &state, &phl, &crc))
+    if (!PyArg_ParseTuple(args, "w*nniiiLiiO", &buf, &pos, &end, &seq, &semisync, &crc_on, &at, &state, &phl, &crc))
         return NULL;
-    PyObject *result = NULL, *data = NULL;
+    PyObject *result = NULL;
     Py_ssize_t first = pos, taken = 0;
     long long events = 0, transactions = 0;
     unsigned long last_ts = 0;
-    const unsigned char *base = buf.buf;
-    Py_ssize_t end = buf.len;
-    if (pos < 0 || pos > end || seq < 0 || seq > 255) {
+    unsigned char *base = buf.buf;
+    if (end < 0 || end > buf.len || pos < 0 || pos > end || seq < 0 || seq > 255) {
         PyErr_SetString(PyExc_ValueError, "run: bad arguments");
         goto done;
     }
@@ -159,21 +160,22 @@ static PyObject *run(PyObject *self, PyObject *args) {
             last_ts = ts;
     }
 stop:
-    /* the events taken, copied once into a bytes object of their exact size: the packets from
-       `first` to `pos` were all checked above, so only their framing is walked again */
-    data = PyBytes_FromStringAndSize(NULL, taken);
-    if (!data)
-        goto done;
-    char *w = PyBytes_AS_STRING(data);
-    for (Py_ssize_t p = first; p < pos;) {
-        Py_ssize_t n = (Py_ssize_t)le(base + p, 3), skip = semisync ? 3 : 1;
-        memcpy(w, base + p + LEN_PACKET_HEADER + skip, (size_t)(n - skip));
-        w += n - skip;
-        p += LEN_PACKET_HEADER + n;
+    /* the events taken, moved down over their packet headers into buf[first:first + taken]: the
+       packets from `first` to `pos` were all checked above, so only their framing is walked
+       again; the write end stays before the next packet's header (every packet has 5 or more
+       bytes of header and prefix), which is read before anything is written over it */
+    {
+        unsigned char *w = base + first;
+        Py_ssize_t skip = semisync ? 3 : 1;
+        for (Py_ssize_t p = first; p < pos;) {
+            Py_ssize_t n = (Py_ssize_t)le(base + p, 3);
+            memmove(w, base + p + LEN_PACKET_HEADER + skip, (size_t)(n - skip));
+            w += n - skip;
+            p += LEN_PACKET_HEADER + n;
+        }
     }
-    result = Py_BuildValue("(niLOLLki)", pos, seq, at, data, events, transactions, last_ts, state);
+    result = Py_BuildValue("(niLnLLki)", pos, seq, at, taken, events, transactions, last_ts, state);
 done:
-    Py_XDECREF(data);
     PyBuffer_Release(&buf);
     return result;
 }
@@ -352,10 +354,10 @@ done:
 
 static PyMethodDef methods[] = {
     {"run", run, METH_VARARGS,
-     "run(buf, pos, seq, semisync, crc_on, at, state, query_phl, crc) ->\n"
-     "    (pos, seq, at, data, events, transactions, last_timestamp, state)\n\n"
-     "Take the dump packets of buf[pos:] that need no decision (see the module's comment):\n"
-     "their events joined in `data`, the framer's new position and sequence, the copy's new\n"
+     "run(buf, pos, end, seq, semisync, crc_on, at, state, query_phl, crc) ->\n"
+     "    (pos, seq, at, taken, events, transactions, last_timestamp, state)\n\n"
+     "Take the dump packets of buf[pos:end] that need no decision (see the module's comment):\n"
+     "their events moved to buf[old pos:old pos + taken], the framer's new position and sequence, the copy's new\n"
      "length `at`, and the boundary state (boundary.py's bits: 1 open group, 2 after a standalone\n"
      "GTID, 4 opened by a GTID, 8 open). It stops\n"
      "at the first packet it does not settle, which the Python path then reads."},

@@ -2,11 +2,11 @@
 
 from typing import Callable
 
-def run(buf: bytearray, pos: int, seq: int, semisync: bool, crc_on: bool, at: int, state: int, query_phl: int,
-        crc: Callable[[memoryview], int], /) -> tuple[int, int, int, bytes, int, int, int, int]:
-    """-> (pos, seq, at, data, events, transactions, last_timestamp, state): the packets of
-    buf[pos:] that need no decision, their events joined in ``data``; it stops at the first
-    packet it does not settle."""
+def run(buf: bytearray, pos: int, end: int, seq: int, semisync: bool, crc_on: bool, at: int, state: int,
+        query_phl: int, crc: Callable[[memoryview], int], /) -> tuple[int, int, int, int, int, int, int, int]:
+    """-> (pos, seq, at, taken, events, transactions, last_timestamp, state): the packets of
+    buf[pos:end] that need no decision, their events moved down over the packet headers into
+    buf[pos:pos + taken] (in place); it stops at the first packet it does not settle."""
     ...
 
 def summary(buf: bytearray, rel: int, filled: int, at: int, crc_on: bool, state: int, query_phl: int, known: bytes,

@@ -14,6 +14,7 @@ BINLOG_MAGIC = b"\xfebin"
 LEN_MAGIC = 4
 LEN_COMMON_HEADER = 19  # v4 common header (v3 too); v1 has 13
 LEN_CHECKSUM = 4
+OFS_FLAGS = 17  # the common header's flags field (codecs/header.py declares the header)
 
 
 class EventType(enum.IntEnum):

@@ -45,6 +45,13 @@ def checksum_aware(flavor: Flavor, version: tuple[int, int, int]) -> bool:
     return version >= (5, 6, 1)
 
 
+def fde_is_checksum_aware(event: bytes) -> bool:
+    """Whether a whole FDE (header included) was written by a checksum-aware server,
+    i.e. whether its last 5 bytes are checksum_alg + CRC32. Decided by the version field alone."""
+    raw = event[19 + 2 : 19 + 52].split(b"\x00", 1)[0].decode("ascii", "replace")
+    return checksum_aware(*parse_server_version(raw))
+
+
 def geometry_has_charset(flavor: Flavor | None) -> bool:
     """Whether GEOMETRY columns count among the character columns that a Table_map's optional
     DEFAULT_CHARSET / COLUMN_CHARSET fields index. MariaDB counts them (its geometry field is a

@@ -170,3 +170,36 @@ def test_framer_bounds_a_chain_and_names():
     rot = _event(4, struct.pack("<Q", 4) + b"../x.000002", log_pos=0, flags=0x20)
     with pytest.raises(HostileServer, match="not a plain binlog file name"):
         rotate_target(rot)
+
+
+def test_greeting_and_rows_parse_as_the_servers_send_them():
+    """pull's own client (no PyMySQL): a MariaDB greeting and a text row as the servers send them."""
+    from binlogkit.pull.auth import CLIENT_PLUGIN_AUTH, CLIENT_PROTOCOL_41, CLIENT_SECURE_CONNECTION, parse_greeting
+    from binlogkit.pull.protocol import text_row
+
+    caps = CLIENT_PROTOCOL_41 | CLIENT_SECURE_CONNECTION | CLIENT_PLUGIN_AUTH | 0x0800
+    nonce = bytes(range(65, 85))
+    hello = (b"\x0a" + b"5.5.5-10.11.19-MariaDB-log\x00" + (7).to_bytes(4, "little") + nonce[:8] + b"\x00"
+             + (caps & 0xFFFF).to_bytes(2, "little") + b"\x2d" + b"\x02\x00" + (caps >> 16).to_bytes(2, "little")
+             + bytes([21]) + b"\x00" * 10 + nonce[8:] + b"\x00" + b"mysql_native_password\x00")
+    g = parse_greeting(hello, "here")
+    assert (g.version, g.nonce, g.plugin, bool(g.capabilities & 0x0800)) == (
+        "5.5.5-10.11.19-MariaDB-log", nonce, "mysql_native_password", True)
+    assert text_row(b"\x0242\xfb\x03abc", [8, 253, 253]) == (42, None, "abc")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=120))
+def test_greeting_and_rows_from_a_broken_server_fail_typed(data):
+    """Any bytes as a greeting or a row: parsed, or a ProtocolError or one of the errors
+    ``conn`` turns into one (never anything else)."""
+    from binlogkit.pull.auth import parse_greeting
+    from binlogkit.pull.conn import _PARSE_ERRORS
+    from binlogkit.pull.protocol import column_type, text_row
+
+    for fn in (lambda: parse_greeting(b"\x0a" + data, "here"), lambda: text_row(data, [8, 253, 3]),
+               lambda: column_type(data)):
+        try:
+            fn()
+        except (ProtocolError, *_PARSE_ERRORS):
+            pass

@@ -1,9 +1,10 @@
 """``binlogkit pull`` starts light (issue 34): the modules a ``pull --help`` and a real pull (the
 CLI in a child process against the fake primary of ``fixtures/fake_primary.py``, a copy checked
 byte for byte) have imported when the process exits. Neither loads the export, decode, audit or
-Spark code, pyarrow, duckdb, pyspark, or cryptography (PyMySQL's eager import of it is held
-back: ``pull.conn._pymysql``; it is loaded when a key is needed). construct is still loaded: the
-receiver takes its header offsets and the Format_description check from ``codecs``.
+Spark code, pyarrow, duckdb, pyspark, cryptography (loaded when an RSA key is needed), PyMySQL
+(the login and the queries are ``pull.conn``'s own), construct (the receiver's header offsets and
+Format_description check are in ``constants``, ``flavor`` and ``reading.crc``) nor, from a server
+that offers no TLS, ``ssl``.
 
 Start-up costs, measured: docs/pull.md, "Start-up and the closing fsync".
 """
@@ -25,7 +26,7 @@ from import_probe import imported as _imported
 
 ROOT = Path(__file__).resolve().parent.parent
 # what pull never needs: libraries other commands use, and their command rooms
-HEAVY_LIBS = ("pyarrow", "duckdb", "pyspark", "cryptography", "fsspec", "numpy", "pandas")
+HEAVY_LIBS = ("pyarrow", "duckdb", "pyspark", "cryptography", "fsspec", "numpy", "pandas", "pymysql", "construct")
 HEAVY_ROOMS = ("binlogkit.export", "binlogkit.decoding", "binlogkit.audit", "binlogkit.flashback", "binlogkit.pitr",
                "binlogkit.report", "binlogkit.rowvalues", "binlogkit.crypto", "binlogkit.cli.decode",
                "binlogkit.cli.export", "binlogkit.cli.audit", "binlogkit.cli.inspect", "binlogkit.cli.repair",
@@ -65,8 +66,9 @@ def test_a_real_pull_imports_nothing_heavy(tmp_path):
     for name, data in files:   # byte for byte, but the in-use flag of the last file (never rotated away from)
         got = (d / name).read_bytes()
         assert got[:21] + got[22:] == data[:21] + data[22:]
-    assert "pymysql" in mods and "binlogkit.pull.receiver" in mods    # it did log in and receive
+    assert "binlogkit.pull.receiver" in mods and "binlogkit._pullscan" in mods   # it did log in and receive
     assert heavy(mods) == []
+    assert "ssl" not in mods    # the fake primary offers no TLS: nothing to wrap
 
 
 def test_the_check_sees_a_heavy_import(tmp_path):
@@ -116,11 +118,17 @@ def test_sync_none_is_refused_with_semisync(tmp_path):
     assert not (tmp_path / "copy").exists()
 
 
-def test_without_pymysql_the_pull_extra_is_named(tmp_path):
-    """PyMySQL made unimportable: the one-line error, not an AttributeError of the held-back import."""
+def test_pull_needs_no_pymysql(tmp_path):
+    """PyMySQL made unimportable: pull logs in, queries and copies all the same (its client is
+    ``pull.conn``'s own; before, this run stopped with "needs PyMySQL")."""
+    files = fixture_files(2)
     code = ("import sys; sys.modules['pymysql'] = None; sys.argv[0] = 'binlogkit'\n"
             "from binlogkit.cli import main; main()")
-    res = subprocess.run([sys.executable, "-c", code, "pull", "--host", "127.0.0.1", "--port", "1", "--user", "u",
-                          "--server-id", "99", "--dir", str(tmp_path / "copy"), "--until-end"], capture_output=True,
-                         text=True, cwd=ROOT, timeout=60, env={**os.environ, "MYSQL_PWD": "x"})
-    assert res.returncode == 2 and "binlogkit[pull]" in res.stderr and "Traceback" not in res.stderr, res.stderr
+    with FakePrimary(honest(files)) as fp:
+        res = subprocess.run([sys.executable, "-c", code, "pull", "--host", "127.0.0.1", "--port", str(fp.port),
+                              "--user", "u", "--server-id", "99", "--dir", str(tmp_path / "copy"), "--until-end"],
+                             capture_output=True, text=True, cwd=ROOT, timeout=60, env={**os.environ, "MYSQL_PWD": "x"})
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+    for name, data in files:
+        got = (tmp_path / "copy" / name).read_bytes()
+        assert got[:21] + got[22:] == data[:21] + data[22:]

@@ -26,6 +26,7 @@ from __future__ import annotations
 from construct import Bytes, Computed, If, Int8ul, Int16ul, Int32ul, Struct, this
 
 from ..flavor import checksum_aware, parse_server_version
+from ..flavor import fde_is_checksum_aware as fde_is_checksum_aware  # (there: pull reads it without Construct)
 
 LEN_FIXED = 2 + 50 + 4 + 1  # 57
 
@@ -46,8 +47,3 @@ FormatDescriptionBody = Struct(
 )
 
 
-def fde_is_checksum_aware(event: bytes) -> bool:
-    """Whether a whole FDE (header included) was written by a checksum-aware server,
-    i.e. whether its last 5 bytes are checksum_alg + CRC32. Decided by the version field alone."""
-    raw = event[19 + 2 : 19 + 52].split(b"\x00", 1)[0].decode("ascii", "replace")
-    return checksum_aware(*parse_server_version(raw))

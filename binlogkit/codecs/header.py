@@ -39,4 +39,4 @@ LEN_HEADER = HEADER_STRUCT.size  # 19
 OFS_TYPE_CODE = 4
 OFS_EVENT_SIZE = 9
 OFS_LOG_POS = 13
-OFS_FLAGS = 17
+from ..constants import OFS_FLAGS  # noqa: E402  (one value: pull reads it without Construct)

@@ -5,7 +5,8 @@ protocol — crash-safe, resumable, and a lossless semisync receiver.
 
     protocol.py   pure: packets a replica sends, the framing of the dump stream, artificial events
     auth.py       pure: the login — TLS settings, SSLRequest, each auth plugin's answer, no clear password
-    conn.py       the one connection: PyMySQL login + session settings, then raw socket reads
+    conn.py       the one connection: greeting, login, session settings (its own client), then the dump
+                  read with recv_into into the framer's buffer
     store.py      the folder: lock, files, index, state, start-up repair (through binlogkit.writing.safeio)
     receiver.py   the loop: events in, files out, fsync, semisync acknowledgements
 
@@ -17,16 +18,17 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
-from ..reading.format import format_of_event
-from ..reading.reader import RawEvent
 from .auth import PasswordRefused, SslMode, TlsError, TlsOptions
 from .conn import Connection, ConnectionLost
 from .protocol import (DEFAULT_MAX_EVENT, HostileServer, Joiner, ProtocolError, PullError, Stopped, check_name,
                        header, is_artificial, rotate_target)
 from .receiver import Receiver
 from .store import Repair, Store, split_name
+
+if TYPE_CHECKING:
+    from ..reading.reader import RawEvent
 
 
 @dataclass
@@ -220,9 +222,11 @@ def iter_events(host: str, port: int, user: str, password: str, *, server_id: in
     Artificial events are left out. With ``semisync`` every event the primary asks for is
     acknowledged as soon as it has been yielded and the caller asked for the next one. ``tls``:
     as ``PullConfig.tls`` (default PREFERRED)."""
-    from ..codecs.format_description import fde_is_checksum_aware
-    from ..reading.reader import event_crc
     import zlib
+
+    from ..codecs.format_description import fde_is_checksum_aware
+    from ..reading.format import format_of_event
+    from ..reading.reader import RawEvent, event_crc
 
     conn = Connection(host, port, user, password, tls=tls, max_event_size=max_event_size)
     joiner = Joiner()

@@ -31,11 +31,14 @@ from __future__ import annotations
 
 import enum
 import hashlib
-import ssl
 import struct
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from .protocol import PullError
+from .protocol import ProtocolError, PullError
+
+if TYPE_CHECKING:
+    import ssl
 
 CLIENT_SSL = 0x0800
 MAX_PACKET = 0xFFFFFF
@@ -89,10 +92,12 @@ class TlsOptions:
     get_server_public_key: bool = False
 
 
-def ssl_context(opts: TlsOptions) -> ssl.SSLContext | None:
-    """The client context of ``opts`` (None with DISABLED); TLS 1.2 at least."""
+def ssl_context(opts: TlsOptions) -> "ssl.SSLContext | None":
+    """The client context of ``opts`` (None with DISABLED); TLS 1.2 at least. ``ssl`` is imported
+    here, when a connection is upgraded (0.03 s of a start-up that has no use for it otherwise)."""
     if opts.mode is SslMode.DISABLED:
         return None
+    import ssl
     verify = opts.mode in (SslMode.VERIFY_CA, SslMode.VERIFY_IDENTITY)
     try:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
@@ -126,6 +131,94 @@ def use_tls(mode: SslMode, server_has_tls: bool, where: str) -> bool:
 
 def ssl_request(capabilities: int, charset: int) -> bytes:
     return struct.pack("<IIB23x", capabilities | CLIENT_SSL, MAX_PACKET, charset)
+
+
+# -- the greeting and the HandshakeResponse (protocol 10) -------------------------------------------
+CLIENT_LONG_PASSWORD = 0x1
+CLIENT_LONG_FLAG = 0x4
+CLIENT_LOCAL_FILES = 0x80
+CLIENT_PROTOCOL_41 = 0x200
+CLIENT_TRANSACTIONS = 0x2000
+CLIENT_SECURE_CONNECTION = 0x8000
+CLIENT_MULTI_RESULTS = 0x20000
+CLIENT_PLUGIN_AUTH = 0x80000
+CLIENT_CONNECT_ATTRS = 0x100000
+CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA = 0x200000
+# what a replica announces (as PyMySQL did): never CLIENT_LOCAL_FILES (a LOCAL INFILE request is
+# refused) nor CLIENT_DEPRECATE_EOF (result sets end with an EOF packet); CLIENT_SSL when upgrading
+CLIENT_FLAGS = (CLIENT_LONG_PASSWORD | CLIENT_LONG_FLAG | CLIENT_PROTOCOL_41 | CLIENT_TRANSACTIONS
+                | CLIENT_SECURE_CONNECTION | CLIENT_MULTI_RESULTS | CLIENT_PLUGIN_AUTH | CLIENT_CONNECT_ATTRS
+                | CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA)
+CHARSET_UTF8MB4 = 45   # utf8mb4_general_ci, on MariaDB and MySQL
+
+
+@dataclass(frozen=True)
+class Greeting:
+    """The server's Initial Handshake (protocol 10)."""
+
+    version: str
+    capabilities: int
+    nonce: bytes       # auth-plugin-data, both parts, without the trailing NUL
+    plugin: str        # "" when the server names none
+
+
+def parse_greeting(p: bytes, where: str) -> Greeting:
+    """``protocol:1 (10) version NUL thread_id:4 nonce1:8 0 caps_lo:2 [charset:1 status:2 caps_hi:2
+    len_nonce:1 reserved:10 nonce2 (max(12, len_nonce - 9)) NUL plugin NUL]`` (an ERR packet is the
+    caller's). ProtocolError for anything else."""
+    if not p or p[0] != 10:
+        raise ProtocolError(f"{where} sent a greeting of protocol {p[0] if p else None}, not 10")
+    end = p.find(b"\0", 1)
+    if end < 0 or len(p) < end + 1 + 4 + 8 + 1 + 2:
+        raise ProtocolError(f"{where} sent a greeting that does not parse (too short)")
+    version = p[1:end].decode("utf-8", "replace")
+    at = end + 1 + 4
+    nonce = p[at:at + 8]
+    at += 9
+    caps = int.from_bytes(p[at:at + 2], "little")
+    at += 2
+    plugin = ""
+    if len(p) >= at + 16:
+        caps |= int.from_bytes(p[at + 3:at + 5], "little") << 16
+        n = p[at + 5]
+        at += 16
+        if caps & CLIENT_SECURE_CONNECTION:   # as PyMySQL reads it: 12 or more bytes, then a NUL
+            take = max(12, n - 9)
+            nonce += p[at:at + take]
+            at += take + 1
+        if caps & CLIENT_PLUGIN_AUTH:
+            plugin = p[at:].split(b"\0", 1)[0].decode("ascii", "replace")
+    if not caps & CLIENT_PROTOCOL_41:
+        raise ProtocolError(f"{where} does not speak protocol 4.1 (a server older than 4.1)")
+    return Greeting(version, caps, nonce, plugin)
+
+
+def lenenc(value: int) -> bytes:
+    """The protocol's length-encoded integer."""
+    if value < 251:
+        return bytes([value])
+    if value < 1 << 16:
+        return b"\xfc" + value.to_bytes(2, "little")
+    if value < 1 << 24:
+        return b"\xfd" + value.to_bytes(3, "little")
+    return b"\xfe" + value.to_bytes(8, "little")
+
+
+def handshake_response(flags: int, server_caps: int, user: bytes, plugin: str, answer: bytes,
+                       attrs: dict[str, str]) -> bytes:
+    """HandshakeResponse41: ``flags:4 max_packet:4 charset:1 filler:23 user NUL answer [plugin NUL]
+    [attrs]`` (the answer length-encoded when the server takes that, else one byte)."""
+    data = struct.pack("<IIB23x", flags, MAX_PACKET, CHARSET_UTF8MB4) + user + b"\0"
+    if server_caps & CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA:
+        data += lenenc(len(answer)) + answer
+    else:
+        data += bytes([len(answer)]) + answer
+    if server_caps & CLIENT_PLUGIN_AUTH:
+        data += plugin.encode() + b"\0"
+    if server_caps & CLIENT_CONNECT_ATTRS:
+        kv = b"".join(lenenc(len(x)) + x for k, v in attrs.items() for x in (k.encode(), v.encode()))
+        data += lenenc(len(kv)) + kv
+    return data
 
 
 def native_scramble(password: bytes, nonce: bytes) -> bytes:
@@ -274,4 +367,5 @@ class Login:
 
 
 __all__ = ["SslMode", "TlsOptions", "TlsError", "PasswordRefused", "Login", "ssl_context", "use_tls",
-           "ssl_request", "native_scramble", "caching_sha2_scramble", "rsa_encrypt_password"]
+           "ssl_request", "Greeting", "parse_greeting", "handshake_response", "lenenc", "native_scramble",
+           "caching_sha2_scramble", "rsa_encrypt_password"]

@@ -1,195 +1,107 @@
-"""One replication connection: login and session settings through PyMySQL, then the dump
-stream read in large socket reads and framed by ``protocol.Framer`` (not one library call per
-event). The only I/O of the protocol layer.
+"""One replication connection: the greeting, the login (``auth.Login``), the session settings and
+the dump stream, over a socket of its own (no MySQL client library: a few queries need no more
+than the text protocol, and PyMySQL's import was a fifth of pull's start-up). The dump stream
+is read in large ``recv_into`` reads straight into the framer's buffer (``protocol.Framer``),
+not one library call per event. The only I/O of the protocol layer.
 
-The login itself is ours (``auth.Login`` through PyMySQL's one hook, ``_request_authentication``):
 TLS as ``--ssl-mode`` says (SSLRequest after the greeting, then the socket wrapped by ``ssl``),
-and no password where it can be read. PyMySQL never holds the password. From the dump on the
-stream is read through the connection's socket, the TLS one when there is TLS: the C loop of
-``receiver`` only ever sees the framer's buffer, never the socket."""
+and no password where it can be read. From the dump on the stream is read through the
+connection's socket, the TLS one when there is TLS: the C loop of ``receiver`` only ever sees
+the framer's buffer, never the socket."""
 
 from __future__ import annotations
 
+import os
 import socket
-import ssl
 import struct
-import sys
 import threading
 import time
 from typing import Any, Callable
 
-from ..codecs.common import pack_int
 from ..flavor import Flavor
-from .auth import MAX_PACKET, MAX_ROUNDS, Login, TlsError, TlsOptions, ssl_context, ssl_request, use_tls
-from .protocol import (BINLOG_DUMP_NON_BLOCK, DEFAULT_MAX_EVENT, ER_ACCESS_DENIED, PROTOCOLS, Framer,
-                       HostileServer, Message, ProtocolError, PullError, Stopped, binlog_dump, packet,
-                       register_slave, semisync_ack)
+from .auth import (CHARSET_UTF8MB4, CLIENT_FLAGS, CLIENT_LOCAL_FILES, CLIENT_SSL, MAX_ROUNDS, Login, TlsError,
+                   TlsOptions, handshake_response, parse_greeting, ssl_context, ssl_request, use_tls)
+from .protocol import (BINLOG_DUMP_NON_BLOCK, DEFAULT_MAX_EVENT, ER_ACCESS_DENIED, MAX_PAYLOAD, PROTOCOLS, Framer,
+                       HostileServer, Message, ProtocolError, PullError, Stopped, binlog_dump, column_type, is_eof,
+                       packet, parse_error, read_lenenc, register_slave, semisync_ack, text_row)
 
-READ_SIZE = 4 << 20
+TLS_TURN = 4 << 20         # what one turn reads of the TLS records already arrived
 MAX_REPLY = 64 << 20       # one reply to a command before the dump (pull's are a few rows): bounded
-# what PyMySQL raises on a reply that does not parse (a hostile or broken server), besides its own
-_PARSE_ERRORS = (ValueError, IndexError, KeyError, TypeError, AttributeError, struct.error, RuntimeError,
-                 UnicodeError, OverflowError)
+COM_QUIT, COM_QUERY = 0x01, 0x03
+SERVER_MORE_RESULTS_EXISTS = 0x0008
+# what a reply that does not parse raises in the readers below, besides ProtocolError
+_PARSE_ERRORS = (ValueError, IndexError, KeyError, TypeError, struct.error, UnicodeError, OverflowError)
 
 
 class ConnectionLost(PullError):
     """The connection dropped or went silent (no heartbeat): reconnect and resume."""
 
 
-def _pymysql():
-    """PyMySQL, imported without the ``cryptography`` its ``_auth`` module imports eagerly (0.045 s
-    of CPU with bytecode cached, a quarter of pull's start-up): the only function of PyMySQL that
-    uses it, ``_auth.sha2_rsa_encrypt`` (the password under RSA without TLS), is reached only
-    through PyMySQL's login, which pull replaces by ``auth.Login`` (that imports cryptography
-    itself when a key is needed). The function is wrapped to import cryptography on its first
-    call, so that PyMySQL used for anything else in the same process is whole."""
-    if sys.modules.get("pymysql") is not None:   # (None: made unimportable, the ImportError below)
-        return sys.modules["pymysql"]
-    blocked = "cryptography" not in sys.modules
-    if blocked:
-        sys.modules["cryptography"] = None  # type: ignore[assignment]   # an ImportError in PyMySQL's try
-    try:
-        import pymysql
-    except ImportError:
-        pymysql = None
-    finally:
-        if blocked and sys.modules.get("cryptography", 0) is None:
-            del sys.modules["cryptography"]
-    if pymysql is None and blocked:  # a PyMySQL that needs cryptography at import: the plain import
-        for name in [m for m, mod in sys.modules.items() if mod is not None and m.split(".")[0] == "pymysql"]:
-            del sys.modules[name]
+class _ServerError(PullError):
+    """An ERR packet in answer to the login or a query (``code`` the server's)."""
+
+
+class _Wire:
+    """Packets before the dump: each read bounded by ``timeout`` (the socket's), the bytes of one
+    reply by ``MAX_REPLY`` (a server answering with 16 MiB - 1 packets for ever is refused), the
+    sequence numbers checked. No read-ahead: the dump stream's first bytes stay in the socket."""
+
+    def __init__(self, sock: Any, where: str) -> None:
+        self.sock = sock
+        self.where = where
+        self.seq = 0
+        self.left = MAX_REPLY
+
+    def _exact(self, n: int) -> bytes:
+        self.left -= n
+        if self.left < 0:
+            raise HostileServer(f"a reply of more than {MAX_REPLY} bytes to a command before the dump "
+                                f"(pull's queries return a few rows): refused")
+        out = bytearray()
+        while len(out) < n:
+            try:
+                got = self.sock.recv(min(n - len(out), 1 << 20))
+            except socket.timeout:
+                raise ConnectionLost(f"{self.where} did not answer within the read timeout") from None
+            except OSError as exc:
+                raise ConnectionLost(f"{self.where}: {exc.strerror or exc}") from None
+            if not got:
+                raise ConnectionLost(f"{self.where} closed the connection")
+            out += got
+        return bytes(out)
+
+    def read(self) -> bytes:
+        """One payload (continued packets joined, within the bound)."""
+        parts = []
+        while True:
+            head = self._exact(4)
+            n = int.from_bytes(head[:3], "little")
+            if head[3] != self.seq:
+                raise ProtocolError(f"{self.where} sent packet {head[3]}, expected {self.seq}")
+            self.seq = (self.seq + 1) & 0xFF
+            parts.append(self._exact(n))
+            if n < MAX_PAYLOAD:
+                return b"".join(parts)
+
+    def write(self, payload: bytes) -> None:
+        data = packet(payload, self.seq)
+        self.seq = (self.seq + (len(payload) // MAX_PAYLOAD) + 1) & 0xFF
         try:
-            import pymysql
-        except ImportError:
-            pymysql = None
-    if pymysql is None:
-        raise PullError("binlogkit pull needs PyMySQL: pip install 'binlogkit[pull]'")
-    auth = sys.modules.get("pymysql._auth")
-    if blocked and auth is not None and not getattr(auth, "_have_cryptography", True):
-        _rsa_later(auth)
-    return pymysql
+            self.sock.sendall(data)
+        except socket.timeout:
+            raise ConnectionLost(f"{self.where} did not take what was sent within the timeout") from None
+        except OSError as exc:
+            raise ConnectionLost(f"{self.where}: {exc.strerror or exc}") from None
 
+    def command(self, payload: bytes) -> None:
+        self.seq, self.left = 0, MAX_REPLY
+        self.write(payload)
 
-def _rsa_later(auth) -> None:
-    """``auth.sha2_rsa_encrypt`` imports cryptography (what PyMySQL's module import would have)
-    on its first call."""
-    eager = auth.sha2_rsa_encrypt
-
-    def sha2_rsa_encrypt(password, salt, public_key):
-        try:
-            from cryptography.hazmat.backends import default_backend
-            from cryptography.hazmat.primitives import hashes, serialization
-            from cryptography.hazmat.primitives.asymmetric import padding
-        except ImportError:
-            pass   # PyMySQL's own "cryptography is required" error
-        else:
-            auth.default_backend, auth.hashes, auth.serialization, auth.padding = (default_backend, hashes,
-                                                                                  serialization, padding)
-            auth._have_cryptography = True
-            auth.sha2_rsa_encrypt = eager
-        return eager(password, salt, public_key)
-
-    auth.sha2_rsa_encrypt = sha2_rsa_encrypt
-
-
-_SESSION: type | None = None
-
-
-def _session_class() -> type:
-    """PyMySQL's connection with the login replaced by ``auth.Login`` and a bound on the bytes of
-    one reply (PyMySQL joins continued packets in memory, and a server answering a query with
-    16 MiB - 1 packets for ever would grow it without end; the time a reply may take is bounded by
-    ``Connection._wait``). Made once, on first use: PyMySQL is imported only when pull runs."""
-    global _SESSION
-    if _SESSION is not None:
-        return _SESSION
-    _pymysql()
-    from pymysql.charset import charset_by_name
-    from pymysql.connections import Connection as PyMySQLConnection
-    from pymysql.constants import CLIENT
-
-    class Session(PyMySQLConnection):
-        bk_password = b""
-        bk_tls = TlsOptions()
-        bk_where = ""
-        bk_tls_on = False
-        _sock: Any   # PyMySQL's socket (an annotation only: PyMySQL sets it)
-        _bk_left = MAX_REPLY
-
-        def connect(self, sock=None):
-            self._bk_left = MAX_REPLY
-            return super().connect(sock)
-
-        def _execute_command(self, command, sql):
-            self._bk_left = MAX_REPLY
-            return super()._execute_command(command, sql)
-
-        def _read_bytes(self, num_bytes):
-            self._bk_left -= num_bytes
-            if self._bk_left < 0:
-                self._force_close()
-                raise HostileServer(f"a reply of more than {MAX_REPLY} bytes to a command before the dump "
-                                    f"(pull's queries return a few rows): refused")
-            return super()._read_bytes(num_bytes)
-
-        def _request_authentication(self) -> None:
-            tls, where = self.bk_tls, self.bk_where
-            flags = self.client_flag | CLIENT.MULTI_RESULTS
-            charset = charset_by_name(self.charset).id
-            on = use_tls(tls.mode, bool(self.server_capabilities & CLIENT.SSL), where)
-            if on:
-                ctx = ssl_context(tls)
-                assert ctx is not None   # use_tls is False with DISABLED
-                self.write_packet(ssl_request(flags, charset))
-                flags |= CLIENT.SSL
-                try:
-                    self._sock = ctx.wrap_socket(self._sock, server_hostname=self.host)
-                except ssl.SSLCertVerificationError as exc:
-                    raise TlsError(f"{where}: the server's certificate does not check out ({exc.verify_message}; "
-                                   f"--ssl-mode {tls.mode.value}): refused") from None
-                except (ssl.SSLError, OSError) as exc:
-                    raise TlsError(f"{where}: the TLS handshake failed: {exc}") from None
-                self._rfile = self._sock.makefile("rb")
-                self._secure = True
-            self.bk_tls_on = on
-            key = None
-            if tls.server_public_key:
-                try:
-                    with open(tls.server_public_key, "rb") as fh:
-                        key = fh.read(1 << 16)
-                except OSError as exc:
-                    raise TlsError(f"cannot read --server-public-key {tls.server_public_key}: "
-                                   f"{exc.strerror or exc}") from None
-            login = Login(self.bk_password, tls=on, where=where, public_key=key,
-                          get_public_key=tls.get_server_public_key)
-            plugin, answer = login.first(self._auth_plugin_name or "", self.salt or b"")
-            user = self.user.encode(self.encoding) if isinstance(self.user, str) else self.user
-            data = struct.pack("<IIB23x", flags, MAX_PACKET, charset) + user + b"\0"
-            if self.server_capabilities & CLIENT.PLUGIN_AUTH_LENENC_CLIENT_DATA:
-                data += _lenenc(len(answer)) + answer
-            else:
-                data += bytes([len(answer)]) + answer
-            if self.server_capabilities & CLIENT.PLUGIN_AUTH:
-                data += plugin.encode() + b"\0"
-            if self.server_capabilities & CLIENT.CONNECT_ATTRS:
-                attrs = b"".join(_lenenc(len(x)) + x for kv in getattr(self, "_connect_attrs", {}).items()
-                                 for x in (kv[0].encode(), kv[1].encode()))
-                data += _lenenc(len(attrs)) + attrs
-            self.write_packet(data)
-            for _ in range(MAX_ROUNDS):
-                payload = self._read_packet().get_all_data()   # an ERR packet raises (1045...)
-                if payload[:1] == b"\0":
-                    return
-                out = login.reply(payload)
-                if out is not None:
-                    self.write_packet(out)
-            raise PullError(f"{where}: the login did not end after {MAX_ROUNDS} packets")
-
-    _SESSION = Session
-    return Session
-
-
-_lenenc = pack_int   # the protocol's length-encoded integer is the binlog's packed integer
+    def check(self, payload: bytes) -> bytes:
+        if payload[:1] == b"\xff":
+            code, text = parse_error(payload)
+            raise _ServerError(text, code=code)
+        return payload
 
 
 class Connection:
@@ -198,43 +110,94 @@ class Connection:
     def __init__(self, host: str, port: int, user: str, password: str, *, connect_timeout: float = 10.0,
                  tls: TlsOptions | None = None, read_timeout: float = 10.0, stop: Callable[[], bool] | None = None,
                  max_event_size: int = DEFAULT_MAX_EVENT) -> None:
-        pymysql = _pymysql()
+        self.host, self.port = host, port
         self.where = f"{host}:{port}"
         self.read_timeout = read_timeout
         self.max_event_size = max_event_size
         self._stop = stop or (lambda: False)
-        self.sock: socket.socket | None = None
+        self._tls_opts = tls or TlsOptions()
+        self._raw: socket.socket | None = None   # the TCP socket (for a shutdown from another thread)
+        self._sock: Any = None                   # the session's socket: the TLS one after an upgrade
+        self.sock: Any = None                    # the dump stream's, from start_dump on
+        self.framer: Framer | None = None
+        self.tls = False
+        self.tls_version: str | None = None
+        self.server_version = ""
+        self.flavor = Flavor.MARIADB
         try:
-            self.conn = _session_class()(host=host, port=port, user=user, password="", autocommit=True,
-                                         connect_timeout=connect_timeout, charset="utf8mb4", ssl_disabled=True,
-                                         defer_connect=True, read_timeout=read_timeout, write_timeout=read_timeout)
-            self.conn.bk_password = password.encode()
-            self.conn.bk_tls = tls or TlsOptions()
-            self.conn.bk_where = self.where
-            self._wait("the login", connect_timeout + read_timeout, self.conn.connect)
+            self._wait("the login", connect_timeout + read_timeout, self._login, user, password.encode(),
+                       connect_timeout)
+        except _ServerError as exc:
+            self._close_quietly()
+            if exc.code == ER_ACCESS_DENIED:
+                raise PullError(f"{self.where} refused the login: {exc}", code=exc.code) from None
+            raise PullError(f"{self.where}: {exc}", code=exc.code) from None
         except _PARSE_ERRORS as exc:
+            self._close_quietly()
             raise ProtocolError(f"{self.where} sent a greeting or login reply that does not parse "
                                 f"({type(exc).__name__}: {exc})") from None
-        except pymysql.err.OperationalError as exc:
-            code = exc.args[0] if exc.args else None
-            text = exc.args[1] if len(exc.args) > 1 else str(exc)
-            if code == ER_ACCESS_DENIED:
-                raise PullError(f"{self.where} refused the login: {text}", code=code) from None
-            if code in (2003, 2006, 2013):
-                raise ConnectionLost(f"cannot connect to {self.where}: {text}", code=code) from None
-            raise PullError(f"{self.where}: {text}", code=code) from None
-        version = self.conn.get_server_info() or ""
-        self.server_version = version.removeprefix("5.5.5-")   # MariaDB's protocol prefix
-        self.flavor = Flavor.of_server_version(version)
-        self.framer: Framer | None = None
-        self.tls = bool(self.conn.bk_tls_on)   # the session runs inside TLS
-        self.tls_version: str | None = self.conn._sock.version() if self.tls else None   # "TLSv1.3"
+        except BaseException:
+            self._close_quietly()
+            raise
+
+    def _login(self, user: str, password: bytes, connect_timeout: float) -> None:
+        try:
+            raw = socket.create_connection((self.host, self.port), timeout=connect_timeout)
+        except (OSError, socket.timeout) as exc:
+            raise ConnectionLost(f"cannot connect to {self.where}: {getattr(exc, 'strerror', None) or exc}") from None
+        self._raw = self._sock = raw
+        if raw.family in (socket.AF_INET, socket.AF_INET6):
+            raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        raw.settimeout(self.read_timeout)
+        wire = self._wire = _Wire(raw, self.where)
+        hello = wire.check(wire.read())
+        greeting = parse_greeting(hello, self.where)
+        self.server_version = greeting.version.removeprefix("5.5.5-")   # MariaDB's protocol prefix
+        self.flavor = Flavor.of_server_version(greeting.version)
+        tls = self._tls_opts
+        flags = CLIENT_FLAGS & ~CLIENT_LOCAL_FILES
+        on = use_tls(tls.mode, bool(greeting.capabilities & CLIENT_SSL), self.where)
+        if on:
+            import ssl
+
+            ctx = ssl_context(tls)
+            assert ctx is not None   # use_tls is False with DISABLED
+            wire.write(ssl_request(flags, CHARSET_UTF8MB4))
+            flags |= CLIENT_SSL
+            try:
+                wire.sock = self._sock = ctx.wrap_socket(raw, server_hostname=self.host)
+            except ssl.SSLCertVerificationError as exc:
+                raise TlsError(f"{self.where}: the server's certificate does not check out ({exc.verify_message}; "
+                               f"--ssl-mode {tls.mode.value}): refused") from None
+            except (ssl.SSLError, OSError) as exc:
+                raise TlsError(f"{self.where}: the TLS handshake failed: {exc}") from None
+            self.tls, self.tls_version = True, self._sock.version()   # "TLSv1.3"
+        key = None
+        if tls.server_public_key:
+            try:
+                with open(tls.server_public_key, "rb") as fh:
+                    key = fh.read(1 << 16)
+            except OSError as exc:
+                raise TlsError(f"cannot read --server-public-key {tls.server_public_key}: "
+                               f"{exc.strerror or exc}") from None
+        login = Login(password, tls=on, where=self.where, public_key=key, get_public_key=tls.get_server_public_key)
+        plugin, answer = login.first(greeting.plugin, greeting.nonce)
+        attrs = {"_client_name": "binlogkit", "_pid": str(os.getpid()), "program_name": "binlogkit pull"}
+        wire.write(handshake_response(flags, greeting.capabilities, user.encode(), plugin, answer, attrs))
+        for _ in range(MAX_ROUNDS):
+            payload = wire.check(wire.read())   # an ERR packet raises (1045...)
+            if payload[:1] == b"\0":
+                return
+            out = login.reply(payload)
+            if out is not None:
+                wire.write(out)
+        raise PullError(f"{self.where}: the login did not end after {MAX_ROUNDS} packets")
 
     def _wait(self, what: str, timeout: float, fn: Callable, *args):
-        """``fn(*args)`` (a PyMySQL call that blocks on the server) in a thread of its own, while
-        this one answers ``stop()`` (a signal) within 0.1 s and bounds the whole exchange to
-        ``timeout`` seconds (each read of PyMySQL has its own timeout, but a server that trickles
-        a byte at a time would keep it going): either shuts the socket down, which ends the call."""
+        """``fn(*args)`` (an exchange that blocks on the server) in a thread of its own, while this
+        one answers ``stop()`` (a signal) within 0.1 s and bounds the whole exchange to ``timeout``
+        seconds (each read has its own timeout, but a server that trickles a byte at a time would
+        keep it going): either shuts the socket down, which ends the call."""
         box: dict = {}
 
         def run() -> None:
@@ -261,7 +224,7 @@ class Connection:
         return box.get("value")
 
     def _shutdown(self) -> None:
-        sock = getattr(self.conn, "_sock", None) if hasattr(self, "conn") else None
+        sock = self._sock if self._sock is not None else self._raw
         if sock is not None:
             try:
                 sock.shutdown(socket.SHUT_RDWR)
@@ -275,26 +238,54 @@ class Connection:
         return self.sock, self.framer
 
     # -- SQL before the dump ----------------------------------------------------------------
-    def query(self, sql: str) -> list[tuple]:
-        pymysql = _pymysql()
-        def run() -> list[tuple]:
-            with self.conn.cursor() as cur:
-                cur.execute(sql)
-                return list(cur.fetchall() or [])
-
-        try:
-            return self._wait(sql, self.read_timeout, run)
-        except RuntimeError as exc:
-            if "LOAD_LOCAL" in str(exc) or "local_infile" in str(exc):
+    def _query(self, sql: str) -> list[tuple]:
+        """COM_QUERY and its text result set (rows of the first result; any further result the
+        server says follows is read and dropped). A LOCAL INFILE request (0xfb) is refused."""
+        wire = self._wire
+        wire.command(bytes([COM_QUERY]) + sql.encode())
+        first = wire.check(wire.read())
+        rows: list[tuple] = []
+        keep = True   # rows of the first result only
+        while True:
+            if first[:1] == b"\0":   # OK: no result set
+                status = self._ok_status(first)
+            elif first[:1] == b"\xfb":
                 raise HostileServer(f"{self.where} answered {sql!r} with a request for a LOCAL INFILE (a file of this "
-                                    "host): refused, pull never sends a file") from None
-            raise ProtocolError(f"{self.where} sent a reply to {sql!r} that does not parse ({exc})") from None
+                                    "host): refused, pull never sends a file")
+            else:
+                ncols, at = read_lenenc(first, 0)
+                if not ncols or at != len(first):
+                    raise ProtocolError(f"a result set header {first[:9].hex()} that does not parse")
+                types = [column_type(wire.check(wire.read())) for _ in range(ncols)]
+                if not is_eof(wire.check(wire.read())):
+                    raise ProtocolError("no EOF packet after the column definitions")
+                while True:
+                    row = wire.check(wire.read())
+                    if is_eof(row):
+                        status = int.from_bytes(row[3:5], "little") if len(row) >= 5 else 0
+                        break
+                    if keep:
+                        rows.append(text_row(row, types))
+                keep = False
+            if not status & SERVER_MORE_RESULTS_EXISTS:
+                return rows
+            first = wire.check(wire.read())
+
+    @staticmethod
+    def _ok_status(ok: bytes) -> int:
+        """The status flags of an OK packet (0x00 affected_rows last_insert_id status:2 ...)."""
+        _n, at = read_lenenc(ok, 1)
+        _n, at = read_lenenc(ok, at)
+        return int.from_bytes(ok[at:at + 2], "little")
+
+    def query(self, sql: str) -> list[tuple]:
+        try:
+            return self._wait(sql, self.read_timeout, self._query, sql)
+        except _ServerError as exc:
+            raise PullError(f"{self.where}: {sql}: {exc}", code=exc.code) from None
         except _PARSE_ERRORS as exc:
             raise ProtocolError(f"{self.where} sent a reply to {sql!r} that does not parse "
                                 f"({type(exc).__name__}: {exc})") from None
-        except pymysql.err.MySQLError as exc:
-            code = exc.args[0] if exc.args else None
-            raise PullError(f"{self.where}: {sql}: {exc.args[1] if len(exc.args) > 1 else exc}", code=code) from None
 
     def value(self, sql: str):
         rows = self.query(sql)
@@ -311,7 +302,7 @@ class Connection:
             for sql in proto.gtid_start_sql(gtid):
                 self.query(sql)
             file, position = "", 4
-        self.sock = self.conn._sock  # PyMySQL's socket after login: the stream is ours from here
+        self.sock = self._sock   # after the login and the queries: the stream is the framer's from here
         self.sock.settimeout(None)
         self.framer = Framer(semisync=semisync, seq=1, max_packet=self.max_event_size + 3)
         self._send(register_slave(server_id, host=report_host, port=report_port))
@@ -354,19 +345,40 @@ class Connection:
                 return got
 
     def read(self, timeout: float) -> int | None:
-        """Read what the socket has (up to 4 MiB) into the framer; None on timeout."""
+        """Read what the socket has into the framer's buffer (``Framer.fill``: up to its free space,
+        4 MiB or more); None on timeout."""
         sock, framer = self._stream()
         sock.settimeout(timeout)
         try:
-            chunk = sock.recv(READ_SIZE)
+            got = framer.fill(sock.recv_into)
         except socket.timeout:
             return None
         except OSError as exc:
             raise ConnectionLost(f"{self.where}: {exc.strerror or exc}") from None
-        if not chunk:
+        if not got:
             raise ConnectionLost(f"{self.where} closed the connection")
-        framer.feed(chunk)
-        return len(chunk)
+        if self.tls:
+            got += self._more_records(sock, framer)
+        return got
+
+    def _more_records(self, sock: Any, framer: Framer) -> int:
+        """A TLS socket gives one record (16 KiB at most) per read: the records already arrived
+        are read too, without waiting (else each 16 KiB is a turn of the receiver's loop)."""
+        import ssl
+
+        got = 0
+        sock.settimeout(0.0)
+        try:
+            while got < TLS_TURN:
+                n = framer.fill(sock.recv_into, more=True)
+                if n <= 0:   # the buffer is full (-1), or the peer closed (0: the next read says so)
+                    break
+                got += n
+        except (ssl.SSLWantReadError, ssl.SSLWantWriteError, BlockingIOError, socket.timeout):
+            pass   # nothing more without waiting (the next read waits, with its timeout)
+        except OSError as exc:
+            raise ConnectionLost(f"{self.where}: {exc.strerror or exc}") from None
+        return got
 
     def messages(self):
         return self._stream()[1].messages()
@@ -376,15 +388,23 @@ class Connection:
         self._stream()[1].ack_sent()
 
     def close(self) -> None:
-        try:
-            if self.sock is None:   # no dump started: a plain COM_QUIT, and PyMySQL closes its (TLS) socket
-                self.conn.close()
-                return
-            self.sock.close()
-            self.conn._sock = None
-            self.conn.close()
-        except Exception:  # closing a dead connection: nothing to tell
-            pass
+        """COM_QUIT when the session is still one of commands, then the socket closed."""
+        if self.sock is None and self._sock is not None:
+            try:
+                self._sock.settimeout(1.0)
+                self._wire.command(bytes([COM_QUIT]))
+            except Exception:  # closing a dead connection: nothing to tell
+                pass
+        self._close_quietly()
+
+    def _close_quietly(self) -> None:
+        for s in (self._sock, self._raw):
+            if s is not None:
+                try:
+                    s.close()
+                except OSError:
+                    pass
+        self._sock = self._raw = None
 
 
 def binary_logs(conn: Connection) -> list[tuple[str, int]]:

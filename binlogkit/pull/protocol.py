@@ -240,6 +240,61 @@ PROTOCOLS = {
 }
 
 
+# -- replies to a query before the dump (text protocol) -------------------------------------------
+_INT_TYPES = frozenset({1, 2, 3, 8, 9, 13})   # TINY SHORT LONG LONGLONG INT24 YEAR: given as int
+
+
+def read_lenenc(b: bytes, at: int) -> tuple[int | None, int]:
+    """(value, next offset) of a length-encoded integer at ``at``; None for 0xfb (NULL)."""
+    first = b[at]
+    if first < 0xFB:
+        return first, at + 1
+    if first == 0xFB:
+        return None, at + 1
+    width = {0xFC: 2, 0xFD: 3, 0xFE: 8}.get(first)
+    if width is None or at + 1 + width > len(b):
+        raise ProtocolError(f"a length-encoded integer starting {first:#04x} that does not parse")
+    return int.from_bytes(b[at + 1:at + 1 + width], "little"), at + 1 + width
+
+
+def column_type(definition: bytes) -> int:
+    """The type byte of a ColumnDefinition41 (six length-encoded strings, then 0x0c charset:2
+    length:4 type:1 ...)."""
+    at = 0
+    for _ in range(6):
+        n, at = read_lenenc(definition, at)
+        at += n or 0
+    if at + 8 > len(definition):
+        raise ProtocolError("a column definition too short for its type")
+    return definition[at + 7]
+
+
+def text_row(payload: bytes, types: list[int]) -> tuple:
+    """One row of a text result set: a length-encoded string per column (0xfb: NULL), integer
+    columns as int, the others as str."""
+    out: list = []
+    at = 0
+    for t in types:
+        if at >= len(payload):
+            raise ProtocolError("a row shorter than its columns")
+        n, at = read_lenenc(payload, at)
+        if n is None:
+            out.append(None)
+            continue
+        raw = payload[at:at + n]
+        if len(raw) != n:
+            raise ProtocolError("a row value that runs past its packet")
+        at += n
+        out.append(int(raw) if t in _INT_TYPES else raw.decode("utf-8", "replace"))
+    if at != len(payload):
+        raise ProtocolError("a row longer than its columns")
+    return tuple(out)
+
+
+def is_eof(payload: bytes) -> bool:
+    return payload[:1] == b"\xfe" and len(payload) < 9
+
+
 # -- the dump stream ---------------------------------------------------------------------------
 class Message(NamedTuple):
     """One dump message: an event (``kind`` "event"), the end of a non-blocking dump ("eof"),
@@ -267,15 +322,27 @@ def parse_error(payload: bytes) -> tuple[int, str]:
     return code, rest.decode("utf-8", "replace")
 
 
+READ_ROOM = 4 << 20      # the framer's buffer: what one read may fill
+MIN_ROOM = 1 << 20       # ... and at least this much free before a read
+
+
 class Framer:
-    """Cuts dump messages out of bytes as they arrive. ``feed`` takes any chunk; ``messages``
-    yields every message complete so far. A payload of 16 MiB - 1 and the packets that continue
-    it come out as "part" messages (held by nobody here: memory stays one packet whatever the
-    chain), the whole chain at most ``max_packet`` bytes; sequence numbers are checked."""
+    """Cuts dump messages out of bytes as they arrive. ``feed`` takes any chunk, ``fill`` reads
+    straight into the buffer (``recv_into``: no new object per read); ``messages`` yields every
+    message complete so far. A payload of 16 MiB - 1 and the packets that continue it come out
+    as "part" messages (held by nobody here: memory stays one packet whatever the chain), the
+    whole chain at most ``max_packet`` bytes; sequence numbers are checked.
+
+    The bytes are ``_mem[pos:end]`` of a buffer reused from read to read (what was consumed is
+    dropped by moving the rest to the front). ``lent``: a view of ``_mem`` before ``pos`` is
+    queued for writing (the events ``_pullscan.run`` left in place): until its owner clears
+    it, nothing before ``pos`` is overwritten (a new buffer is taken instead)."""
 
     def __init__(self, *, semisync: bool = False, seq: int = 1, max_packet: int = DEFAULT_MAX_EVENT + 3) -> None:
         self.semisync = semisync
-        self.buf = bytearray()
+        self._mem = bytearray(READ_ROOM)
+        self.end = 0
+        self.lent = False
         self.pos = 0
         self.seq = seq
         self.max_packet = max_packet
@@ -292,16 +359,64 @@ class Framer:
         (as soon as its ack thread has read the reply) the dump stream's sequence restarts at 1."""
         self.reset_allowed = True
 
+    @property
+    def buf(self) -> memoryview:
+        """The bytes held (a view: the tests' measure of what is held)."""
+        return memoryview(self._mem)[:self.end]
+
+    def _room(self, want: int) -> None:
+        """At least ``want`` bytes free after ``end``: the unread rest moved to the front of the
+        buffer (or into a larger one, for a packet longer than it; or a new one while ``lent``)."""
+        mem, pos, end = self._mem, self.pos, self.end
+        if len(mem) - end >= want:
+            return
+        keep = end - pos
+        need = keep + want
+        if need <= len(mem) and not self.lent:
+            mem[:keep] = mem[pos:end]    # same length: a memmove, the buffer stays
+        else:
+            new = bytearray(max(need, min(2 * len(mem), need + READ_ROOM)) if need > len(mem) else len(mem))
+            new[:keep] = mem[pos:end]
+            self._mem = new
+            self.lent = False            # the lent views keep the old buffer alive
+        self.pos, self.end = 0, keep
+
     def feed(self, chunk) -> None:
-        if self.pos and self.pos >= len(self.buf) // 2:
-            del self.buf[:self.pos]
-            self.pos = 0
-        self.buf += chunk
-        self.bytes_in += len(chunk)
+        n = len(chunk)
+        self._room(n)
+        self._mem[self.end:self.end + n] = chunk
+        self.end += n
+        self.bytes_in += n
+
+    def fill(self, recv_into, *, more: bool = False) -> int:
+        """One ``recv_into`` (a socket's) into the free space of the buffer, made at least
+        ``MIN_ROOM`` (and the whole of a packet whose header has arrived); its count, 0 at EOF.
+        ``more``: a further read of the same turn, into the space left only (-1: under 16 KiB left)."""
+        if more:
+            if len(self._mem) - self.end < 1 << 14:
+                return -1
+            with memoryview(self._mem) as mv:
+                n = recv_into(mv[self.end:])
+            self.end += n
+            self.bytes_in += n
+            return n
+        pos, end = self.pos, self.end
+        if pos == end and not self.lent:
+            self.pos = self.end = pos = end = 0
+        want = MIN_ROOM
+        if end - pos >= LEN_PACKET_HEADER:
+            mem = self._mem
+            want = max(want, LEN_PACKET_HEADER + (mem[pos] | mem[pos + 1] << 8 | mem[pos + 2] << 16) - (end - pos))
+        self._room(want)
+        with memoryview(self._mem) as mv:
+            n = recv_into(mv[self.end:])
+        self.end += n
+        self.bytes_in += n
+        return n
 
     def messages(self):
-        buf, pos = self.buf, self.pos
-        end = len(buf)
+        buf, pos = self._mem, self.pos
+        end = self.end
         semisync = self.semisync
         mv = memoryview(buf)   # released before the next feed (finally): bytes(mv[a:b]) is one copy
         try:

@@ -25,12 +25,10 @@ from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
 from .._optional import load_c
-from ..codecs.format_description import fde_is_checksum_aware
-from ..codecs.header import OFS_FLAGS
-from ..constants import HEARTBEAT_TYPES, QUERY_TYPES, EventFlag, EventType as T
-from ..reading.crc import CRC32
+from ..constants import HEARTBEAT_TYPES, OFS_FLAGS, QUERY_TYPES, EventFlag, EventType as T
 from ..errors import ChecksumError
-from ..reading.reader import event_crc
+from ..flavor import fde_is_checksum_aware
+from ..reading.crc import CRC32, event_crc
 from ..boundary import DECIDING, OPEN, STANDALONE, ends, step
 from .conn import Connection, ConnectionLost
 from .protocol import (DEFAULT_MAX_EVENT, ER_MASTER_FATAL_ERROR_READING_BINLOG, HostileServer, ProtocolError,
@@ -48,8 +46,8 @@ _HEADER = struct.Struct("<IBIIIH")
 class _CScan(Protocol):
     """What is used of the C module (``_pullscan.pyi``): tests swap in None."""
 
-    def run(self, buf: bytearray, pos: int, seq: int, semisync: bool, crc_on: bool, at: int, state: int,
-            query_phl: int, crc: Callable[[memoryview], int], /) -> tuple[int, int, int, bytes, int, int, int, int]: ...
+    def run(self, buf: bytearray, pos: int, end: int, seq: int, semisync: bool, crc_on: bool, at: int, state: int,
+            query_phl: int, crc: Callable[[memoryview], int], /) -> tuple[int, int, int, int, int, int, int, int]: ...
 
 
 _pullscan: _CScan | None = load_c("_pullscan", "BINLOGKIT_NO_PULLSCAN")
@@ -149,6 +147,9 @@ class Receiver:
             self.store.write_parts(self._out)
             self._out.clear()
             self._out_len = 0
+        f = self.conn.framer
+        if f is not None:
+            f.lent = False   # the views of its buffer are written and dropped
 
     def _sync(self) -> None:
         self._flush()
@@ -249,17 +250,19 @@ class Receiver:
                 or self.store.name is None:
             return
         b = self.boundary
-        pos, seq, _at, data, n, ended, ts, state = _pullscan.run(
-            f.buf, f.pos, f.seq, f.semisync, self.crc_on, self.store.size + self._out_len, b.state, b.query_phl,
+        first, mem = f.pos, f._mem
+        pos, seq, _at, taken, n, ended, ts, state = _pullscan.run(
+            mem, first, f.end, f.seq, f.semisync, self.crc_on, self.store.size + self._out_len, b.state, b.query_phl,
             CRC32)
         if not n:
             return
         f.pos, f.seq = pos, seq
         b.state = state
         self.stats.caught_up = False
-        self._took(data, n, ended, ts)
+        f.lent = True    # written from the framer's buffer by the next _flush, before the next read
+        self._took(memoryview(mem)[first:first + taken], n, ended, ts)
 
-    def _took(self, data: bytes, events: int, ends: int, ts: int) -> None:
+    def _took(self, data: bytes | memoryview, events: int, ends: int, ts: int) -> None:
         """``events`` events (``data``, their bytes) queued for the copy, ``ends`` of them the
         last of a transaction: the one bookkeeping of the C loop and of ``_event``."""
         self._out.append(data)

@@ -23,8 +23,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 
-from ..codecs.header import OFS_FLAGS
-from ..constants import BINLOG_MAGIC, EventFlag
+from ..constants import BINLOG_MAGIC, OFS_FLAGS, EventFlag
 from ..errors import BinlogError
 from ..writing.safeio import SafeDir, write_all
 from .protocol import HostileServer, PullError, check_name

@@ -20,6 +20,7 @@ from ..codecs.format_description import fde_is_checksum_aware
 from ..codecs.header import HEADER_STRUCT, LEN_HEADER, OFS_FLAGS
 from ..constants import LEN_CHECKSUM, ChecksumAlg, EventFlag, EventType, event_type_name
 from .crc import CRC32
+from .crc import event_crc as event_crc  # (there: pull reads it without Construct)
 from ..errors import (BinlogError, ChecksumError, CompressionError, EventSizeError,
                      NoFormatDescriptionError, TruncatedEventError)
 from .format import Format, format_of_event
@@ -60,13 +61,6 @@ class Frame(NamedTuple):
         return self.offset + self.event_size
 
 
-def event_crc(data: bytes) -> int:
-    """CRC32 an event's last 4 bytes should hold (FDE in-use flag cleared, as MySQL does)."""
-    flags = data[OFS_FLAGS]
-    if data[4] == EventType.FORMAT_DESCRIPTION_EVENT and flags & EventFlag.BINLOG_IN_USE:
-        head = data[:OFS_FLAGS] + bytes([flags & ~EventFlag.BINLOG_IN_USE & 0xFF])
-        return zlib.crc32(data[OFS_FLAGS + 1:-LEN_CHECKSUM], zlib.crc32(head))
-    return zlib.crc32(memoryview(data)[:-LEN_CHECKSUM])
 
 
 def checksum_on(fde: bytes) -> bool:
