@@ -83,11 +83,12 @@ def binlog_stream(fh: BinaryIO, keys: Keys | None = None) -> BinaryIO:
 
 
 def frames_of_stream(fh: BinaryIO, *, verify: bool = True, want: Want = frozenset(), keys: Keys | None = None,
-                     notes: dict | None = None, records: bool = True, taker: Taker | None = None) -> Iterator[Frame]:
+                     notes: dict | None = None, records: bool = True, taker: Taker | None = None,
+                     start: int | None = None) -> Iterator[Frame]:
     """The frames of an open stream at byte 0 (``Input.frames`` for a stream a caller opened:
     standard input, bytes in memory). Errors carry no file name: the caller adds it."""
     return walk_events(binlog_stream(fh, keys), verify=verify, want=want, keys=keys, notes=notes, records=records,
-                       taker=taker)
+                       taker=taker, start=start)
 
 
 @dataclass(frozen=True)
@@ -145,18 +146,20 @@ class Input:
         return open_input(self.path)
 
     def frames(self, *, want: Want = frozenset(), verify: bool | None = None, notes: dict | None = None,
-               records: bool = True, taker: Taker | None = None) -> Iterator[Frame]:
+               records: bool = True, taker: Taker | None = None, start: int | None = None) -> Iterator[Frame]:
         """Every event of the input, framed, with its ``Format`` (see ``framing.Frame``):
         bytes only for the types in ``want`` (every event: None). ``verify`` overrides the
         input's own. ``records=False``: bare tuples of the same fields, for hot loops that
         unpack them. ``taker``: a C loop handed the window between two frames, which takes the
-        events it settles itself (``framing.walk_events``). A ``BinlogError`` names this
-        input's file."""
+        events it settles itself (``framing.walk_events``). ``start``: the file's head (its
+        Format_description, and a Start_encryption after it), then the events from that offset
+        on (an event boundary: a range of whole transactions; ``seek`` where the stream can).
+        A ``BinlogError`` names this input's file."""
         keys = self.loaded_keys()
         with self.open() as fh:
             try:
                 yield from frames_of_stream(fh, verify=self.verify if verify is None else verify, want=want,
-                                            keys=keys, notes=notes, records=records, taker=taker)
+                                            keys=keys, notes=notes, records=records, taker=taker, start=start)
             except BinlogError as exc:
                 raise exc.with_context(file=self.name)
 
