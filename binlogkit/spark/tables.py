@@ -138,6 +138,9 @@ def batches(q: Query, task: FileTask, resolve=None) -> Iterator[Any]:
     if q.table == "changes":
         yield from _changes(q, task, inp)
         return
+    if q.table == "events" and not q.fields and _eventcols() is not None:
+        yield from header_batches(q, task, inp)
+        return
     make: dict[str, Callable] = {"events": _events, "transactions": _transactions, "summaries": _summaries}
     yield from _rows_to_batches(make[q.table](q, task, inp), schema(q.table), q.batch_rows)
 
@@ -151,6 +154,104 @@ def _events(q: Query, task: FileTask, inp) -> Iterator[tuple]:
     yield from _decoded(q, task, inp)
 
 
+def _eventcols() -> Any:
+    """The C column filler (``binlogkit._eventcols``), or None (not built, or
+    ``BINLOGKIT_NO_EVENTCOLS=1`` / ``BINLOGKIT_PURE_PYTHON=1``: the reference path)."""
+    from .._optional import load_c
+
+    return load_c("_eventcols", "BINLOGKIT_NO_EVENTCOLS")
+
+
+def header_batches(q: Query, task: FileTask, inp, c_mod: Any = None, bounds: list | None = None) -> Iterator[Any]:
+    """``events`` without bodies (``fields=false``) as Arrow batches filled in C
+    (``_eventcols.Cols``: the framing loop's taker appends the events it settles to column
+    buffers; the few it hands back -- Format_descriptions, tagged GTIDs, a bad checksum -- are
+    appended from their frame), filtered per batch by Arrow compute: no Python object per
+    event. The same rows as ``_headers`` (the reference). ``bounds`` (a list) receives
+    ``Cols.bounds()`` after a whole file was walked to its end."""
+    from ..boundary import read_gtid
+    from ..codecs.header import LEN_HEADER
+
+    c_mod = c_mod or _eventcols()
+    cols = c_mod.Cols(q.batch_rows)
+    hi = task.stop
+    if hi is not None:
+        cols.stop = hi
+    name = inp.name
+    append, n_full = cols.append, q.batch_rows
+    frames = inp.frames(want=GTID_TYPES, records=False, taker=cols.take, start=task.start)
+    ended = True
+    for at, code, ts, sid, size, log_pos, flags, data, ok, fmt in frames:
+        if hi is not None and at >= hi:
+            ended = False
+            break
+        if fmt is not None:
+            cols.header_length = max(LEN_HEADER, fmt.header_length)
+        if code in GTID_TYPES and data is not None:
+            hl = max(LEN_HEADER, fmt.header_length) if fmt else LEN_HEADER
+            value = read_gtid(code, sid, bytes(data[hl:len(data) - (fmt.len_checksum if fmt else 0)]))[0]
+            cols.gtid = None if value is None else str(value)
+        if len(cols) >= n_full:
+            rb = _cols_batch(cols, q, task, name)
+            if rb.num_rows:
+                yield rb
+        append(at, code, ts, sid, size, log_pos, flags, ok)
+    if getattr(frames, "close", None):
+        frames.close()
+    if len(cols):
+        rb = _cols_batch(cols, q, task, name)
+        if rb.num_rows:
+            yield rb
+    if bounds is not None and ended and task.whole():
+        bounds.append(cols.bounds())
+
+
+_TYPE_NAMES: Any = None
+
+
+def _cols_batch(cols: Any, q: Query, task: FileTask, name: str):
+    """One ``Cols`` batch as the ``events`` table's record batch, the query's filters applied."""
+    import pyarrow.compute as pc
+
+    from ..constants import event_type_name
+
+    global _TYPE_NAMES
+    pa = _pa()
+    if _TYPE_NAMES is None:
+        _TYPE_NAMES = pa.array([event_type_name(c) for c in range(256)], pa.string())
+    n, d = cols.finish()
+    buf = pa.py_buffer
+
+    def num(key: str, typ):
+        return pa.Array.from_buffers(typ, n, [None, buf(d[key])])
+
+    offset, size, code = num("offset", pa.int64()), num("event_size", pa.int64()), num("type_code", pa.int32())
+    ts = num("timestamp", pa.int64())
+    ok8 = num("checksum_ok", pa.uint8())
+    ok = pc.if_else(pc.equal(ok8, 2), pa.scalar(None, pa.bool_()), pc.equal(ok8, 1))
+    gtid = pa.Array.from_buffers(pa.string(), n, [None, buf(d["gtid_offsets"]), buf(d["gtid_data"])])
+    gtid = pc.if_else(pc.equal(num("gtid_valid", pa.uint8()), 1), gtid, pa.scalar(None, pa.string()))
+    s, i64 = pa.string(), pa.int64()
+    arrays = [pa.repeat(pa.scalar(name, s), n), offset, pc.add(offset, size), _TYPE_NAMES.take(code), code,
+              pa.nulls(n, s), ts, num("server_id", i64), size, num("log_pos", i64), num("flags", pa.int32()), ok,
+              pa.nulls(n, i64), pa.nulls(n, i64), gtid, pa.nulls(n, s)]
+    rb = pa.RecordBatch.from_arrays(arrays, schema=schema("events"))
+    mask = None
+
+    def both(m):
+        return m if mask is None else pc.and_(mask, m)
+    if task.start is not None:
+        mask = both(pc.greater_equal(offset, task.start))
+    if q.types is not None:
+        mask = both(pc.is_in(code, value_set=pa.array(sorted(q.types), pa.int32())))
+    if q.gtids is not None:
+        mask = both(pc.fill_null(pc.is_in(gtid, value_set=pa.array(sorted(q.gtids), s)), False))
+    if q.min_timestamp is not None:
+        mask = both(pc.greater_equal(ts, int(q.min_timestamp) if q.min_timestamp == int(q.min_timestamp)
+                                     else q.min_timestamp))
+    return rb if mask is None else rb.filter(mask)
+
+
 def _headers(q: Query, task: FileTask, inp) -> Iterator[tuple]:
     """``events`` without decoding bodies (``fields=false``): the framing loop's tuples, only
     GTID events' bodies read (for ``gtid``); ``name`` and ``fields`` null, and the events inside
@@ -162,7 +263,8 @@ def _headers(q: Query, task: FileTask, inp) -> Iterator[tuple]:
     name = inp.name
     gtid: str | None = None
     lo, hi = task.start, task.stop
-    for at, code, ts, sid, size, log_pos, flags, data, ok, fmt in inp.frames(want=GTID_TYPES, records=False):
+    for at, code, ts, sid, size, log_pos, flags, data, ok, fmt in inp.frames(want=GTID_TYPES, records=False,
+                                                                              start=lo):
         if hi is not None and at >= hi:
             break
         if code in GTID_TYPES and data is not None:
