@@ -115,3 +115,22 @@ def test_a_seekable_file_is_not_read_between_the_head_and_start(tmp_path, monkey
     tail = list(Input(str(big)).frames(start=cut))
     assert tail[0].type_code == T.FORMAT_DESCRIPTION_EVENT and tail[1].offset == cut
     assert read[0] < size // 4
+
+
+def test_an_input_with_a_start_reads_from_there_in_every_reader():
+    """``Input(path, start=N)``: ``frames()`` and what is built on it (``read_events``, the
+    transaction grouper) read the head and then from ``N``; the C decode loop, which opens the
+    stored bytes itself, does not take it (``plain()`` is False)."""
+    from dataclasses import replace
+
+    from binlogkit.reading.reader import read_events
+    from binlogkit.transactions import group_files
+
+    inp = Input(str(FIX / "mariadb-10.11/row-types-full-metadata/primary/mariadb-bin.000003"))
+    whole = list(read_events(inp))
+    cut = [e.offset for e in whole if e.type_code in GTID_TYPES][3]
+    ranged = replace(inp, start=cut)
+    assert not ranged.plain() and inp.plain()
+    assert [e.offset for e in read_events(ranged)] == [4] + [e.offset for e in whole if e.offset >= cut]
+    trx = [t.start_offset for t in group_files([ranged])]
+    assert trx == [t.start_offset for t in group_files([inp]) if t.start_offset >= cut]

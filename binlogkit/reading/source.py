@@ -101,6 +101,7 @@ class Input:
     path: InputPath
     keys: Keys | KeySpec | None = field(default=None, repr=False)
     verify: bool = True
+    start: int | None = None   # read the head, then from this offset on (``frames(start=)``), by default
 
     @property
     def name(self) -> str:
@@ -136,8 +137,9 @@ class Input:
         return input_size(self.path)
 
     def plain(self) -> bool:
-        """Not compressed: an object-storage URL, or a local regular file (what the C loop takes)."""
-        if self.compression is not None:
+        """Not compressed: an object-storage URL, or a local regular file (what the C loop takes);
+        not an Input read from an offset (``start``: only ``frames`` honours it)."""
+        if self.compression is not None or self.start is not None:
             return False
         return self.is_url or Path(self.path).is_file()
 
@@ -153,13 +155,14 @@ class Input:
         unpack them. ``taker``: a C loop handed the window between two frames, which takes the
         events it settles itself (``framing.walk_events``). ``start``: the file's head (its
         Format_description, and a Start_encryption after it), then the events from that offset
-        on (an event boundary: a range of whole transactions; ``seek`` where the stream can).
-        A ``BinlogError`` names this input's file."""
+        on (an event boundary: a range of whole transactions; ``seek`` where the stream can);
+        the input's own ``start`` when not given. A ``BinlogError`` names this input's file."""
         keys = self.loaded_keys()
         with self.open() as fh:
             try:
                 yield from frames_of_stream(fh, verify=self.verify if verify is None else verify, want=want,
-                                            keys=keys, notes=notes, records=records, taker=taker, start=start)
+                                            keys=keys, notes=notes, records=records, taker=taker,
+                                            start=self.start if start is None else start)
             except BinlogError as exc:
                 raise exc.with_context(file=self.name)
 

@@ -48,6 +48,8 @@ class FileTask:
     keys: Any = field(default=None, repr=False)   # crypto.KeySpec | None
     start: int | None = None    # a range of the file: the transactions that begin in [start, stop)
     stop: int | None = None
+    lead: int | None = None     # the offset of the event right before ``start`` (the state a reader
+                                # needs from before the range: the transactions' resume position)
 
     def whole(self) -> bool:
         return self.start is None and self.stop is None
@@ -111,18 +113,23 @@ def split(task: FileTask, every: int, resolve=None) -> list[FileTask]:
     if every <= 0 or task.size <= every:
         return [task]
     cuts: list[int] = []
+    leads: list[int | None] = []
     try:
         nxt = every
-        for f in task.input(resolve).frames(want=frozenset(), verify=False):
-            if f.offset >= nxt and f.type_code in GTID_TYPES:
-                cuts.append(f.offset)
-                nxt = f.offset + every
+        prev = None
+        for f in task.input(resolve).frames(want=frozenset(), verify=False, records=False):
+            if f[0] >= nxt and f[1] in GTID_TYPES:
+                cuts.append(f[0])
+                leads.append(prev)
+                nxt = f[0] + every
+            prev = f[0]
     except (BinlogError, OSError):
         return [task]
     if not cuts:
         return [task]
     bounds_ = [None, *cuts, None]
-    return [replace(task, start=a, stop=b) for a, b in zip(bounds_, bounds_[1:])]
+    return [replace(task, start=a, stop=b, lead=lead)
+            for a, b, lead in zip(bounds_, bounds_[1:], [None, *leads])]
 
 
 # --- heads -----------------------------------------------------------------------------------------

@@ -23,8 +23,6 @@ import datetime as _dt
 import decimal
 import json
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -291,7 +289,8 @@ def _decoded(q: Query, task: FileTask, inp) -> Iterator[tuple]:
 
     types = None if q.types is None else set(q.types) | set(GTID_TYPES)
     gtid: str | None = None
-    for ev in decode_files([inp], types=types, payloads=True, start_position=task.start, stop_position=task.stop):
+    evs = (decode_files([inp], types=types, payloads=True) if task.whole() else _range_events(task, inp, types))
+    for ev in evs:
         if isinstance(ev, Problem):
             continue
         raw = ev.raw
@@ -311,13 +310,67 @@ def _decoded(q: Query, task: FileTask, inp) -> Iterator[tuple]:
                raw.payload_offset, raw.inner_offset if inner else None, gtid, json.dumps(ev.fields, default=str))
 
 
+def _range_events(task: FileTask, inp, types) -> Iterator[Any]:
+    """``decode_files``' events of a range of a file: the head, then from ``task.start`` on (the
+    reading layer seeks there: ``Input.frames(start=)``), up to ``task.stop``; a damaged event
+    ends the range as it ends the file there (``Problem`` values are skipped by the caller)."""
+    from ..errors import BinlogError
+    from ..reading.decoder import EventDecoder
+    from ..reading.reader import _raw_events
+
+    dec = EventDecoder(strict=True)
+    name = inp.name
+    try:
+        for raw in _raw_events(inp.frames(want=None, start=task.start), name):
+            if task.stop is not None and raw.offset >= task.stop:
+                break
+            if task.start is not None and raw.offset < task.start:
+                continue
+            yield from dec.each(raw, name, types=types, payloads=True)
+            if dec.failed:
+                break
+    except BinlogError:
+        return
+
+
+def _range_frames(task: FileTask, inp, want) -> Iterator[Any]:
+    """The frames (bare tuples) of a range of whole transactions: the head, then from the event
+    before ``task.start`` (``task.lead``: what the grouper needs to know before the range; the
+    reading layer seeks there) to the first GTID event at or after ``task.stop``."""
+    hi = task.stop
+    frames = inp.frames(want=want, records=False, start=task.lead if task.lead is not None else task.start)
+    try:
+        for f in frames:
+            if hi is not None and f[0] >= hi and f[1] in GTID_TYPES:
+                return
+            yield f
+    finally:
+        frames.close()
+
+
 # --- transactions ---------------------------------------------------------------------------------
+
+def _grouped(task: FileTask, inp) -> Iterator[Any]:
+    """``group_files([inp], problems=[])`` of a range of the file (``_range_frames``)."""
+    from ..errors import BinlogError, KeyFileError, KeyRequiredError
+    from ..transactions import BODIES, Grouper
+
+    g = Grouper()
+    try:
+        yield from g.feed_frames(inp.name, _range_frames(task, inp, BODIES))
+    except BinlogError as exc:
+        yield from g.finish()
+        if isinstance(exc, (KeyRequiredError, KeyFileError)):
+            raise exc.with_context(file=inp.name)
+        return
+    yield from g.finish()
+
 
 def _transactions(q: Query, task: FileTask, inp) -> Iterator[tuple]:
     from ..transactions import group_files
 
     problems: list = []
-    for t in group_files([inp], problems=problems):
+    for t in (group_files([inp], problems=problems) if task.whole() else _grouped(task, inp)):
         if not (task.whole() or (t.start_file == inp.name and task.holds(t.start_offset))):
             continue
         if q.gtids is not None and t.gtid not in q.gtids:
@@ -394,41 +447,65 @@ def _filters(q: Query, task: FileTask, one: str | None = None):
 
 
 def _changes(q: Query, task: FileTask, inp) -> Iterator[Any]:
-    """The file's committed changes through the export's own writer (``DatasetWriter``) into a
-    private temporary folder, read back as batches and removed: the rows are the local export's
-    by construction. ``min_timestamp`` filters by commit time (the export's --start-datetime is
-    the transaction's first event: not the same column)."""
-    import pyarrow.parquet as pq
+    """The file's committed changes (the export's walk: ``export.changes.committed_changes``)
+    turned into Arrow in memory by the export's own row builder (``export.dataset.rows_table``:
+    the C ``_rowarrow`` builder where it takes the table, else the Python converters): the rows
+    are the local export's by construction, with no temporary files. Rows wait per table layout
+    until ``batch_rows`` of them are pending in all (then the largest group goes): executor
+    memory is one batch of rows, plus the transaction the walk holds until its commit.
+    ``min_timestamp`` filters by commit time (the export's --start-datetime is the
+    transaction's first event: not the same column). Statement-format changes are not rows:
+    not in this table (the export's ``_statements``)."""
+    from ..export.changes import Report, Rows, committed_changes
+    from ..export.schema import layout
 
-    from ..export.changes import Report, committed_changes
-    from ..export.dataset import DatasetWriter
-    from ..export.output import output_fs
+    target = q.typed if q.changes_table else schema("changes")
+    pending: dict[tuple, list] = {}
+    counts: dict[tuple, int] = {}
+    total = 0
 
-    tmp = tempfile.mkdtemp(prefix="binlogkit-spark-")
-    try:
-        fs, root = output_fs(tmp)
-        w = DatasetWriter(fs, root, row_group_rows=q.batch_rows)
-        try:
-            for change in committed_changes([inp], _filters(q, task, q.changes_table), Report()):
-                w.add(change)
-            w.close()
-        except BaseException:
-            w.abort()
-            raise
-        target = q.typed if q.changes_table else schema("changes")
-        for path in sorted(p for p in w.written if "/_statements/" not in p):
-            db, table = _part_names(path, root)
-            for rb in pq.ParquetFile(path).iter_batches(batch_size=q.batch_rows):
-                if q.min_timestamp is not None or q.gtids is not None:
-                    rb = _keep(rb, q)
-                if rb.num_rows == 0:
-                    continue
-                if q.changes_table:
-                    yield align(rb, target)
-                else:
-                    yield from _rows_to_batches(long_rows(rb, db, table), target, q.batch_rows)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    def flush(key: tuple) -> Iterator[Any]:
+        nonlocal total
+        items = pending.pop(key)
+        total -= counts.pop(key)
+        yield from _emit(q, target, items)
+
+    if not task.whole():   # the export's walk from the event before the range (the reading layer seeks)
+        from dataclasses import replace
+
+        inp = replace(inp, start=task.lead if task.lead is not None else task.start)
+    for change in committed_changes([inp], _filters(q, task, q.changes_table), Report()):
+        if not isinstance(change, Rows):
+            continue
+        lay = layout(change.table)
+        key = (lay.db, lay.table, lay.version)
+        pending.setdefault(key, []).append(change)
+        n = len(change.rows)
+        counts[key] = counts.get(key, 0) + n
+        total += n
+        if total >= q.batch_rows:
+            yield from flush(max(counts, key=counts.__getitem__))
+    for key in list(pending):
+        yield from flush(key)
+
+
+def _emit(q: Query, target, items: list) -> Iterator[Any]:
+    """The rows of ``items`` (``Rows`` of one layout) as batches of ``target``: the export's
+    Arrow table, filtered, then typed (``align``) or in the long form (``long_rows``)."""
+    from ..export.dataset import rows_table
+    from ..export.schema import layout
+
+    lay = layout(items[0].table)
+    tbl = rows_table(*items)
+    for rb in tbl.to_batches(max_chunksize=q.batch_rows):
+        if q.min_timestamp is not None or q.gtids is not None:
+            rb = _keep(rb, q)
+        if rb.num_rows == 0:
+            continue
+        if q.changes_table:
+            yield align(rb, target)
+        else:
+            yield from _rows_to_batches(long_rows(rb, lay.db, lay.table), target, q.batch_rows)
 
 
 def _keep(rb, q: Query):
@@ -443,14 +520,6 @@ def _keep(rb, q: Query):
         m = pc.is_in(rb.column("gtid"), value_set=_pa().array(sorted(q.gtids)))
         mask = m if mask is None else pc.and_(mask, m)
     return rb.filter(mask)
-
-
-def _part_names(path: str, root: str) -> tuple[str, str]:
-    """(db, table) of a part's ``db=…/table=…`` folders (hive escapes undone)."""
-    from urllib.parse import unquote
-
-    parts = dict(p.split("=", 1) for p in path[len(root):].strip("/").split("/") if "=" in p)
-    return unquote(parts["db"]), unquote(parts["table"])
 
 
 def spark_arrow_type(t):
