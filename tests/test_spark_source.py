@@ -232,7 +232,8 @@ def archive20(tmp_path_factory) -> Path:
 def _opened(trace: Path) -> list[str]:
     if not trace.exists():
         return []
-    return sorted(line.split("\t", 1)[1] for line in trace.read_text().splitlines() if not line.startswith("head\t"))
+    return sorted(line.split("\t", 1)[1] for line in trace.read_text().splitlines()
+                  if not line.startswith(("head\t", "bounds\t")))
 
 
 def test_a_bounded_query_opens_only_the_files_that_can_match(spark, archive20, tmp_path):
@@ -385,3 +386,47 @@ def test_event_header_columns_filled_in_c_equal_the_python_path(tmp_path):
             object.__setattr__(inp, "frames", counted)
             total += sum(b.num_rows for b in T.header_batches(T.Query("events", fields=False), t, inp, c_mod))
     assert total > 1000 and handed < total // 5, (handed, total)
+
+
+def test_a_bounds_cache_prunes_upper_time_bounds_and_the_last_file(archive20, tmp_path):
+    """``bounds_cache``: each file's least and greatest event timestamp (one header walk per
+    file, on the driver, kept by size and mtime) prunes ``first_timestamp <= T`` (heads cannot:
+    a transaction may start before its file) and ``>=`` past the last file. Counted: the first
+    query walks the 20 files once and opens exactly the files with matching rows, whose rows
+    are those of every file filtered; the next walks none. A file touched since is walked again."""
+    from pyspark.sql.datasource import GreaterThanOrEqual, LessThanOrEqual
+
+    from binlogkit.spark.files import plan_files
+    from binlogkit.spark.source import BinlogDataSource
+    from binlogkit.spark.tables import Query, batches
+
+    files = sorted(str(p) for p in archive20.glob("mariadb-bin.0*"))
+    every = [r for t in plan_files([str(archive20)]) for b in batches(Query("transactions"), t) for r in b.to_pylist()]
+    t5 = sorted(r["first_timestamp"] for r in every if r["start_file"] == files[5])[20]
+    want = sorted(tuple(r.values()) for r in every if r["first_timestamp"] <= t5)
+    cache, trace = tmp_path / "cache", tmp_path / "q.trace"
+
+    def parts(table, f, **opts):
+        ds = BinlogDataSource({"path": str(archive20), "table": table, **opts})
+        r = ds.reader(ds.schema())
+        list(r.pushFilters([f]))
+        return [p.task.index for p in r.partitions()]
+    upto = LessThanOrEqual(("first_timestamp",), t5)
+    assert parts("transactions", upto) == list(range(20))   # heads alone cannot bound a file from below
+    ds = BinlogDataSource({"path": str(archive20), "table": "transactions", "trace": str(trace),
+                           "bounds_cache": str(cache)})
+    r = ds.reader(ds.schema())                # as Spark calls it: filters, partitions, read (then its own filter)
+    list(r.pushFilters([upto]))
+    got = [x for p in r.partitions() for b in r.read(p) for x in b.to_pylist() if x["first_timestamp"] <= t5]
+    assert sorted(tuple(x.values()) for x in got) == want and len(want) > 200
+    assert sum(x.startswith("bounds\t") for x in trace.read_text().splitlines()) == 20
+    assert _opened(trace) == files[:6] == sorted({r[2] for r in want})
+    trace.unlink()
+    assert parts("transactions", upto, bounds_cache=str(cache), trace=str(trace)) == list(range(6))
+    assert not trace.exists()                 # no walk: the cache held every file
+    assert parts("events", GreaterThanOrEqual(("timestamp",), 2_000_000_000), bounds_cache=str(cache)) == []
+    assert parts("transactions", LessThanOrEqual(("first_timestamp",), 1_000_000_000), bounds_cache=str(cache)) == []
+    os.utime(files[3], ns=(1, 1))             # changed since the walk: its bounds are walked again
+    assert parts("events", LessThanOrEqual(("timestamp",), t5), bounds_cache=str(cache), trace=str(trace)) \
+        == list(range(6))
+    assert trace.read_text() == f"bounds\t{files[3]}\n"

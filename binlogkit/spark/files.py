@@ -241,3 +241,100 @@ def bounds(tasks: list[FileTask], heads: list[Head]) -> list[Bounds]:
             maria_before=h.gtid_list if h.ok else None,
             maria_after=n.gtid_list if after_ok and n is not None and h.gtid_list is not None else None))
     return out
+
+
+# --- time bounds cache ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TimeBounds:
+    """The least and greatest header timestamp of every event of a file (a header walk to its
+    end), or unknown (None) when the file holds MySQL Transaction_payload events (the events
+    inside carry timestamps no header walk sees) or could not be walked to its end."""
+
+    events: int
+    min_timestamp: int | None
+    max_timestamp: int | None
+
+
+def _identity(name: str) -> str | None:
+    """What a cached bound is valid for: local files by size and mtime (ns), objects by their
+    store's ETag and size; None (no cache: never prune by it) when the store names no version."""
+    from ..reading.storage import is_url
+
+    if is_url(name):
+        from ..reading.storage import version
+
+        v = version(name)
+        return None if v is None else f"{name}\0{v}"
+    st = os.stat(name)
+    return f"{name}\0{st.st_size}\0{st.st_mtime_ns}"
+
+
+def time_bounds(task: FileTask, cache: str, resolve=None, trace: str | None = None) -> TimeBounds | None:
+    """``TimeBounds`` of ``task``'s file from the cache folder ``cache`` (a local path), walked
+    and written there when missing (the header columns' C walk: ``tables.header_batches``;
+    ``trace`` gets ``bounds\t<file>`` per walk). None when unknown: a file whose identity the
+    store cannot give, a damaged file, payload events. Sound for pruning: every event of the
+    file has ``min_timestamp <= timestamp <= max_timestamp`` while its identity (size and mtime,
+    or ETag) is what was walked."""
+    import hashlib
+    import json
+
+    from ..errors import BinlogError
+
+    try:
+        ident = _identity(task.name)
+    except (OSError, BinlogError):
+        return None
+    if ident is None:
+        return None
+    path = os.path.join(cache, hashlib.sha256(ident.encode()).hexdigest()[:40] + ".json")
+    try:
+        with open(path) as fh:
+            d = json.load(fh)
+        if d.get("identity") == ident:
+            return TimeBounds(d["events"], d["min_timestamp"], d["max_timestamp"])
+    except (OSError, ValueError, KeyError):
+        pass
+    b = _walk_bounds(task, resolve)
+    if trace:
+        with open(trace, "a") as fh:
+            fh.write(f"bounds\t{task.name}\n")
+    if b is None:
+        return None
+    os.makedirs(cache, exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as fh:
+        json.dump({"identity": ident, "events": b.events, "min_timestamp": b.min_timestamp,
+                   "max_timestamp": b.max_timestamp}, fh)
+    os.replace(tmp, path)
+    return b
+
+
+def _walk_bounds(task: FileTask, resolve=None) -> TimeBounds | None:
+    from ..errors import BinlogError
+    from . import tables
+
+    whole = replace(task, start=None, stop=None, lead=None)
+    got: list = []
+    try:
+        if tables._eventcols() is not None:
+            for _ in tables.header_batches(tables.Query("events", batch_rows=1 << 16, fields=False), whole,
+                                           whole.input(resolve), bounds=got):
+                pass
+            if not got:
+                return None
+            events, lo, hi, payloads = got[0]
+        else:
+            events, lo, hi, payloads = 0, None, None, 0
+            for f in whole.input(resolve).frames(want=frozenset(), records=False):
+                ts = f[2]
+                events += 1
+                lo = ts if lo is None or ts < lo else lo
+                hi = ts if hi is None or ts > hi else hi
+                payloads += f[1] == T.TRANSACTION_PAYLOAD_EVENT
+    except (BinlogError, OSError):
+        return None
+    if payloads or not events:
+        return TimeBounds(events, None, None)
+    return TimeBounds(events, lo, hi)
