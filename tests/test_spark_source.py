@@ -430,3 +430,19 @@ def test_a_bounds_cache_prunes_upper_time_bounds_and_the_last_file(archive20, tm
     assert parts("events", LessThanOrEqual(("timestamp",), t5), bounds_cache=str(cache), trace=str(trace)) \
         == list(range(6))
     assert trace.read_text() == f"bounds\t{files[3]}\n"
+
+
+def test_changes_come_in_batches_of_at_most_batch_rows_with_the_same_rows():
+    """``changes`` without a temporary folder: every batch holds at most ``batch_rows`` rows and
+    the rows are those of one big batch (long and typed forms)."""
+    from binlogkit.spark.files import plan_files
+    from binlogkit.spark.tables import Query, batches, first_layout, typed_schema
+
+    tasks = plan_files([str(TYPES)])
+    typed = typed_schema(first_layout(tasks, "types.ints"))
+    for q in (Query("changes"), Query("changes", changes_table="types.ints", typed=typed)):
+        small = [b for t in tasks for b in batches(Query(**{**q.__dict__, "batch_rows": 3}), t)]
+        big = [r for t in tasks for b in batches(q, t) for r in b.to_pylist()]
+        assert all(b.num_rows <= 3 for b in small) and len(small) > 1
+        key = lambda r: (r["file"], r["offset"], r["row_index"], str(r.get("table")))  # noqa: E731
+        assert sorted((r for b in small for r in b.to_pylist()), key=key) == sorted(big, key=key) and big

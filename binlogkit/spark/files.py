@@ -270,10 +270,10 @@ def _identity(name: str) -> str | None:
     return f"{name}\0{st.st_size}\0{st.st_mtime_ns}"
 
 
-def time_bounds(task: FileTask, cache: str, resolve=None, trace: str | None = None) -> TimeBounds | None:
+def time_bounds(task: FileTask, cache: str, walk, trace: str | None = None) -> TimeBounds | None:
     """``TimeBounds`` of ``task``'s file from the cache folder ``cache`` (a local path), walked
-    and written there when missing (the header columns' C walk: ``tables.header_batches``;
-    ``trace`` gets ``bounds\t<file>`` per walk). None when unknown: a file whose identity the
+    (``walk(task)``: ``tables.walk_bounds``, the header columns' C walk) and written there when
+    missing; ``trace`` gets ``bounds\t<file>`` per walk. None when unknown: a file whose identity the
     store cannot give, a damaged file, payload events. Sound for pruning: every event of the
     file has ``min_timestamp <= timestamp <= max_timestamp`` while its identity (size and mtime,
     or ETag) is what was walked."""
@@ -296,7 +296,7 @@ def time_bounds(task: FileTask, cache: str, resolve=None, trace: str | None = No
             return TimeBounds(d["events"], d["min_timestamp"], d["max_timestamp"])
     except (OSError, ValueError, KeyError):
         pass
-    b = _walk_bounds(task, resolve)
+    b = walk(task)
     if trace:
         with open(trace, "a") as fh:
             fh.write(f"bounds\t{task.name}\n")
@@ -309,32 +309,3 @@ def time_bounds(task: FileTask, cache: str, resolve=None, trace: str | None = No
                    "max_timestamp": b.max_timestamp}, fh)
     os.replace(tmp, path)
     return b
-
-
-def _walk_bounds(task: FileTask, resolve=None) -> TimeBounds | None:
-    from ..errors import BinlogError
-    from . import tables
-
-    whole = replace(task, start=None, stop=None, lead=None)
-    got: list = []
-    try:
-        if tables._eventcols() is not None:
-            for _ in tables.header_batches(tables.Query("events", batch_rows=1 << 16, fields=False), whole,
-                                           whole.input(resolve), bounds=got):
-                pass
-            if not got:
-                return None
-            events, lo, hi, payloads = got[0]
-        else:
-            events, lo, hi, payloads = 0, None, None, 0
-            for f in whole.input(resolve).frames(want=frozenset(), records=False):
-                ts = f[2]
-                events += 1
-                lo = ts if lo is None or ts < lo else lo
-                hi = ts if hi is None or ts > hi else hi
-                payloads += f[1] == T.TRANSACTION_PAYLOAD_EVENT
-    except (BinlogError, OSError):
-        return None
-    if payloads or not events:
-        return TimeBounds(events, None, None)
-    return TimeBounds(events, lo, hi)

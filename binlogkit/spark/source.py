@@ -235,7 +235,7 @@ class BinlogReader(DataSourceReader):
             assert self.cache is not None
             kept = []
             for task in out:
-                tb = time_bounds(task, self.cache, trace=q.trace)
+                tb = time_bounds(task, self.cache, T.walk_bounds, trace=q.trace)
                 if tb is not None and tb.min_timestamp is not None and tb.max_timestamp is not None:
                     if self.cache_high is not None and tb.min_timestamp > self.cache_high:
                         continue

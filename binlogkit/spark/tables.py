@@ -348,6 +348,40 @@ def _range_frames(task: FileTask, inp, want) -> Iterator[Any]:
         frames.close()
 
 
+def walk_bounds(task: FileTask, resolve=None):
+    """``files.TimeBounds`` of a whole file by a header walk (the C columns when built), None
+    when it cannot be walked to its end."""
+    from dataclasses import replace
+
+    from ..constants import EventType as ET
+    from ..errors import BinlogError
+    from .files import TimeBounds
+
+    whole = replace(task, start=None, stop=None, lead=None)
+    got: list = []
+    try:
+        if _eventcols() is not None:
+            for _ in header_batches(Query("events", batch_rows=1 << 16, fields=False), whole, whole.input(resolve),
+                                    bounds=got):
+                pass
+            if not got:
+                return None
+            events, lo, hi, payloads = got[0]
+        else:
+            events, lo, hi, payloads = 0, None, None, 0
+            for f in whole.input(resolve).frames(want=frozenset(), records=False):
+                ts = f[2]
+                events += 1
+                lo = ts if lo is None or ts < lo else lo
+                hi = ts if hi is None or ts > hi else hi
+                payloads += f[1] == ET.TRANSACTION_PAYLOAD_EVENT
+    except (BinlogError, OSError):
+        return None
+    if payloads or not events:
+        return TimeBounds(events, None, None)
+    return TimeBounds(events, lo, hi)
+
+
 # --- transactions ---------------------------------------------------------------------------------
 
 def _grouped(task: FileTask, inp) -> Iterator[Any]:
