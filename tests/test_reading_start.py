@@ -111,6 +111,13 @@ def test_a_seekable_file_is_not_read_between_the_head_and_start(tmp_path, monkey
                 fh.close()
         return Counted()
 
+    whole = _frames(Input(str(big)))
+    xz = tmp_path / "mariadb-bin.000002.xz"      # an archive cannot seek: read and dropped, same frames
+    import lzma
+
+    xz.write_bytes(lzma.compress(big.read_bytes()))
+    for c in (cut, [f[0] for f in whole if f[1] in GTID_TYPES][20]):
+        assert [f[:5] for f in _frames(Input(str(xz)), c)] == [f[:5] for f in whole if f[0] < 5 or f[0] >= c]
     monkeypatch.setattr(src.Input, "open", counting)
     tail = list(Input(str(big)).frames(start=cut))
     assert tail[0].type_code == T.FORMAT_DESCRIPTION_EVENT and tail[1].offset == cut
