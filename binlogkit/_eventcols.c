@@ -392,6 +392,414 @@ static PyTypeObject ColsType = {
     .tp_as_sequence = &cols_seq,
 };
 
+/* ---- JsonCols: the events table with its decoded fields, from the C decoder's JSON lines ------------------
+ *
+ * ``lines(text)`` takes the JSON lines binlogkit._fastdecode renders for `decode --json` (one object
+ * per event: file, offset, end_offset, type, type_code, name, timestamp, server_id, event_size,
+ * log_pos, flags, checksum_ok, [payload_offset, inner_offset,] fields) and appends each as a row:
+ * numbers parsed, ``name`` and ``fields`` kept as their JSON text (fields: the object's bytes as
+ * rendered), the GTID in force updated from a GTID event's ``fields.gtid``. ``append`` takes an
+ * event the Python path decoded. A line that does not scan is a ValueError (nothing appended). */
+
+enum { J_OFFSET, J_END, J_CODE, J_TS, J_SID, J_SIZE, J_LOGPOS, J_FLAGS, J_OK, J_POFF, J_PVALID, J_IOFF, J_IVALID,
+       J_NOFF, J_NDATA, J_FOFF, J_FDATA, J_GOFF, J_GDATA, J_GVALID, JCOLS };
+static const char *JCOL_NAMES[JCOLS] = {"offset", "end_offset", "type_code", "timestamp", "server_id", "event_size",
+                                        "log_pos", "flags", "checksum_ok", "payload_offset", "payload_valid",
+                                        "inner_offset", "inner_valid", "name_offsets", "name_data", "fields_offsets",
+                                        "fields_data", "gtid_offsets", "gtid_data", "gtid_valid"};
+
+typedef struct {
+    PyObject_HEAD
+    Buf c[JCOLS];
+    Py_ssize_t n;
+    char gtid[96];
+    int glen;
+} JsonCols;
+
+static void j_reset(JsonCols *J) {
+    for (int k = 0; k < JCOLS; k++)
+        J->c[k].len = 0;
+    J->n = 0;
+    int32_t zero = 0;
+    put(&J->c[J_NOFF], &zero, 4);
+    put(&J->c[J_FOFF], &zero, 4);
+    put(&J->c[J_GOFF], &zero, 4);
+}
+
+typedef struct {
+    long long offset, end, ts, sid, size, logpos, poff, ioff;
+    int code, flags, ok, have_poff, have_ioff;
+    const char *name, *fields;
+    Py_ssize_t nname, nfields;
+} Row;
+
+static int j_add(JsonCols *J, const Row *r) {
+    int64_t v;
+    int32_t i;
+    unsigned char u;
+#define P8(col, x) (v = (x), put(&J->c[col], &v, 8))
+#define P4(col, x) (i = (x), put(&J->c[col], &i, 4))
+#define P1(col, x) (u = (unsigned char)(x), put(&J->c[col], &u, 1))
+    if (P8(J_OFFSET, r->offset) || P8(J_END, r->end) || P4(J_CODE, r->code) || P8(J_TS, r->ts) ||
+        P8(J_SID, r->sid) || P8(J_SIZE, r->size) || P8(J_LOGPOS, r->logpos) || P4(J_FLAGS, r->flags) ||
+        P1(J_OK, r->ok) || P8(J_POFF, r->have_poff ? r->poff : 0) || P1(J_PVALID, r->have_poff) ||
+        P8(J_IOFF, r->have_ioff ? r->ioff : 0) || P1(J_IVALID, r->have_ioff))
+        return -1;
+    if (put(&J->c[J_NDATA], r->name, r->nname) || P4(J_NOFF, (int32_t)J->c[J_NDATA].len))
+        return -1;
+    if (put(&J->c[J_FDATA], r->fields, r->nfields) || P4(J_FOFF, (int32_t)J->c[J_FDATA].len))
+        return -1;
+    if ((J->glen > 0 && put(&J->c[J_GDATA], J->gtid, J->glen)) || P4(J_GOFF, (int32_t)J->c[J_GDATA].len) ||
+        P1(J_GVALID, J->glen >= 0))
+        return -1;
+#undef P8
+#undef P4
+#undef P1
+    if (J->c[J_FDATA].len > INT32_MAX || J->c[J_NDATA].len > INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "JsonCols: a batch over 2 GiB of text");
+        return -1;
+    }
+    J->n++;
+    return 0;
+}
+
+/* the end of the JSON value at p (< e); NULL: it does not scan */
+static const char *skip_value(const char *p, const char *e) {
+    if (p >= e)
+        return NULL;
+    if (*p == '"') {
+        for (p++; p < e; p++) {
+            if (*p == '\\')
+                p++;
+            else if (*p == '"')
+                return p + 1;
+        }
+        return NULL;
+    }
+    if (*p == '{' || *p == '[') {
+        int depth = 0;
+        for (; p < e; p++) {
+            if (*p == '"') {
+                const char *q = skip_value(p, e);
+                if (!q)
+                    return NULL;
+                p = q - 1;
+            } else if (*p == '{' || *p == '[') {
+                depth++;
+            } else if (*p == '}' || *p == ']') {
+                if (--depth == 0)
+                    return p + 1;
+            }
+        }
+        return NULL;
+    }
+    while (p < e && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n')
+        p++;
+    return p;
+}
+
+static int num(const char *p, const char *e, long long *out) {
+    long long v = 0;
+    int neg = 0;
+    if (p < e && *p == '-') {
+        neg = 1;
+        p++;
+    }
+    if (p >= e)
+        return -1;
+    for (; p < e; p++) {
+        if (*p < '0' || *p > '9')
+            return -1;
+        v = v * 10 + (*p - '0');
+    }
+    *out = neg ? -v : v;
+    return 0;
+}
+
+static int key_is(const char *k, Py_ssize_t n, const char *want) {
+    return (Py_ssize_t)strlen(want) == n && memcmp(k, want, n) == 0;
+}
+
+/* the top-level "gtid" string of a fields object into J->gtid (glen -1: absent, null or not a string) */
+static int fields_gtid(JsonCols *J, const char *p, const char *e) {
+    J->glen = -1;
+    if (p >= e || *p != '{')
+        return 0;
+    p++;
+    while (p < e) {
+        while (p < e && (*p == ' ' || *p == ','))
+            p++;
+        if (p >= e || *p == '}')
+            return 0;
+        if (*p != '"')
+            return -1;
+        const char *k = p + 1, *ke = skip_value(p, e);
+        if (!ke)
+            return -1;
+        p = ke;
+        while (p < e && (*p == ' ' || *p == ':'))
+            p++;
+        const char *v = p, *ve = skip_value(p, e);
+        if (!ve)
+            return -1;
+        if (key_is(k, ke - 1 - k, "gtid") && *v == '"') {
+            Py_ssize_t n = ve - v - 2;
+            if (n < 0 || n >= (Py_ssize_t)sizeof J->gtid || memchr(v + 1, '\\', n))
+                return -1;
+            memcpy(J->gtid, v + 1, n);
+            J->glen = (int)n;
+        }
+        p = ve;
+    }
+    return 0;
+}
+
+/* one line [p, e) (without its newline) as a row */
+static int j_line(JsonCols *J, const char *p, const char *e) {
+    Row r;
+    memset(&r, 0, sizeof r);
+    r.code = -1;
+    r.ok = 2;
+    r.name = r.fields = "";
+    int have = 0; /* bits: offset, end, code, ts, sid, size, logpos, flags, ok, name, fields */
+    const char *fv = NULL, *fe = NULL;
+    if (p >= e || *p != '{')
+        return -1;
+    p++;
+    while (p < e) {
+        while (p < e && (*p == ' ' || *p == ','))
+            p++;
+        if (p < e && *p == '}')
+            break;
+        if (p >= e || *p != '"')
+            return -1;
+        const char *k = p + 1, *ke = skip_value(p, e);
+        if (!ke)
+            return -1;
+        Py_ssize_t nk = ke - 1 - k;
+        p = ke;
+        while (p < e && (*p == ' ' || *p == ':'))
+            p++;
+        const char *v = p, *ve = skip_value(p, e);
+        if (!ve)
+            return -1;
+        p = ve;
+        long long x;
+#define NUM(name, field, bit)                                                                                   \
+    else if (key_is(k, nk, name)) {                                                                           \
+        if (num(v, ve, &x))                                                                                   \
+            return -1;                                                                                        \
+        r.field = x;                                                                                          \
+        have |= bit;                                                                                          \
+    }
+        if (0) {
+        }
+        NUM("offset", offset, 1)
+        NUM("end_offset", end, 2)
+        NUM("timestamp", ts, 8)
+        NUM("server_id", sid, 16)
+        NUM("event_size", size, 32)
+        NUM("log_pos", logpos, 64)
+        else if (key_is(k, nk, "type_code")) {
+            if (num(v, ve, &x) || x < 0 || x > 255)
+                return -1;
+            r.code = (int)x;
+            have |= 4;
+        }
+        else if (key_is(k, nk, "flags")) {
+            if (num(v, ve, &x))
+                return -1;
+            r.flags = (int)x;
+            have |= 128;
+        }
+        else if (key_is(k, nk, "checksum_ok")) {
+            r.ok = *v == 't' ? 1 : *v == 'f' ? 0 : 2;
+            have |= 256;
+        }
+        else if (key_is(k, nk, "name")) {
+            if (*v == '"') {
+                r.name = v + 1;
+                r.nname = ve - v - 2;
+                if (memchr(r.name, '\\', r.nname))
+                    return -1;
+            }
+            have |= 512;
+        }
+        else if (key_is(k, nk, "fields")) {
+            r.fields = fv = v;
+            r.nfields = ve - v;
+            fe = ve;
+            have |= 1024;
+        }
+        else if (key_is(k, nk, "payload_offset")) {
+            if (num(v, ve, &x))
+                return -1;
+            r.poff = x;
+            r.have_poff = 1;
+        }
+        else if (key_is(k, nk, "inner_offset")) {
+            if (num(v, ve, &x))
+                return -1;
+            r.ioff = x;
+            r.have_ioff = 1;
+        }
+#undef NUM
+    }
+    if (have != 2047)
+        return -1;
+    if (r.code == GTID_EVENT || r.code == GTID_LOG_EVENT || r.code == ANONYMOUS_GTID_LOG_EVENT ||
+        r.code == GTID_TAGGED_LOG_EVENT) {
+        if (fields_gtid(J, fv, fe))
+            return -1;
+    }
+    return j_add(J, &r);
+}
+
+static PyObject *j_lines(JsonCols *J, PyObject *args) {
+    Py_buffer b;
+    if (!PyArg_ParseTuple(args, "y*", &b))
+        return NULL;
+    const char *p = b.buf, *end = p + b.len;
+    int bad = 0;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', end - p);
+        const char *e = nl ? nl : end;
+        if (e > p) {
+            Py_ssize_t n0 = J->n;
+            if (j_line(J, p, e)) {
+                if (!PyErr_Occurred())
+                    bad = 1;
+                (void)n0;
+                break;
+            }
+        }
+        p = e + 1;
+    }
+    PyBuffer_Release(&b);
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "JsonCols.lines: a line that is not the decoder's JSON");
+        return NULL;
+    }
+    if (PyErr_Occurred())
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* append(offset, end_offset, code, ts, sid, size, log_pos, flags, ok, name, fields, payload_offset, inner_offset) */
+static PyObject *j_append(JsonCols *J, PyObject *args) {
+    Row r;
+    memset(&r, 0, sizeof r);
+    PyObject *ok, *name, *fields, *po, *io;
+    if (!PyArg_ParseTuple(args, "LLiLLLLiOOOOO", &r.offset, &r.end, &r.code, &r.ts, &r.sid, &r.size, &r.logpos,
+                          &r.flags, &ok, &name, &fields, &po, &io))
+        return NULL;
+    r.ok = ok == Py_None ? 2 : PyObject_IsTrue(ok);
+    if (r.ok < 0)
+        return NULL;
+    r.name = name == Py_None ? "" : PyUnicode_AsUTF8AndSize(name, &r.nname);
+    r.fields = fields == Py_None ? "" : PyUnicode_AsUTF8AndSize(fields, &r.nfields);
+    if (!r.name || !r.fields)
+        return NULL;
+    if (po != Py_None) {
+        r.poff = PyLong_AsLongLong(po);
+        r.have_poff = 1;
+    }
+    if (io != Py_None) {
+        r.ioff = PyLong_AsLongLong(io);
+        r.have_ioff = 1;
+    }
+    if (PyErr_Occurred() || j_add(J, &r))
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *j_finish(JsonCols *J, PyObject *Py_UNUSED(ignored)) {
+    PyObject *d = PyDict_New();
+    if (!d)
+        return NULL;
+    for (int k = 0; k < JCOLS; k++) {
+        PyObject *b = PyBytes_FromStringAndSize(J->c[k].p ? J->c[k].p : "", J->c[k].len);
+        if (!b || PyDict_SetItemString(d, JCOL_NAMES[k], b)) {
+            Py_XDECREF(b);
+            Py_DECREF(d);
+            return NULL;
+        }
+        Py_DECREF(b);
+    }
+    PyObject *out = Py_BuildValue("(nN)", J->n, d);
+    j_reset(J);
+    return out;
+}
+
+static PyObject *j_get_gtid(JsonCols *J, void *Py_UNUSED(closure)) {
+    if (J->glen < 0)
+        Py_RETURN_NONE;
+    return PyUnicode_DecodeUTF8(J->gtid, J->glen, "strict");
+}
+
+static int j_set_gtid(JsonCols *J, PyObject *v, void *Py_UNUSED(closure)) {
+    if (v == NULL || v == Py_None) {
+        J->glen = -1;
+        return 0;
+    }
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(v, &n);
+    if (!s)
+        return -1;
+    if (n >= (Py_ssize_t)sizeof J->gtid) {
+        PyErr_SetString(PyExc_ValueError, "gtid: longer than 95 bytes");
+        return -1;
+    }
+    memcpy(J->gtid, s, n);
+    J->glen = (int)n;
+    return 0;
+}
+
+static PyObject *j_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    JsonCols *J = (JsonCols *)type->tp_alloc(type, 0);
+    if (!J)
+        return NULL;
+    J->glen = -1;
+    if (grow(&J->c[J_NOFF], 4) || grow(&J->c[J_FOFF], 4) || grow(&J->c[J_GOFF], 4)) {
+        Py_DECREF(J);
+        return NULL;
+    }
+    j_reset(J);
+    return (PyObject *)J;
+}
+
+static void j_dealloc(JsonCols *J) {
+    for (int k = 0; k < JCOLS; k++)
+        PyMem_Free(J->c[k].p);
+    Py_TYPE(J)->tp_free((PyObject *)J);
+}
+
+static Py_ssize_t j_len(JsonCols *J) { return J->n; }
+
+static PyGetSetDef j_getset[] = {
+    {"gtid", (getter)j_get_gtid, (setter)j_set_gtid, "the GTID in force (None: none)", NULL}, {NULL}};
+
+static PyMethodDef j_methods[] = {
+    {"lines", (PyCFunction)j_lines, METH_VARARGS, "lines(text): the decoder's JSON lines appended as rows"},
+    {"append", (PyCFunction)j_append, METH_VARARGS,
+     "append(offset, end_offset, code, ts, sid, size, log_pos, flags, ok, name, fields, payload_offset, inner_offset)"},
+    {"finish", (PyCFunction)j_finish, METH_NOARGS, "finish() -> (n, {column: bytes})"},
+    {NULL}};
+
+static PySequenceMethods j_seq = {.sq_length = (lenfunc)j_len};
+
+static PyTypeObject JsonColsType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "binlogkit._eventcols.JsonCols",
+    .tp_basicsize = sizeof(JsonCols),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The events table's columns with decoded fields, from the C decoder's JSON lines.",
+    .tp_new = j_new,
+    .tp_dealloc = (destructor)j_dealloc,
+    .tp_methods = j_methods,
+    .tp_getset = j_getset,
+    .tp_as_sequence = &j_seq,
+};
+
 static PyObject *crc32_py(PyObject *self, PyObject *args) {
     Py_buffer b;
     if (!PyArg_ParseTuple(args, "y*", &b))
@@ -408,7 +816,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_eventcols", "Event 
 
 PyMODINIT_FUNC PyInit__eventcols(void) {
     crc_init();
-    if (PyType_Ready(&ColsType) < 0)
+    if (PyType_Ready(&ColsType) < 0 || PyType_Ready(&JsonColsType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m)
@@ -416,6 +824,12 @@ PyMODINIT_FUNC PyInit__eventcols(void) {
     Py_INCREF(&ColsType);
     if (PyModule_AddObject(m, "Cols", (PyObject *)&ColsType) < 0) {
         Py_DECREF(&ColsType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&JsonColsType);
+    if (PyModule_AddObject(m, "JsonCols", (PyObject *)&JsonColsType) < 0) {
+        Py_DECREF(&JsonColsType);
         Py_DECREF(m);
         return NULL;
     }

@@ -446,3 +446,61 @@ def test_changes_come_in_batches_of_at_most_batch_rows_with_the_same_rows():
         assert all(b.num_rows <= 3 for b in small) and len(small) > 1
         key = lambda r: (r["file"], r["offset"], r["row_index"], str(r.get("table")))  # noqa: E731
         assert sorted((r for b in small for r in b.to_pylist()), key=key) == sorted(big, key=key) and big
+
+
+def test_decoded_event_columns_from_the_c_decoders_json_equal_the_python_path(tmp_path):
+    """``events`` with ``fields``: the C decoder's JSON lines scanned into columns
+    (``_eventcols.JsonCols``) equal the reference (``tables._decoded``: decoded ``Event`` values)
+    with every filter and small batches, MySQL, MariaDB and encrypted plain files; the hot events
+    (GTIDs, table maps, rows, Xids) come as text, not as ``Event`` objects (counted)."""
+    import shutil
+
+    from binlogkit.reading import fastdecode
+    from binlogkit.crypto.keys import KeySpec
+    from binlogkit.spark import tables as T
+    from binlogkit.spark.files import plan_files
+
+    c_mod = T._eventcols()
+    if c_mod is None or not fastdecode.available():
+        pytest.skip("binlogkit._eventcols or _fastdecode not built")
+    key = tmp_path / "keys.txt"
+    key.write_bytes((ENC / "keys" / "keys.txt").read_bytes())
+    key.chmod(0o600)
+    plain = tmp_path / "plain"   # the C decoder reads plain files: the .xz fixtures decompressed
+    for folder in (MYSQL, TYPES):
+        dst = plain / folder.parent.parent.name
+        dst.mkdir(parents=True)
+        for f in folder.glob("*.0*"):
+            import lzma
+
+            data = lzma.decompress(f.read_bytes()) if f.suffix == ".xz" else f.read_bytes()
+            (dst / f.name.removesuffix(".xz")).write_bytes(data)
+    shutil.copytree(ENC / "primary", plain / "enc")
+    sets = [plan_files([str(plain / MYSQL.parent.parent.name)]), plan_files([str(plain / TYPES.parent.parent.name)]),
+            plan_files([str(plain / "enc")], keys=KeySpec(str(key)))]
+
+    def norm(r):
+        return {**r, "fields": json.loads(r["fields"])}
+    rows = [r for t in sets[1] for b in T.batches(T.Query("events"), t) for r in b.to_pylist()]
+    gt = [r["gtid"] for r in rows if r["gtid"]]
+    mid = sorted(r["timestamp"] for r in rows)[len(rows) // 2]
+    queries = [T.Query("events"), T.Query("events", batch_rows=7), T.Query("events", types=frozenset({2, 16, 19, 30, 162})),
+               T.Query("events", gtids=frozenset({gt[10], gt[-3]})), T.Query("events", min_timestamp=float(mid))]
+    texts = objects = 0
+    real = fastdecode.decode_fast
+    for tasks in sets:
+        for q in queries if tasks is sets[1] else queries[:2]:
+            for t in tasks:
+                inp = t.input()
+                assert T.decoded_usable(t, inp)
+                ref = [norm(r) for b in T._rows_to_batches(T._decoded(q, t, inp), T.schema("events"), 50)
+                       for r in b.to_pylist()]
+                got = [norm(r) for b in T.decoded_batches(q, t, inp, c_mod) for r in b.to_pylist()]
+                assert got == ref and (ref or q.gtids is not None), (t.name, q)
+    for t in sets[1]:
+        for item in real([t.input()], as_json=True):
+            if isinstance(item, bytes):
+                texts += item.count(b"\n")
+            else:
+                objects += 1
+    assert texts > 3 * objects > 0, (texts, objects)

@@ -136,9 +136,13 @@ def batches(q: Query, task: FileTask, resolve=None) -> Iterator[Any]:
     if q.table == "changes":
         yield from _changes(q, task, inp)
         return
-    if q.table == "events" and not q.fields and _eventcols() is not None:
-        yield from header_batches(q, task, inp)
-        return
+    if q.table == "events" and _eventcols() is not None:
+        if not q.fields:
+            yield from header_batches(q, task, inp)
+            return
+        if decoded_usable(task, inp):
+            yield from decoded_batches(q, task, inp)
+            return
     make: dict[str, Callable] = {"events": _events, "transactions": _transactions, "summaries": _summaries}
     yield from _rows_to_batches(make[q.table](q, task, inp), schema(q.table), q.batch_rows)
 
@@ -202,6 +206,98 @@ def header_batches(q: Query, task: FileTask, inp, c_mod: Any = None, bounds: lis
             yield rb
     if bounds is not None and ended and task.whole():
         bounds.append(cols.bounds())
+
+
+def decoded_usable(task: FileTask, inp) -> bool:
+    """Whether ``decoded_batches`` takes this read: the C decoder there (``reading.fastdecode``),
+    a whole file it reads itself (``Input.plain``)."""
+    from ..reading import fastdecode
+
+    return fastdecode.available() and task.whole() and inp.plain()
+
+
+def decoded_batches(q: Query, task: FileTask, inp, c_mod: Any = None) -> Iterator[Any]:
+    """``events`` with decoded ``fields`` as Arrow batches without a Python object per hot
+    event: the C decoder renders ``decode --json``'s lines for the events it takes
+    (``fastdecode.decode_fast``: GTIDs, table maps, rows events, Xids...) and ``_eventcols.JsonCols``
+    scans those lines into column buffers (``fields`` as the rendered JSON text); the events
+    the decoder hands to Python (Format_descriptions, Queries, payloads' inner events...) are
+    appended from their ``Event``. The same rows as ``_decoded`` (the reference)."""
+    from ..reading import fastdecode
+    from ..reading.decoder import Problem
+
+    c_mod = c_mod or _eventcols()
+    cols = c_mod.JsonCols()
+    lines, append, n_full = cols.lines, cols.append, q.batch_rows
+    for item in fastdecode.decode_fast([inp], verify=inp.verify, as_json=True):
+        if isinstance(item, (bytes, bytearray)):
+            lines(item)
+        elif isinstance(item, Problem):
+            continue
+        else:
+            raw = item.raw
+            code = raw.type_code
+            if code in GTID_TYPES:
+                g = item.fields.get("gtid")
+                cols.gtid = g if isinstance(g, str) else None
+            inner = raw.payload_offset is not None
+            append(raw.offset, raw.offset if inner else raw.end_offset, code, raw.timestamp, raw.server_id,
+                   raw.event_size, raw.log_pos, raw.flags, raw.checksum_ok, item.name,
+                   json.dumps(item.fields, default=str), raw.payload_offset, raw.inner_offset if inner else None)
+        if len(cols) >= n_full:
+            rb = _json_batch(cols, q, inp.name)
+            if rb.num_rows:
+                yield rb
+    if len(cols):
+        rb = _json_batch(cols, q, inp.name)
+        if rb.num_rows:
+            yield rb
+
+
+def _json_batch(cols: Any, q: Query, name: str):
+    """One ``JsonCols`` batch as the ``events`` table's record batch, the query's filters applied."""
+    import pyarrow.compute as pc
+
+    from ..constants import event_type_name
+
+    global _TYPE_NAMES
+    pa = _pa()
+    if _TYPE_NAMES is None:
+        _TYPE_NAMES = pa.array([event_type_name(c) for c in range(256)], pa.string())
+    n, d = cols.finish()
+    buf = pa.py_buffer
+    s, i64 = pa.string(), pa.int64()
+
+    def num(key: str, typ):
+        return pa.Array.from_buffers(typ, n, [None, buf(d[key])])
+
+    def text(key: str):
+        return pa.Array.from_buffers(s, n, [None, buf(d[key + "_offsets"]), buf(d[key + "_data"])])
+
+    def valid(arr, key: str):
+        return pc.if_else(pc.equal(num(key, pa.uint8()), 1), arr, pa.scalar(None, arr.type))
+
+    code, ts = num("type_code", pa.int32()), num("timestamp", i64)
+    ok8 = num("checksum_ok", pa.uint8())
+    ok = pc.if_else(pc.equal(ok8, 2), pa.scalar(None, pa.bool_()), pc.equal(ok8, 1))
+    gtid = valid(text("gtid"), "gtid_valid")
+    arrays = [pa.repeat(pa.scalar(name, s), n), num("offset", i64), num("end_offset", i64), _TYPE_NAMES.take(code),
+              code, text("name"), ts, num("server_id", i64), num("event_size", i64), num("log_pos", i64),
+              num("flags", pa.int32()), ok, valid(num("payload_offset", i64), "payload_valid"),
+              valid(num("inner_offset", i64), "inner_valid"), gtid, text("fields")]
+    rb = pa.RecordBatch.from_arrays(arrays, schema=schema("events"))
+    mask = None
+
+    def both(m):
+        return m if mask is None else pc.and_(mask, m)
+    if q.types is not None:
+        mask = both(pc.is_in(code, value_set=pa.array(sorted(q.types), pa.int32())))
+    if q.gtids is not None:
+        mask = both(pc.fill_null(pc.is_in(gtid, value_set=pa.array(sorted(q.gtids), s)), False))
+    if q.min_timestamp is not None:
+        mask = both(pc.greater_equal(ts, int(q.min_timestamp) if q.min_timestamp == int(q.min_timestamp)
+                                     else q.min_timestamp))
+    return rb if mask is None else rb.filter(mask)
 
 
 _TYPE_NAMES: Any = None
