@@ -3,7 +3,8 @@
 ``binlogkit._rowtext`` prints `decode -v` row images in C; ``binlogkit._fastdecode`` frames,
 checks and prints the hot events of `decode` / `decode --json` / `verify` in C; ``binlogkit._pullscan``
 takes the common events of `pull`'s dump stream in C; ``binlogkit._rowarrow`` fills `export`'s Arrow
-columns straight from row images. It is optional: without a C
+columns straight from row images; ``binlogkit._eventcols`` fills the Spark source's ``events``
+header columns in batches. It is optional: without a C
 compiler the install goes on and binlogkit uses its pure-Python decoder (same output, slower).
 """
 
@@ -20,4 +21,6 @@ setup(ext_modules=[Extension("binlogkit._rowtext", ["binlogkit/_rowtext.c"], dep
                    Extension("binlogkit._pullscan", ["binlogkit/_pullscan.c"], depends=DEPENDS,
                              optional=True, extra_compile_args=["-O2"]),
                    Extension("binlogkit._rowarrow", ["binlogkit/_rowarrow.c"], optional=True,
-                             extra_compile_args=["-O2"])])
+                             extra_compile_args=["-O2"]),
+                   Extension("binlogkit._eventcols", ["binlogkit/_eventcols.c"], depends=["binlogkit/_constants.h"],
+                             optional=True, extra_compile_args=["-O2"])])

@@ -2,7 +2,8 @@
 (issue 32): rows/s and MB/s of the ``changes`` and ``events`` tables read on a standalone
 cluster of 2 one-core workers, next to the local export (``binlogkit.export.export``) and the
 local decode (``api.decode_files``, what ``decode --json`` runs for these files) in one process; and
-``events`` with ``fields=false`` (header fields only, no body decoded) on the cluster.
+``events`` with ``fields=false`` (header fields only, no body decoded: the C column filler) on the
+cluster and, through the same reader without Spark, in one process.
 
     make bench-spark          # or: python bench/spark.py [--files 8] [--trx-per-file 4000]
 
@@ -65,6 +66,12 @@ def local(files: list[str], scratch: Path) -> dict:
     t, c = time.perf_counter(), cpu()
     n = sum(1 for _ in decode_files(files, payloads=True))
     out["events"] = {"rows": n, "seconds": time.perf_counter() - t, "cpu": cpu() - c}
+    from binlogkit.spark.files import plan_files
+    from binlogkit.spark.tables import Query, batches
+
+    t, c = time.perf_counter(), cpu()   # the data source's own reader, one process, no Spark
+    n = sum(b.num_rows for task in plan_files(files) for b in batches(Query("events", fields=False), task))
+    out["events_headers"] = {"rows": n, "seconds": time.perf_counter() - t, "cpu": cpu() - c}
     return out
 
 
@@ -105,6 +112,7 @@ def main() -> None:
         here = local(files, scratch)
         there = {} if args.no_spark else on_cluster(archive, scratch)
         doc = {"files": len(files), "mb": mb, "local": here, "spark_2_workers": there}
+        print(f"load average {os.getloadavg()[0]:.1f} (1 min), {os.getloadavg()[1]:.1f} (5 min)")
         for table in ("changes", "events", "events_headers"):
             for name, res in (("local, 1 process", here), ("spark, 2 workers", there)):
                 r = res.get(table)

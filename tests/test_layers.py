@@ -20,7 +20,8 @@ from pathlib import Path
 PKG = Path(__file__).resolve().parent.parent / "binlogkit"
 CORE = ("binlogkit.constants", "binlogkit.errors", "binlogkit.flavor", "binlogkit.collations", "binlogkit.codecs",
         "binlogkit.gtid", "binlogkit.rowvalues", "binlogkit.crypto", "binlogkit._optional")
-C_LOOPS = ("binlogkit._rowtext", "binlogkit._fastdecode", "binlogkit._pullscan", "binlogkit._rowarrow")  # leaves: they import nothing
+C_LOOPS = ("binlogkit._rowtext", "binlogkit._fastdecode", "binlogkit._pullscan", "binlogkit._rowarrow",
+           "binlogkit._eventcols")  # leaves: they import nothing
 CLI = "binlogkit.cli"
 
 

@@ -232,7 +232,8 @@ def archive20(tmp_path_factory) -> Path:
 def _opened(trace: Path) -> list[str]:
     if not trace.exists():
         return []
-    return sorted(line.split("\t", 1)[1] for line in trace.read_text().splitlines() if not line.startswith("head\t"))
+    return sorted(line.split("\t", 1)[1] for line in trace.read_text().splitlines()
+                  if not line.startswith(("head\t", "bounds\t")))
 
 
 def test_a_bounded_query_opens_only_the_files_that_can_match(spark, archive20, tmp_path):
@@ -337,3 +338,169 @@ def test_events_without_bodies_have_the_decoded_events_header_columns():
         cut = [r for t in tasks for p in split(t, 3000) for b in batches(Query("events", fields=False), p)
                for r in b.to_pylist()]
         assert cut == fast
+
+
+def test_event_header_columns_filled_in_c_equal_the_python_path(tmp_path):
+    """``fields=false`` through ``_eventcols`` (column buffers filled by the framing loop's C
+    taker) equals the Python reference (``tables._headers``) with every filter, small batches,
+    ranges, MySQL and MariaDB, plain, ``.xz`` and encrypted; the events handed back to Python
+    are the few the C loop does not settle (Format_descriptions, Start_encryption...), not one
+    per event (plain and archived files; an encrypted file's decrypted windows are the framing
+    loop's own: no taker runs there)."""
+    from binlogkit.spark import tables as T
+    from binlogkit.spark.files import plan_files, split
+
+    c_mod = T._eventcols()
+    if c_mod is None:
+        pytest.skip("binlogkit._eventcols not built")
+    from binlogkit.crypto.keys import KeySpec
+
+    key = tmp_path / "keys.txt"
+    key.write_bytes((ENC / "keys" / "keys.txt").read_bytes())
+    key.chmod(0o600)
+    sets = [plan_files([str(MYSQL)]), plan_files([str(TYPES)]), plan_files([str(ENC / "primary")], keys=KeySpec(str(key)))]
+    rows = [r for t in sets[0] for b in T.batches(T.Query("events", fields=False), t) for r in b.to_pylist()]
+    gt = [r["gtid"] for r in rows if r["gtid"]]
+    mid = sorted(r["timestamp"] for r in rows)[len(rows) // 2]
+    queries = [T.Query("events", fields=False), T.Query("events", fields=False, batch_rows=7),
+               T.Query("events", fields=False, types=frozenset({2, 16, 30, 162})),
+               T.Query("events", fields=False, gtids=frozenset({gt[40], gt[-3]})),
+               T.Query("events", fields=False, min_timestamp=float(mid))]
+    handed = total = 0
+    for tasks in sets:
+        for i, q in enumerate(queries):
+            for t in tasks + ([p for t in tasks for p in split(t, 3000)] if i < 2 else []):
+                ref = [r for b in T._rows_to_batches(T._headers(q, t, t.input()), T.schema("events"), 50)
+                       for r in b.to_pylist()]
+                got = [r for b in T.header_batches(q, t, t.input(), c_mod) for r in b.to_pylist()]
+                assert got == ref, (t.name, t.start, q)
+        for t in tasks if tasks is not sets[2] else ():
+            inp = t.input()
+            real = inp.frames
+
+            def counted(*a, **kw):
+                nonlocal handed
+                for f in real(*a, **kw):
+                    handed += 1
+                    yield f
+            object.__setattr__(inp, "frames", counted)
+            total += sum(b.num_rows for b in T.header_batches(T.Query("events", fields=False), t, inp, c_mod))
+    assert total > 1000 and handed < total // 5, (handed, total)
+
+
+def test_a_bounds_cache_prunes_upper_time_bounds_and_the_last_file(archive20, tmp_path):
+    """``bounds_cache``: each file's least and greatest event timestamp (one header walk per
+    file, on the driver, kept by size and mtime) prunes ``first_timestamp <= T`` (heads cannot:
+    a transaction may start before its file) and ``>=`` past the last file. Counted: the first
+    query walks the 20 files once and opens exactly the files with matching rows, whose rows
+    are those of every file filtered; the next walks none. A file touched since is walked again."""
+    from pyspark.sql.datasource import GreaterThanOrEqual, LessThanOrEqual
+
+    from binlogkit.spark.files import plan_files
+    from binlogkit.spark.source import BinlogDataSource
+    from binlogkit.spark.tables import Query, batches
+
+    files = sorted(str(p) for p in archive20.glob("mariadb-bin.0*"))
+    every = [r for t in plan_files([str(archive20)]) for b in batches(Query("transactions"), t) for r in b.to_pylist()]
+    t5 = sorted(r["first_timestamp"] for r in every if r["start_file"] == files[5])[20]
+    want = sorted(tuple(r.values()) for r in every if r["first_timestamp"] <= t5)
+    cache, trace = tmp_path / "cache", tmp_path / "q.trace"
+
+    def parts(table, f, **opts):
+        ds = BinlogDataSource({"path": str(archive20), "table": table, **opts})
+        r = ds.reader(ds.schema())
+        list(r.pushFilters([f]))
+        return [p.task.index for p in r.partitions()]
+    upto = LessThanOrEqual(("first_timestamp",), t5)
+    assert parts("transactions", upto) == list(range(20))   # heads alone cannot bound a file from below
+    ds = BinlogDataSource({"path": str(archive20), "table": "transactions", "trace": str(trace),
+                           "bounds_cache": str(cache)})
+    r = ds.reader(ds.schema())                # as Spark calls it: filters, partitions, read (then its own filter)
+    list(r.pushFilters([upto]))
+    got = [x for p in r.partitions() for b in r.read(p) for x in b.to_pylist() if x["first_timestamp"] <= t5]
+    assert sorted(tuple(x.values()) for x in got) == want and len(want) > 200
+    assert sum(x.startswith("bounds\t") for x in trace.read_text().splitlines()) == 20
+    assert _opened(trace) == files[:6] == sorted({r[2] for r in want})
+    trace.unlink()
+    assert parts("transactions", upto, bounds_cache=str(cache), trace=str(trace)) == list(range(6))
+    assert not trace.exists()                 # no walk: the cache held every file
+    assert parts("events", GreaterThanOrEqual(("timestamp",), 2_000_000_000), bounds_cache=str(cache)) == []
+    assert parts("transactions", LessThanOrEqual(("first_timestamp",), 1_000_000_000), bounds_cache=str(cache)) == []
+    os.utime(files[3], ns=(1, 1))             # changed since the walk: its bounds are walked again
+    assert parts("events", LessThanOrEqual(("timestamp",), t5), bounds_cache=str(cache), trace=str(trace)) \
+        == list(range(6))
+    assert trace.read_text() == f"bounds\t{files[3]}\n"
+
+
+def test_changes_come_in_batches_of_at_most_batch_rows_with_the_same_rows():
+    """``changes`` without a temporary folder: every batch holds at most ``batch_rows`` rows and
+    the rows are those of one big batch (long and typed forms)."""
+    from binlogkit.spark.files import plan_files
+    from binlogkit.spark.tables import Query, batches, first_layout, typed_schema
+
+    tasks = plan_files([str(TYPES)])
+    typed = typed_schema(first_layout(tasks, "types.ints"))
+    for q in (Query("changes"), Query("changes", changes_table="types.ints", typed=typed)):
+        small = [b for t in tasks for b in batches(Query(**{**q.__dict__, "batch_rows": 3}), t)]
+        big = [r for t in tasks for b in batches(q, t) for r in b.to_pylist()]
+        assert all(b.num_rows <= 3 for b in small) and len(small) > 1
+        key = lambda r: (r["file"], r["offset"], r["row_index"], str(r.get("table")))  # noqa: E731
+        assert sorted((r for b in small for r in b.to_pylist()), key=key) == sorted(big, key=key) and big
+
+
+def test_decoded_event_columns_from_the_c_decoders_json_equal_the_python_path(tmp_path):
+    """``events`` with ``fields``: the C decoder's JSON lines scanned into columns
+    (``_eventcols.JsonCols``) equal the reference (``tables._decoded``: decoded ``Event`` values)
+    with every filter and small batches, MySQL, MariaDB and encrypted plain files; the hot events
+    (GTIDs, table maps, rows, Xids) come as text, not as ``Event`` objects (counted)."""
+    import shutil
+
+    from binlogkit.reading import fastdecode
+    from binlogkit.crypto.keys import KeySpec
+    from binlogkit.spark import tables as T
+    from binlogkit.spark.files import plan_files
+
+    c_mod = T._eventcols()
+    if c_mod is None or not fastdecode.available():
+        pytest.skip("binlogkit._eventcols or _fastdecode not built")
+    key = tmp_path / "keys.txt"
+    key.write_bytes((ENC / "keys" / "keys.txt").read_bytes())
+    key.chmod(0o600)
+    plain = tmp_path / "plain"   # the C decoder reads plain files: the .xz fixtures decompressed
+    for folder in (MYSQL, TYPES):
+        dst = plain / folder.parent.parent.name
+        dst.mkdir(parents=True)
+        for f in folder.glob("*.0*"):
+            import lzma
+
+            data = lzma.decompress(f.read_bytes()) if f.suffix == ".xz" else f.read_bytes()
+            (dst / f.name.removesuffix(".xz")).write_bytes(data)
+    shutil.copytree(ENC / "primary", plain / "enc")
+    sets = [plan_files([str(plain / MYSQL.parent.parent.name)]), plan_files([str(plain / TYPES.parent.parent.name)]),
+            plan_files([str(plain / "enc")], keys=KeySpec(str(key)))]
+
+    def norm(r):
+        return {**r, "fields": json.loads(r["fields"])}
+    rows = [r for t in sets[1] for b in T.batches(T.Query("events"), t) for r in b.to_pylist()]
+    gt = [r["gtid"] for r in rows if r["gtid"]]
+    mid = sorted(r["timestamp"] for r in rows)[len(rows) // 2]
+    queries = [T.Query("events"), T.Query("events", batch_rows=7), T.Query("events", types=frozenset({2, 16, 19, 30, 162})),
+               T.Query("events", gtids=frozenset({gt[10], gt[-3]})), T.Query("events", min_timestamp=float(mid))]
+    texts = objects = 0
+    real = fastdecode.decode_fast
+    for tasks in sets:
+        for q in queries if tasks is sets[1] else queries[:2]:
+            for t in tasks:
+                inp = t.input()
+                assert T.decoded_usable(t, inp)
+                ref = [norm(r) for b in T._rows_to_batches(T._decoded(q, t, inp), T.schema("events"), 50)
+                       for r in b.to_pylist()]
+                got = [norm(r) for b in T.decoded_batches(q, t, inp, c_mod) for r in b.to_pylist()]
+                assert got == ref and (ref or q.gtids is not None), (t.name, q)
+    for t in sets[1]:
+        for item in real([t.input()], as_json=True):
+            if isinstance(item, bytes):
+                texts += item.count(b"\n")
+            else:
+                objects += 1
+    assert texts > 3 * objects > 0, (texts, objects)

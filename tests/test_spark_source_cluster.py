@@ -1,7 +1,8 @@
 """``spark.read.format("binlog")`` on the real standalone cluster (a master and two 1-core workers
 on 127.0.0.1, the ``spark_standalone`` fixture the audit and export cluster tests use), from
 local paths and from SeaweedFS ``s3://``, plain and encrypted: every table's rows equal the local
-engine's (``decode --json``, ``transactions --json``, the local export, audit's summaries).
+engine's (``decode --json``, ``transactions --json``, the local export, audit's summaries), and
+``events`` with ``fields=false`` (the C header columns) the header fields of ``decode --json``.
 
 The driver runs in a subprocess (``spark-submit``-like: its own SparkSession on the cluster);
 executors get the AWS variables as ``spark.executorEnv`` (never options: nothing secret in the
@@ -120,6 +121,7 @@ def test_every_table_on_the_cluster_equals_the_local_engine(spark_standalone, s3
             path = str(folder) if where == "local" else f"s3://sparksource/{name}/"
             for table in tables:
                 queries.append((f"{name}/{where}/{table}", table, path, opts))
+            queries.append((f"{name}/{where}/events_headers", "events", path, {**opts, "fields": "false"}))
     out = tmp_path / "out.json"
     aws = s3_server.env()
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
@@ -130,6 +132,7 @@ def test_every_table_on_the_cluster_equals_the_local_engine(spark_standalone, s3
                        cwd=tmp_path, timeout=900)
     assert p.returncode == 0, p.stderr[-4000:]
     compare(json.loads(out.read_text()), sets, tables, key_file, tmp_path)
+    assert sum(len(v) for k, v in json.loads(out.read_text()).items() if k.endswith("/events_headers")) > 1000
     # the reads ran on both workers' executors, not in the driver
     for i in range(2):
         assert list((spark_standalone.folder / f"work{i}").glob("app-*/*/stderr")), f"worker {i} ran no executor"
@@ -156,9 +159,14 @@ def compare(got: dict, sets: dict, tables: list[str], key_file: Path, tmp_path: 
                                    for r in local)
         if "events" in tables:
             want["events"] = _events(decoded(cli("decode", "--json", *keys, str(folder))))
-        norm = {"transactions": _trx, "summaries": _summaries, "changes": _changes, "events": _events}
+        if "events" in tables:   # fields=false: the C header columns (no Transaction_payloads' inner events)
+            want["events_headers"] = [{k: v for k, v in e.items() if k not in ("name", "fields")}
+                                      for e in want["events"] if "payload_offset" not in e]
+        norm = {"transactions": _trx, "summaries": _summaries, "changes": _changes, "events": _events,
+                "events_headers": lambda rows: [{k: v for k, v in e.items() if k not in ("name", "fields")}
+                                                for e in _events(rows)]}
         for where in ("local", "s3"):
-            for table in tables:
+            for table in tables + (["events_headers"] if "events" in tables else []):
                 have = norm[table](got[f"{name}/{where}/{table}"])
                 assert have == want[table], f"{name}/{where}/{table}"
         assert want["transactions"] and (name != "types" or want["changes"])

@@ -68,9 +68,27 @@ def checksum_on(fde: bytes) -> bool:
     return fde_is_checksum_aware(fde) and fde[-5] == ChecksumAlg.CRC32
 
 
+def _skip_to(fh: Any, here: int, start: int) -> None:
+    """Move ``fh``, whose next unread byte is at stream offset ``here``, to offset ``start``:
+    ``seek`` when it can, else its bytes are read and dropped (a decompressing stream)."""
+    if getattr(fh, "seekable", lambda: False)():
+        fh.seek(start)
+        return
+    left = start - here
+    if left < 0:
+        raise ValueError(f"start {start}: the stream is already past it (at {here})")
+    chunk = bytearray(min(left, WINDOW) or 1)
+    mv = memoryview(chunk)
+    while left > 0:
+        got = fh.readinto(mv[:min(left, len(chunk))])
+        if not got:
+            raise TruncatedEventError(f"start {start} is past the end of the stream", offset=start)
+        left -= got
+
+
 def walk_events(fh: Any, *, verify: bool = True, want: frozenset[int] | set[int] | None = frozenset(),
                 keys=None, notes: dict | None = None, records: bool = True,
-                taker: Taker | None = None) -> Iterator[Frame]:
+                taker: Taker | None = None, start: int | None = None) -> Iterator[Frame]:
     """Yield a ``Frame`` for every event of a binlog byte stream positioned right after its
     4-byte magic (``source`` reads the magic and unwraps the containers: call it through
     ``source.Input.frames`` / ``source.frames_of_stream``). ``data`` is the whole event's bytes
@@ -97,6 +115,14 @@ def walk_events(fh: Any, *, verify: bool = True, want: frozenset[int] | set[int]
     ``buf[rel:filled]`` holding the stream from offset ``at``; it consumes the whole events it
     settles itself (a C loop: audit's ``_pullscan.summary``), stopping before any other, and
     returns ``(rel, at)`` after them. Those events yield no frame: the taker accounts for them.
+
+    ``start``: begin at that offset, an event boundary (a transaction's first event, found by an
+    earlier header walk), after the file's head: the Format_description (and a MariaDB
+    Start_encryption right after it) is read and yielded as ever, then the stream jumps to
+    ``start`` (``seek`` when the stream can, else its bytes are read and dropped: archives) and
+    framing goes on from there; what lies between is neither framed nor yielded. The format,
+    the checksum setting and the cipher in force are the head's (a file has one FDE; a relay
+    log's later ones are not seen: give no ``start`` inside a relay log's second server's part).
     """
     new = tuple.__new__
     fmt: Format | None = None
@@ -111,6 +137,7 @@ def walk_events(fh: Any, *, verify: bool = True, want: frozenset[int] | set[int]
     decrypt = None  # crypto.mariadb.EventCipher once a Start_encryption was read
     start_enc = None  # (body, offset) of a Start_encryption whose key is not looked up yet
     clear_until = 0  # file offset up to which the window holds decrypted events
+    prev = -1  # the last event's type code (``start``: the jump comes right after the head)
     try:
         while True:
             if filled - rel < LEN_HEADER and not eof:  # slide the window, read behind what is left
@@ -129,6 +156,16 @@ def walk_events(fh: Any, *, verify: bool = True, want: frozenset[int] | set[int]
             if avail < LEN_HEADER:
                 raise TruncatedEventError(f"torn event header: {avail} bytes where 19 are needed", offset=at)
             ts, code, sid, ev_size, log_pos, flags = unpack(buf, rel)
+            if start is not None and (prev == _START_ENCRYPTION or (prev in (_FDE, _START_V3) and code != _START_ENCRYPTION)):
+                if start > at:  # the head is read (the header at ``at`` may be encrypted: not looked at)
+                    if start <= at + filled - rel:   # in the window already
+                        rel += start - at
+                    else:
+                        _skip_to(fh, at + filled - rel, start)
+                        rel, filled, eof = 0, 0, False
+                    at, clear_until = start, 0
+                start = None
+                continue
             if at == 4 and code not in (_FDE, 1):  # 1: START_EVENT_V3 of binlog v3
                 raise NoFormatDescriptionError(
                     f"the first event is {event_type_name(code)}, not a Format_description: the layout "
@@ -203,10 +240,10 @@ def walk_events(fh: Any, *, verify: bool = True, want: frozenset[int] | set[int]
                 yield new(Frame, (at, code, ts, sid, ev_size, log_pos, flags, data, ok, fmt))
             else:
                 yield at, code, ts, sid, ev_size, log_pos, flags, data, ok, fmt  # type: ignore[misc]
-            at, rel = end, e
+            at, rel, prev = end, e, code
             if code == _START_ENCRYPTION and decrypt is None:  # the key is needed from the next event on
                 start_enc = (bytes(mv[e - ev_size + LEN_HEADER:e - (LEN_CHECKSUM if crc_on else 0)]), at - ev_size)
-            elif taker is not None and decrypt is None:
+            elif taker is not None and decrypt is None and start is None:
                 rel, at = taker(buf, rel, filled, at, crc_on)
     except CompressionError as exc:  # an archive that stopped decompressing: name the event being read
         head = filled - rel >= LEN_HEADER  # its header is in the window: the body was being read

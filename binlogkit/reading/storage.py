@@ -213,6 +213,14 @@ def size(url: str) -> int:
     return _SIZES[url]
 
 
+def version(url: str) -> str | None:
+    """What identifies this object's content (its ETag, with its size), or None when the store
+    names none: a cache of what an object holds is valid only while this is unchanged."""
+    info = _info(url)
+    tag = info.get("ETag") or info.get("etag") or info.get("md5")
+    return None if not tag else f"{tag}:{info.get('size')}"
+
+
 def exists(url: str) -> bool:
     """Whether an object or a non-empty prefix is there (store errors other than 'not found'
     are raised as ``StorageError``)."""

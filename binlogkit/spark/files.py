@@ -48,6 +48,8 @@ class FileTask:
     keys: Any = field(default=None, repr=False)   # crypto.KeySpec | None
     start: int | None = None    # a range of the file: the transactions that begin in [start, stop)
     stop: int | None = None
+    lead: int | None = None     # the offset of the event right before ``start`` (the state a reader
+                                # needs from before the range: the transactions' resume position)
 
     def whole(self) -> bool:
         return self.start is None and self.stop is None
@@ -111,18 +113,23 @@ def split(task: FileTask, every: int, resolve=None) -> list[FileTask]:
     if every <= 0 or task.size <= every:
         return [task]
     cuts: list[int] = []
+    leads: list[int | None] = []
     try:
         nxt = every
-        for f in task.input(resolve).frames(want=frozenset(), verify=False):
-            if f.offset >= nxt and f.type_code in GTID_TYPES:
-                cuts.append(f.offset)
-                nxt = f.offset + every
+        prev = None
+        for f in task.input(resolve).frames(want=frozenset(), verify=False, records=False):
+            if f[0] >= nxt and f[1] in GTID_TYPES:
+                cuts.append(f[0])
+                leads.append(prev)
+                nxt = f[0] + every
+            prev = f[0]
     except (BinlogError, OSError):
         return [task]
     if not cuts:
         return [task]
     bounds_ = [None, *cuts, None]
-    return [replace(task, start=a, stop=b) for a, b in zip(bounds_, bounds_[1:])]
+    return [replace(task, start=a, stop=b, lead=lead)
+            for a, b, lead in zip(bounds_, bounds_[1:], [None, *leads])]
 
 
 # --- heads -----------------------------------------------------------------------------------------
@@ -234,3 +241,71 @@ def bounds(tasks: list[FileTask], heads: list[Head]) -> list[Bounds]:
             maria_before=h.gtid_list if h.ok else None,
             maria_after=n.gtid_list if after_ok and n is not None and h.gtid_list is not None else None))
     return out
+
+
+# --- time bounds cache ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TimeBounds:
+    """The least and greatest header timestamp of every event of a file (a header walk to its
+    end), or unknown (None) when the file holds MySQL Transaction_payload events (the events
+    inside carry timestamps no header walk sees) or could not be walked to its end."""
+
+    events: int
+    min_timestamp: int | None
+    max_timestamp: int | None
+
+
+def _identity(name: str) -> str | None:
+    """What a cached bound is valid for: local files by size and mtime (ns), objects by their
+    store's ETag and size; None (no cache: never prune by it) when the store names no version."""
+    from ..reading.storage import is_url
+
+    if is_url(name):
+        from ..reading.storage import version
+
+        v = version(name)
+        return None if v is None else f"{name}\0{v}"
+    st = os.stat(name)
+    return f"{name}\0{st.st_size}\0{st.st_mtime_ns}"
+
+
+def time_bounds(task: FileTask, cache: str, walk, trace: str | None = None) -> TimeBounds | None:
+    """``TimeBounds`` of ``task``'s file from the cache folder ``cache`` (a local path), walked
+    (``walk(task)``: ``tables.walk_bounds``, the header columns' C walk) and written there when
+    missing; ``trace`` gets ``bounds\t<file>`` per walk. None when unknown: a file whose identity the
+    store cannot give, a damaged file, payload events. Sound for pruning: every event of the
+    file has ``min_timestamp <= timestamp <= max_timestamp`` while its identity (size and mtime,
+    or ETag) is what was walked."""
+    import hashlib
+    import json
+
+    from ..errors import BinlogError
+
+    try:
+        ident = _identity(task.name)
+    except (OSError, BinlogError):
+        return None
+    if ident is None:
+        return None
+    path = os.path.join(cache, hashlib.sha256(ident.encode()).hexdigest()[:40] + ".json")
+    try:
+        with open(path) as fh:
+            d = json.load(fh)
+        if d.get("identity") == ident:
+            return TimeBounds(d["events"], d["min_timestamp"], d["max_timestamp"])
+    except (OSError, ValueError, KeyError):
+        pass
+    b = walk(task)
+    if trace:
+        with open(trace, "a") as fh:
+            fh.write(f"bounds\t{task.name}\n")
+    if b is None:
+        return None
+    os.makedirs(cache, exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as fh:
+        json.dump({"identity": ident, "events": b.events, "min_timestamp": b.min_timestamp,
+                   "max_timestamp": b.max_timestamp}, fh)
+    os.replace(tmp, path)
+    return b

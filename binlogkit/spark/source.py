@@ -15,7 +15,10 @@ codes); ``batch_rows``; ``split_bytes`` (files above it are read as ranges of wh
 transactions, one partition each; 64 MiB, 0: never); the key options ``key_file``, ``key_file_secret_file``, ``cipher``,
 ``keyring_file`` (paths: the keys are loaded on each executor, never carried in the plan);
 ``fields`` (events, false: header fields only, no body decoded: ``name`` and ``fields``
-null, payloads' inner events not listed); ``pushdown`` (false: no file pruning, for comparisons); ``trace`` (a local file that gets one
+null, payloads' inner events not listed); ``bounds_cache`` (a local folder: each file's least and
+greatest event timestamp, walked once on the driver and kept by the file's size and mtime or
+ETag, prunes ``events.timestamp`` and ``transactions.first_timestamp`` both ways:
+``files.time_bounds``); ``pushdown`` (false: no file pruning, for comparisons); ``trace`` (a local file that gets one
 line per file whose events are read).
 
 Partitions are files (``files.plan_files``, binlog order), big ones ranges of whole
@@ -31,15 +34,19 @@ import datetime as _dt
 from dataclasses import replace
 
 from pyspark.sql.datasource import (DataSource, DataSourceReader, EqualTo, GreaterThan, GreaterThanOrEqual, In,
-                                    InputPartition)
+                                    InputPartition, LessThan, LessThanOrEqual)
 
 from . import tables as T
-from .files import FileTask, bounds, head, plan_files, split
+from .files import FileTask, bounds, head, plan_files, split, time_bounds
 
 _KEY_OPTIONS = ("key_file", "key_file_secret_file", "cipher", "keyring_file")
 _TIME_COLUMNS = {"events": ("timestamp",), "transactions": ("first_timestamp",), "changes": ("commit_time",)}
 _TIME_PRUNES = {"events": ("timestamp",), "transactions": ("first_timestamp", "last_timestamp"),
                 "changes": ("commit_time",)}
+# columns whose every value is the header timestamp of an event of the row's own file: the bounds
+# cache (files.time_bounds) prunes them both ways (a transaction's last event, and so a change's
+# commit time, may be in the next file of a relay log: not these)
+_CACHE_PRUNES = {"events": ("timestamp",), "transactions": ("first_timestamp",)}
 
 
 class FilePartition(InputPartition):
@@ -142,6 +149,9 @@ class BinlogReader(DataSourceReader):
         self.pushdown = (o.get("pushdown") or "true").lower() != "false"
         self.split_bytes = int(o.get("split_bytes") or 64 << 20)
         self.prune_time: float | None = None   # files whose events all precede it are skipped
+        self.cache = o.get("bounds_cache") or None   # a folder: files.time_bounds
+        self.cache_low: float | None = None    # with the cache: files whose events all precede it go
+        self.cache_high: float | None = None   # ... and those whose events all follow it
         typed = source._arrow_schema() if table == "changes" and o.get("changes_table") else None
         self.query = T.Query(table, batch_rows=int(o.get("batch_rows") or T.BATCH_ROWS), types=types,
                              tables=tuple(x.strip() for x in (o.get("tables") or "").split(",") if x.strip()),
@@ -154,8 +164,20 @@ class BinlogReader(DataSourceReader):
     def pushFilters(self, filters):
         q = self.query
         times = _TIME_PRUNES.get(q.table, ())
+        cached = _CACHE_PRUNES.get(q.table, ())
         for f in filters:
             col = f.attribute[0] if len(f.attribute) == 1 else None
+            if col in cached and isinstance(f, (LessThan, LessThanOrEqual, EqualTo, GreaterThan, GreaterThanOrEqual)):
+                t = _seconds(f.value)
+                if t is not None:   # whole seconds, rounded away from pruning: headers hold whole seconds
+                    import math
+
+                    if isinstance(f, (LessThan, LessThanOrEqual, EqualTo)):
+                        hi = float(math.ceil(t))
+                        self.cache_high = hi if self.cache_high is None else min(self.cache_high, hi)
+                    if isinstance(f, (GreaterThan, GreaterThanOrEqual, EqualTo)):
+                        lo = float(math.floor(t))
+                        self.cache_low = lo if self.cache_low is None else max(self.cache_low, lo)
             if col in times and isinstance(f, (GreaterThan, GreaterThanOrEqual, EqualTo)):
                 t = _seconds(f.value)
                 if t is not None:
@@ -193,19 +215,36 @@ class BinlogReader(DataSourceReader):
         """The files that can hold matching rows: all of them, or those the heads do not rule out."""
         q = self.query
         t = self.prune_time
-        if not self.pushdown or (t is None and q.gtids is None):
+        use_cache = self.cache is not None and (self.cache_low is not None or self.cache_high is not None)
+        if not self.pushdown or (t is None and q.gtids is None and not use_cache):
             return list(self.tasks)
-        heads = [head(task) for task in self.tasks]
-        if q.trace:
-            with open(q.trace, "a") as fh:
-                fh.writelines(f"head\t{task.name}\n" for task in self.tasks)
-        out = []
-        for task, b in zip(self.tasks, bounds(self.tasks, heads)):
-            if t is not None and not b.may_have_timestamp_at_least(t):
-                continue
-            if q.gtids is not None and not any(b.may_have_gtid(g) for g in q.gtids):
-                continue
-            out.append(task)
+        out = list(self.tasks)
+        if t is not None or q.gtids is not None:
+            heads = [head(task) for task in self.tasks]
+            if q.trace:
+                with open(q.trace, "a") as fh:
+                    fh.writelines(f"head\t{task.name}\n" for task in self.tasks)
+            out = []
+            for task, b in zip(self.tasks, bounds(self.tasks, heads)):
+                if t is not None and not b.may_have_timestamp_at_least(t):
+                    continue
+                if q.gtids is not None and not any(b.may_have_gtid(g) for g in q.gtids):
+                    continue
+                out.append(task)
+        if use_cache:
+            assert self.cache is not None
+            kept = []
+            for task in out:
+                tb = time_bounds(task, self.cache, T.walk_bounds, trace=q.trace)
+                if tb is not None and tb.min_timestamp is not None and tb.max_timestamp is not None:
+                    if self.cache_high is not None and tb.min_timestamp > self.cache_high:
+                        continue
+                    if self.cache_low is not None and tb.max_timestamp < self.cache_low:
+                        continue
+                if tb is not None and tb.events == 0:
+                    continue
+                kept.append(task)
+            out = kept
         return out
 
     def read(self, partition):

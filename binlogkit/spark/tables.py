@@ -23,8 +23,6 @@ import datetime as _dt
 import decimal
 import json
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -138,6 +136,13 @@ def batches(q: Query, task: FileTask, resolve=None) -> Iterator[Any]:
     if q.table == "changes":
         yield from _changes(q, task, inp)
         return
+    if q.table == "events" and _eventcols() is not None:
+        if not q.fields:
+            yield from header_batches(q, task, inp)
+            return
+        if decoded_usable(task, inp):
+            yield from decoded_batches(q, task, inp)
+            return
     make: dict[str, Callable] = {"events": _events, "transactions": _transactions, "summaries": _summaries}
     yield from _rows_to_batches(make[q.table](q, task, inp), schema(q.table), q.batch_rows)
 
@@ -151,6 +156,196 @@ def _events(q: Query, task: FileTask, inp) -> Iterator[tuple]:
     yield from _decoded(q, task, inp)
 
 
+def _eventcols() -> Any:
+    """The C column filler (``binlogkit._eventcols``), or None (not built, or
+    ``BINLOGKIT_NO_EVENTCOLS=1`` / ``BINLOGKIT_PURE_PYTHON=1``: the reference path)."""
+    from .._optional import load_c
+
+    return load_c("_eventcols", "BINLOGKIT_NO_EVENTCOLS")
+
+
+def header_batches(q: Query, task: FileTask, inp, c_mod: Any = None, bounds: list | None = None) -> Iterator[Any]:
+    """``events`` without bodies (``fields=false``) as Arrow batches filled in C
+    (``_eventcols.Cols``: the framing loop's taker appends the events it settles to column
+    buffers; the few it hands back -- Format_descriptions, tagged GTIDs, a bad checksum -- are
+    appended from their frame), filtered per batch by Arrow compute: no Python object per
+    event. The same rows as ``_headers`` (the reference). ``bounds`` (a list) receives
+    ``Cols.bounds()`` after a whole file was walked to its end."""
+    from ..boundary import read_gtid
+    from ..codecs.header import LEN_HEADER
+
+    c_mod = c_mod or _eventcols()
+    cols = c_mod.Cols(q.batch_rows)
+    hi = task.stop
+    if hi is not None:
+        cols.stop = hi
+    name = inp.name
+    append, n_full = cols.append, q.batch_rows
+    frames = inp.frames(want=GTID_TYPES, records=False, taker=cols.take, start=task.start)
+    ended = True
+    for at, code, ts, sid, size, log_pos, flags, data, ok, fmt in frames:
+        if hi is not None and at >= hi:
+            ended = False
+            break
+        if fmt is not None:
+            cols.header_length = max(LEN_HEADER, fmt.header_length)
+        if code in GTID_TYPES and data is not None:
+            hl = max(LEN_HEADER, fmt.header_length) if fmt else LEN_HEADER
+            value = read_gtid(code, sid, bytes(data[hl:len(data) - (fmt.len_checksum if fmt else 0)]))[0]
+            cols.gtid = None if value is None else str(value)
+        if len(cols) >= n_full:
+            rb = _cols_batch(cols, q, task, name)
+            if rb.num_rows:
+                yield rb
+        append(at, code, ts, sid, size, log_pos, flags, ok)
+    if getattr(frames, "close", None):
+        frames.close()
+    if len(cols):
+        rb = _cols_batch(cols, q, task, name)
+        if rb.num_rows:
+            yield rb
+    if bounds is not None and ended and task.whole():
+        bounds.append(cols.bounds())
+
+
+def decoded_usable(task: FileTask, inp) -> bool:
+    """Whether ``decoded_batches`` takes this read: the C decoder there (``reading.fastdecode``),
+    a whole file it reads itself (``Input.plain``)."""
+    from ..reading import fastdecode
+
+    return fastdecode.available() and task.whole() and inp.plain()
+
+
+def decoded_batches(q: Query, task: FileTask, inp, c_mod: Any = None) -> Iterator[Any]:
+    """``events`` with decoded ``fields`` as Arrow batches without a Python object per hot
+    event: the C decoder renders ``decode --json``'s lines for the events it takes
+    (``fastdecode.decode_fast``: GTIDs, table maps, rows events, Xids...) and ``_eventcols.JsonCols``
+    scans those lines into column buffers (``fields`` as the rendered JSON text); the events
+    the decoder hands to Python (Format_descriptions, Queries, payloads' inner events...) are
+    appended from their ``Event``. The same rows as ``_decoded`` (the reference)."""
+    from ..reading import fastdecode
+    from ..reading.decoder import Problem
+
+    c_mod = c_mod or _eventcols()
+    cols = c_mod.JsonCols()
+    lines, append, n_full = cols.lines, cols.append, q.batch_rows
+    for item in fastdecode.decode_fast([inp], verify=inp.verify, as_json=True):
+        if isinstance(item, (bytes, bytearray)):
+            lines(item)
+        elif isinstance(item, Problem):
+            continue
+        else:
+            raw = item.raw
+            code = raw.type_code
+            if code in GTID_TYPES:
+                g = item.fields.get("gtid")
+                cols.gtid = g if isinstance(g, str) else None
+            inner = raw.payload_offset is not None
+            append(raw.offset, raw.offset if inner else raw.end_offset, code, raw.timestamp, raw.server_id,
+                   raw.event_size, raw.log_pos, raw.flags, raw.checksum_ok, item.name,
+                   json.dumps(item.fields, default=str), raw.payload_offset, raw.inner_offset if inner else None)
+        if len(cols) >= n_full:
+            rb = _json_batch(cols, q, inp.name)
+            if rb.num_rows:
+                yield rb
+    if len(cols):
+        rb = _json_batch(cols, q, inp.name)
+        if rb.num_rows:
+            yield rb
+
+
+def _json_batch(cols: Any, q: Query, name: str):
+    """One ``JsonCols`` batch as the ``events`` table's record batch, the query's filters applied."""
+    import pyarrow.compute as pc
+
+    from ..constants import event_type_name
+
+    global _TYPE_NAMES
+    pa = _pa()
+    if _TYPE_NAMES is None:
+        _TYPE_NAMES = pa.array([event_type_name(c) for c in range(256)], pa.string())
+    n, d = cols.finish()
+    buf = pa.py_buffer
+    s, i64 = pa.string(), pa.int64()
+
+    def num(key: str, typ):
+        return pa.Array.from_buffers(typ, n, [None, buf(d[key])])
+
+    def text(key: str):
+        return pa.Array.from_buffers(s, n, [None, buf(d[key + "_offsets"]), buf(d[key + "_data"])])
+
+    def valid(arr, key: str):
+        return pc.if_else(pc.equal(num(key, pa.uint8()), 1), arr, pa.scalar(None, arr.type))
+
+    code, ts = num("type_code", pa.int32()), num("timestamp", i64)
+    ok8 = num("checksum_ok", pa.uint8())
+    ok = pc.if_else(pc.equal(ok8, 2), pa.scalar(None, pa.bool_()), pc.equal(ok8, 1))
+    gtid = valid(text("gtid"), "gtid_valid")
+    arrays = [pa.repeat(pa.scalar(name, s), n), num("offset", i64), num("end_offset", i64), _TYPE_NAMES.take(code),
+              code, text("name"), ts, num("server_id", i64), num("event_size", i64), num("log_pos", i64),
+              num("flags", pa.int32()), ok, valid(num("payload_offset", i64), "payload_valid"),
+              valid(num("inner_offset", i64), "inner_valid"), gtid, text("fields")]
+    rb = pa.RecordBatch.from_arrays(arrays, schema=schema("events"))
+    mask = None
+
+    def both(m):
+        return m if mask is None else pc.and_(mask, m)
+    if q.types is not None:
+        mask = both(pc.is_in(code, value_set=pa.array(sorted(q.types), pa.int32())))
+    if q.gtids is not None:
+        mask = both(pc.fill_null(pc.is_in(gtid, value_set=pa.array(sorted(q.gtids), s)), False))
+    if q.min_timestamp is not None:
+        mask = both(pc.greater_equal(ts, int(q.min_timestamp) if q.min_timestamp == int(q.min_timestamp)
+                                     else q.min_timestamp))
+    return rb if mask is None else rb.filter(mask)
+
+
+_TYPE_NAMES: Any = None
+
+
+def _cols_batch(cols: Any, q: Query, task: FileTask, name: str):
+    """One ``Cols`` batch as the ``events`` table's record batch, the query's filters applied."""
+    import pyarrow.compute as pc
+
+    from ..constants import event_type_name
+
+    global _TYPE_NAMES
+    pa = _pa()
+    if _TYPE_NAMES is None:
+        _TYPE_NAMES = pa.array([event_type_name(c) for c in range(256)], pa.string())
+    n, d = cols.finish()
+    buf = pa.py_buffer
+
+    def num(key: str, typ):
+        return pa.Array.from_buffers(typ, n, [None, buf(d[key])])
+
+    offset, size, code = num("offset", pa.int64()), num("event_size", pa.int64()), num("type_code", pa.int32())
+    ts = num("timestamp", pa.int64())
+    ok8 = num("checksum_ok", pa.uint8())
+    ok = pc.if_else(pc.equal(ok8, 2), pa.scalar(None, pa.bool_()), pc.equal(ok8, 1))
+    gtid = pa.Array.from_buffers(pa.string(), n, [None, buf(d["gtid_offsets"]), buf(d["gtid_data"])])
+    gtid = pc.if_else(pc.equal(num("gtid_valid", pa.uint8()), 1), gtid, pa.scalar(None, pa.string()))
+    s, i64 = pa.string(), pa.int64()
+    arrays = [pa.repeat(pa.scalar(name, s), n), offset, pc.add(offset, size), _TYPE_NAMES.take(code), code,
+              pa.nulls(n, s), ts, num("server_id", i64), size, num("log_pos", i64), num("flags", pa.int32()), ok,
+              pa.nulls(n, i64), pa.nulls(n, i64), gtid, pa.nulls(n, s)]
+    rb = pa.RecordBatch.from_arrays(arrays, schema=schema("events"))
+    mask = None
+
+    def both(m):
+        return m if mask is None else pc.and_(mask, m)
+    if task.start is not None:
+        mask = both(pc.greater_equal(offset, task.start))
+    if q.types is not None:
+        mask = both(pc.is_in(code, value_set=pa.array(sorted(q.types), pa.int32())))
+    if q.gtids is not None:
+        mask = both(pc.fill_null(pc.is_in(gtid, value_set=pa.array(sorted(q.gtids), s)), False))
+    if q.min_timestamp is not None:
+        mask = both(pc.greater_equal(ts, int(q.min_timestamp) if q.min_timestamp == int(q.min_timestamp)
+                                     else q.min_timestamp))
+    return rb if mask is None else rb.filter(mask)
+
+
 def _headers(q: Query, task: FileTask, inp) -> Iterator[tuple]:
     """``events`` without decoding bodies (``fields=false``): the framing loop's tuples, only
     GTID events' bodies read (for ``gtid``); ``name`` and ``fields`` null, and the events inside
@@ -162,7 +357,8 @@ def _headers(q: Query, task: FileTask, inp) -> Iterator[tuple]:
     name = inp.name
     gtid: str | None = None
     lo, hi = task.start, task.stop
-    for at, code, ts, sid, size, log_pos, flags, data, ok, fmt in inp.frames(want=GTID_TYPES, records=False):
+    for at, code, ts, sid, size, log_pos, flags, data, ok, fmt in inp.frames(want=GTID_TYPES, records=False,
+                                                                              start=lo):
         if hi is not None and at >= hi:
             break
         if code in GTID_TYPES and data is not None:
@@ -189,7 +385,8 @@ def _decoded(q: Query, task: FileTask, inp) -> Iterator[tuple]:
 
     types = None if q.types is None else set(q.types) | set(GTID_TYPES)
     gtid: str | None = None
-    for ev in decode_files([inp], types=types, payloads=True, start_position=task.start, stop_position=task.stop):
+    evs = (decode_files([inp], types=types, payloads=True) if task.whole() else _range_events(task, inp, types))
+    for ev in evs:
         if isinstance(ev, Problem):
             continue
         raw = ev.raw
@@ -209,13 +406,101 @@ def _decoded(q: Query, task: FileTask, inp) -> Iterator[tuple]:
                raw.payload_offset, raw.inner_offset if inner else None, gtid, json.dumps(ev.fields, default=str))
 
 
+def _range_events(task: FileTask, inp, types) -> Iterator[Any]:
+    """``decode_files``' events of a range of a file: the head, then from ``task.start`` on (the
+    reading layer seeks there: ``Input.frames(start=)``), up to ``task.stop``; a damaged event
+    ends the range as it ends the file there (``Problem`` values are skipped by the caller)."""
+    from ..errors import BinlogError
+    from ..reading.decoder import EventDecoder
+    from ..reading.reader import _raw_events
+
+    dec = EventDecoder(strict=True)
+    name = inp.name
+    try:
+        for raw in _raw_events(inp.frames(want=None, start=task.start), name):
+            if task.stop is not None and raw.offset >= task.stop:
+                break
+            if task.start is not None and raw.offset < task.start:
+                continue
+            yield from dec.each(raw, name, types=types, payloads=True)
+            if dec.failed:
+                break
+    except BinlogError:
+        return
+
+
+def _range_frames(task: FileTask, inp, want) -> Iterator[Any]:
+    """The frames (bare tuples) of a range of whole transactions: the head, then from the event
+    before ``task.start`` (``task.lead``: what the grouper needs to know before the range; the
+    reading layer seeks there) to the first GTID event at or after ``task.stop``."""
+    hi = task.stop
+    frames = inp.frames(want=want, records=False, start=task.lead if task.lead is not None else task.start)
+    try:
+        for f in frames:
+            if hi is not None and f[0] >= hi and f[1] in GTID_TYPES:
+                return
+            yield f
+    finally:
+        frames.close()
+
+
+def walk_bounds(task: FileTask, resolve=None):
+    """``files.TimeBounds`` of a whole file by a header walk (the C columns when built), None
+    when it cannot be walked to its end."""
+    from dataclasses import replace
+
+    from ..constants import EventType as ET
+    from ..errors import BinlogError
+    from .files import TimeBounds
+
+    whole = replace(task, start=None, stop=None, lead=None)
+    got: list = []
+    try:
+        if _eventcols() is not None:
+            for _ in header_batches(Query("events", batch_rows=1 << 16, fields=False), whole, whole.input(resolve),
+                                    bounds=got):
+                pass
+            if not got:
+                return None
+            events, lo, hi, payloads = got[0]
+        else:
+            events, lo, hi, payloads = 0, None, None, 0
+            for f in whole.input(resolve).frames(want=frozenset(), records=False):
+                ts = f[2]
+                events += 1
+                lo = ts if lo is None or ts < lo else lo
+                hi = ts if hi is None or ts > hi else hi
+                payloads += f[1] == ET.TRANSACTION_PAYLOAD_EVENT
+    except (BinlogError, OSError):
+        return None
+    if payloads or not events:
+        return TimeBounds(events, None, None)
+    return TimeBounds(events, lo, hi)
+
+
 # --- transactions ---------------------------------------------------------------------------------
+
+def _grouped(task: FileTask, inp) -> Iterator[Any]:
+    """``group_files([inp], problems=[])`` of a range of the file (``_range_frames``)."""
+    from ..errors import BinlogError, KeyFileError, KeyRequiredError
+    from ..transactions import BODIES, Grouper
+
+    g = Grouper()
+    try:
+        yield from g.feed_frames(inp.name, _range_frames(task, inp, BODIES))
+    except BinlogError as exc:
+        yield from g.finish()
+        if isinstance(exc, (KeyRequiredError, KeyFileError)):
+            raise exc.with_context(file=inp.name)
+        return
+    yield from g.finish()
+
 
 def _transactions(q: Query, task: FileTask, inp) -> Iterator[tuple]:
     from ..transactions import group_files
 
     problems: list = []
-    for t in group_files([inp], problems=problems):
+    for t in (group_files([inp], problems=problems) if task.whole() else _grouped(task, inp)):
         if not (task.whole() or (t.start_file == inp.name and task.holds(t.start_offset))):
             continue
         if q.gtids is not None and t.gtid not in q.gtids:
@@ -292,41 +577,65 @@ def _filters(q: Query, task: FileTask, one: str | None = None):
 
 
 def _changes(q: Query, task: FileTask, inp) -> Iterator[Any]:
-    """The file's committed changes through the export's own writer (``DatasetWriter``) into a
-    private temporary folder, read back as batches and removed: the rows are the local export's
-    by construction. ``min_timestamp`` filters by commit time (the export's --start-datetime is
-    the transaction's first event: not the same column)."""
-    import pyarrow.parquet as pq
+    """The file's committed changes (the export's walk: ``export.changes.committed_changes``)
+    turned into Arrow in memory by the export's own row builder (``export.dataset.rows_table``:
+    the C ``_rowarrow`` builder where it takes the table, else the Python converters): the rows
+    are the local export's by construction, with no temporary files. Rows wait per table layout
+    until ``batch_rows`` of them are pending in all (then the largest group goes): executor
+    memory is one batch of rows, plus the transaction the walk holds until its commit.
+    ``min_timestamp`` filters by commit time (the export's --start-datetime is the
+    transaction's first event: not the same column). Statement-format changes are not rows:
+    not in this table (the export's ``_statements``)."""
+    from ..export.changes import Report, Rows, committed_changes
+    from ..export.schema import layout
 
-    from ..export.changes import Report, committed_changes
-    from ..export.dataset import DatasetWriter
-    from ..export.output import output_fs
+    target = q.typed if q.changes_table else schema("changes")
+    pending: dict[tuple, list] = {}
+    counts: dict[tuple, int] = {}
+    total = 0
 
-    tmp = tempfile.mkdtemp(prefix="binlogkit-spark-")
-    try:
-        fs, root = output_fs(tmp)
-        w = DatasetWriter(fs, root, row_group_rows=q.batch_rows)
-        try:
-            for change in committed_changes([inp], _filters(q, task, q.changes_table), Report()):
-                w.add(change)
-            w.close()
-        except BaseException:
-            w.abort()
-            raise
-        target = q.typed if q.changes_table else schema("changes")
-        for path in sorted(p for p in w.written if "/_statements/" not in p):
-            db, table = _part_names(path, root)
-            for rb in pq.ParquetFile(path).iter_batches(batch_size=q.batch_rows):
-                if q.min_timestamp is not None or q.gtids is not None:
-                    rb = _keep(rb, q)
-                if rb.num_rows == 0:
-                    continue
-                if q.changes_table:
-                    yield align(rb, target)
-                else:
-                    yield from _rows_to_batches(long_rows(rb, db, table), target, q.batch_rows)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    def flush(key: tuple) -> Iterator[Any]:
+        nonlocal total
+        items = pending.pop(key)
+        total -= counts.pop(key)
+        yield from _emit(q, target, items)
+
+    if not task.whole():   # the export's walk from the event before the range (the reading layer seeks)
+        from dataclasses import replace
+
+        inp = replace(inp, start=task.lead if task.lead is not None else task.start)
+    for change in committed_changes([inp], _filters(q, task, q.changes_table), Report()):
+        if not isinstance(change, Rows):
+            continue
+        lay = layout(change.table)
+        key = (lay.db, lay.table, lay.version)
+        pending.setdefault(key, []).append(change)
+        n = len(change.rows)
+        counts[key] = counts.get(key, 0) + n
+        total += n
+        if total >= q.batch_rows:
+            yield from flush(max(counts, key=counts.__getitem__))
+    for key in list(pending):
+        yield from flush(key)
+
+
+def _emit(q: Query, target, items: list) -> Iterator[Any]:
+    """The rows of ``items`` (``Rows`` of one layout) as batches of ``target``: the export's
+    Arrow table, filtered, then typed (``align``) or in the long form (``long_rows``)."""
+    from ..export.dataset import rows_table
+    from ..export.schema import layout
+
+    lay = layout(items[0].table)
+    tbl = rows_table(*items)
+    for rb in tbl.to_batches(max_chunksize=q.batch_rows):
+        if q.min_timestamp is not None or q.gtids is not None:
+            rb = _keep(rb, q)
+        if rb.num_rows == 0:
+            continue
+        if q.changes_table:
+            yield align(rb, target)
+        else:
+            yield from _rows_to_batches(long_rows(rb, lay.db, lay.table), target, q.batch_rows)
 
 
 def _keep(rb, q: Query):
@@ -341,14 +650,6 @@ def _keep(rb, q: Query):
         m = pc.is_in(rb.column("gtid"), value_set=_pa().array(sorted(q.gtids)))
         mask = m if mask is None else pc.and_(mask, m)
     return rb.filter(mask)
-
-
-def _part_names(path: str, root: str) -> tuple[str, str]:
-    """(db, table) of a part's ``db=…/table=…`` folders (hive escapes undone)."""
-    from urllib.parse import unquote
-
-    parts = dict(p.split("=", 1) for p in path[len(root):].strip("/").split("/") if "=" in p)
-    return unquote(parts["db"]), unquote(parts["table"])
 
 
 def spark_arrow_type(t):
