@@ -53,7 +53,7 @@ def schema(table: str):
                          ("last_timestamp", i64), ("events", i64), ("bytes", i64), ("complete", b),
                          ("terminator", s), ("source_file", s), ("source_start", i64), ("source_end", i64),
                          ("standalone", b), ("resume_source_file", s), ("resume_source_pos", i64), ("alter", s),
-                         ("alter_id", i64), ("repeats", s)],
+                         ("alter_id", pa.decimal128(20, 0)), ("repeats", s)],   # a MariaDB seq_no: uint64
         "changes": [("db", s), ("table", s), ("op", s), ("gtid", s), ("server_id", i64), ("commit_time", ts),
                     ("file", s), ("offset", i64), ("row_index", i64), ("schema_version", s), ("before", s),
                     ("after", s)],
