@@ -264,7 +264,7 @@ class DatasetWriter:
         if part.writer is None:
             self.fs.makedirs(part.path.rsplit("/", 1)[0], exist_ok=True)
             part.writer = pq.ParquetWriter(part.path, part.layout.schema, filesystem=_arrow_fs(self.fs),
-                                           compression=self.compression)
+                                           compression=self.compression, **encodings(part.layout))
             self.written.append(part.path)
         part.writer.write_table(tbl, row_group_size=self.row_group_rows)
         part.rows += part.buffered
@@ -339,6 +339,24 @@ def _at(img: list, k: int, width: int):
         if i == k:
             return v
     return None
+
+
+DICTIONARY_META = ("op", "gtid", "file", "schema_version")
+
+
+def encodings(lay: Layout) -> dict:
+    """``ParquetWriter`` options of a change part: dictionary encoding for the metadata's text
+    columns and ENUM / SET labels (few distinct values), min/max statistics for every column
+    but text and binary table columns (values of any size: their statistics and dictionary
+    attempts were half of the writer's CPU, 0.3 s of 0.65 s on the 210 MB bench binlog, for
+    1 MB more output). The values written are the same either way."""
+    big = {f"{side}_{c.name}{tail}" for c in lay.columns for side in ("before", "after")
+           for tail in ("", "__text")
+           if c.arrow in ("string", "binary", "large_string", "large_binary")}
+    labels = [f"{side}_{c.name}" for c in lay.columns for side in ("before", "after")
+              if c.source.upper().startswith(("ENUM", "SET")) and c.arrow == "string"]
+    return {"use_dictionary": [*DICTIONARY_META, *labels],
+            "write_statistics": [n for n in lay.schema.names if n not in big]}
 
 
 def _part_value(name: str) -> str:
