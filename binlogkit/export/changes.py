@@ -232,11 +232,11 @@ class _Walk:
                     continue
                 if code in LEAN_ROWS:
                     got = self._lean_rows(raw, t, name, row_index)
-                    if got is _SKIP:
+                    if isinstance(got, Rows):
+                        yield got
+                        row_index += len(got.rows)
                         continue
-                    if got is not None:
-                        yield got  # type: ignore[misc]
-                        row_index += len(got.rows)  # type: ignore[union-attr]
+                    if got is _SKIP:
                         continue
             for ev in self.dec.each(raw, name, payloads=True):
                 if isinstance(ev, Problem):
