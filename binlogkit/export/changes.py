@@ -25,7 +25,7 @@ import struct
 import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import IO, Callable, Iterator
+from typing import IO, Any, Callable, Iterator
 
 from ..boundary import QUERY_TYPES, classify
 from ..codecs.fast import Irregular, rows as fast_rows, table_id as fast_table_id
@@ -36,7 +36,7 @@ from ..reading.events import Event, decode
 from ..reading.format import Format
 from ..reading.reader import RawEvent
 from ..reading.source import Input, inputs
-from ..rowvalues.arrowcols import C_ROWARROW, image_rows, plan as arrow_plan
+from ..rowvalues.arrowcols import C_ROWARROW, ArrowPlan, ImageRows, arrow_inputs, image_rows, plan as arrow_plan
 from ..rowvalues.images import RawRows, decode_rows
 from ..rowvalues.tables import DELETE, ROWS_TYPES, WRITE, Table
 from ..transactions import BODIES, Grouper, Kind, Transaction
@@ -166,8 +166,8 @@ class _Walk:
     """The state carried from file to file: the grouping scan, the decoder (table maps), the
     spool (a transaction may continue into the next file) and the file being read."""
 
-    def __init__(self, filters: Filters, report: Report) -> None:
-        self.filters, self.report = filters, report
+    def __init__(self, filters: Filters, report: Report, take: Callable[[Rows], bool] | None = None) -> None:
+        self.filters, self.report, self.take = filters, report, take
         self.g = Grouper(keep_gtids=False)
         self.dec = _Decoder(strict=True, rows=True)
         self.spool = Spool()
@@ -311,6 +311,14 @@ class _Walk:
             return _SKIP
         table = self._table(src)
         try:
+            if self.take is not None:  # the consumer's builder first: the images decoded once, not counted first
+                ap = self._plan(table)
+                args = None if ap is None else arrow_inputs(src, parsed, code, ap)
+                if ap is not None and args is not None:
+                    images: Any = ImageRows(src, parsed, code, -1, args, ap)
+                    r = Rows(table, code, images, t, name, raw.offset, row_index, raw.event_size)
+                    if self.take(r):
+                        return r
             lazy = self._images(src, table, parsed, code)
         except BinlogError:
             return None
@@ -318,19 +326,33 @@ class _Walk:
             return None
         return Rows(table, code, lazy, t, name, raw.offset, row_index, raw.event_size)
 
+    def _plan(self, table: Table) -> ArrowPlan | None:
+        return self._cached(table)[0]
+
     def _images(self, src: Table, table: Table, fields, code: int):
         """``ImageRows`` of an event when C takes every image, else None (``table``: ``src``
         with the --schema file applied, whose layout the plan follows)."""
-        from .schema import layout
-
-        lay = layout(table)
-        ap = arrow_plan(table, [c.arrow for c in lay.columns])
+        ap, scratch = self._cached(table)
         if ap is None:
             return None
-        scratch = self.scratch.get(ap.widths)
-        if scratch is None:
-            scratch = self.scratch[ap.widths] = C_ROWARROW.Builder(ap.widths)
         return image_rows(src, fields, code, ap, scratch)
+
+    def _cached(self, table: Table) -> tuple:
+        """(the table's ArrowPlan or None, a scratch Builder of its widths that counts rows)."""
+        cached = table.__dict__.get("_export_images")  # (plan, scratch builder), made once per table map
+        if cached is None or cached[2] is not self.scratch:
+            from .schema import layout
+
+            lay = layout(table)
+            ap = arrow_plan(table, [c.arrow for c in lay.columns])
+            scratch = None
+            if ap is not None:
+                scratch = self.scratch.get(ap.widths)
+                if scratch is None:
+                    scratch = self.scratch[ap.widths] = C_ROWARROW.Builder(ap.widths)
+            cached = (ap, scratch, self.scratch)
+            object.__setattr__(table, "_export_images", cached)
+        return cached[0], cached[1]
 
     def _rows_of(self, ev, table: Table):
         """The event's rows: kept as images for the C Arrow path (``ImageRows``) when its plan
@@ -398,11 +420,17 @@ class _Decoder(EventDecoder):
         return Event(ev.raw, ev.codec, ev.parsed, ev.fields, _LATER, table, None)  # type: ignore[arg-type]
 
 
-def committed_changes(paths, filters: Filters, report: Report) -> Iterator[Rows | Statement]:
+def committed_changes(paths, filters: Filters, report: Report, *,
+                      take: Callable[[Rows], bool] | None = None) -> Iterator[Rows | Statement]:
     """``Rows`` and ``Statement`` values of the committed transactions of ``paths`` (paths or
     ``Input`` values with their keys, expanded by ``files.expand_paths``), in binlog order; ``report`` gets what was not exported. An
-    input that cannot be opened raises ``OSError`` (the caller's usage error)."""
-    walk = _Walk(filters, report)
+    input that cannot be opened raises ``OSError`` (the caller's usage error).
+
+    ``take``: the consumer's C Arrow builder, offered a rows event's images before they are
+    counted (``DatasetWriter.take``): True when it appended them all (the ``ImageRows`` is then
+    ``taken``, its ``n`` set, and the ``Rows`` comes next); False leaves them to the usual path
+    (counted by C, or decoded in Python). Each image is then decoded once, not twice."""
+    walk = _Walk(filters, report, take)
     for inp in inputs(paths):
         report.files += 1
         report.bytes += inp.size()
