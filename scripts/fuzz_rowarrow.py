@@ -131,3 +131,30 @@ for it in range(iterations // 2):
         pa.Array.from_buffers(typ, rows, bufs_, null_count=nulls).validate(full=w in (0,))
     planned += 1
 print("random plans", planned, "clean")
+
+# repeat: the per-event columns of a chunk, random runs of every kind (nulls, empty runs, text)
+from array import array  # noqa: E402
+
+TYPES = {"I": pa.uint32(), "q": pa.int64(), "r": pa.int64(), "s": pa.binary()}
+repeated = 0
+for it in range(iterations // 10):
+    kind = rnd.choice("IqrsX")
+    k = rnd.randint(0, 9)
+    counts = [rnd.choice([0, 1, 2, 7, rnd.randint(0, 300)]) for _ in range(k)]
+    if rnd.random() < 0.05:
+        counts.append(rnd.choice([-1, 2**31, 2**62]))
+    raw = array("q", counts).tobytes()
+    if rnd.random() < 0.05:
+        raw = raw[:-1]
+    vals = [None if rnd.random() < 0.2 else
+            (bytes(rnd.randrange(256) for _ in range(rnd.randint(0, 20))) if kind == "s" else
+             rnd.randint(0, 2**32 - 1) if rnd.random() < 0.98 else rnd.randint(-2**64, 2**64)) for _ in counts]
+    try:
+        valid, nulls, offsets, data = mod.repeat(raw, vals, kind if kind != "X" else "Z")
+    except (ValueError, OverflowError, TypeError):
+        continue
+    bufs_ = [None if valid is None else pa.py_buffer(valid)] + ([] if offsets is None else [pa.py_buffer(offsets)])
+    pa.Array.from_buffers(TYPES[kind], sum(counts), bufs_ + [pa.py_buffer(data)], null_count=nulls).validate(full=True)
+    repeated += 1
+print("repeat runs", repeated, "clean")
+

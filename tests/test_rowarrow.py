@@ -429,3 +429,55 @@ def test_change_batches_are_the_exports_rows(rowarrow, tmp_path, name, server):
         mine = pa.concat_tables(got[version]).sort_by(order)
         want = pa.concat_tables(files[version]).sort_by(order).cast(mine.schema)  # Parquet keeps no timestamp[s]
         assert same(mine, want), version
+
+
+_KINDS = {"I": (st.integers(0, 2**32 - 1), "uint32"), "q": (st.integers(-2**63, 2**63 - 1), "int64"),
+          "r": (st.integers(-2**40, 2**40), "int64"), "s": (st.text(max_size=12) | st.binary(max_size=12), None)}
+
+
+@given(st.data())
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_repeat_makes_the_column_python_makes(rowarrow, data):
+    """``_rowarrow.repeat`` (the per-event columns of a chunk: op, gtid, file, offset, row_index …)
+    against the same column made value by value in Python."""
+    from array import array
+
+    kind = data.draw(st.sampled_from(sorted(_KINDS)))
+    values_st, typ = _KINDS[kind]
+    runs = data.draw(st.lists(st.tuples(st.integers(0, 5), st.none() | values_st), max_size=8))
+    if kind == "s":
+        runs = [(c, v) for c, v in runs if not isinstance(v, bytes)] if data.draw(st.booleans()) else \
+            [(c, v.encode("utf-8") if isinstance(v, str) else v) for c, v in runs]
+        typ = "string" if all(not isinstance(v, bytes) for _, v in runs) else "binary"
+    counts = array("q", [c for c, _ in runs]).tobytes()
+    valid, nulls, offsets, body = rowarrow.repeat(counts, [v for _, v in runs], kind)
+    n = sum(c for c, _ in runs)
+    if kind == "r":
+        want = [None if v is None else v + j for c, v in runs for j in range(c)]
+    else:
+        want = [v for c, v in runs for _ in range(c)]
+    t = pa.type_for_alias(typ)
+    got = pa.Array.from_buffers(t, n, [None if valid is None else pa.py_buffer(valid),
+                                       *([] if offsets is None else [pa.py_buffer(offsets)]), pa.py_buffer(body)],
+                                null_count=nulls)
+    got.validate(full=True)
+    assert got.equals(pa.array(want, t)) and nulls == want.count(None)
+
+
+def test_repeat_refuses_what_it_cannot_hold(rowarrow):
+    from array import array
+
+    with pytest.raises(ValueError):
+        rowarrow.repeat(b"\0" * 7, [1], "q")
+    with pytest.raises(ValueError):
+        rowarrow.repeat(array("q", [1]).tobytes(), [1], "x")
+    with pytest.raises(OverflowError):
+        rowarrow.repeat(array("q", [-1]).tobytes(), [1], "q")
+    with pytest.raises(OverflowError):
+        rowarrow.repeat(array("q", [2**31]).tobytes(), [1], "q")
+    with pytest.raises(OverflowError):
+        rowarrow.repeat(array("q", [1]).tobytes(), [2**32], "I")
+    with pytest.raises(OverflowError):
+        rowarrow.repeat(array("q", [2**20, 2**20]).tobytes(), ["x" * 2**11, "y"], "s")
+    with pytest.raises(TypeError):
+        rowarrow.repeat(array("q", [1]).tobytes(), [1.5], "s")

@@ -166,27 +166,23 @@ class DatasetWriter:
         """The C builder's rows as a pyarrow Table (a chunk of the row group)."""
         if part.builder is None or not part.builder.rows:
             return
+        from array import array
+
         import pyarrow as pa
-        import pyarrow.compute as pc
 
         n, bufs = part.builder.finish()
         runs, part.runs = part.runs, []
         schema = part.layout.schema
-        ends, total = [], 0
-        for run in runs:
-            total += run[0]
-            ends.append(total)
-        ends_arr = pa.array(ends, pa.int32())
-
-        def rep(k: int, typ) -> Any:
-            vals = pa.array([run[k] for run in runs], typ)
-            return pc.run_end_decode(pa.RunEndEncodedArray.from_arrays(ends_arr, vals))
+        counts = array("q", [run[0] for run in runs]).tobytes()
         arrays: dict[str, Any] = {}
-        for k, name in enumerate(("op", "gtid", "server_id", "commit_time", "file", "offset")):
-            arrays[name] = rep(k + 1, schema.field(name).type)
-        begins = pa.array([run[7] - (e - run[0]) for run, e in zip(runs, ends)], pa.int64())
-        step = pc.run_end_decode(pa.RunEndEncodedArray.from_arrays(ends_arr, begins))
-        arrays["row_index"] = pc.add(step, pc.subtract(pc.cumulative_sum(pa.repeat(pa.scalar(1, pa.int64()), n)), 1))
+        # the per-event columns: each event's value repeated over its rows, by C (row_index counting up)
+        for k, (name, kind) in enumerate((("op", "s"), ("gtid", "s"), ("server_id", "I"), ("commit_time", "q"),
+                                          ("file", "s"), ("offset", "q"), ("row_index", "r"))):
+            valid, nulls, offsets, data = C_ROWARROW.repeat(counts, [run[k + 1] for run in runs], kind)
+            vb = None if valid is None else pa.py_buffer(valid)
+            mid = [] if offsets is None else [pa.py_buffer(offsets)]
+            arrays[name] = pa.Array.from_buffers(schema.field(name).type, n, [vb, *mid, pa.py_buffer(data)],
+                                                 null_count=nulls)
         arrays["schema_version"] = pa.repeat(pa.scalar(part.layout.version, pa.string()), n)
         width = len(part.layout.columns)
         labels = part.plan.labels
