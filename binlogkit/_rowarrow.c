@@ -850,9 +850,145 @@ static PyTypeObject BuilderType = {
     .tp_getset = builder_getset,
 };
 
+/* ---- repeat: the per-event columns of a chunk (op, gtid, file, offset, ...), one value per run of rows ---- */
+static PyObject *m_repeat(PyObject *mod, PyObject *args) {
+    Py_buffer cb;
+    PyObject *vals, *valid = NULL, *offsets = NULL, *data = NULL;
+    int kind;
+    if (!PyArg_ParseTuple(args, "y*O!C", &cb, &PyList_Type, &vals, &kind))
+        return NULL;
+    Py_ssize_t k = cb.len / 8;
+    int width = kind == 'I' ? 4 : kind == 's' ? 0 : 8;
+    if (cb.len % 8 || PyList_GET_SIZE(vals) != k || !(kind == 'I' || kind == 'q' || kind == 'r' || kind == 's')) {
+        PyErr_SetString(PyExc_ValueError, "repeat(counts, values, kind): 8 bytes a count, a value a count, kind I q r s");
+        goto fail;
+    }
+    const uint8_t *cp = cb.buf;
+    int64_t total = 0, bytes = 0, nulls = 0;
+    for (Py_ssize_t i = 0; i < k; i++) {
+        int64_t c;
+        memcpy(&c, cp + 8 * i, 8);
+        PyObject *v = PyList_GET_ITEM(vals, i);
+        if (c < 0 || c > INT32_MAX - total) {
+            PyErr_SetString(PyExc_OverflowError, "repeat: a count below 0 or 2**31 rows or more");
+            goto fail;
+        }
+        total += c;
+        if (v == Py_None) {
+            nulls += c;
+        } else if (kind == 's') {
+            Py_ssize_t len;
+            if (PyUnicode_Check(v)) {
+                if (!PyUnicode_AsUTF8AndSize(v, &len))
+                    goto fail;
+            } else if (PyBytes_Check(v)) {
+                len = PyBytes_GET_SIZE(v);
+            } else {
+                PyErr_SetString(PyExc_TypeError, "repeat: text values are str, bytes or None");
+                goto fail;
+            }
+            if (len && c > (INT32_MAX - bytes) / len) {
+                PyErr_SetString(PyExc_OverflowError, "repeat: 2 GiB of text or more");
+                goto fail;
+            }
+            bytes += c * len;
+        }
+    }
+    data = PyBytes_FromStringAndSize(NULL, width ? total * width : bytes);
+    if (!data)
+        goto fail;
+    uint8_t *d = (uint8_t *)PyBytes_AS_STRING(data), *vb = NULL;
+    int32_t *off = NULL;
+    if (nulls) {
+        valid = PyBytes_FromStringAndSize(NULL, (total + 7) / 8);
+        if (!valid)
+            goto fail;
+        vb = (uint8_t *)PyBytes_AS_STRING(valid);
+        memset(vb, 0, (size_t)(total + 7) / 8);
+    }
+    if (!width) {
+        offsets = PyBytes_FromStringAndSize(NULL, (total + 1) * 4);
+        if (!offsets)
+            goto fail;
+        off = (int32_t *)PyBytes_AS_STRING(offsets);
+        off[0] = 0;
+    }
+    int64_t row = 0, at = 0;
+    for (Py_ssize_t i = 0; i < k; i++) {
+        int64_t c;
+        memcpy(&c, cp + 8 * i, 8);
+        PyObject *v = PyList_GET_ITEM(vals, i);
+        int present = v != Py_None;
+        if (vb && present)
+            for (int64_t j = row; j < row + c; j++)
+                vb[j >> 3] |= (uint8_t)(1u << (j & 7));
+        if (!width) {
+            const char *t = "";
+            Py_ssize_t len = 0;
+            if (present) {
+                if (PyUnicode_Check(v))
+                    t = PyUnicode_AsUTF8AndSize(v, &len);
+                else
+                    PyBytes_AsStringAndSize(v, (char **)&t, &len);
+            }
+            for (int64_t j = 0; j < c; j++) {
+                memcpy(d + at, t, (size_t)len);
+                at += len;
+                off[row + j + 1] = (int32_t)at;
+            }
+        } else if (width == 4) {
+            uint32_t x = 0;
+            if (present) {
+                unsigned long long u = PyLong_AsUnsignedLongLong(v);
+                if (PyErr_Occurred())
+                    goto fail;
+                if (u > UINT32_MAX) {
+                    PyErr_SetString(PyExc_OverflowError, "repeat: a value past uint32");
+                    goto fail;
+                }
+                x = (uint32_t)u;
+            }
+            for (int64_t j = 0; j < c; j++)
+                memcpy(d + 4 * (row + j), &x, 4);
+        } else {
+            int64_t x = 0;
+            if (present) {
+                x = PyLong_AsLongLong(v);
+                if (x == -1 && PyErr_Occurred())
+                    goto fail;
+            }
+            for (int64_t j = 0; j < c; j++) {
+                int64_t y = kind == 'r' && present ? (int64_t)((uint64_t)x + (uint64_t)j) : x;
+                memcpy(d + 8 * (row + j), &y, 8);
+            }
+        }
+        row += c;
+    }
+    PyBuffer_Release(&cb);
+    PyObject *out = Py_BuildValue("(OLOO)", valid ? valid : Py_None, (long long)nulls, offsets ? offsets : Py_None,
+                                  data);
+    Py_XDECREF(valid);
+    Py_XDECREF(offsets);
+    Py_DECREF(data);
+    return out;
+fail:
+    PyBuffer_Release(&cb);
+    Py_XDECREF(valid);
+    Py_XDECREF(offsets);
+    Py_XDECREF(data);
+    return NULL;
+}
+
+static PyMethodDef module_methods[] = {
+    {"repeat", (PyCFunction)m_repeat, METH_VARARGS,
+     "repeat(counts, values, kind) -> (validity or None, null count, offsets or None, data): each value repeated its "
+     "count (counts: int64 little-endian) as an Arrow column; kind 'I' uint32, 'q' int64, 'r' int64 counting up from "
+     "the value, 's' text (str as UTF-8, or bytes); None values are nulls."},
+    {NULL}};
+
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_rowarrow",
                                     "Row images into Arrow column buffers (binlogkit/export's accelerator).", -1,
-                                    NULL};
+                                    module_methods};
 
 PyMODINIT_FUNC PyInit__rowarrow(void) {
     if (PyType_Ready(&PlanType) < 0 || PyType_Ready(&BuilderType) < 0)

@@ -50,3 +50,9 @@ class Builder:
         """(rows, [(validity or None, null count, offsets or None, data), ...]): before columns,
         then after columns; the builder starts empty again."""
         ...
+
+def repeat(counts: bytes, values: list, kind: str, /) -> tuple[bytes | None, int, bytes | None, bytes]:
+    """Each value repeated its count (int64 little-endian counts) as an Arrow column's buffers:
+    (validity or None, null count, offsets or None, data); kind "I" uint32, "q" int64, "r" int64
+    counting up from the value, "s" text (str as UTF-8, or bytes); None values are nulls."""
+    ...

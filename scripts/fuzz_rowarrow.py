@@ -1,7 +1,8 @@
 """Fuzz the C Arrow accelerator built with AddressSanitizer and UBSan (scripts/asan-rowarrow.sh).
 
 Every rows event of the fixtures and the corpus through the sanitized build, compared with the
-Python path (the tables equal, or C steps aside); then damaged images of the row-types fixtures
+Python path (the tables equal, or C steps aside); whole exports of every fixture archive (the
+one-pass walk, the writer's builder taking images uncounted) against the Python path's; then damaged images of the row-types fixtures
 and random plans (any kind, any parameters the Plan accepts), bitmaps and images, with the
 buffers handed out now and then: any out-of-bounds access or undefined behaviour aborts with a
 sanitizer report, and every handed-out buffer must make a valid Arrow array.
@@ -34,6 +35,29 @@ for path in _files():
         n += 1
         taken += bool(_agree(mod, table, fields, code))
 print("real events", n, "taken by C and equal", taken)
+
+# whole exports of every fixture archive (every server, relay logs, damaged and cut files, encrypted
+# ones with their keys) through the sanitized build: the one-pass walk and the writer's builder
+# taking the images straight (``take``), against the Python path
+import tempfile  # noqa: E402
+
+from binlogkit.export import export  # noqa: E402
+from test_rowarrow import _export_files, _fixture_archives, same  # noqa: E402
+
+with tempfile.TemporaryDirectory() as tmp:
+    archives = _fixture_archives()
+    for k, (label, inputs) in enumerate(archives):
+        export(inputs, f"{tmp}/c{k}")
+        changes.C_ROWARROW = None
+        try:
+            export(inputs, f"{tmp}/py{k}")
+        finally:
+            changes.C_ROWARROW = mod
+        c, py = _export_files(Path(tmp) / f"c{k}"), _export_files(Path(tmp) / f"py{k}")
+        assert c.keys() == py.keys(), label
+        for f in c:
+            assert c[f].schema.equals(py[f].schema, check_metadata=True) and same(c[f], py[f]), (label, f)
+print("whole exports of fixture archives", len(archives), "equal")
 
 rnd = random.Random(int(sys.argv[2]) if len(sys.argv) > 2 else 3)
 iterations = int(sys.argv[3]) if len(sys.argv) > 3 else 30000
@@ -107,3 +131,30 @@ for it in range(iterations // 2):
         pa.Array.from_buffers(typ, rows, bufs_, null_count=nulls).validate(full=w in (0,))
     planned += 1
 print("random plans", planned, "clean")
+
+# repeat: the per-event columns of a chunk, random runs of every kind (nulls, empty runs, text)
+from array import array  # noqa: E402
+
+TYPES = {"I": pa.uint32(), "q": pa.int64(), "r": pa.int64(), "s": pa.binary()}
+repeated = 0
+for it in range(iterations // 10):
+    kind = rnd.choice("IqrsX")
+    k = rnd.randint(0, 9)
+    counts = [rnd.choice([0, 1, 2, 7, rnd.randint(0, 300)]) for _ in range(k)]
+    if rnd.random() < 0.05:
+        counts.append(rnd.choice([-1, 2**31, 2**62]))
+    raw = array("q", counts).tobytes()
+    if rnd.random() < 0.05:
+        raw = raw[:-1]
+    vals = [None if rnd.random() < 0.2 else
+            (bytes(rnd.randrange(256) for _ in range(rnd.randint(0, 20))) if kind == "s" else
+             rnd.randint(0, 2**32 - 1) if rnd.random() < 0.98 else rnd.randint(-2**64, 2**64)) for _ in counts]
+    try:
+        valid, nulls, offsets, data = mod.repeat(raw, vals, kind if kind != "X" else "Z")
+    except (ValueError, OverflowError, TypeError):
+        continue
+    bufs_ = [None if valid is None else pa.py_buffer(valid)] + ([] if offsets is None else [pa.py_buffer(offsets)])
+    pa.Array.from_buffers(TYPES[kind], sum(counts), bufs_ + [pa.py_buffer(data)], null_count=nulls).validate(full=True)
+    repeated += 1
+print("repeat runs", repeated, "clean")
+

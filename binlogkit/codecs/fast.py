@@ -55,6 +55,11 @@ def _table_id(b: bytes, phl: int | None) -> tuple[int, int]:
     return int.from_bytes(b[0:6], "little"), 6
 
 
+def table_id(b: bytes, phl: int | None) -> int:
+    """The table id a table map's or rows event's body starts with (``Irregular``: too short)."""
+    return _table_id(b, phl)[0]
+
+
 def rows(b: bytes, type_code: int, phl: int | None) -> Container:
     table_id, p = _table_id(b, phl)
     _need(b, p + 2)

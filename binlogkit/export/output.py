@@ -34,12 +34,52 @@ def output_fs(url: str) -> tuple[Any, str]:
 
     if storage.is_url(url) and not url.startswith("file://"):
         fs, root = storage.output_fs(url)
+    elif not url.startswith("file://"):  # a local folder: no fsspec to import (0.13 s of CPU)
+        return LocalFS(), os.path.abspath(url).rstrip("/") or "/"
     else:
         from .._optional import need
 
         fsspec = need("fsspec", "binlogkit export", extra="export")
         fs, root = fsspec.core.url_to_fs(url)
     return fs, root.rstrip("/") or "/"
+
+
+class LocalFS:
+    """The few fsspec filesystem calls export makes, on the local disk (what
+    ``fsspec.implementations.local.LocalFileSystem`` does for them)."""
+
+    protocol = "file"
+
+    def exists(self, path: str) -> bool:
+        return os.path.exists(path)
+
+    def isdir(self, path: str) -> bool:
+        return os.path.isdir(path)
+
+    def ls(self, path: str, detail: bool = False) -> list[str]:
+        assert not detail, "LocalFS.ls lists names only"
+        return [join(path, name) for name in sorted(os.listdir(path))]
+
+    def rm(self, path: str, recursive: bool = False) -> None:
+        if os.path.isdir(path) and not os.path.islink(path):
+            if not recursive:
+                raise IsADirectoryError(path)
+            import shutil
+
+            shutil.rmtree(path)
+        else:
+            os.remove(path)
+
+    def makedirs(self, path: str, exist_ok: bool = False) -> None:
+        os.makedirs(path, exist_ok=exist_ok)
+
+    def invalidate_cache(self, path: str | None = None) -> None:
+        pass
+
+    def cat_file(self, path: str) -> bytes:  # an output's _SUCCESS, not an input
+        from pathlib import Path
+
+        return Path(path).read_bytes()
 
 
 def join(root: str, *parts: str) -> str:

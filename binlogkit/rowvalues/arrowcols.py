@@ -164,12 +164,13 @@ class ImageRows(Sequence):
     """The rows of one rows event (``decode_rows``'s list), decoded only when read; ``len``
     counted by the C accelerator; ``arrow``: ``Builder.add``'s arguments."""
 
-    __slots__ = ("table", "fields", "type_code", "n", "arrow", "plan", "_rows")
+    __slots__ = ("table", "fields", "type_code", "n", "arrow", "plan", "_rows", "taken")
 
     def __init__(self, table: Table, fields, type_code: int, n: int, arrow: tuple, plan: ArrowPlan) -> None:
         self.table, self.fields, self.type_code, self.n, self.arrow = table, fields, type_code, n, arrow
         self.plan = plan
         self._rows: list | None = None
+        self.taken = False  # already appended to a consumer's Builder (``export.changes``' ``take``)
 
     def decoded(self) -> list:
         if self._rows is None:
