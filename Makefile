@@ -42,7 +42,7 @@ help:
 	@echo "make mysql-partial  MySQL 9.7 replicas killed -9 (or IO thread stopped) inside a transaction, both modes, vs the primary (TRIALS=20)"
 	@echo "make pull-soak   30 kill -9 trials of binlogkit pull under a live workload, then cmp with the primary (TRIALS=n, KIND=mysql-9.7)"
 
-SOURCES := pyproject.toml setup.py binlogkit/_rowtext.c binlogkit/_rowarrow.c binlogkit/_fastdecode.c binlogkit/_pullscan.c binlogkit/_out.h binlogkit/_constants.h
+SOURCES := pyproject.toml setup.py binlogkit/_rowtext.c binlogkit/_rowarrow.c binlogkit/_fastdecode.c binlogkit/_pullscan.c binlogkit/_out.h binlogkit/_rowimage.h binlogkit/_constants.h
 
 # what `make demo` needs: binlogkit itself (its C accelerators built), no extras
 $(BIN)/.installed-demo: $(SOURCES)

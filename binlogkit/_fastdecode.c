@@ -47,6 +47,7 @@ enum {
 #include "_out.h"
 
 #define PUTS(o, s) put((o), (s), (Py_ssize_t)(sizeof(s) - 1))
+#include "_rowimage.h" /* the `###` rows text, shared with _rowtext.c */
 
 static const char HEX[] = "0123456789abcdef";
 
@@ -585,8 +586,6 @@ static int json_fields(Out *o, Ctx *c, int code, uint32_t sid, const unsigned ch
 
 /* the length of one stored value (decoding/rowvalues' layouts, as _rowtext.c reads them), -1 for a
    type or metadata this count leaves to the Python path */
-static const int DIG2BYTES[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
-
 static Py_ssize_t value_len(int t, unsigned m, const unsigned char *p, const unsigned char *end) {
     int lb;
     switch (t) {
