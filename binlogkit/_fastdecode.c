@@ -871,6 +871,9 @@ typedef struct {
     int out_fd;            /* >= 0: walk() writes its text to this descriptor itself and returns b"" */
     Out head, body, annot; /* a statement's header lines, its base64 blocks ("\n" between), Annotate_rows' lines */
     int has_annot;
+    Out tail;        /* with O_VERBOSE: its `###` rows, each event's lines without the last "\n", "\n" between */
+    long long ntail; /* ... and how many events' (Replay.tail's length) */
+    Out notes_buf;   /* scratch: a Note per column of the rows event being printed */
     long long rows; /* rows of the statement, for `# Number of rows` */
     long long allow_parallel, domain_id, server_id; /* Session values, -1 for None */
     int skip_replication, gtid_flags2, in_trx, gtid_pending;
@@ -882,6 +885,10 @@ typedef struct {
     PyObject *tables; /* dict: table id -> column types + 2-byte metadata (count_rows), this loop's maps */
     PyObject *maps;   /* dict: table id -> (event bytes, offset): maps printed here, for the Python decoder */
     PyObject *notes;  /* bytes: lines printed under a Table_map's header (Tool.table_map_notes) */
+    PyObject *plans;  /* dict: Table_map body -> what its rows print by with O_VERBOSE, from the Python
+                         decoder's table (reading.fastdecode._verbose_plan: (types, metas, name,
+                         notes | None, escape)), or None: its rows are the Python path's */
+    PyObject *vtables; /* dict: table id -> that plan, for the maps printed here */
 } Replayer;
 
 /* a table map's column types then their metadata as 2-byte values (rowvalues.tables.table_from_map,
@@ -948,6 +955,10 @@ static int r_flush(Replayer *R, Out *o, int opts) {
         return 0;
     if (PUTS(o, "\nBINLOG '\n") || put_out(o, &R->body) || PUTS(o, "\n'/*!*/;\n"))
         return -1;
+    if (R->ntail && (put_out(o, &R->tail) || PUTS(o, "\n")))
+        return -1;
+    R->tail.len = 0;
+    R->ntail = 0;
     if (opts & O_ROWCOUNT &&
         (PUTS(o, "# Number of rows: ") || put_u64(o, (uint64_t)R->rows) || PUTS(o, "\n")))
         return -1;
@@ -1109,6 +1120,52 @@ nomem:
     return -1;
 }
 
+/* Replay._rows with -v: the `###` rows of one rows event (rowvalues.verbose_text, by the shared
+   _rowimage.h) added to the held tail, by the table's plan (Replayer.plans); the rows it holds, or
+   -1: the Python path's (nothing taken; an error set only when memory is out) */
+static long long r_rows_text(Replayer *R, int code, const Body *r, PyObject *plan) {
+    PyObject *types, *metas, *name, *notes;
+    int esc;
+    if (!plan || !PyTuple_Check(plan) || PyTuple_GET_SIZE(plan) != 5)
+        return -1; /* not seen, or the table is not for C (hints, a column type C does not print) */
+    types = PyTuple_GET_ITEM(plan, 0), metas = PyTuple_GET_ITEM(plan, 1), name = PyTuple_GET_ITEM(plan, 2);
+    notes = PyTuple_GET_ITEM(plan, 3);
+    esc = PyObject_IsTrue(PyTuple_GET_ITEM(plan, 4));
+    if (!PyBytes_Check(types) || !PyBytes_Check(metas) || !PyBytes_Check(name) || esc < 0)
+        return -1;
+    Py_ssize_t ncols = PyBytes_GET_SIZE(types);
+    if (PyBytes_GET_SIZE(metas) != 2 * ncols || (uint64_t)ncols != r->width)
+        return -1;
+    const Note *nt = NULL;
+    if (notes != Py_None) {
+        if (!PyTuple_Check(notes) || PyTuple_GET_SIZE(notes) != ncols || grow(&R->notes_buf, sizeof(Note) * ncols))
+            return -1;
+        Note *w = (Note *)R->notes_buf.buf;
+        for (Py_ssize_t i = 0; i < ncols; i++) {
+            PyObject *item = PyTuple_GET_ITEM(notes, i);
+            if (!PyBytes_Check(item))
+                return -1;
+            w[i].s = PyBytes_AS_STRING(item);
+            w[i].n = PyBytes_GET_SIZE(item);
+        }
+        nt = w;
+    }
+    Py_ssize_t mark = R->tail.len;
+    long long n;
+    int kind = code == WRITE_ROWS_EVENT || code == WRITE_ROWS_EVENT_V1 ? 0 : is_update(code) ? 1 : 2;
+    if ((R->ntail && PUTS(&R->tail, "\n")) ||
+        rows_text(&R->tail, kind, (const unsigned char *)PyBytes_AS_STRING(types),
+                  (const unsigned char *)PyBytes_AS_STRING(metas), ncols, r->before, r->after,
+                  PyBytes_AS_STRING(name), PyBytes_GET_SIZE(name), nt, esc, r->rows, r->rows + r->n_rows, &n)) {
+        R->tail.len = mark;
+        return -1;
+    }
+    while (R->tail.len > mark && R->tail.buf[R->tail.len - 1] == '\n') /* Replay._rows: text.rstrip("\n") */
+        R->tail.len--;
+    R->ntail++;
+    return n;
+}
+
 /* one event as Replay.feed prints it: 0 printed, 1 the Python path's (nothing taken), -1 error set */
 static int r_event(Replayer *R, Out *o, Ctx *c, const EventHeader *e, const unsigned char *h,
                    const unsigned char *b, const unsigned char *end, int ok, long long at) {
@@ -1122,7 +1179,8 @@ static int r_event(Replayer *R, Out *o, Ctx *c, const EventHeader *e, const unsi
         PyObject *key = PyLong_FromUnsignedLongLong((unsigned long long)r.table_id);
         if (!key)
             return -1;
-        long long n = count_rows(PyDict_GetItemWithError(R->tables, key), e->code, &r);
+        long long n = opts & O_VERBOSE ? r_rows_text(R, e->code, &r, PyDict_GetItemWithError(R->vtables, key))
+                                       : count_rows(PyDict_GetItemWithError(R->tables, key), e->code, &r);
         Py_DECREF(key);
         if (PyErr_Occurred())
             return -1;
@@ -1145,6 +1203,18 @@ static int r_event(Replayer *R, Out *o, Ctx *c, const EventHeader *e, const unsi
         PyObject *cols = map_columns(&r);
         if (!cols)
             return PyErr_Occurred() ? -1 : 1;
+        if (opts & O_VERBOSE) { /* its rows print by the Python decoder's reading of it: known yet? */
+            PyObject *body = PyBytes_FromStringAndSize((const char *)b, end - b);
+            PyObject *plan = body ? PyDict_GetItemWithError(R->plans, body) : NULL;
+            PyObject *key = plan ? PyLong_FromUnsignedLongLong((unsigned long long)r.table_id) : NULL;
+            int bad = key && PyDict_SetItem(R->vtables, key, plan);
+            Py_XDECREF(body);
+            Py_XDECREF(key);
+            if (!plan || bad) {
+                Py_DECREF(cols);
+                return PyErr_Occurred() ? -1 : 1; /* a map not seen yet: the Python path reads it first */
+            }
+        }
         PyObject *key = PyLong_FromUnsignedLongLong((unsigned long long)r.table_id);
         PyObject *ev = Py_BuildValue("(y#L)", (const char *)h, (Py_ssize_t)e->size, at);
         int bad = !key || !ev || PyDict_SetItem(R->tables, key, cols) || PyDict_SetItem(R->maps, key, ev);
@@ -1367,11 +1437,18 @@ static PyObject *replayer_take(Replayer *R, PyObject *Py_UNUSED(ignored)) {
                                    : Py_NewRef(Py_None);
     if (!annot)
         return NULL;
-    PyObject *out = Py_BuildValue("(y#y#N)", R->head.buf ? R->head.buf : "", R->head.len, R->body.buf ? R->body.buf : "",
-                                  R->body.len, annot);
+    PyObject *tail = R->ntail ? PyBytes_FromStringAndSize(R->tail.buf ? R->tail.buf : "", R->tail.len)
+                              : Py_NewRef(Py_None);
+    if (!tail) {
+        Py_DECREF(annot);
+        return NULL;
+    }
+    PyObject *out = Py_BuildValue("(y#y#NN)", R->head.buf ? R->head.buf : "", R->head.len, R->body.buf ? R->body.buf : "",
+                                  R->body.len, annot, tail);
     if (out) {
-        R->head.len = R->body.len = R->annot.len = 0;
+        R->head.len = R->body.len = R->annot.len = R->tail.len = 0;
         R->has_annot = 0;
+        R->ntail = 0;
     }
     return out;
 }
@@ -1393,7 +1470,9 @@ static PyObject *replayer_new(PyTypeObject *type, PyObject *args, PyObject *kw) 
     R->tables = PyDict_New();
     R->maps = PyDict_New();
     R->notes = PyBytes_FromStringAndSize("", 0);
-    if (!R->tables || !R->maps || !R->notes || !R->time_zone) {
+    R->plans = PyDict_New();
+    R->vtables = PyDict_New();
+    if (!R->tables || !R->maps || !R->notes || !R->time_zone || !R->plans || !R->vtables) {
         Py_DECREF(R);
         return NULL;
     }
@@ -1405,6 +1484,10 @@ static void replayer_dealloc(Replayer *R) {
     PyMem_Free(R->head.buf);
     PyMem_Free(R->body.buf);
     PyMem_Free(R->annot.buf);
+    PyMem_Free(R->tail.buf);
+    PyMem_Free(R->notes_buf.buf);
+    Py_XDECREF(R->plans);
+    Py_XDECREF(R->vtables);
     Py_XDECREF(R->tables);
     Py_XDECREF(R->maps);
     Py_XDECREF(R->notes);
@@ -1437,6 +1520,9 @@ static PyMemberDef replayer_members[] = {
     {"tables", T_OBJECT_EX, offsetof(Replayer, tables), READONLY, "table id -> column types + 2-byte metadata"},
     {"maps", T_OBJECT_EX, offsetof(Replayer, maps), READONLY, "table id -> (Table_map bytes, offset) printed here"},
     {"notes", T_OBJECT_EX, offsetof(Replayer, notes), 0, "lines under a Table_map's header (bytes)"},
+    {"plans", T_OBJECT_EX, offsetof(Replayer, plans), READONLY,
+     "Table_map body -> (types, metas, name, notes | None, escape) or None: how its rows print with -v"},
+    {"vtables", T_OBJECT_EX, offsetof(Replayer, vtables), READONLY, "table id -> plan, for the maps printed here"},
     {"out_fd", T_INT, offsetof(Replayer, out_fd), 0,
      "-1 (walk returns its text), or a descriptor walk writes its text to (then returns b\"\")"},
     {NULL, 0, 0, 0, NULL}};
@@ -1450,8 +1536,8 @@ static PyMethodDef replayer_methods[] = {
      "ready (FULL). A statement's row events stay held here across calls (take()). With out_fd set,\n"
      "the text is written there before walk returns, and text is b\"\"."},
     {"take", (PyCFunction)replayer_take, METH_NOARGS,
-     "take() -> (head, body, annotate): the held statement's header lines, base64 blocks and\n"
-     "Annotate_rows lines (None: none held), cleared here."},
+     "take() -> (head, body, annotate, tail): the held statement's header lines, base64 blocks,\n"
+     "Annotate_rows lines (None: none held) and `###` rows (-v; None: none held), cleared here."},
     {NULL, NULL, 0, NULL}};
 
 static PyTypeObject ReplayerType = {

@@ -398,10 +398,10 @@ O_UTC, O_ROWCOUNT, O_SKIPREPL, O_GTIDS, O_ANNOTATE, O_TABLES, O_SV_MARIADB, O_SH
 
 def replay_usable(replay: Any, *, filters: bool) -> bool:
     """Whether replayable ``decode`` can take this path: no filters, and ``replay``'s options the
-    loop does not shape (no --database / --rewrite-db / -v, BINLOG blocks on). Local time or
-    UTC, as ``replay`` prints."""
+    loop does not shape (no --database / --rewrite-db, BINLOG blocks on). Local time or UTC, as
+    ``replay`` prints; -v / -vv rows too (by the tables' plans, ``_verbose_plan``)."""
     o = replay.opts
-    return (_fastdecode is not None and not filters and o.base64 == "auto" and not o.verbose
+    return (_fastdecode is not None and not filters and o.base64 == "auto"
             and o.database is None and not o.rewrite_db)
 
 
@@ -499,7 +499,8 @@ class _Lender:
         self.opts = ((O_UTC if o.utc else 0) | (O_ROWCOUNT if tool.row_count else 0)
                      | (O_SKIPREPL if tool.skip_replication else 0) | (0 if o.skip_gtids else O_GTIDS)
                      | (O_ANNOTATE if tool.annotate_with_table_map else 0) | (0 if self.hints else O_TABLES)
-                     | (O_SV_MARIADB if tool.status_vars_mariadb else 0) | (O_SHOWS_XID if tool.query_shows_xid else 0))
+                     | (O_SV_MARIADB if tool.status_vars_mariadb else 0) | (O_SHOWS_XID if tool.query_shows_xid else 0)
+                     | (O_VERBOSE if o.verbose else 0))
         self.lent = True
         return True
 
@@ -507,11 +508,12 @@ class _Lender:
         if not self.lent:
             return
         rc = self.rc
-        head, body, annotate = rc.take()
+        head, body, annotate, tail = rc.take()
         self.replay.settle({name: getattr(rc, name) for name in self.names},
                            head=head.decode("ascii").split("\n")[:-1],  # each line ends in "\n"
                            body=[body.decode("ascii")] if body else [],
-                           annotate=None if annotate is None else annotate.decode("ascii").split("\n")[:-1])
+                           annotate=None if annotate is None else annotate.decode("ascii").split("\n")[:-1],
+                           tail=None if tail is None else [tail.decode("utf-8", "surrogateescape")])
         self.lent = False
 
     def sync_tables(self, dec: EventDecoder, fmt: Format | None, name: str, show_crc: bool) -> None:
@@ -522,6 +524,22 @@ class _Lender:
             body = data[LEN_HEADER:len(data) - (LEN_CHECKSUM if show_crc else 0)]
             _register(dec, fmt, body, table_id, data, offset, name)
         maps.clear()
+
+
+def _verbose_plan(table: Any) -> tuple[bytes, bytes, bytes, tuple[bytes, ...] | None, bool] | None:
+    """What the C loop prints a table's -v rows by, as ``rowvalues.verbose_text`` calls
+    ``_rowtext.verbose`` (the same printer, ``_rowimage.h``): column types, metadata, quoted
+    name, ` /* name */` notes, string quoting; None: the Python path prints them (no table, no
+    C row printer, column hints, a name with a line break: rows are counted by their lines)."""
+    from ..rowvalues.images import C_ROWTEXT, c_args
+
+    args = c_args(table) if table is not None and C_ROWTEXT is not None else ()
+    if not args:
+        return None
+    types, metas, quoted, notes, _pads = args
+    if b"\n" in quoted or any(b"\n" in n for n in notes or ()):
+        return None
+    return types, metas, quoted, notes, bool(table.escape_strings)
 
 
 def _replay_file(c_loop: Any, inp: Input, dec: EventDecoder, replay: Any, *, hints: bool = False,
@@ -601,11 +619,17 @@ def _replay_file(c_loop: Any, inp: Input, dec: EventDecoder, replay: Any, *, hin
             raw = RawEvent(at, ts, code, sid, size, log_pos, flags, data, fmt, ok, name)
             w.rel += size
             w.at += size
+            table_id = -1
             if code == 19:  # a map the Python path reads: the C loop no longer counts by an older one
                 width = 4 if fmt is not None and fmt.post_header_length(19) == 6 else 6
-                lender.rc.tables.pop(int.from_bytes(data[LEN_HEADER:LEN_HEADER + width], "little"), None)
+                table_id = int.from_bytes(data[LEN_HEADER:LEN_HEADER + width], "little")
+                lender.rc.tables.pop(table_id, None)
+                lender.rc.vtables.pop(table_id, None)
             yield from dec.each(raw, name, payloads=True)
             if dec.failed:
                 return
+            if table_id >= 0 and replay.opts.verbose:  # -v: the C loop prints this map's rows from now on
+                lender.rc.plans[data[LEN_HEADER:len(data) - (LEN_CHECKSUM if cfg.show_crc else 0)]] = \
+                    _verbose_plan(dec.tables.get(table_id))
             # ... and the Query a two-phase ALTER's GTID marks (the decoder's state)
             first_py = code == _PAYLOAD or dec.alter is not None
