@@ -940,7 +940,34 @@ static PyObject *map_columns(const Body *r) {
 /* what another buffer holds (nothing when it was never grown) */
 static int put_out(Out *o, const Out *src) { return src->len ? put(o, src->buf, src->len) : 0; }
 
-/* Replay._flush_rows: a statement's headers, its BINLOG block and rows count; 0, -1 no memory */
+/* all of buf[:len] to fd, the GIL released (a pipe's reader may be slow); -1 with OSError set
+   (EPIPE: BrokenPipeError, as a Python write raises it) */
+static int write_all(int fd, const char *buf, Py_ssize_t len) {
+    while (len > 0) {
+        ssize_t n;
+        Py_BEGIN_ALLOW_THREADS
+        n = write(fd, buf, (size_t)len);
+        Py_END_ALLOW_THREADS
+        if (n < 0) {
+            if (errno == EINTR) {
+                if (PyErr_CheckSignals())
+                    return -1;
+                continue;
+            }
+            PyErr_SetFromErrno(PyExc_OSError);
+            return -1;
+        }
+        buf += n;
+        len -= n;
+    }
+    return 0;
+}
+
+/* a statement this big (base64 and rows) goes to out_fd from where it is held, without a copy */
+#define DIRECT_FLUSH (1 << 18)
+
+/* Replay._flush_rows: a statement's headers, its BINLOG block, its `###` rows (-v) and rows count;
+   0, -1 with an error set (no memory, or out_fd's write) */
 static int r_flush(Replayer *R, Out *o, int opts) {
     if (R->has_annot && !R->head.len) { /* its rows were all filtered out */
         R->has_annot = 0;
@@ -949,22 +976,40 @@ static int r_flush(Replayer *R, Out *o, int opts) {
     if (!R->head.len && !R->body.len)
         return 0;
     if (put_out(o, &R->head))
-        return -1;
+        goto nomem;
     R->head.len = 0;
     if (!R->body.len) /* headers only */
         return 0;
-    if (PUTS(o, "\nBINLOG '\n") || put_out(o, &R->body) || PUTS(o, "\n'/*!*/;\n"))
-        return -1;
-    if (R->ntail && (put_out(o, &R->tail) || PUTS(o, "\n")))
-        return -1;
+    if (PUTS(o, "\nBINLOG '\n"))
+        goto nomem;
+    if (R->out_fd >= 0 && R->body.len + R->tail.len > DIRECT_FLUSH) { /* the text before it, then its parts */
+        if (write_all(R->out_fd, o->buf, o->len) || write_all(R->out_fd, R->body.buf, R->body.len))
+            return -1;
+        o->len = 0;
+        if (PUTS(o, "\n'/*!*/;\n"))
+            goto nomem;
+        if (R->ntail) {
+            if (write_all(R->out_fd, o->buf, o->len) || write_all(R->out_fd, R->tail.buf, R->tail.len))
+                return -1;
+            o->len = 0;
+            if (PUTS(o, "\n"))
+                goto nomem;
+        }
+    } else if (put_out(o, &R->body) || PUTS(o, "\n'/*!*/;\n") ||
+               (R->ntail && (put_out(o, &R->tail) || PUTS(o, "\n")))) {
+        goto nomem;
+    }
     R->tail.len = 0;
     R->ntail = 0;
     if (opts & O_ROWCOUNT &&
         (PUTS(o, "# Number of rows: ") || put_u64(o, (uint64_t)R->rows) || PUTS(o, "\n")))
-        return -1;
+        goto nomem;
     R->body.len = 0;
     R->rows = 0;
     return 0;
+nomem:
+    PyErr_NoMemory();
+    return -1;
 }
 
 /* Replay._skip_repl: `SET skip_replication=N` (in a versioned comment) when the event's flag differs */
@@ -1116,7 +1161,8 @@ static int r_query(Replayer *R, Out *o, Ctx *c, const EventHeader *e, const unsi
     R->in_trx = begin;
     return 0;
 nomem:
-    PyErr_NoMemory();
+    if (!PyErr_Occurred()) /* r_flush sets its own (an OSError of out_fd) */
+        PyErr_NoMemory();
     return -1;
 }
 
@@ -1309,31 +1355,9 @@ static int r_event(Replayer *R, Out *o, Ctx *c, const EventHeader *e, const unsi
         return 1;
     }
 nomem:
-    PyErr_NoMemory();
+    if (!PyErr_Occurred()) /* r_flush sets its own (an OSError of out_fd) */
+        PyErr_NoMemory();
     return -1;
-}
-
-/* all of buf[:len] to fd, the GIL released (a pipe's reader may be slow); -1 with OSError set
-   (EPIPE: BrokenPipeError, as a Python write raises it) */
-static int write_all(int fd, const char *buf, Py_ssize_t len) {
-    while (len > 0) {
-        ssize_t n;
-        Py_BEGIN_ALLOW_THREADS
-        n = write(fd, buf, (size_t)len);
-        Py_END_ALLOW_THREADS
-        if (n < 0) {
-            if (errno == EINTR) {
-                if (PyErr_CheckSignals())
-                    return -1;
-                continue;
-            }
-            PyErr_SetFromErrno(PyExc_OSError);
-            return -1;
-        }
-        buf += n;
-        len -= n;
-    }
-    return 0;
 }
 
 static PyObject *replayer_walk(Replayer *R, PyObject *args) {

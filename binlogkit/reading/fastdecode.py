@@ -526,6 +526,16 @@ class _Lender:
         maps.clear()
 
 
+def _read_map(dec: EventDecoder, raw: RawEvent) -> Any:
+    """The Python decoder's table of a Table_map (``EventDecoder.register``); None when it does not
+    decode (the Python path then reads it and says why)."""
+    try:
+        tm = dec.register(raw)
+    except BinlogError:
+        return None
+    return None if tm.parsed is None else dec.tables.get(tm.parsed["table_id"])
+
+
 def _verbose_plan(table: Any) -> tuple[bytes, bytes, bytes, tuple[bytes, ...] | None, bool] | None:
     """What the C loop prints a table's -v rows by, as ``rowvalues.verbose_text`` calls
     ``_rowtext.verbose`` (the same printer, ``_rowimage.h``): column types, metadata, quoted
@@ -583,6 +593,14 @@ def _replay_file(c_loop: Any, inp: Input, dec: EventDecoder, replay: Any, *, hin
             if status == MORE and not w.eof:
                 w.refill_next()
                 continue
+            if status == PYTHON and info[0] == 19 and info[6] is True and lender.lent and replay.opts.verbose:
+                size = info[3]
+                body = bytes(w.buf[w.rel + LEN_HEADER:w.rel + size - (LEN_CHECKSUM if cfg.show_crc else 0)])
+                if body not in lender.rc.plans:  # -v: a map not seen yet, read here; the C loop prints it
+                    raw = RawEvent(w.at, info[1], 19, info[2], size, info[4], info[5], bytes(w.buf[w.rel:w.rel + size]),
+                                   fmt, info[6], name)
+                    lender.rc.plans[body] = _verbose_plan(_read_map(dec, raw))
+                    continue
             lender.settle()
             if status == MORE:  # the end of the file
                 if w.rel < w.filled:
@@ -619,7 +637,6 @@ def _replay_file(c_loop: Any, inp: Input, dec: EventDecoder, replay: Any, *, hin
             raw = RawEvent(at, ts, code, sid, size, log_pos, flags, data, fmt, ok, name)
             w.rel += size
             w.at += size
-            table_id = -1
             if code == 19:  # a map the Python path reads: the C loop no longer counts by an older one
                 width = 4 if fmt is not None and fmt.post_header_length(19) == 6 else 6
                 table_id = int.from_bytes(data[LEN_HEADER:LEN_HEADER + width], "little")
@@ -628,8 +645,5 @@ def _replay_file(c_loop: Any, inp: Input, dec: EventDecoder, replay: Any, *, hin
             yield from dec.each(raw, name, payloads=True)
             if dec.failed:
                 return
-            if table_id >= 0 and replay.opts.verbose:  # -v: the C loop prints this map's rows from now on
-                lender.rc.plans[data[LEN_HEADER:len(data) - (LEN_CHECKSUM if cfg.show_crc else 0)]] = \
-                    _verbose_plan(dec.tables.get(table_id))
             # ... and the Query a two-phase ALTER's GTID marks (the decoder's state)
             first_py = code == _PAYLOAD or dec.alter is not None
