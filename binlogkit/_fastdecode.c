@@ -694,6 +694,43 @@ static PyObject *header_info(const EventHeader *e, int ok) {
                          ok < 0 ? Py_None : ok ? Py_True : Py_False);
 }
 
+enum { STOP_NONE = -1, STOP_ERROR = -2 };
+
+/* The framing both walks start every event with (reader.read_events' checks): the next event of
+   buf[rel:filled] (the file from offset `at`), its header read into *e and, with O_CRC_ON, its
+   CRC32 checked (*ok: -1 none, 0 mismatch, 1 good). STOP_NONE: the event is whole and the walk
+   goes on with it; else the status to stop at it with: MORE (not all of it in the window),
+   HANDOVER (irregular framing, or a mismatch with O_VERIFY: the reader's to report), PYTHON (a
+   Format_description: the format and its checksum are the Python path's); STOP_ERROR: the CRC
+   callable failed (its exception set). */
+static int next_event(const unsigned char *base, Py_ssize_t rel, Py_ssize_t filled, long long at, int opts,
+                      PyObject *crc, EventHeader *e, int *ok) {
+    Py_ssize_t avail = filled - rel;
+    *ok = -1;
+    if (avail < LEN_HEADER)
+        return MORE;
+    const unsigned char *h = base + rel;
+    *e = event_header(h);
+    if ((at == LEN_MAGIC && e->code != FORMAT_DESCRIPTION_EVENT && e->code != START_EVENT_V3) ||
+        e->size < LEN_HEADER || e->size > MAX_EVENT_SIZE)
+        return HANDOVER;
+    if (avail < (Py_ssize_t)e->size)
+        return MORE;
+    if (e->code == FORMAT_DESCRIPTION_EVENT)
+        return PYTHON;
+    if (opts & O_CRC_ON) {
+        if (e->size < LEN_HEADER + 4)
+            return HANDOVER;
+        uint32_t actual;
+        if (crc_call(crc, h, e->size - 4, &actual))
+            return STOP_ERROR;
+        *ok = actual == (uint32_t)le(h + e->size - 4, 4);
+        if (!*ok && opts & O_VERIFY)
+            return HANDOVER;
+    }
+    return STOP_NONE;
+}
+
 static PyObject *walk(PyObject *self, PyObject *args) {
     Py_buffer buf, cfg;
     Py_ssize_t rel, filled;
@@ -719,42 +756,17 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     }
     const unsigned char *base = buf.buf;
     for (;; first = 0) {
-        Py_ssize_t avail = filled - rel;
-        if (avail < LEN_HEADER) {
-            status = MORE;
+        EventHeader e;
+        int ok, stop = next_event(base, rel, filled, at, c.opts, crc, &e, &ok);
+        if (stop == STOP_ERROR)
+            goto done;
+        if (stop != STOP_NONE) {
+            status = stop;
+            if (stop == PYTHON && !(info = header_info(&e, ok)))
+                goto done;
             break;
         }
         const unsigned char *h = base + rel;
-        const EventHeader e = event_header(h);
-        if ((at == LEN_MAGIC && e.code != FORMAT_DESCRIPTION_EVENT && e.code != START_EVENT_V3) ||
-            e.size < LEN_HEADER || e.size > MAX_EVENT_SIZE) {
-            status = HANDOVER;
-            break;
-        }
-        if (avail < (Py_ssize_t)e.size) {
-            status = MORE;
-            break;
-        }
-        int ok = -1; /* the CRC verdict: -1 none, 0 mismatch, 1 good */
-        if (e.code == FORMAT_DESCRIPTION_EVENT) {
-            status = PYTHON; /* the format is the Python path's (its checksum too) */
-            info = header_info(&e, ok);
-            break;
-        }
-        if (c.opts & O_CRC_ON) {
-            if (e.size < LEN_HEADER + 4) {
-                status = HANDOVER;
-                break;
-            }
-            uint32_t actual;
-            if (crc_call(crc, h, e.size - 4, &actual))
-                goto done;
-            ok = actual == (uint32_t)le(h + e.size - 4, 4);
-            if (!ok && c.opts & O_VERIFY) {
-                status = HANDOVER;
-                break;
-            }
-        }
         if (e.code == START_EVENT_V3 || e.code == START_ENCRYPTION_EVENT) { /* the Python path's */
             status = PYTHON;
             info = header_info(&e, ok);
@@ -869,6 +881,7 @@ typedef struct {
     PyObject_HEAD
     Out text;              /* walk()'s output, kept from call to call (its pages stay mapped) */
     int out_fd;            /* >= 0: walk() writes its text to this descriptor itself and returns b"" */
+    Py_ssize_t direct_min; /* ... and a statement whose base64 and rows exceed this, from where they are held */
     Out head, body, annot; /* a statement's header lines, its base64 blocks ("\n" between), Annotate_rows' lines */
     int has_annot;
     Out tail;        /* with O_VERBOSE: its `###` rows, each event's lines without the last "\n", "\n" between */
@@ -963,9 +976,6 @@ static int write_all(int fd, const char *buf, Py_ssize_t len) {
     return 0;
 }
 
-/* a statement this big (base64 and rows) goes to out_fd from where it is held, without a copy */
-#define DIRECT_FLUSH (1 << 18)
-
 /* Replay._flush_rows: a statement's headers, its BINLOG block, its `###` rows (-v) and rows count;
    0, -1 with an error set (no memory, or out_fd's write) */
 static int r_flush(Replayer *R, Out *o, int opts) {
@@ -982,7 +992,7 @@ static int r_flush(Replayer *R, Out *o, int opts) {
         return 0;
     if (PUTS(o, "\nBINLOG '\n"))
         goto nomem;
-    if (R->out_fd >= 0 && R->body.len + R->tail.len > DIRECT_FLUSH) { /* the text before it, then its parts */
+    if (R->out_fd >= 0 && R->body.len + R->tail.len > R->direct_min) { /* the text before it, then its parts */
         if (write_all(R->out_fd, o->buf, o->len) || write_all(R->out_fd, R->body.buf, R->body.len))
             return -1;
         o->len = 0;
@@ -1383,42 +1393,17 @@ static PyObject *replayer_walk(Replayer *R, PyObject *args) {
     }
     const unsigned char *base = buf.buf;
     for (;; first = 0) {
-        Py_ssize_t avail = filled - rel;
-        if (avail < LEN_HEADER) {
-            status = MORE;
+        EventHeader e;
+        int ok, stop = next_event(base, rel, filled, at, c.opts, crc, &e, &ok);
+        if (stop == STOP_ERROR)
+            goto done;
+        if (stop != STOP_NONE) {
+            status = stop;
+            if (stop == PYTHON && !(info = header_info(&e, ok)))
+                goto done;
             break;
         }
         const unsigned char *h = base + rel;
-        const EventHeader e = event_header(h);
-        if ((at == LEN_MAGIC && e.code != FORMAT_DESCRIPTION_EVENT && e.code != START_EVENT_V3) ||
-            e.size < LEN_HEADER || e.size > MAX_EVENT_SIZE) {
-            status = HANDOVER;
-            break;
-        }
-        if (avail < (Py_ssize_t)e.size) {
-            status = MORE;
-            break;
-        }
-        int ok = -1;
-        if (e.code == FORMAT_DESCRIPTION_EVENT) {
-            status = PYTHON;
-            info = header_info(&e, ok);
-            break;
-        }
-        if (c.opts & O_CRC_ON) {
-            if (e.size < LEN_HEADER + 4) {
-                status = HANDOVER;
-                break;
-            }
-            uint32_t actual;
-            if (crc_call(crc, h, e.size - 4, &actual))
-                goto done;
-            ok = actual == (uint32_t)le(h + e.size - 4, 4);
-            if (!ok && c.opts & O_VERIFY) {
-                status = HANDOVER;
-                break;
-            }
-        }
         const unsigned char *b = h + LEN_HEADER, *end = h + e.size - (c.opts & O_SHOW_CRC ? 4 : 0);
         int res = 1;
         Py_ssize_t mark = o.len;
@@ -1488,6 +1473,7 @@ static PyObject *replayer_new(PyTypeObject *type, PyObject *args, PyObject *kw) 
         return NULL;
     R->allow_parallel = R->domain_id = R->server_id = -1;
     R->out_fd = -1;
+    R->direct_min = 1 << 18; /* below it, one copy into the text costs less than the writes */
     R->thread_id = R->flags2 = R->sql_mode = R->charset_client = R->collation_connection = R->collation_server = -1;
     R->lc_time_names = R->charset_database = R->default_collation_for_utf8mb4 = -1;
     R->time_zone = PyBytes_FromStringAndSize("", 0);
@@ -1549,6 +1535,8 @@ static PyMemberDef replayer_members[] = {
     {"vtables", T_OBJECT_EX, offsetof(Replayer, vtables), READONLY, "table id -> plan, for the maps printed here"},
     {"out_fd", T_INT, offsetof(Replayer, out_fd), 0,
      "-1 (walk returns its text), or a descriptor walk writes its text to (then returns b\"\")"},
+    {"direct_min", T_PYSSIZET, offsetof(Replayer, direct_min), 0,
+     "with out_fd: a statement whose base64 and rows exceed this many bytes is written from where it is held"},
     {NULL, 0, 0, 0, NULL}};
 
 static PyMethodDef replayer_methods[] = {

@@ -27,6 +27,8 @@ class Replayer:
     tables: dict[int, bytes]
     maps: dict[int, tuple[bytes, int]]
     notes: bytes
+    out_fd: int
+    direct_min: int
     plans: dict[bytes, tuple[bytes, bytes, bytes, tuple[bytes, ...] | None, bool] | None]
     vtables: dict[int, tuple[bytes, bytes, bytes, tuple[bytes, ...] | None, bool] | None]
 

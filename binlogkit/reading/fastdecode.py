@@ -394,6 +394,7 @@ def verify_fast(path: str | os.PathLike[str], *, progress: Callable[[int], objec
 # --- replayable text (decode's default): the hot events in C, the rest through decoding/replay.py ---
 
 O_UTC, O_ROWCOUNT, O_SKIPREPL, O_GTIDS, O_ANNOTATE, O_TABLES, O_SV_MARIADB, O_SHOWS_XID = (1 << i for i in range(9, 17))
+DIRECT_MIN = 1 << 18  # with a descriptor: a statement over this many bytes is written from the C loop's buffers
 
 
 def replay_usable(replay: Any, *, filters: bool) -> bool:
@@ -480,6 +481,7 @@ class _Lender:
 
     def __init__(self, c_loop: Any, replay: Any, *, hints: bool) -> None:
         self.rc = c_loop.Replayer()
+        self.rc.direct_min = DIRECT_MIN
         self.replay = replay
         self.hints = hints
         self.lent = False
