@@ -701,15 +701,13 @@ enum { STOP_NONE = -1, STOP_ERROR = -2 };
    CRC32 checked (*ok: -1 none, 0 mismatch, 1 good). STOP_NONE: the event is whole and the walk
    goes on with it; else the status to stop at it with: MORE (not all of it in the window),
    HANDOVER (irregular framing, or a mismatch with O_VERIFY: the reader's to report), PYTHON (a
-   Format_description: the format and its checksum are the Python path's); STOP_ERROR: the CRC
-   callable failed (its exception set). */
-static int next_event(const unsigned char *base, Py_ssize_t rel, Py_ssize_t filled, long long at, int opts,
-                      PyObject *crc, EventHeader *e, int *ok) {
-    Py_ssize_t avail = filled - rel;
+   Format_description: the format and its checksum are the Python path's; *info: header_info);
+   STOP_ERROR: an exception set (the CRC callable failed, no memory). */
+static int next_event(const unsigned char *h, Py_ssize_t avail, long long at, int opts, PyObject *crc, EventHeader *e,
+                      int *ok, PyObject **info) {
     *ok = -1;
     if (avail < LEN_HEADER)
         return MORE;
-    const unsigned char *h = base + rel;
     *e = event_header(h);
     if ((at == LEN_MAGIC && e->code != FORMAT_DESCRIPTION_EVENT && e->code != START_EVENT_V3) ||
         e->size < LEN_HEADER || e->size > MAX_EVENT_SIZE)
@@ -717,7 +715,7 @@ static int next_event(const unsigned char *base, Py_ssize_t rel, Py_ssize_t fill
     if (avail < (Py_ssize_t)e->size)
         return MORE;
     if (e->code == FORMAT_DESCRIPTION_EVENT)
-        return PYTHON;
+        return (*info = header_info(e, -1)) ? PYTHON : STOP_ERROR;
     if (opts & O_CRC_ON) {
         if (e->size < LEN_HEADER + 4)
             return HANDOVER;
@@ -757,15 +755,9 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     const unsigned char *base = buf.buf;
     for (;; first = 0) {
         EventHeader e;
-        int ok, stop = next_event(base, rel, filled, at, c.opts, crc, &e, &ok);
-        if (stop == STOP_ERROR)
-            goto done;
-        if (stop != STOP_NONE) {
-            status = stop;
-            if (stop == PYTHON && !(info = header_info(&e, ok)))
-                goto done;
+        int ok;
+        if ((status = next_event(base + rel, filled - rel, at, c.opts, crc, &e, &ok, &info)) != STOP_NONE)
             break;
-        }
         const unsigned char *h = base + rel;
         if (e.code == START_EVENT_V3 || e.code == START_ENCRYPTION_EVENT) { /* the Python path's */
             status = PYTHON;
@@ -1394,15 +1386,9 @@ static PyObject *replayer_walk(Replayer *R, PyObject *args) {
     const unsigned char *base = buf.buf;
     for (;; first = 0) {
         EventHeader e;
-        int ok, stop = next_event(base, rel, filled, at, c.opts, crc, &e, &ok);
-        if (stop == STOP_ERROR)
-            goto done;
-        if (stop != STOP_NONE) {
-            status = stop;
-            if (stop == PYTHON && !(info = header_info(&e, ok)))
-                goto done;
+        int ok;
+        if ((status = next_event(base + rel, filled - rel, at, c.opts, crc, &e, &ok, &info)) != STOP_NONE)
             break;
-        }
         const unsigned char *h = base + rel;
         const unsigned char *b = h + LEN_HEADER, *end = h + e.size - (c.opts & O_SHOW_CRC ? 4 : 0);
         int res = 1;
@@ -1424,7 +1410,7 @@ static PyObject *replayer_walk(Replayer *R, PyObject *args) {
             break;
         }
     }
-    if (status == PYTHON && !info)
+    if (status == STOP_ERROR || (status == PYTHON && !info))
         goto done;
     if (R->out_fd >= 0 && o.len > 0) {
         if (write_all(R->out_fd, o.buf, o.len))
