@@ -149,8 +149,12 @@ for it in range(30000):
     if rnd.random() < 0.3:
         rc.tables[int.from_bytes(blob[19:23], "little") if len(blob) >= 23 else 0] = bytes(
             rnd.randrange(256) for _ in range(3 * rnd.randint(0, 8)))
+    opts = rnd.randrange(1 << 17)
     if len(blob) >= 40 and blob[4] in (23, 24, 25, 30, 31, 32) and rnd.random() < 0.6:
-        # -v: a rows event whose width its table's plan has (a v2 event: no extra data), its images random
+        # -v: a rows event whose width its table's plan has (a v2 event: no extra data), its images
+        # random, mostly ending its statement; the options that print it (verbose, tables, CRC32 on)
+        opts = (opts | 8 | 32 | 1 << 14) & ~16
+        blob[25] |= rnd.random() < 0.7
         at = 27 if blob[4] < 30 else 29
         if at == 29:
             blob[27:29] = b"\x02\x00"
@@ -161,7 +165,7 @@ for it in range(30000):
         rc.plans[bytes(blob[19:len(blob) - 4])] = plan(rnd.randint(0, 12))
     rc.direct_min = rnd.choice([0, 64, 1 << 18])
     rc.out_fd = sink if rnd.random() < 0.5 else -1  # the text written to a descriptor (decode's stdout) or returned
-    text = rc.walk(blob, 0, len(blob), rnd.choice([4, 100]), rnd.randrange(1 << 17), crc, cfg)[3]
+    text = rc.walk(blob, 0, len(blob), rnd.choice([4, 100]), opts, crc, cfg)[3]
     assert rc.out_fd < 0 or text == b""
     if rnd.random() < 0.1:
         rc.take()
