@@ -5,7 +5,7 @@
  * links against another. rowvalues/images.py stays the reference: every function here returns -1
  * (not for us) for a type it does not print (JSON, old DECIMAL...), a value that is not finite or
  * an image that runs past its end, and the caller takes the Python path. Every read is
- * bounds-checked against the image's end. Include after _constants.h and _out.h.
+ * bounds-checked against the image's end.
  */
 #ifndef BINLOGKIT_ROWIMAGE_H
 #define BINLOGKIT_ROWIMAGE_H
@@ -17,6 +17,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "_constants.h"
+#include "_out.h"
 
 #ifndef PUTS
 #define PUTS(o, s) put((o), (s), (Py_ssize_t)(sizeof(s) - 1))
