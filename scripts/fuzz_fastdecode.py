@@ -1,11 +1,12 @@
 """Fuzz the C decode / verify loop built with AddressSanitizer and UBSan (scripts/asan-fastdecode.sh).
 
-Every fixture and corpus file through decode (text, JSON, -v, and the replayable default, in
-UTC so that its rows events take the C loop) and verify with the sanitized
+Every fixture and corpus file through decode (text, JSON, -v, and the replayable default with
+and without -v / -vv, also written to a descriptor from the loop's held buffers) and verify with the sanitized
 module in place of binlogkit._fastdecode, each compared with the Python path; then damaged copies
 of a row-types fixture (bytes flipped, cut, grown); then walk() on random windows with random
 options, and the replay loop's Replayer.walk() likewise (its CRC32 made to match, so that it
-prints the GTID / Annotate_rows / Table_map / rows / Xid / Query bodies it is given, held across calls). Any out-of-bounds read or undefined behaviour aborts with a sanitizer report; a
+prints the GTID / Annotate_rows / Table_map / rows / Xid / Query bodies it is given, held across calls;
+rows with -v by random tables' plans, over random images). Any out-of-bounds read or undefined behaviour aborts with a sanitizer report; a
 difference from the Python path is an assertion error.
 Usage: python scripts/fuzz_fastdecode.py MODULE.so [SEED] [DAMAGED_COPIES]
 """
