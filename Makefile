@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 DEMO_SET := fixtures/mariadb-10.11
 
-.PHONY: spark-proof bench-spark replay-proof mysql-partial lab-chroots bench-export export-proof bench-pull bench-pull-mysql pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-rowarrow asan-fastdecode asan-pullscan c-constants arch-counts bench-ab clean help lake-proof bench-mirror
+.PHONY: spark-proof bench-spark replay-proof mysql-partial lab-chroots bench-export export-proof bench-pull bench-pull-mysql pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-rowarrow asan-fastdecode asan-pullscan c-constants arch-counts bench-ab clean help lake-proof bench-mirror verbose-proof
 
 help:
 	@echo "make demo        decode committed fixtures made by a real MariaDB server"
@@ -16,6 +16,7 @@ help:
 	@echo "make bench       run the benchmarks"
 	@echo "make bench-export  binlogkit export to Parquet vs mariadb-binlog -v on the bench binlog; the Spark job on 2 workers"
 	@echo "make replay-proof  the replay-equality campaign (issue 31): every kind, server tool and binlogkit, encrypted, .xz, s3://"
+	@echo "make verbose-proof decode -v / -vv through the C loop vs the Python reference: every fixture and corpus file, three zones"
 	@echo "make lake-proof    kill -9 trials of the Iceberg and Delta mirrors (TRIALS=10 each)"
 	@echo "make bench-mirror   rows/s and peak RSS of building a mirror from the bench binlog"
 	@echo "make export-proof  the export replay proof with a 25 MB transaction (CI runs it with 3 MB)"
@@ -43,7 +44,7 @@ help:
 	@echo "make mysql-partial  MySQL 9.7 replicas killed -9 (or IO thread stopped) inside a transaction, both modes, vs the primary (TRIALS=20)"
 	@echo "make pull-soak   30 kill -9 trials of binlogkit pull under a live workload, then cmp with the primary (TRIALS=n, KIND=mysql-9.7)"
 
-SOURCES := pyproject.toml setup.py binlogkit/_rowtext.c binlogkit/_rowarrow.c binlogkit/_eventcols.c binlogkit/_fastdecode.c binlogkit/_pullscan.c binlogkit/_out.h binlogkit/_constants.h
+SOURCES := pyproject.toml setup.py binlogkit/_rowtext.c binlogkit/_rowarrow.c binlogkit/_eventcols.c binlogkit/_fastdecode.c binlogkit/_pullscan.c binlogkit/_out.h binlogkit/_rowimage.h binlogkit/_constants.h
 
 # what `make demo` needs: binlogkit itself (its C accelerators built), no extras
 $(BIN)/.installed-demo: $(SOURCES)
@@ -129,6 +130,9 @@ bench: bench-data
 
 bench-export: bench-data
 	$(PY) bench/export.py
+
+verbose-proof: deps-py
+	BINLOGKIT_PROOF=all nice -n 10 $(PY) -m pytest -q -p no:cacheprovider tests/test_fastdecode_replay.py -k verbose
 
 replay-proof: deps
 	nice -n 19 $(PY) -m fixtures.lab.replay_campaign --small $${SMALL:-2000} --big-mb $${BIG_MB:-8} $${KIND:+--kind $$KIND}

@@ -11,7 +11,7 @@ compiler the install goes on and binlogkit uses its pure-Python decoder (same ou
 from setuptools import Extension, setup
 
 # _constants.h: the type codes, generated from binlogkit/constants.py (make c-constants)
-DEPENDS = ["binlogkit/_out.h", "binlogkit/_constants.h"]
+DEPENDS = ["binlogkit/_out.h", "binlogkit/_rowimage.h", "binlogkit/_constants.h"]
 
 setup(ext_modules=[Extension("binlogkit._rowtext", ["binlogkit/_rowtext.c"], depends=DEPENDS, optional=True,
                              extra_compile_args=["-O2"]),

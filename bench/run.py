@@ -56,6 +56,26 @@ def cpu(cmd: list[str]) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def cpu_table(title: str, cmds: dict[str, list[str]], repeat: int) -> dict[str, float]:
+    """CPU time (user+sys) of each command, interleaved runs, the best of each, printed against
+    the first command (the server's tool) and the last (a plain read, cat), with the load
+    average; returns the best times."""
+    times: dict[str, list[float]] = {name: [] for name in cmds}
+    for _ in range(repeat):
+        for name, cmd in cmds.items():
+            times[name].append(cpu(cmd))
+    best_of = {name: min(t) for name, t in times.items()}
+    names = list(cmds)
+    ref, read = best_of[names[0]], best_of[names[-1]]
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"\n{title}, CPU time (user+sys), best of {repeat} interleaved runs; load average {load}")
+    print(f"{'command':<46} {'CPU s':>8} {'vs tool':>8} {'vs read':>8}  runs")
+    for name, t in best_of.items():
+        runs = " ".join(f"{x:.2f}" for x in times[name])
+        print(f"{name:<46} {t:>8.2f} {t / ref:>8.2f} {t / read if read else 0:>8.1f}  {runs}")
+    return best_of
+
+
 def replay_bench(path: Path, bk: str, oracle: str, repeat: int) -> float:
     """Replayable decode (the default: BINLOG blocks) against the server's tool's default and a
     plain read (cat), CPU time, interleaved runs, the best of each; the issue's goal is
@@ -66,19 +86,29 @@ def replay_bench(path: Path, bk: str, oracle: str, repeat: int) -> float:
             "binlogkit decode FILE (no C loop)": ["env", "BINLOGKIT_NO_FASTDECODE=1", bk, "decode", str(path)],
             "binlogkit decode SMALL (start-up)": [bk, "decode", str(SMALL)],
             "cat FILE (plain read)": ["cat", str(path)]}
-    times: dict[str, list[float]] = {name: [] for name in cmds}
-    for _ in range(repeat):
-        for name, cmd in cmds.items():
-            times[name].append(cpu(cmd))
-    best_of = {name: min(t) for name, t in times.items()}
-    ref, read = best_of["mariadb-binlog FILE"], best_of["cat FILE (plain read)"]
-    print(f"\nreplayable decode, CPU time (user+sys), best of {repeat} interleaved runs")
-    print(f"{'command':<42} {'CPU s':>8} {'vs tool':>8} {'vs read':>8}  runs")
-    for name, t in best_of.items():
-        runs = " ".join(f"{x:.2f}" for x in times[name])
-        print(f"{name:<42} {t:>8.2f} {t / ref:>8.2f} {t / read if read else 0:>8.1f}  {runs}")
-    ratio = best_of["binlogkit decode FILE"] / ref
+    best_of = cpu_table("replayable decode", cmds, repeat)
+    ratio = best_of["binlogkit decode FILE"] / best_of["mariadb-binlog FILE"]
     print(f"replayable decode / mariadb-binlog (CPU): {ratio:.2f} (goal <= 0.5)", flush=True)
+    return ratio
+
+
+def verbose_bench(path: Path, bk: str, oracle: str, repeat: int, slow: bool = True) -> float:
+    """decode -v (replayable, the `###` rows after each BINLOG block, as the tool's -v) and -vv,
+    and decode --json -v (the listing's JSON lines with rows), against `mariadb-binlog -v` and a
+    plain read, CPU time, interleaved runs; the issue's goal is decode -v / tool <= 0.5.
+    ``slow``: the Python path's decode -v too (BINLOGKIT_NO_FASTDECODE). Returns that ratio."""
+    cmds = {"mariadb-binlog -v FILE": [oracle, "-v", str(path)],
+            "binlogkit decode -v FILE": [bk, "decode", "-v", str(path)],
+            "binlogkit decode -vv FILE": [bk, "decode", "-vv", str(path)],
+            "binlogkit decode --json -v FILE": [bk, "decode", "--json", "-v", str(path)]}
+    if slow:
+        cmds["binlogkit decode -v FILE (no C loop)"] = ["env", "BINLOGKIT_NO_FASTDECODE=1", bk, "decode", "-v", str(path)]
+    cmds["cat FILE (plain read)"] = ["cat", str(path)]
+    best_of = cpu_table("decode -v", cmds, repeat)
+    ref = best_of["mariadb-binlog -v FILE"]
+    ratio = best_of["binlogkit decode -v FILE"] / ref
+    print(f"decode -v / mariadb-binlog -v (CPU): {ratio:.2f} (goal <= 0.5); "
+          f"decode --json -v / mariadb-binlog -v: {best_of['binlogkit decode --json -v FILE'] / ref:.2f}", flush=True)
     return ratio
 
 
@@ -138,6 +168,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-flashback", action="store_true", help="skip the flashback of the whole file")
     ap.add_argument("--replay-only", action="store_true",
                     help="only replayable decode vs mariadb-binlog and a plain read (CPU time)")
+    ap.add_argument("--verbose-only", action="store_true",
+                    help="only decode -v / -vv / --json -v vs mariadb-binlog -v and a plain read (CPU time)")
     ap.add_argument("--no-slow-rows", action="store_true", help="skip decode -v in pure Python and decode -v --json")
     args = ap.parse_args(argv)
     path = args.file
@@ -153,8 +185,11 @@ def main(argv=None) -> int:
     plain_read(path)
     t_read = time.perf_counter() - t0
     rows = []
-    replay_bench(path, bk, oracle, max(args.repeat, 3))
-    if args.replay_only:
+    if not args.verbose_only:
+        replay_bench(path, bk, oracle, max(args.repeat, 3))
+    if not args.replay_only:
+        verbose_bench(path, bk, oracle, max(args.repeat, 3), slow=not args.no_slow_rows)
+    if args.replay_only or args.verbose_only:
         return 0
 
     def line(name, cmd, ref=None):

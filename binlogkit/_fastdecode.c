@@ -47,6 +47,7 @@ enum {
 #include "_out.h"
 
 #define PUTS(o, s) put((o), (s), (Py_ssize_t)(sizeof(s) - 1))
+#include "_rowimage.h" /* the `###` rows text, shared with _rowtext.c */
 
 static const char HEX[] = "0123456789abcdef";
 
@@ -585,8 +586,6 @@ static int json_fields(Out *o, Ctx *c, int code, uint32_t sid, const unsigned ch
 
 /* the length of one stored value (decoding/rowvalues' layouts, as _rowtext.c reads them), -1 for a
    type or metadata this count leaves to the Python path */
-static const int DIG2BYTES[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
-
 static Py_ssize_t value_len(int t, unsigned m, const unsigned char *p, const unsigned char *end) {
     int lb;
     switch (t) {
@@ -695,6 +694,41 @@ static PyObject *header_info(const EventHeader *e, int ok) {
                          ok < 0 ? Py_None : ok ? Py_True : Py_False);
 }
 
+enum { STOP_NONE = -1, STOP_ERROR = -2 };
+
+/* The framing both walks start every event with (reader.read_events' checks): the next event of
+   buf[rel:filled] (the file from offset `at`), its header read into *e and, with O_CRC_ON, its
+   CRC32 checked (*ok: -1 none, 0 mismatch, 1 good). STOP_NONE: the event is whole and the walk
+   goes on with it; else the status to stop at it with: MORE (not all of it in the window),
+   HANDOVER (irregular framing, or a mismatch with O_VERIFY: the reader's to report), PYTHON (a
+   Format_description: the format and its checksum are the Python path's; *info: header_info);
+   STOP_ERROR: an exception set (the CRC callable failed, no memory). */
+static int next_event(const unsigned char *h, Py_ssize_t avail, long long at, int opts, PyObject *crc, EventHeader *e,
+                      int *ok, PyObject **info) {
+    *ok = -1;
+    if (avail < LEN_HEADER)
+        return MORE;
+    *e = event_header(h);
+    if ((at == LEN_MAGIC && e->code != FORMAT_DESCRIPTION_EVENT && e->code != START_EVENT_V3) ||
+        e->size < LEN_HEADER || e->size > MAX_EVENT_SIZE)
+        return HANDOVER;
+    if (avail < (Py_ssize_t)e->size)
+        return MORE;
+    if (e->code == FORMAT_DESCRIPTION_EVENT)
+        return (*info = header_info(e, -1)) ? PYTHON : STOP_ERROR;
+    if (opts & O_CRC_ON) {
+        if (e->size < LEN_HEADER + 4)
+            return HANDOVER;
+        uint32_t actual;
+        if (crc_call(crc, h, e->size - 4, &actual))
+            return STOP_ERROR;
+        *ok = actual == (uint32_t)le(h + e->size - 4, 4);
+        if (!*ok && opts & O_VERIFY)
+            return HANDOVER;
+    }
+    return STOP_NONE;
+}
+
 static PyObject *walk(PyObject *self, PyObject *args) {
     Py_buffer buf, cfg;
     Py_ssize_t rel, filled;
@@ -720,42 +754,11 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     }
     const unsigned char *base = buf.buf;
     for (;; first = 0) {
-        Py_ssize_t avail = filled - rel;
-        if (avail < LEN_HEADER) {
-            status = MORE;
+        EventHeader e;
+        int ok;
+        if ((status = next_event(base + rel, filled - rel, at, c.opts, crc, &e, &ok, &info)) != STOP_NONE)
             break;
-        }
         const unsigned char *h = base + rel;
-        const EventHeader e = event_header(h);
-        if ((at == LEN_MAGIC && e.code != FORMAT_DESCRIPTION_EVENT && e.code != START_EVENT_V3) ||
-            e.size < LEN_HEADER || e.size > MAX_EVENT_SIZE) {
-            status = HANDOVER;
-            break;
-        }
-        if (avail < (Py_ssize_t)e.size) {
-            status = MORE;
-            break;
-        }
-        int ok = -1; /* the CRC verdict: -1 none, 0 mismatch, 1 good */
-        if (e.code == FORMAT_DESCRIPTION_EVENT) {
-            status = PYTHON; /* the format is the Python path's (its checksum too) */
-            info = header_info(&e, ok);
-            break;
-        }
-        if (c.opts & O_CRC_ON) {
-            if (e.size < LEN_HEADER + 4) {
-                status = HANDOVER;
-                break;
-            }
-            uint32_t actual;
-            if (crc_call(crc, h, e.size - 4, &actual))
-                goto done;
-            ok = actual == (uint32_t)le(h + e.size - 4, 4);
-            if (!ok && c.opts & O_VERIFY) {
-                status = HANDOVER;
-                break;
-            }
-        }
         if (e.code == START_EVENT_V3 || e.code == START_ENCRYPTION_EVENT) { /* the Python path's */
             status = PYTHON;
             info = header_info(&e, ok);
@@ -870,8 +873,12 @@ typedef struct {
     PyObject_HEAD
     Out text;              /* walk()'s output, kept from call to call (its pages stay mapped) */
     int out_fd;            /* >= 0: walk() writes its text to this descriptor itself and returns b"" */
+    Py_ssize_t direct_min; /* ... and a statement whose base64 and rows exceed this, from where they are held */
     Out head, body, annot; /* a statement's header lines, its base64 blocks ("\n" between), Annotate_rows' lines */
     int has_annot;
+    Out tail;        /* with O_VERBOSE: its `###` rows, each event's lines without the last "\n", "\n" between */
+    long long ntail; /* ... and how many events' (Replay.tail's length) */
+    Out notes_buf;   /* scratch: a Note per column of the rows event being printed */
     long long rows; /* rows of the statement, for `# Number of rows` */
     long long allow_parallel, domain_id, server_id; /* Session values, -1 for None */
     int skip_replication, gtid_flags2, in_trx, gtid_pending;
@@ -883,6 +890,10 @@ typedef struct {
     PyObject *tables; /* dict: table id -> column types + 2-byte metadata (count_rows), this loop's maps */
     PyObject *maps;   /* dict: table id -> (event bytes, offset): maps printed here, for the Python decoder */
     PyObject *notes;  /* bytes: lines printed under a Table_map's header (Tool.table_map_notes) */
+    PyObject *plans;  /* dict: Table_map body -> what its rows print by with O_VERBOSE, from the Python
+                         decoder's table (reading.fastdecode._verbose_plan: (types, metas, name,
+                         notes | None, escape)), or None: its rows are the Python path's */
+    PyObject *vtables; /* dict: table id -> that plan, for the maps printed here */
 } Replayer;
 
 /* a table map's column types then their metadata as 2-byte values (rowvalues.tables.table_from_map,
@@ -934,7 +945,31 @@ static PyObject *map_columns(const Body *r) {
 /* what another buffer holds (nothing when it was never grown) */
 static int put_out(Out *o, const Out *src) { return src->len ? put(o, src->buf, src->len) : 0; }
 
-/* Replay._flush_rows: a statement's headers, its BINLOG block and rows count; 0, -1 no memory */
+/* all of buf[:len] to fd, the GIL released (a pipe's reader may be slow); -1 with OSError set
+   (EPIPE: BrokenPipeError, as a Python write raises it) */
+static int write_all(int fd, const char *buf, Py_ssize_t len) {
+    while (len > 0) {
+        ssize_t n;
+        Py_BEGIN_ALLOW_THREADS
+        n = write(fd, buf, (size_t)len);
+        Py_END_ALLOW_THREADS
+        if (n < 0) {
+            if (errno == EINTR) {
+                if (PyErr_CheckSignals())
+                    return -1;
+                continue;
+            }
+            PyErr_SetFromErrno(PyExc_OSError);
+            return -1;
+        }
+        buf += n;
+        len -= n;
+    }
+    return 0;
+}
+
+/* Replay._flush_rows: a statement's headers, its BINLOG block, its `###` rows (-v) and rows count;
+   0, -1 with an error set (no memory, or out_fd's write) */
 static int r_flush(Replayer *R, Out *o, int opts) {
     if (R->has_annot && !R->head.len) { /* its rows were all filtered out */
         R->has_annot = 0;
@@ -943,18 +978,40 @@ static int r_flush(Replayer *R, Out *o, int opts) {
     if (!R->head.len && !R->body.len)
         return 0;
     if (put_out(o, &R->head))
-        return -1;
+        goto nomem;
     R->head.len = 0;
     if (!R->body.len) /* headers only */
         return 0;
-    if (PUTS(o, "\nBINLOG '\n") || put_out(o, &R->body) || PUTS(o, "\n'/*!*/;\n"))
-        return -1;
+    if (PUTS(o, "\nBINLOG '\n"))
+        goto nomem;
+    if (R->out_fd >= 0 && R->body.len + R->tail.len > R->direct_min) { /* the text before it, then its parts */
+        if (write_all(R->out_fd, o->buf, o->len) || write_all(R->out_fd, R->body.buf, R->body.len))
+            return -1;
+        o->len = 0;
+        if (PUTS(o, "\n'/*!*/;\n"))
+            goto nomem;
+        if (R->ntail) {
+            if (write_all(R->out_fd, o->buf, o->len) || write_all(R->out_fd, R->tail.buf, R->tail.len))
+                return -1;
+            o->len = 0;
+            if (PUTS(o, "\n"))
+                goto nomem;
+        }
+    } else if (put_out(o, &R->body) || PUTS(o, "\n'/*!*/;\n") ||
+               (R->ntail && (put_out(o, &R->tail) || PUTS(o, "\n")))) {
+        goto nomem;
+    }
+    R->tail.len = 0;
+    R->ntail = 0;
     if (opts & O_ROWCOUNT &&
         (PUTS(o, "# Number of rows: ") || put_u64(o, (uint64_t)R->rows) || PUTS(o, "\n")))
-        return -1;
+        goto nomem;
     R->body.len = 0;
     R->rows = 0;
     return 0;
+nomem:
+    PyErr_NoMemory();
+    return -1;
 }
 
 /* Replay._skip_repl: `SET skip_replication=N` (in a versioned comment) when the event's flag differs */
@@ -1106,8 +1163,55 @@ static int r_query(Replayer *R, Out *o, Ctx *c, const EventHeader *e, const unsi
     R->in_trx = begin;
     return 0;
 nomem:
-    PyErr_NoMemory();
+    if (!PyErr_Occurred()) /* r_flush sets its own (an OSError of out_fd) */
+        PyErr_NoMemory();
     return -1;
+}
+
+/* Replay._rows with -v: the `###` rows of one rows event (rowvalues.verbose_text, by the shared
+   _rowimage.h) added to the held tail, by the table's plan (Replayer.plans); the rows it holds, or
+   -1: the Python path's (nothing taken; an error set only when memory is out) */
+static long long r_rows_text(Replayer *R, int code, const Body *r, PyObject *plan) {
+    PyObject *types, *metas, *name, *notes;
+    int esc;
+    if (!plan || !PyTuple_Check(plan) || PyTuple_GET_SIZE(plan) != 5)
+        return -1; /* not seen, or the table is not for C (hints, a column type C does not print) */
+    types = PyTuple_GET_ITEM(plan, 0), metas = PyTuple_GET_ITEM(plan, 1), name = PyTuple_GET_ITEM(plan, 2);
+    notes = PyTuple_GET_ITEM(plan, 3);
+    esc = PyObject_IsTrue(PyTuple_GET_ITEM(plan, 4));
+    if (!PyBytes_Check(types) || !PyBytes_Check(metas) || !PyBytes_Check(name) || esc < 0)
+        return -1;
+    Py_ssize_t ncols = PyBytes_GET_SIZE(types);
+    if (PyBytes_GET_SIZE(metas) != 2 * ncols || (uint64_t)ncols != r->width)
+        return -1;
+    const Note *nt = NULL;
+    if (notes != Py_None) {
+        if (!PyTuple_Check(notes) || PyTuple_GET_SIZE(notes) != ncols || grow(&R->notes_buf, sizeof(Note) * ncols))
+            return -1;
+        Note *w = (Note *)R->notes_buf.buf;
+        for (Py_ssize_t i = 0; i < ncols; i++) {
+            PyObject *item = PyTuple_GET_ITEM(notes, i);
+            if (!PyBytes_Check(item))
+                return -1;
+            w[i].s = PyBytes_AS_STRING(item);
+            w[i].n = PyBytes_GET_SIZE(item);
+        }
+        nt = w;
+    }
+    Py_ssize_t mark = R->tail.len;
+    long long n;
+    int kind = code == WRITE_ROWS_EVENT || code == WRITE_ROWS_EVENT_V1 ? 0 : is_update(code) ? 1 : 2;
+    if ((R->ntail && PUTS(&R->tail, "\n")) ||
+        rows_text(&R->tail, kind, (const unsigned char *)PyBytes_AS_STRING(types),
+                  (const unsigned char *)PyBytes_AS_STRING(metas), ncols, r->before, r->after,
+                  PyBytes_AS_STRING(name), PyBytes_GET_SIZE(name), nt, esc, r->rows, r->rows + r->n_rows, &n)) {
+        R->tail.len = mark;
+        return -1;
+    }
+    while (R->tail.len > mark && R->tail.buf[R->tail.len - 1] == '\n') /* Replay._rows: text.rstrip("\n") */
+        R->tail.len--;
+    R->ntail++;
+    return n;
 }
 
 /* one event as Replay.feed prints it: 0 printed, 1 the Python path's (nothing taken), -1 error set */
@@ -1123,7 +1227,8 @@ static int r_event(Replayer *R, Out *o, Ctx *c, const EventHeader *e, const unsi
         PyObject *key = PyLong_FromUnsignedLongLong((unsigned long long)r.table_id);
         if (!key)
             return -1;
-        long long n = count_rows(PyDict_GetItemWithError(R->tables, key), e->code, &r);
+        long long n = opts & O_VERBOSE ? r_rows_text(R, e->code, &r, PyDict_GetItemWithError(R->vtables, key))
+                                       : count_rows(PyDict_GetItemWithError(R->tables, key), e->code, &r);
         Py_DECREF(key);
         if (PyErr_Occurred())
             return -1;
@@ -1146,6 +1251,18 @@ static int r_event(Replayer *R, Out *o, Ctx *c, const EventHeader *e, const unsi
         PyObject *cols = map_columns(&r);
         if (!cols)
             return PyErr_Occurred() ? -1 : 1;
+        if (opts & O_VERBOSE) { /* its rows print by the Python decoder's reading of it: known yet? */
+            PyObject *body = PyBytes_FromStringAndSize((const char *)b, end - b);
+            PyObject *plan = body ? PyDict_GetItemWithError(R->plans, body) : NULL;
+            PyObject *key = plan ? PyLong_FromUnsignedLongLong((unsigned long long)r.table_id) : NULL;
+            int bad = key && PyDict_SetItem(R->vtables, key, plan);
+            Py_XDECREF(body);
+            Py_XDECREF(key);
+            if (!plan || bad) {
+                Py_DECREF(cols);
+                return PyErr_Occurred() ? -1 : 1; /* a map not seen yet: the Python path reads it first */
+            }
+        }
         PyObject *key = PyLong_FromUnsignedLongLong((unsigned long long)r.table_id);
         PyObject *ev = Py_BuildValue("(y#L)", (const char *)h, (Py_ssize_t)e->size, at);
         int bad = !key || !ev || PyDict_SetItem(R->tables, key, cols) || PyDict_SetItem(R->maps, key, ev);
@@ -1240,31 +1357,9 @@ static int r_event(Replayer *R, Out *o, Ctx *c, const EventHeader *e, const unsi
         return 1;
     }
 nomem:
-    PyErr_NoMemory();
+    if (!PyErr_Occurred()) /* r_flush sets its own (an OSError of out_fd) */
+        PyErr_NoMemory();
     return -1;
-}
-
-/* all of buf[:len] to fd, the GIL released (a pipe's reader may be slow); -1 with OSError set
-   (EPIPE: BrokenPipeError, as a Python write raises it) */
-static int write_all(int fd, const char *buf, Py_ssize_t len) {
-    while (len > 0) {
-        ssize_t n;
-        Py_BEGIN_ALLOW_THREADS
-        n = write(fd, buf, (size_t)len);
-        Py_END_ALLOW_THREADS
-        if (n < 0) {
-            if (errno == EINTR) {
-                if (PyErr_CheckSignals())
-                    return -1;
-                continue;
-            }
-            PyErr_SetFromErrno(PyExc_OSError);
-            return -1;
-        }
-        buf += n;
-        len -= n;
-    }
-    return 0;
 }
 
 static PyObject *replayer_walk(Replayer *R, PyObject *args) {
@@ -1290,42 +1385,11 @@ static PyObject *replayer_walk(Replayer *R, PyObject *args) {
     }
     const unsigned char *base = buf.buf;
     for (;; first = 0) {
-        Py_ssize_t avail = filled - rel;
-        if (avail < LEN_HEADER) {
-            status = MORE;
+        EventHeader e;
+        int ok;
+        if ((status = next_event(base + rel, filled - rel, at, c.opts, crc, &e, &ok, &info)) != STOP_NONE)
             break;
-        }
         const unsigned char *h = base + rel;
-        const EventHeader e = event_header(h);
-        if ((at == LEN_MAGIC && e.code != FORMAT_DESCRIPTION_EVENT && e.code != START_EVENT_V3) ||
-            e.size < LEN_HEADER || e.size > MAX_EVENT_SIZE) {
-            status = HANDOVER;
-            break;
-        }
-        if (avail < (Py_ssize_t)e.size) {
-            status = MORE;
-            break;
-        }
-        int ok = -1;
-        if (e.code == FORMAT_DESCRIPTION_EVENT) {
-            status = PYTHON;
-            info = header_info(&e, ok);
-            break;
-        }
-        if (c.opts & O_CRC_ON) {
-            if (e.size < LEN_HEADER + 4) {
-                status = HANDOVER;
-                break;
-            }
-            uint32_t actual;
-            if (crc_call(crc, h, e.size - 4, &actual))
-                goto done;
-            ok = actual == (uint32_t)le(h + e.size - 4, 4);
-            if (!ok && c.opts & O_VERIFY) {
-                status = HANDOVER;
-                break;
-            }
-        }
         const unsigned char *b = h + LEN_HEADER, *end = h + e.size - (c.opts & O_SHOW_CRC ? 4 : 0);
         int res = 1;
         Py_ssize_t mark = o.len;
@@ -1346,7 +1410,7 @@ static PyObject *replayer_walk(Replayer *R, PyObject *args) {
             break;
         }
     }
-    if (status == PYTHON && !info)
+    if (status == STOP_ERROR || (status == PYTHON && !info))
         goto done;
     if (R->out_fd >= 0 && o.len > 0) {
         if (write_all(R->out_fd, o.buf, o.len))
@@ -1368,11 +1432,18 @@ static PyObject *replayer_take(Replayer *R, PyObject *Py_UNUSED(ignored)) {
                                    : Py_NewRef(Py_None);
     if (!annot)
         return NULL;
-    PyObject *out = Py_BuildValue("(y#y#N)", R->head.buf ? R->head.buf : "", R->head.len, R->body.buf ? R->body.buf : "",
-                                  R->body.len, annot);
+    PyObject *tail = R->ntail ? PyBytes_FromStringAndSize(R->tail.buf ? R->tail.buf : "", R->tail.len)
+                              : Py_NewRef(Py_None);
+    if (!tail) {
+        Py_DECREF(annot);
+        return NULL;
+    }
+    PyObject *out = Py_BuildValue("(y#y#NN)", R->head.buf ? R->head.buf : "", R->head.len, R->body.buf ? R->body.buf : "",
+                                  R->body.len, annot, tail);
     if (out) {
-        R->head.len = R->body.len = R->annot.len = 0;
+        R->head.len = R->body.len = R->annot.len = R->tail.len = 0;
         R->has_annot = 0;
+        R->ntail = 0;
     }
     return out;
 }
@@ -1388,13 +1459,16 @@ static PyObject *replayer_new(PyTypeObject *type, PyObject *args, PyObject *kw) 
         return NULL;
     R->allow_parallel = R->domain_id = R->server_id = -1;
     R->out_fd = -1;
+    R->direct_min = 1 << 18; /* below it, one copy into the text costs less than the writes */
     R->thread_id = R->flags2 = R->sql_mode = R->charset_client = R->collation_connection = R->collation_server = -1;
     R->lc_time_names = R->charset_database = R->default_collation_for_utf8mb4 = -1;
     R->time_zone = PyBytes_FromStringAndSize("", 0);
     R->tables = PyDict_New();
     R->maps = PyDict_New();
     R->notes = PyBytes_FromStringAndSize("", 0);
-    if (!R->tables || !R->maps || !R->notes || !R->time_zone) {
+    R->plans = PyDict_New();
+    R->vtables = PyDict_New();
+    if (!R->tables || !R->maps || !R->notes || !R->time_zone || !R->plans || !R->vtables) {
         Py_DECREF(R);
         return NULL;
     }
@@ -1406,6 +1480,10 @@ static void replayer_dealloc(Replayer *R) {
     PyMem_Free(R->head.buf);
     PyMem_Free(R->body.buf);
     PyMem_Free(R->annot.buf);
+    PyMem_Free(R->tail.buf);
+    PyMem_Free(R->notes_buf.buf);
+    Py_XDECREF(R->plans);
+    Py_XDECREF(R->vtables);
     Py_XDECREF(R->tables);
     Py_XDECREF(R->maps);
     Py_XDECREF(R->notes);
@@ -1438,8 +1516,13 @@ static PyMemberDef replayer_members[] = {
     {"tables", T_OBJECT_EX, offsetof(Replayer, tables), READONLY, "table id -> column types + 2-byte metadata"},
     {"maps", T_OBJECT_EX, offsetof(Replayer, maps), READONLY, "table id -> (Table_map bytes, offset) printed here"},
     {"notes", T_OBJECT_EX, offsetof(Replayer, notes), 0, "lines under a Table_map's header (bytes)"},
+    {"plans", T_OBJECT_EX, offsetof(Replayer, plans), READONLY,
+     "Table_map body -> (types, metas, name, notes | None, escape) or None: how its rows print with -v"},
+    {"vtables", T_OBJECT_EX, offsetof(Replayer, vtables), READONLY, "table id -> plan, for the maps printed here"},
     {"out_fd", T_INT, offsetof(Replayer, out_fd), 0,
      "-1 (walk returns its text), or a descriptor walk writes its text to (then returns b\"\")"},
+    {"direct_min", T_PYSSIZET, offsetof(Replayer, direct_min), 0,
+     "with out_fd: a statement whose base64 and rows exceed this many bytes is written from where it is held"},
     {NULL, 0, 0, 0, NULL}};
 
 static PyMethodDef replayer_methods[] = {
@@ -1451,8 +1534,8 @@ static PyMethodDef replayer_methods[] = {
      "ready (FULL). A statement's row events stay held here across calls (take()). With out_fd set,\n"
      "the text is written there before walk returns, and text is b\"\"."},
     {"take", (PyCFunction)replayer_take, METH_NOARGS,
-     "take() -> (head, body, annotate): the held statement's header lines, base64 blocks and\n"
-     "Annotate_rows lines (None: none held), cleared here."},
+     "take() -> (head, body, annotate, tail): the held statement's header lines, base64 blocks,\n"
+     "Annotate_rows lines (None: none held) and `###` rows (-v; None: none held), cleared here."},
     {NULL, NULL, 0, NULL}};
 
 static PyTypeObject ReplayerType = {

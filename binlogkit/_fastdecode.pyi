@@ -27,6 +27,10 @@ class Replayer:
     tables: dict[int, bytes]
     maps: dict[int, tuple[bytes, int]]
     notes: bytes
+    out_fd: int
+    direct_min: int
+    plans: dict[bytes, tuple[bytes, bytes, bytes, tuple[bytes, ...] | None, bool] | None]
+    vtables: dict[int, tuple[bytes, bytes, bytes, tuple[bytes, ...] | None, bool] | None]
 
     def walk(self, buf: bytearray, rel: int, filled: int, at: int, opts: int, crc: Callable[[bytes], int],
              cfg: bytes, /) -> tuple[int, int, int, bytes, Any]:
@@ -34,6 +38,6 @@ class Replayer:
         log_pos, flags, checksum_ok)``, else None."""
         ...
 
-    def take(self) -> tuple[bytes, bytes, bytes | None]:
-        """The held statement: header lines, base64 blocks, Annotate_rows lines (cleared)."""
+    def take(self) -> tuple[bytes, bytes, bytes | None, bytes | None]:
+        """The held statement: header lines, base64 blocks, Annotate_rows lines, -v rows (cleared)."""
         ...

@@ -1,11 +1,12 @@
 """Fuzz the C decode / verify loop built with AddressSanitizer and UBSan (scripts/asan-fastdecode.sh).
 
-Every fixture and corpus file through decode (text, JSON, -v, and the replayable default, in
-UTC so that its rows events take the C loop) and verify with the sanitized
+Every fixture and corpus file through decode (text, JSON, -v, and the replayable default with
+and without -v / -vv, also written to a descriptor from the loop's held buffers) and verify with the sanitized
 module in place of binlogkit._fastdecode, each compared with the Python path; then damaged copies
 of a row-types fixture (bytes flipped, cut, grown); then walk() on random windows with random
 options, and the replay loop's Replayer.walk() likewise (its CRC32 made to match, so that it
-prints the GTID / Annotate_rows / Table_map / rows / Xid / Query bodies it is given, held across calls). Any out-of-bounds read or undefined behaviour aborts with a sanitizer report; a
+prints the GTID / Annotate_rows / Table_map / rows / Xid / Query bodies it is given, held across calls;
+rows with -v by random tables' plans, over random images). Any out-of-bounds read or undefined behaviour aborts with a sanitizer report; a
 difference from the Python path is an assertion error.
 Usage: python scripts/fuzz_fastdecode.py MODULE.so [SEED] [DAMAGED_COPIES]
 """
@@ -51,11 +52,30 @@ def check(path: Path) -> None:
     for mode in ([], ["--json"], ["-v"], ["--no-verify", "--json"]):
         args = ["decode", "--base64-output=decode-rows", *mode, str(path)]  # the listing: the C loop's mode
         assert run(args, True) == run(args, False), args
-    for mode in ([], ["--no-verify"]):  # replayable (the default): rows events from the C loop
+    for mode in ([], ["--no-verify"], ["-v"], ["-vv"]):  # replayable (the default): rows events from the C loop
         args = ["decode", *mode, str(path)]
         assert run(args, True) == run(args, False), args
+    assert direct(path) == run(["decode", "-v", str(path)], False)[0], path
     got, want = fastdecode.verify_fast(path), scan(path)
     assert (got.events, got.end_offset, str(got.problem)) == (want.events, want.end_offset, str(want.problem)), path
+
+
+def direct(path: Path) -> bytes:
+    """decode -v written to a descriptor by the C loop itself, every statement from the buffers it
+    is held in (direct_min 0), as the command writes to a file or a pipe."""
+    from binlogkit.decoding import replay_chunks
+    from binlogkit.decoding.render import write_replay
+    from binlogkit.decoding.replay import Replay, ReplayOptions
+
+    old = fastdecode.DIRECT_MIN
+    fastdecode.DIRECT_MIN = 0
+    try:
+        with tempfile.TemporaryFile("w+", encoding="utf-8", errors="surrogateescape") as fh:
+            write_replay(replay_chunks(Replay(ReplayOptions(verbose=1)), [str(path)]), fh)
+            fh.seek(0)
+            return fh.buffer.read()
+    finally:
+        fastdecode.DIRECT_MIN = old
 
 
 n = 0
@@ -92,7 +112,21 @@ for it in range(30000):
 print("fuzz done")
 
 # the replay loop: events whose CRC32 "matches" (the callable returns the stored value), any
-# options, the state held from call to call
+# options (O_VERBOSE among them: rows printed by random tables' plans), the state held from call to call
+TYPES = [1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 246, 247, 248, 249, 250, 251, 252, 253, 254,
+         255, 245, 0]
+
+
+def plan(ncols):
+    """A random table plan as reading.fastdecode._verbose_plan makes them (or a broken one)."""
+    if rnd.random() < 0.05:
+        return rnd.choice([None, (), (b"",), "x"])
+    types = bytes(rnd.choice(TYPES) for _ in range(ncols))
+    metas = bytes(rnd.randrange(256) for _ in range(2 * ncols + (rnd.random() < 0.05)))
+    notes = None if rnd.random() < 0.5 else tuple(b" /* c */" for _ in range(ncols + (rnd.random() < 0.05)))
+    return types, metas, b"`d`.`t`", notes, rnd.random() < 0.5
+
+
 rc = asan_mod.Replayer()
 sink = os.open(os.devnull, os.O_WRONLY)
 for it in range(30000):
@@ -116,11 +150,28 @@ for it in range(30000):
     if rnd.random() < 0.3:
         rc.tables[int.from_bytes(blob[19:23], "little") if len(blob) >= 23 else 0] = bytes(
             rnd.randrange(256) for _ in range(3 * rnd.randint(0, 8)))
+    opts = rnd.randrange(1 << 17)
+    if len(blob) >= 40 and blob[4] in (23, 24, 25, 30, 31, 32) and rnd.random() < 0.6:
+        # -v: a rows event whose width its table's plan has (a v2 event: no extra data), its images
+        # random, mostly ending its statement; the options that print it (verbose, tables, CRC32 on)
+        opts = (opts | 8 | 32 | 1 << 14) & ~16
+        blob[25] |= rnd.random() < 0.7
+        at = 27 if blob[4] < 30 else 29
+        if at == 29:
+            blob[27:29] = b"\x02\x00"
+        blob[at] = rnd.randint(0, 12)
+        rc.vtables[int.from_bytes(blob[19:25], "little")] = plan(blob[at])
+        rc.vtables[int.from_bytes(blob[19:23], "little")] = plan(blob[at])
+    if rnd.random() < 0.1 and len(blob) >= 23:
+        rc.plans[bytes(blob[19:len(blob) - 4])] = plan(rnd.randint(0, 12))
+    rc.direct_min = rnd.choice([0, 64, 1 << 18])
     rc.out_fd = sink if rnd.random() < 0.5 else -1  # the text written to a descriptor (decode's stdout) or returned
-    text = rc.walk(blob, 0, len(blob), rnd.choice([4, 100]), rnd.randrange(1 << 17), crc, cfg)[3]
+    text = rc.walk(blob, 0, len(blob), rnd.choice([4, 100]), opts, crc, cfg)[3]
     assert rc.out_fd < 0 or text == b""
     if rnd.random() < 0.1:
         rc.take()
         rc.tables.clear()
         rc.maps.clear()
+        rc.vtables.clear()
+        rc.plans.clear()
 print("replay fuzz done")

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-C_FILES = ("_fastdecode.c", "_pullscan.c", "_rowtext.c")
+C_FILES = ("_fastdecode.c", "_pullscan.c", "_rowtext.c", "_rowimage.h")
 
 
 def _generator():

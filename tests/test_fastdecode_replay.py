@@ -207,3 +207,151 @@ def test_status_variable_codes_are_the_codecs():
             if code in table:
                 assert table[code][0] == name.lower(), (name, code)
     assert all(code in COMMON or code in MYSQL or code in MARIADB for code in codes.values())
+
+
+# --- -v / -vv: the `###` rows printed in the C loop (the shared _rowimage.h) ----------------------
+def _reference(path, **opts) -> bytes:
+    from binlogkit.decoding import replay_text
+
+    return "".join(replay_text(Replay(ReplayOptions(**opts)), [path])).encode("utf-8", "surrogateescape")
+
+
+def _fast(path, **opts) -> bytes:
+    return b"".join(t if isinstance(t, bytes) else t.encode("utf-8", "surrogateescape")
+                    for t in fastdecode.replay_fast(Replay(ReplayOptions(**opts)), [path]))
+
+
+def _same_bytes(a: bytes, b: bytes, what) -> None:
+    if a != b:
+        x, y = a.split(b"\n"), b.split(b"\n")
+        i = next((i for i, (p, q) in enumerate(zip(x, y)) if p != q), min(len(x), len(y)))
+        pytest.fail(f"{what}: line {i} differs:\n fast: {x[i:i + 1]}\n slow: {y[i:i + 1]}")
+
+
+def _verbose_files() -> list[Path]:
+    """``make test``'s share of the -v proof: every corpus file, and of each fixture folder (a set's
+    server role: every fixture set of every server) its largest file under 1 MB, else its
+    smallest; ``BINLOGKIT_PROOF=all`` (``make verbose-proof``): every file."""
+    import os
+    from collections import defaultdict
+
+    files = _files()
+    if os.environ.get("BINLOGKIT_PROOF") == "all":
+        return files
+    folders: dict[Path, list[Path]] = defaultdict(list)
+    out = []
+    for p in files:
+        (out.append(p) if CORPUS in p.parents else folders[p.parent].append(p))
+    for group in folders.values():
+        small = [p for p in group if p.stat().st_size < 1 << 20]
+        out.append(max(small, key=lambda p: p.stat().st_size) if small else min(group, key=lambda p: p.stat().st_size))
+    return out
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/New_York", "Asia/Kolkata"])
+def test_verbose_replays_the_same(accel, zone):
+    """-v and -vv: the C loop's text is the reference's, byte for byte (row values keep their
+    bytes). In UTC -v on a file of every fixture folder and every corpus file (``_verbose_files``),
+    -vv on MySQL's (it differs from -v only in Rows_query, an event the Python path prints) and
+    the row-types sets; in local time -- a zone with daylight saving time, one with a half-hour
+    offset -- on the row-types sets and the replication primaries (``BINLOGKIT_PROOF=all``: every
+    file, -v and -vv, in every zone)."""
+    import os
+    import time
+
+    full = os.environ.get("BINLOGKIT_PROOF") == "all"
+    files = _verbose_files()
+    if zone != "UTC" and not full:
+        files = [p for p in files if "row-types" in str(p) or "replication-gtid/primary" in str(p)]
+    os.environ["TZ"] = zone
+    time.tzset()
+    try:  # the utc fixture puts the zone back
+        for path in files:
+            vv = full or (zone == "UTC" and ("mysql" in str(path) or "row-types" in str(path)))
+            for v in (1, 2) if vv else (1,):
+                _same_bytes(_fast(path, verbose=v), _reference(path, verbose=v), (path, v, zone))
+    finally:
+        os.environ["TZ"] = "UTC"
+        time.tzset()
+
+
+def test_verbose_command_replays_the_same(accel, monkeypatch):
+    """decode -v / -vv through the command, in local time (New York): stdout, stderr, exit code."""
+    import os
+    import time
+
+    files = [p for p in _verbose_files() if "row-types" in str(p) or "replication-gtid/primary" in str(p)]
+    assert any("mysql-9.7" in str(p) for p in files) and any("mariadb-11.8" in str(p) for p in files)
+    os.environ["TZ"] = "America/New_York"
+    time.tzset()
+    try:  # the utc fixture puts the zone back
+        for path in files:
+            _same(["decode", "-v", str(path)], monkeypatch)
+        _same(["decode", "-vv", str(files[0])], monkeypatch)
+    finally:
+        os.environ["TZ"] = "UTC"
+        time.tzset()
+
+
+@pytest.mark.parametrize("v", [1, 2])
+def test_the_c_loop_prints_the_verbose_rows(accel, v):
+    """With -v / -vv the rows events of a row-based MariaDB file (and its Table_maps, GTIDs and
+    Xids) still come out of C -- their `###` rows too -- and the text is the reference's."""
+    path = next(p for p in fixture_files() if "replication-gtid" in str(p) and "primary" in str(p)
+                and p.name == "mariadb-bin.000002")
+    hot = {16, 19, 160, 162} | set(fastdecode.ROWS_CODES)
+    text, fed = _fed_types(path, utc=True, verbose=v)
+    assert not hot & set(fed), sorted(set(fed))
+    assert text.count("### INSERT INTO ") >= 10
+    assert text.encode() == _reference(path, utc=True, verbose=v)
+
+
+def test_verbose_rows_written_from_where_they_are_held(accel, monkeypatch, tmp_path):
+    """decode -v to a descriptor (a file, a pipe): a statement over ``direct_min`` bytes goes
+    there from the C loop's buffers, not copied into its text; here every statement does."""
+    from binlogkit.decoding import replay_chunks
+    from binlogkit.decoding.render import write_replay
+
+    monkeypatch.setattr(fastdecode, "DIRECT_MIN", 0)
+    files = [p for p in _files() if "row-types" in str(p) or str(p).endswith("replication-gtid/primary/binlog.000001")]
+    for path in files:
+        out = tmp_path / "out.sql"
+        with open(out, "w", encoding="utf-8", errors="surrogateescape") as fh:
+            write_replay(replay_chunks(Replay(ReplayOptions(utc=True, verbose=1)), [path]), fh)
+        _same_bytes(out.read_bytes(), _reference(path, utc=True, verbose=1), path)
+
+
+def _rows_spans(path) -> list[tuple[int, int, int]]:
+    """(event start, images start, images end) of each v1/v2 rows event of a file with CRC32s:
+    from after its table id and flags to its checksum."""
+    from binlogkit import open_binlog
+
+    return [(raw.offset, raw.offset + 19 + 8, raw.offset + raw.event_size - 4) for raw in open_binlog(str(path))
+            if raw.type_code in fastdecode.ROWS_CODES]
+
+
+ROWS_SEED = next(p for p in fixture_files() if "row-types" in str(p) and p.name == "mariadb-bin.000001")
+ROWS_SPANS = _rows_spans(ROWS_SEED)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_verbose_on_damaged_row_images_replays_the_same(accel, tmp_path_factory, data):
+    """Row images with bytes flipped and their CRC32 made good again (so the C loop takes them):
+    whatever C prints, steps aside from (the Python path printing the event) or the Python
+    decoder refuses (a ROLLBACK and the reason), the output is the reference's."""
+    import zlib
+
+    buf = bytearray(ROWS_SEED.read_bytes())
+    touched = set()
+    for _ in range(data.draw(st.integers(1, 6))):
+        ev, start, end = data.draw(st.sampled_from(ROWS_SPANS))
+        i = data.draw(st.integers(start, end - 1))
+        buf[i] = data.draw(st.integers(0, 255))
+        touched.add((ev, end))
+    for ev, end in touched:  # the event's CRC32 made to match again
+        buf[end:end + 4] = zlib.crc32(bytes(buf[ev:end])).to_bytes(4, "little")
+    path = tmp_path_factory.mktemp("rows") / "mariadb-bin.000001"
+    path.write_bytes(bytes(buf))
+    for v in (1, 2):
+        _same_bytes(_fast(path, utc=True, verbose=v), _reference(path, utc=True, verbose=v), v)

@@ -453,10 +453,10 @@ class Replay:
         return state
 
     def settle(self, state: dict[str, int | bytes], *, head: list[str] | None = None, body: list[str] | None = None,
-               annotate: list[str] | None = None) -> None:
+               annotate: list[str] | None = None, tail: list[str] | None = None) -> None:
         """Take back what ``lend`` gave that a fast printer may change, as it left it, and the
-        statement it holds: its row events' header lines and base64 blocks not written yet, an
-        Annotate_rows' lines held for the next Table_map (None: none)."""
+        statement it holds: its row events' header lines, base64 blocks and (-v) `###` rows not
+        written yet, an Annotate_rows' lines held for the next Table_map (None: none)."""
         s = self.session
         v = {name: int(state[name]) for name in (*LENT_SESSION, "in_trx", "gtid_pending", "rows")}
         s.allow_parallel = None if v["allow_parallel"] < 0 else bool(v["allow_parallel"])
@@ -465,7 +465,7 @@ class Replay:
         s.skip_replication, s.gtid_flags2 = v["skip_replication"], v["gtid_flags2"]
         self.in_trx, self.gtid_pending = bool(v["in_trx"]), bool(v["gtid_pending"])
         self.rows_in_stmt = v["rows"]
-        self.head, self.body, self.annotate = list(head or ()), list(body or ()), annotate
+        self.head, self.body, self.annotate, self.tail = list(head or ()), list(body or ()), annotate, list(tail or ())
 
     # -- the frame ------------------------------------------------------------------------------
     def _begin(self, flavor: Flavor | None) -> str:
@@ -783,8 +783,9 @@ class Replay:
         data = inflated_rows_event(ev) if raw.type_code in INFLATED else raw.data
         self.body.append(b64(data))
         text = ev.rows_text
-        if text is not None:
-            n = sum(text.count(w) for w in (b"### INSERT INTO ", b"### UPDATE ", b"### DELETE FROM "))
+        if text is not None:  # a row's first line (values are quoted: no line break inside one)
+            lines = b"\n" + text
+            n = sum(lines.count(w) for w in (b"\n### INSERT INTO ", b"\n### UPDATE ", b"\n### DELETE FROM "))
             self.rows_in_stmt += n
             if self.opts.verbose:
                 self.tail.append(text.decode("utf-8", "surrogateescape").rstrip("\n"))

@@ -394,14 +394,15 @@ def verify_fast(path: str | os.PathLike[str], *, progress: Callable[[int], objec
 # --- replayable text (decode's default): the hot events in C, the rest through decoding/replay.py ---
 
 O_UTC, O_ROWCOUNT, O_SKIPREPL, O_GTIDS, O_ANNOTATE, O_TABLES, O_SV_MARIADB, O_SHOWS_XID = (1 << i for i in range(9, 17))
+DIRECT_MIN = 1 << 18  # with a descriptor: a statement over this many bytes is written from the C loop's buffers
 
 
 def replay_usable(replay: Any, *, filters: bool) -> bool:
     """Whether replayable ``decode`` can take this path: no filters, and ``replay``'s options the
-    loop does not shape (no --database / --rewrite-db / -v, BINLOG blocks on). Local time or
-    UTC, as ``replay`` prints."""
+    loop does not shape (no --database / --rewrite-db, BINLOG blocks on). Local time or UTC, as
+    ``replay`` prints; -v / -vv rows too (by the tables' plans, ``_verbose_plan``)."""
     o = replay.opts
-    return (_fastdecode is not None and not filters and o.base64 == "auto" and not o.verbose
+    return (_fastdecode is not None and not filters and o.base64 == "auto"
             and o.database is None and not o.rewrite_db)
 
 
@@ -480,6 +481,7 @@ class _Lender:
 
     def __init__(self, c_loop: Any, replay: Any, *, hints: bool) -> None:
         self.rc = c_loop.Replayer()
+        self.rc.direct_min = DIRECT_MIN
         self.replay = replay
         self.hints = hints
         self.lent = False
@@ -499,7 +501,8 @@ class _Lender:
         self.opts = ((O_UTC if o.utc else 0) | (O_ROWCOUNT if tool.row_count else 0)
                      | (O_SKIPREPL if tool.skip_replication else 0) | (0 if o.skip_gtids else O_GTIDS)
                      | (O_ANNOTATE if tool.annotate_with_table_map else 0) | (0 if self.hints else O_TABLES)
-                     | (O_SV_MARIADB if tool.status_vars_mariadb else 0) | (O_SHOWS_XID if tool.query_shows_xid else 0))
+                     | (O_SV_MARIADB if tool.status_vars_mariadb else 0) | (O_SHOWS_XID if tool.query_shows_xid else 0)
+                     | (O_VERBOSE if o.verbose else 0))
         self.lent = True
         return True
 
@@ -507,11 +510,12 @@ class _Lender:
         if not self.lent:
             return
         rc = self.rc
-        head, body, annotate = rc.take()
+        head, body, annotate, tail = rc.take()
         self.replay.settle({name: getattr(rc, name) for name in self.names},
                            head=head.decode("ascii").split("\n")[:-1],  # each line ends in "\n"
                            body=[body.decode("ascii")] if body else [],
-                           annotate=None if annotate is None else annotate.decode("ascii").split("\n")[:-1])
+                           annotate=None if annotate is None else annotate.decode("ascii").split("\n")[:-1],
+                           tail=None if tail is None else [tail.decode("utf-8", "surrogateescape")])
         self.lent = False
 
     def sync_tables(self, dec: EventDecoder, fmt: Format | None, name: str, show_crc: bool) -> None:
@@ -522,6 +526,32 @@ class _Lender:
             body = data[LEN_HEADER:len(data) - (LEN_CHECKSUM if show_crc else 0)]
             _register(dec, fmt, body, table_id, data, offset, name)
         maps.clear()
+
+
+def _read_map(dec: EventDecoder, raw: RawEvent) -> Any:
+    """The Python decoder's table of a Table_map (``EventDecoder.register``); None when it does not
+    decode (the Python path then reads it and says why)."""
+    try:
+        tm = dec.register(raw)
+    except BinlogError:
+        return None
+    return None if tm.parsed is None else dec.tables.get(tm.parsed["table_id"])
+
+
+def _verbose_plan(table: Any) -> tuple[bytes, bytes, bytes, tuple[bytes, ...] | None, bool] | None:
+    """What the C loop prints a table's -v rows by, as ``rowvalues.verbose_text`` calls
+    ``_rowtext.verbose`` (the same printer, ``_rowimage.h``): column types, metadata, quoted
+    name, ` /* name */` notes, string quoting; None: the Python path prints them (no table, no
+    C row printer, column hints, a name with a line break: rows are counted by their lines)."""
+    from ..rowvalues.images import C_ROWTEXT, c_args
+
+    args = c_args(table) if table is not None and C_ROWTEXT is not None else ()
+    if not args:
+        return None
+    types, metas, quoted, notes, _pads = args
+    if b"\n" in quoted or any(b"\n" in n for n in notes or ()):
+        return None
+    return types, metas, quoted, notes, bool(table.escape_strings)
 
 
 def _replay_file(c_loop: Any, inp: Input, dec: EventDecoder, replay: Any, *, hints: bool = False,
@@ -565,6 +595,14 @@ def _replay_file(c_loop: Any, inp: Input, dec: EventDecoder, replay: Any, *, hin
             if status == MORE and not w.eof:
                 w.refill_next()
                 continue
+            if status == PYTHON and info[0] == 19 and info[6] is True and lender.lent and replay.opts.verbose:
+                size = info[3]
+                body = bytes(w.buf[w.rel + LEN_HEADER:w.rel + size - (LEN_CHECKSUM if cfg.show_crc else 0)])
+                if body not in lender.rc.plans:  # -v: a map not seen yet, read here; the C loop prints it
+                    raw = RawEvent(w.at, info[1], 19, info[2], size, info[4], info[5], bytes(w.buf[w.rel:w.rel + size]),
+                                   fmt, info[6], name)
+                    lender.rc.plans[body] = _verbose_plan(_read_map(dec, raw))
+                    continue
             lender.settle()
             if status == MORE:  # the end of the file
                 if w.rel < w.filled:
@@ -603,7 +641,9 @@ def _replay_file(c_loop: Any, inp: Input, dec: EventDecoder, replay: Any, *, hin
             w.at += size
             if code == 19:  # a map the Python path reads: the C loop no longer counts by an older one
                 width = 4 if fmt is not None and fmt.post_header_length(19) == 6 else 6
-                lender.rc.tables.pop(int.from_bytes(data[LEN_HEADER:LEN_HEADER + width], "little"), None)
+                table_id = int.from_bytes(data[LEN_HEADER:LEN_HEADER + width], "little")
+                lender.rc.tables.pop(table_id, None)
+                lender.rc.vtables.pop(table_id, None)
             yield from dec.each(raw, name, payloads=True)
             if dec.failed:
                 return
