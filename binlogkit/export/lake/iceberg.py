@@ -6,6 +6,7 @@ coordinates go into the snapshot summary (``binlogkit.gtid``, ``binlogkit.file``
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from ..._optional import need
 from ...errors import UsageError
