@@ -97,7 +97,52 @@ static int put(Buf *b, const void *v, Py_ssize_t n) {
 }
 
 enum { C_OFFSET, C_CODE, C_TS, C_SID, C_SIZE, C_LOGPOS, C_FLAGS, C_OK, C_GOFF, C_GDATA, C_GVALID, NCOLS };
-static const char *COL_NAMES[NCOLS] = {"offset", "type_code", "timestamp", "server_id", "event_size", "log_pos",
+/* {name: bytes} of a batch's column buffers (what finish() hands to Python) */
+static PyObject *columns_dict(const Buf *c, int ncols, const char *const *names) {
+    PyObject *d = PyDict_New();
+    if (!d)
+        return NULL;
+    for (int k = 0; k < ncols; k++) {
+        PyObject *b = PyBytes_FromStringAndSize(c[k].p ? c[k].p : "", c[k].len);
+        if (!b || PyDict_SetItemString(d, names[k], b)) {
+            Py_XDECREF(b);
+            Py_DECREF(d);
+            return NULL;
+        }
+        Py_DECREF(b);
+    }
+    return d;
+}
+
+/* The GTID in force, held as text in a 96-byte field with its length (-1: none): the
+   ``gtid`` attribute of both builders */
+#define GTID_CAP 96
+
+static PyObject *gtid_get(const char *gtid, int glen) {
+    if (glen < 0)
+        Py_RETURN_NONE;
+    return PyUnicode_DecodeUTF8(gtid, glen, "strict");
+}
+
+static int gtid_set(char *gtid, int *glen, PyObject *v) {
+    if (v == NULL || v == Py_None) {
+        *glen = -1;
+        return 0;
+    }
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(v, &n);
+    if (!s)
+        return -1;
+    if (n >= GTID_CAP) {
+        PyErr_SetString(PyExc_ValueError, "gtid: longer than 95 bytes");
+        return -1;
+    }
+    memcpy(gtid, s, n);
+    *glen = (int)n;
+    return 0;
+}
+
+static const char *const COL_NAMES[NCOLS] = {"offset", "type_code", "timestamp", "server_id", "event_size", "log_pos",
                                        "flags", "checksum_ok", "gtid_offsets", "gtid_data", "gtid_valid"};
 
 typedef struct {
@@ -107,7 +152,7 @@ typedef struct {
     Py_ssize_t capacity;    /* take stops when the batch holds this many */
     long long stop;         /* take stops at the first event at or after it (-1: never) */
     int header_length;      /* the format's; take settles only 19 */
-    char gtid[96];          /* the GTID in force (text), for the rows after it */
+    char gtid[GTID_CAP];    /* the GTID in force (text), for the rows after it */
     int glen;               /* its length; -1: none (null) */
     long long min_ts, max_ts, events, payloads;
 } Cols;
@@ -281,45 +326,20 @@ static PyObject *cols_append(Cols *C, PyObject *args) {
 
 /* finish() -> (n, {name: bytes}): the batch's buffers; the next batch starts empty */
 static PyObject *cols_finish(Cols *C, PyObject *Py_UNUSED(ignored)) {
-    PyObject *d = PyDict_New();
+    PyObject *d = columns_dict(C->c, NCOLS, COL_NAMES);
     if (!d)
         return NULL;
-    for (int k = 0; k < NCOLS; k++) {
-        PyObject *b = PyBytes_FromStringAndSize(C->c[k].p ? C->c[k].p : "", C->c[k].len);
-        if (!b || PyDict_SetItemString(d, COL_NAMES[k], b)) {
-            Py_XDECREF(b);
-            Py_DECREF(d);
-            return NULL;
-        }
-        Py_DECREF(b);
-    }
     PyObject *out = Py_BuildValue("(nN)", C->n, d);
     reset(C);
     return out;
 }
 
 static PyObject *cols_get_gtid(Cols *C, void *Py_UNUSED(closure)) {
-    if (C->glen < 0)
-        Py_RETURN_NONE;
-    return PyUnicode_DecodeASCII(C->gtid, C->glen, "strict");
+    return gtid_get(C->gtid, C->glen);
 }
 
 static int cols_set_gtid(Cols *C, PyObject *v, void *Py_UNUSED(closure)) {
-    if (v == NULL || v == Py_None) {
-        C->glen = -1;
-        return 0;
-    }
-    Py_ssize_t n;
-    const char *s = PyUnicode_AsUTF8AndSize(v, &n);
-    if (!s)
-        return -1;
-    if (n >= (Py_ssize_t)sizeof C->gtid) {
-        PyErr_SetString(PyExc_ValueError, "gtid: longer than 95 bytes");
-        return -1;
-    }
-    memcpy(C->gtid, s, n);
-    C->glen = (int)n;
-    return 0;
+    return gtid_set(C->gtid, &C->glen, v);
 }
 
 static PyObject *cols_bounds(Cols *C, PyObject *Py_UNUSED(ignored)) {
@@ -403,7 +423,7 @@ static PyTypeObject ColsType = {
 
 enum { J_OFFSET, J_END, J_CODE, J_TS, J_SID, J_SIZE, J_LOGPOS, J_FLAGS, J_OK, J_POFF, J_PVALID, J_IOFF, J_IVALID,
        J_NOFF, J_NDATA, J_FOFF, J_FDATA, J_GOFF, J_GDATA, J_GVALID, JCOLS };
-static const char *JCOL_NAMES[JCOLS] = {"offset", "end_offset", "type_code", "timestamp", "server_id", "event_size",
+static const char *const JCOL_NAMES[JCOLS] = {"offset", "end_offset", "type_code", "timestamp", "server_id", "event_size",
                                         "log_pos", "flags", "checksum_ok", "payload_offset", "payload_valid",
                                         "inner_offset", "inner_valid", "name_offsets", "name_data", "fields_offsets",
                                         "fields_data", "gtid_offsets", "gtid_data", "gtid_valid"};
@@ -412,7 +432,7 @@ typedef struct {
     PyObject_HEAD
     Buf c[JCOLS];
     Py_ssize_t n;
-    char gtid[96];
+    char gtid[GTID_CAP];
     int glen;
 } JsonCols;
 
@@ -714,45 +734,20 @@ static PyObject *j_append(JsonCols *J, PyObject *args) {
 }
 
 static PyObject *j_finish(JsonCols *J, PyObject *Py_UNUSED(ignored)) {
-    PyObject *d = PyDict_New();
+    PyObject *d = columns_dict(J->c, JCOLS, JCOL_NAMES);
     if (!d)
         return NULL;
-    for (int k = 0; k < JCOLS; k++) {
-        PyObject *b = PyBytes_FromStringAndSize(J->c[k].p ? J->c[k].p : "", J->c[k].len);
-        if (!b || PyDict_SetItemString(d, JCOL_NAMES[k], b)) {
-            Py_XDECREF(b);
-            Py_DECREF(d);
-            return NULL;
-        }
-        Py_DECREF(b);
-    }
     PyObject *out = Py_BuildValue("(nN)", J->n, d);
     j_reset(J);
     return out;
 }
 
 static PyObject *j_get_gtid(JsonCols *J, void *Py_UNUSED(closure)) {
-    if (J->glen < 0)
-        Py_RETURN_NONE;
-    return PyUnicode_DecodeUTF8(J->gtid, J->glen, "strict");
+    return gtid_get(J->gtid, J->glen);
 }
 
 static int j_set_gtid(JsonCols *J, PyObject *v, void *Py_UNUSED(closure)) {
-    if (v == NULL || v == Py_None) {
-        J->glen = -1;
-        return 0;
-    }
-    Py_ssize_t n;
-    const char *s = PyUnicode_AsUTF8AndSize(v, &n);
-    if (!s)
-        return -1;
-    if (n >= (Py_ssize_t)sizeof J->gtid) {
-        PyErr_SetString(PyExc_ValueError, "gtid: longer than 95 bytes");
-        return -1;
-    }
-    memcpy(J->gtid, s, n);
-    J->glen = (int)n;
-    return 0;
+    return gtid_set(J->gtid, &J->glen, v);
 }
 
 static PyObject *j_new(PyTypeObject *type, PyObject *args, PyObject *kw) {

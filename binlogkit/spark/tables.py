@@ -258,12 +258,8 @@ def _json_batch(cols: Any, q: Query, name: str):
     """One ``JsonCols`` batch as the ``events`` table's record batch, the query's filters applied."""
     import pyarrow.compute as pc
 
-    from ..constants import event_type_name
-
-    global _TYPE_NAMES
     pa = _pa()
-    if _TYPE_NAMES is None:
-        _TYPE_NAMES = pa.array([event_type_name(c) for c in range(256)], pa.string())
+    names = _type_names()
     n, d = cols.finish()
     buf = pa.py_buffer
     s, i64 = pa.string(), pa.int64()
@@ -281,38 +277,55 @@ def _json_batch(cols: Any, q: Query, name: str):
     ok8 = num("checksum_ok", pa.uint8())
     ok = pc.if_else(pc.equal(ok8, 2), pa.scalar(None, pa.bool_()), pc.equal(ok8, 1))
     gtid = valid(text("gtid"), "gtid_valid")
-    arrays = [pa.repeat(pa.scalar(name, s), n), num("offset", i64), num("end_offset", i64), _TYPE_NAMES.take(code),
+    arrays = [pa.repeat(pa.scalar(name, s), n), num("offset", i64), num("end_offset", i64), names.take(code),
               code, text("name"), ts, num("server_id", i64), num("event_size", i64), num("log_pos", i64),
               num("flags", pa.int32()), ok, valid(num("payload_offset", i64), "payload_valid"),
               valid(num("inner_offset", i64), "inner_valid"), gtid, text("fields")]
-    rb = pa.RecordBatch.from_arrays(arrays, schema=schema("events"))
+    return _filter_events(pa.RecordBatch.from_arrays(arrays, schema=schema("events")), q)
+
+
+_TYPE_NAMES: Any = None
+
+
+def _type_names():
+    """The ``type`` column's names by type code, as an Arrow array to ``take`` from."""
+    global _TYPE_NAMES
+    if _TYPE_NAMES is None:
+        from ..constants import event_type_name
+
+        _TYPE_NAMES = _pa().array([event_type_name(c) for c in range(256)], _pa().string())
+    return _TYPE_NAMES
+
+
+def _filter_events(rb, q: Query, start: int | None = None):
+    """An ``events`` batch with the query's filters applied (and a range's start: the C header
+    builder may hand the events before it)."""
+    import pyarrow.compute as pc
+
+    pa = _pa()
     mask = None
 
     def both(m):
         return m if mask is None else pc.and_(mask, m)
+    if start is not None:
+        mask = both(pc.greater_equal(rb.column("offset"), start))
     if q.types is not None:
-        mask = both(pc.is_in(code, value_set=pa.array(sorted(q.types), pa.int32())))
+        mask = both(pc.is_in(rb.column("type_code"), value_set=pa.array(sorted(q.types), pa.int32())))
     if q.gtids is not None:
-        mask = both(pc.fill_null(pc.is_in(gtid, value_set=pa.array(sorted(q.gtids), s)), False))
+        mask = both(pc.fill_null(pc.is_in(rb.column("gtid"), value_set=pa.array(sorted(q.gtids), pa.string())),
+                                 False))
     if q.min_timestamp is not None:
-        mask = both(pc.greater_equal(ts, int(q.min_timestamp) if q.min_timestamp == int(q.min_timestamp)
-                                     else q.min_timestamp))
+        mask = both(pc.greater_equal(rb.column("timestamp"), int(q.min_timestamp)
+                                     if q.min_timestamp == int(q.min_timestamp) else q.min_timestamp))
     return rb if mask is None else rb.filter(mask)
-
-
-_TYPE_NAMES: Any = None
 
 
 def _cols_batch(cols: Any, q: Query, task: FileTask, name: str):
     """One ``Cols`` batch as the ``events`` table's record batch, the query's filters applied."""
     import pyarrow.compute as pc
 
-    from ..constants import event_type_name
-
-    global _TYPE_NAMES
     pa = _pa()
-    if _TYPE_NAMES is None:
-        _TYPE_NAMES = pa.array([event_type_name(c) for c in range(256)], pa.string())
+    names = _type_names()
     n, d = cols.finish()
     buf = pa.py_buffer
 
@@ -326,24 +339,10 @@ def _cols_batch(cols: Any, q: Query, task: FileTask, name: str):
     gtid = pa.Array.from_buffers(pa.string(), n, [None, buf(d["gtid_offsets"]), buf(d["gtid_data"])])
     gtid = pc.if_else(pc.equal(num("gtid_valid", pa.uint8()), 1), gtid, pa.scalar(None, pa.string()))
     s, i64 = pa.string(), pa.int64()
-    arrays = [pa.repeat(pa.scalar(name, s), n), offset, pc.add(offset, size), _TYPE_NAMES.take(code), code,
+    arrays = [pa.repeat(pa.scalar(name, s), n), offset, pc.add(offset, size), names.take(code), code,
               pa.nulls(n, s), ts, num("server_id", i64), size, num("log_pos", i64), num("flags", pa.int32()), ok,
               pa.nulls(n, i64), pa.nulls(n, i64), gtid, pa.nulls(n, s)]
-    rb = pa.RecordBatch.from_arrays(arrays, schema=schema("events"))
-    mask = None
-
-    def both(m):
-        return m if mask is None else pc.and_(mask, m)
-    if task.start is not None:
-        mask = both(pc.greater_equal(offset, task.start))
-    if q.types is not None:
-        mask = both(pc.is_in(code, value_set=pa.array(sorted(q.types), pa.int32())))
-    if q.gtids is not None:
-        mask = both(pc.fill_null(pc.is_in(gtid, value_set=pa.array(sorted(q.gtids), s)), False))
-    if q.min_timestamp is not None:
-        mask = both(pc.greater_equal(ts, int(q.min_timestamp) if q.min_timestamp == int(q.min_timestamp)
-                                     else q.min_timestamp))
-    return rb if mask is None else rb.filter(mask)
+    return _filter_events(pa.RecordBatch.from_arrays(arrays, schema=schema("events")), q, task.start)
 
 
 def _headers(q: Query, task: FileTask, inp) -> Iterator[tuple]:
