@@ -8,7 +8,9 @@ goes through DDL. The workload: updates of every table, key updates (``id = id +
 deletes (MySQL: PARTIAL_JSON updates too); then the GTID state is noted and every table read
 (the server's own text: the snapshot "as of" that GTID); then ALTER TABLE ADD, RENAME, MODIFY
 (BIGINT -> DECIMAL) and DROP COLUMN with changes between them, ADD COLUMN with defaults (a
-constant, NOT NULL's implicit 0, none) that most rows keep, more deletes and key updates; then
+constant, NOT NULL's implicit 0, none) that most rows keep, a TRUNCATE TABLE and a DROP TABLE
+(from a session whose default database is the table's) each followed by new rows (the second
+in a table made again with one more column), more deletes and key updates; then
 the server is set to binlog_row_image=MINIMAL (updates, key updates, an insert, a delete; and a
 NOBLOB session): the mirrors apply those partial images by key.
 
@@ -113,17 +115,26 @@ def run(request, tmp_path_factory):
     t0 = time.monotonic()
     with Lab(base, kind=None if kind == "mariadb-10.11" else kind) as lab:
         srv, tables = WORKLOAD[kind](lab)
-        tables = tables + ["blobs"]
+        tables = tables + ["blobs", "scratch", "again"]
         with srv.connect() as conn, conn.cursor() as cur:
             cur.execute("CREATE TABLE types.blobs (id INT PRIMARY KEY, note VARCHAR(20), body BLOB, t TEXT)")
             cur.execute("INSERT INTO types.blobs VALUES (1, 'one', 'b1', 't1'), (2, 'two', 'b2', 't2'), "
                         "(3, 'three', REPEAT('b3', 500), 't3'), (4, 'four', NULL, 't4')")
+            for t in ("scratch", "again"):   # emptied after the noted GTID: TRUNCATE, DROP and CREATE
+                cur.execute(f"CREATE TABLE types.{t} (id INT PRIMARY KEY, v VARCHAR(20))")
+                cur.execute(f"INSERT INTO types.{t} VALUES (1, 'one'), (2, 'two'), (3, 'three')")
         mid_gtid = _executed(srv)
         mid_cols = {t: fold.server_columns(srv, "types", t) for t in tables}
         mid = {t: fold.server_rows(srv, "types", t, mid_cols[t]) for t in tables}
         (base / "mid.sql.gz").write_bytes(gzip.compress(dump(srv, *DUMP_ARGS[srv.kind.flavor], "--databases",
                                                              "types")))
         with srv.connect() as conn, conn.cursor() as cur:
+            cur.execute("TRUNCATE TABLE types.scratch")
+            cur.execute("INSERT INTO types.scratch VALUES (10, 'after truncate')")
+            cur.execute("USE types")
+            cur.execute("DROP TABLE again")
+            cur.execute("CREATE TABLE again (id INT PRIMARY KEY, v VARCHAR(20), w INT)")
+            cur.execute("INSERT INTO again VALUES (7, 'made again', 1)")
             cur.execute("ALTER TABLE types.many ADD COLUMN extra VARCHAR(10) DEFAULT 'new'")
             cur.execute("UPDATE types.many SET extra = CONCAT('x', id % 7), n = n * 2")
             cur.execute("FLUSH BINARY LOGS")

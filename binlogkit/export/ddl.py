@@ -269,6 +269,30 @@ class Alter:
     filled: tuple[tuple[str, Any, str], ...] = ()
 
 
+def emptied(sql: str, db: str | None = None) -> list[tuple[str | None, str]]:
+    """The (database, table) pairs a ``TRUNCATE [TABLE]`` or ``DROP TABLE`` statement leaves
+    without rows (``db``: the statement's default database; None where neither names one), []
+    for any other statement, a ``DROP TEMPORARY TABLE`` (never a replicated table) or one
+    sqlglot cannot parse. A dropped table has no rows: a mirror of it is emptied, and a table
+    made again under that name evolves it."""
+    if not re.match(r"\s*(/\*.*?\*/\s*)*(TRUNCATE|DROP\s+TABLE)\b", sql, re.I | re.S):
+        return []
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        e = sqlglot.parse_one(sql, read=dialect())
+    except sqlglot.errors.ParseError:
+        return []
+    if isinstance(e, exp.TruncateTable) and not e.args.get("is_database"):
+        tables = list(e.expressions)
+    elif isinstance(e, exp.Drop) and (e.args.get("kind") or "").upper() == "TABLE" and not e.args.get("temporary"):
+        tables = list(e.args.get("tables") or [])
+    else:
+        return []
+    return [(t.db or db, t.name) for t in tables if isinstance(t, exp.Table)]
+
+
 def alter(sql: str, db: str | None = None) -> Alter | None:
     """The column changes of an ``ALTER TABLE`` statement (``db``: the statement's default
     database), None for any other statement or one sqlglot cannot parse as MySQL.

@@ -109,6 +109,17 @@ class DeltaSink:
             return d
         self._rewrite(db, name, add)
 
+    def empty(self, db: str, name: str, props: dict) -> None:
+        """Every row gone (TRUNCATE, DROP TABLE), one version with ``props``; the schema stays."""
+        from deltalake import write_deltalake
+
+        t = self._table(db, name)
+        if t is None:
+            return
+        empty = _arrow_schema(t).empty_table()
+        write_deltalake(self.path(db, name), empty, mode="overwrite", storage_options=self.options or None,
+                        commit_properties=self._commit(props))
+
     def apply(self, db: str, name: str, key: list[str], deletes: list[tuple], rows, props: dict) -> None:
         import pyarrow as pa
 

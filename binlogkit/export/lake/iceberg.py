@@ -158,6 +158,13 @@ class IcebergSink:
         with transaction(t) as tx:
             tx.append(arrow_for(t.schema().as_arrow(), rows), snapshot_properties=props)
 
+    def empty(self, db: str, name: str, props: dict) -> None:
+        """Every row gone (TRUNCATE, DROP TABLE), one snapshot with ``props``; the schema stays."""
+        t = self._load(db, name)
+        if t is None:
+            return
+        t.overwrite(t.schema().as_arrow().empty_table(), snapshot_properties=props)
+
     def apply(self, db: str, name: str, key: list[str], deletes: list[tuple], rows, props: dict) -> None:
         """Delete the rows of keys ``deletes`` (every touched key), then append ``rows``: one
         snapshot (the table's one commit of the batch), copy-on-write limited to the data files

@@ -130,6 +130,12 @@ class Mirror:
             if alter:
                 assert a is not None
                 self._ddl(a, trx_pos)
+            gone = [(d, n) for d, n in ddl.emptied(item.sql, item.database or None)
+                    if d is not None and self.wanted(d, n)]
+            if gone:
+                self.flush()
+                for d, n in gone:
+                    self._empty(d, n, t, trx_pos)
             self.last = t
             return
         self.last = t
@@ -162,6 +168,21 @@ class Mirror:
             else:
                 pairs = [(f"{o}{x}", f"{n}{x}") for o, n in a.renames for x in ("", "__text")]
             self.sink.rename(a.db, name, pairs)
+
+    def _empty(self, db: str, table: str, t: Transaction, pos: tuple) -> None:
+        """TRUNCATE or DROP TABLE: the mirror table left without rows, committed with the
+        statement's own coordinates (time travel to before it still finds the rows; a rerun finds
+        it applied). The change table is history: row changes only, it keeps its rows. Only past
+        the mirror's recorded position, and only for a table the mirror has."""
+        if not self.mirror:
+            return
+        p = self.position(db, table)
+        if p is None or pos <= p or self.sink.columns(db, table) is None:
+            return
+        props = commit_props(t.gtid, (t.end_file or "").rsplit("/", 1)[-1], t.end_offset or 0, t.last_timestamp, 1)
+        self.sink.empty(db, table, props)
+        self.recorded[(db, table)] = position_of(props)
+        self.stats.commits += 1
 
     def _fill(self, a: ddl.Alter, pos: tuple) -> None:
         """ADD COLUMN with a default: the mirror's existing rows get the value, as the server's
