@@ -277,8 +277,10 @@ class Mirror:
                     stop = self._apply(db, name, b.key_names() or [], rows, [b.present[i] for i in keep], props)
                     if stop is not None:
                         # a partial after image of a row the mirror does not hold (no snapshot
-                        # of it): the mirror ends before it
+                        # of it): the mirror ends before it, its recorded position where it was
+                        # (a rerun meets the image again and stops again, never goes on past it)
                         self.stats.partial[f"{db}.{table}"] = b.where(keep[stop])
+                        continue
                 self.recorded[(db, name)] = position_of(props)
                 self.stats.commits += 1
         self.stats.batches += 1
@@ -318,6 +320,8 @@ class Mirror:
         need = base_keys(todo, key)
         base = {tuple(r[c] for c in key): r for r in self.sink.rows(db, name, key, need)} if need else {}
         final, stop = fold_rows(todo, key, base)
+        if stop is not None:   # the changes before the stop, committed under the table's old coordinates
+            props = {k: v for k, v in (self.sink.recorded(db, name) or {}).items() if k.startswith("binlogkit.")}
         if final:
             schema = pa.schema([pa.field(c, changes.schema.field(n).type) for c, n in zip(cols, names)])
             out = pa.Table.from_pylist([r for r in final.values() if r is not None], schema=schema)
