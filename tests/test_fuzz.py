@@ -227,7 +227,9 @@ def test_inputs_the_campaign_found_after_the_merges_replay_clean(name, tmp_path)
     last_committed but no sequence_number raised KeyError in decode's text; incident on a file
     holding only the magic raised StopIteration; a damaged Gtid_tagged raised ValueError in the
     Spark source's events table (read_gtid now types it for every caller); a START ALTER seq_no
-    past 2**63 overflowed the transactions table's int64 alter_id (now decimal(20, 0)). Each input, as the
+    past 2**63 overflowed the transactions table's int64 alter_id (now decimal(20, 0)); a damaged
+    DECIMAL image of more digits than its column (or a Table_map's DECIMAL(p > 65)) reached pyarrow
+    untyped; a damaged ALTER raised sqlglot's TokenError in the lake mirror. Each input, as the
     campaign saved it (its target is the file name's first word), now ends typed or clean."""
     from fuzz.runner import run_one
 

@@ -282,7 +282,7 @@ def emptied(sql: str, db: str | None = None) -> list[tuple[str | None, str]]:
 
     try:
         e = sqlglot.parse_one(sql, read=dialect())
-    except sqlglot.errors.ParseError:
+    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError):
         return []
     if isinstance(e, exp.TruncateTable) and not e.args.get("is_database"):
         tables = list(e.expressions)
@@ -304,7 +304,7 @@ def alter(sql: str, db: str | None = None) -> Alter | None:
 
     try:
         e = sqlglot.parse_one(sql, read=dialect())
-    except sqlglot.errors.ParseError:
+    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError):
         return None
     if not isinstance(e, exp.Alter) or not isinstance(e.this, exp.Table):
         return None

@@ -48,6 +48,7 @@ from ..rowvalues.tables import (BINARY_COLLATION, BIT, BLOB, DATE, DATETIME, DAT
                                 INT24, JSON, LONG, LONG_BLOB, LONGLONG, MEDIUM_BLOB, NEWDATE, NEWDECIMAL, SET, SHORT,
                                 STRING, TIME, TIME2, TIMESTAMP, TIMESTAMP2, TINY, TINY_BLOB, VAR_STRING, VARCHAR, VECTOR,
                                 YEAR, Column, Table, charset_text, temporal_hint)
+from ..errors import FormatError
 from ..rowvalues.values import Geometry, JsonDiff, Value
 
 INT_BITS = {TINY: 8, SHORT: 16, INT24: 24, LONG: 32, LONGLONG: 64}
@@ -94,6 +95,11 @@ def arrow_type(table: Table, col: Column):
     if t == NEWDECIMAL:
         p, s = col.meta >> 8, col.meta & 0xFF
         p = max(p, 1)
+        if p > 65 or s > 30 or s > p:   # a damaged Table_map: no server writes such a column
+            raise FormatError(f"the Table_map of {table.db}.{table.name} gives column "
+                              f"{table.column_name(col.index)} DECIMAL({p},{s}): not a MySQL/MariaDB "
+                              "DECIMAL (precision <= 65, scale <= 30 and <= precision)",
+                              event_type="TABLE_MAP_EVENT")
         return pa.decimal128(p, s) if p <= 38 else pa.decimal256(p, s)
     if t == FLOAT:
         return pa.float32()
@@ -201,7 +207,18 @@ def converter(table: Table, col: Column) -> tuple[Callable[[Value], Any] | None,
             return x if isinstance(x, str) else bytes(cast(bytes, x)).decode("utf-8", "replace")
         return json_text, None
     if t == NEWDECIMAL:
-        return (lambda v: v.value if isinstance(v.value, decimal.Decimal) else None), None
+        digits = max(col.meta >> 8, 1)
+
+        def dec(v: Value):
+            x = v.value
+            if not isinstance(x, decimal.Decimal):
+                return None
+            if len(x.as_tuple().digits) > digits:   # a 4-byte group past 999999999: damaged bytes
+                raise FormatError(f"{table.db}.{table.name}.{table.column_name(col.index)}: a DECIMAL"
+                                  f"({col.meta >> 8},{col.meta & 0xFF}) value of {len(x.as_tuple().digits)} digits: "
+                                  "the row image is damaged", event_type="ROWS_EVENT")
+            return x
+        return dec, None
     return None, None
 
 
