@@ -159,20 +159,13 @@ def main(argv=None) -> int:
                         raise SystemExit(f"{label}: the copy differs from the primary's file")
                     shutil.rmtree(d)
                 loads.append(os.getloadavg()[0])
-        ref_wall = statistics.median(w for w, _ in runs["mariadb-binlog --raw"])
-        ref_cpu = statistics.median(c for _, c in runs["mariadb-binlog --raw"])
         compiled = ("bytecode cached" if args.bytecode or not os.environ.get("PYTHONDONTWRITEBYTECODE")
                     else "PYTHONDONTWRITEBYTECODE set: binlogkit compiled at each start")
-        print(f"pulling {mb:,.0f} MB over loopback from MariaDB {version}; {args.repeat} runs each, medians; "
-              f"load average (1 min) {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} CPUs; {compiled}")
+        head = (f"pulling {mb:,.0f} MB over loopback from MariaDB {version}; {args.repeat} runs each, medians; "
+                f"load average (1 min) {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} CPUs; {compiled}")
         if write_rate:
-            print(f"the primary wrote this binlog at {write_rate:,.1f} MB/s (the bench-data workload)")
-        print(f"{'client':28s} {'wall s':>7s} {'MB/s':>7s} {'x':>6s} {'CPU s':>7s} {'x':>6s}   runs (wall/CPU)")
-        for label, rs in runs.items():
-            wall = statistics.median(w for w, _ in rs)
-            cpu = statistics.median(c for _, c in rs)
-            each = " ".join(f"{w:.2f}/{c:.2f}" for w, c in rs)
-            print(f"{label:28s} {wall:7.2f} {mb / wall:7.1f} {wall / ref_wall:6.2f} {cpu:7.2f} {cpu / ref_cpu:6.2f}   {each}")
+            head += f"\nthe primary wrote this binlog at {write_rate:,.1f} MB/s (the bench-data workload)"
+        report(runs, head, mb)   # the first client, mariadb-binlog --raw, is the reference
         return 0
     finally:
         shutil.rmtree(work, ignore_errors=True)
