@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from construct import BytesInteger, Construct, SizeofError, stream_read, stream_write
 
+from .packed import pack_int
+
 Int48ul = BytesInteger(6, swapped=True)
 Int56ul = BytesInteger(7, swapped=True)
 
@@ -39,7 +41,8 @@ class PackedIntAdapter(Construct):
         raise ExplicitError("packed integer: NULL marker 251 where a length is expected", path=path)
 
     def _build(self, obj, stream, context, path):
-        stream_write(stream, pack_int(obj), len(pack_int(obj)), path)
+        data = pack_int(obj)
+        stream_write(stream, data, len(data), path)
         return obj
 
     def _sizeof(self, context, path):
@@ -49,15 +52,6 @@ class PackedIntAdapter(Construct):
 PackedInt = PackedIntAdapter()
 
 
-def pack_int(value: int) -> bytes:
-    """Encode ``value`` as a MySQL packed integer (minimal form, as the servers write it)."""
-    if value < 251:
-        return bytes([value])
-    if value < 1 << 16:
-        return b"\xfc" + value.to_bytes(2, "little")
-    if value < 1 << 24:
-        return b"\xfd" + value.to_bytes(3, "little")
-    return b"\xfe" + value.to_bytes(8, "little")
 
 
 class PackedIntError(ValueError, IndexError):

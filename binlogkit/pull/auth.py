@@ -35,6 +35,7 @@ import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..codecs.packed import pack_int
 from .protocol import ProtocolError, PullError
 
 if TYPE_CHECKING:
@@ -193,15 +194,7 @@ def parse_greeting(p: bytes, where: str) -> Greeting:
     return Greeting(version, caps, nonce, plugin)
 
 
-def lenenc(value: int) -> bytes:
-    """The protocol's length-encoded integer."""
-    if value < 251:
-        return bytes([value])
-    if value < 1 << 16:
-        return b"\xfc" + value.to_bytes(2, "little")
-    if value < 1 << 24:
-        return b"\xfd" + value.to_bytes(3, "little")
-    return b"\xfe" + value.to_bytes(8, "little")
+lenenc = pack_int  # the protocol's length-encoded integer is the binlog's packed integer
 
 
 def handshake_response(flags: int, server_caps: int, user: bytes, plugin: str, answer: bytes,
