@@ -113,6 +113,50 @@ def test_alter_is_parsed_by_name_with_sqlglot():
     assert ddl.alter("CREATE TABLE t (a INT)", "db") is None
 
 
+def test_added_columns_defaulting_to_the_statement_time_get_the_alter_events_time():
+    def filled(sql):
+        return {n: v for n, _c, v in ddl.alter(sql, "db").filled}
+
+    got = filled("ALTER TABLE t ADD COLUMN a TIMESTAMP DEFAULT CURRENT_TIMESTAMP, "
+                 "ADD b TIMESTAMP(3) NULL DEFAULT CURRENT_TIMESTAMP(3) ON UPDATE CURRENT_TIMESTAMP(3), "
+                 "ADD c DATETIME(6) DEFAULT NOW(6), ADD d DATETIME DEFAULT (now()), ADD e DATETIME DEFAULT LOCALTIME, "
+                 "ADD f CHAR(36) DEFAULT (uuid()), ADD g DATE DEFAULT '2024-01-02', ADD h TIMESTAMP NULL DEFAULT NULL")
+    S = ddl.StatementTime
+    assert got == {"a": S(0, False), "b": S(3, False), "c": S(6, True), "d": S(0, True), "e": S(0, True),
+                   "g": "2024-01-02"}
+    when = 1700000000     # 2023-11-14 22:13:20 UTC
+    assert S(0, False).text(when, None, "SYSTEM") == "2023-11-14 22:13:20"   # an instant: any zone
+    assert S(3, False).text(when, 123456, None) == "2023-11-14 22:13:20.123"   # truncated, as NOW(3)
+    assert S(3, False).text(when, None, None) is None            # the event does not say the fraction
+    assert S(0, True).text(when, None, "+02:00") == "2023-11-15 00:13:20"    # the session's local time
+    assert S(6, True).text(when, 5, "-05:30") == "2023-11-14 16:43:20.000005"
+    assert S(0, True).text(when, None, "Europe/Paris") == "2023-11-14 23:13:20"
+    assert S(0, True).text(when, None, "SYSTEM") is None          # the server's own zone: not in the binlog
+    assert S(0, True).text(when, None, None) is None
+    assert S(0, True).text(when, None, "No/Such_Zone") is None
+
+
+def test_delta_mirror_takes_a_datetime_column_added_to_a_table_without_one(tmp_path):
+    """delta-rs' merge refused a TIMESTAMP_NTZ column new to the table (found by the lab's
+    ``ADD COLUMN seen DATETIME``): the sink enables ``timestampNtz`` first, keeping the table's
+    recorded coordinates in that commit."""
+    pa = pytest.importorskip("pyarrow")
+    pytest.importorskip("deltalake")
+    from binlogkit.export.lake.delta import DeltaSink
+
+    sink = DeltaSink(str(tmp_path))
+    first = {"binlogkit.file": "b.000001", "binlogkit.position": "100"}
+    second = {"binlogkit.file": "b.000001", "binlogkit.position": "200"}
+    sink.apply("db", "t", ["id"], [], pa.table({"id": pa.array([1, 2], pa.int32())}), first)
+    seen = pa.array([None, 1_700_000_000_000_000], pa.timestamp("us"))
+    sink.apply("db", "t", ["id"], [], pa.table({"id": pa.array([2, 3], pa.int32()), "seen": seen}), second)
+    got = sorted(sink.read("db", "t").to_pylist(), key=lambda r: r["id"])
+    assert [(r["id"], r["seen"] is not None) for r in got] == [(1, False), (2, False), (3, True)]
+    assert sink.recorded("db", "t") == second
+    history = sink.history("db", "t")
+    assert [p for _v, p in history] == [first, first, second]   # oldest first: the feature's commit kept `first`
+
+
 def test_create_table_is_parsed_with_sqlglot():
     """ddl.parse (export --schema, lake) cuts statements at sqlglot's tokens (a ';' in a string,
     triggers after DELIMITER) and reads each CREATE TABLE with sqlglot: types MySQL/MariaDB have

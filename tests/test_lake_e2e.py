@@ -8,7 +8,8 @@ goes through DDL. The workload: updates of every table, key updates (``id = id +
 deletes (MySQL: PARTIAL_JSON updates too); then the GTID state is noted and every table read
 (the server's own text: the snapshot "as of" that GTID); then ALTER TABLE ADD, RENAME, MODIFY
 (BIGINT -> DECIMAL) and DROP COLUMN with changes between them, ADD COLUMN with defaults (a
-constant, NOT NULL's implicit 0, none) that most rows keep, a TRUNCATE TABLE and a DROP TABLE
+constant, NOT NULL's implicit 0, none, and the statement's time: a TIMESTAMP(3) and, from a session at
++02:00, a DATETIME) that most rows keep, a TRUNCATE TABLE and a DROP TABLE
 (from a session whose default database is the table's) each followed by new rows (the second
 in a table made again with one more column), more deletes and key updates; then
 the server is set to binlog_row_image=MINIMAL (updates, key updates, an insert, a delete; and a
@@ -146,7 +147,14 @@ def run(request, tmp_path_factory):
             cur.execute("INSERT INTO types.many VALUES (5000, 'after the alters', 1.5)")
             # added with defaults, rows left as they are: the mirror's rows get the defaults
             cur.execute("ALTER TABLE types.many ADD COLUMN flag INT NOT NULL, ADD COLUMN tag VARCHAR(8) DEFAULT 'dflt', "
-                        "ADD COLUMN amount DECIMAL(6,2) DEFAULT -1.25, ADD COLUMN note VARCHAR(8)")
+                        "ADD COLUMN amount DECIMAL(6,2) DEFAULT -1.25, ADD COLUMN note VARCHAR(8), "
+                        "ADD COLUMN noted DATETIME")      # Delta: the table's first TIMESTAMP_NTZ, by a merge
+            # defaults that are the statement's time: the server fills its rows with the ALTER's
+            # start time (a TIMESTAMP, and a DATETIME in the session's zone), the mirror from its event
+            cur.execute("SET time_zone = '+02:00'")
+            cur.execute("ALTER TABLE types.many ADD COLUMN made TIMESTAMP(3) NULL DEFAULT CURRENT_TIMESTAMP(3), "
+                        "ADD COLUMN seen DATETIME DEFAULT NOW()")
+            cur.execute("SET time_zone = SYSTEM")
             cur.execute("UPDATE types.many SET tag = 'set', flag = 2 WHERE id % 5 = 0")
             cur.execute("UPDATE types.many SET id = id + 100000 WHERE id < 20")             # key updates
             cur.execute("DELETE FROM types.many WHERE id BETWEEN 300 AND 330")

@@ -72,6 +72,9 @@ class Statement:
     offset: int
     database: str
     sql: str
+    timestamp: int = 0               # the Query event's: the statement's start time, seconds,
+    usec: int | None = None          # and microseconds when the event says them
+    time_zone: str | None = None     # the session's (Q_TIME_ZONE_CODE) when the event says it
 
 
 @dataclass
@@ -276,7 +279,10 @@ class _Walk:
                     db = ev.fields.get("db", "")
                     db = db if isinstance(db, str) else bytes(db).decode("utf-8", "replace")
                     if self.filters.db_wanted(db):
-                        yield Statement(t, name, ev.raw.offset, db, sql)
+                        sv = ev.fields.get("status_vars") or {}
+                        usec = sv.get("microseconds", sv.get("hrnow"))
+                        yield Statement(t, name, ev.raw.offset, db, sql, ev.raw.timestamp,
+                                        usec if isinstance(usec, int) else None, sv.get("time_zone"))
 
     def _known_map(self, raw: RawEvent) -> bool:
         """A table map the decoder has met (servers repeat it before every statement): its

@@ -265,8 +265,9 @@ class Alter:
     dropped: tuple[str, ...] = ()
     retyped: tuple[str, ...] = ()                  # MODIFY / CHANGE: the (new) names
     # ADD COLUMN: (name, sqlglot ColumnDef, the value existing rows get as text): its DEFAULT
-    # constant, or a NOT NULL column's implicit one (0, '', the first ENUM label); none when NULL
-    filled: tuple[tuple[str, Any, str], ...] = ()
+    # constant, the statement's time (a StatementTime), or a NOT NULL column's implicit one (0,
+    # '', the first ENUM label); none when NULL
+    filled: tuple[tuple[str, Any, "str | StatementTime"], ...] = ()
 
 
 def emptied(sql: str, db: str | None = None) -> list[tuple[str | None, str]]:
@@ -336,16 +337,98 @@ _IMPLICIT = {**{t: "0" for t in ("tinyint", "smallint", "mediumint", "int", "big
                                 "varbinary", "tinyblob", "blob", "mediumblob", "longblob", "set")}}
 
 
-def fill_value(c) -> str | None:
+@dataclass(frozen=True)
+class StatementTime:
+    """An added column whose default is the statement's own time (``CURRENT_TIMESTAMP``,
+    ``NOW()``, ``LOCALTIME[STAMP]``, ``(now())``): the server fills existing rows with the
+    ALTER's start time, which its Query event carries (seconds in the header; microseconds in
+    ``Q_MICROSECONDS`` / MariaDB's ``Q_HRNOW``, written when a fractional default used them).
+    ``fsp``: fractional digits kept; ``local``: a DATETIME (the session's time zone, from
+    ``Q_TIME_ZONE_CODE``), else a TIMESTAMP (an instant, read as UTC)."""
+    fsp: int
+    local: bool
+
+    def text(self, seconds: int, usec: int | None, time_zone: str | None) -> str | None:
+        """The value as the dump text the converters read, None when the event does not say it
+        (fractional digits without the microseconds, a DATETIME in the server's ``SYSTEM``
+        zone or a zone this machine does not know)."""
+        from datetime import datetime, timedelta, timezone
+
+        if self.fsp and usec is None:
+            return None
+        at = datetime.fromtimestamp(seconds, timezone.utc) + timedelta(microseconds=usec or 0)
+        if self.local:
+            zone = _zone(time_zone)
+            if zone is None:
+                return None
+            at = at.astimezone(zone)
+        frac = f"{at.microsecond:06d}"[:self.fsp]
+        return at.strftime("%Y-%m-%d %H:%M:%S") + (f".{frac}" if frac else "")
+
+
+def _zone(name: str | None):
+    """A session time zone as MySQL names it (``+02:00``, ``Europe/Paris``), None for
+    ``SYSTEM`` (the server's, not in the binlog), none at all, or a name unknown here."""
+    from datetime import timedelta, timezone
+
+    if not name or name.upper() == "SYSTEM":
+        return None
+    m = re.fullmatch(r"([+-])(\d{1,2}):(\d{2})", name.strip())
+    if m:
+        off = timedelta(hours=int(m[2]), minutes=int(m[3]))
+        return timezone(-off if m[1] == "-" else off)
+    try:
+        from zoneinfo import ZoneInfo
+
+        return ZoneInfo(name)
+    except (ValueError, OSError, KeyError):
+        return None
+
+
+_NOW_FUNCTIONS = {"NOW", "CURRENT_TIMESTAMP", "LOCALTIME", "LOCALTIMESTAMP"}
+
+
+def _statement_time(c) -> StatementTime | None:
+    """A TIMESTAMP / DATETIME ``ColumnDef`` whose DEFAULT is the statement time, else None."""
+    from sqlglot import exp
+
+    ctype, _ = type_name(c.kind) if c.kind is not None else ("", False)
+    if ctype not in ("timestamp", "datetime"):
+        return None
+    for k in c.constraints:
+        if isinstance(k.kind, exp.DefaultColumnConstraint):
+            v = k.kind.this
+            while isinstance(v, exp.Paren):
+                v = v.this
+            if isinstance(v, (exp.CurrentTimestamp, exp.Localtime, exp.Localtimestamp)):
+                args = [v.this] if v.this is not None else []
+            elif isinstance(v, exp.Anonymous) and str(v.this).upper() in _NOW_FUNCTIONS:
+                args = list(v.expressions)
+            else:
+                return None
+            fn_fsp = int(str(args[0].this)) if args and isinstance(args[0], exp.Literal) else 0
+            col = c.kind.expressions
+            col_fsp = int(str(col[0].this.this if isinstance(col[0].this, exp.Literal) else col[0].this)) \
+                if col else 0
+            return StatementTime(min(fn_fsp, col_fsp, 6), ctype == "datetime")
+    return None
+
+
+def fill_value(c) -> str | StatementTime | None:
     """The value (as text) the server gives existing rows for an added column (a sqlglot
-    ``ColumnDef``): its constant DEFAULT, or for a NOT NULL column without one the type's
-    implicit default (0, the empty string, an ENUM's first label); None: NULL or not known
-    (an expression default, a NOT NULL temporal: zero dates)."""
+    ``ColumnDef``): its constant DEFAULT, the statement's time for a temporal whose default is
+    ``CURRENT_TIMESTAMP`` (a ``StatementTime``: the mirror reads it from the ALTER's event), or
+    for a NOT NULL column without one the type's implicit default (0, the empty string, an
+    ENUM's first label); None: NULL or not known (another expression default, a NOT NULL
+    temporal: zero dates)."""
     from sqlglot import exp
 
     has_default, value = _default(c)
     if has_default:
         return value
+    now = _statement_time(c)
+    if now is not None:
+        return now
     if c.kind is None or any(isinstance(k.kind, exp.DefaultColumnConstraint) for k in c.constraints):
         return None
     if not any(isinstance(k.kind, exp.NotNullColumnConstraint) and not k.kind.args.get("allow_null")

@@ -132,6 +132,8 @@ class DeltaSink:
             return
         have = _arrow_schema(t)
         target = pa.unify_schemas([have, rows.schema]) if set(rows.column_names) - set(have.names) else have
+        if target is not have:
+            t = self._allow_local_time(t, db, name, [target.field(c) for c in set(target.names) - set(have.names)])
         live = {tuple(r) for r in zip(*[rows[c].to_pylist() for c in key])} if rows.num_rows else set()
         gone = [k for k in deletes if k not in live]
         src = arrow_for(target, rows)
@@ -147,6 +149,24 @@ class DeltaSink:
          .when_matched_update(updates=sets, predicate=f"NOT s.{DELETE}")
          .when_not_matched_insert(updates=sets, predicate=f"NOT s.{DELETE}")
          .execute())
+
+    def _allow_local_time(self, t, db: str, name: str, added: list):
+        """A DATETIME column added to a table without one: delta-rs' merge refuses to add a
+        TIMESTAMP_NTZ column unless the table has the ``timestampNtz`` feature (an append with
+        schema merge enables it by itself; a merge does not), so the feature is enabled first,
+        in a commit of its own that keeps the table's recorded coordinates. The table as it is
+        then."""
+        import pyarrow as pa
+
+        if not any(pa.types.is_timestamp(f.type) and f.type.tz is None for f in added):
+            return t
+        if "timestampNtz" in (t.protocol().writer_features or ()):
+            return t
+        from deltalake import TableFeatures
+
+        t.alter.add_feature(TableFeatures.TimestampWithoutTimezone, allow_protocol_versions_increase=True,
+                            commit_properties=self._commit(self.recorded(db, name) or {}))
+        return self._table(db, name)
 
     def rows(self, db: str, name: str, key: list[str], keys: list[tuple]) -> list[dict]:
         """The rows whose key is one of ``keys`` (column -> value)."""

@@ -129,7 +129,7 @@ class Mirror:
                 self.flush()
             if alter:
                 assert a is not None
-                self._ddl(a, trx_pos)
+                self._ddl(a, trx_pos, item)
             gone = [(d, n) for d, n in ddl.emptied(item.sql, item.database or None)
                     if d is not None and self.wanted(d, n)]
             if gone:
@@ -152,10 +152,10 @@ class Mirror:
         self.rows += len(item.rows)
         self.bytes += item.size
 
-    def _ddl(self, a: ddl.Alter, pos: tuple) -> None:
+    def _ddl(self, a: ddl.Alter, pos: tuple, stmt: Statement) -> None:
         assert a.db is not None
         if a.filled and self.mirror:
-            self._fill(a, pos)
+            self._fill(a, pos, stmt)
         if not a.renames:
             return
         for name in (a.table + CHANGES, a.table):
@@ -184,10 +184,12 @@ class Mirror:
         self.recorded[(db, table)] = position_of(props)
         self.stats.commits += 1
 
-    def _fill(self, a: ddl.Alter, pos: tuple) -> None:
+    def _fill(self, a: ddl.Alter, pos: tuple, stmt: Statement) -> None:
         """ADD COLUMN with a default: the mirror's existing rows get the value, as the server's
-        do (the change table is history: its old rows keep no value). Only past the mirror's
-        recorded position, and only for a column it does not have yet (reruns)."""
+        do (the change table is history: its old rows keep no value): a constant, or the
+        statement's own time for ``DEFAULT CURRENT_TIMESTAMP`` (from the ALTER's event; left
+        NULL where the event does not say it). Only past the mirror's recorded position, and
+        only for a column it does not have yet (reruns)."""
         from ..schema import _safe
         from .dump import TableLoad, arrow_rows, column_of
 
@@ -197,8 +199,11 @@ class Mirror:
         if have is None or p is None or pos <= p:
             return
         cols, vals = [], []
-        for name, coldef, value in a.filled:
+        for name, coldef, fill in a.filled:
             if _safe(name) in have:
+                continue
+            value = fill.text(stmt.timestamp, stmt.usec, stmt.time_zone) if isinstance(fill, ddl.StatementTime) else fill
+            if value is None:
                 continue
             try:
                 c = column_of(coldef)
