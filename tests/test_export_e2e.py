@@ -25,7 +25,7 @@ import pytest
 
 from binlogkit.export import changes, export
 from fixtures.lab import Lab, row_types
-from fixtures.lab.build import TYPES_ROWS, TYPES_SCHEMA
+from fixtures.lab.build import start_row_types_primary
 
 import export_fold as fold
 
@@ -45,17 +45,9 @@ def run(tmp_path_factory):
     time.tzset()
     base = tmp_path_factory.mktemp("export-lab")
     with Lab(base) as lab:
-        srv = lab.server("primary", 1, binlog_row_metadata="FULL", max_binlog_size=1 << 20,
-                         sql_mode="ALLOW_INVALID_DATES,NO_ENGINE_SUBSTITUTION",
-                         explicit_defaults_for_timestamp="ON", max_allowed_packet=256 << 20).start()
-        srv.execute("SET GLOBAL time_zone='+00:00'")
-        charsets = row_types.server_charsets(srv)
+        srv = start_row_types_primary(lab, many=2000, binlog_row_metadata="FULL", max_binlog_size=1 << 20,
+                                      max_allowed_packet=256 << 20)
         with srv.connect() as conn, conn.cursor() as cur:
-            for sql in TYPES_SCHEMA + TYPES_ROWS + row_types.schema(charsets) + row_types.rows(charsets):
-                cur.execute(sql)
-            cur.execute("CREATE DATABASE seq")
-            cur.execute("CREATE TABLE types.many (id INT PRIMARY KEY, v VARCHAR(40), n BIGINT)")
-            cur.execute("INSERT INTO types.many SELECT seq, CONCAT('row ', seq), seq FROM seq.seq_1_to_2000")
             cur.execute("CREATE TABLE types.big (id INT PRIMARY KEY, payload LONGBLOB)")
             cur.execute("CREATE TABLE types.nt (id INT PRIMARY KEY, note VARCHAR(20)) ENGINE=MyISAM")
             cur.execute("FLUSH BINARY LOGS")

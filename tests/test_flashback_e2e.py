@@ -26,8 +26,7 @@ from binlogkit.api import decode_files
 from binlogkit.flashback import flashback
 from binlogkit.flashback.invert import ROWS_TYPES
 from fixtures.lab import Lab
-from fixtures.lab import row_types
-from fixtures.lab.build import TYPES_ROWS, TYPES_SCHEMA
+from fixtures.lab.build import start_row_types_primary
 
 pytestmark = pytest.mark.server
 
@@ -84,19 +83,9 @@ def replay(srv, path: Path, *extra: str) -> None:
 def server(tmp_path_factory):
     base = tmp_path_factory.mktemp("flashback-lab")
     with Lab(base) as lab:
-        srv = lab.server("primary", 1, binlog_row_metadata="FULL", max_binlog_size=1 << 30,
-                         sql_mode="ALLOW_INVALID_DATES,NO_ENGINE_SUBSTITUTION",
-                         explicit_defaults_for_timestamp="ON").start()
-        srv.execute("SET GLOBAL time_zone='+00:00'")
-        charsets = row_types.server_charsets(srv)
+        srv = start_row_types_primary(lab, changes=True, many=2000, binlog_row_metadata="FULL",
+                                      max_binlog_size=1 << 30)
         with srv.connect() as conn, conn.cursor() as cur:
-            for sql in TYPES_SCHEMA + TYPES_ROWS + row_types.schema(charsets) + row_types.rows(charsets):
-                cur.execute(sql)
-            for sql in row_types.CHANGES_FULL:
-                cur.execute(sql)
-            cur.execute("CREATE DATABASE seq")
-            cur.execute("CREATE TABLE types.many (id INT PRIMARY KEY, v VARCHAR(40), n BIGINT)")
-            cur.execute("INSERT INTO types.many SELECT seq, CONCAT('row ', seq), seq FROM seq.seq_1_to_2000")
             cur.execute("CREATE DATABASE other")
             cur.execute("CREATE TABLE other.log (id INT PRIMARY KEY, note VARCHAR(40))")
         yield srv

@@ -38,9 +38,9 @@ from binlogkit.export.lake import export_lake
 from binlogkit.export.lake.mirror import open_sink
 from binlogkit.export.lake.read import duckdb_connection, metadata_file
 from binlogkit.export.lake.snapshot import covered_by
-from fixtures.lab import Lab, row_types
+from fixtures.lab import Lab
 from fixtures.lab.clients import dump
-from fixtures.lab.build import TYPES_ROWS, TYPES_SCHEMA
+from fixtures.lab.build import start_row_types_primary
 
 import export_fold as fold
 
@@ -61,19 +61,8 @@ DUMP_ARGS = {"mariadb": ("--single-transaction", "--master-data=2", "--gtid"),
 
 
 def _workload_1011(lab):
-    srv = lab.server("primary", 1, binlog_row_metadata="FULL", max_binlog_size=1 << 20,
-                     sql_mode="ALLOW_INVALID_DATES,NO_ENGINE_SUBSTITUTION",
-                     explicit_defaults_for_timestamp="ON").start()
-    srv.execute("SET GLOBAL time_zone='+00:00'")
-    charsets = row_types.server_charsets(srv)
+    srv = start_row_types_primary(lab, changes=True, many=600, binlog_row_metadata="FULL", max_binlog_size=1 << 20)
     with srv.connect() as conn, conn.cursor() as cur:
-        for sql in TYPES_SCHEMA + TYPES_ROWS + row_types.schema(charsets) + row_types.rows(charsets):
-            cur.execute(sql)
-        cur.execute("CREATE DATABASE seq")
-        cur.execute("CREATE TABLE types.many (id INT PRIMARY KEY, v VARCHAR(40), n BIGINT)")
-        cur.execute("INSERT INTO types.many SELECT seq, CONCAT('row ', seq), seq FROM seq.seq_1_to_600")
-        for sql in row_types.CHANGES_FULL:
-            cur.execute(sql)
         for t in TABLES[:11]:
             cur.execute(f"UPDATE types.{t} SET id = id + 1000")              # key updates, both images
         cur.execute("DELETE FROM types.many WHERE id % 3 = 0")
