@@ -134,6 +134,9 @@ def test_added_columns_defaulting_to_the_statement_time_get_the_alter_events_tim
     assert S(0, True).text(when, None, "SYSTEM") is None          # the server's own zone: not in the binlog
     assert S(0, True).text(when, None, None) is None
     assert S(0, True).text(when, None, "No/Such_Zone") is None
+    # a damaged event: no offset past a day, no microseconds past a second, no path for a zone
+    assert S(0, True).text(when, None, "-99:99") is None and S(0, True).text(when, None, "../../etc/passwd") is None
+    assert S(3, False).text(when, 1_000_000, None) is None
 
 
 def test_delta_mirror_takes_a_datetime_column_added_to_a_table_without_one(tmp_path):

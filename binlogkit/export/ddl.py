@@ -354,7 +354,7 @@ class StatementTime:
         zone or a zone this machine does not know)."""
         from datetime import datetime, timedelta, timezone
 
-        if self.fsp and usec is None:
+        if (self.fsp and usec is None) or not 0 <= (usec or 0) < 1_000_000:
             return None
         at = datetime.fromtimestamp(seconds, timezone.utc) + timedelta(microseconds=usec or 0)
         if self.local:
@@ -376,6 +376,8 @@ def _zone(name: str | None):
     m = re.fullmatch(r"([+-])(\d{1,2}):(\d{2})", name.strip())
     if m:
         off = timedelta(hours=int(m[2]), minutes=int(m[3]))
+        if off >= timedelta(hours=24) or int(m[3]) > 59:
+            return None      # not an offset a server takes (a damaged event)
         return timezone(-off if m[1] == "-" else off)
     try:
         from zoneinfo import ZoneInfo
