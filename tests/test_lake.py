@@ -120,10 +120,11 @@ def test_added_columns_defaulting_to_the_statement_time_get_the_alter_events_tim
     got = filled("ALTER TABLE t ADD COLUMN a TIMESTAMP DEFAULT CURRENT_TIMESTAMP, "
                  "ADD b TIMESTAMP(3) NULL DEFAULT CURRENT_TIMESTAMP(3) ON UPDATE CURRENT_TIMESTAMP(3), "
                  "ADD c DATETIME(6) DEFAULT NOW(6), ADD d DATETIME DEFAULT (now()), ADD e DATETIME DEFAULT LOCALTIME, "
-                 "ADD f CHAR(36) DEFAULT (uuid()), ADD g DATE DEFAULT '2024-01-02', ADD h TIMESTAMP NULL DEFAULT NULL")
+                 "ADD f CHAR(36) DEFAULT (uuid()), ADD g DATE DEFAULT '2024-01-02', ADD h TIMESTAMP NULL DEFAULT NULL, "
+                 "ADD i DATE DEFAULT (CURRENT_DATE), ADD j DATE DEFAULT CURDATE(), ADD k DATE DEFAULT (now())")
     S = ddl.StatementTime
     assert got == {"a": S(0, False), "b": S(3, False), "c": S(6, True), "d": S(0, True), "e": S(0, True),
-                   "g": "2024-01-02"}
+                   "g": "2024-01-02", "i": S(0, True, True), "j": S(0, True, True)}
     when = 1700000000     # 2023-11-14 22:13:20 UTC
     assert S(0, False).text(when, None, "SYSTEM") == "2023-11-14 22:13:20"   # an instant: any zone
     assert S(3, False).text(when, 123456, None) == "2023-11-14 22:13:20.123"   # truncated, as NOW(3)
@@ -134,6 +135,7 @@ def test_added_columns_defaulting_to_the_statement_time_get_the_alter_events_tim
     assert S(0, True).text(when, None, "SYSTEM") is None          # the server's own zone: not in the binlog
     assert S(0, True).text(when, None, None) is None
     assert S(0, True).text(when, None, "No/Such_Zone") is None
+    assert S(0, True, True).text(when, None, "+02:00") == "2023-11-15"      # the session's date
     # a damaged event: no offset past a day, no microseconds past a second, no path for a zone
     assert S(0, True).text(when, None, "-99:99") is None and S(0, True).text(when, None, "../../etc/passwd") is None
     assert S(3, False).text(when, 1_000_000, None) is None

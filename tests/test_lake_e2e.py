@@ -9,7 +9,7 @@ deletes (MySQL: PARTIAL_JSON updates too); then the GTID state is noted and ever
 (the server's own text: the snapshot "as of" that GTID); then ALTER TABLE ADD, RENAME, MODIFY
 (BIGINT -> DECIMAL) and DROP COLUMN with changes between them, ADD COLUMN with defaults (a
 constant, NOT NULL's implicit 0, none, and the statement's time: a TIMESTAMP(3) and, from a session at
-+02:00, a DATETIME) that most rows keep, a TRUNCATE TABLE and a DROP TABLE
++02:00, a DATETIME and a DATE) that most rows keep, a TRUNCATE TABLE and a DROP TABLE
 (from a session whose default database is the table's) each followed by new rows (the second
 in a table made again with one more column), more deletes and key updates; then
 the server is set to binlog_row_image=MINIMAL (updates, key updates, an insert, a delete; and a
@@ -142,7 +142,7 @@ def run(request, tmp_path_factory):
             # start time (a TIMESTAMP, and a DATETIME in the session's zone), the mirror from its event
             cur.execute("SET time_zone = '+02:00'")
             cur.execute("ALTER TABLE types.many ADD COLUMN made TIMESTAMP(3) NULL DEFAULT CURRENT_TIMESTAMP(3), "
-                        "ADD COLUMN seen DATETIME DEFAULT NOW()")
+                        "ADD COLUMN seen DATETIME DEFAULT NOW(), ADD COLUMN day DATE DEFAULT (CURRENT_DATE)")
             cur.execute("SET time_zone = SYSTEM")
             cur.execute("UPDATE types.many SET tag = 'set', flag = 2 WHERE id % 5 = 0")
             cur.execute("UPDATE types.many SET id = id + 100000 WHERE id < 20")             # key updates

@@ -347,6 +347,7 @@ class StatementTime:
     ``Q_TIME_ZONE_CODE``), else a TIMESTAMP (an instant, read as UTC)."""
     fsp: int
     local: bool
+    date: bool = False     # a DATE (CURRENT_DATE, CURDATE()): the session's local date
 
     def text(self, seconds: int, usec: int | None, time_zone: str | None) -> str | None:
         """The value as the dump text the converters read, None when the event does not say it
@@ -362,6 +363,8 @@ class StatementTime:
             if zone is None:
                 return None
             at = at.astimezone(zone)
+        if self.date:
+            return at.strftime("%Y-%m-%d")
         frac = f"{at.microsecond:06d}"[:self.fsp]
         return at.strftime("%Y-%m-%d %H:%M:%S") + (f".{frac}" if frac else "")
 
@@ -391,17 +394,20 @@ _NOW_FUNCTIONS = {"NOW", "CURRENT_TIMESTAMP", "LOCALTIME", "LOCALTIMESTAMP"}
 
 
 def _statement_time(c) -> StatementTime | None:
-    """A TIMESTAMP / DATETIME ``ColumnDef`` whose DEFAULT is the statement time, else None."""
+    """A TIMESTAMP / DATETIME ``ColumnDef`` whose DEFAULT is the statement time (a DATE: its
+    date, ``CURRENT_DATE``), else None."""
     from sqlglot import exp
 
     ctype, _ = type_name(c.kind) if c.kind is not None else ("", False)
-    if ctype not in ("timestamp", "datetime"):
+    if ctype not in ("timestamp", "datetime", "date"):
         return None
     for k in c.constraints:
         if isinstance(k.kind, exp.DefaultColumnConstraint):
             v = k.kind.this
             while isinstance(v, exp.Paren):
                 v = v.this
+            if ctype == "date":
+                return StatementTime(0, True, date=True) if isinstance(v, exp.CurrentDate) else None
             if isinstance(v, (exp.CurrentTimestamp, exp.Localtime, exp.Localtimestamp)):
                 args = [v.this] if v.this is not None else []
             elif isinstance(v, exp.Anonymous) and str(v.this).upper() in _NOW_FUNCTIONS:
