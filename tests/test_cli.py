@@ -166,3 +166,72 @@ def test_decode_progress_goes_to_a_terminal_stderr_only(tmp_path):
     assert proc.returncode == 0
     assert b"decode mariadb-bin.00000" in seen and b"%" in seen
     assert (tmp_path / "out.txt").read_bytes() == plain.stdout
+
+
+def _on_a_terminal(cmd: list[str], env: dict, stdout_too: bool = False) -> tuple[int, bytes, bytes]:
+    """(exit code, what a terminal on stderr saw, stdout) of ``cmd`` run with stderr (and with
+    ``stdout_too`` stdout as well) on a pseudo-terminal, read while it runs (a full terminal
+    would block it)."""
+    import os
+    import pty
+    import subprocess
+    import tempfile
+
+    master, slave = pty.openpty()
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(cmd, stdout=slave if stdout_too else out, stderr=slave, env=env)
+        os.close(slave)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:       # EIO: the last writer closed its end
+                break
+            if not chunk:
+                break
+            seen += chunk
+        os.close(master)
+        code = proc.wait(timeout=600)
+        out.seek(0)
+        written = out.read()
+    return code, seen, written
+
+
+@pytest.mark.parametrize("command", [["export", "-o", "{tmp}/out"], ["export", "--format", "delta", "-o", "{tmp}/lake"],
+                                     ["transactions"], ["gtids"], ["flashback", "--start-position", "4", "--skip-statements", "-o", "{tmp}-undo.bin"]])
+def test_long_commands_show_progress_on_a_terminal_stderr_only(command, tmp_path):
+    """export (Parquet and lake), transactions, gtids and flashback say on a terminal's stderr which
+    file they read and how far (the reading layer's one watcher): the file's number among the
+    inputs and a percentage, erased at the end; with stderr not a terminal, or (transactions)
+    with their lines on the same terminal, nothing; the output is the same either way."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    from fixtures import store
+
+    if "delta" in command:
+        pytest.importorskip("deltalake")
+    path = store.materialize("replication-gtid") / "primary"   # 16 files, the 8th 24 MB
+    env = dict(os.environ, BINLOGKIT_PROGRESS_MIN_BYTES="0")
+
+    def cmd(tag: str) -> list[str]:
+        return [sys.executable, "-m", "binlogkit.cli", *[c.format(tmp=tmp_path / tag) for c in command], str(path)]
+
+    plain = subprocess.run(cmd("plain"), capture_output=True, env=env)
+    assert plain.returncode in (0, 1) and b"%" not in plain.stderr and b"\r" not in plain.stderr
+    code, seen, written = _on_a_terminal(cmd("tty"), env)
+    assert code == plain.returncode
+    label = b"export --format delta" if "delta" in command else command[0].encode()
+    assert label + b": file 8 of 16: mariadb-bin.000008 " in seen and b"%" in seen, seen[:300]
+    assert re.search(rb"\r +\r", seen[seen.rindex(b"%"):]), seen[-200:]    # the line erased at the end
+    if command[0] in ("transactions", "gtids"):
+        assert written == plain.stdout
+    if command[0] == "transactions":
+        _code, both, _ = _on_a_terminal(cmd("both"), env, stdout_too=True)
+        assert b"file 8 of 16" not in both
+    if command[0] == "gtids":
+        env_big = dict(env, BINLOGKIT_PROGRESS_MIN_BYTES=str(1 << 40))     # small inputs: nothing
+        _code, quiet, _ = _on_a_terminal(cmd("quiet"), env_big)
+        assert b"%" not in quiet

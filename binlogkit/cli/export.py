@@ -80,8 +80,11 @@ def export(inputs, output, database, tables, start_datetime, stop_datetime, incl
     if fmt != "parquet":
         _lake(inputs, output, fmt, mirror, filters, catalog, snapshot, from_gtid, backup_info, batch_transactions,
               as_json)
+    from ..reading.progress import watching
+
     try:
-        summary = run_export(inputs, output, filters=filters, row_group_rows=row_group_rows)
+        with watching(inputs, "export"):
+            summary = run_export(inputs, output, filters=filters, row_group_rows=row_group_rows)
     except ValueError as exc:
         fail(str(exc), EXIT_USAGE)
     show(summary, as_json, render)
@@ -107,10 +110,13 @@ def _lake(inputs, output, fmt, mirror, filters, catalog, snapshot, from_gtid, ba
         if is_dump(snapshot):  # a dump names its own coordinates
             point = dump_point(snapshot)
             start, from_gtid = (point.file, point.position), point.gtids
+    from ..reading.progress import watching
+
     try:
-        summary = export_lake(inputs, output, fmt=fmt, mirror=mirror, filters=filters, catalog=catalog,
-                              batch_transactions=batch_transactions, from_gtid=from_gtid, snapshot=snapshot,
-                              snapshot_at=start)
+        with watching(inputs, f"export --format {fmt}"):
+            summary = export_lake(inputs, output, fmt=fmt, mirror=mirror, filters=filters, catalog=catalog,
+                                  batch_transactions=batch_transactions, from_gtid=from_gtid, snapshot=snapshot,
+                                  snapshot_at=start)
     except ArchiveGap as exc:
         show(exc.summary, as_json, render)  # type: ignore[attr-defined]
         fail(str(exc), EXIT_DAMAGED)

@@ -82,8 +82,11 @@ def gtids(inputs, as_json, relay, locate_gtid) -> None:
     if not paths:  # GTID index files only: what they hold, read without the binlogs
         show({"gtid_indexes": indexes}, as_json, lambda doc: map(index_line, doc["gtid_indexes"]))
         sys.exit(EXIT_DAMAGED if any(d["problem"] for d in indexes) else EXIT_OK)
+    from ..reading.progress import watching
+
     check(paths)
-    said, verdict = gtids_output(gtid_summary(paths, relay=relay), indexes, as_json)
+    with watching(paths, "gtids"):
+        said, verdict = gtids_output(gtid_summary(paths, relay=relay), indexes, as_json)
     echo(said)
     sys.exit({"no key": EXIT_USAGE, "damaged": EXIT_DAMAGED, "ok": EXIT_OK}[verdict])
 
@@ -111,15 +114,19 @@ def transactions(inputs, as_json, include_gtids, exclude_gtids, start_datetime, 
     check(inputs)
     if not as_json:
         click.echo(TRANSACTIONS_HEAD)
+    from ..reading.progress import watching
+
     problems: list[BinlogError] = []  # a damaged file is reported, and the next files are read on
-    try:
-        for t in list_transactions(inputs, gtids=include_gtids, exclude_gtids=exclude_gtids, relay=relay,
-                                   start_datetime=datetime_value(start_datetime),
-                                   stop_datetime=datetime_value(stop_datetime), source_file=source_file,
-                                   incomplete=incomplete, problems=problems):
-            click.echo(transaction_text(t, as_json))
-    except BinlogError as exc:
-        problems.append(exc)
+    # progress only when the lines go elsewhere (they would break the progress line)
+    with watching(inputs, "transactions", enabled=not sys.stdout.isatty()):
+        try:
+            for t in list_transactions(inputs, gtids=include_gtids, exclude_gtids=exclude_gtids, relay=relay,
+                                       start_datetime=datetime_value(start_datetime),
+                                       stop_datetime=datetime_value(stop_datetime), source_file=source_file,
+                                       incomplete=incomplete, problems=problems):
+                click.echo(transaction_text(t, as_json))
+        except BinlogError as exc:
+            problems.append(exc)
     for problem in problems:
         click.echo(f"binlogkit: error: {problem}", err=True)
     sys.exit(max([0, *(exit_code(p) for p in problems)]))

@@ -162,8 +162,11 @@ def flashback(inputs, output, start_position, stop_position, start_datetime, sto
     from ..flashback import flashback as run
     from ..flashback.render import notes, summary_line
 
+    from ..reading.progress import watching
+
     check(inputs)
-    with leftovers() as cleaned:
+    to_terminal = output in (None, "-") and sys.stdout.isatty()    # its SQL on the same terminal
+    with leftovers() as cleaned, watching(inputs, "flashback", enabled=not to_terminal):
         res = run(inputs, output, start_position=start_position, stop_position=stop_position,
                   start_datetime=datetime_value(start_datetime), stop_datetime=datetime_value(stop_datetime),
                   gtids=gtids_value(include_gtids), database=database, table=table, skip_statements=skip_statements,

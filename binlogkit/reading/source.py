@@ -40,6 +40,7 @@ from .files import expand_paths, input_size, open_input
 from .framing import MYSQL_ENCRYPTED_MAGIC, Frame, Taker, walk_events
 from .storage import Url, is_url
 from .names import compression_of
+from .progress import progress_on, watched
 
 if TYPE_CHECKING:
     from ..crypto.keys import Keys, KeySpec
@@ -171,7 +172,8 @@ class Input:
         on (an event boundary: a range of whole transactions; ``seek`` where the stream can);
         the input's own ``start`` when not given. A ``BinlogError`` names this input's file."""
         keys = self.loaded_keys()
-        with self.open() as fh:
+        with self.open() as stored:
+            fh = watched(stored, self.name, self.size()) if progress_on() else stored
             try:
                 yield from frames_of_stream(fh, verify=self.verify if verify is None else verify, want=want,
                                             keys=keys, notes=notes, records=records, taker=taker,
