@@ -198,9 +198,12 @@ def _on_a_terminal(cmd: list[str], env: dict, stdout_too: bool = False) -> tuple
 
 
 @pytest.mark.parametrize("command", [["export", "-o", "{tmp}/out"], ["export", "--format", "delta", "-o", "{tmp}/lake"],
-                                     ["transactions"], ["gtids"], ["flashback", "--start-position", "4", "--skip-statements", "-o", "{tmp}-undo.bin"]])
+                                     ["transactions"], ["gtids"], ["flashback", "--start-position", "4", "--skip-statements", "-o", "{tmp}-undo.bin"],
+                                     ["pitr", "--from-file", "mariadb-bin.000001", "--from-position", "4",
+                                      "--until-gtid", "0-1-3014"]])
 def test_long_commands_show_progress_on_a_terminal_stderr_only(command, tmp_path):
-    """export (Parquet and lake), transactions, gtids and flashback say on a terminal's stderr which
+    """export (Parquet and lake), transactions, gtids, flashback and pitr (its pool's files as they
+    are done) say on a terminal's stderr which
     file they read and how far (the reading layer's one watcher): the file's number among the
     inputs and a percentage, erased at the end; with stderr not a terminal, or (transactions)
     with their lines on the same terminal, nothing; the output is the same either way."""
@@ -226,7 +229,7 @@ def test_long_commands_show_progress_on_a_terminal_stderr_only(command, tmp_path
     label = b"export --format delta" if "delta" in command else command[0].encode()
     assert label + b": file 8 of 16: mariadb-bin.000008 " in seen and b"%" in seen, seen[:300]
     assert re.search(rb"\r +\r", seen[seen.rindex(b"%"):]), seen[-200:]    # the line erased at the end
-    if command[0] in ("transactions", "gtids"):
+    if command[0] in ("transactions", "gtids", "pitr"):
         assert written == plain.stdout
     if command[0] == "transactions":
         _code, both, _ = _on_a_terminal(cmd("both"), env, stdout_too=True)

@@ -58,7 +58,10 @@ def pitr(inputs, from_gtid, from_file, from_position, backup_info, until_datetim
         until_dt = datetime_value(until_datetime)
     except click.BadParameter as exc:  # one line, as pitr's other option errors
         fail(exc.format_message(), EXIT_USAGE)
-    doc = plan_pitr(inputs, *bounds(until_datetime=until_dt, **given), jobs=jobs, replay_with=replay_with)
+    from ..reading.progress import watching
+
+    with watching(inputs, "pitr"):
+        doc = plan_pitr(inputs, *bounds(until_datetime=until_dt, **given), jobs=jobs, replay_with=replay_with)
     show(doc, as_json, lines)
     sys.exit(EXIT_OK if doc["reachable"] else EXIT_DAMAGED)
 

@@ -42,6 +42,7 @@ from ..errors import BinlogError, KeyRequiredError
 from ..reading.names import compression_of, strip_compressed
 from ..flavor import Flavor, has_two_phase_alter
 from .flavors import REPLAY, Replay
+from ..reading.progress import finished, progress_on
 from ..reading.source import Input
 from .walk import Heads, TimedTransaction, event_boundary, read_head, transactions
 
@@ -507,7 +508,12 @@ class _Plan:
         if self.jobs == 1 or len(todo) <= 1 or any(s.keys is None and t.keys is not None for s, t in zip(sent, todo)):
             return [file_summary(t) for t in todo]  # (keys made in code: no spec to pass)
         with ProcessPoolExecutor(max_workers=self.jobs or os.cpu_count() or 1) as pool:
-            return list(pool.map(file_summary, sent, chunksize=1))
+            out = []
+            for t, s in zip(todo, pool.map(file_summary, sent, chunksize=1)):
+                if progress_on():       # the progress line, on a terminal (the workers read the files)
+                    finished(t.name, t.size())
+                out.append(s)
+            return out
 
     def _rescan(self, items: list[tuple[str, dict]]) -> list[dict]:
         """The files the audit's merge wants scanned again with a context (read with the keys)."""

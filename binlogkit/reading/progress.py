@@ -98,6 +98,15 @@ def progress_on() -> bool:
     return _CURRENT.get() is not None
 
 
+def finished(name: str, size: int) -> None:
+    """A file read elsewhere (a worker process: the watch is this process's) is done: shown as
+    read whole, so a pool's run moves the line file by file."""
+    watch = _CURRENT.get()
+    if watch is not None:
+        watch.last = 0.0
+        watch.show(name, size, size)
+
+
 def watched(fh: Any, name: str, size: int) -> Any:
     """``fh`` reporting its position to the current watch, or ``fh`` itself when none."""
     watch = _CURRENT.get()
