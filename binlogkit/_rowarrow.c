@@ -33,6 +33,7 @@
  *   SETL   p1 bytes, the members (a tuple of UTF-8 bytes, the entry's fifth item) -> string: "a,c"
  *   JSON   p1 prefix bytes: MySQL's binary JSON -> string, the text of codecs/mysql_json.py
  *   VEC    p1 prefix bytes: float32 values -> list<float32> (offsets in bytes: quarter() makes them items)
+ *   SKIP   p1 fixed bytes, or p2 length-prefix bytes: sizing only (bounds(), flashback's image cutting)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -42,7 +43,7 @@
 #include <string.h>
 
 enum { K_INT = 1, K_F32, K_F64, K_DEC, K_YEAR, K_DATE, K_DT2, K_TS2, K_TIME2, K_DT, K_TS, K_TIME, K_UTF8, K_ASCII,
-       K_BIN, K_ENUM, K_SET, K_BIT, K_GEOM, K_LATIN1, K_SETL, K_JSON, K_VEC, K_LAST };
+       K_BIN, K_ENUM, K_SET, K_BIT, K_GEOM, K_LATIN1, K_SETL, K_JSON, K_VEC, K_SKIP, K_LAST };
 
 typedef struct {
     int kind, p1, p2, p3;
@@ -120,6 +121,8 @@ static int plan_init(Plan *self, PyObject *args, PyObject *kw) {
         if (c->kind == K_UTF8 || c->kind == K_ASCII || c->kind == K_BIN || c->kind == K_GEOM || c->kind == K_LATIN1 ||
             c->kind == K_JSON || c->kind == K_VEC)
             ok = ok && c->p1 >= 1 && c->p1 <= 4;
+        if (c->kind == K_SKIP) /* sizing only (bounds): p1 fixed bytes, or p2 length-prefix bytes */
+            ok = ok && ((c->p1 > 0 && c->p2 == 0) || (c->p1 == 0 && c->p2 >= 1 && c->p2 <= 4));
         if (c->kind == K_SETL)
             ok = ok && c->p1 >= 1 && c->p1 <= 8 && c->labels && PyTuple_GET_SIZE(c->labels) <= 64;
         else
@@ -1407,6 +1410,84 @@ fail:
     return NULL;
 }
 
+/* bounds(plan, rows, update): a rows event's full images cut at their ends (flashback's split_rows):
+   [(image, None), ...] or [(before, after), ...]; None when an image runs past the rows, a column
+   is not a SKIP column, or the plan has no columns (the Python path says why) */
+static int image_end(const Plan *plan, const uint8_t *b, size_t len, size_t *pp) {
+    int n = plan->n;
+    size_t p = *pp, nb = (size_t)(n + 7) / 8;
+    if (nb > len - p)
+        return -1;
+    const uint8_t *nulls = b + p;
+    p += nb;
+    for (int i = 0; i < n; i++) {
+        const Col *c = &plan->cols[i];
+        if (nulls[i >> 3] >> (i & 7) & 1)
+            continue;
+        if (c->kind != K_SKIP)
+            return -1;
+        uint64_t size = (uint64_t)c->p1;
+        if (!size) {
+            if ((size_t)c->p2 > len - p)
+                return -1;
+            size = le(b + p, c->p2);
+            p += (size_t)c->p2;
+        }
+        if (size > len - p)
+            return -1;
+        p += (size_t)size;
+    }
+    *pp = p;
+    return 0;
+}
+
+static PyObject *m_bounds(PyObject *mod, PyObject *args) {
+    Plan *plan;
+    Py_buffer rb;
+    int update;
+    if (!PyArg_ParseTuple(args, "O!y*p", &PlanType, &plan, &rb, &update))
+        return NULL;
+    const uint8_t *b = rb.buf;
+    size_t len = (size_t)rb.len, p = 0;
+    PyObject *out = PyList_New(0);
+    if (!out || plan->n == 0)
+        goto none;
+    while (p < len) {
+        size_t start = p, mid;
+        if (image_end(plan, b, len, &p))
+            goto none;
+        mid = p;
+        if (update && image_end(plan, b, len, &p))
+            goto none;
+        PyObject *first = PyBytes_FromStringAndSize((const char *)b + start, (Py_ssize_t)(mid - start));
+        PyObject *second = update ? PyBytes_FromStringAndSize((const char *)b + mid, (Py_ssize_t)(p - mid)) : Py_None;
+        if (update && !second)
+            Py_CLEAR(first);
+        else if (!update)
+            Py_INCREF(Py_None);
+        PyObject *pair = first ? PyTuple_Pack(2, first, second) : NULL;
+        Py_XDECREF(first);
+        Py_XDECREF(second);
+        if (!pair || PyList_Append(out, pair)) {
+            Py_XDECREF(pair);
+            Py_DECREF(out);
+            PyBuffer_Release(&rb);
+            return NULL;
+        }
+        Py_DECREF(pair);
+    }
+    PyBuffer_Release(&rb);
+    return out;
+none:
+    PyBuffer_Release(&rb);
+    if (PyErr_Occurred()) {
+        Py_XDECREF(out);
+        return NULL;
+    }
+    Py_XDECREF(out);
+    Py_RETURN_NONE;
+}
+
 /* a list column's offsets from bytes to items of 4 bytes (K_VEC: float32) */
 static PyObject *m_quarter(PyObject *mod, PyObject *args) {
     Py_buffer ob;
@@ -1433,6 +1514,9 @@ static PyObject *m_quarter(PyObject *mod, PyObject *args) {
 }
 
 static PyMethodDef module_methods[] = {
+    {"bounds", (PyCFunction)m_bounds, METH_VARARGS,
+     "bounds(plan, rows, update) -> [(image, None or after image), ...] cut by a plan of SKIP columns, or None "
+     "(an image past the rows, a column not SKIP: the Python path's)"},
     {"quarter", (PyCFunction)m_quarter, METH_VARARGS,
      "quarter(offsets) -> offsets: int32 byte offsets as offsets of 4-byte items (a VECTOR column's list<float32>)"},
     {"repeat", (PyCFunction)m_repeat, METH_VARARGS,
@@ -1460,7 +1544,7 @@ PyMODINIT_FUNC PyInit__rowarrow(void) {
     }
     static const char *names[] = {"INT", "F32", "F64", "DEC", "YEAR", "DATE", "DT2", "TS2", "TIME2", "DT", "TS",
                                   "TIME", "UTF8", "ASCII", "BIN", "ENUM", "SET", "BIT", "GEOM", "LATIN1", "SETL",
-                                  "JSON", "VEC"};
+                                  "JSON", "VEC", "SKIP"};
     for (int k = K_INT; k < K_LAST; k++)
         if (PyModule_AddIntConstant(m, names[k - 1], k) < 0) {
             Py_DECREF(m);

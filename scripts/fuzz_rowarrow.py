@@ -3,7 +3,8 @@
 Every rows event of the fixtures and the corpus through the sanitized build, compared with the
 Python path (the tables equal, or C steps aside); whole exports of every fixture archive (the
 one-pass walk, the writer's builder taking images uncounted) against the Python path's; then damaged images of the row-types fixtures
-and random plans (any kind, any parameters the Plan accepts), bitmaps and images, with the
+flashback's image cutting (``bounds``) against the compiled Python, built JSON documents damaged
+at random, and random plans (any kind, any parameters the Plan accepts), bitmaps and images, with the
 buffers handed out now and then: any out-of-bounds access or undefined behaviour aborts with a
 sanitizer report, and every handed-out buffer must make a valid Arrow array.
 Usage: python scripts/fuzz_rowarrow.py MODULE.so [SEED] [ITERATIONS]
@@ -24,8 +25,12 @@ import pyarrow as pa  # noqa: E402
 from binlogkit.export import changes, dataset  # noqa: E402
 from binlogkit.rowvalues import COMPRESSED_ROWS, arrowcols  # noqa: E402
 
-for m, n in [(arrowcols, "_C"), (arrowcols, "C_ROWARROW"), (changes, "C_ROWARROW"), (dataset, "C_ROWARROW")]:
+from binlogkit.flashback import invert  # noqa: E402
+
+for m, n in [(arrowcols, "_C"), (arrowcols, "C_ROWARROW"), (changes, "C_ROWARROW"), (dataset, "C_ROWARROW"),
+             (invert, "C_ROWARROW")]:
     setattr(m, n, mod)
+invert._C_PLANS.clear()
 from test_rowarrow import _agree  # noqa: E402
 from test_rowtext import SEEDS, _files, _rows_events  # noqa: E402
 
@@ -90,6 +95,31 @@ for it in range(iterations // 2):
                 b.finish()
     damaged += 1
 print("damaged images", damaged)
+
+# flashback's cut (``bounds``, SKIP plans) on the damaged seeds against the compiled Python, and
+# random SKIP plans over random bytes
+from test_rowarrow import _cut_both  # noqa: E402
+
+cut = 0
+for it in range(iterations // 4):
+    table, fields, code = rnd.choice(seeds)
+    rows = bytearray(bytes(fields.rows))
+    for _ in range(rnd.randint(0, 4)):
+        if rows and rnd.random() < 0.7:
+            rows[rnd.randrange(len(rows))] = rnd.randrange(256)
+        else:
+            del rows[rnd.randint(0, len(rows)):]
+    _cut_both(table, bytes(rows), rnd.random() < 0.5)
+    width = rnd.randint(0, 12)
+    try:
+        plan = mod.Plan([(mod.SKIP, rnd.choice([0, 1, 3, 8, 40]), 0, 0) if rnd.random() < 0.5 else
+                         (mod.SKIP, 0, rnd.randint(0, 5), 0) for _ in range(width)])
+    except ValueError:
+        continue
+    out = mod.bounds(plan, bytes(rnd.randrange(256) for _ in range(rnd.randint(0, 80))), rnd.random() < 0.5)
+    assert out is None or all(isinstance(a, bytes) for pair in out for a in pair if a is not None)
+    cut += 1
+print("flashback cuts", cut, "clean")
 
 PARAMS = {mod.INT: lambda: (rnd.choice([1, 2, 3, 4, 8]), 8, rnd.randint(0, 1)), mod.F32: lambda: (0, 0, 0),
           mod.F64: lambda: (0, 0, 0), mod.DEC: lambda: (lambda p: (p, rnd.randint(0, min(p, 30)), 0))(rnd.randint(1, 65)),

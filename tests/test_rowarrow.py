@@ -62,15 +62,19 @@ def rowarrow(request):
     mod = require_built(c_loop(arrowcols.C_ROWARROW, "ROWARROW_SO", "binlogkit._rowarrow"), "binlogkit._rowarrow",
                         "the Python converters")
     from binlogkit.export import dataset
+    from binlogkit.flashback import invert
 
-    # a sanitized build (ROWARROW_SO) replaces the loaded module everywhere export takes it from
-    places = [(arrowcols, "_C"), (arrowcols, "C_ROWARROW"), (changes, "C_ROWARROW"), (dataset, "C_ROWARROW")]
+    # a sanitized build (ROWARROW_SO) replaces the loaded module everywhere export and flashback take it from
+    places = [(arrowcols, "_C"), (arrowcols, "C_ROWARROW"), (changes, "C_ROWARROW"), (dataset, "C_ROWARROW"),
+              (invert, "C_ROWARROW")]
     saved = [getattr(m, n) for m, n in places]
     for m, n in places:
         setattr(m, n, mod)
+    invert._C_PLANS.clear()
     yield mod
     for (m, n), v in zip(places, saved):
         setattr(m, n, v)
+    invert._C_PLANS.clear()
 
 
 def _c_rows(mod, table, fields, code):
@@ -274,6 +278,65 @@ def test_vectors_are_taken_and_equal(rowarrow, vectors):
         return Container(rows=out, columns_before_image=b"\x01", columns_after_image=None, width=1)
     assert _agree(rowarrow, table, image(vectors), 30) is True
     assert _c_rows(rowarrow, table, image(vectors + [[1.0, float("nan")]]), 30) is None
+
+
+# -- flashback: row images cut by C (``_rowarrow.bounds``) against the compiled Python -------------
+
+def _cut_both(table, data: bytes, update: bool):
+    """(C's cut or None where it steps aside, Python's cut or None where it refuses)."""
+    from binlogkit.flashback import invert
+
+    plan = invert._c_sizing(table)
+    got = None if plan is None else invert.C_ROWARROW.bounds(plan, data, update)
+    try:
+        want = invert.split_rows_python(table, data, update)
+    except BinlogError:
+        want = None
+    if plan is not None:
+        assert (got is None) == (want is None), table.name  # a C plan steps aside only where Python refuses
+    if got is not None:
+        assert got == want, table.name
+    return got, want
+
+
+def test_flashback_cuts_every_fixture_event_as_python_does(rowarrow):
+    """Every rows event of every fixture and corpus file: C cuts its images (before/after for
+    updates) into the same bytes as the compiled Python, and refuses exactly what Python refuses;
+    C takes most events (every table whose columns have fixed or length-prefixed sizes)."""
+    from binlogkit.codecs.compression import uncompress
+    from binlogkit.flashback.invert import UNDO_TYPE
+
+    taken = total = 0
+    for path in _files():
+        for table, fields, code in _rows_events(path):
+            if code not in UNDO_TYPE:
+                continue
+            data = bytes(fields.rows)
+            if code in COMPRESSED_ROWS:
+                try:
+                    data = uncompress(data)
+                except Exception:
+                    continue
+            total += 1
+            got, _ = _cut_both(table, data, UNDO_TYPE[code][1] == "u")
+            taken += got is not None
+    assert total > 1000 and taken > 0.9 * total, (taken, total)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_flashback_cuts_damaged_images_as_python_does(rowarrow, data):
+    table, fields, code = _damaged(data)
+    _cut_both(table, bytes(fields.rows), data.draw(st.booleans()))
+
+
+def test_flashback_refuses_a_table_of_no_columns(rowarrow):
+    """No columns: no image ends (the compiled Python looped forever on such rows); both refuse."""
+    from binlogkit.flashback.invert import split_rows
+
+    with pytest.raises(BinlogError):
+        split_rows(Table(1, "d", "t", ()), b"\0\0", False)
+    assert split_rows(Table(1, "d", "t", ()), b"", False) == []
 
 
 # -- JSON: random documents built as MySQL stores them (tests/mysql_json_build.py) ---------------
