@@ -34,6 +34,7 @@
  *   JSON   p1 prefix bytes: MySQL's binary JSON -> string, the text of codecs/mysql_json.py
  *   VEC    p1 prefix bytes: float32 values -> list<float32> (offsets in bytes: quarter() makes them items)
  *   SKIP   p1 fixed bytes, or p2 length-prefix bytes: sizing only (bounds(), flashback's image cutting)
+ *   ENUML  p1 bytes, the labels (a tuple of UTF-8 bytes) -> string: the label of the index, "" for 0 / out of range
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -43,7 +44,7 @@
 #include <string.h>
 
 enum { K_INT = 1, K_F32, K_F64, K_DEC, K_YEAR, K_DATE, K_DT2, K_TS2, K_TIME2, K_DT, K_TS, K_TIME, K_UTF8, K_ASCII,
-       K_BIN, K_ENUM, K_SET, K_BIT, K_GEOM, K_LATIN1, K_SETL, K_JSON, K_VEC, K_SKIP, K_LAST };
+       K_BIN, K_ENUM, K_SET, K_BIT, K_GEOM, K_LATIN1, K_SETL, K_JSON, K_VEC, K_SKIP, K_ENUML, K_LAST };
 
 typedef struct {
     int kind, p1, p2, p3;
@@ -66,7 +67,7 @@ static int out_width(const Col *c) {
     case K_DEC: return c->p1 > 38 ? 32 : 16;
     case K_YEAR: case K_ENUM: return 2;
     case K_DATE: return 4;
-    case K_UTF8: case K_ASCII: case K_BIN: case K_GEOM: case K_LATIN1: case K_SETL: case K_JSON: case K_VEC: return 0;
+    case K_UTF8: case K_ASCII: case K_BIN: case K_GEOM: case K_LATIN1: case K_SETL: case K_JSON: case K_VEC: case K_ENUML: return 0;
     default: return 8;
     }
 }
@@ -125,6 +126,8 @@ static int plan_init(Plan *self, PyObject *args, PyObject *kw) {
             ok = ok && ((c->p1 > 0 && c->p2 == 0) || (c->p1 == 0 && c->p2 >= 1 && c->p2 <= 4));
         if (c->kind == K_SETL)
             ok = ok && c->p1 >= 1 && c->p1 <= 8 && c->labels && PyTuple_GET_SIZE(c->labels) <= 64;
+        else if (c->kind == K_ENUML)
+            ok = ok && c->p1 >= 1 && c->p1 <= 2 && c->labels;
         else
             ok = ok && !c->labels;
         if (c->kind == K_ENUM || c->kind == K_SET)
@@ -1035,6 +1038,20 @@ static int value(const Col *c, const uint8_t *b, size_t len, size_t *pp, Arr *a)
         a->n++;
         break;
     }
+    case K_ENUML: { /* export/schema.py's enum: labels[x - 1], "" for 0 and past the labels */
+        NEED(c->p1);
+        uint64_t v = le(b + p, c->p1);
+        p += (size_t)c->p1;
+        if (v == 0 || v > (uint64_t)PyTuple_GET_SIZE(c->labels)) {
+            if (arr_var(a, NULL, 0, 0))
+                return -1;
+        } else {
+            PyObject *m = PyTuple_GET_ITEM(c->labels, (Py_ssize_t)v - 1);
+            if (arr_var(a, (const uint8_t *)PyBytes_AS_STRING(m), (size_t)PyBytes_GET_SIZE(m), 0))
+                return -1;
+        }
+        break;
+    }
     case K_JSON: {
         NEED(c->p1);
         uint64_t n = le(b + p, c->p1);
@@ -1544,7 +1561,7 @@ PyMODINIT_FUNC PyInit__rowarrow(void) {
     }
     static const char *names[] = {"INT", "F32", "F64", "DEC", "YEAR", "DATE", "DT2", "TS2", "TIME2", "DT", "TS",
                                   "TIME", "UTF8", "ASCII", "BIN", "ENUM", "SET", "BIT", "GEOM", "LATIN1", "SETL",
-                                  "JSON", "VEC", "SKIP"};
+                                  "JSON", "VEC", "SKIP", "ENUML"};
     for (int k = K_INT; k < K_LAST; k++)
         if (PyModule_AddIntConstant(m, names[k - 1], k) < 0) {
             Py_DECREF(m);

@@ -134,7 +134,9 @@ PARAMS = {mod.INT: lambda: (rnd.choice([1, 2, 3, 4, 8]), 8, rnd.randint(0, 1)), 
           mod.GEOM: lambda: (rnd.randint(1, 4), 0, 0), mod.LATIN1: lambda: (rnd.randint(1, 4), 0, 0),
           mod.SETL: lambda: (rnd.randint(1, 8), 0, 0, tuple(bytes(rnd.randrange(256) for _ in range(rnd.randint(0, 5)))
                                                            for _ in range(rnd.randint(0, 64)))),
-          mod.JSON: lambda: (rnd.randint(1, 4), 0, 0), mod.VEC: lambda: (rnd.randint(1, 4), 0, 0)}
+          mod.JSON: lambda: (rnd.randint(1, 4), 0, 0), mod.VEC: lambda: (rnd.randint(1, 4), 0, 0),
+          mod.ENUML: lambda: (rnd.randint(1, 2), 0, 0, tuple(bytes(rnd.randrange(256) for _ in range(rnd.randint(0, 5)))
+                                                            for _ in range(rnd.randint(0, 300))))}
 planned = 0
 for it in range(iterations // 2):
     width = rnd.randint(1, 12)

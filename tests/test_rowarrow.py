@@ -339,6 +339,27 @@ def test_flashback_refuses_a_table_of_no_columns(rowarrow):
     assert split_rows(Table(1, "d", "t", ()), b"", False) == []
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_enum_and_set_labels_are_made_in_c(rowarrow, data):
+    """ENUM and SET columns with their labels (FULL metadata): C writes the label of each index
+    ("" for 0 and past the labels) and the members of each bit set, joined by commas, as the
+    Python converters do; any stored value of 1-2 (ENUM) or 1-8 (SET) bytes."""
+    labels = st.lists(st.text(min_size=1, max_size=5).filter(lambda x: "," not in x), min_size=1, max_size=70,
+                      unique=True)
+    en, sn = data.draw(st.integers(1, 2)), data.draw(st.integers(1, 8))
+    enums, sets = tuple(data.draw(labels)), tuple(data.draw(labels))[:64]
+    table = Table(1, "d", "es", (Column(0, STRING, ENUM << 8 | en), Column(1, STRING, SET << 8 | sn)),
+                  enum_values={0: enums}, set_values={1: sets})
+    rows = b""
+    for _ in range(data.draw(st.integers(1, 5))):
+        e = data.draw(st.integers(0, len(enums) + 1) | st.integers(0, 256**en - 1))
+        bits = data.draw(st.integers(0, 256**sn - 1))
+        rows += b"\0" + e.to_bytes(en, "little") + bits.to_bytes(sn, "little")
+    fields = Container(rows=rows, columns_before_image=b"\x03", columns_after_image=None, width=2)
+    assert _agree(rowarrow, table, fields, 30) is True
+
+
 # -- JSON: random documents built as MySQL stores them (tests/mysql_json_build.py) ---------------
 
 _INT_TYPES = {jb.INT16: (-2**15, 2**15 - 1), jb.UINT16: (0, 2**16 - 1), jb.INT32: (-2**31, 2**31 - 1),

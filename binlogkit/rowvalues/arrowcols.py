@@ -146,8 +146,12 @@ def _entry(table: Table, col: Column, typ: str) -> tuple | None:
             if typ == "uint16":
                 return (_C.ENUM, n, 0xFFFF, 0)
             labels = (table.enum_values or {}).get(col.index)
-            return (_C.ENUM, n, len(labels), 0) if typ == "string" and labels is not None and len(labels) < 0xFFFF \
-                else None
+            if typ != "string" or labels is None:
+                return None
+            try:  # the label itself, made in C (no Arrow ``take``, no pyarrow.compute)
+                return (_C.ENUML, n, 0, 0, tuple(s.encode("utf-8") for s in labels))
+            except UnicodeEncodeError:  # a lone surrogate: pyarrow refuses it on the Python path too
+                return None
         if real == SET:
             n = m & 0xFF
             if not 1 <= n <= 8:
