@@ -1099,6 +1099,109 @@ static int value(const Col *c, const uint8_t *b, size_t len, size_t *pp, Arr *a)
     return 0;
 }
 
+/* bounds(plan, rows, update): a rows event's full images cut at their ends (flashback's split_rows):
+   [(image, None), ...] or [(before, after), ...]; None when an image runs past the rows, a column
+   is not a SKIP column, or the plan has no columns (the Python path says why) */
+static int image_end(const Plan *plan, const uint8_t *b, size_t len, size_t *pp) {
+    int n = plan->n;
+    size_t p = *pp, nb = (size_t)(n + 7) / 8;
+    if (nb > len - p)
+        return -1;
+    const uint8_t *nulls = b + p;
+    p += nb;
+    for (int i = 0; i < n; i++) {
+        const Col *c = &plan->cols[i];
+        if (nulls[i >> 3] >> (i & 7) & 1)
+            continue;
+        if (c->kind != K_SKIP)
+            return -1;
+        uint64_t size = (uint64_t)c->p1;
+        if (!size) {
+            if ((size_t)c->p2 > len - p)
+                return -1;
+            size = le(b + p, c->p2);
+            p += (size_t)c->p2;
+        }
+        if (size > len - p)
+            return -1;
+        p += (size_t)size;
+    }
+    *pp = p;
+    return 0;
+}
+
+static PyObject *m_bounds(PyObject *mod, PyObject *args) {
+    Plan *plan;
+    Py_buffer rb;
+    int update;
+    if (!PyArg_ParseTuple(args, "O!y*p", &PlanType, &plan, &rb, &update))
+        return NULL;
+    const uint8_t *b = rb.buf;
+    size_t len = (size_t)rb.len, p = 0;
+    PyObject *out = PyList_New(0);
+    if (!out || plan->n == 0)
+        goto none;
+    while (p < len) {
+        size_t start = p, mid;
+        if (image_end(plan, b, len, &p))
+            goto none;
+        mid = p;
+        if (update && image_end(plan, b, len, &p))
+            goto none;
+        PyObject *first = PyBytes_FromStringAndSize((const char *)b + start, (Py_ssize_t)(mid - start));
+        PyObject *second = update ? PyBytes_FromStringAndSize((const char *)b + mid, (Py_ssize_t)(p - mid)) : Py_None;
+        if (update && !second)
+            Py_CLEAR(first);
+        else if (!update)
+            Py_INCREF(Py_None);
+        PyObject *pair = first ? PyTuple_Pack(2, first, second) : NULL;
+        Py_XDECREF(first);
+        Py_XDECREF(second);
+        if (!pair || PyList_Append(out, pair)) {
+            Py_XDECREF(pair);
+            Py_DECREF(out);
+            PyBuffer_Release(&rb);
+            return NULL;
+        }
+        Py_DECREF(pair);
+    }
+    PyBuffer_Release(&rb);
+    return out;
+none:
+    PyBuffer_Release(&rb);
+    if (PyErr_Occurred()) {
+        Py_XDECREF(out);
+        return NULL;
+    }
+    Py_XDECREF(out);
+    Py_RETURN_NONE;
+}
+
+/* a list column's offsets from bytes to items of 4 bytes (K_VEC: float32) */
+static PyObject *m_quarter(PyObject *mod, PyObject *args) {
+    Py_buffer ob;
+    if (!PyArg_ParseTuple(args, "y*", &ob))
+        return NULL;
+    if (ob.len % 4) {
+        PyBuffer_Release(&ob);
+        PyErr_SetString(PyExc_ValueError, "quarter(offsets): int32 offsets");
+        return NULL;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, ob.len);
+    if (out) {
+        const uint8_t *src = ob.buf;
+        uint8_t *dst = (uint8_t *)PyBytes_AS_STRING(out);
+        for (Py_ssize_t i = 0; i < ob.len; i += 4) {
+            int32_t o;
+            memcpy(&o, src + i, 4);
+            o /= 4;
+            memcpy(dst + i, &o, 4);
+        }
+    }
+    PyBuffer_Release(&ob);
+    return out;
+}
+
 /* ---- Builder --------------------------------------------------------------------------------- */
 typedef struct {
     PyObject_HEAD
@@ -1427,119 +1530,16 @@ fail:
     return NULL;
 }
 
-/* bounds(plan, rows, update): a rows event's full images cut at their ends (flashback's split_rows):
-   [(image, None), ...] or [(before, after), ...]; None when an image runs past the rows, a column
-   is not a SKIP column, or the plan has no columns (the Python path says why) */
-static int image_end(const Plan *plan, const uint8_t *b, size_t len, size_t *pp) {
-    int n = plan->n;
-    size_t p = *pp, nb = (size_t)(n + 7) / 8;
-    if (nb > len - p)
-        return -1;
-    const uint8_t *nulls = b + p;
-    p += nb;
-    for (int i = 0; i < n; i++) {
-        const Col *c = &plan->cols[i];
-        if (nulls[i >> 3] >> (i & 7) & 1)
-            continue;
-        if (c->kind != K_SKIP)
-            return -1;
-        uint64_t size = (uint64_t)c->p1;
-        if (!size) {
-            if ((size_t)c->p2 > len - p)
-                return -1;
-            size = le(b + p, c->p2);
-            p += (size_t)c->p2;
-        }
-        if (size > len - p)
-            return -1;
-        p += (size_t)size;
-    }
-    *pp = p;
-    return 0;
-}
-
-static PyObject *m_bounds(PyObject *mod, PyObject *args) {
-    Plan *plan;
-    Py_buffer rb;
-    int update;
-    if (!PyArg_ParseTuple(args, "O!y*p", &PlanType, &plan, &rb, &update))
-        return NULL;
-    const uint8_t *b = rb.buf;
-    size_t len = (size_t)rb.len, p = 0;
-    PyObject *out = PyList_New(0);
-    if (!out || plan->n == 0)
-        goto none;
-    while (p < len) {
-        size_t start = p, mid;
-        if (image_end(plan, b, len, &p))
-            goto none;
-        mid = p;
-        if (update && image_end(plan, b, len, &p))
-            goto none;
-        PyObject *first = PyBytes_FromStringAndSize((const char *)b + start, (Py_ssize_t)(mid - start));
-        PyObject *second = update ? PyBytes_FromStringAndSize((const char *)b + mid, (Py_ssize_t)(p - mid)) : Py_None;
-        if (update && !second)
-            Py_CLEAR(first);
-        else if (!update)
-            Py_INCREF(Py_None);
-        PyObject *pair = first ? PyTuple_Pack(2, first, second) : NULL;
-        Py_XDECREF(first);
-        Py_XDECREF(second);
-        if (!pair || PyList_Append(out, pair)) {
-            Py_XDECREF(pair);
-            Py_DECREF(out);
-            PyBuffer_Release(&rb);
-            return NULL;
-        }
-        Py_DECREF(pair);
-    }
-    PyBuffer_Release(&rb);
-    return out;
-none:
-    PyBuffer_Release(&rb);
-    if (PyErr_Occurred()) {
-        Py_XDECREF(out);
-        return NULL;
-    }
-    Py_XDECREF(out);
-    Py_RETURN_NONE;
-}
-
-/* a list column's offsets from bytes to items of 4 bytes (K_VEC: float32) */
-static PyObject *m_quarter(PyObject *mod, PyObject *args) {
-    Py_buffer ob;
-    if (!PyArg_ParseTuple(args, "y*", &ob))
-        return NULL;
-    if (ob.len % 4) {
-        PyBuffer_Release(&ob);
-        PyErr_SetString(PyExc_ValueError, "quarter(offsets): int32 offsets");
-        return NULL;
-    }
-    PyObject *out = PyBytes_FromStringAndSize(NULL, ob.len);
-    if (out) {
-        const uint8_t *src = ob.buf;
-        uint8_t *dst = (uint8_t *)PyBytes_AS_STRING(out);
-        for (Py_ssize_t i = 0; i < ob.len; i += 4) {
-            int32_t o;
-            memcpy(&o, src + i, 4);
-            o /= 4;
-            memcpy(dst + i, &o, 4);
-        }
-    }
-    PyBuffer_Release(&ob);
-    return out;
-}
-
 static PyMethodDef module_methods[] = {
+    {"repeat", (PyCFunction)m_repeat, METH_VARARGS,
+     "repeat(counts, values, kind) -> (validity or None, null count, offsets or None, data): each value repeated its "
+     "count (counts: int64 little-endian) as an Arrow column; kind 'I' uint32, 'q' int64, 'r' int64 counting up from "
+     "the value, 's' text (str as UTF-8, or bytes); None values are nulls."},
     {"bounds", (PyCFunction)m_bounds, METH_VARARGS,
      "bounds(plan, rows, update) -> [(image, None or after image), ...] cut by a plan of SKIP columns, or None "
      "(an image past the rows, a column not SKIP: the Python path's)"},
     {"quarter", (PyCFunction)m_quarter, METH_VARARGS,
      "quarter(offsets) -> offsets: int32 byte offsets as offsets of 4-byte items (a VECTOR column's list<float32>)"},
-    {"repeat", (PyCFunction)m_repeat, METH_VARARGS,
-     "repeat(counts, values, kind) -> (validity or None, null count, offsets or None, data): each value repeated its "
-     "count (counts: int64 little-endian) as an Arrow column; kind 'I' uint32, 'q' int64, 'r' int64 counting up from "
-     "the value, 's' text (str as UTF-8, or bytes); None values are nulls."},
     {NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_rowarrow",

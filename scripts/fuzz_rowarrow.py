@@ -3,10 +3,10 @@
 Every rows event of the fixtures and the corpus through the sanitized build, compared with the
 Python path (the tables equal, or C steps aside); whole exports of every fixture archive (the
 one-pass walk, the writer's builder taking images uncounted) against the Python path's; then damaged images of the row-types fixtures
-flashback's image cutting (``bounds``) against the compiled Python, built JSON documents damaged
-at random, and random plans (any kind, any parameters the Plan accepts), bitmaps and images, with the
+and random plans (any kind, any parameters the Plan accepts), bitmaps and images, with the
 buffers handed out now and then: any out-of-bounds access or undefined behaviour aborts with a
-sanitizer report, and every handed-out buffer must make a valid Arrow array.
+sanitizer report, and every handed-out buffer must make a valid Arrow array. Also flashback's
+image cutting (``bounds``) against the compiled Python, and built JSON documents damaged at random.
 Usage: python scripts/fuzz_rowarrow.py MODULE.so [SEED] [ITERATIONS]
 """
 import importlib.util

@@ -7,8 +7,6 @@ random images either agree or step aside; and whole exports are equal file for f
 from __future__ import annotations
 
 import os
-import struct
-import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -190,6 +188,8 @@ def _value_bytes(data, t: int, m: int) -> bytes:
         n = dec_size(p - s) + dec_size(s)
         return data.draw(st.binary(min_size=n, max_size=n))
     if t == VECTOR:  # float32s, now and then a length that is no whole number of them
+        import struct
+
         raw = data.draw(st.lists(st.floats(width=32), max_size=5).map(lambda fs: struct.pack(f"<{len(fs)}f", *fs))
                         | st.binary(max_size=10))
         return len(raw).to_bytes(4, "little") + raw
@@ -268,6 +268,8 @@ def test_vectors_are_taken_and_equal(rowarrow, vectors):
     infinities, subnormals as they are) and makes Python's lists; one NaN sends the event to
     Python (its NaN is Python's float's to keep). Found here: ``values.Vector`` raised
     OverflowError for a float32 near FLT_MAX whose shorter texts round past it."""
+    import struct
+
     table = Table(1, "d", "vec", (Column(0, VECTOR, 4, 63),))
 
     def image(vs):
@@ -462,6 +464,8 @@ def test_json_nesting_and_self_reference_are_bounded(rowarrow):
     Python and C steps aside; a container whose entry points back at itself (Python's recursion
     used to run out: RecursionError) and one whose entries all point at one child, 40 levels deep
     (2**40 values to print), are FormatErrors at once, never unbounded work."""
+    import time
+
     deep = []
     for _ in range(99):
         deep = [deep]
