@@ -18,7 +18,7 @@
  * Column kinds (the first number of each plan entry; p1, p2 follow):
  *   INT    p1 bytes in (1,2,3,4,8), p2 bytes out (1,2,4,8), signed
  *   F32 F64           the stored IEEE bytes
- *   DEC    p1 precision (<= 38), p2 scale         -> decimal128 (16 bytes, two's complement)
+ *   DEC    p1 precision (<= 65), p2 scale (<= 30) -> decimal128 (p1 <= 38: 16 bytes), else decimal256 (32)
  *   YEAR              -> uint16, 1900 + y (0 for 0)
  *   DATE              -> date32 (days since 1970-01-01)
  *   DT2 / TS2         p1 fsp, p2 unit (0 ms, 1 us) -> int64
@@ -30,18 +30,26 @@
  *   ENUM   p1 bytes, p2 labels (0xFFFF: none) -> uint16: the index (with labels, 0 when out of range)
  *   SET    p1 bytes -> uint64;  BIT p1 meta -> uint64;  GEOM p1 prefix bytes -> binary (SRID dropped)
  *   LATIN1 p1 prefix bytes: MySQL's latin1 (cp1252, its five undefined bytes as U+0081...) -> string
+ *   SETL   p1 bytes, the members (a tuple of UTF-8 bytes, the entry's fifth item) -> string: "a,c"
+ *   JSON   p1 prefix bytes: MySQL's binary JSON -> string, the text of codecs/mysql_json.py
+ *   VEC    p1 prefix bytes: float32 values -> list<float32> (offsets in bytes: quarter() makes them items)
+ *   SKIP   p1 fixed bytes, or p2 length-prefix bytes: sizing only (bounds(), flashback's image cutting)
+ *   ENUML  p1 bytes, the labels (a tuple of UTF-8 bytes) -> string: the label of the index, "" for 0 / out of range
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 enum { K_INT = 1, K_F32, K_F64, K_DEC, K_YEAR, K_DATE, K_DT2, K_TS2, K_TIME2, K_DT, K_TS, K_TIME, K_UTF8, K_ASCII,
-       K_BIN, K_ENUM, K_SET, K_BIT, K_GEOM, K_LATIN1, K_LAST };
+       K_BIN, K_ENUM, K_SET, K_BIT, K_GEOM, K_LATIN1, K_SETL, K_JSON, K_VEC, K_SKIP, K_ENUML, K_LAST };
 
 typedef struct {
     int kind, p1, p2, p3;
     int width;   /* output bytes per value; 0: variable (offsets + data) */
+    PyObject *labels; /* K_SETL: a tuple of bytes (the members' UTF-8), owned */
 } Col;
 
 /* ---- Plan ------------------------------------------------------------------------------------ */
@@ -56,16 +64,23 @@ static int out_width(const Col *c) {
     case K_INT: return c->p2;
     case K_F32: return 4;
     case K_F64: return 8;
-    case K_DEC: return 16;
+    case K_DEC: return c->p1 > 38 ? 32 : 16;
     case K_YEAR: case K_ENUM: return 2;
     case K_DATE: return 4;
-    case K_UTF8: case K_ASCII: case K_BIN: case K_GEOM: case K_LATIN1: return 0;
+    case K_UTF8: case K_ASCII: case K_BIN: case K_GEOM: case K_LATIN1: case K_SETL: case K_JSON: case K_VEC: case K_ENUML: return 0;
     default: return 8;
     }
 }
 
+static void free_cols(Col *cols, Py_ssize_t n) {
+    if (cols)
+        for (Py_ssize_t i = 0; i < n; i++)
+            Py_XDECREF(cols[i].labels);
+    PyMem_Free(cols);
+}
+
 static void plan_dealloc(Plan *self) {
-    PyMem_Free(self->cols);
+    free_cols(self->cols, self->n);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -85,16 +100,36 @@ static int plan_init(Plan *self, PyObject *args, PyObject *kw) {
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         Col *c = &cols[i];
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fast, i), "iiii", &c->kind, &c->p1, &c->p2, &c->p3))
+        PyObject *labels = NULL;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fast, i), "iiii|O!", &c->kind, &c->p1, &c->p2, &c->p3,
+                              &PyTuple_Type, &labels))
             goto bad;
+        if (labels) {
+            for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(labels); j++)
+                if (!PyBytes_Check(PyTuple_GET_ITEM(labels, j))) {
+                    PyErr_Format(PyExc_TypeError, "plan entry %zd: labels are bytes", i);
+                    goto bad;
+                }
+            Py_INCREF(labels);
+            c->labels = labels;
+        }
         int ok = c->kind > 0 && c->kind < K_LAST;
         if (c->kind == K_INT)
             ok = ok && (c->p1 == 1 || c->p1 == 2 || c->p1 == 3 || c->p1 == 4 || c->p1 == 8) &&
                  (c->p2 == 1 || c->p2 == 2 || c->p2 == 4 || c->p2 == 8) && c->p2 >= c->p1;
         if (c->kind == K_DEC)
-            ok = ok && c->p1 >= 1 && c->p1 <= 38 && c->p2 >= 0 && c->p2 <= c->p1;
-        if (c->kind == K_UTF8 || c->kind == K_ASCII || c->kind == K_BIN || c->kind == K_GEOM || c->kind == K_LATIN1)
+            ok = ok && c->p1 >= 1 && c->p1 <= 65 && c->p2 >= 0 && c->p2 <= 30 && c->p2 <= c->p1;
+        if (c->kind == K_UTF8 || c->kind == K_ASCII || c->kind == K_BIN || c->kind == K_GEOM || c->kind == K_LATIN1 ||
+            c->kind == K_JSON || c->kind == K_VEC)
             ok = ok && c->p1 >= 1 && c->p1 <= 4;
+        if (c->kind == K_SKIP) /* sizing only (bounds): p1 fixed bytes, or p2 length-prefix bytes */
+            ok = ok && ((c->p1 > 0 && c->p2 == 0) || (c->p1 == 0 && c->p2 >= 1 && c->p2 <= 4));
+        if (c->kind == K_SETL)
+            ok = ok && c->p1 >= 1 && c->p1 <= 8 && c->labels && PyTuple_GET_SIZE(c->labels) <= 64;
+        else if (c->kind == K_ENUML)
+            ok = ok && c->p1 >= 1 && c->p1 <= 2 && c->labels;
+        else
+            ok = ok && !c->labels;
         if (c->kind == K_ENUM || c->kind == K_SET)
             ok = ok && c->p1 >= 1 && c->p1 <= (c->kind == K_ENUM ? 2 : 8);
         if (c->kind == K_DT2 || c->kind == K_TS2 || c->kind == K_TIME2)
@@ -106,13 +141,13 @@ static int plan_init(Plan *self, PyObject *args, PyObject *kw) {
         c->width = out_width(c);
     }
     Py_DECREF(fast);
-    PyMem_Free(self->cols);
+    free_cols(self->cols, self->n);
     self->cols = cols;
     self->n = (int)n;
     return 0;
 bad:
     Py_DECREF(fast);
-    PyMem_Free(cols);
+    free_cols(cols, n);
     return -1;
 }
 
@@ -366,11 +401,23 @@ static const uint32_t POW10[10] = {1, 10, 100, 1000, 10000, 100000, 1000000, 100
 
 static int dec_size(int digits) { return digits / 9 * 4 + DIG2BYTES[digits % 9]; }
 
-/* MySQL's binary DECIMAL (strings/decimal.cc bin2decimal) to the unscaled integer */
-static int decimal128(const uint8_t *raw, int prec, int scale, __int128 *out) {
+/* v = v * m + add over 4 little-endian 64-bit limbs (a 256-bit unsigned integer) */
+static void mul_add(uint64_t v[4], uint32_t m, uint32_t add) {
+    unsigned __int128 carry = add;
+    for (int i = 0; i < 4; i++) {
+        unsigned __int128 t = (unsigned __int128)v[i] * m + carry;
+        v[i] = (uint64_t)t;
+        carry = t >> 64;
+    }
+}
+
+/* MySQL's binary DECIMAL (strings/decimal.cc bin2decimal) to the unscaled integer, two's
+   complement over 4 little-endian limbs (decimal128 is the low two, decimal256 all four); -1 for
+   a group past its digits (a damaged image: the Python path says so) */
+static int decimal_limbs(const uint8_t *raw, int prec, int scale, uint64_t out[4]) {
     int intg = prec - scale, size = dec_size(intg) + dec_size(scale);
     uint8_t b[40];
-    if (size > (int)sizeof b)
+    if (size < 1 || size > (int)sizeof b)
         return -1;
     memcpy(b, raw, (size_t)size);
     int neg = !(b[0] & 0x80);
@@ -378,7 +425,7 @@ static int decimal128(const uint8_t *raw, int prec, int scale, __int128 *out) {
     if (neg)
         for (int i = 0; i < size; i++)
             b[i] ^= 0xFF;
-    __int128 v = 0;
+    uint64_t v[4] = {0, 0, 0, 0};
     int q = 0;
     int lead = intg % 9;
     if (lead) {
@@ -386,20 +433,14 @@ static int decimal128(const uint8_t *raw, int prec, int scale, __int128 *out) {
         uint64_t g = be(b + q, s);
         if (g >= POW10[lead])
             return -1;
-        v = (__int128)g;
+        v[0] = g;
         q += s;
     }
-    for (int i = 0; i < intg / 9; i++, q += 4) {
+    for (int i = 0; i < intg / 9 + scale / 9; i++, q += 4) {
         uint64_t g = be(b + q, 4);
         if (g >= POW10[9])
             return -1;
-        v = v * POW10[9] + g;
-    }
-    for (int i = 0; i < scale / 9; i++, q += 4) {
-        uint64_t g = be(b + q, 4);
-        if (g >= POW10[9])
-            return -1;
-        v = v * POW10[9] + g;
+        mul_add(v, POW10[9], (uint32_t)g);
     }
     int rest = scale % 9;
     if (rest) {
@@ -407,9 +448,351 @@ static int decimal128(const uint8_t *raw, int prec, int scale, __int128 *out) {
         uint64_t g = be(b + q, s);
         if (g >= POW10[rest])
             return -1;
-        v = v * POW10[rest] + g;
+        mul_add(v, POW10[rest], (uint32_t)g);
     }
-    *out = neg ? -v : v;
+    if (neg) { /* two's complement: invert, add one */
+        unsigned __int128 carry = 1;
+        for (int i = 0; i < 4; i++) {
+            unsigned __int128 t = (unsigned __int128)(uint64_t)~v[i] + carry;
+            v[i] = (uint64_t)t;
+            carry = t >> 64;
+        }
+    }
+    memcpy(out, v, sizeof v);
+    return 0;
+}
+
+/* ---- MySQL binary JSON to the text of binlogkit/codecs/mysql_json.py (to_text) -------------------
+ * Byte-identical to the Python reference where this code answers; anything the reference would
+ * read differently from a well-formed document (a read past the end, which Python's slices
+ * truncate silently; text that is not UTF-8, which Python replaces; keys out of MySQL's order,
+ * where a duplicate would merge in Python's dict; a decimal group past its digits) makes it
+ * return -1: the event goes to the Python path, which gives its value or its FormatError. Nesting
+ * deeper than JSON_MAX_DEPTH containers and more value entries than the document has bytes (a
+ * hostile document whose offsets point back: unbounded work) are refused here and in Python. */
+#define JSON_MAX_DEPTH 100
+enum { J_SOBJ, J_LOBJ, J_SARR, J_LARR, J_LIT, J_I16, J_U16, J_I32, J_U32, J_I64, J_U64, J_DBL, J_STR, J_OPQ = 15 };
+
+typedef struct {
+    const uint8_t *b;
+    size_t len;
+    Buf *o;
+    size_t budget; /* value entries left */
+} JW;
+
+static int put(Buf *o, const void *s, size_t n) {
+    if (grow(o, n))
+        return -1;
+    if (n)
+        memcpy(o->p + o->len, s, n);
+    o->len += n;
+    return 0;
+}
+
+static int putf(Buf *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int putf(Buf *o, const char *fmt, ...) {
+    char tmp[96];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof tmp)
+        return -1;
+    return put(o, tmp, (size_t)n);
+}
+
+/* a JSON string: only \\ " \n \r \b \f \t escaped (mysql_json._ESCAPES), the UTF-8 checked */
+static int put_jstr(Buf *o, const uint8_t *s, size_t n) {
+    if (!utf8_ok(s, n) || grow(o, 2 * n + 2))
+        return -1;
+    uint8_t *d = o->p + o->len;
+    *d++ = '"';
+    for (size_t i = 0; i < n; i++) {
+        uint8_t c = s[i], e = 0;
+        switch (c) {
+        case '\\': e = '\\'; break;
+        case '"': e = '"'; break;
+        case '\n': e = 'n'; break;
+        case '\r': e = 'r'; break;
+        case '\b': e = 'b'; break;
+        case '\f': e = 'f'; break;
+        case '\t': e = 't'; break;
+        }
+        if (e) {
+            *d++ = '\\';
+            *d++ = e;
+        } else
+            *d++ = c;
+    }
+    *d++ = '"';
+    o->len = (size_t)(d - o->p);
+    return 0;
+}
+
+/* the 7-bit-group length (at most 5 bytes) at *p */
+static int jvarlen(const JW *w, size_t *p, uint64_t *n) {
+    uint64_t v = 0;
+    for (int i = 0; i < 5; i++) {
+        if (*p >= w->len)
+            return -1;
+        uint8_t c = w->b[(*p)++];
+        v |= (uint64_t)(c & 0x7F) << (7 * i);
+        if (!(c & 0x80)) {
+            *n = v;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* a double as json.dumps writes one (float.__repr__; NaN, Infinity, -Infinity) */
+static int put_double(Buf *o, double d) {
+    if (d != d)
+        return put(o, "NaN", 3);
+    if (d == 1.0 / 0.0)
+        return put(o, "Infinity", 8);
+    if (d == -1.0 / 0.0)
+        return put(o, "-Infinity", 9);
+    char *t = PyOS_double_to_string(d, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+    if (!t) {
+        PyErr_Clear();
+        return -1;
+    }
+    int r = put(o, t, strlen(t));
+    PyMem_Free(t);
+    return r;
+}
+
+static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* an opaque value (mysql_json._opaque): temporals quoted, DECIMAL as its exact number, else base64 */
+static int put_opaque(Buf *o, int ft, const uint8_t *d, size_t n) {
+    if (ft == 10 || ft == 11 || ft == 12 || ft == 7) {
+        if (n < 8)
+            return -1;
+        uint64_t u = le(d, 8);
+        int neg = (int64_t)u < 0;
+        uint64_t a = neg ? (uint64_t)0 - u : u;
+        uint64_t ip = a >> 24, us = a % (1u << 24);
+        if (ft == 11)
+            return putf(o, "\"%s%02llu:%02llu:%02llu.%06llu\"", neg ? "-" : "", (unsigned long long)((ip >> 12) % 1024),
+                        (unsigned long long)((ip >> 6) % 64), (unsigned long long)(ip % 64), (unsigned long long)us);
+        uint64_t ymd = ip >> 17, hms = ip % (1u << 17), ym = ymd >> 5, day = ymd % 32;
+        if (putf(o, "\"%04llu-%02llu-%02llu", (unsigned long long)(ym / 13), (unsigned long long)(ym % 13),
+                 (unsigned long long)day))
+            return -1;
+        if (ft == 10)
+            return put(o, "\"", 1);
+        return putf(o, " %02llu:%02llu:%02llu.%06llu\"", (unsigned long long)(hms >> 12),
+                    (unsigned long long)((hms >> 6) % 64), (unsigned long long)(hms % 64), (unsigned long long)us);
+    }
+    if (ft == 246) {
+        if (n < 2)
+            return -1;
+        int prec = d[0], scale = d[1];
+        if (scale > prec || prec > 81)
+            return -1;
+        int intg = prec - scale, size = dec_size(intg) + dec_size(scale);
+        if (size < 1 || n - 2 != (size_t)size)
+            return -1;
+        uint8_t b[40];
+        memcpy(b, d + 2, (size_t)size);
+        int neg = !(b[0] & 0x80);
+        b[0] ^= 0x80;
+        if (neg)
+            for (int i = 0; i < size; i++)
+                b[i] ^= 0xFF;
+        char digits[100];
+        int nd = 0, q = 0, lead = intg % 9;
+        /* every group zero-padded to its digits: the integer part, then the fraction */
+        int groups[20], widths[20], ng = 0;
+        if (lead) {
+            groups[ng] = DIG2BYTES[lead];
+            widths[ng++] = lead;
+        }
+        for (int i = 0; i < intg / 9; i++) {
+            groups[ng] = 4;
+            widths[ng++] = 9;
+        }
+        int int_groups = ng;
+        for (int i = 0; i < scale / 9; i++) {
+            groups[ng] = 4;
+            widths[ng++] = 9;
+        }
+        if (scale % 9) {
+            groups[ng] = DIG2BYTES[scale % 9];
+            widths[ng++] = scale % 9;
+        }
+        int int_digits = 0;
+        for (int g = 0; g < ng; g++) {
+            uint64_t v = be(b + q, groups[g]);
+            q += groups[g];
+            if (v >= POW10[widths[g]])
+                return -1;
+            for (int k = widths[g] - 1; k >= 0; k--) {
+                digits[nd + k] = (char)('0' + v % 10);
+                v /= 10;
+            }
+            nd += widths[g];
+            if (g < int_groups)
+                int_digits += widths[g];
+        }
+        if (neg && put(o, "-", 1))
+            return -1;
+        int z = 0;
+        while (z < int_digits && digits[z] == '0')
+            z++;
+        if (z == int_digits ? put(o, "0", 1) : put(o, digits + z, (size_t)(int_digits - z)))
+            return -1;
+        if (scale && (put(o, ".", 1) || put(o, digits + int_digits, (size_t)(nd - int_digits))))
+            return -1;
+        return 0;
+    }
+    if (putf(o, "\"base64:type%d:", ft) || grow(o, (n + 2) / 3 * 4 + 1))
+        return -1;
+    uint8_t *t = o->p + o->len;
+    size_t i = 0;
+    for (; i + 2 < n; i += 3) {
+        uint32_t x = (uint32_t)d[i] << 16 | (uint32_t)d[i + 1] << 8 | d[i + 2];
+        *t++ = (uint8_t)B64[x >> 18];
+        *t++ = (uint8_t)B64[x >> 12 & 63];
+        *t++ = (uint8_t)B64[x >> 6 & 63];
+        *t++ = (uint8_t)B64[x & 63];
+    }
+    if (i < n) {
+        uint32_t x = (uint32_t)d[i] << 16 | (i + 1 < n ? (uint32_t)d[i + 1] << 8 : 0);
+        *t++ = (uint8_t)B64[x >> 18];
+        *t++ = (uint8_t)B64[x >> 12 & 63];
+        *t++ = i + 1 < n ? (uint8_t)B64[x >> 6 & 63] : '=';
+        *t++ = '=';
+    }
+    *t++ = '"';
+    o->len = (size_t)(t - o->p);
+    return 0;
+}
+
+static int jvalue(JW *w, int t, size_t p, int depth);
+
+/* a scalar of type t at p (mysql_json._scalar) */
+static int jscalar(JW *w, int t, size_t p) {
+    const uint8_t *b = w->b;
+    static const int SIZE[] = {[J_I16] = 2, [J_U16] = 2, [J_I32] = 4, [J_U32] = 4, [J_I64] = 8, [J_U64] = 8,
+                               [J_DBL] = 8};
+    switch (t) {
+    case J_LIT:
+        if (p >= w->len || b[p] > 2)
+            return -1;
+        return b[p] == 0 ? put(w->o, "null", 4) : b[p] == 1 ? put(w->o, "true", 4) : put(w->o, "false", 5);
+    case J_I16: case J_U16: case J_I32: case J_U32: case J_I64: case J_U64: case J_DBL: {
+        int n = SIZE[t];
+        if (p > w->len || (size_t)n > w->len - p)
+            return -1;
+        uint64_t u = le(b + p, n);
+        if (t == J_DBL) {
+            double d;
+            memcpy(&d, &u, 8);
+            return put_double(w->o, d);
+        }
+        if (t == J_U16 || t == J_U32 || t == J_U64)
+            return putf(w->o, "%llu", (unsigned long long)u);
+        if (n < 8 && (u >> (8 * n - 1)) & 1)
+            u |= ~(uint64_t)0 << (8 * n);
+        return putf(w->o, "%lld", (long long)(int64_t)u);
+    }
+    case J_STR: {
+        uint64_t n;
+        if (jvarlen(w, &p, &n) || n > w->len - p)
+            return -1;
+        return put_jstr(w->o, b + p, (size_t)n);
+    }
+    case J_OPQ: {
+        uint64_t n;
+        size_t q = p + 1;
+        if (p >= w->len || jvarlen(w, &q, &n) || n > w->len - q)
+            return -1;
+        return put_opaque(w->o, b[p], b + q, (size_t)n);
+    }
+    default:
+        return -1;
+    }
+}
+
+/* keys in MySQL's order (shorter first, then bytewise): strictly increasing, so none repeats */
+static int key_before(const uint8_t *a, size_t al, const uint8_t *b, size_t bl) {
+    if (al != bl)
+        return al < bl;
+    return memcmp(a, b, al) < 0;
+}
+
+/* an object or array at base (mysql_json._container) */
+static int jcontainer(JW *w, int t, size_t base, int depth) {
+    if (depth > JSON_MAX_DEPTH)
+        return -1;
+    int large = t == J_LOBJ || t == J_LARR, obj = t == J_SOBJ || t == J_LOBJ;
+    size_t ws = large ? 4 : 2;
+    const uint8_t *b = w->b;
+    if (base > w->len || 2 * ws > w->len - base)
+        return -1;
+    uint64_t count = le(b + base, (int)ws);
+    size_t p = base + 2 * ws;
+    size_t keys = p, vals = p + (obj ? count * (ws + 2) : 0);
+    /* every entry in the document (Python reads them as it goes; a short one is its error) */
+    if (count > w->len || (obj && count * (ws + 2) > w->len - p) || count * (ws + 1) > w->len - vals)
+        return -1;
+    if (count > w->budget)
+        return -1;
+    w->budget -= count;
+    if (put(w->o, obj ? "{" : "[", 1))
+        return -1;
+    const uint8_t *prev = NULL;
+    size_t prevlen = 0;
+    for (uint64_t i = 0; i < count; i++) {
+        if (i && put(w->o, ", ", 2))
+            return -1;
+        if (obj) {
+            const uint8_t *e = b + keys + i * (ws + 2);
+            uint64_t ko = le(e, (int)ws), kl = le(e + ws, 2);
+            if (ko > w->len - base || kl > w->len - base - ko)
+                return -1;
+            const uint8_t *k = b + base + ko;
+            if (prev && !key_before(prev, prevlen, k, (size_t)kl))
+                return -1;
+            prev = k;
+            prevlen = (size_t)kl;
+            if (put_jstr(w->o, k, (size_t)kl) || put(w->o, ": ", 2))
+                return -1;
+        }
+        size_t e = vals + i * (ws + 1);
+        int vt = b[e];
+        int in = vt == J_LIT || vt == J_I16 || vt == J_U16 || (large && (vt == J_I32 || vt == J_U32));
+        if (in) {
+            if (jscalar(w, vt, e + 1))
+                return -1;
+        } else {
+            uint64_t off = le(b + e + 1, (int)ws);
+            if (off > w->len - base || jvalue(w, vt, base + (size_t)off, depth))
+                return -1;
+        }
+    }
+    return put(w->o, obj ? "}" : "]", 1);
+}
+
+static int jvalue(JW *w, int t, size_t p, int depth) {
+    if (t <= J_LARR)
+        return jcontainer(w, t, p, depth + 1);
+    return jscalar(w, t, p);
+}
+
+/* a JSON column's binary document as its text into a (one value) */
+static int arr_json(Arr *a, const uint8_t *s, size_t n) {
+    size_t start = a->data.len;
+    JW w = {s, n, &a->data, n};
+    int r = n == 0 ? put(&a->data, "null", 4) : jvalue(&w, s[0], 1, 0);
+    if (r || arr_bit(a, 1) || arr_offset(a)) {
+        a->data.len = start;
+        return -1;
+    }
+    a->n++;
     return 0;
 }
 
@@ -437,11 +820,11 @@ static int value(const Col *c, const uint8_t *b, size_t len, size_t *pp, Arr *a)
     case K_DEC: {
         int size = dec_size(c->p1 - c->p2) + dec_size(c->p2);
         NEED(size);
-        __int128 v;
-        if (size < 1 || decimal128(b + p, c->p1, c->p2, &v))
+        uint64_t v[4];
+        if (decimal_limbs(b + p, c->p1, c->p2, v))
             return -1;
         p += (size_t)size;
-        if (arr_fixed(a, &v))
+        if (arr_fixed(a, v)) /* the low 16 (decimal128) or all 32 bytes */
             return -1;
         break;
     }
@@ -631,6 +1014,71 @@ static int value(const Col *c, const uint8_t *b, size_t len, size_t *pp, Arr *a)
             return -1;
         break;
     }
+    case K_SETL: { /* the members whose bits are set, joined by commas (export/schema.py's set_) */
+        NEED(c->p1);
+        uint64_t v = le(b + p, c->p1);
+        p += (size_t)c->p1;
+        size_t start = a->data.len;
+        int first = 1;
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(c->labels); i++) {
+            if (!(v >> i & 1))
+                continue;
+            PyObject *m = PyTuple_GET_ITEM(c->labels, i);
+            if ((!first && put(&a->data, ",", 1)) ||
+                put(&a->data, PyBytes_AS_STRING(m), (size_t)PyBytes_GET_SIZE(m))) {
+                a->data.len = start;
+                return -1;
+            }
+            first = 0;
+        }
+        if (arr_bit(a, 1) || arr_offset(a)) {
+            a->data.len = start;
+            return -1;
+        }
+        a->n++;
+        break;
+    }
+    case K_ENUML: { /* export/schema.py's enum: labels[x - 1], "" for 0 and past the labels */
+        NEED(c->p1);
+        uint64_t v = le(b + p, c->p1);
+        p += (size_t)c->p1;
+        if (v == 0 || v > (uint64_t)PyTuple_GET_SIZE(c->labels)) {
+            if (arr_var(a, NULL, 0, 0))
+                return -1;
+        } else {
+            PyObject *m = PyTuple_GET_ITEM(c->labels, (Py_ssize_t)v - 1);
+            if (arr_var(a, (const uint8_t *)PyBytes_AS_STRING(m), (size_t)PyBytes_GET_SIZE(m), 0))
+                return -1;
+        }
+        break;
+    }
+    case K_JSON: {
+        NEED(c->p1);
+        uint64_t n = le(b + p, c->p1);
+        p += (size_t)c->p1;
+        NEED(n);
+        if (arr_json(a, b + p, (size_t)n))
+            return -1;
+        p += (size_t)n;
+        break;
+    }
+    case K_VEC: { /* float32 values: the list's items (offsets in bytes here: finish's caller quarters them) */
+        NEED(c->p1);
+        uint64_t n = le(b + p, c->p1);
+        p += (size_t)c->p1;
+        NEED(n);
+        if (n % 4)
+            return -1;
+        for (uint64_t i = 0; i < n; i += 4) {
+            uint32_t f = (uint32_t)le(b + p + i, 4);
+            if ((f & 0x7F800000u) == 0x7F800000u && (f & 0x7FFFFFu))
+                return -1; /* NaN: its payload is Python's float's to keep or not */
+        }
+        if (arr_var(a, b + p, (size_t)n, 0))
+            return -1;
+        p += (size_t)n;
+        break;
+    }
     case K_BIT: {
         int nbits = (c->p1 & 0xFF) * 8 + (c->p1 >> 8);
         int n = (nbits + 7) / 8;
@@ -649,6 +1097,109 @@ static int value(const Col *c, const uint8_t *b, size_t len, size_t *pp, Arr *a)
 #undef NEED
     *pp = p;
     return 0;
+}
+
+/* bounds(plan, rows, update): a rows event's full images cut at their ends (flashback's split_rows):
+   [(image, None), ...] or [(before, after), ...]; None when an image runs past the rows, a column
+   is not a SKIP column, or the plan has no columns (the Python path says why) */
+static int image_end(const Plan *plan, const uint8_t *b, size_t len, size_t *pp) {
+    int n = plan->n;
+    size_t p = *pp, nb = (size_t)(n + 7) / 8;
+    if (nb > len - p)
+        return -1;
+    const uint8_t *nulls = b + p;
+    p += nb;
+    for (int i = 0; i < n; i++) {
+        const Col *c = &plan->cols[i];
+        if (nulls[i >> 3] >> (i & 7) & 1)
+            continue;
+        if (c->kind != K_SKIP)
+            return -1;
+        uint64_t size = (uint64_t)c->p1;
+        if (!size) {
+            if ((size_t)c->p2 > len - p)
+                return -1;
+            size = le(b + p, c->p2);
+            p += (size_t)c->p2;
+        }
+        if (size > len - p)
+            return -1;
+        p += (size_t)size;
+    }
+    *pp = p;
+    return 0;
+}
+
+static PyObject *m_bounds(PyObject *mod, PyObject *args) {
+    Plan *plan;
+    Py_buffer rb;
+    int update;
+    if (!PyArg_ParseTuple(args, "O!y*p", &PlanType, &plan, &rb, &update))
+        return NULL;
+    const uint8_t *b = rb.buf;
+    size_t len = (size_t)rb.len, p = 0;
+    PyObject *out = PyList_New(0);
+    if (!out || plan->n == 0)
+        goto none;
+    while (p < len) {
+        size_t start = p, mid;
+        if (image_end(plan, b, len, &p))
+            goto none;
+        mid = p;
+        if (update && image_end(plan, b, len, &p))
+            goto none;
+        PyObject *first = PyBytes_FromStringAndSize((const char *)b + start, (Py_ssize_t)(mid - start));
+        PyObject *second = update ? PyBytes_FromStringAndSize((const char *)b + mid, (Py_ssize_t)(p - mid)) : Py_None;
+        if (update && !second)
+            Py_CLEAR(first);
+        else if (!update)
+            Py_INCREF(Py_None);
+        PyObject *pair = first ? PyTuple_Pack(2, first, second) : NULL;
+        Py_XDECREF(first);
+        Py_XDECREF(second);
+        if (!pair || PyList_Append(out, pair)) {
+            Py_XDECREF(pair);
+            Py_DECREF(out);
+            PyBuffer_Release(&rb);
+            return NULL;
+        }
+        Py_DECREF(pair);
+    }
+    PyBuffer_Release(&rb);
+    return out;
+none:
+    PyBuffer_Release(&rb);
+    if (PyErr_Occurred()) {
+        Py_XDECREF(out);
+        return NULL;
+    }
+    Py_XDECREF(out);
+    Py_RETURN_NONE;
+}
+
+/* a list column's offsets from bytes to items of 4 bytes (K_VEC: float32) */
+static PyObject *m_quarter(PyObject *mod, PyObject *args) {
+    Py_buffer ob;
+    if (!PyArg_ParseTuple(args, "y*", &ob))
+        return NULL;
+    if (ob.len % 4) {
+        PyBuffer_Release(&ob);
+        PyErr_SetString(PyExc_ValueError, "quarter(offsets): int32 offsets");
+        return NULL;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, ob.len);
+    if (out) {
+        const uint8_t *src = ob.buf;
+        uint8_t *dst = (uint8_t *)PyBytes_AS_STRING(out);
+        for (Py_ssize_t i = 0; i < ob.len; i += 4) {
+            int32_t o;
+            memcpy(&o, src + i, 4);
+            o /= 4;
+            memcpy(dst + i, &o, 4);
+        }
+    }
+    PyBuffer_Release(&ob);
+    return out;
 }
 
 /* ---- Builder --------------------------------------------------------------------------------- */
@@ -984,6 +1535,11 @@ static PyMethodDef module_methods[] = {
      "repeat(counts, values, kind) -> (validity or None, null count, offsets or None, data): each value repeated its "
      "count (counts: int64 little-endian) as an Arrow column; kind 'I' uint32, 'q' int64, 'r' int64 counting up from "
      "the value, 's' text (str as UTF-8, or bytes); None values are nulls."},
+    {"bounds", (PyCFunction)m_bounds, METH_VARARGS,
+     "bounds(plan, rows, update) -> [(image, None or after image), ...] cut by a plan of SKIP columns, or None "
+     "(an image past the rows, a column not SKIP: the Python path's)"},
+    {"quarter", (PyCFunction)m_quarter, METH_VARARGS,
+     "quarter(offsets) -> offsets: int32 byte offsets as offsets of 4-byte items (a VECTOR column's list<float32>)"},
     {NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_rowarrow",
@@ -1004,7 +1560,8 @@ PyMODINIT_FUNC PyInit__rowarrow(void) {
         return NULL;
     }
     static const char *names[] = {"INT", "F32", "F64", "DEC", "YEAR", "DATE", "DT2", "TS2", "TIME2", "DT", "TS",
-                                  "TIME", "UTF8", "ASCII", "BIN", "ENUM", "SET", "BIT", "GEOM", "LATIN1"};
+                                  "TIME", "UTF8", "ASCII", "BIN", "ENUM", "SET", "BIT", "GEOM", "LATIN1", "SETL",
+                                  "JSON", "VEC", "SKIP", "ENUML"};
     for (int k = K_INT; k < K_LAST; k++)
         if (PyModule_AddIntConstant(m, names[k - 1], k) < 0) {
             Py_DECREF(m);

@@ -5,7 +5,8 @@ Python path (the tables equal, or C steps aside); whole exports of every fixture
 one-pass walk, the writer's builder taking images uncounted) against the Python path's; then damaged images of the row-types fixtures
 and random plans (any kind, any parameters the Plan accepts), bitmaps and images, with the
 buffers handed out now and then: any out-of-bounds access or undefined behaviour aborts with a
-sanitizer report, and every handed-out buffer must make a valid Arrow array.
+sanitizer report, and every handed-out buffer must make a valid Arrow array. Also flashback's
+image cutting (``bounds``) against the compiled Python, and built JSON documents damaged at random.
 Usage: python scripts/fuzz_rowarrow.py MODULE.so [SEED] [ITERATIONS]
 """
 import importlib.util
@@ -24,8 +25,12 @@ import pyarrow as pa  # noqa: E402
 from binlogkit.export import changes, dataset  # noqa: E402
 from binlogkit.rowvalues import COMPRESSED_ROWS, arrowcols  # noqa: E402
 
-for m, n in [(arrowcols, "_C"), (arrowcols, "C_ROWARROW"), (changes, "C_ROWARROW"), (dataset, "C_ROWARROW")]:
+from binlogkit.flashback import invert  # noqa: E402
+
+for m, n in [(arrowcols, "_C"), (arrowcols, "C_ROWARROW"), (changes, "C_ROWARROW"), (dataset, "C_ROWARROW"),
+             (invert, "C_ROWARROW")]:
     setattr(m, n, mod)
+invert._C_PLANS.clear()
 from test_rowarrow import _agree  # noqa: E402
 from test_rowtext import SEEDS, _files, _rows_events  # noqa: E402
 
@@ -91,8 +96,33 @@ for it in range(iterations // 2):
     damaged += 1
 print("damaged images", damaged)
 
+# flashback's cut (``bounds``, SKIP plans) on the damaged seeds against the compiled Python, and
+# random SKIP plans over random bytes
+from test_rowarrow import _cut_both  # noqa: E402
+
+cut = 0
+for it in range(iterations // 4):
+    table, fields, code = rnd.choice(seeds)
+    rows = bytearray(bytes(fields.rows))
+    for _ in range(rnd.randint(0, 4)):
+        if rows and rnd.random() < 0.7:
+            rows[rnd.randrange(len(rows))] = rnd.randrange(256)
+        else:
+            del rows[rnd.randint(0, len(rows)):]
+    _cut_both(table, bytes(rows), rnd.random() < 0.5)
+    width = rnd.randint(0, 12)
+    try:
+        plan = mod.Plan([(mod.SKIP, rnd.choice([0, 1, 3, 8, 40]), 0, 0) if rnd.random() < 0.5 else
+                         (mod.SKIP, 0, rnd.randint(0, 5), 0) for _ in range(width)])
+    except ValueError:
+        continue
+    out = mod.bounds(plan, bytes(rnd.randrange(256) for _ in range(rnd.randint(0, 80))), rnd.random() < 0.5)
+    assert out is None or all(isinstance(a, bytes) for pair in out for a in pair if a is not None)
+    cut += 1
+print("flashback cuts", cut, "clean")
+
 PARAMS = {mod.INT: lambda: (rnd.choice([1, 2, 3, 4, 8]), 8, rnd.randint(0, 1)), mod.F32: lambda: (0, 0, 0),
-          mod.F64: lambda: (0, 0, 0), mod.DEC: lambda: (lambda p: (p, rnd.randint(0, p), 0))(rnd.randint(1, 38)),
+          mod.F64: lambda: (0, 0, 0), mod.DEC: lambda: (lambda p: (p, rnd.randint(0, min(p, 30)), 0))(rnd.randint(1, 65)),
           mod.YEAR: lambda: (0, 0, 0), mod.DATE: lambda: (0, 0, 0),
           mod.DT2: lambda: (rnd.randint(0, 6), rnd.randint(0, 1), 0),
           mod.TS2: lambda: (rnd.randint(0, 6), rnd.randint(0, 1), 0), mod.TIME2: lambda: (rnd.randint(0, 6), 0, 0),
@@ -101,7 +131,12 @@ PARAMS = {mod.INT: lambda: (rnd.choice([1, 2, 3, 4, 8]), 8, rnd.randint(0, 1)), 
           mod.BIN: lambda: (rnd.randint(1, 4), rnd.choice([0, 0, 16, 255]), 0),
           mod.ENUM: lambda: (rnd.randint(1, 2), rnd.choice([0xFFFF, 3, 300]), 0),
           mod.SET: lambda: (rnd.randint(1, 8), 0, 0), mod.BIT: lambda: (rnd.randint(0, 0x0807), 0, 0),
-          mod.GEOM: lambda: (rnd.randint(1, 4), 0, 0), mod.LATIN1: lambda: (rnd.randint(1, 4), 0, 0)}
+          mod.GEOM: lambda: (rnd.randint(1, 4), 0, 0), mod.LATIN1: lambda: (rnd.randint(1, 4), 0, 0),
+          mod.SETL: lambda: (rnd.randint(1, 8), 0, 0, tuple(bytes(rnd.randrange(256) for _ in range(rnd.randint(0, 5)))
+                                                           for _ in range(rnd.randint(0, 64)))),
+          mod.JSON: lambda: (rnd.randint(1, 4), 0, 0), mod.VEC: lambda: (rnd.randint(1, 4), 0, 0),
+          mod.ENUML: lambda: (rnd.randint(1, 2), 0, 0, tuple(bytes(rnd.randrange(256) for _ in range(rnd.randint(0, 5)))
+                                                            for _ in range(rnd.randint(0, 300))))}
 planned = 0
 for it in range(iterations // 2):
     width = rnd.randint(1, 12)
@@ -123,7 +158,7 @@ for it in range(iterations // 2):
     rows, bufs = b.finish()
     for w, (valid, nulls, offsets, data) in zip(plan.widths * 2, bufs):
         typ = {0: pa.binary(), 1: pa.uint8(), 2: pa.uint16(), 4: pa.uint32(), 8: pa.uint64(),
-               16: pa.decimal128(38, 0)}[w]
+               16: pa.decimal128(38, 0), 32: pa.decimal256(76, 0)}[w]
         bufs_ = [None if valid is None else pa.py_buffer(valid)]
         if offsets is not None:
             bufs_.append(pa.py_buffer(offsets))
@@ -131,6 +166,49 @@ for it in range(iterations // 2):
         pa.Array.from_buffers(typ, rows, bufs_, null_count=nulls).validate(full=w in (0,))
     planned += 1
 print("random plans", planned, "clean")
+
+# JSON documents as MySQL stores them (tests/mysql_json_build.py), damaged at random, in random
+# images beside other columns: C prints Python's text or steps aside, never reads out of bounds
+import mysql_json_build as jb  # noqa: E402
+from test_rowarrow import _json_table  # noqa: E402
+
+
+def _json_value(depth=0):
+    r = rnd.random()
+    if depth < 4 and r < 0.25:
+        return [_json_value(depth + 1) for _ in range(rnd.randint(0, 4))]
+    if depth < 4 and r < 0.5:
+        return {"".join(rnd.choice("ab\"\\é😀") for _ in range(rnd.randint(0, 3))): _json_value(depth + 1)
+                for _ in range(rnd.randint(0, 4))}
+    return rnd.choice([None, True, False, rnd.randint(-2**63, 2**64 - 1), rnd.randint(-300, 300), rnd.random() * 1e300,
+                       "x\n\t\"", jb.Opaque(rnd.choice([7, 10, 11, 12, 246, 253, 0]),
+                                             bytes(rnd.randrange(256) for _ in range(rnd.randint(0, 12))))])
+
+
+docs = 0
+for it in range(iterations // 4):
+    doc = bytearray(jb.document(_json_value(), lambda v: rnd.random() < 0.3))
+    for _ in range(rnd.randint(0, 4)):
+        how = rnd.choice(["flip", "flip", "cut", "grow"])
+        if how == "flip" and doc:
+            doc[rnd.randrange(len(doc))] = rnd.randrange(256)
+        elif how == "cut":
+            del doc[rnd.randint(0, len(doc)):]
+        else:
+            doc += bytes(rnd.randrange(256) for _ in range(rnd.randint(0, 8)))
+    if it % 10 == 0:
+        _agree(mod, *_json_table(bytes(doc)))
+    else:
+        plan = mod.Plan([(mod.INT, 4, 8, 1), (mod.JSON, 4, 0, 0)])
+        b = mod.Builder(plan.widths)
+        b.add(plan, b"\0" + bytes(4) + len(doc).to_bytes(4, "little") + bytes(doc), 0, b"\x03", b"")
+        rows, bufs = b.finish()
+        valid, nulls, offsets, data = bufs[3]
+        pa.Array.from_buffers(pa.string(), rows, [None if valid is None else pa.py_buffer(valid),
+                                                 pa.py_buffer(offsets), pa.py_buffer(data or b"")],
+                              null_count=nulls).validate(full=True)
+    docs += 1
+print("JSON documents", docs, "clean")
 
 # repeat: the per-event columns of a chunk, random runs of every kind (nulls, empty runs, text)
 from array import array  # noqa: E402

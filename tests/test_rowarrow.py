@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 from construct import Container
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from binlogkit.errors import BinlogError
@@ -22,11 +22,12 @@ from binlogkit.export.dataset import rows_table
 from binlogkit.export.schema import layout
 from binlogkit.rowvalues import COMPRESSED_ROWS, Column, Table, arrowcols
 from binlogkit.rowvalues.images import RawRows, decode_rows_python
-from binlogkit.rowvalues.tables import (BIT, BLOB, DATE, DATETIME2, DOUBLE, FLOAT, INT24, LONG, LONGLONG,
-                                        NEWDECIMAL, SHORT, STRING, TIME2, TIMESTAMP2, TINY, VARCHAR, YEAR)
+from binlogkit.rowvalues.tables import (BIT, BLOB, DATE, DATETIME2, DOUBLE, ENUM, FLOAT, INT24, JSON, LONG, LONGLONG,
+                                        NEWDECIMAL, SET, SHORT, STRING, TIME2, TIMESTAMP2, TINY, VARCHAR, VECTOR, YEAR)
 from c_builds import c_loop, require_built
 from fixtures import store
 from test_rowtext import SEEDS, _files, _rows_events
+import mysql_json_build as jb
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -59,15 +60,19 @@ def rowarrow(request):
     mod = require_built(c_loop(arrowcols.C_ROWARROW, "ROWARROW_SO", "binlogkit._rowarrow"), "binlogkit._rowarrow",
                         "the Python converters")
     from binlogkit.export import dataset
+    from binlogkit.flashback import invert
 
-    # a sanitized build (ROWARROW_SO) replaces the loaded module everywhere export takes it from
-    places = [(arrowcols, "_C"), (arrowcols, "C_ROWARROW"), (changes, "C_ROWARROW"), (dataset, "C_ROWARROW")]
+    # a sanitized build (ROWARROW_SO) replaces the loaded module everywhere export and flashback take it from
+    places = [(arrowcols, "_C"), (arrowcols, "C_ROWARROW"), (changes, "C_ROWARROW"), (dataset, "C_ROWARROW"),
+              (invert, "C_ROWARROW")]
     saved = [getattr(m, n) for m, n in places]
     for m, n in places:
         setattr(m, n, mod)
+    invert._C_PLANS.clear()
     yield mod
     for (m, n), v in zip(places, saved):
         setattr(m, n, v)
+    invert._C_PLANS.clear()
 
 
 def _c_rows(mod, table, fields, code):
@@ -164,7 +169,10 @@ def test_damaged_images_agree_or_step_aside(rowarrow, data):
 _TYPES = [(TINY, 0), (SHORT, 0), (INT24, 0), (LONG, 0), (LONGLONG, 0), (FLOAT, 0), (DOUBLE, 0), (YEAR, 0), (DATE, 0),
           (NEWDECIMAL, (10 << 8) | 4), (NEWDECIMAL, (38 << 8) | 10), (NEWDECIMAL, (5 << 8) | 5),
           (DATETIME2, 0), (DATETIME2, 3), (DATETIME2, 6), (TIMESTAMP2, 0), (TIMESTAMP2, 4), (TIME2, 0), (TIME2, 2),
-          (TIME2, 4), (TIME2, 6), (VARCHAR, 40), (VARCHAR, 300), (BLOB, 2), (BIT, (1 << 8) | 1), (BIT, 8)]
+          (TIME2, 4), (TIME2, 6), (VARCHAR, 40), (VARCHAR, 300), (BLOB, 2), (BIT, (1 << 8) | 1), (BIT, 8),
+          (NEWDECIMAL, (65 << 8) | 30), (NEWDECIMAL, (41 << 8) | 16), (NEWDECIMAL, 39 << 8), (VECTOR, 4), (JSON, 4),
+          (JSON, 2), (STRING, (SET << 8) | 1), (STRING, (SET << 8) | 2), (STRING, (SET << 8) | 8),
+          (STRING, (ENUM << 8) | 1), (STRING, (ENUM << 8) | 2)]
 _SIZES = {TINY: 1, SHORT: 2, INT24: 3, LONG: 4, LONGLONG: 8, FLOAT: 4, DOUBLE: 8, YEAR: 1, DATE: 3}
 
 
@@ -174,8 +182,22 @@ def _value_bytes(data, t: int, m: int) -> bytes:
     if t == NEWDECIMAL:
         from binlogkit.codecs.newdecimal import dec_size
 
-        n = dec_size((m >> 8) - (m & 0xFF)) + dec_size(m & 0xFF)
+        p, s = m >> 8, m & 0xFF
+        if data.draw(st.booleans()):  # a value the column holds (random bytes mostly overflow a group)
+            return jb.decimal_bytes(data.draw(st.integers(-10**p + 1, 10**p - 1)), p, s)
+        n = dec_size(p - s) + dec_size(s)
         return data.draw(st.binary(min_size=n, max_size=n))
+    if t == VECTOR:  # float32s, now and then a length that is no whole number of them
+        import struct
+
+        raw = data.draw(st.lists(st.floats(width=32), max_size=5).map(lambda fs: struct.pack(f"<{len(fs)}f", *fs))
+                        | st.binary(max_size=10))
+        return len(raw).to_bytes(4, "little") + raw
+    if t == JSON:
+        raw = data.draw(_json_docs.map(jb.document) | st.binary(max_size=12))
+        return len(raw).to_bytes(m, "little") + raw
+    if t == STRING:  # ENUM / SET: the stored index or bits
+        return data.draw(st.binary(min_size=m & 0xFF, max_size=m & 0xFF))
     if t == DATETIME2:
         return data.draw(st.binary(min_size=5 + (m + 1) // 2, max_size=5 + (m + 1) // 2))
     if t == TIMESTAMP2:
@@ -197,8 +219,13 @@ def test_random_images_of_random_tables_agree(rowarrow, data):
     picks = data.draw(st.lists(st.sampled_from(_TYPES), min_size=1, max_size=6))
     unsigned = frozenset(data.draw(st.sets(st.integers(0, len(picks) - 1))))
     collation = data.draw(st.sampled_from([45, 8, 11]))  # utf8mb4, latin1 (cp1252), ascii
+    labels = st.lists(st.text(min_size=1, max_size=4).filter(lambda x: "," not in x), max_size=20, unique=True)
+    enums = {i: tuple(data.draw(labels)) for i, (t, m) in enumerate(picks) if t == STRING and m >> 8 == ENUM}
+    sets = {i: tuple(data.draw(labels)) for i, (t, m) in enumerate(picks) if t == STRING and m >> 8 == SET}
     table = Table(1, "d", "t", tuple(Column(i, t, m, collation if t in (VARCHAR, BLOB) else None)
-                                     for i, (t, m) in enumerate(picks)), unsigned=unsigned)
+                                     for i, (t, m) in enumerate(picks)), unsigned=unsigned,
+                  enum_values={i: v for i, v in enums.items() if v} or None,
+                  set_values={i: v for i, v in sets.items() if v} or None)
     code = data.draw(st.sampled_from([30, 31, 32]))  # write, update, delete (v2)
     width = len(picks)
     nb = (width + 7) // 8
@@ -215,6 +242,276 @@ def test_random_images_of_random_tables_agree(rowarrow, data):
     fields = Container(rows=images, columns_before_image=bitmaps[0],
                        columns_after_image=bitmaps[1] if code == 31 else None, width=width)
     _agree(rowarrow, table, fields, code)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_decimals_of_every_precision_are_taken_and_equal(rowarrow, data):
+    """DECIMAL(p, s) for every p (decimal128 to 38 digits, decimal256 past it) holding any value
+    it can: C takes it and makes Python's value; a value with a group past its digits (damaged
+    bytes: Python's FormatError) is Python's."""
+    p = data.draw(st.integers(1, 65))
+    s = data.draw(st.integers(0, min(p, 30)))
+    values = data.draw(st.lists(st.integers(-10**p + 1, 10**p - 1) | st.sampled_from([0, 10**p - 1, 1 - 10**p]),
+                                min_size=1, max_size=4))
+    table = Table(1, "d", "dec", (Column(0, NEWDECIMAL, p << 8 | s),))
+    image = b"".join(b"\0" + jb.decimal_bytes(v, p, s) for v in values)
+    fields = Container(rows=image, columns_before_image=b"\x01", columns_after_image=None, width=1)
+    assert _agree(rowarrow, table, fields, 30) is True
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.none() | st.lists(st.floats(width=32, allow_nan=False), max_size=6), min_size=1, max_size=4))
+@example([[3.4025001647762064e+38, -0.0, 1e-45]])  # its shortest text at 4 digits rounds past FLT_MAX (Python raised)
+def test_vectors_are_taken_and_equal(rowarrow, vectors):
+    """VECTOR values (MySQL 9: float32s) and NULLs to list<float32>: C takes them (signed zeros,
+    infinities, subnormals as they are) and makes Python's lists; one NaN sends the event to
+    Python (its NaN is Python's float's to keep). Found here: ``values.Vector`` raised
+    OverflowError for a float32 near FLT_MAX whose shorter texts round past it."""
+    import struct
+
+    table = Table(1, "d", "vec", (Column(0, VECTOR, 4, 63),))
+
+    def image(vs):
+        out = b""
+        for v in vs:
+            raw = b"" if v is None else struct.pack(f"<{len(v)}f", *v)
+            out += b"\x01" if v is None else b"\0" + len(raw).to_bytes(4, "little") + raw
+        return Container(rows=out, columns_before_image=b"\x01", columns_after_image=None, width=1)
+    assert _agree(rowarrow, table, image(vectors), 30) is True
+    assert _c_rows(rowarrow, table, image(vectors + [[1.0, float("nan")]]), 30) is None
+
+
+# -- flashback: row images cut by C (``_rowarrow.bounds``) against the compiled Python -------------
+
+def _cut_both(table, data: bytes, update: bool):
+    """(C's cut or None where it steps aside, Python's cut or None where it refuses)."""
+    from binlogkit.flashback import invert
+
+    plan = invert._c_sizing(table)
+    got = None if plan is None else invert.C_ROWARROW.bounds(plan, data, update)
+    try:
+        want = invert.split_rows_python(table, data, update)
+    except BinlogError:
+        want = None
+    if plan is not None:
+        assert (got is None) == (want is None), table.name  # a C plan steps aside only where Python refuses
+    if got is not None:
+        assert got == want, table.name
+    return got, want
+
+
+def test_flashback_cuts_every_fixture_event_as_python_does(rowarrow):
+    """Every rows event of every fixture and corpus file: C cuts its images (before/after for
+    updates) into the same bytes as the compiled Python, and refuses exactly what Python refuses;
+    C takes most events (every table whose columns have fixed or length-prefixed sizes)."""
+    from binlogkit.codecs.compression import uncompress
+    from binlogkit.flashback.invert import UNDO_TYPE
+
+    taken = total = 0
+    for path in _files():
+        for table, fields, code in _rows_events(path):
+            if code not in UNDO_TYPE:
+                continue
+            data = bytes(fields.rows)
+            if code in COMPRESSED_ROWS:
+                try:
+                    data = uncompress(data)
+                except Exception:
+                    continue
+            total += 1
+            got, _ = _cut_both(table, data, UNDO_TYPE[code][1] == "u")
+            taken += got is not None
+    assert total > 1000 and taken > 0.9 * total, (taken, total)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_flashback_cuts_damaged_images_as_python_does(rowarrow, data):
+    table, fields, code = _damaged(data)
+    _cut_both(table, bytes(fields.rows), data.draw(st.booleans()))
+
+
+def test_flashback_refuses_a_table_of_no_columns(rowarrow):
+    """No columns: no image ends (the compiled Python looped forever on such rows); both refuse."""
+    from binlogkit.flashback.invert import split_rows
+
+    with pytest.raises(BinlogError):
+        split_rows(Table(1, "d", "t", ()), b"\0\0", False)
+    assert split_rows(Table(1, "d", "t", ()), b"", False) == []
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_enum_and_set_labels_are_made_in_c(rowarrow, data):
+    """ENUM and SET columns with their labels (FULL metadata): C writes the label of each index
+    ("" for 0 and past the labels) and the members of each bit set, joined by commas, as the
+    Python converters do; any stored value of 1-2 (ENUM) or 1-8 (SET) bytes."""
+    labels = st.lists(st.text(min_size=1, max_size=5).filter(lambda x: "," not in x), min_size=1, max_size=70,
+                      unique=True)
+    en, sn = data.draw(st.integers(1, 2)), data.draw(st.integers(1, 8))
+    enums, sets = tuple(data.draw(labels)), tuple(data.draw(labels))[:64]
+    table = Table(1, "d", "es", (Column(0, STRING, ENUM << 8 | en), Column(1, STRING, SET << 8 | sn)),
+                  enum_values={0: enums}, set_values={1: sets})
+    rows = b""
+    for _ in range(data.draw(st.integers(1, 5))):
+        e = data.draw(st.integers(0, len(enums) + 1) | st.integers(0, 256**en - 1))
+        bits = data.draw(st.integers(0, 256**sn - 1))
+        rows += b"\0" + e.to_bytes(en, "little") + bits.to_bytes(sn, "little")
+    fields = Container(rows=rows, columns_before_image=b"\x03", columns_after_image=None, width=2)
+    assert _agree(rowarrow, table, fields, 30) is True
+
+
+# -- JSON: random documents built as MySQL stores them (tests/mysql_json_build.py) ---------------
+
+_INT_TYPES = {jb.INT16: (-2**15, 2**15 - 1), jb.UINT16: (0, 2**16 - 1), jb.INT32: (-2**31, 2**31 - 1),
+              jb.UINT32: (0, 2**32 - 1), jb.INT64: (-2**63, 2**63 - 1), jb.UINT64: (0, 2**64 - 1)}
+
+
+@st.composite
+def _decimal_opaque(draw):
+    p = draw(st.integers(1, 65))
+    s = draw(st.integers(0, min(p, 30)))
+    return jb.Opaque(246, bytes([p, s]) + jb.decimal_bytes(draw(st.integers(-10**p + 1, 10**p - 1)), p, s))
+
+
+_json_scalars = (st.none() | st.booleans() | st.integers(-2**63, 2**64 - 1)
+                 | st.sampled_from(sorted(_INT_TYPES)).flatmap(lambda t: st.integers(*_INT_TYPES[t]).map(
+                     lambda v: jb.Typed(t, v)))
+                 | st.floats() | st.text(max_size=10) | st.sampled_from(['"\\\n\r\b\f\t\x00\x1f/', "é€😀"])
+                 | st.builds(jb.Opaque, st.sampled_from([7, 10, 11, 12]),  # temporals: a packed int64 (and more)
+                             st.integers(-2**63, 2**63 - 1).map(lambda v: v.to_bytes(8, "little", signed=True))
+                             | st.binary(min_size=8, max_size=12))
+                 | _decimal_opaque()
+                 | st.builds(jb.Opaque, st.integers(0, 255).filter(lambda t: t not in (7, 10, 11, 12, 246)),
+                             st.binary(max_size=8)))
+_json_docs = st.recursive(_json_scalars, lambda kids: st.lists(kids, max_size=4)
+                          | st.dictionaries(st.text(max_size=6), kids, max_size=4), max_leaves=12)
+
+
+def _plain(v):
+    """The value the reference reads back from ``jb.document(v)`` (Typed: its integer)."""
+    if isinstance(v, jb.Typed):
+        return v.value
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    return v
+
+
+_plain_docs = st.recursive(st.none() | st.booleans() | st.integers(-2**63, 2**64 - 1) | st.floats(allow_nan=False)
+                           | st.text(max_size=8), lambda kids: st.lists(kids, max_size=4)
+                           | st.dictionaries(st.text(max_size=6), kids, max_size=4), max_leaves=12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(_plain_docs, st.booleans())
+def test_the_json_builder_round_trips_through_the_reference(value, large):
+    """The build side (tests/mysql_json_build.py) against the reference reader: what it builds
+    reads back as the value it was given (so the documents the C tests draw are real ones)."""
+    from binlogkit.codecs.mysql_json import to_python
+
+    assert to_python(jb.document(value, lambda v: large)) == _plain(value)
+
+
+def _json_table(doc: bytes, code: int = 30):
+    """A table of (INT, JSON) and one image of it holding ``doc``."""
+    table = Table(1, "d", "j", (Column(0, LONG, 0), Column(1, JSON, 4)))
+    image = b"\0" + (7).to_bytes(4, "little") + len(doc).to_bytes(4, "little") + doc
+    fields = Container(rows=image, columns_before_image=b"\x03", columns_after_image=None, width=2)
+    return table, fields, code
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_json_documents_c_prints_as_python(rowarrow, data):
+    """Every document a server could store (random values, small and large containers): C takes
+    it and its text equals the Python reference's (byte for byte: the tables' strings)."""
+    value = data.draw(_json_docs)
+    large = data.draw(st.booleans())
+    doc = jb.document(value, (lambda v: True) if large else (lambda v: False))
+    assert _agree(rowarrow, *_json_table(doc)) is True
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_damaged_json_documents_agree_or_step_aside(rowarrow, data):
+    """A document with bytes flipped, cut or added: C prints what Python prints, or steps aside
+    (and always where Python refuses it)."""
+    doc = bytearray(jb.document(data.draw(_json_docs)))
+    for _ in range(data.draw(st.integers(1, 3))):
+        how = data.draw(st.sampled_from(["flip", "cut", "grow"]))
+        if how == "flip" and doc:
+            doc[data.draw(st.integers(0, len(doc) - 1))] = data.draw(st.integers(0, 255))
+        elif how == "cut":
+            del doc[data.draw(st.integers(0, len(doc))):]
+        else:
+            doc += data.draw(st.binary(max_size=8))
+    _agree(rowarrow, *_json_table(bytes(doc)))
+
+
+def _python_json_error(doc: bytes):
+    from binlogkit.errors import FormatError
+
+    table, fields, code = _json_table(doc)
+    with pytest.raises(FormatError, match="malformed binary JSON"):
+        decode_rows_python(table, fields, code)
+
+
+def test_json_nesting_and_self_reference_are_bounded(rowarrow):
+    """100 nested containers (MySQL's JSON_DOCUMENT_MAX_DEPTH) print; 101 are a FormatError in
+    Python and C steps aside; a container whose entry points back at itself (Python's recursion
+    used to run out: RecursionError) and one whose entries all point at one child, 40 levels deep
+    (2**40 values to print), are FormatErrors at once, never unbounded work."""
+    import time
+
+    deep = []
+    for _ in range(99):
+        deep = [deep]
+    assert _agree(rowarrow, *_json_table(jb.document(deep))) is True
+    _python_json_error(jb.document([deep]))
+    assert _c_rows(rowarrow, *_json_table(jb.document([deep]))) is None
+    # a small array whose one entry is a small array at offset 0: itself
+    loop = bytes([jb.SMALL_ARR]) + (1).to_bytes(2, "little") + (7).to_bytes(2, "little") + bytes([jb.SMALL_ARR, 0, 0])
+    _python_json_error(loop)
+    assert _c_rows(rowarrow, *_json_table(loop)) is None
+    # 40 small arrays one after another, each of two entries pointing at the next (the last: empty)
+    body, levels = bytearray(), 40
+    for k in range(levels):
+        nxt = (k + 1) * 10 - k * 10  # every container 10 bytes after the one before, offsets from its own start
+        body += (2).to_bytes(2, "little") + (10).to_bytes(2, "little") + bytes([jb.SMALL_ARR]) + \
+            nxt.to_bytes(2, "little") + bytes([jb.SMALL_ARR]) + nxt.to_bytes(2, "little")
+    body += bytes(4)
+    dag = bytes([jb.SMALL_ARR]) + bytes(body)
+    start = time.process_time()
+    _python_json_error(dag)
+    assert _c_rows(rowarrow, *_json_table(dag)) is None
+    assert time.process_time() - start < 5
+
+
+def test_every_json_scalar_form_is_taken(rowarrow):
+    """The forms the fixtures hardly hold: every integer width at its extremes, doubles with
+    exponents and signed zero, the infinities and NaN, temporals (negative TIME), decimals of 65
+    digits, base64 opaques, escapes and 4-byte UTF-8, keys out of MySQL's order."""
+    values = [jb.Typed(t, v) for t, r in _INT_TYPES.items() for v in r]
+    values += [1e22, 1e16, 1.5e-7, -0.0, 0.1, float("inf"), float("-inf"), float("nan"), 2.0**-1074]
+    values += [jb.Opaque(11, (-((838 << 12 | 59 << 6 | 59) << 24 | 999999)).to_bytes(8, "little", signed=True)),
+               jb.Opaque(12, (((2024 * 13 + 2) << 5 | 29) << 17 | 23 << 12 | 59 << 6 | 58).to_bytes(8, "little") + b"x"),
+               jb.Opaque(10, (((2024 * 13 + 2) << 5 | 29) << 41).to_bytes(8, "little")),
+               jb.Opaque(246, bytes([65, 30]) + jb.decimal_bytes(-(10**65 - 1), 65, 30)),
+               jb.Opaque(246, bytes([5, 5]) + jb.decimal_bytes(0, 5, 5)),
+               jb.Opaque(253, b""), jb.Opaque(253, b"ab"), jb.Opaque(15, b"abcd"),
+               '"\\\b\f\n\r\t\x01', "\U0001F600\u20ac"]
+    for large in (False, True):
+        doc = jb.document({"k": values, "": values[:3]}, lambda v: large)
+        assert _agree(rowarrow, *_json_table(doc)) is True
+    # keys out of order (a duplicate would merge in Python's dict): C steps aside, Python decides
+    doc = bytearray(jb.document({"a": 1, "b": 2}))
+    ka = doc.index(b"ab")
+    doc[ka:ka + 2] = b"bb"
+    assert _c_rows(rowarrow, *_json_table(bytes(doc))) is None
+    assert decode_rows_python(*_json_table(bytes(doc)))[0]["after"][1][1].value == '{"b": 2}'
 
 
 def _export_files(out: Path) -> dict:

@@ -12,6 +12,13 @@ integer, DECIMAL as precision, scale and the binary decimal; any other type is s
 Text as the servers print it (MariaDB's ``mysql_json.cc``, MySQL's ``Json_wrapper``):
 ``{"a": 1, "b": [true, null]}``, strings escaping only ``\\ " \n \r \b \f \t``, dates quoted
 with six fractional digits, decimals as exact numbers.
+
+A damaged or hostile document is a ValueError (the row decoder's FormatError), never unbounded
+work: containers nested deeper than ``MAX_DEPTH`` (MySQL's JSON_DOCUMENT_MAX_DEPTH: no server
+writes one) and more value entries read than the document has bytes (each entry takes at least
+three of its own: more means offsets pointing back into containers already read, a document
+that would print itself again and again) are refused. ``binlogkit/_rowarrow.c`` (export's C
+path) prints the same text, and refuses the same documents.
 """
 
 from __future__ import annotations
@@ -89,10 +96,27 @@ def _opaque(field_type: int, data: bytes):
     return "base64:type%d:%s" % (field_type, base64.b64encode(data).decode("ascii"))
 
 
-def _container(t: int, b: bytes, base: int):
+MAX_DEPTH = 100
+
+
+class _Budget:
+    """The value entries a document may still have read (its byte count at the start)."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, n: int) -> None:
+        self.left = n
+
+
+def _container(t: int, b: bytes, base: int, depth: int, budget: _Budget):
+    if depth > MAX_DEPTH:
+        raise ValueError(f"JSON containers nested deeper than {MAX_DEPTH}")
     large = t in (LARGE_OBJ, LARGE_ARR)
     w = 4 if large else 2
     count = int.from_bytes(b[base:base + w], "little")
+    budget.left -= count
+    if budget.left < 0:
+        raise ValueError("JSON document reads more values than it has bytes (offsets pointing back)")
     p = base + 2 * w
     keys = []
     if t in (SMALL_OBJ, LARGE_OBJ):
@@ -109,14 +133,14 @@ def _container(t: int, b: bytes, base: int):
             values.append(_scalar(vt, b, p + 1))
         else:
             off = int.from_bytes(b[p + 1:p + 1 + w], "little")
-            values.append(_value(vt, b, base + off))
+            values.append(_value(vt, b, base + off, depth, budget))
         p += 1 + w
     return dict(zip(keys, values)) if keys or t in (SMALL_OBJ, LARGE_OBJ) else values
 
 
-def _value(t: int, b: bytes, p: int):
+def _value(t: int, b: bytes, p: int, depth: int, budget: _Budget):
     if t in (SMALL_OBJ, LARGE_OBJ, SMALL_ARR, LARGE_ARR):
-        return _container(t, b, p)
+        return _container(t, b, p, depth + 1, budget)
     return _scalar(t, b, p)
 
 
@@ -124,7 +148,7 @@ def to_python(data: bytes):
     """The value a binary JSON document holds (empty data: JSON null, as MySQL stores it)."""
     if not data:
         return None
-    return _value(data[0], data, 1)
+    return _value(data[0], data, 1, 0, _Budget(len(data)))
 
 
 def to_text(data: bytes) -> str:

@@ -196,6 +196,10 @@ class DatasetWriter:
             if k in labels:  # ENUM: the index, then its label
                 idx = pa.Array.from_buffers(pa.uint16(), n, [vb, db], null_count=nulls)
                 arrays[name] = pa.array(labels[k], pa.string()).take(idx)
+            elif pa.types.is_list(typ):  # VECTOR: float32 items, their offsets counted in bytes by C
+                items = pa.Array.from_buffers(typ.value_type, len(db) // 4, [None, db])
+                arrays[name] = pa.Array.from_buffers(typ, n, [vb, pa.py_buffer(C_ROWARROW.quarter(offsets))],
+                                                     null_count=nulls, children=[items])
             elif offsets is not None:
                 arrays[name] = pa.Array.from_buffers(typ, n, [vb, pa.py_buffer(offsets), db], null_count=nulls)
             else:

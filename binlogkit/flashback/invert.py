@@ -13,7 +13,10 @@ MariaDB's compressed rows events are written back uncompressed (their plain type
 
 Row images are cut, not decoded into Python objects: per row a null bitmap over the present
 columns, then each present, non-NULL value, whose length the row-values readers know
-(``rowvalues.values.reader``). Only whole images can be undone: a columns bitmap that leaves a
+(``rowvalues.values.reader``). Where every column's size is a fixed count or a length prefix,
+the optional C accelerator cuts them (``_rowarrow.bounds``, a plan of SKIP columns made once per
+table map); the compiled Python below is the reference and the fallback (``test_flashback``
+holds the two equal). Only whole images can be undone: a columns bitmap that leaves a
 column out (``binlog_row_image=MINIMAL`` or ``NOBLOB``) is ``MinimalImage``; MySQL's partial JSON
 update (39) too, and pre-GA rows events (20-22), whose images are the table's own record layout
 (``rowvalues.images``: readable, with checks, but not to be cut and rewritten).
@@ -31,6 +34,7 @@ from ..rowvalues.tables import (BINARY_COLLATION, BIT, BLOB, DATE, DATETIME, DAT
                                 GEOMETRY, INT24, JSON, LONG, LONG_BLOB, LONGLONG, MEDIUM_BLOB, NEWDATE, NEWDECIMAL,
                                 SET, SHORT, STRING, TIME, TIME2, TIMESTAMP, TIMESTAMP2, TINY, TINY_BLOB,
                                 VAR_STRING, VARCHAR, VECTOR, YEAR, Table)
+from ..rowvalues.arrowcols import C_ROWARROW
 from ..rowvalues.values import dec_size, reader
 
 # fixed sizes of values (sql/field.cc pack_length; old DATETIME/TIME/TIMESTAMP: no fraction)
@@ -135,6 +139,25 @@ def _sizing(table: Table):
     return end
 
 
+_C_PLANS: dict[tuple, object] = {}     # the same, as C plans of SKIP columns (None: a column C cannot size)
+
+
+def _c_sizing(table: Table):
+    if C_ROWARROW is None or not table.columns:
+        return None
+    try:
+        return _C_PLANS[table.columns]
+    except KeyError:
+        pass
+    if len(_C_PLANS) > 4096:
+        _C_PLANS.clear()
+    widths = [_width(c) for c in table.columns]
+    plan = None if 0 in widths else C_ROWARROW.Plan([(C_ROWARROW.SKIP, w, 0, 0) if w > 0 else
+                                                     (C_ROWARROW.SKIP, 0, -w, 0) for w in widths])
+    _C_PLANS[table.columns] = plan
+    return plan
+
+
 def image_end(table: Table, data: bytes, p: int) -> int:
     """Where the full row image of ``table`` starting at ``p`` ends."""
     return _sizing(table)(data, p)
@@ -142,12 +165,24 @@ def image_end(table: Table, data: bytes, p: int) -> int:
 
 def split_rows(table: Table, data: bytes, update: bool) -> list[tuple[bytes, bytes | None]]:
     """The images of an event's rows: (image, None) or, for updates, (before, after)."""
+    plan = _c_sizing(table)
+    if plan is not None:
+        rows = C_ROWARROW.bounds(plan, data, update)
+        if rows is not None:
+            return rows
+    return split_rows_python(table, data, update)
+
+
+def split_rows_python(table: Table, data: bytes, update: bool) -> list[tuple[bytes, bytes | None]]:
+    """``split_rows`` by the compiled Python (the reference)."""
     end = _sizing(table)
     out: list[tuple[bytes, bytes | None]] = []
     p = 0
     try:
         while p < len(data):
             q = end(data, p)
+            if q == p:  # no columns: no image ends anywhere (a damaged table map)
+                raise ValueError
             if update:
                 r = end(data, q)
                 out.append((data[p:q], data[q:r]))

@@ -4,10 +4,13 @@
 ``plan(table, arrow_types)`` says, once per table map, how each column's stored value becomes
 the Arrow value of ``arrow_types`` (the export layout's types, ``export/schema.py``): its width
 and sign, DECIMAL digits, temporal layout and unit, length prefix, UTF-8 or binary, BINARY(n)
-padding, ENUM labels. A column the C code does not fill (JSON, VECTOR, decimal256, text in a
-character set other than UTF-8 / ASCII / latin1, SET labels, column hints, pre-GA and partial-JSON
-events) makes the plan None: the table stays on the Python path (``images.decode_rows`` and
-the export converters), which is the reference (``tests/test_rowarrow.py`` holds both equal).
+padding, ENUM labels, SET members, JSON (MySQL's binary JSON to the text of
+``codecs/mysql_json.py``), VECTOR (list<float32>), DECIMAL to decimal128 / decimal256. A column
+the C code does not fill (text in a character set other than UTF-8 / ASCII / latin1, column
+hints, pre-GA and partial-JSON events) makes the plan None: the table stays on the Python path
+(``images.decode_rows`` and the export converters), which is the reference
+(``tests/test_rowarrow.py`` holds both equal). A value C does not settle exactly as Python does
+(a damaged JSON document, a NaN in a VECTOR, ...) sends its event to the Python path.
 
 ``ImageRows`` is a rows event's rows as a sequence that decodes them in Python only when read
 (``len`` is known without decoding); its ``arrow`` holds what ``_rowarrow.Builder.add`` takes,
@@ -23,8 +26,8 @@ from .._optional import load_c
 from ..constants import PRE_GA_ROWS_TYPES as PRE_GA, EventType as T
 from .images import _KIND, _uncompressed, c_args, decode_rows
 from .tables import (BINARY_COLLATION, BIT, BLOB, DATE, DATETIME, DATETIME2, DOUBLE, ENUM, FLOAT, GEOMETRY, INT24,
-                     LONG, LONG_BLOB, LONGLONG, MEDIUM_BLOB, NEWDATE, NEWDECIMAL, SET, SHORT, STRING, TIME, TIME2,
-                     TIMESTAMP, TIMESTAMP2, TINY, TINY_BLOB, VAR_STRING, VARCHAR, YEAR, CODECS, Column, Table)
+                     JSON, LONG, LONG_BLOB, LONGLONG, MEDIUM_BLOB, NEWDATE, NEWDECIMAL, SET, SHORT, STRING, TIME, TIME2,
+                     TIMESTAMP, TIMESTAMP2, TINY, TINY_BLOB, VAR_STRING, VARCHAR, VECTOR, YEAR, CODECS, Column, Table)
 
 C_ROWARROW: Any = load_c("_rowarrow", "BINLOGKIT_NO_ROWARROW")  # None: not built, or BINLOGKIT_PURE_PYTHON=1 / BINLOGKIT_NO_ROWARROW=1
 _C = C_ROWARROW
@@ -85,7 +88,8 @@ def _text_kind(col: Column, typ: str) -> int | None:
     return {"utf-8": _C.UTF8, "ascii": _C.ASCII, "cp1252": _C.LATIN1}.get(codec or "")
 
 
-def _entry(table: Table, col: Column, typ: str) -> tuple[int, int, int, int] | None:
+def _entry(table: Table, col: Column, typ: str) -> tuple | None:
+    """(kind, p1, p2, p3[, SET members as UTF-8]) of ``_rowarrow.Plan``, or None."""
     t, m = col.type, col.meta
     if col.hint is not None:
         return None
@@ -98,9 +102,14 @@ def _entry(table: Table, col: Column, typ: str) -> tuple[int, int, int, int] | N
         return (_C.F32, 0, 0, 0)
     if t == DOUBLE and typ == "double":
         return (_C.F64, 0, 0, 0)
-    if t == NEWDECIMAL and typ.startswith("decimal128("):
+    if t == NEWDECIMAL and typ.startswith(("decimal128(", "decimal256(")):
         p, s = m >> 8, m & 0xFF
-        return (_C.DEC, p, s, 0) if 1 <= p <= 38 and s <= p and typ == f"decimal128({p}, {s})" else None
+        ok = s <= p and s <= 30 and typ == f"decimal{128 if p <= 38 else 256}({p}, {s})" and 1 <= p <= 65
+        return (_C.DEC, p, s, 0) if ok else None
+    if t == JSON and typ == "string":
+        return (_C.JSON, m or 4, 0, 0) if (m or 4) <= 4 else None
+    if t == VECTOR and typ == "list<item: float>":
+        return (_C.VEC, m or 4, 0, 0) if (m or 4) <= 4 else None
     if t == YEAR and typ == "uint16":
         return (_C.YEAR, 0, 0, 0)
     if t in (DATE, NEWDATE) and typ == "date32[day]":
@@ -137,11 +146,25 @@ def _entry(table: Table, col: Column, typ: str) -> tuple[int, int, int, int] | N
             if typ == "uint16":
                 return (_C.ENUM, n, 0xFFFF, 0)
             labels = (table.enum_values or {}).get(col.index)
-            return (_C.ENUM, n, len(labels), 0) if typ == "string" and labels is not None and len(labels) < 0xFFFF \
-                else None
+            if typ != "string" or labels is None:
+                return None
+            try:  # the label itself, made in C (no Arrow ``take``, no pyarrow.compute)
+                return (_C.ENUML, n, 0, 0, tuple(s.encode("utf-8") for s in labels))
+            except UnicodeEncodeError:  # a lone surrogate: pyarrow refuses it on the Python path too
+                return None
         if real == SET:
             n = m & 0xFF
-            return (_C.SET, n, 0, 0) if typ == "uint64" and 1 <= n <= 8 else None
+            if not 1 <= n <= 8:
+                return None
+            if typ == "uint64":
+                return (_C.SET, n, 0, 0)
+            members = (table.set_values or {}).get(col.index)
+            if typ != "string" or members is None or len(members) > 64:
+                return None
+            try:
+                return (_C.SETL, n, 0, 0, tuple(s.encode("utf-8") for s in members))
+            except UnicodeEncodeError:  # a lone surrogate: pyarrow refuses it on the Python path too
+                return None
         kind = _text_kind(col, typ)
         if kind is None:
             return None

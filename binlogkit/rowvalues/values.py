@@ -62,8 +62,11 @@ def _short_float32(f: float) -> float:
     packed = struct.pack("<f", f)
     for digits in range(1, 10):
         g = float("%.*g" % (digits, f))
-        if struct.pack("<f", g) == packed:
-            return g
+        try:
+            if struct.pack("<f", g) == packed:
+                return g
+        except OverflowError:  # rounded past FLT_MAX (3.4025e38 at 4 digits is 3.403e38): more digits
+            continue
     return f
 
 
