@@ -7,6 +7,7 @@ random images either agree or step aside; and whole exports are equal file for f
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -311,7 +312,9 @@ class _TwoWalks(changes._Walk):
 
 
 def _walked(walk_type, inputs, take=None):
-    """What ``committed_changes`` yields through ``walk_type``, as plain values, and its report."""
+    """What ``committed_changes`` yields through ``walk_type``, as plain values (the whole
+    transaction each comes with), and its report; then the grouping scan's accounting of each
+    file (``FileInfo``) and its last event after it."""
     from binlogkit.reading.source import inputs as expand
 
     report = changes.Report()
@@ -320,13 +323,15 @@ def _walked(walk_type, inputs, take=None):
 
     def item(x):
         t = x.trx
-        head = (type(x).__name__, t.gtid, t.start_file, t.start_offset, t.end_offset, x.file, x.offset)
+        head = (type(x).__name__, t.gtid, t.start_file, t.start_offset, t.end_offset, x.file, x.offset,
+                repr(t.to_json()))
         if isinstance(x, changes.Statement):
             return head + (x.database, x.sql)
         return head + (x.table.db, x.table.name, x.type_code, x.row_index, len(x.rows))
     for inp in expand(inputs):
         report.files += 1
         out += [item(x) for x in walk.one_file(inp)]
+        out.append(("file", repr(vars(walk.g.files[-1])), repr(walk.g.last_event), walk.g.last_whole))
         if walk.damaged:
             walk.reset()
     out += [item(x) for t in walk.g.finish() for x in walk.finalize(t)]
@@ -377,7 +382,10 @@ def test_the_one_pass_walk_yields_what_the_two_walks_did(rowarrow):
     """Every fixture archive (all servers, relay logs, damaged and cut files, encrypted with their
     keys): the one-pass walk yields the same changes (transactions, places, rows decoded) and the
     same report as the two-walk lockstep (rows counted by C where it takes them: the values
-    themselves are the export test's below, C against Python)."""
+    themselves are the export test's below, C against Python), with the same transactions and
+    the same accounting of each file (``FileInfo``, the last event): the C walk's taker
+    (``_rowarrow.take_plain``) frames the plain events of open transactions and does that
+    accounting in one step where the grouping scan did it event by event."""
     archives = _fixture_archives()
     assert len(archives) > 40
     problems = 0
@@ -405,6 +413,97 @@ def test_every_fixture_archive_exports_the_same_tables_by_c_and_by_python(rowarr
         for f in c:
             assert c[f].schema.equals(py[f].schema, check_metadata=True), (label, f)
             assert same(c[f], py[f]), (label, f)
+
+
+def _dataset(out: Path) -> dict:
+    """Every file of an export as bytes (``_SUCCESS`` as its summary, without its timing and
+    output name)."""
+    import json
+
+    got = {}
+    for f in sorted(out.rglob("*")):
+        if f.is_file():
+            data = f.read_bytes()
+            if f.name == "_SUCCESS":
+                summary = json.loads(data)
+                summary.pop("seconds"), summary.pop("output")
+                data = json.dumps(summary, sort_keys=True).encode()
+            got[f.relative_to(out).as_posix()] = data
+    return got
+
+
+def _damaged_copies(tmp: Path) -> list[tuple[str, list]]:
+    """A MariaDB binlog with a rows event in the middle of a transaction damaged three ways:
+    a flipped image byte (CRC32 mismatch), a lying end_log_pos, cut in the middle of the event."""
+    src = store.materialize("row-types-full-metadata")
+    path = sorted(p for p in src.rglob("*") if p.is_file() and "bin.0" in p.name)[0]
+    data = path.read_bytes()
+    at, seen = 4, 0
+    while at + 19 <= len(data):
+        size = int.from_bytes(data[at + 9:at + 13], "little")
+        if data[at + 4] in (23, 24, 25, 30, 31, 32):
+            seen += 1
+            if seen == 3:
+                break
+        at += size
+    assert seen == 3
+    out = []
+    for kind in ("crc", "log_pos", "cut"):
+        d = bytearray(data)
+        if kind == "crc":
+            d[at + size - 6] ^= 0x5A
+        elif kind == "log_pos":
+            d[at + 13:at + 17] = (int.from_bytes(d[at + 13:at + 17], "little") + 7).to_bytes(4, "little")
+        else:
+            d = d[:at + size // 2]
+        (tmp / kind).mkdir()
+        (tmp / kind / path.name).write_bytes(bytes(d))
+        out.append((f"damaged/{kind}", [str(tmp / kind / path.name)]))
+    return out
+
+
+def test_the_c_walk_writes_what_the_rows_did(rowarrow, tmp_path, monkeypatch):
+    """The export with the C walk (``committed_changes(sink=...)``: runs of table maps and rows
+    events framed by ``_rowarrow.take_plain``, appended by ``_rowarrow.replay_run``) writes the
+    same files, byte for byte, summary and report included, as with ``Rows`` values through the
+    writer (the path before it): every fixture archive (the first of each set; all with
+    ``ROWARROW_ALL_ARCHIVES=1``), every corpus file, damaged copies (checksum, end_log_pos, cut),
+    with row groups of 7 and parts of 40 rows (the flushes and part closes inside a run) and the
+    defaults."""
+    import binlogkit.export as exp
+
+    from test_rowtext import CORPUS
+
+    real = changes.committed_changes
+    monkeypatch.setattr(exp, "committed_changes", real)
+    archives = _fixture_archives(first_only=not os.environ.get("ROWARROW_ALL_ARCHIVES"))
+    if CORPUS.is_dir():
+        archives += [(f"corpus/{p.name}", [str(p)]) for p in sorted(CORPUS.rglob("*"))
+                     if p.is_file() and "expected" not in p.parts and p.suffix[1:].isdigit()]
+    archives += _damaged_copies(tmp_path)
+    walked = problems = 0
+    spy = []
+    real_replay = changes._Walk._replay_run
+
+    def replay_run(self, *a):
+        spy.append(1)
+        return (yield from real_replay(self, *a))
+    monkeypatch.setattr(changes._Walk, "_replay_run", replay_run)
+    for k, (label, inputs) in enumerate(archives):
+        for sizes in ({"row_group_rows": 7, "part_rows": 40}, {}):
+            n = len(spy)
+            exp.export(inputs, str(tmp_path / f"c{k}"), **sizes)
+            walked += len(spy) > n
+            with monkeypatch.context() as m:
+                m.setattr(exp, "committed_changes", lambda *a, sink=None, **kw: real(*a, **kw))
+                exp.export(inputs, str(tmp_path / f"rows{k}"), **sizes)
+            c, rows = _dataset(tmp_path / f"c{k}"), _dataset(tmp_path / f"rows{k}")
+            assert c == rows, label
+            problems += b'"problems": []' not in c["_SUCCESS"]
+            for d in (f"c{k}", f"rows{k}"):
+                shutil.rmtree(tmp_path / d)
+    assert walked > len(archives) // 2, (walked, len(archives))
+    assert problems >= 3, "the damaged copies reported nothing: the failure paths went unchecked"
 
 
 @pytest.mark.parametrize("name,server", [("row-types-full-metadata", "mariadb-10.11"), ("replication-gtid", "mysql-9.7")])
