@@ -990,8 +990,8 @@ fail:
 
 /* ---- the export walk: the plain events of an open transaction framed in C -------------------------
  * export/changes.py's taker of the one framing loop (reading.framing.walk_events(taker=...)): handed
- * the window buf[rel:filled], which holds the stream from offset ``at``, it takes the whole Table_map
- * and v1 / v2 rows events that follow, each whole in the window, of a sane size, its end_log_pos
+ * the window buf[rel:filled], which holds the stream from offset ``at``, it takes the whole Table_map,
+ * v1 / v2 rows, Annotate_rows and Rows_query events that follow, each whole in the window, of a sane size, its end_log_pos
  * right (or 0, or an artificial event), its CRC32 good (``crc``: the framer's own function, so the
  * verdicts are the same) and within ``room`` bytes, and stops before any other event: the Python
  * loop frames that one (and raises what it raises). The grouping scan's accounting of what it took
@@ -1000,6 +1000,10 @@ fail:
 static int walk_plain(int code) {
     return code == 19 || (code >= 23 && code <= 25) || (code >= 30 && code <= 32);
 }
+
+/* Annotate_rows (MariaDB) and Rows_query (MySQL): the statement text before the rows events; the
+ * grouping scan only counts them and export keeps nothing of them */
+static int walk_note(int code) { return code == 160 || code == 29; }
 
 static uint32_t le32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
 
@@ -1022,7 +1026,8 @@ static PyObject *m_take_plain(PyObject *mod, PyObject *args) {
         int code = p[4];
         uint32_t size = le32(p + 9), log_pos = le32(p + 13), ts = le32(p);
         unsigned flags = (unsigned)p[17] | (unsigned)p[18] << 8;
-        if (!walk_plain(code) || size < (uint32_t)(19 + (crc_on ? 4 : 0)) || (Py_ssize_t)size > filled - rel ||
+        if (!(walk_plain(code) || walk_note(code)) || size < (uint32_t)(19 + (crc_on ? 4 : 0)) ||
+            (Py_ssize_t)size > filled - rel ||
             (long long)size > room)
             break;
         long long end = at + size;
@@ -1158,6 +1163,10 @@ static PyObject *m_replay_run(PyObject *mod, PyObject *args) {
         const uint8_t *b = e + hl;
         uint64_t id;
         Py_ssize_t q;
+        if (walk_note(code)) { /* not spooled by the Python path: nothing to do */
+            p += size;
+            continue;
+        }
         if (code == 19) { /* a table map met before (the decoder's register, without decoding it again) */
             PyObject *body = PyBytes_FromStringAndSize((const char *)b, blen);
             if (!body)
@@ -1322,7 +1331,7 @@ fail:
 static PyMethodDef module_methods[] = {
     {"take_plain", (PyCFunction)m_take_plain, METH_VARARGS,
      "take_plain(buf, rel, filled, at, crc_on, crc, room) -> (rel, at, events, first ts or -1, last non-zero ts or -1, "
-     "last ts, last type code, last offset): the Table_map and rows events framed from buf[rel:filled] (the stream "
+     "last ts, last type code, last offset): the Table_map, rows, Annotate_rows and Rows_query events framed from buf[rel:filled] (the stream "
      "from offset at), export's taker; stops before any other."},
     {"replay_run", (PyCFunction)m_replay_run, METH_VARARGS,
      "replay_run(data, p, header_len, checksum_len, phl_table_map, phl_rows_v1, phl_rows_v2, flavor, known, tables, "

@@ -149,7 +149,8 @@ class Spool:
 
 
 class _Run:
-    """A run of Table_map and rows events of the open transaction that the C walk
+    """A run of Table_map and rows events (and the Annotate_rows / Rows_query among them, which
+    the Python path does not spool) of the open transaction that the C walk
     (``_rowarrow.take_plain``) framed: their bytes, contiguous from offset ``at``, the format in
     force and whether they carry a (checked) CRC32."""
 
@@ -159,11 +160,12 @@ class _Run:
         self.at, self.data, self.fmt, self.crc_on, self.size = at, data, fmt, crc_on, len(data)
 
     def events(self, name: str) -> Iterator[RawEvent]:
-        """The run as ``RawEvent`` values, as the framing loop would have made them."""
+        """The run's kept events as ``RawEvent`` values, as the framing loop would have made them."""
         data, p, ok = self.data, 0, True if self.crc_on else None
         while p < len(data):
             ts, code, sid, size, log_pos, flags = _HEADER(data, p)
-            yield RawEvent(self.at + p, ts, code, sid, size, log_pos, flags, data[p:p + size], self.fmt, ok, name)
+            if code in KEPT:  # (not Annotate_rows, Rows_query: the grouping scan's alone)
+                yield RawEvent(self.at + p, ts, code, sid, size, log_pos, flags, data[p:p + size], self.fmt, ok, name)
             p += size
 
 
@@ -209,6 +211,7 @@ class _Walk:
         self.sink: Any = sink if take is not None and getattr(C_ROWARROW, "replay_run", None) is not None else None
         self.targets: dict = {}
         self.c_day: int | None = None
+        self.c_fmt: tuple = (object(),)  # (format, replay_run's arguments of it)
         self.g = Grouper(keep_gtids=False)
         self.dec = _Decoder(strict=True, rows=True)
         self.spool = Spool()
@@ -291,17 +294,18 @@ class _Walk:
             targets.clear()
             self.c_day = day
         fmt = run.fmt
-        hl = max(LEN_HEADER, fmt.header_length) if fmt else LEN_HEADER
-        lc = fmt.len_checksum if fmt else 0
-        phl = [(-1 if v is None else v) for v in ((fmt.post_header_length(c) if fmt else None)
-                                                   for c in (_TABLE_MAP, _WRITE_V1, _WRITE_V2))]
-        flavor = fmt.flavor if fmt else None
+        if self.c_fmt[0] is not fmt:
+            phl = [(-1 if v is None else v) for v in ((fmt.post_header_length(c) if fmt else None)
+                                                       for c in (_TABLE_MAP, _WRITE_V1, _WRITE_V2))]
+            self.c_fmt = (fmt, max(LEN_HEADER, fmt.header_length) if fmt else LEN_HEADER,
+                          fmt.len_checksum if fmt else 0, *phl, fmt.flavor if fmt else None)
+        _, hl, lc, phl_tm, phl_v1, phl_v2, flavor = self.c_fmt
         name = self.path
         consts = ("insert", "update", "delete", t.gtid, t.server_id, t.last_timestamp, name.rsplit("/", 1)[-1])
         data, p, replay = run.data, 0, C_ROWARROW.replay_run
         ok = True if run.crc_on else None
         while p < len(data):
-            p, row_index, why, target = replay(data, p, hl, lc, phl[0], phl[1], phl[2], flavor, self.dec.known,
+            p, row_index, why, target = replay(data, p, hl, lc, phl_tm, phl_v1, phl_v2, flavor, self.dec.known,
                                                self.dec.tables, targets, consts, run.at, row_index, sink.c_state())
             sink.c_apply(targets)
             if why == 2:
