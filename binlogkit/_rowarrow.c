@@ -795,6 +795,53 @@ static PyObject *builder_add(Builder *self, PyObject *args) {
     return PyLong_FromLong(added);
 }
 
+/* ---- Buffer: bytes a Builder handed out (``finish``), its memory now the buffer's: pyarrow wraps it
+ * (pa.py_buffer) without copying, and frees it with the last reference ---- */
+typedef struct {
+    PyObject_HEAD
+    uint8_t *p;
+    Py_ssize_t len;
+} Owned;
+
+static void owned_dealloc(Owned *self) {
+    PyMem_Free(self->p);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int owned_getbuffer(Owned *self, Py_buffer *view, int flags) {
+    return PyBuffer_FillInfo(view, (PyObject *)self, self->p ? (void *)self->p : (void *)"", self->len, 1, flags);
+}
+
+static Py_ssize_t owned_length(Owned *self) { return self->len; }
+
+static PyBufferProcs owned_as_buffer = {(getbufferproc)owned_getbuffer, NULL};
+static PySequenceMethods owned_as_sequence = {.sq_length = (lenfunc)owned_length};
+
+static PyTypeObject OwnedType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "binlogkit._rowarrow.Buffer",
+    .tp_basicsize = sizeof(Owned),
+    .tp_dealloc = (destructor)owned_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "bytes a Builder handed out (finish): a read-only buffer, its memory freed with it",
+    .tp_as_buffer = &owned_as_buffer,
+    .tp_as_sequence = &owned_as_sequence,
+};
+
+/* b's bytes as a Buffer; b starts again empty with a fresh allocation of the same capacity (the
+ * next row group is about as big: no regrowth, and no copy of what is handed out) */
+static PyObject *hand_over(Buf *b) {
+    Owned *o = PyObject_New(Owned, &OwnedType);
+    if (!o)
+        return NULL;
+    o->p = b->p;
+    o->len = (Py_ssize_t)b->len;
+    size_t cap = b->cap;
+    b->p = NULL;
+    b->len = b->cap = 0;
+    grow(b, cap); /* a failure shows at the next append */
+    return (PyObject *)o;
+}
+
 static PyObject *builder_finish(Builder *self, PyObject *unused) {
     int n = self->n;
     PyObject *cols = PyList_New(2 * n);
@@ -806,11 +853,14 @@ static PyObject *builder_finish(Builder *self, PyObject *unused) {
             Py_DECREF(cols);
             return PyErr_NoMemory();
         }
-        PyObject *t = Py_BuildValue("(y#Ly#y#)", a->nulls ? (const char *)a->valid.p : NULL,
-                                    (Py_ssize_t)(a->nulls ? a->valid.len : 0), (long long)a->nulls,
-                                    a->width ? NULL : (const char *)a->offsets.p,
-                                    (Py_ssize_t)(a->width ? 0 : a->offsets.len), (const char *)a->data.p,
-                                    (Py_ssize_t)a->data.len);
+        PyObject *valid = a->nulls ? hand_over(&a->valid) : Py_NewRef(Py_None);
+        PyObject *offsets = a->width ? Py_NewRef(Py_None) : hand_over(&a->offsets);
+        PyObject *data = a->data.p ? hand_over(&a->data) : Py_NewRef(Py_None);
+        PyObject *t = valid && offsets && data ? Py_BuildValue("(OLOO)", valid, (long long)a->nulls, offsets, data)
+                                               : NULL;
+        Py_XDECREF(valid);
+        Py_XDECREF(offsets);
+        Py_XDECREF(data);
         if (!t) {
             Py_DECREF(cols);
             return NULL;
@@ -838,8 +888,9 @@ static PyMethodDef builder_methods[] = {
      "add(plan, images, kind, before_bitmap, after_bitmap, keep=True) -> rows appended, or -1 (nothing "
      "appended: the event is the Python path's). kind: 0 write, 1 update, 2 delete; keep=False: count only."},
     {"finish", (PyCFunction)builder_finish, METH_NOARGS,
-     "finish() -> (rows, [(validity or None, null count, offsets or None, data), ...]): the before columns, "
-     "then the after columns; the builder starts empty again."},
+     "finish() -> (rows, [(validity or None, null count, offsets or None, data or None), ...]): the before "
+     "columns, then the after columns, as read-only buffers (Buffer: handed over, not copied); the builder starts "
+     "empty again."},
     {NULL}};
 
 static PyGetSetDef builder_getset[] = {
@@ -1021,6 +1072,7 @@ static PyObject *m_take_plain(PyObject *mod, PyObject *args) {
     const uint8_t *buf = w.buf;
     if (rel < 0 || filled > w.len || rel > filled)
         filled = rel = 0;
+    Py_ssize_t rel0 = rel;
     while (filled - rel >= 19) {
         const uint8_t *p = buf + rel;
         int code = p[4];
@@ -1061,8 +1113,11 @@ static PyObject *m_take_plain(PyObject *mod, PyObject *args) {
         rel += size;
         at = end;
     }
+    PyObject *run = k ? PyBytes_FromStringAndSize((const char *)buf + rel0, rel - rel0) : Py_NewRef(Py_None);
     PyBuffer_Release(&w);
-    return Py_BuildValue("(nLlLLLiL)", rel, at, k, first_ts, last_nz, last_ts, last_code, last_at);
+    if (!run)
+        return NULL;
+    return Py_BuildValue("(nLlLLLiLN)", rel, at, k, first_ts, last_nz, last_ts, last_code, last_at, run);
 fail:
     PyBuffer_Release(&w);
     return NULL;
@@ -1331,7 +1386,7 @@ fail:
 static PyMethodDef module_methods[] = {
     {"take_plain", (PyCFunction)m_take_plain, METH_VARARGS,
      "take_plain(buf, rel, filled, at, crc_on, crc, room) -> (rel, at, events, first ts or -1, last non-zero ts or -1, "
-     "last ts, last type code, last offset): the Table_map, rows, Annotate_rows and Rows_query events framed from buf[rel:filled] (the stream "
+     "last ts, last type code, last offset, their bytes or None): the Table_map, rows, Annotate_rows and Rows_query events framed from buf[rel:filled] (the stream "
      "from offset at), export's taker; stops before any other."},
     {"replay_run", (PyCFunction)m_replay_run, METH_VARARGS,
      "replay_run(data, p, header_len, checksum_len, phl_table_map, phl_rows_v1, phl_rows_v2, flavor, known, tables, "
@@ -1348,7 +1403,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_rowarrow",
                                     module_methods};
 
 PyMODINIT_FUNC PyInit__rowarrow(void) {
-    if (PyType_Ready(&PlanType) < 0 || PyType_Ready(&BuilderType) < 0)
+    if (PyType_Ready(&PlanType) < 0 || PyType_Ready(&BuilderType) < 0 || PyType_Ready(&OwnedType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m)

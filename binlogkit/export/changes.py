@@ -494,8 +494,8 @@ class _Walk:
                 return rel, at
             if pending:  # the frame before is placed (in the open transaction): spooled first
                 flush()
-            new_rel, end, _, first_ts, last_nz, last_ts, last_code, last_at = got
-            spool.add_run(_Run(at, bytes(buf[rel:new_rel]), fmt_box[0], crc_on))
+            new_rel, end, _, first_ts, last_nz, last_ts, last_code, last_at, data = got
+            spool.add_run(_Run(at, data, fmt_box[0], crc_on))
             info.events += k
             info.end_offset = end
             if crc_on:
