@@ -36,6 +36,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_constants.h"
+
 enum { K_INT = 1, K_F32, K_F64, K_DEC, K_YEAR, K_DATE, K_DT2, K_TS2, K_TIME2, K_DT, K_TS, K_TIME, K_UTF8, K_ASCII,
        K_BIN, K_ENUM, K_SET, K_BIT, K_GEOM, K_LATIN1, K_LAST };
 
@@ -1049,12 +1051,13 @@ fail:
  * comes back in numbers (changes.py applies them as feed_frames would have). Separate from the
  * value decoders above. */
 static int walk_plain(int code) {
-    return code == 19 || (code >= 23 && code <= 25) || (code >= 30 && code <= 32);
+    return code == TABLE_MAP_EVENT || (code >= WRITE_ROWS_EVENT_V1 && code <= DELETE_ROWS_EVENT_V1) ||
+           (code >= WRITE_ROWS_EVENT && code <= DELETE_ROWS_EVENT);
 }
 
 /* Annotate_rows (MariaDB) and Rows_query (MySQL): the statement text before the rows events; the
  * grouping scan only counts them and export keeps nothing of them */
-static int walk_note(int code) { return code == 160 || code == 29; }
+static int walk_note(int code) { return code == ANNOTATE_ROWS_EVENT || code == ROWS_QUERY_LOG_EVENT; }
 
 static uint32_t le32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
 
@@ -1073,20 +1076,20 @@ static PyObject *m_take_plain(PyObject *mod, PyObject *args) {
     if (rel < 0 || filled > w.len || rel > filled)
         filled = rel = 0;
     Py_ssize_t rel0 = rel;
-    while (filled - rel >= 19) {
+    while (filled - rel >= LEN_COMMON_HEADER) {
         const uint8_t *p = buf + rel;
         int code = p[4];
         uint32_t size = le32(p + 9), log_pos = le32(p + 13), ts = le32(p);
         unsigned flags = (unsigned)p[17] | (unsigned)p[18] << 8;
-        if (!(walk_plain(code) || walk_note(code)) || size < (uint32_t)(19 + (crc_on ? 4 : 0)) ||
+        if (!(walk_plain(code) || walk_note(code)) || size < (uint32_t)(LEN_COMMON_HEADER + (crc_on ? LEN_CHECKSUM : 0)) ||
             (Py_ssize_t)size > filled - rel ||
             (long long)size > room)
             break;
         long long end = at + size;
-        if (log_pos && !(flags & 0x20) && log_pos != (uint32_t)(end & 0xFFFFFFFF))
+        if (log_pos && !(flags & LOG_EVENT_ARTIFICIAL_F) && log_pos != (uint32_t)(end & 0xFFFFFFFF))
             break;
         if (crc_on) {
-            PyObject *mv = PyMemoryView_FromMemory((char *)p, (Py_ssize_t)size - 4, PyBUF_READ);
+            PyObject *mv = PyMemoryView_FromMemory((char *)p, (Py_ssize_t)size - LEN_CHECKSUM, PyBUF_READ);
             if (!mv)
                 goto fail;
             PyObject *r = PyObject_CallOneArg(crc, mv);
@@ -1097,7 +1100,7 @@ static PyObject *m_take_plain(PyObject *mod, PyObject *args) {
             Py_DECREF(r);
             if (c == (unsigned long)-1 && PyErr_Occurred())
                 goto fail;
-            if ((uint32_t)c != le32(p + size - 4))
+            if ((uint32_t)c != le32(p + size - LEN_CHECKSUM))
                 break;
         }
         k++;
@@ -1203,7 +1206,7 @@ static PyObject *m_replay_run(PyObject *mod, PyObject *args) {
     if (p < 0)
         p = len;
     while (p < len) {
-        if (len - p < 19) {
+        if (len - p < LEN_COMMON_HEADER) {
             why = 1;
             break;
         }
@@ -1211,7 +1214,7 @@ static PyObject *m_replay_run(PyObject *mod, PyObject *args) {
         int code = e[4];
         uint32_t size = le32(e + 9);
         Py_ssize_t blen = (Py_ssize_t)size - hl - crc_len;
-        if ((Py_ssize_t)size > len - p || hl < 19 || crc_len < 0 || blen < 0) {
+        if ((Py_ssize_t)size > len - p || hl < LEN_COMMON_HEADER || crc_len < 0 || blen < 0) {
             why = 1;
             break;
         }
@@ -1222,7 +1225,7 @@ static PyObject *m_replay_run(PyObject *mod, PyObject *args) {
             p += size;
             continue;
         }
-        if (code == 19) { /* a table map met before (the decoder's register, without decoding it again) */
+        if (code == TABLE_MAP_EVENT) { /* a table map met before (the decoder's register, without decoding it again) */
             PyObject *body = PyBytes_FromStringAndSize((const char *)b, blen);
             if (!body)
                 goto fail;
@@ -1257,7 +1260,7 @@ static PyObject *m_replay_run(PyObject *mod, PyObject *args) {
             break;
         }
         /* codecs.fast.rows' reading, each of its irregular cases left to Python */
-        int v2 = code >= 30;
+        int v2 = code >= WRITE_ROWS_EVENT;
         if (walk_table_id(b, blen, v2 ? phl_v2 : phl_v1, &id, &q) || blen < q + 2) {
             why = 1;
             break;
@@ -1296,7 +1299,9 @@ static PyObject *m_replay_run(PyObject *mod, PyObject *args) {
             break;
         }
         Py_ssize_t nb = (Py_ssize_t)((width + 7) / 8);
-        int kind = (code == 23 || code == 30) ? 0 : (code == 25 || code == 32) ? 2 : 1;
+        int kind = (code == WRITE_ROWS_EVENT_V1 || code == WRITE_ROWS_EVENT)    ? 0
+                   : (code == DELETE_ROWS_EVENT_V1 || code == DELETE_ROWS_EVENT) ? 2
+                                                                                 : 1;
         const uint8_t *bmb = b + q, *bma = NULL;
         Py_ssize_t bblen = nb < blen - q ? nb : blen - q, balen = 0;
         q += nb;
