@@ -12,6 +12,15 @@ next file starts afresh.
 
 Yields ``Rows`` (one rows event's decoded rows with their transaction) and ``Statement``
 (statement-format DML, DDL) values; the ``Report`` collects what was not exported.
+
+The C walk (with ``binlogkit._rowarrow``): inside an open transaction of a binlog, the framing
+loop's taker (``_rowarrow.take_plain``) frames the Table_map, rows, Annotate_rows and
+Rows_query events in C and spools them as one ``_Run`` (the grouping scan's accounting of them
+done in one step, ``_Walk._taker``); when the transaction commits, ``_rowarrow.replay_run``
+appends the run's rows events straight to the export writer's builders (``sink``: the
+``DatasetWriter``), and hands every event it does not settle exactly as the Python path would
+to that path (``_Walk._event``). The Python path stays the reference: the files written are the
+same (tests/test_rowarrow.py).
 """
 
 from __future__ import annotations
