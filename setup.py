@@ -20,7 +20,8 @@ setup(ext_modules=[Extension("binlogkit._rowtext", ["binlogkit/_rowtext.c"], dep
                              extra_compile_args=["-O2"]),
                    Extension("binlogkit._pullscan", ["binlogkit/_pullscan.c"], depends=DEPENDS,
                              optional=True, extra_compile_args=["-O2"]),
-                   Extension("binlogkit._rowarrow", ["binlogkit/_rowarrow.c"], optional=True,
+                   Extension("binlogkit._rowarrow", ["binlogkit/_rowarrow.c"], depends=["binlogkit/_constants.h"],
+                             optional=True,
                              extra_compile_args=["-O2"]),
                    Extension("binlogkit._eventcols", ["binlogkit/_eventcols.c"], depends=["binlogkit/_constants.h"],
                              optional=True, extra_compile_args=["-O2"])])

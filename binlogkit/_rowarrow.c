@@ -43,6 +43,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "_constants.h"
+
 enum { K_INT = 1, K_F32, K_F64, K_DEC, K_YEAR, K_DATE, K_DT2, K_TS2, K_TIME2, K_DT, K_TS, K_TIME, K_UTF8, K_ASCII,
        K_BIN, K_ENUM, K_SET, K_BIT, K_GEOM, K_LATIN1, K_SETL, K_JSON, K_VEC, K_SKIP, K_ENUML, K_LAST };
 
@@ -1280,28 +1282,25 @@ static int image(Builder *self, const Plan *plan, const uint8_t *b, size_t len, 
     return 0;
 }
 
-static PyObject *builder_add(Builder *self, PyObject *args) {
-    Plan *plan;
-    Py_buffer img, bb, ba;
-    int kind, keep = 1;
-    if (!PyArg_ParseTuple(args, "O!y*iy*y*|p", &PlanType, &plan, &img, &kind, &bb, &ba, &keep))
-        return NULL;
-    long added = -1;
+/* one rows event's images appended (kind 0 write, 1 update, 2 delete): the rows, or -1 with the
+ * builder rolled back to where it was (keep == 0: counted, then rolled back) */
+static long builder_append(Builder *self, const Plan *plan, const uint8_t *b, size_t len, int kind,
+                           const uint8_t *bmb, size_t bblen, const uint8_t *bma, size_t balen, int keep) {
     int n = self->n;
     size_t need = (size_t)(n + 7) / 8;
-    if (plan->n != n || (size_t)bb.len < need || (kind == 1 && (size_t)ba.len < need))
-        goto out;
+    if (plan->n != n || bblen < need || (kind == 1 && balen < need))
+        return -1;
     for (int i = 0; i < n; i++)
         if (plan->cols[i].width != self->arrs[i].width)
-            goto out;
+            return -1;
     for (int i = 0; i < 2 * n; i++) {
         self->marks[i].n = self->arrs[i].n;
         self->marks[i].nulls = self->arrs[i].nulls;
         self->marks[i].data_len = self->arrs[i].data.len;
     }
-    const uint8_t *b = img.buf;
-    size_t len = (size_t)img.len, p = 0;
-    const uint8_t *bmb = bb.buf, *bma = kind == 1 ? (const uint8_t *)ba.buf : bmb;
+    size_t p = 0;
+    if (kind != 1)
+        bma = bmb;
     Arr *before = self->arrs, *after = self->arrs + n;
     long rows = 0;
     while (p < len) {
@@ -1322,19 +1321,78 @@ static PyObject *builder_add(Builder *self, PyObject *args) {
                     goto undo;
         rows++;
     }
-    added = rows;
-    if (!keep)
-        goto undo; /* a probe: the rows counted, nothing kept */
+    if (!keep) {
+        for (int i = 0; i < 2 * n; i++) /* a probe: the rows counted, nothing kept */
+            arr_rollback(&self->arrs[i], &self->marks[i]);
+        return rows;
+    }
     self->rows += rows;
-    goto out;
+    return rows;
 undo:
     for (int i = 0; i < 2 * n; i++)
         arr_rollback(&self->arrs[i], &self->marks[i]);
-out:
+    return -1;
+}
+
+static PyObject *builder_add(Builder *self, PyObject *args) {
+    Plan *plan;
+    Py_buffer img, bb, ba;
+    int kind, keep = 1;
+    if (!PyArg_ParseTuple(args, "O!y*iy*y*|p", &PlanType, &plan, &img, &kind, &bb, &ba, &keep))
+        return NULL;
+    long added = builder_append(self, plan, img.buf, (size_t)img.len, kind, bb.buf, (size_t)bb.len, ba.buf,
+                                (size_t)ba.len, keep);
     PyBuffer_Release(&img);
     PyBuffer_Release(&bb);
     PyBuffer_Release(&ba);
     return PyLong_FromLong(added);
+}
+
+/* ---- Buffer: bytes a Builder handed out (``finish``), its memory now the buffer's: pyarrow wraps it
+ * (pa.py_buffer) without copying, and frees it with the last reference ---- */
+typedef struct {
+    PyObject_HEAD
+    uint8_t *p;
+    Py_ssize_t len;
+} Owned;
+
+static void owned_dealloc(Owned *self) {
+    PyMem_Free(self->p);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int owned_getbuffer(Owned *self, Py_buffer *view, int flags) {
+    return PyBuffer_FillInfo(view, (PyObject *)self, self->p ? (void *)self->p : (void *)"", self->len, 1, flags);
+}
+
+static Py_ssize_t owned_length(Owned *self) { return self->len; }
+
+static PyBufferProcs owned_as_buffer = {(getbufferproc)owned_getbuffer, NULL};
+static PySequenceMethods owned_as_sequence = {.sq_length = (lenfunc)owned_length};
+
+static PyTypeObject OwnedType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "binlogkit._rowarrow.Buffer",
+    .tp_basicsize = sizeof(Owned),
+    .tp_dealloc = (destructor)owned_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "bytes a Builder handed out (finish): a read-only buffer, its memory freed with it",
+    .tp_as_buffer = &owned_as_buffer,
+    .tp_as_sequence = &owned_as_sequence,
+};
+
+/* b's bytes as a Buffer; b starts again empty with a fresh allocation of the same capacity (the
+ * next row group is about as big: no regrowth, and no copy of what is handed out) */
+static PyObject *hand_over(Buf *b) {
+    Owned *o = PyObject_New(Owned, &OwnedType);
+    if (!o)
+        return NULL;
+    o->p = b->p;
+    o->len = (Py_ssize_t)b->len;
+    size_t cap = b->cap;
+    b->p = NULL;
+    b->len = b->cap = 0;
+    grow(b, cap); /* a failure shows at the next append */
+    return (PyObject *)o;
 }
 
 static PyObject *builder_finish(Builder *self, PyObject *unused) {
@@ -1348,11 +1406,14 @@ static PyObject *builder_finish(Builder *self, PyObject *unused) {
             Py_DECREF(cols);
             return PyErr_NoMemory();
         }
-        PyObject *t = Py_BuildValue("(y#Ly#y#)", a->nulls ? (const char *)a->valid.p : NULL,
-                                    (Py_ssize_t)(a->nulls ? a->valid.len : 0), (long long)a->nulls,
-                                    a->width ? NULL : (const char *)a->offsets.p,
-                                    (Py_ssize_t)(a->width ? 0 : a->offsets.len), (const char *)a->data.p,
-                                    (Py_ssize_t)a->data.len);
+        PyObject *valid = a->nulls ? hand_over(&a->valid) : Py_NewRef(Py_None);
+        PyObject *offsets = a->width ? Py_NewRef(Py_None) : hand_over(&a->offsets);
+        PyObject *data = a->data.p ? hand_over(&a->data) : Py_NewRef(Py_None);
+        PyObject *t = valid && offsets && data ? Py_BuildValue("(OLOO)", valid, (long long)a->nulls, offsets, data)
+                                               : NULL;
+        Py_XDECREF(valid);
+        Py_XDECREF(offsets);
+        Py_XDECREF(data);
         if (!t) {
             Py_DECREF(cols);
             return NULL;
@@ -1380,8 +1441,9 @@ static PyMethodDef builder_methods[] = {
      "add(plan, images, kind, before_bitmap, after_bitmap, keep=True) -> rows appended, or -1 (nothing "
      "appended: the event is the Python path's). kind: 0 write, 1 update, 2 delete; keep=False: count only."},
     {"finish", (PyCFunction)builder_finish, METH_NOARGS,
-     "finish() -> (rows, [(validity or None, null count, offsets or None, data), ...]): the before columns, "
-     "then the after columns; the builder starts empty again."},
+     "finish() -> (rows, [(validity or None, null count, offsets or None, data or None), ...]): the before "
+     "columns, then the after columns, as read-only buffers (Buffer: handed over, not copied); the builder starts "
+     "empty again."},
     {NULL}};
 
 static PyGetSetDef builder_getset[] = {
@@ -1530,7 +1592,362 @@ fail:
     return NULL;
 }
 
+/* ---- the export walk: the plain events of an open transaction framed in C -------------------------
+ * export/changes.py's taker of the one framing loop (reading.framing.walk_events(taker=...)): handed
+ * the window buf[rel:filled], which holds the stream from offset ``at``, it takes the whole Table_map,
+ * v1 / v2 rows, Annotate_rows and Rows_query events that follow, each whole in the window, of a sane size, its end_log_pos
+ * right (or 0, or an artificial event), its CRC32 good (``crc``: the framer's own function, so the
+ * verdicts are the same) and within ``room`` bytes, and stops before any other event: the Python
+ * loop frames that one (and raises what it raises). The grouping scan's accounting of what it took
+ * comes back in numbers (changes.py applies them as feed_frames would have). Separate from the
+ * value decoders above. */
+static int walk_plain(int code) {
+    return code == TABLE_MAP_EVENT || (code >= WRITE_ROWS_EVENT_V1 && code <= DELETE_ROWS_EVENT_V1) ||
+           (code >= WRITE_ROWS_EVENT && code <= DELETE_ROWS_EVENT);
+}
+
+/* Annotate_rows (MariaDB) and Rows_query (MySQL): the statement text before the rows events; the
+ * grouping scan only counts them and export keeps nothing of them */
+static int walk_note(int code) { return code == ANNOTATE_ROWS_EVENT || code == ROWS_QUERY_LOG_EVENT; }
+
+static uint32_t le32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+
+static PyObject *m_take_plain(PyObject *mod, PyObject *args) {
+    Py_buffer w;
+    Py_ssize_t rel, filled;
+    long long at, room;
+    int crc_on;
+    PyObject *crc;
+    if (!PyArg_ParseTuple(args, "y*nnLpOL", &w, &rel, &filled, &at, &crc_on, &crc, &room))
+        return NULL;
+    long k = 0;
+    long long first_ts = -1, last_nz = -1, last_ts = 0, last_at = -1;
+    int last_code = -1;
+    const uint8_t *buf = w.buf;
+    if (rel < 0 || filled > w.len || rel > filled)
+        filled = rel = 0;
+    Py_ssize_t rel0 = rel;
+    while (filled - rel >= LEN_COMMON_HEADER) {
+        const uint8_t *p = buf + rel;
+        int code = p[4];
+        uint32_t size = le32(p + 9), log_pos = le32(p + 13), ts = le32(p);
+        unsigned flags = (unsigned)p[17] | (unsigned)p[18] << 8;
+        if (!(walk_plain(code) || walk_note(code)) || size < (uint32_t)(LEN_COMMON_HEADER + (crc_on ? LEN_CHECKSUM : 0)) ||
+            (Py_ssize_t)size > filled - rel ||
+            (long long)size > room)
+            break;
+        long long end = at + size;
+        if (log_pos && !(flags & LOG_EVENT_ARTIFICIAL_F) && log_pos != (uint32_t)(end & 0xFFFFFFFF))
+            break;
+        if (crc_on) {
+            PyObject *mv = PyMemoryView_FromMemory((char *)p, (Py_ssize_t)size - LEN_CHECKSUM, PyBUF_READ);
+            if (!mv)
+                goto fail;
+            PyObject *r = PyObject_CallOneArg(crc, mv);
+            Py_DECREF(mv);
+            if (!r)
+                goto fail;
+            unsigned long c = PyLong_AsUnsignedLongMask(r);
+            Py_DECREF(r);
+            if (c == (unsigned long)-1 && PyErr_Occurred())
+                goto fail;
+            if ((uint32_t)c != le32(p + size - LEN_CHECKSUM))
+                break;
+        }
+        k++;
+        room -= size;
+        if (ts) {
+            if (first_ts < 0)
+                first_ts = ts;
+            last_nz = ts;
+        }
+        last_ts = ts;
+        last_code = code;
+        last_at = at;
+        rel += size;
+        at = end;
+    }
+    PyObject *run = k ? PyBytes_FromStringAndSize((const char *)buf + rel0, rel - rel0) : Py_NewRef(Py_None);
+    PyBuffer_Release(&w);
+    if (!run)
+        return NULL;
+    return Py_BuildValue("(nLlLLLiLN)", rel, at, k, first_ts, last_nz, last_ts, last_code, last_at, run);
+fail:
+    PyBuffer_Release(&w);
+    return NULL;
+}
+
+/* the table id a table map's / rows event's body starts with (phl: the post-header length, -1 unknown) */
+static int walk_table_id(const uint8_t *b, Py_ssize_t n, int phl, uint64_t *id, Py_ssize_t *p) {
+    if (phl == 6) {
+        if (n < 4)
+            return -1;
+        *id = le32(b);
+        *p = 4;
+        return 0;
+    }
+    if (n < 6)
+        return -1;
+    *id = (uint64_t)le32(b) | (uint64_t)b[4] << 32 | (uint64_t)b[5] << 40;
+    *p = 6;
+    return 0;
+}
+
+/* a target's counters (slots of the Python list the walk and changes.py share) */
+enum { T_BUILDER, T_PLAN, T_NCOLS, T_RUNS, T_ROWS, T_BYTES, T_INS, T_UPD, T_DEL, T_BASE_ROWS, T_BASE_BYTES, T_SLOTS };
+
+static int slot_add(PyObject *t, int i, long long v) {
+    PyObject *old = PyList_GET_ITEM(t, i);
+    long long o = old == Py_None ? 0 : PyLong_AsLongLong(old);
+    if (o == -1 && PyErr_Occurred())
+        return -1;
+    PyObject *nv = PyLong_FromLongLong(o + v);
+    if (!nv)
+        return -1;
+    PyList_SET_ITEM(t, i, nv);
+    Py_DECREF(old);
+    return 0;
+}
+
+static long long slot(PyObject *t, int i) {
+    PyObject *o = PyList_GET_ITEM(t, i);
+    return o == Py_None ? 0 : PyLong_AsLongLong(o);
+}
+
+/* replay_run: the committed events of a _Run (changes.py) from byte p on, as _Walk._replay and the
+ * dataset writer would take them, for as long as each is one C settles the same way: a Table_map the
+ * decoder has met (``known``: its Table registered under the event's table id in ``tables``), a rows
+ * event whose table has a target (``targets``: id(Table) -> the list above: the part's builder and plan,
+ * made by DatasetWriter.c_target once the Python path has put an event of that table, in this
+ * transaction's partition, into that builder) and whose images the builder takes whole. Per event
+ * appended: its run (n, op, gtid, server id, commit time, file, offset, row index) onto the target's
+ * runs, its rows and bytes onto the target's counters. Returns (p, row_index, why, target): why 0 the
+ * run is done; 1 stopped before the event at p (the Python path's: anything else, nothing of it
+ * done); 2 stopped after an event that brought its part or the writer to a flush threshold. */
+static PyObject *m_replay_run(PyObject *mod, PyObject *args) {
+    Py_buffer d;
+    Py_ssize_t p;
+    int hl, crc_len, phl_tm, phl_v1, phl_v2;
+    PyObject *flavor, *known, *tables, *targets, *consts, *state;
+    long long at0, row_index;
+    if (!PyArg_ParseTuple(args, "y*niiiiiOO!O!O!O!LLO!", &d, &p, &hl, &crc_len, &phl_tm, &phl_v1, &phl_v2, &flavor,
+                          &PyDict_Type, &known, &PyDict_Type, &tables, &PyDict_Type, &targets, &PyTuple_Type, &consts,
+                          &at0, &row_index, &PyList_Type, &state))
+        return NULL;
+    /* consts: (insert, update, delete, gtid, server id, commit time, file); state: [writer rows, writer
+     * bytes, row group rows, row group bytes, writer rows limit, writer bytes limit] */
+    if (PyTuple_GET_SIZE(consts) != 7 || PyList_GET_SIZE(state) != 6) {
+        PyBuffer_Release(&d);
+        PyErr_SetString(PyExc_ValueError, "replay_run: consts of 7, state of 6");
+        return NULL;
+    }
+    long long lim[6];
+    for (int i = 0; i < 6; i++) {
+        lim[i] = PyLong_AsLongLong(PyList_GET_ITEM(state, i));
+        if (lim[i] == -1 && PyErr_Occurred()) {
+            PyBuffer_Release(&d);
+            return NULL;
+        }
+    }
+    const uint8_t *data = d.buf;
+    Py_ssize_t len = d.len;
+    int why = 0;
+    PyObject *last = Py_None;
+    long long g_rows = 0, g_bytes = 0;
+    if (p < 0)
+        p = len;
+    while (p < len) {
+        if (len - p < LEN_COMMON_HEADER) {
+            why = 1;
+            break;
+        }
+        const uint8_t *e = data + p;
+        int code = e[4];
+        uint32_t size = le32(e + 9);
+        Py_ssize_t blen = (Py_ssize_t)size - hl - crc_len;
+        if ((Py_ssize_t)size > len - p || hl < LEN_COMMON_HEADER || crc_len < 0 || blen < 0) {
+            why = 1;
+            break;
+        }
+        const uint8_t *b = e + hl;
+        uint64_t id;
+        Py_ssize_t q;
+        if (walk_note(code)) { /* not spooled by the Python path: nothing to do */
+            p += size;
+            continue;
+        }
+        if (code == TABLE_MAP_EVENT) { /* a table map met before (the decoder's register, without decoding it again) */
+            PyObject *body = PyBytes_FromStringAndSize((const char *)b, blen);
+            if (!body)
+                goto fail;
+            PyObject *key = PyTuple_Pack(2, flavor, body);
+            Py_DECREF(body);
+            if (!key)
+                goto fail;
+            PyObject *table = PyDict_GetItemWithError(known, key);
+            Py_DECREF(key);
+            if (!table) {
+                if (PyErr_Occurred())
+                    goto fail;
+                why = 1;
+                break;
+            }
+            if (walk_table_id(b, blen, phl_tm, &id, &q)) {
+                why = 1;
+                break;
+            }
+            PyObject *k = PyLong_FromUnsignedLongLong(id);
+            if (!k)
+                goto fail;
+            int r = PyDict_SetItem(tables, k, table);
+            Py_DECREF(k);
+            if (r)
+                goto fail;
+            p += size;
+            continue;
+        }
+        if (!walk_plain(code)) {
+            why = 1;
+            break;
+        }
+        /* codecs.fast.rows' reading, each of its irregular cases left to Python */
+        int v2 = code >= WRITE_ROWS_EVENT;
+        if (walk_table_id(b, blen, v2 ? phl_v2 : phl_v1, &id, &q) || blen < q + 2) {
+            why = 1;
+            break;
+        }
+        q += 2; /* flags */
+        if (v2) {
+            if (blen < q + 2) {
+                why = 1;
+                break;
+            }
+            Py_ssize_t extra = (Py_ssize_t)b[q] | (Py_ssize_t)b[q + 1] << 8;
+            q += 2 + (extra > 2 ? extra - 2 : 0);
+        }
+        if (blen < q + 1) {
+            why = 1;
+            break;
+        }
+        uint64_t width;
+        int first = b[q];
+        if (first < 251) {
+            width = (uint64_t)first;
+            q += 1;
+        } else {
+            int w = first == 252 ? 2 : first == 253 ? 3 : first == 254 ? 8 : 0;
+            if (!w || blen < q + 1 + w) {
+                why = 1;
+                break;
+            }
+            width = 0;
+            for (int i = w; i >= 1; i--)
+                width = width << 8 | b[q + i];
+            q += 1 + w;
+        }
+        if (width > (uint64_t)blen * 8 + 8) { /* the bitmaps alone would run past the body */
+            why = 1;
+            break;
+        }
+        Py_ssize_t nb = (Py_ssize_t)((width + 7) / 8);
+        int kind = (code == WRITE_ROWS_EVENT_V1 || code == WRITE_ROWS_EVENT)    ? 0
+                   : (code == DELETE_ROWS_EVENT_V1 || code == DELETE_ROWS_EVENT) ? 2
+                                                                                 : 1;
+        const uint8_t *bmb = b + q, *bma = NULL;
+        Py_ssize_t bblen = nb < blen - q ? nb : blen - q, balen = 0;
+        q += nb;
+        if (kind == 1) {
+            Py_ssize_t left = blen - q;
+            bma = b + (q < blen ? q : blen);
+            balen = left < 0 ? 0 : (nb < left ? nb : left);
+            q += nb;
+        }
+        if (q > blen) {
+            why = 1;
+            break;
+        }
+        PyObject *k = PyLong_FromUnsignedLongLong(id);
+        if (!k)
+            goto fail;
+        PyObject *src = PyDict_GetItemWithError(tables, k);
+        Py_DECREF(k);
+        PyObject *t = NULL;
+        if (src) { /* targets are keyed by the Table's id (a Table's own hash walks its columns) */
+            PyObject *tk = PyLong_FromVoidPtr(src);
+            if (!tk)
+                goto fail;
+            t = PyDict_GetItemWithError(targets, tk);
+            Py_DECREF(tk);
+        }
+        if (!t) {
+            if (PyErr_Occurred())
+                goto fail;
+            why = 1;
+            break;
+        }
+        if (!PyList_Check(t) || PyList_GET_SIZE(t) < T_SLOTS ||
+            !PyObject_TypeCheck(PyList_GET_ITEM(t, T_BUILDER), &BuilderType) ||
+            !PyObject_TypeCheck(PyList_GET_ITEM(t, T_PLAN), &PlanType) || !PyList_Check(PyList_GET_ITEM(t, T_RUNS))) {
+            PyErr_SetString(PyExc_TypeError, "replay_run: a target is [Builder, Plan, columns, runs, ...]");
+            goto fail;
+        }
+        long long ncols = slot(t, T_NCOLS);
+        if (ncols == -1 && PyErr_Occurred())
+            goto fail;
+        if ((uint64_t)ncols != width) { /* arrow_inputs: the table map's width only */
+            why = 1;
+            break;
+        }
+        Builder *bu = (Builder *)PyList_GET_ITEM(t, T_BUILDER);
+        long n = builder_append(bu, (const Plan *)PyList_GET_ITEM(t, T_PLAN), b + q, (size_t)(blen - q), kind, bmb,
+                                (size_t)bblen, kind == 1 ? bma : (const uint8_t *)"", (size_t)balen, 1);
+        if (n < 0) { /* nothing appended: the Python path decodes it (or reports it) */
+            why = 1;
+            break;
+        }
+        int op = kind == 0 ? 0 : kind == 2 ? 2 : 1;
+        if (n) {
+            PyObject *run = Py_BuildValue("(lOOOOOLL)", n, PyTuple_GET_ITEM(consts, op), PyTuple_GET_ITEM(consts, 3),
+                                          PyTuple_GET_ITEM(consts, 4), PyTuple_GET_ITEM(consts, 5),
+                                          PyTuple_GET_ITEM(consts, 6), at0 + (long long)p, row_index);
+            if (!run)
+                goto fail;
+            int r = PyList_Append(PyList_GET_ITEM(t, T_RUNS), run);
+            Py_DECREF(run);
+            if (r)
+                goto fail;
+        }
+        if (slot_add(t, T_ROWS, n) || slot_add(t, T_BYTES, size) || slot_add(t, T_INS + op, n))
+            goto fail;
+        row_index += n;
+        g_rows += n;
+        g_bytes += size;
+        p += size;
+        long long pr = slot(t, T_BASE_ROWS) + slot(t, T_ROWS), pb = slot(t, T_BASE_BYTES) + slot(t, T_BYTES);
+        if (PyErr_Occurred())
+            goto fail;
+        if (pr >= lim[2] || pb >= lim[3] || lim[0] + g_rows >= lim[4] || lim[1] + g_bytes >= lim[5]) {
+            why = 2;
+            last = t;
+            break;
+        }
+    }
+    PyBuffer_Release(&d);
+    return Py_BuildValue("(nLiO)", p, row_index, why, last);
+fail:
+    PyBuffer_Release(&d);
+    return NULL;
+}
+
 static PyMethodDef module_methods[] = {
+    {"take_plain", (PyCFunction)m_take_plain, METH_VARARGS,
+     "take_plain(buf, rel, filled, at, crc_on, crc, room) -> (rel, at, events, first ts or -1, last non-zero ts or -1, "
+     "last ts, last type code, last offset, their bytes or None): the Table_map, rows, Annotate_rows and Rows_query events framed from buf[rel:filled] (the stream "
+     "from offset at), export's taker; stops before any other."},
+    {"replay_run", (PyCFunction)m_replay_run, METH_VARARGS,
+     "replay_run(data, p, header_len, checksum_len, phl_table_map, phl_rows_v1, phl_rows_v2, flavor, known, tables, "
+     "targets, consts, at, row_index, state) -> (p, row_index, why, target): a _Run's committed events into their "
+     "targets' builders (export/changes.py's _Walk._replay_run)."},
     {"repeat", (PyCFunction)m_repeat, METH_VARARGS,
      "repeat(counts, values, kind) -> (validity or None, null count, offsets or None, data): each value repeated its "
      "count (counts: int64 little-endian) as an Arrow column; kind 'I' uint32, 'q' int64, 'r' int64 counting up from "
@@ -1547,7 +1964,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_rowarrow",
                                     module_methods};
 
 PyMODINIT_FUNC PyInit__rowarrow(void) {
-    if (PyType_Ready(&PlanType) < 0 || PyType_Ready(&BuilderType) < 0)
+    if (PyType_Ready(&PlanType) < 0 || PyType_Ready(&BuilderType) < 0 || PyType_Ready(&OwnedType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m)

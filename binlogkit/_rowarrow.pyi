@@ -33,6 +33,12 @@ class Plan:
         """Output bytes per value of each column (0: offsets + data)."""
         ...
 
+class Buffer:
+    """Bytes a Builder handed out (``finish``): a read-only buffer (pa.py_buffer wraps it)."""
+
+    def __len__(self) -> int: ...
+    def __buffer__(self, flags: int, /) -> memoryview: ...
+
 class Builder:
     """The Arrow buffers of the before and after columns of one table layout."""
 
@@ -46,13 +52,30 @@ class Builder:
         """Rows appended, or -1 (nothing appended: the event is the Python path's); kind 0 write,
         1 update, 2 delete; keep=False only counts."""
         ...
-    def finish(self) -> tuple[int, list[tuple[bytes | None, int, bytes | None, bytes | None]]]:
-        """(rows, [(validity or None, null count, offsets or None, data), ...]): before columns,
-        then after columns; the builder starts empty again."""
+    def finish(self) -> tuple[int, list[tuple[Buffer | None, int, Buffer | None, Buffer | None]]]:
+        """(rows, [(validity or None, null count, offsets or None, data or None), ...]): before
+        columns, then after columns, as read-only ``Buffer`` values (handed over, not copied);
+        the builder starts empty again."""
         ...
 
 def repeat(counts: bytes, values: list, kind: str, /) -> tuple[bytes | None, int, bytes | None, bytes]:
     """Each value repeated its count (int64 little-endian counts) as an Arrow column's buffers:
     (validity or None, null count, offsets or None, data); kind "I" uint32, "q" int64, "r" int64
     counting up from the value, "s" text (str as UTF-8, or bytes); None values are nulls."""
+    ...
+
+def take_plain(buf: bytearray, rel: int, filled: int, at: int, crc_on: bool, crc: object, room: int,
+               /) -> tuple[int, int, int, int, int, int, int, int, bytes | None]:
+    """The framing loop's taker for export (``export/changes.py``): the Table_map and v1 / v2 rows
+    events framed from ``buf[rel:filled]`` (the stream from offset ``at``; CRC32 by ``crc``,
+    at most ``room`` bytes), stopping before any other: (rel, at, events, first ts or -1, last
+    non-zero ts or -1, last ts, last type code, last offset, their bytes or None)."""
+    ...
+
+def replay_run(data: bytes, p: int, header_len: int, checksum_len: int, phl_table_map: int, phl_rows_v1: int,
+               phl_rows_v2: int, flavor: object, known: dict, tables: dict, targets: dict, consts: tuple,
+               at: int, row_index: int, state: list, /) -> tuple[int, int, int, list | None]:
+    """A run's committed events from byte ``p`` into their targets' builders (``export/changes.py``'s
+    ``_Walk._replay_run``): (p, row_index, why, target); why 0 done, 1 stopped before the event at
+    p (the Python path's), 2 stopped after an event that reached a flush limit."""
     ...

@@ -38,7 +38,7 @@ def export(paths: Iterable[Input | str], output: str, *, filters: Filters | None
         out.begin(fs, root)
         w = DatasetWriter(fs, root, row_group_rows=row_group_rows, part_rows=part_rows)
         try:
-            for item in committed_changes(found, filters, report, take=w.take):
+            for item in committed_changes(found, filters, report, take=w.take, sink=w):
                 w.add(item)
             w.close()
         except BaseException:

@@ -12,6 +12,15 @@ next file starts afresh.
 
 Yields ``Rows`` (one rows event's decoded rows with their transaction) and ``Statement``
 (statement-format DML, DDL) values; the ``Report`` collects what was not exported.
+
+The C walk (with ``binlogkit._rowarrow``): inside an open transaction of a binlog, the framing
+loop's taker (``_rowarrow.take_plain``) frames the Table_map, rows, Annotate_rows and
+Rows_query events in C and spools them as one ``_Run`` (the grouping scan's accounting of them
+done in one step, ``_Walk._taker``); when the transaction commits, ``_rowarrow.replay_run``
+appends the run's rows events straight to the export writer's builders (``sink``: the
+``DatasetWriter``), and hands every event it does not settle exactly as the Python path would
+to that path (``_Walk._event``). The Python path stays the reference: the files written are the
+same (tests/test_rowarrow.py).
 """
 
 from __future__ import annotations
@@ -25,14 +34,16 @@ import struct
 import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import IO, Any, Callable, Iterator
+from typing import IO, Any, Callable, Generator, Iterator
 
-from ..boundary import QUERY_TYPES, classify
+from ..boundary import QUERY_TYPES, STANDALONE, classify
 from ..codecs.fast import Irregular, rows as fast_rows, table_id as fast_table_id
 from ..constants import EventType as T
 from ..reading.decoder import EventDecoder, Problem
 from ..errors import BinlogError
 from ..reading.events import Event, decode
+from ..codecs.header import HEADER_STRUCT, LEN_HEADER
+from ..reading.crc import CRC32
 from ..reading.format import Format
 from ..reading.reader import RawEvent
 from ..reading.source import Input, inputs
@@ -46,6 +57,7 @@ KEPT = frozenset(ROWS_TYPES | QUERY_TYPES | {T.TABLE_MAP_EVENT, T.TRANSACTION_PA
 NOT_COMMITTED = {"ROLLBACK", "XA_ROLLBACK", "XA_PREPARE"}
 WANT = BODIES | KEPT  # the frames whose bytes the pass needs: the grouping scan's and the kept
 SPOOL_MEMORY = 16 << 20
+_HEADER = HEADER_STRUCT.unpack_from
 _HEAD = struct.Struct("<qIBIIIHi")  # offset, timestamp, type, server id, size, log_pos, flags, format no
 
 
@@ -98,7 +110,7 @@ class Spool:
 
     def __init__(self, limit: int | None = None) -> None:
         self.limit = SPOOL_MEMORY if limit is None else limit
-        self.mem: list[RawEvent] = []
+        self.mem: list[RawEvent | _Run] = []
         self.size = 0
         self.disk: IO[bytes] | None = None
         self.formats: list[Format | None] = []
@@ -116,7 +128,20 @@ class Spool:
                                    raw.log_pos, raw.flags, len(self.formats) - 1))
         self.disk.write(raw.data)
 
+    def add_run(self, run: "_Run") -> None:
+        """Events the C walk framed (``_Run``), in memory: the taker is only handed the room left."""
+        self.mem.append(run)
+        self.size += run.size
+
     def events(self, name: str) -> Iterator[RawEvent]:
+        for item in self.items(name):
+            if type(item) is _Run:
+                yield from item.events(name)
+            else:
+                yield item
+
+    def items(self, name: str) -> Iterator[Any]:
+        """The spooled events in order: ``RawEvent`` values and the C walk's ``_Run`` values."""
         yield from self.mem
         if self.disk is not None:
             self.disk.seek(0)
@@ -133,6 +158,27 @@ class Spool:
         if self.disk is not None:
             self.disk.close()
             self.disk, self.formats = None, []
+
+
+class _Run:
+    """A run of Table_map and rows events (and the Annotate_rows / Rows_query among them, which
+    the Python path does not spool) of the open transaction that the C walk
+    (``_rowarrow.take_plain``) framed: their bytes, contiguous from offset ``at``, the format in
+    force and whether they carry a (checked) CRC32."""
+
+    __slots__ = ("at", "data", "fmt", "crc_on", "size")
+
+    def __init__(self, at: int, data: bytes, fmt: Format | None, crc_on: bool) -> None:
+        self.at, self.data, self.fmt, self.crc_on, self.size = at, data, fmt, crc_on, len(data)
+
+    def events(self, name: str) -> Iterator[RawEvent]:
+        """The run's kept events as ``RawEvent`` values, as the framing loop would have made them."""
+        data, p, ok = self.data, 0, True if self.crc_on else None
+        while p < len(data):
+            ts, code, sid, size, log_pos, flags = _HEADER(data, p)
+            if code in KEPT:  # (not Annotate_rows, Rows_query: the grouping scan's alone)
+                yield RawEvent(self.at + p, ts, code, sid, size, log_pos, flags, data[p:p + size], self.fmt, ok, name)
+            p += size
 
 
 @dataclass(frozen=True)
@@ -169,8 +215,15 @@ class _Walk:
     """The state carried from file to file: the grouping scan, the decoder (table maps), the
     spool (a transaction may continue into the next file) and the file being read."""
 
-    def __init__(self, filters: Filters, report: Report, take: Callable[[Rows], bool] | None = None) -> None:
+    def __init__(self, filters: Filters, report: Report, take: Callable[[Rows], bool] | None = None,
+                 sink: Any = None) -> None:
         self.filters, self.report, self.take = filters, report, take
+        # the writer the C walk appends rows events to (``DatasetWriter``: ``c_target`` ...), with
+        # its targets (id of a src Table -> the list ``_rowarrow.replay_run`` shares) of the day ``c_day``
+        self.sink: Any = sink if take is not None and getattr(C_ROWARROW, "replay_run", None) is not None else None
+        self.targets: dict = {}
+        self.c_day: int | None = None
+        self.c_fmt: tuple = (object(),)  # (format, replay_run's arguments of it)
         self.g = Grouper(keep_gtids=False)
         self.dec = _Decoder(strict=True, rows=True)
         self.spool = Spool()
@@ -226,63 +279,125 @@ class _Walk:
 
     def _replay(self, t: Transaction) -> Iterator[Rows | Statement]:
         row_index = 0
-        lean = C_ROWARROW is not None
-        for raw in self.spool.events(self.path):
-            name = raw.file or self.path
-            if lean:  # the common events without the decoder's generic steps (the same outcome)
-                code = raw.type_code
-                if code == _TABLE_MAP and self._known_map(raw):
+        for item in self.spool.items(self.path):
+            if type(item) is _Run:
+                if self.sink is not None:
+                    row_index = yield from self._replay_run(item, t, row_index)
                     continue
-                if code in LEAN_ROWS:
-                    got = self._lean_rows(raw, t, name, row_index)
+                raws: Any = item.events(self.path)
+            else:
+                raws = (item,)
+            self.targets.clear()  # the Python path may change the writer's parts
+            for raw in raws:
+                for got in self._event(raw, t, row_index):
+                    yield got
                     if isinstance(got, Rows):
-                        yield got
                         row_index += len(got.rows)
-                        continue
-                    if got is _SKIP:
-                        continue
-            for ev in self.dec.each(raw, name, payloads=True):
-                if isinstance(ev, Problem):
-                    self.report.problem(ev.error, "rows")
+
+    def _replay_run(self, run: _Run, t: Transaction, row_index: int) -> Generator[Rows | Statement, None, int]:
+        """A ``_Run`` of a committed transaction through the C walk (``_rowarrow.replay_run``):
+        the table maps met before and the rows events of tables with a target go straight into
+        the writer's builders, with the writer's bookkeeping (``sink.c_apply``) and its flushes at
+        the same events as event by event; any other event goes the Python way (``_event``), after
+        which the targets are made again. Returns the row index after the run."""
+        sink, targets = self.sink, self.targets
+        day = t.last_timestamp // 86400
+        if self.c_day != day:
+            targets.clear()
+            self.c_day = day
+        fmt = run.fmt
+        if self.c_fmt[0] is not fmt:
+            phl = [(-1 if v is None else v) for v in ((fmt.post_header_length(c) if fmt else None)
+                                                       for c in (_TABLE_MAP, _WRITE_V1, _WRITE_V2))]
+            self.c_fmt = (fmt, max(LEN_HEADER, fmt.header_length) if fmt else LEN_HEADER,
+                          fmt.len_checksum if fmt else 0, *phl, fmt.flavor if fmt else None)
+        _, hl, lc, phl_tm, phl_v1, phl_v2, flavor = self.c_fmt
+        name = self.path
+        consts = ("insert", "update", "delete", t.gtid, t.server_id, t.last_timestamp, name.rsplit("/", 1)[-1])
+        data, p, replay = run.data, 0, C_ROWARROW.replay_run
+        ok = True if run.crc_on else None
+        while p < len(data):
+            p, row_index, why, target = replay(data, p, hl, lc, phl_tm, phl_v1, phl_v2, flavor, self.dec.known,
+                                               self.dec.tables, targets, consts, run.at, row_index, sink.c_state())
+            sink.c_apply(targets)
+            if why == 2:
+                sink.c_flush(target)
+                targets.clear()
+            if why != 1:
+                continue
+            targets.clear()  # the Python path may change the writer's parts
+            ts, code, sid, size, log_pos, flags = _HEADER(data, p)
+            raw = RawEvent(run.at + p, ts, code, sid, size, log_pos, flags, data[p:p + size], fmt, ok, name)
+            p += size
+            for got in self._event(raw, t, row_index):
+                yield got
+                if isinstance(got, Rows):
+                    row_index += len(got.rows)
+                    rows = got.rows
+                    if isinstance(rows, ImageRows) and rows.taken:
+                        target = sink.c_target(got)
+                        if target is not None:
+                            targets[id(rows.table)] = target  # (the target holds the table: its id stays)
+        return row_index
+
+    def _event(self, raw: RawEvent, t: Transaction, row_index: int) -> Iterator[Rows | Statement]:
+        """One spooled event of a committed transaction: its ``Rows`` (``row_index``: of its
+        first row) or ``Statement``, what went wrong to the report."""
+        lean = C_ROWARROW is not None
+        name = raw.file or self.path
+        if lean:  # the common events without the decoder's generic steps (the same outcome)
+            code = raw.type_code
+            if code == _TABLE_MAP and self._known_map(raw):
+                return
+            if code in LEAN_ROWS:
+                got = self._lean_rows(raw, t, name, row_index)
+                if isinstance(got, Rows):
+                    yield got
+                    return
+                if got is _SKIP:
+                    return
+        for ev in self.dec.each(raw, name, payloads=True):
+            if isinstance(ev, Problem):
+                self.report.problem(ev.error, "rows")
+                continue
+            code = ev.raw.type_code
+            if code in ROWS_TYPES and ev.table is not None:
+                if not self.filters.table_wanted(ev.table):
                     continue
-                code = ev.raw.type_code
-                if code in ROWS_TYPES and ev.table is not None:
-                    if not self.filters.table_wanted(ev.table):
+                if isinstance(ev.rows, RawRows):
+                    self.report.problem(BinlogError(f"rows of `{ev.table.db}`.`{ev.table.name}` not decoded: "
+                                                    f"{ev.rows.reason}", file=name, offset=ev.raw.offset,
+                                                    event_type=ev.raw.type_name), "rows")
+                    continue
+                table = self._table(ev.table)
+                if ev.rows is _LATER:
+                    try:
+                        rows = self._rows_of(ev, table)
+                    except BinlogError as exc:
+                        self.report.problem(exc.with_context(file=name, offset=ev.raw.offset,
+                                                             event_type=ev.raw.type_name), "rows")
                         continue
-                    if isinstance(ev.rows, RawRows):
+                    if isinstance(rows, RawRows):
                         self.report.problem(BinlogError(f"rows of `{ev.table.db}`.`{ev.table.name}` not decoded: "
-                                                        f"{ev.rows.reason}", file=name, offset=ev.raw.offset,
+                                                        f"{rows.reason}", file=name, offset=ev.raw.offset,
                                                         event_type=ev.raw.type_name), "rows")
                         continue
-                    table = self._table(ev.table)
-                    if ev.rows is _LATER:
-                        try:
-                            rows = self._rows_of(ev, table)
-                        except BinlogError as exc:
-                            self.report.problem(exc.with_context(file=name, offset=ev.raw.offset,
-                                                                 event_type=ev.raw.type_name), "rows")
-                            continue
-                        if isinstance(rows, RawRows):
-                            self.report.problem(BinlogError(f"rows of `{ev.table.db}`.`{ev.table.name}` not decoded: "
-                                                            f"{rows.reason}", file=name, offset=ev.raw.offset,
-                                                            event_type=ev.raw.type_name), "rows")
-                            continue
-                    else:
-                        rows = ev.rows or []
-                    yield Rows(table, code, rows, t, name, ev.raw.offset, row_index, ev.raw.event_size)
-                    row_index += len(rows)
-                elif code in QUERY_TYPES:
-                    q = ev.fields.get("query", "")
-                    sql = q if isinstance(q, str) else bytes(q).decode("utf-8", "replace")
-                    if classify(sql[:32].strip().upper()) != "statement":
-                        continue
-                    db = ev.fields.get("db", "")
-                    db = db if isinstance(db, str) else bytes(db).decode("utf-8", "replace")
-                    if self.filters.db_wanted(db):
-                        sv = ev.fields.get("status_vars") or {}
-                        usec = sv.get("microseconds", sv.get("hrnow"))
-                        yield Statement(t, name, ev.raw.offset, db, sql, ev.raw.timestamp,
-                                        usec if isinstance(usec, int) else None, sv.get("time_zone"))
+                else:
+                    rows = ev.rows or []
+                yield Rows(table, code, rows, t, name, ev.raw.offset, row_index, ev.raw.event_size)
+                row_index += len(rows)
+            elif code in QUERY_TYPES:
+                q = ev.fields.get("query", "")
+                sql = q if isinstance(q, str) else bytes(q).decode("utf-8", "replace")
+                if classify(sql[:32].strip().upper()) != "statement":
+                    continue
+                db = ev.fields.get("db", "")
+                db = db if isinstance(db, str) else bytes(db).decode("utf-8", "replace")
+                if self.filters.db_wanted(db):
+                    sv = ev.fields.get("status_vars") or {}
+                    usec = sv.get("microseconds", sv.get("hrnow"))
+                    yield Statement(t, name, ev.raw.offset, db, sql, ev.raw.timestamp,
+                                    usec if isinstance(usec, int) else None, sv.get("time_zone"))
 
     def _known_map(self, raw: RawEvent) -> bool:
         """A table map the decoder has met (servers repeat it before every statement): its
@@ -366,6 +481,55 @@ class _Walk:
         lazy = self._images(ev.table, table, ev.parsed, ev.raw.type_code)
         return lazy if lazy is not None else decode_rows(ev.table, ev.parsed, ev.raw.type_code)
 
+    def _taker(self, path: str, pending: deque, flush: Callable[[], None], fmt_box: list):
+        """The framing loop's taker (``_rowarrow.take_plain``): inside an open transaction of a
+        binlog (not a relay log: its source positions are the grouping scan's), the Table_map
+        and rows events that follow are framed in C and spooled as one ``_Run``; the grouping
+        scan's accounting of them (``FileInfo``, the transaction, the last event) is done here,
+        in one step, as ``Grouper.feed_frames`` does it event by event. None without the C
+        accelerator."""
+        take = getattr(C_ROWARROW, "take_plain", None)
+        if take is None:
+            return None
+        base = os.path.basename(path)
+        spool = self.spool
+        crc = CRC32
+
+        def taker(buf: bytearray, rel: int, filled: int, at: int, crc_on: bool) -> tuple[int, int]:
+            g = self.g
+            t = g.cur
+            if t is None or g.state & STANDALONE or spool.disk is not None:
+                return rel, at
+            info = g.files[-1]
+            if (info.relay if g.relay_forced is None else g.relay_forced) or not info.transactions:
+                return rel, at  # a relay log; or a transaction from the file before (feed_frames' own_source)
+            got = take(buf, rel, filled, at, crc_on, crc, spool.limit - spool.size)
+            k = got[2]
+            if not k:
+                return rel, at
+            if pending:  # the frame before is placed (in the open transaction): spooled first
+                flush()
+            new_rel, end, _, first_ts, last_nz, last_ts, last_code, last_at, data = got
+            spool.add_run(_Run(at, data, fmt_box[0], crc_on))
+            info.events += k
+            info.end_offset = end
+            if crc_on:
+                info.checksummed += k
+            if last_nz >= 0:
+                if info.first_timestamp is None:
+                    info.first_timestamp = first_ts
+                info.last_timestamp = last_nz
+            g.last_whole = (path, end)
+            g.last_event = {"file": path, "offset": last_at, "end": end, "type": last_code, "source_file": base,
+                            "source_end": end}
+            t.events += k
+            t.bytes += end - at
+            t.end_file, t.end_offset, t.last_timestamp = path, end, last_ts
+            t.source_end = end
+            return new_rel, end
+
+        return taker
+
     def one_file(self, inp: Input) -> Iterator[Rows | Statement]:
         """One pass over the input's frames: the grouping scan reads them (``feed_frames``); a
         kept frame waits in ``pending`` until the scan has placed it (the transaction it closes,
@@ -376,9 +540,12 @@ class _Walk:
         del self.g.files[1:]  # what the grouping scan keeps per file: the first (it asks) and the open one
         pending: deque = deque()
         kept = KEPT
+        fmt_box: list = [None]  # the format in force (the last frame's): the taker's runs carry it
+        taker = self._taker(path, pending, lambda: spool_until(None), fmt_box)
 
         def tap() -> Iterator[tuple]:
-            for f in inp.frames(want=WANT, records=False):
+            for f in inp.frames(want=WANT, records=False, taker=taker):
+                fmt_box[0] = f[9]
                 if pending:  # the scan has placed the frame before: in the open transaction (the spool's)
                     spool_until(None)
                 if f[1] in kept:
@@ -406,6 +573,7 @@ class _Walk:
 _LATER = object()  # a rows event's rows, left to _Walk._rows_of
 _SKIP = object()   # a rows event of a table the filters leave out
 _TABLE_MAP = int(T.TABLE_MAP_EVENT)
+_WRITE_V1, _WRITE_V2 = int(T.WRITE_ROWS_EVENT_V1), int(T.WRITE_ROWS_EVENT)  # post-header lengths of v1 / v2
 # the rows events ``_Walk._lean_rows`` takes: v1 and v2 write / update / delete (not pre-GA,
 # MariaDB's compressed ones, MySQL's partial JSON updates: the decoder's path)
 LEAN_ROWS = frozenset(int(c) for c in (T.WRITE_ROWS_EVENT_V1, T.UPDATE_ROWS_EVENT_V1, T.DELETE_ROWS_EVENT_V1,
@@ -427,7 +595,7 @@ class _Decoder(EventDecoder):
 
 
 def committed_changes(paths, filters: Filters, report: Report, *,
-                      take: Callable[[Rows], bool] | None = None) -> Iterator[Rows | Statement]:
+                      take: Callable[[Rows], bool] | None = None, sink: Any = None) -> Iterator[Rows | Statement]:
     """``Rows`` and ``Statement`` values of the committed transactions of ``paths`` (paths or
     ``Input`` values with their keys, expanded by ``files.expand_paths``), in binlog order; ``report`` gets what was not exported. An
     input that cannot be opened raises ``OSError`` (the caller's usage error).
@@ -435,8 +603,12 @@ def committed_changes(paths, filters: Filters, report: Report, *,
     ``take``: the consumer's C Arrow builder, offered a rows event's images before they are
     counted (``DatasetWriter.take``): True when it appended them all (the ``ImageRows`` is then
     ``taken``, its ``n`` set, and the ``Rows`` comes next); False leaves them to the usual path
-    (counted by C, or decoded in Python). Each image is then decoded once, not twice."""
-    walk = _Walk(filters, report, take)
+    (counted by C, or decoded in Python). Each image is then decoded once, not twice.
+
+    ``sink``: the ``DatasetWriter`` whose ``take`` that is (with ``take`` only): the rows events
+    the C walk settles go into its builders, with its bookkeeping, without a ``Rows`` value
+    (``_Walk._replay_run``); what it writes is the same as from the ``Rows``."""
+    walk = _Walk(filters, report, take, sink)
     for inp in inputs(paths):
         report.files += 1
         report.bytes += inp.size()

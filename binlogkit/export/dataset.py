@@ -127,11 +127,63 @@ class DatasetWriter:
         part.buffered_bytes += r.size
         self.buffered_bytes += r.size
         self.counts[(f"{lay.db}.{lay.table}", op)] += n
+        self._limits(key, part)
+
+    def _limits(self, key: tuple, part: _Part) -> None:
+        """After rows went to ``part``: its row group written at ``row_group_rows`` /
+        ``row_group_bytes``, else the biggest at the writer's limits."""
         if part.buffered >= self.row_group_rows or part.buffered_bytes >= self.row_group_bytes:
             self._flush(key, part)
         elif self.buffered >= 4 * self.row_group_rows or self.buffered_bytes >= self.buffer_bytes:
             big = max(self.parts.items(), key=lambda kv: kv[1].buffered_bytes)
             self._flush(*big)
+
+    # -- the C walk (export.changes._Walk._replay_run, _rowarrow.replay_run) ----------------------
+    def c_target(self, r: Rows) -> list | None:
+        """After ``add(r)`` of a rows event ``take`` appended: the list the C walk appends the
+        next rows events of the same table (and day) with, as ``take`` and ``_rows`` would: the
+        part's builder and plan, the table's width, the part's runs, the rows / bytes / per-op
+        counts added since ``c_apply`` and the part's at that time, then the part, its key, the
+        counts' name and the (source) table. None when the next event would not go that way (the part closed or
+        holding Python rows, another schema version in between)."""
+        rows = r.rows
+        assert isinstance(rows, ImageRows)
+        lay = layout(r.table)
+        date = self.dates.get(r.trx.last_timestamp // 86400)
+        key = (lay.db, lay.table, date, lay.version)
+        part = self.parts.get(key)
+        if part is None or part.builder is None or part.plan is not rows.plan or part.cols["op"] \
+                or self.last_version.get((lay.db, lay.table)) != lay.version:
+            return None
+        return [part.builder, rows.arrow[0], len(rows.table.columns), part.runs, 0, 0, None, None, None,
+                part.buffered, part.buffered_bytes, part, key, f"{lay.db}.{lay.table}", rows.table]
+
+    def c_state(self) -> list:
+        """The writer's counters and limits, as ``_rowarrow.replay_run`` reads them."""
+        return [self.buffered, self.buffered_bytes, self.row_group_rows, self.row_group_bytes,
+                4 * self.row_group_rows, self.buffer_bytes]
+
+    def c_apply(self, targets: dict) -> None:
+        """What the C walk appended through ``targets`` into the parts' and the writer's
+        counters (as ``_rows`` counts each event)."""
+        for tg in targets.values():
+            n, size = tg[4], tg[5]
+            if n or size or tg[6] is not None or tg[7] is not None or tg[8] is not None:
+                part = tg[11]
+                part.buffered += n
+                self.buffered += n
+                part.buffered_bytes += size
+                self.buffered_bytes += size
+                for i, op in ((6, "insert"), (7, "update"), (8, "delete")):
+                    if tg[i] is not None:
+                        self.counts[(tg[13], op)] += tg[i]
+                tg[4:11] = [0, 0, None, None, None, part.buffered, part.buffered_bytes]
+                if part.runs is not tg[3]:
+                    raise AssertionError("the C walk's target outlived its part's runs")
+
+    def c_flush(self, target: list) -> None:
+        """After the C walk stopped at a limit (``c_apply`` done): the flush ``_rows`` makes."""
+        self._limits(target[12], target[11])
 
     def _arrow_rows(self, part: _Part, r: Rows, op: str, n: int) -> bool:
         """The rows of an ``ImageRows`` event into the part's C builder (its Python rows before

@@ -68,7 +68,7 @@ def export_file(item: tuple[int, str], *, output: str, spec: dict, row_group_row
     report = Report()
     w = DatasetWriter(fs, root, task=task, row_group_rows=row_group_rows)
     try:
-        for change in committed_changes([path], _filters(spec), report, take=w.take):
+        for change in committed_changes([path], _filters(spec), report, take=w.take, sink=w):
             w.add(change)
         w.close()
     except BaseException:
