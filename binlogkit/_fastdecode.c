@@ -742,6 +742,17 @@ static int json_utf8(Out *o, const unsigned char *s, Py_ssize_t n) {
     *w++ = '"';
     Py_ssize_t i = 0;
     while (i < n) {
+        while (i + 8 <= n) { /* runs of plain ASCII, eight bytes at a time */
+            uint64_t x;
+            memcpy(&x, s + i, 8);
+            if ((x & 0x8080808080808080ULL) || HAS_CONTROL(x) || HAS_BYTE(x, '"') || HAS_BYTE(x, '\\') ||
+                HAS_BYTE(x, 0x7f))
+                break;
+            memcpy(w, s + i, 8);
+            w += 8, i += 8;
+        }
+        if (i >= n)
+            break;
         unsigned char c = s[i];
         if (c < 0x80) {
             w = json_cp(w, c);
@@ -804,6 +815,38 @@ static int json_bytes(Out *o, const unsigned char *s, Py_ssize_t n) {
     return r > 0 ? json_hex(o, s, n, 0) : r;
 }
 
+/* the p digits of buf ("[-]d.ddde[+-]x", %.*e's) one unit up or down in the last place, when that
+   reads back as x and buf's own digits do not: what repr() picks at that length (at a power of two
+   the interval that reads back as x is lopsided); buf rewritten to it. 1 found, 0 not */
+static int near_digits(char *buf, double x) {
+    char *e = strchr(buf, 'e');
+    if (!e)
+        return 0;
+    for (int step = 1; step >= -1; step -= 2) {
+        char cand[48];
+        memcpy(cand, buf, sizeof cand);
+        char *q = cand + (e - buf) - 1;
+        int carry = step;
+        for (; q >= cand && carry; q--) {
+            if (*q == '.')
+                continue;
+            if (*q < '0' || *q > '9')
+                break;
+            int d = *q - '0' + carry;
+            carry = d > 9 ? 1 : d < 0 ? -1 : 0;
+            *q = (char)('0' + (d + 10) % 10);
+        }
+        const char *lead = cand + (cand[0] == '-');
+        if (carry || *lead == '0') /* 9.99 up or 1.00 down: another length, found at its own */
+            continue;
+        if (strtod(cand, NULL) == x) {
+            memcpy(buf, cand, sizeof cand);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* a double as repr() writes it (the shortest digits that read back as it; exponent from 1e16 up and
    below 1e-4); -1 not finite (the Python path's) or no memory */
 static int json_double(Out *o, double x) {
@@ -813,7 +856,7 @@ static int json_double(Out *o, double x) {
     int p;
     for (p = 1; p <= 17; p++) {
         snprintf(buf, sizeof buf, "%.*e", p - 1, x);
-        if (strtod(buf, NULL) == x)
+        if (strtod(buf, NULL) == x || near_digits(buf, x))
             break;
     }
     if (p > 17)

@@ -49,7 +49,9 @@ def events(inputs, *, start_position: int | None = None, stop_position: int | No
 
     filters = (start_position, stop_position, start_datetime, stop_datetime, include_gtids, exclude_gtids)
     row_mode = rows and ("text" if not as_json else True)
-    if not keys and fastdecode.usable(utc=utc or local_is_utc(), filters=bool(types) or any(f is not None for f in filters)):
+    # JSON lines hold no local time (times as seconds): the C loop serves them in any zone
+    if not keys and fastdecode.usable(utc=as_json or utc or local_is_utc(),
+                                      filters=bool(types) or any(f is not None for f in filters)):
         return fastdecode.decode_fast(inputs, verify=verify, strict=strict, column_types=column_types,
                                       rows=row_mode, as_json=as_json, progress=progress)
     return decode_files(inputs, start_position=start_position, stop_position=stop_position,
