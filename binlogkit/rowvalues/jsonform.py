@@ -222,6 +222,6 @@ def c_json_plan(table: Table | None) -> tuple | None:
     head = ', "table": ' + json.dumps(f"{table.db}.{table.name}")
     if table.primary_key is not None:
         head += ', "primary_key": ' + json.dumps([table.column_name(i) for i in table.primary_key])
-    return (args[0], args[1], args[4], bytes(c[0] for c in cols if c is not None),  # type: ignore[index]
+    return (args[0], args[1], args[4], bytes(c[0] for c in cols if c is not None),
             tuple(json.dumps(n).encode() + b": " for n in names),
-            tuple(c[1] for c in cols if c is not None), (head + ', "rows": [').encode())  # type: ignore[index]
+            tuple(c[1] for c in cols if c is not None), (head + ', "rows": [').encode())
