@@ -1741,11 +1741,15 @@ static long long r_rows_text(Replayer *R, int code, const Body *r, PyObject *pla
     if (PyBytes_GET_SIZE(metas) != 2 * ncols || (uint64_t)ncols != r->width)
         return -1;
     const Note *nt = NULL;
+    Py_ssize_t nnotes = 0; /* a note per column, or (-vv) two: not NULL, then NULL */
     if (notes != Py_None) {
-        if (!PyTuple_Check(notes) || PyTuple_GET_SIZE(notes) != ncols || grow(&R->notes_buf, sizeof(Note) * ncols))
+        if (!PyTuple_Check(notes) || (PyTuple_GET_SIZE(notes) != ncols && PyTuple_GET_SIZE(notes) != 2 * ncols))
+            return -1;
+        nnotes = PyTuple_GET_SIZE(notes);
+        if (grow(&R->notes_buf, sizeof(Note) * (nnotes ? nnotes : 1)))
             return -1;
         Note *w = (Note *)R->notes_buf.buf;
-        for (Py_ssize_t i = 0; i < ncols; i++) {
+        for (Py_ssize_t i = 0; i < nnotes; i++) {
             PyObject *item = PyTuple_GET_ITEM(notes, i);
             if (!PyBytes_Check(item))
                 return -1;
@@ -1758,9 +1762,10 @@ static long long r_rows_text(Replayer *R, int code, const Body *r, PyObject *pla
     long long n;
     int kind = code == WRITE_ROWS_EVENT || code == WRITE_ROWS_EVENT_V1 ? 0 : is_update(code) ? 1 : 2;
     if ((R->ntail && PUTS(&R->tail, "\n")) ||
-        rows_text(&R->tail, kind, (const unsigned char *)PyBytes_AS_STRING(types),
-                  (const unsigned char *)PyBytes_AS_STRING(metas), ncols, r->before, r->after,
-                  PyBytes_AS_STRING(name), PyBytes_GET_SIZE(name), nt, esc, r->rows, r->rows + r->n_rows, &n)) {
+        rows_text_at(&R->tail, kind, (const unsigned char *)PyBytes_AS_STRING(types),
+                     (const unsigned char *)PyBytes_AS_STRING(metas), ncols, r->before, r->after,
+                     PyBytes_AS_STRING(name), PyBytes_GET_SIZE(name), nt, esc, r->rows, r->rows + r->n_rows, &n,
+                     nnotes == 2 * ncols && ncols ? ncols : 0)) {
         R->tail.len = mark;
         return -1;
     }

@@ -330,6 +330,7 @@ def test_the_c_loop_prints_the_verbose_rows(accel, v):
     text, fed = _fed_types(path, utc=True, verbose=v)
     assert not hot & set(fed), sorted(set(fed))
     assert text.count("### INSERT INTO ") >= 10
+    assert (text.count(" meta=0 nullable=") >= 10) == (v == 2)  # -vv: the tool's type comment per value
     assert text.encode() == _reference(path, utc=True, verbose=v)
 
 

@@ -253,7 +253,7 @@ def _file(c_loop: _CLoop, inp: Input, dec: EventDecoder, *, strict: bool, as_jso
           progress: Callable[[int], object] | None = None, jrows: _JsonRows | None = None) -> Iterator:
     name, verify = inp.name, inp.verify
     rows = dec.rows
-    verbose_text = rows == "text" and not as_json
+    verbose_text = rows in ("text", "types") and not as_json
     opts = (O_JSON if as_json else O_TEXT) | (O_VERIFY if verify else 0) | (O_VERBOSE if verbose_text else 0)
     prefix = f'{{"file": {json.dumps(name)}, "offset": '.encode()
     fmt = None
@@ -400,7 +400,7 @@ def _rows_text(dec: EventDecoder, fmt: Format | None, code: int, table_id: int, 
     from ..rowvalues import verbose_text
 
     parsed = fast_codecs.rows(body, code, fmt.post_header_length(code) if fmt else None)
-    return verbose_text(table, parsed, code)
+    return verbose_text(table, parsed, code, types=dec.rows == "types")
 
 
 def verify_fast(path: str | os.PathLike[str], *, progress: Callable[[int], object] | None = None) -> ScanResult:
@@ -511,7 +511,8 @@ def _replay_fast(replay: Any, paths, *, verify: bool, column_types, progress, ou
 
     paths = [p.with_options(verify=verify) if isinstance(p, Input) else p for p in paths]  # as replay_text
     for inp in inputs(paths, verify=verify):
-        dec = EventDecoder(strict=True, rows="text", column_types=column_types)  # per file, as decode_files([inp])
+        dec = EventDecoder(strict=True, rows="types" if replay.opts.verbose >= 2 else "text",  # -vv: type comments
+                           column_types=column_types)  # per file, as decode_files([inp])
         c_loop = _fastdecode
         prog = None
         if progress is not None:
@@ -607,17 +608,21 @@ def _read_map(dec: EventDecoder, raw: RawEvent) -> Any:
     return None if tm.parsed is None else dec.tables.get(tm.parsed["table_id"])
 
 
-def _verbose_plan(table: Any) -> tuple[bytes, bytes, bytes, tuple[bytes, ...] | None, bool] | None:
+def _verbose_plan(table: Any, types_too: bool = False) -> tuple[bytes, bytes, bytes, tuple[bytes, ...] | None, bool] | None:
     """What the C loop prints a table's -v rows by, as ``rowvalues.verbose_text`` calls
     ``_rowtext.verbose`` (the same printer, ``_rowimage.h``): column types, metadata, quoted
-    name, ` /* name */` notes, string quoting; None: the Python path prints them (no table, no
-    C row printer, column hints, a name with a line break: rows are counted by their lines)."""
-    from ..rowvalues.images import C_ROWTEXT, c_args
+    name, ` /* name */` notes (``types_too``, -vv: the type comments, ``rowvalues.images.type_notes``:
+    one per column for a value, then one for a NULL), string quoting; None: the Python path prints
+    them (no table, no C row printer, column hints, a name with a line break: rows are counted by
+    their lines)."""
+    from ..rowvalues.images import C_ROWTEXT, c_args, type_notes
 
     args = c_args(table) if table is not None and C_ROWTEXT is not None else ()
     if not args:
         return None
     types, metas, quoted, notes, _pads = args
+    if types_too:
+        notes = tuple(n.encode() for n in type_notes(table))
     if b"\n" in quoted or any(b"\n" in n for n in notes or ()):
         return None
     return types, metas, quoted, notes, bool(table.escape_strings)
@@ -670,7 +675,7 @@ def _replay_file(c_loop: Any, inp: Input, dec: EventDecoder, replay: Any, *, hin
                 if body not in lender.rc.plans:  # -v: a map not seen yet, read here; the C loop prints it
                     raw = RawEvent(w.at, info[1], 19, info[2], size, info[4], info[5], bytes(w.buf[w.rel:w.rel + size]),
                                    fmt, info[6], name)
-                    lender.rc.plans[body] = _verbose_plan(_read_map(dec, raw))
+                    lender.rc.plans[body] = _verbose_plan(_read_map(dec, raw), replay.opts.verbose >= 2)
                     continue
             lender.settle()
             if status == MORE:  # the end of the file

@@ -103,6 +103,7 @@ class Table:
     old_temporals_may_be_fractional: bool = False
     # flavor: does its own tool backslash-escape ' and \ in strings (mysqlbinlog 8.0+)?
     escape_strings: bool = False
+    nullable: frozenset[int] = frozenset()      # columns the map's null bitmap says may be NULL (-vv)
 
     def column_name(self, index: int) -> str:
         names = self.column_names
@@ -262,10 +263,13 @@ def table_from_map(fields, flavor=None, hints: dict[str, str] | None = None) -> 
         except (IndexError, KeyError, ValueError):
             extra = {}  # optional by definition: an unreadable TLV only loses names and signedness
     collations = extra.pop("collations", {})
+    nulls = bytes(part.null_bitmap) if part is not None else b""
     table = Table(fields.table_id, bytes(fields.db).decode("utf-8", "replace"),
                   bytes(fields.table).decode("utf-8", "replace"), tuple(cols),
                   old_temporals_may_be_fractional=old_temporals_may_be_fractional(flavor),
-                  escape_strings=tool_escapes_strings(flavor), **extra)
+                  escape_strings=tool_escapes_strings(flavor),
+                  nullable=frozenset(i for i in range(len(cols)) if i // 8 < len(nulls) and nulls[i // 8] >> (i % 8) & 1),
+                  **extra)
     if collations or hints:
         cols = [replace(c, collation=collations.get(c.index), hint=_hint_for(table, c.index, hints))
                 for c in cols]
