@@ -123,7 +123,9 @@ def plan(ncols):
         return rnd.choice([None, (), (b"",), "x"])
     types = bytes(rnd.choice(TYPES) for _ in range(ncols))
     metas = bytes(rnd.randrange(256) for _ in range(2 * ncols + (rnd.random() < 0.05)))
-    notes = None if rnd.random() < 0.5 else tuple(b" /* c */" for _ in range(ncols + (rnd.random() < 0.05)))
+    r = rnd.random()  # no notes, one per column (names), or two (-vv: a value's, a NULL's type comment)
+    notes = None if r < 0.4 else tuple(b" /* c */" for _ in range((1 if r < 0.7 else 2) * ncols
+                                                                  + (rnd.random() < 0.05)))
     return types, metas, b"`d`.`t`", notes, rnd.random() < 0.5
 
 
