@@ -672,7 +672,7 @@ static int rows_text_at(Out *o, int kind, const unsigned char *types, const unsi
     return 0;
 }
 
-static int rows_text(Out *o, int kind, const unsigned char *types, const unsigned char *metas, Py_ssize_t ncols,
+static inline int rows_text(Out *o, int kind, const unsigned char *types, const unsigned char *metas, Py_ssize_t ncols,
                      const unsigned char *before, const unsigned char *after, const char *name, Py_ssize_t n_name,
                      const Note *notes, int esc, const unsigned char *p, const unsigned char *end,
                      long long *nrows) {
