@@ -21,7 +21,7 @@ from .._optional import load_c
 from .tables import (BINARY_COLLATION, BIT, BLOB, COMPRESSED_ROWS, DATE, DATETIME, DATETIME2, DECIMAL, DELETE, DOUBLE,
                      ENUM, FLOAT, GEOMETRY, INT24, JSON, LONG, LONG_BLOB, LONGLONG, MEDIUM_BLOB, NEWDATE, NEWDECIMAL,
                      SET, SHORT, STRING, TIME, TIME2, TIMESTAMP, TIMESTAMP2, TINY, TINY_BLOB, VAR_STRING, VARCHAR,
-                     WRITE, YEAR, Column, Table, temporal_hint)
+                     VECTOR, WRITE, YEAR, Column, Table, temporal_hint)
 from .values import JsonDiff, UnknownColumnType, Value, prefixed, quote_text, reader
 
 _rowtext: Any = load_c("_rowtext")  # the optional C accelerator (setup.py); BINLOGKIT_PURE_PYTHON=1 turns it off
@@ -375,9 +375,13 @@ _TYPE_NAMES = {TINY: "TINYINT", SHORT: "SHORTINT", INT24: "MEDIUMINT", LONG: "IN
                DATE: "DATE", NEWDATE: "DATE", YEAR: "YEAR", GEOMETRY: "GEOMETRY", JSON: "JSON"}
 
 
-def type_name(c: Column) -> str:
-    """The SQL type mysqlbinlog -vv names a column by (log_event_print_value's ``typestr``)."""
+def type_name(c: Column, table: Table | None = None) -> str:
+    """The SQL type mysqlbinlog -vv names a column by (log_event_print_value's ``typestr``;
+    MySQL 9's VECTOR with its dimension from the table's optional metadata)."""
     t, m = c.type, c.meta
+    if t == VECTOR:
+        dim = ((table.vector_dimensions if table is not None else None) or {}).get(c.index)
+        return "VECTOR" if dim is None else f"VECTOR({dim})"
     if t == STRING and m >= 256:
         byte0, byte1 = m >> 8, m & 0xFF
         if byte0 & 0x30 != 0x30:  # a long CHAR(): length bits in the type byte
@@ -417,7 +421,7 @@ def type_notes(table: Table) -> tuple[str, ...]:
         for null in (0, 1):
             for c in table.columns:
                 meta = ((c.meta & 0xFF) << 8 | c.meta >> 8) if c.type == BIT else c.meta
-                out.append(f" /* {type_name(c)} meta={meta} nullable={int(c.index in table.nullable)} "
+                out.append(f" /* {type_name(c, table)} meta={meta} nullable={int(c.index in table.nullable)} "
                            f"is_null={null} */")
         got = tuple(out)
         object.__setattr__(table, "_type_notes", got)

@@ -99,6 +99,7 @@ class Table:
     enum_values: dict[int, tuple[str, ...]] | None = None
     set_values: dict[int, tuple[str, ...]] | None = None
     geometry_types: dict[int, str] | None = None  # POINT, POLYGON, ... per geometry column
+    vector_dimensions: dict[int, int] | None = None  # MySQL 9's VECTOR(n) per vector column (-vv names it)
     # flavor: may TIME/DATETIME/TIMESTAMP (11/12/7) be MariaDB's pre-10.1 fractional layout?
     old_temporals_may_be_fractional: bool = False
     # flavor: does its own tool backslash-escape ' and \ in strings (mysqlbinlog 8.0+)?
@@ -173,7 +174,8 @@ def parse_optional_metadata(data: bytes, columns: tuple[Column, ...], flavor=Non
     4 COLUMN_NAME, 5 SET_STR_VALUE, 6 ENUM_STR_VALUE, 7 GEOMETRY_TYPE, 8 SIMPLE_PRIMARY_KEY,
     9 PRIMARY_KEY_WITH_PREFIX, 10 ENUM_AND_SET_DEFAULT_CHARSET and 11 ENUM_AND_SET_COLUMN_CHARSET
     (as 2 and 3, over the ENUM and SET columns: the character set their labels in 5 and 6 are
-    written in); others are skipped. Source: MySQL ``Table_map_event::Optional_metadata_fields``,
+    written in), 13 VECTOR_DIMENSIONALITY (MySQL 9: a dimension per VECTOR column); others are
+    skipped. Source: MySQL ``Table_map_event::Optional_metadata_fields``,
     MariaDB ``Table_map_log_event::init_*_field``."""
     from ..codecs.common import read_length
 
@@ -194,6 +196,8 @@ def parse_optional_metadata(data: bytes, columns: tuple[Column, ...], flavor=Non
             out["collations"] = _charsets(kind == 2, v, chars)
         elif kind in (10, 11):
             label_collations = _charsets(kind == 10, v, enum_sets)
+        elif kind == 13:
+            out["vector_dimensions"] = dict(zip([c.index for c in columns if c.type == VECTOR], _packed_list(v)))
         elif kind == 7:
             kinds = [GEOMETRY_NAMES[k] if k < len(GEOMETRY_NAMES) else str(k) for k in _packed_list(v)]
             out["geometry_types"] = dict(zip([c.index for c in columns if c.type == GEOMETRY], kinds))
