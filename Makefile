@@ -16,7 +16,7 @@ help:
 	@echo "make bench       run the benchmarks"
 	@echo "make bench-export  binlogkit export to Parquet vs mariadb-binlog -v on the bench binlog; the Spark job on 2 workers"
 	@echo "make replay-proof  the replay-equality campaign (issue 31): every kind, server tool and binlogkit, encrypted, .xz, s3://"
-	@echo "make verbose-proof decode -v / -vv through the C loop vs the Python reference: every fixture and corpus file, three zones"
+	@echo "make verbose-proof decode -v / -vv / --json -v through the C loop vs the Python reference: every fixture and corpus file, three zones"
 	@echo "make lake-proof    kill -9 trials of the Iceberg and Delta mirrors (TRIALS=10 each)"
 	@echo "make bench-mirror   rows/s and peak RSS of building a mirror from the bench binlog"
 	@echo "make export-proof  the export replay proof with a 25 MB transaction (CI runs it with 3 MB)"
@@ -132,7 +132,7 @@ bench-export: bench-data
 	$(PY) bench/export.py
 
 verbose-proof: deps-py
-	BINLOGKIT_PROOF=all nice -n 10 $(PY) -m pytest -q -p no:cacheprovider tests/test_fastdecode_replay.py -k verbose
+	BINLOGKIT_PROOF=all nice -n 10 $(PY) -m pytest -q -p no:cacheprovider tests/test_fastdecode_replay.py tests/test_jsonrows.py -k "verbose or jsonrows"
 
 replay-proof: deps
 	nice -n 19 $(PY) -m fixtures.lab.replay_campaign --small $${SMALL:-2000} --big-mb $${BIG_MB:-8} $${KIND:+--kind $$KIND}

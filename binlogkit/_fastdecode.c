@@ -38,7 +38,7 @@
 enum { MORE = 0, PYTHON = 1, HANDOVER = 2, ROWS = 3, TABLEMAP = 4, FULL = 5 };
 enum {
     O_VERIFY = 1, O_TEXT = 2, O_JSON = 4, O_VERBOSE = 8, O_FIRST_PY = 16, O_CRC_ON = 32, O_SHOW_CRC = 64,
-    O_COUNT = 128
+    O_COUNT = 128, O_JROWS = 1 << 17 /* with O_JSON: rows events' values too (decode --json -v) */
 };
 #define LEN_HEADER LEN_COMMON_HEADER
 #define MAX_EVENT_SIZE ((1LL << 30) + (1LL << 16))
@@ -687,6 +687,555 @@ static long long count_rows(PyObject *table, int code, const Body *r) {
 
 static int is_rows(int code) { return (code >= WRITE_ROWS_EVENT_V1 && code <= DELETE_ROWS_EVENT_V1) || is_v2(code); }
 
+/* ---- decode --json -v: the rows of a rows event as JSON, by the table's plan ------------------
+ *
+ * rowvalues.jsonform.rows_json as json.dumps writes it (ensure_ascii, ", " and ": "), from the
+ * same value readers the `###` text uses (_rowimage.h), by the plan the Python decoder made once
+ * per table map (rowvalues.jsonform.c_json_plan: column types, metadata, BINARY(n) pads, a J_*
+ * kind per column, the JSON keys, labels or a charset table, the line's `"table"...` part).
+ * Anything it does not write exactly as the reference -- a value the readers refuse, a float
+ * that is not finite, an image that does not fit -- makes it return 1 and the event is the
+ * Python path's. */
+
+enum {
+    J_INT, J_UINT, J_UTF8, J_HEX, J_SBCS, J_ASCII, J_NUM, J_ENUM, J_SET, J_FLOAT, J_DECIMAL, J_TEXT, J_TIMESTAMP,
+    J_GEOMETRY, J_DATE, J_KINDS
+};
+
+typedef struct {
+    const unsigned char *types, *metas, *pads, *kinds;
+    PyObject *keys, *extra; /* tuples, a bytes per column / None, a tuple of labels or a bytes table */
+    Py_ssize_t ncols;
+    Out *scratch;
+} JPlan;
+
+/* one code point as json.dumps (ensure_ascii) writes it; room for 12 bytes is there */
+static inline char *json_cp(char *w, uint32_t cp) {
+    if (cp >= 0x20 && cp < 0x7f) {
+        if (cp == '"' || cp == '\\')
+            *w++ = '\\';
+        *w++ = (char)cp;
+        return w;
+    }
+    char named = cp == '\n' ? 'n' : cp == '\r' ? 'r' : cp == '\t' ? 't' : cp == '\b' ? 'b' : cp == '\f' ? 'f' : 0;
+    if (named) {
+        *w++ = '\\';
+        *w++ = named;
+        return w;
+    }
+    if (cp >= 0x10000) { /* a surrogate pair */
+        cp -= 0x10000;
+        w = json_cp(w, 0xD800 | (cp >> 10));
+        return json_cp(w, 0xDC00 | (cp & 0x3FF));
+    }
+    *w++ = '\\', *w++ = 'u';
+    *w++ = HEX[(cp >> 12) & 15], *w++ = HEX[(cp >> 8) & 15], *w++ = HEX[(cp >> 4) & 15], *w++ = HEX[cp & 15];
+    return w;
+}
+
+/* bytes as a JSON string if they are UTF-8 as Python's strict decoder takes it: 0 written, 1 not
+   UTF-8 (nothing written), -1 no memory */
+static int json_utf8(Out *o, const unsigned char *s, Py_ssize_t n) {
+    if (grow(o, 6 * n + 2))
+        return -1;
+    char *w = o->buf + o->len, *start = w;
+    *w++ = '"';
+    Py_ssize_t i = 0;
+    while (i < n) {
+        while (i + 8 <= n) { /* runs of plain ASCII, eight bytes at a time */
+            uint64_t x;
+            memcpy(&x, s + i, 8);
+            if ((x & 0x8080808080808080ULL) || HAS_CONTROL(x) || HAS_BYTE(x, '"') || HAS_BYTE(x, '\\') ||
+                HAS_BYTE(x, 0x7f))
+                break;
+            memcpy(w, s + i, 8);
+            w += 8, i += 8;
+        }
+        if (i >= n)
+            break;
+        unsigned char c = s[i];
+        if (c < 0x80) {
+            w = json_cp(w, c);
+            i++;
+            continue;
+        }
+        uint32_t cp;
+        int len;
+        unsigned char lo = 0x80, hi = 0xBF;
+        if (c >= 0xC2 && c <= 0xDF)
+            len = 2, cp = c & 0x1F;
+        else if (c >= 0xE0 && c <= 0xEF) {
+            len = 3, cp = c & 0x0F;
+            if (c == 0xE0)
+                lo = 0xA0;
+            else if (c == 0xED)
+                hi = 0x9F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            len = 4, cp = c & 0x07;
+            if (c == 0xF0)
+                lo = 0x90;
+            else if (c == 0xF4)
+                hi = 0x8F;
+        } else {
+            o->len = start - o->buf;
+            return 1;
+        }
+        if (n - i < len || s[i + 1] < lo || s[i + 1] > hi) {
+            o->len = start - o->buf;
+            return 1;
+        }
+        for (int k = 1; k < len; k++) {
+            if ((s[i + k] & 0xC0) != 0x80) {
+                o->len = start - o->buf;
+                return 1;
+            }
+            cp = cp << 6 | (s[i + k] & 0x3F);
+        }
+        w = json_cp(w, cp);
+        i += len;
+    }
+    *w++ = '"';
+    o->len = w - o->buf;
+    return 0;
+}
+
+/* "0x" and the hex of the bytes, zeros up to pad */
+static int json_hex(Out *o, const unsigned char *s, Py_ssize_t n, Py_ssize_t pad) {
+    Py_ssize_t zeros = pad > n ? pad - n : 0;
+    if (PUTS(o, "\"0x") || put_hex(o, s, n) || grow(o, 2 * zeros + 1))
+        return -1;
+    memset(o->buf + o->len, '0', 2 * zeros);
+    o->len += 2 * zeros;
+    return PUTS(o, "\"");
+}
+
+/* jsonform._bytes_json: UTF-8 text, else 0x-hex */
+static int json_bytes(Out *o, const unsigned char *s, Py_ssize_t n) {
+    int r = json_utf8(o, s, n);
+    return r > 0 ? json_hex(o, s, n, 0) : r;
+}
+
+/* the p digits of buf ("[-]d.ddde[+-]x", %.*e's) one unit up or down in the last place, when that
+   reads back as x and buf's own digits do not: what repr() picks at that length (at a power of two
+   the interval that reads back as x is lopsided); buf rewritten to it. 1 found, 0 not */
+static int near_digits(char *buf, double x) {
+    char *e = strchr(buf, 'e');
+    if (!e)
+        return 0;
+    for (int step = 1; step >= -1; step -= 2) {
+        char cand[48];
+        memcpy(cand, buf, sizeof cand);
+        char *q = cand + (e - buf) - 1;
+        int carry = step;
+        for (; q >= cand && carry; q--) {
+            if (*q == '.')
+                continue;
+            if (*q < '0' || *q > '9')
+                break;
+            int d = *q - '0' + carry;
+            carry = d > 9 ? 1 : d < 0 ? -1 : 0;
+            *q = (char)('0' + (d + 10) % 10);
+        }
+        const char *lead = cand + (cand[0] == '-');
+        if (carry || *lead == '0') /* 9.99 up or 1.00 down: another length, found at its own */
+            continue;
+        if (strtod(cand, NULL) == x) {
+            memcpy(buf, cand, sizeof cand);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* a double as repr() writes it (the shortest digits that read back as it; exponent from 1e16 up and
+   below 1e-4); -1 not finite (the Python path's) or no memory */
+static int json_double(Out *o, double x) {
+    if (!isfinite(x))
+        return -1;
+    char buf[48];
+    int p;
+    for (p = 1; p <= 17; p++) {
+        snprintf(buf, sizeof buf, "%.*e", p - 1, x);
+        if (strtod(buf, NULL) == x || near_digits(buf, x))
+            break;
+    }
+    if (p > 17)
+        return -1;
+    char digits[24];
+    int nd = 0, neg = buf[0] == '-';
+    const char *q = buf + neg;
+    for (; *q && *q != 'e'; q++)
+        if (*q != '.')
+            digits[nd++] = *q;
+    if (*q != 'e')
+        return -1;
+    int decpt = atoi(q + 1) + 1;
+    while (nd > 1 && digits[nd - 1] == '0')
+        nd--;
+    if (x == 0)
+        decpt = 1;
+    char out[64];
+    int k = 0;
+    if (neg)
+        out[k++] = '-';
+    if (decpt <= -4 || decpt > 16) {
+        out[k++] = digits[0];
+        if (nd > 1) {
+            out[k++] = '.';
+            memcpy(out + k, digits + 1, nd - 1);
+            k += nd - 1;
+        }
+        k += snprintf(out + k, sizeof out - k, "e%+.02d", decpt - 1);
+    } else if (decpt <= 0) {
+        out[k++] = '0', out[k++] = '.';
+        for (int i = 0; i < -decpt; i++)
+            out[k++] = '0';
+        memcpy(out + k, digits, nd);
+        k += nd;
+    } else if (decpt >= nd) {
+        memcpy(out + k, digits, nd);
+        k += nd;
+        for (int i = nd; i < decpt; i++)
+            out[k++] = '0';
+        out[k++] = '.', out[k++] = '0';
+    } else {
+        memcpy(out + k, digits, decpt);
+        k += decpt;
+        out[k++] = '.';
+        memcpy(out + k, digits + decpt, nd - decpt);
+        k += nd - decpt;
+    }
+    return put(o, out, k);
+}
+
+/* a string value's bytes (value()'s layouts for VARCHAR, CHAR, BLOB): the bytes it used, or -1 */
+static Py_ssize_t str_value(int t, unsigned m, const unsigned char *p, const unsigned char *end,
+                            const unsigned char **v, Py_ssize_t *n) {
+    int lb;
+    if (t == MYSQL_TYPE_VARCHAR || t == MYSQL_TYPE_VAR_STRING)
+        lb = m < 256 ? 1 : 2;
+    else if (t == MYSQL_TYPE_STRING)
+        lb = ((((m >> 4) & 0x300) ^ 0x300) + (m & 0xFF)) < 256 ? 1 : 2;
+    else
+        lb = m ? (int)m : 4;
+    if (lb > 4)
+        return -1;
+    *n = prefixed(p, end, lb, v);
+    return *n < 0 ? -1 : lb + *n;
+}
+
+/* one column's JSON value: the bytes it used, or -1 (not for us; memory: an error set) */
+static Py_ssize_t json_value(Out *o, const JPlan *pl, Py_ssize_t i, const unsigned char *p, const unsigned char *end) {
+    int t = pl->types[i], kind = pl->kinds[i];
+    unsigned m = (unsigned)le(pl->metas + 2 * i, 2);
+    const unsigned char *v;
+    Py_ssize_t n, used;
+    switch (kind) {
+    case J_INT: case J_UINT: {
+        int w = t == MYSQL_TYPE_TINY ? 1 : t == MYSQL_TYPE_SHORT ? 2 : t == MYSQL_TYPE_INT24 ? 3
+                : t == MYSQL_TYPE_LONG ? 4 : t == MYSQL_TYPE_LONGLONG ? 8 : 0;
+        if (!w || p + w > end)
+            return -1;
+        uint64_t u = le(p, w);
+        if (kind == J_INT && (u >> (8 * w - 1)) & 1) {
+            int64_t s = w < 8 ? (int64_t)u - ((int64_t)1 << (8 * w)) : (int64_t)u;
+            return put_i64(o, s) ? -1 : w;
+        }
+        return put_u64(o, u) ? -1 : w;
+    }
+    case J_UTF8: case J_HEX: case J_ASCII: case J_SBCS: {
+        if (t != MYSQL_TYPE_VARCHAR && t != MYSQL_TYPE_VAR_STRING && t != MYSQL_TYPE_STRING && t != MYSQL_TYPE_BLOB &&
+            t != MYSQL_TYPE_TINY_BLOB && t != MYSQL_TYPE_MEDIUM_BLOB && t != MYSQL_TYPE_LONG_BLOB)
+            return -1;
+        if (t == MYSQL_TYPE_STRING && ((m >> 8) == MYSQL_TYPE_ENUM || (m >> 8) == MYSQL_TYPE_SET))
+            return -1;
+        if ((used = str_value(t, m, p, end, &v, &n)) < 0)
+            return -1;
+        int r = 0;
+        if (kind == J_HEX)
+            r = json_hex(o, v, n, (Py_ssize_t)le(pl->pads + 2 * i, 2));
+        else if (kind == J_UTF8)
+            r = json_bytes(o, v, n);
+        else if (kind == J_ASCII) {
+            Py_ssize_t k = 0;
+            while (k < n && v[k] < 0x80)
+                k++;
+            r = k == n ? put_json_ascii(o, v, n) : json_bytes(o, v, n);
+        } else {
+            PyObject *table = PyTuple_GET_ITEM(pl->extra, i);
+            if (!PyBytes_Check(table) || PyBytes_GET_SIZE(table) != 1024)
+                return -1;
+            const unsigned char *cps = (const unsigned char *)PyBytes_AS_STRING(table);
+            Py_ssize_t k = 0;
+            while (k < n && le(cps + 4 * v[k], 4) != 0xFFFFFFFFu)
+                k++;
+            if (k < n)
+                r = json_bytes(o, v, n);
+            else if (grow(o, 6 * n + 2))
+                r = -1;
+            else {
+                char *w = o->buf + o->len;
+                *w++ = '"';
+                for (k = 0; k < n; k++)
+                    w = json_cp(w, (uint32_t)le(cps + 4 * v[k], 4));
+                *w++ = '"';
+                o->len = w - o->buf;
+            }
+        }
+        return r ? -1 : used;
+    }
+    case J_NUM: case J_ENUM: case J_SET: {
+        uint64_t x;
+        if (t == MYSQL_TYPE_YEAR) {
+            if (p + 1 > end)
+                return -1;
+            x = p[0] ? 1900 + p[0] : 0, used = 1;
+        } else if (t == MYSQL_TYPE_BIT) {
+            int nbits = (int)(m & 0xFF) * 8 + (int)(m >> 8);
+            used = (nbits + 7) / 8;
+            if (used > 8 || p + used > end)
+                return -1;
+            x = be(p, (int)used);
+            if (nbits < 64 && x >> nbits)
+                return -1;
+        } else if (t == MYSQL_TYPE_STRING && ((m >> 8) == MYSQL_TYPE_ENUM || (m >> 8) == MYSQL_TYPE_SET)) {
+            used = m & 0xFF;
+            if (used < 1 || used > 8 || p + used > end)
+                return -1;
+            x = le(p, (int)used);
+        } else {
+            return -1;
+        }
+        PyObject *labels = kind == J_NUM ? NULL : PyTuple_GET_ITEM(pl->extra, i);
+        if (labels && !PyTuple_Check(labels))
+            return -1;
+        if (kind == J_ENUM && x <= (uint64_t)PyTuple_GET_SIZE(labels)) {
+            if (!x)
+                return PUTS(o, "\"\"") ? -1 : used;
+            PyObject *s = PyTuple_GET_ITEM(labels, (Py_ssize_t)x - 1);
+            if (!PyBytes_Check(s))
+                return -1;
+            return put(o, PyBytes_AS_STRING(s), PyBytes_GET_SIZE(s)) ? -1 : used;
+        }
+        if (kind == J_SET) {
+            int first = 1;
+            if (PUTS(o, "\""))
+                return -1;
+            for (Py_ssize_t b = 0; b < PyTuple_GET_SIZE(labels) && b < 64; b++) {
+                if (!(x >> b & 1))
+                    continue;
+                PyObject *s = PyTuple_GET_ITEM(labels, b);
+                if (!PyBytes_Check(s) || (!first && PUTS(o, ",")) || put(o, PyBytes_AS_STRING(s), PyBytes_GET_SIZE(s)))
+                    return -1;
+                first = 0;
+            }
+            return PUTS(o, "\"") ? -1 : used;
+        }
+        return put_u64(o, x) ? -1 : used;
+    }
+    case J_FLOAT: {
+        double d;
+        if (t == MYSQL_TYPE_FLOAT) {
+            if (p + 4 > end)
+                return -1;
+            float f;
+            uint32_t u = (uint32_t)le(p, 4);
+            memcpy(&f, &u, 4);
+            d = (double)f, used = 4;
+        } else if (t == MYSQL_TYPE_DOUBLE) {
+            if (p + 8 > end)
+                return -1;
+            uint64_t u = le(p, 8);
+            memcpy(&d, &u, 8);
+            used = 8;
+        } else {
+            return -1;
+        }
+        return json_double(o, d) ? -1 : used;
+    }
+    case J_DECIMAL:
+        if (t != MYSQL_TYPE_NEWDECIMAL || PUTS(o, "\"") || decimal(o, p, end, (int)(m >> 8), (int)(m & 0xFF), &used) ||
+            PUTS(o, "\""))
+            return -1;
+        return used;
+    case J_DATE: {
+        if ((t != MYSQL_TYPE_DATE && t != MYSQL_TYPE_NEWDATE) || p + 3 > end)
+            return -1;
+        uint64_t x = le(p, 3);
+        return putf(o, "\"%04d-%02d-%02d\"", (int)(x >> 9), (int)((x >> 5) & 15), (int)(x & 31)) ? -1 : 3;
+    }
+    case J_TEXT: case J_TIMESTAMP: {
+        if (kind == J_TEXT ? t != MYSQL_TYPE_DATETIME && t != MYSQL_TYPE_DATETIME2 && t != MYSQL_TYPE_TIME &&
+                                 t != MYSQL_TYPE_TIME2
+                           : t != MYSQL_TYPE_TIMESTAMP && t != MYSQL_TYPE_TIMESTAMP2)
+            return -1;
+        Out *s = pl->scratch;
+        Made none = {NULL, 0, 0, 0};
+        s->len = 0;
+        if ((used = value(s, t, (int)m, p, end, &none)) < 0 || !s->len)
+            return -1;
+        if (kind == J_TEXT) { /* the text without its quotes */
+            if (s->len < 2 || s->buf[0] != '\'' || s->buf[s->len - 1] != '\'')
+                return -1;
+            return put_json_ascii(o, (const unsigned char *)s->buf + 1, s->len - 2) ? -1 : used;
+        }
+        /* values.timestamp_value: the zero timestamp "0000-00-00 00:00:00" (an int 0 when its text is
+           all digits), else seconds: an int, or with a fraction the float its text reads as */
+        const char *dot = memchr(s->buf, '.', s->len);
+        int zero = 1;
+        for (Py_ssize_t k = 0; k < s->len; k++)
+            zero &= s->buf[k] == '0' || s->buf[k] == '.';
+        if (zero && dot)
+            return PUTS(o, "\"0000-00-00 00:00:00\"") ? -1 : used;
+        if (!dot)
+            return put(o, s->buf, s->len) ? -1 : used;
+        if (grow(s, 1))
+            return -1;
+        s->buf[s->len] = 0;
+        return json_double(o, strtod(s->buf, NULL)) ? -1 : used;
+    }
+    case J_GEOMETRY: {
+        int lb = m ? (int)m : 4;
+        if (t != MYSQL_TYPE_GEOMETRY || lb > 4 || (n = prefixed(p, end, lb, &v)) < 4)
+            return -1;
+        if (PUTS(o, "{\"srid\": ") || put_u64(o, le(v, 4)) || PUTS(o, ", \"wkb\": \"") || put_hex(o, v + 4, n - 4) ||
+            PUTS(o, "\"}"))
+            return -1;
+        return lb + n;
+    }
+    }
+    return -1;
+}
+
+/* one image as a JSON object: the bytes it used, or -1 */
+static Py_ssize_t json_image(Out *o, const JPlan *pl, const unsigned char *present, const unsigned char *p,
+                             const unsigned char *end) {
+    Py_ssize_t nb = (count_present(present, pl->ncols) + 7) / 8, k = 0;
+    if (p + nb > end)
+        return -1;
+    const unsigned char *nulls = p, *q = p + nb;
+    if (PUTS(o, "{"))
+        return -1;
+    for (Py_ssize_t i = 0; i < pl->ncols; i++) {
+        if (!((present[i / 8] >> (i % 8)) & 1))
+            continue;
+        PyObject *key = PyTuple_GET_ITEM(pl->keys, i);
+        if ((k && PUTS(o, ", ")) || put(o, PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key)))
+            return -1;
+        if ((nulls[k / 8] >> (k % 8)) & 1) {
+            if (PUTS(o, "null"))
+                return -1;
+        } else {
+            Py_ssize_t used = json_value(o, pl, i, q, end);
+            if (used < 0)
+                return -1;
+            q += used;
+        }
+        k++;
+    }
+    return PUTS(o, "}") ? -1 : q - p;
+}
+
+/* the `, "table": ..., "rows": [...]` of a rows event's JSON line (its closing "}" not written):
+   0, 1 not for us (o->len may have grown: the caller drops what is past its mark), -1 no memory */
+static int json_rows(Out *o, Out *scratch, int code, const Body *r, PyObject *plan) {
+    if (!plan || !PyTuple_Check(plan) || PyTuple_GET_SIZE(plan) != 7)
+        return 1;
+    PyObject *types = PyTuple_GET_ITEM(plan, 0), *metas = PyTuple_GET_ITEM(plan, 1), *pads = PyTuple_GET_ITEM(plan, 2),
+             *kinds = PyTuple_GET_ITEM(plan, 3), *head = PyTuple_GET_ITEM(plan, 6);
+    JPlan pl = {NULL, NULL, NULL, NULL, PyTuple_GET_ITEM(plan, 4), PyTuple_GET_ITEM(plan, 5), 0, scratch};
+    if (!PyBytes_Check(types) || !PyBytes_Check(metas) || !PyBytes_Check(pads) || !PyBytes_Check(kinds) ||
+        !PyBytes_Check(head) || !PyTuple_Check(pl.keys) || !PyTuple_Check(pl.extra))
+        return 1;
+    pl.ncols = PyBytes_GET_SIZE(types);
+    if (PyBytes_GET_SIZE(metas) != 2 * pl.ncols || PyBytes_GET_SIZE(pads) != 2 * pl.ncols ||
+        PyBytes_GET_SIZE(kinds) != pl.ncols || PyTuple_GET_SIZE(pl.keys) != pl.ncols ||
+        PyTuple_GET_SIZE(pl.extra) != pl.ncols || (uint64_t)pl.ncols != r->width)
+        return 1;
+    for (Py_ssize_t i = 0; i < pl.ncols; i++)
+        if (!PyBytes_Check(PyTuple_GET_ITEM(pl.keys, i)))
+            return 1;
+    pl.types = (const unsigned char *)PyBytes_AS_STRING(types);
+    pl.metas = (const unsigned char *)PyBytes_AS_STRING(metas);
+    pl.pads = (const unsigned char *)PyBytes_AS_STRING(pads);
+    pl.kinds = (const unsigned char *)PyBytes_AS_STRING(kinds);
+    int kind = code == WRITE_ROWS_EVENT || code == WRITE_ROWS_EVENT_V1 ? 0 : is_update(code) ? 1 : 2;
+    if (kind == 1 && !r->after)
+        return 1;
+    if (put(o, PyBytes_AS_STRING(head), PyBytes_GET_SIZE(head)))
+        return 1;
+    const unsigned char *p = r->rows, *end = r->rows + r->n_rows;
+    while (p < end) {
+        const unsigned char *row = p;
+        Py_ssize_t used;
+        if (row != r->rows && PUTS(o, ", "))
+            return 1;
+        if (PUTS(o, "{\"before\": "))
+            return 1;
+        if (kind == 0) {
+            if (PUTS(o, "null, \"after\": ") || (used = json_image(o, &pl, r->before, p, end)) < 0)
+                return 1;
+            p += used;
+        } else {
+            if ((used = json_image(o, &pl, r->before, p, end)) < 0)
+                return 1;
+            p += used;
+            if (PUTS(o, ", \"after\": "))
+                return 1;
+            if (kind == 1) {
+                if ((used = json_image(o, &pl, r->after, p, end)) < 0)
+                    return 1;
+                p += used;
+            } else if (PUTS(o, "null")) {
+                return 1;
+            }
+        }
+        if (PUTS(o, "}"))
+            return 1;
+        if (p == row)
+            return 1; /* a row of no bytes: never loop forever */
+    }
+    return PUTS(o, "]") ? 1 : 0;
+}
+
+/* decode --json -v (O_JROWS): a Table_map's plan looked up by its body (plans: body -> the Python
+   decoder's rowvalues.jsonform.c_json_plan, or None) and kept for its table id (jtables), the map
+   kept for the Python decoder (maps: table id -> (event bytes, offset), registered before it reads
+   an event); a rows event's values added by its table's plan. 0, 1 the Python path's (a map not
+   planned yet, or None; rows C does not write), -1 an error set */
+static int jrows_event(Out *o, Out *scratch, const EventHeader *e, const unsigned char *h, const unsigned char *b,
+                       const unsigned char *end, long long at, const Body *r, PyObject *plans, PyObject *jtables,
+                       PyObject *maps) {
+    PyObject *key = PyLong_FromUnsignedLongLong((unsigned long long)r->table_id);
+    if (!key)
+        return -1;
+    int res = 1;
+    if (e->code == TABLE_MAP_EVENT) {
+        PyObject *body = PyBytes_FromStringAndSize((const char *)b, end - b);
+        PyObject *plan = body ? PyDict_GetItemWithError(plans, body) : NULL;
+        Py_XDECREF(body);
+        if (plan && plan != Py_None) {
+            PyObject *ev = Py_BuildValue("(y#L)", (const char *)h, (Py_ssize_t)e->size, at);
+            res = !ev || PyDict_SetItem(jtables, key, plan) || PyDict_SetItem(maps, key, ev) ? -1 : 0;
+            Py_XDECREF(ev);
+        } else if (PyErr_Occurred()) {
+            res = -1;
+        }
+    } else {
+        PyObject *plan = PyDict_GetItemWithError(jtables, key);
+        if (plan) {
+            Py_ssize_t mark = o->len;
+            res = json_rows(o, scratch, e->code, r, plan);
+            if (res)
+                o->len = mark;
+        } else if (PyErr_Occurred()) {
+            res = -1;
+        }
+    }
+    Py_DECREF(key);
+    return res;
+}
+
 /* what the Python path is handed with an event: (code, timestamp, server_id, size, log_pos, flags,
    checksum_ok), ok -1 none, 0 mismatch, 1 good */
 static PyObject *header_info(const EventHeader *e, int ok) {
@@ -733,12 +1282,13 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     Py_buffer buf, cfg;
     Py_ssize_t rel, filled;
     long long at;
-    PyObject *crc, *names;
+    PyObject *crc, *names, *plans = NULL, *jtables = NULL, *maps = NULL;
     Ctx c;
-    if (!PyArg_ParseTuple(args, "y*nnLiOy*Oy*", &buf, &rel, &filled, &at, &c.opts, &crc, &cfg, &names, &c.prefix))
+    if (!PyArg_ParseTuple(args, "y*nnLiOy*Oy*|O!O!O!", &buf, &rel, &filled, &at, &c.opts, &crc, &cfg, &names,
+                          &c.prefix, &PyDict_Type, &plans, &PyDict_Type, &jtables, &PyDict_Type, &maps))
         return NULL;
     PyObject *result = NULL, *info = NULL;
-    Out o = {NULL, 0, 0};
+    Out o = {NULL, 0, 0}, scratch = {NULL, 0, 0};
     int status = MORE, first = 1;
     long long events = 0, checksummed = 0;
     Py_ssize_t mark = 0;
@@ -747,6 +1297,8 @@ static PyObject *walk(PyObject *self, PyObject *args) {
     c.names = names;
     c.stamp.ts = -1;
     c.stamp.local = 0;
+    if (!(c.opts & O_JSON) || !maps)
+        c.opts &= ~O_JROWS;
     if (cfg.len != 512 || rel < 0 || filled > buf.len || rel > filled ||
         ((c.opts & O_JSON) && (!PyTuple_Check(names) || PyTuple_GET_SIZE(names) != 256))) {
         PyErr_SetString(PyExc_ValueError, "walk: bad arguments");
@@ -800,6 +1352,8 @@ static PyObject *walk(PyObject *self, PyObject *args) {
                 : 0;
             if (!res)
                 res = json_fields(&o, &c, e.code, e.sid, b, end, &r);
+            if (!res && c.opts & O_JROWS && (e.code == TABLE_MAP_EVENT || is_rows(e.code)))
+                res = jrows_event(&o, &scratch, &e, h, b, end, at, &r, plans, jtables, maps);
             if (!res)
                 res = PUTS(&o, "}\n") ? -1 : 0;
         } else {
@@ -811,7 +1365,8 @@ static PyObject *walk(PyObject *self, PyObject *args) {
                 res = text_event(&o, &c, e.code, e.sid, b, end, &r);
         }
         if (res < 0) {
-            PyErr_NoMemory();
+            if (!PyErr_Occurred())
+                PyErr_NoMemory();
             goto done;
         }
         if (res > 0) { /* not for us after all: the Python path reads it */
@@ -840,6 +1395,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
 done:
     Py_XDECREF(info);
     PyMem_Free(o.buf);
+    PyMem_Free(scratch.buf);
     PyBuffer_Release(&buf);
     PyBuffer_Release(&cfg);
     PyBuffer_Release(&c.prefix);
@@ -1185,11 +1741,15 @@ static long long r_rows_text(Replayer *R, int code, const Body *r, PyObject *pla
     if (PyBytes_GET_SIZE(metas) != 2 * ncols || (uint64_t)ncols != r->width)
         return -1;
     const Note *nt = NULL;
+    Py_ssize_t nnotes = 0; /* a note per column, or (-vv) two: not NULL, then NULL */
     if (notes != Py_None) {
-        if (!PyTuple_Check(notes) || PyTuple_GET_SIZE(notes) != ncols || grow(&R->notes_buf, sizeof(Note) * ncols))
+        if (!PyTuple_Check(notes) || (PyTuple_GET_SIZE(notes) != ncols && PyTuple_GET_SIZE(notes) != 2 * ncols))
+            return -1;
+        nnotes = PyTuple_GET_SIZE(notes);
+        if (grow(&R->notes_buf, sizeof(Note) * (nnotes ? nnotes : 1)))
             return -1;
         Note *w = (Note *)R->notes_buf.buf;
-        for (Py_ssize_t i = 0; i < ncols; i++) {
+        for (Py_ssize_t i = 0; i < nnotes; i++) {
             PyObject *item = PyTuple_GET_ITEM(notes, i);
             if (!PyBytes_Check(item))
                 return -1;
@@ -1202,9 +1762,10 @@ static long long r_rows_text(Replayer *R, int code, const Body *r, PyObject *pla
     long long n;
     int kind = code == WRITE_ROWS_EVENT || code == WRITE_ROWS_EVENT_V1 ? 0 : is_update(code) ? 1 : 2;
     if ((R->ntail && PUTS(&R->tail, "\n")) ||
-        rows_text(&R->tail, kind, (const unsigned char *)PyBytes_AS_STRING(types),
-                  (const unsigned char *)PyBytes_AS_STRING(metas), ncols, r->before, r->after,
-                  PyBytes_AS_STRING(name), PyBytes_GET_SIZE(name), nt, esc, r->rows, r->rows + r->n_rows, &n)) {
+        rows_text_at(&R->tail, kind, (const unsigned char *)PyBytes_AS_STRING(types),
+                     (const unsigned char *)PyBytes_AS_STRING(metas), ncols, r->before, r->after,
+                     PyBytes_AS_STRING(name), PyBytes_GET_SIZE(name), nt, esc, r->rows, r->rows + r->n_rows, &n,
+                     nnotes == 2 * ncols && ncols ? ncols : 0)) {
         R->tail.len = mark;
         return -1;
     }

@@ -596,10 +596,11 @@ static Py_ssize_t count_present(const unsigned char *present, Py_ssize_t ncols) 
 }
 
 /* one image (null bitmap over the present columns, then their values) as `###   @N=value` lines;
-   metas: 2 bytes little-endian per column. The bytes it used, or -1 (not for us) */
+   metas: 2 bytes little-endian per column; a NULL value's line ends in notes[null_at + i] (-vv: the
+   type comment says is_null=1), another's in notes[i]. The bytes it used, or -1 (not for us) */
 static Py_ssize_t image(Out *o, const unsigned char *types, const unsigned char *metas, const unsigned char *present,
                         Py_ssize_t ncols, const unsigned char *p, const unsigned char *end, const Note *notes,
-                        int esc) {
+                        int esc, Py_ssize_t null_at) {
     Py_ssize_t npresent = count_present(present, ncols);
     Py_ssize_t nb = (npresent + 7) / 8;
     if (p + nb > end)
@@ -612,7 +613,8 @@ static Py_ssize_t image(Out *o, const unsigned char *types, const unsigned char 
             continue;
         if (put(o, "###   @", 7) || put_u64(o, (uint64_t)i + 1) || put(o, "=", 1))
             return -1;
-        if ((nulls[k / 8] >> (k % 8)) & 1) {
+        int is_null = (nulls[k / 8] >> (k % 8)) & 1;
+        if (is_null) {
             if (PUTS(o, "NULL"))
                 return -1;
         } else {
@@ -622,7 +624,7 @@ static Py_ssize_t image(Out *o, const unsigned char *types, const unsigned char 
                 return -1;
             q += used;
         }
-        if (notes && put(o, notes[i].s, notes[i].n))
+        if (notes && put(o, notes[is_null ? null_at + i : i].s, notes[is_null ? null_at + i : i].n))
             return -1;
         if (PUTS(o, "\n"))
             return -1;
@@ -636,11 +638,11 @@ static Py_ssize_t image(Out *o, const unsigned char *types, const unsigned char 
    metadata (2 bytes little-endian each), the column bitmaps (after: updates only), the quoted
    table name, a suffix per column (notes, or NULL) and the string quoting (esc). 0 with the rows
    counted into *nrows, or -1: not for us (o->len may have grown: the caller drops what is past
-   its mark), including no memory */
-static int rows_text(Out *o, int kind, const unsigned char *types, const unsigned char *metas, Py_ssize_t ncols,
-                     const unsigned char *before, const unsigned char *after, const char *name, Py_ssize_t n_name,
-                     const Note *notes, int esc, const unsigned char *p, const unsigned char *end,
-                     long long *nrows) {
+   its mark), including no memory. null_at: as image()'s (0: a NULL's line ends as any other's) */
+static int rows_text_at(Out *o, int kind, const unsigned char *types, const unsigned char *metas, Py_ssize_t ncols,
+                        const unsigned char *before, const unsigned char *after, const char *name, Py_ssize_t n_name,
+                        const Note *notes, int esc, const unsigned char *p, const unsigned char *end,
+                        long long *nrows, Py_ssize_t null_at) {
     long long n = 0;
     if (kind < 0 || kind > 2 || (kind == 1 && !after))
         return -1;
@@ -649,16 +651,16 @@ static int rows_text(Out *o, int kind, const unsigned char *types, const unsigne
         const unsigned char *row = p;
         if (kind == 1) {
             if (PUTS(o, "### UPDATE ") || put(o, name, n_name) || PUTS(o, "\n### WHERE\n") ||
-                (used = image(o, types, metas, before, ncols, p, end, notes, esc)) < 0)
+                (used = image(o, types, metas, before, ncols, p, end, notes, esc, null_at)) < 0)
                 return -1;
             p += used;
-            if (PUTS(o, "### SET\n") || (used = image(o, types, metas, after, ncols, p, end, notes, esc)) < 0)
+            if (PUTS(o, "### SET\n") || (used = image(o, types, metas, after, ncols, p, end, notes, esc, null_at)) < 0)
                 return -1;
             p += used;
         } else {
             if ((kind == 2 ? PUTS(o, "### DELETE FROM ") : PUTS(o, "### INSERT INTO ")) || put(o, name, n_name) ||
                 (kind == 2 ? PUTS(o, "\n### WHERE\n") : PUTS(o, "\n### SET\n")) ||
-                (used = image(o, types, metas, before, ncols, p, end, notes, esc)) < 0)
+                (used = image(o, types, metas, before, ncols, p, end, notes, esc, null_at)) < 0)
                 return -1;
             p += used;
         }
@@ -668,6 +670,13 @@ static int rows_text(Out *o, int kind, const unsigned char *types, const unsigne
     }
     *nrows = n;
     return 0;
+}
+
+static inline int rows_text(Out *o, int kind, const unsigned char *types, const unsigned char *metas, Py_ssize_t ncols,
+                     const unsigned char *before, const unsigned char *after, const char *name, Py_ssize_t n_name,
+                     const Note *notes, int esc, const unsigned char *p, const unsigned char *end,
+                     long long *nrows) {
+    return rows_text_at(o, kind, types, metas, ncols, before, after, name, n_name, notes, esc, p, end, nrows, 0);
 }
 
 #endif

@@ -36,7 +36,8 @@ def decode_files(paths: Iterable[Input | str | os.PathLike], *, start_position: 
     events of a transaction follow its GTID event's verdict until the next GTID event; events
     outside transactions (FDE, Rotate, ...) are always kept, as mysqlbinlog does.
     ``rows=True`` decodes row images (``Event.rows``, ``Event.table``); ``rows="text"`` gives
-    only their `decode -v` lines (``Event.rows_text``, bytes: the fast path); ``column_types`` maps
+    only their `decode -v` lines (``Event.rows_text``, bytes: the fast path; ``rows="types"``: with
+    the -vv type comments); ``column_types`` maps
     ``db.table.column`` patterns to types the binlog cannot name (``uuid``, ``inet6``, ``inet4``:
     MariaDB writes them as BINARY(n)), see ``rowvalues.parse_hints``. ``payloads=True`` also
     yields the events inside MySQL's Transaction_payload events, right after each (their raw

@@ -49,7 +49,7 @@ def run(args, fast):
 
 
 def check(path: Path) -> None:
-    for mode in ([], ["--json"], ["-v"], ["--no-verify", "--json"]):
+    for mode in ([], ["--json"], ["-v"], ["--no-verify", "--json"], ["--json", "-v"]):
         args = ["decode", "--base64-output=decode-rows", *mode, str(path)]  # the listing: the C loop's mode
         assert run(args, True) == run(args, False), args
     for mode in ([], ["--no-verify"], ["-v"], ["-vv"]):  # replayable (the default): rows events from the C loop
@@ -123,7 +123,9 @@ def plan(ncols):
         return rnd.choice([None, (), (b"",), "x"])
     types = bytes(rnd.choice(TYPES) for _ in range(ncols))
     metas = bytes(rnd.randrange(256) for _ in range(2 * ncols + (rnd.random() < 0.05)))
-    notes = None if rnd.random() < 0.5 else tuple(b" /* c */" for _ in range(ncols + (rnd.random() < 0.05)))
+    r = rnd.random()  # no notes, one per column (names), or two (-vv: a value's, a NULL's type comment)
+    notes = None if r < 0.4 else tuple(b" /* c */" for _ in range((1 if r < 0.7 else 2) * ncols
+                                                                  + (rnd.random() < 0.05)))
     return types, metas, b"`d`.`t`", notes, rnd.random() < 0.5
 
 
@@ -175,3 +177,49 @@ for it in range(30000):
         rc.vtables.clear()
         rc.plans.clear()
 print("replay fuzz done")
+
+
+# decode --json -v: walk() with O_JSON | O_JROWS, rows events by random plans (rowvalues.jsonform.
+# c_json_plan's shape: types, metas, pads, J_* kinds, keys, extras, head; or broken ones), Table_maps
+# looked up in random plans, over random images
+def json_plan(ncols):
+    if rnd.random() < 0.05:
+        return rnd.choice([None, (), (b"",) * 7, "x", (b"", b"", b"", b"", (), (), b"")])
+    types = bytes(rnd.choice(TYPES) for _ in range(ncols))
+    metas = bytes(rnd.randrange(256) for _ in range(2 * ncols + (rnd.random() < 0.05)))
+    pads = bytes(rnd.randrange(4) for _ in range(2 * ncols))
+    kinds = bytes(rnd.randrange(17) for _ in range(ncols))
+    keys = tuple(b'"k": ' for _ in range(ncols + (rnd.random() < 0.05)))
+
+    def extra():
+        r = rnd.random()
+        if r < 0.3:
+            return None
+        if r < 0.6:
+            return tuple(rnd.choice([b'"a"', b"b", b"", 1]) for _ in range(rnd.randint(0, 70)))
+        return bytes(rnd.randrange(256) for _ in range(rnd.choice([1024, 1024, 7])))
+    return types, metas, pads, kinds, keys, tuple(extra() for _ in range(ncols)), b', "rows": ['
+
+
+jnames = tuple(b'"type": "X"' for _ in range(256))
+plans, jtables, maps = {}, {}, {}
+for it in range(30000):
+    blob = bytearray(rnd.randrange(256) for _ in range(rnd.randint(0, 300)))
+    if len(blob) >= 40 and rnd.random() < 0.9:
+        size = rnd.randint(40, len(blob))
+        blob[9:13] = size.to_bytes(4, "little")
+        blob[4] = rnd.choice([19, 23, 24, 25, 30, 31, 32])
+        if blob[4] != 19:
+            at = 27 if blob[4] < 30 else 29
+            if at == 29:
+                blob[27:29] = b"\x02\x00"
+            blob[at] = rnd.randint(0, 12)
+            jtables[int.from_bytes(blob[19:25], "little")] = json_plan(blob[at])
+        elif rnd.random() < 0.7:
+            plans[bytes(blob[19:size])] = json_plan(rnd.randint(0, 12))
+    opts = fastdecode.O_JSON | fastdecode.O_JROWS | (rnd.randrange(128) & ~2)
+    asan_mod.walk(blob, 0, len(blob), rnd.choice([4, 100]), opts, fastdecode.CRC32, cfg, jnames,
+                  b'{"file": "f", "offset": ', plans, jtables, maps)
+    if rnd.random() < 0.05:
+        plans.clear(), jtables.clear(), maps.clear()
+print("json rows fuzz done")

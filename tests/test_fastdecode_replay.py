@@ -275,6 +275,33 @@ def test_verbose_replays_the_same(accel, zone):
         time.tzset()
 
 
+@pytest.mark.parametrize("zone", ["UTC", "America/New_York", "Asia/Kolkata"])
+def test_json_verbose_prints_the_same(accel, monkeypatch, zone):
+    """decode --json -v (rows written in the C loop by the tables' plans, ``_fastdecode.c``
+    json_rows) through the command with the C loop and without: stdout, stderr and exit code
+    equal. In UTC on a file of every fixture folder and every corpus file (``_verbose_files``),
+    in the other zones (JSON holds no local time: the C loop serves any zone) on the row-types
+    sets and the replication primaries; ``BINLOGKIT_PROOF=all``: every file in every zone, with
+    --no-verify --lenient too."""
+    import os
+    import time
+
+    full = os.environ.get("BINLOGKIT_PROOF") == "all"
+    files = _verbose_files()
+    if zone != "UTC" and not full:
+        files = [p for p in files if "row-types" in str(p) or "replication-gtid/primary" in str(p)]
+    os.environ["TZ"] = zone
+    time.tzset()
+    try:  # the utc fixture puts the zone back
+        for path in files:
+            _same(["decode", "--json", "-v", str(path)], monkeypatch)
+            if full:
+                _same(["decode", "--json", "-v", "--no-verify", "--lenient", str(path)], monkeypatch)
+    finally:
+        os.environ["TZ"] = "UTC"
+        time.tzset()
+
+
 def test_verbose_command_replays_the_same(accel, monkeypatch):
     """decode -v / -vv through the command, in local time (New York): stdout, stderr, exit code."""
     import os
@@ -303,6 +330,7 @@ def test_the_c_loop_prints_the_verbose_rows(accel, v):
     text, fed = _fed_types(path, utc=True, verbose=v)
     assert not hot & set(fed), sorted(set(fed))
     assert text.count("### INSERT INTO ") >= 10
+    assert (text.count(" meta=0 nullable=") >= 10) == (v == 2)  # -vv: the tool's type comment per value
     assert text.encode() == _reference(path, utc=True, verbose=v)
 
 

@@ -65,6 +65,32 @@ def test_decode_v_equals_the_servers_tool(path, pure, monkeypatch):
     assert _ours(path) == _oracle(path)
 
 
+VV_SAMPLES = [MYSQL / name for name in ("vector.000001", "partial-json.000001", "partial-json.000002", "quotes.000001")]
+
+
+@pytest.mark.parametrize("how", ["listing", "replay", "replay-python"])
+@pytest.mark.parametrize("path", VV_SAMPLES, ids=lambda p: p.name)
+def test_decode_vv_type_comments_equal_mysqlbinlog(path, how, monkeypatch):
+    """-vv: every value line ends in mysqlbinlog 9.7's own type comment (`` /* VECTOR(3) meta=4
+    nullable=1 is_null=0 */``: its type names, VECTOR's dimension from the optional metadata,
+    nullability from the map), in the listing and in the replayable text, through the C loop and
+    without it (``expected/<file>.mysqlbinlog-vv.txt``: ``TZ=UTC mysqlbinlog -vv
+    --base64-output=decode-rows FILE``)."""
+    from binlogkit.reading import fastdecode
+
+    if how == "replay-python":
+        monkeypatch.setattr(fastdecode, "_fastdecode", None)
+    args = ["decode", "-vv", str(path)] if how != "listing" else ["decode", "--base64-output=decode-rows", "-vv",
+                                                                   str(path)]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    ours = [line for line in res.stdout_bytes.decode("utf-8", "surrogateescape").splitlines() if line.startswith("###")]
+    text = (path.parent / "expected" / f"{path.name}.mysqlbinlog-vv.txt").read_text("utf-8", "surrogateescape")
+    theirs = [line for line in text.splitlines() if line.startswith("###")]
+    assert sum("is_null=" in line for line in theirs) >= 3
+    assert ours == theirs
+
+
 def test_vector_values_json_and_text():
     """MySQL 9.7 VECTOR(3) / VECTOR: float32 lists; text as mysqlbinlog -v; JSON with the
     shortest decimals that read back as the same float32; the charset metadata still maps

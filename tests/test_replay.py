@@ -130,6 +130,8 @@ OPTION_CASES = [
     ("mariadb-10.11", "row-types", "mariadb-bin.000001", ["--start-position=2333", "--stop-position=4749"]),
     ("mariadb-10.11", "row-types", "mariadb-bin.000001", ["-v"]),
     ("mariadb-10.11", "replication-gtid", "mariadb-bin.000002", ["-v"]),
+    ("mariadb-10.11", "row-types", "mariadb-bin.000001", ["-vv"]),  # the type comments after each value
+    ("mariadb-10.11", "replication-gtid", "mariadb-bin.000002", ["-vv"]),
     ("mariadb-10.11", "replication-gtid", "mariadb-bin.000001",
      ["--start-datetime=2026-11-21 05:59:02", "--stop-datetime=2026-11-21 05:59:03"]),
     ("mariadb-10.11", "row-types", "mariadb-bin.000003", ["--database=types"]),

@@ -33,7 +33,8 @@ from .options import (check, datetime_value, gtid_filters, gtids_value, inputs, 
                    "no BINLOG blocks (rows as `###` comments with -v).")
 @click.option("-v", "--verbose", "verbose", count=True,
               help="Decode row images: `### INSERT INTO ... ###   @1=...` like mysqlbinlog -v (after each BINLOG "
-                   "block with --base64-output=auto); -vv also shows MySQL's Rows_query; with --json, `rows`.")
+                   "block with --base64-output=auto); -vv also ends each value in the tools' type comment "
+                   "(`/* INT meta=0 nullable=1 is_null=0 */`) and shows MySQL's Rows_query; with --json, `rows`.")
 @click.option("--skip-gtids", is_flag=True, help="Replayable output: no GTID statements (the server assigns new ones).")
 @click.option("--database", "-d", "database", help="Replayable output: only statements and row events of this database "
               "(its default database for statements, as mysqlbinlog --database).")

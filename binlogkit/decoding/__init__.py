@@ -48,8 +48,10 @@ def events(inputs, *, start_position: int | None = None, stop_position: int | No
     keys = any(isinstance(i, Input) and i.keys is not None for i in inputs)
 
     filters = (start_position, stop_position, start_datetime, stop_datetime, include_gtids, exclude_gtids)
-    row_mode = rows and ("text" if not as_json else True)
-    if not keys and fastdecode.usable(utc=utc or local_is_utc(), filters=bool(types) or any(f is not None for f in filters)):
+    row_mode = rows and (("types" if rows >= 2 else "text") if not as_json else True)  # -vv: type comments
+    # JSON lines hold no local time (times as seconds): the C loop serves them in any zone
+    if not keys and fastdecode.usable(utc=as_json or utc or local_is_utc(),
+                                      filters=bool(types) or any(f is not None for f in filters)):
         return fastdecode.decode_fast(inputs, verify=verify, strict=strict, column_types=column_types,
                                       rows=row_mode, as_json=as_json, progress=progress)
     return decode_files(inputs, start_position=start_position, stop_position=stop_position,
@@ -114,7 +116,8 @@ def replay_text(replay, inputs, *, start_position: int | None = None, stop_posit
         count = 0
         held, held_at = None, 0
         keep = True  # the GTID filters: mysqlbinlog prints `# at` for each event of a transaction it skips
-        for ev in decode_files([inp], verify=verify, strict=strict, rows="text", column_types=column_types,
+        for ev in decode_files([inp], verify=verify, strict=strict, column_types=column_types,
+                               rows="types" if replay.opts.verbose >= 2 else "text",
                                payloads=True):
             if isinstance(ev, Problem):
                 yield replay.fail(None, str(ev.error), file=ev.path, offset=getattr(ev.error, "offset", None),

@@ -115,27 +115,23 @@ def write_events(items, out, *, as_json: bool, utc: bool, watch: bool,
     """Write ``items`` (``decoding.events``) to ``out``. A ``Problem`` is handed to
     ``on_problem`` after everything before it was written; False stops. An ``OSError`` is
     raised after what was decoded before it was written out."""
-    sink = _Sink(out) if not as_json else None
+    sink = _Sink(out)  # text and JSON lines alike as bytes (JSON: ASCII, json.dumps' ensure_ascii)
     see = _Watch(watch)
     in_payload = False  # text: the inner events of a Transaction_payload sit between markers
     try:
         for item in items:
             if type(item) is bytes:  # events fastdecode rendered, text or JSON lines
-                if sink is None:
-                    out.write(item.decode("utf-8", "surrogateescape"))
-                else:
-                    sink.write(item)
+                sink.write(item)
                 continue
             if isinstance(item, Problem):
-                if sink is not None:
-                    sink.flush()
+                sink.flush()
                 out.flush()
                 if not on_problem(item):
                     break
                 continue
             see(item)
-            if sink is None:
-                out.write(json.dumps(event_json(item), default=str) + "\n")
+            if as_json:
+                sink.write((json.dumps(event_json(item), default=str) + "\n").encode("ascii"))
                 continue
             text = render_text(item, utc)
             inner = item.raw.payload_offset is not None
@@ -148,18 +144,16 @@ def write_events(items, out, *, as_json: bool, utc: bool, watch: bool,
             if item.rows_text is not None:
                 sink.write(item.rows_text)
         see.close()
-        if in_payload and sink is not None:
+        if in_payload and not as_json:
             sink.write(END.encode())
-        if sink is not None:
-            sink.flush()
+        sink.flush()
     except BrokenPipeError:
         raise
     except OSError:
-        if sink is not None:  # what was decoded before the failure is still written
-            try:
-                sink.flush()
-            except OSError:
-                pass
+        try:  # what was decoded before the failure is still written
+            sink.flush()
+        except OSError:
+            pass
         raise
 
 

@@ -85,9 +85,9 @@ class EventDecoder:
         rows = self.rows
         if rows and raw.type_code in ROWS_TYPES and ev.parsed is not None:
             table = self.tables.get(ev.parsed["table_id"])
-            if table is not None and rows == "text":
+            if table is not None and rows in ("text", "types"):  # types: -vv, the type comments too
                 ev = Event(raw, ev.codec, ev.parsed, ev.fields, None, table,
-                           verbose_text(table, ev.parsed, raw.type_code))
+                           verbose_text(table, ev.parsed, raw.type_code, types=rows == "types"))
             elif table is not None:
                 ev = replace(ev, rows=decode_rows(table, ev.parsed, raw.type_code), table=table)
         return ev

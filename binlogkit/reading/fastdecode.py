@@ -60,6 +60,7 @@ class _CLoop(Protocol):
 
     def walk(self, buf: bytearray, rel: int, filled: int, at: int, opts: int, crc: Callable[[bytes, int], int],
              cfg: bytes, names: tuple[bytes | None, ...] | dict[int, bytes] | None, prefix: bytes,
+             plans: dict[bytes, Any] = ..., tables: dict[int, Any] = ..., maps: dict[int, tuple[bytes, int]] = ...,
              /) -> tuple[int, int, int, int, bytes, Any, int, int]: ...
 
 
@@ -68,6 +69,7 @@ _fastdecode: _CLoop | None = load_c("_fastdecode", "BINLOGKIT_NO_FASTDECODE")
 
 MORE, PYTHON, HANDOVER, ROWS, TABLEMAP, FULL = range(6)
 O_VERIFY, O_TEXT, O_JSON, O_VERBOSE, O_FIRST_PY, O_CRC_ON, O_SHOW_CRC, O_COUNT = (1 << i for i in range(8))
+O_JROWS = 1 << 17  # with O_JSON: rows events with their values (decode --json -v), by _JsonRows' plans
 WINDOW = 4 << 20
 _FDE, _START_V3 = int(EventType.FORMAT_DESCRIPTION_EVENT), int(EventType.START_EVENT_V3)
 _START_ENCRYPTION = int(EventType.START_ENCRYPTION_EVENT)
@@ -122,7 +124,7 @@ class _Config:
                 if codec is None or codec.name != name:
                     continue
                 if rows_objects and (code == 19 or code in ROWS_CODES):
-                    continue  # decode -v --json: row values are the Python path's
+                    continue  # rows as Python objects: the Python path's
                 if replay and code not in REPLAY_HOT:
                     continue  # replayable text: the events Replayer.walk prints
                 hot[code] = 1
@@ -183,14 +185,17 @@ def decode_fast(paths, *, verify: bool = True, strict: bool = True, rows: bool |
     from .decoder import EventDecoder
 
     dec = EventDecoder(strict=strict, rows=rows, column_types=column_types)
+    jrows = _JsonRows() if as_json and rows is True else None  # tables carry over, as the decoder's
     for inp in inputs(paths, verify=verify):
         c_loop = _fastdecode
         if c_loop is None or not inp.plain():  # archives: the reader (tables carry over)
+            if jrows is not None:
+                jrows.sync(dec)
             yield from _handover(inp, 0, dec, strict=strict)
             continue
         prog = progress(inp.basename, inp.size()) if progress is not None else None
         try:
-            yield from _file(c_loop, inp, dec, strict=strict, as_json=as_json, progress=prog)
+            yield from _file(c_loop, inp, dec, strict=strict, as_json=as_json, progress=prog, jrows=jrows)
         finally:
             if prog is not None:
                 prog.close()
@@ -213,16 +218,55 @@ def _handover(inp: Input, at: int, dec: EventDecoder, *, strict: bool) -> Iterat
         yield Problem(path, exc.with_context(file=path))
 
 
+class _JsonRows:
+    """decode --json -v through the C loop (O_JROWS): ``plans``, Table_map body -> what C writes
+    that table's rows by (``rowvalues.jsonform.c_json_plan`` of the Python decoder's table; None:
+    its map and rows are the Python path's); ``tables``, table id -> the plan of the map C wrote
+    last for it; ``maps``, table id -> (event bytes, offset) of the maps C wrote since the Python
+    decoder last heard of them (``sync``: before it reads anything)."""
+
+    def __init__(self) -> None:
+        self.plans: dict[bytes, Any] = {}
+        self.tables: dict[int, Any] = {}
+        self.maps: dict[int, tuple[bytes, int]] = {}
+        self.fmt: Format | None = None
+        self.name = ""
+
+    def plan(self, dec: EventDecoder, raw: RawEvent, body: bytes) -> None:
+        """The plan of a map C asked for (the Python decoder reads it: its table is kept too)."""
+        from ..rowvalues.jsonform import c_json_plan
+
+        if len(self.plans) > 4096:
+            self.plans.clear()
+        self.plans[body] = c_json_plan(_read_map(dec, raw))
+
+    def sync(self, dec: EventDecoder) -> None:
+        """The maps C wrote, registered with the Python decoder (for the rows events it reads)."""
+        show_crc = bool(self.fmt and self.fmt.len_checksum)
+        for table_id, (data, offset) in self.maps.items():
+            body = data[LEN_HEADER:len(data) - (LEN_CHECKSUM if show_crc else 0)]
+            _register(dec, self.fmt, body, table_id, data, offset, self.name)
+        self.maps.clear()
+
+
 def _file(c_loop: _CLoop, inp: Input, dec: EventDecoder, *, strict: bool, as_json: bool,
-          progress: Callable[[int], object] | None = None) -> Iterator:
+          progress: Callable[[int], object] | None = None, jrows: _JsonRows | None = None) -> Iterator:
     name, verify = inp.name, inp.verify
     rows = dec.rows
-    verbose_text = rows == "text" and not as_json
+    verbose_text = rows in ("text", "types") and not as_json
     opts = (O_JSON if as_json else O_TEXT) | (O_VERIFY if verify else 0) | (O_VERBOSE if verbose_text else 0)
     prefix = f'{{"file": {json.dumps(name)}, "offset": '.encode()
     fmt = None
     crc_on = False
-    cfg = _Config(None, as_json=as_json, rows_objects=bool(rows) and as_json)
+    objects = bool(rows) and as_json and jrows is None
+    if jrows is not None:
+        opts |= O_JROWS
+        jargs: tuple = (jrows.plans, jrows.tables, jrows.maps)
+        jrows.sync(dec)  # what an earlier file's maps left
+        jrows.fmt, jrows.name = None, name
+    else:
+        jargs = ()
+    cfg = _Config(None, as_json=as_json, rows_objects=objects)
     first_py = False
     with inp.open() as fh:  # the one opener's stored bytes (plain: no container, no codec)
         if fh.read(4) != BINLOG_MAGIC:  # a container or not a binlog: the one opener's way
@@ -234,7 +278,8 @@ def _file(c_loop: _CLoop, inp: Input, dec: EventDecoder, *, strict: bool, as_jso
         while True:
             o = opts | (O_CRC_ON if crc_on else 0) | (O_SHOW_CRC if cfg.show_crc else 0) | (O_FIRST_PY if first_py else 0)
             status, w.rel, _, w.at, text, info, _, _ = walk(w.buf, w.rel, w.filled, w.at, o, CRC32, cfg.cfg,
-                                                            cfg.names, prefix)
+                                                            cfg.names, prefix, *jargs)
+            was_first_py = first_py
             if status != MORE:
                 first_py = False
             if progress is not None:
@@ -244,6 +289,8 @@ def _file(c_loop: _CLoop, inp: Input, dec: EventDecoder, *, strict: bool, as_jso
                     yield text
                 if w.eof:
                     if w.rel < w.filled:  # a torn event: the reader says so
+                        if jrows is not None:
+                            jrows.sync(dec)
                         yield from _handover(inp, w.at, dec, strict=strict)
                     return
                 w.refill_next()
@@ -254,6 +301,8 @@ def _file(c_loop: _CLoop, inp: Input, dec: EventDecoder, *, strict: bool, as_jso
             if status == HANDOVER:
                 if text:
                     yield text
+                if jrows is not None:
+                    jrows.sync(dec)
                 yield from _handover(inp, w.at, dec, strict=strict)
                 return
             if status in (ROWS, TABLEMAP):
@@ -281,6 +330,14 @@ def _file(c_loop: _CLoop, inp: Input, dec: EventDecoder, *, strict: bool, as_jso
             code, ts, sid, size, log_pos, flags, ok = info
             at = w.at
             data = bytes(w.buf[w.rel:w.rel + size])
+            if jrows is not None:
+                if code == 19 and size >= LEN_HEADER + (LEN_CHECKSUM if cfg.show_crc else 0):
+                    body = data[LEN_HEADER:size - (LEN_CHECKSUM if cfg.show_crc else 0)]
+                    if body not in jrows.plans:  # a map not seen yet: its plan made here, then the C loop's
+                        jrows.plan(dec, RawEvent(at, ts, code, sid, size, log_pos, flags, data, fmt, ok, name), body)
+                        first_py = was_first_py
+                        continue
+                jrows.sync(dec)
             if code == _START_ENCRYPTION:  # the reader reads it and says what follows is encrypted
                 yield from _handover(inp, at, dec, strict=strict)
                 return
@@ -296,13 +353,25 @@ def _file(c_loop: _CLoop, inp: Input, dec: EventDecoder, *, strict: bool, as_jso
                 except BinlogError:
                     yield from _handover(inp, at, dec, strict=strict)
                     return
-                cfg = _Config(fmt, as_json=as_json, rows_objects=bool(rows) and as_json)
+                cfg = _Config(fmt, as_json=as_json, rows_objects=objects)
+                if jrows is not None:  # plans are the flavor's reading of a map
+                    jrows.plans.clear()
+                    jrows.fmt = fmt
             elif code == _START_V3 and fmt is None:
                 fmt = format_of_event(data)
-                cfg = _Config(fmt, as_json=as_json, rows_objects=bool(rows) and as_json)
+                cfg = _Config(fmt, as_json=as_json, rows_objects=objects)
+                if jrows is not None:
+                    jrows.plans.clear()
+                    jrows.fmt = fmt
             raw = RawEvent(at, ts, code, sid, size, log_pos, flags, data, fmt, ok, name)
             w.rel += size
             w.at += size
+            if jrows is not None and code in (19, _PAYLOAD):  # maps the Python decoder reads: C's go
+                if code == 19:
+                    width = 4 if fmt is not None and fmt.post_header_length(19) == 6 else 6
+                    jrows.tables.pop(int.from_bytes(data[LEN_HEADER:LEN_HEADER + width], "little"), None)
+                else:
+                    jrows.tables.clear()
             yield from dec.each(raw, name, payloads=True)
             if dec.failed and strict:
                 return
@@ -331,7 +400,7 @@ def _rows_text(dec: EventDecoder, fmt: Format | None, code: int, table_id: int, 
     from ..rowvalues import verbose_text
 
     parsed = fast_codecs.rows(body, code, fmt.post_header_length(code) if fmt else None)
-    return verbose_text(table, parsed, code)
+    return verbose_text(table, parsed, code, types=dec.rows == "types")
 
 
 def verify_fast(path: str | os.PathLike[str], *, progress: Callable[[int], object] | None = None) -> ScanResult:
@@ -442,7 +511,8 @@ def _replay_fast(replay: Any, paths, *, verify: bool, column_types, progress, ou
 
     paths = [p.with_options(verify=verify) if isinstance(p, Input) else p for p in paths]  # as replay_text
     for inp in inputs(paths, verify=verify):
-        dec = EventDecoder(strict=True, rows="text", column_types=column_types)  # per file, as decode_files([inp])
+        dec = EventDecoder(strict=True, rows="types" if replay.opts.verbose >= 2 else "text",  # -vv: type comments
+                           column_types=column_types)  # per file, as decode_files([inp])
         c_loop = _fastdecode
         prog = None
         if progress is not None:
@@ -538,17 +608,21 @@ def _read_map(dec: EventDecoder, raw: RawEvent) -> Any:
     return None if tm.parsed is None else dec.tables.get(tm.parsed["table_id"])
 
 
-def _verbose_plan(table: Any) -> tuple[bytes, bytes, bytes, tuple[bytes, ...] | None, bool] | None:
+def _verbose_plan(table: Any, types_too: bool = False) -> tuple[bytes, bytes, bytes, tuple[bytes, ...] | None, bool] | None:
     """What the C loop prints a table's -v rows by, as ``rowvalues.verbose_text`` calls
     ``_rowtext.verbose`` (the same printer, ``_rowimage.h``): column types, metadata, quoted
-    name, ` /* name */` notes, string quoting; None: the Python path prints them (no table, no
-    C row printer, column hints, a name with a line break: rows are counted by their lines)."""
-    from ..rowvalues.images import C_ROWTEXT, c_args
+    name, ` /* name */` notes (``types_too``, -vv: the type comments, ``rowvalues.images.type_notes``:
+    one per column for a value, then one for a NULL), string quoting; None: the Python path prints
+    them (no table, no C row printer, column hints, a name with a line break: rows are counted by
+    their lines)."""
+    from ..rowvalues.images import C_ROWTEXT, c_args, type_notes
 
     args = c_args(table) if table is not None and C_ROWTEXT is not None else ()
     if not args:
         return None
     types, metas, quoted, notes, _pads = args
+    if types_too:
+        notes = tuple(n.encode() for n in type_notes(table))
     if b"\n" in quoted or any(b"\n" in n for n in notes or ()):
         return None
     return types, metas, quoted, notes, bool(table.escape_strings)
@@ -601,7 +675,7 @@ def _replay_file(c_loop: Any, inp: Input, dec: EventDecoder, replay: Any, *, hin
                 if body not in lender.rc.plans:  # -v: a map not seen yet, read here; the C loop prints it
                     raw = RawEvent(w.at, info[1], 19, info[2], size, info[4], info[5], bytes(w.buf[w.rel:w.rel + size]),
                                    fmt, info[6], name)
-                    lender.rc.plans[body] = _verbose_plan(_read_map(dec, raw))
+                    lender.rc.plans[body] = _verbose_plan(_read_map(dec, raw), replay.opts.verbose >= 2)
                     continue
             lender.settle()
             if status == MORE:  # the end of the file

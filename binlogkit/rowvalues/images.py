@@ -18,9 +18,10 @@ from ..codecs.rows import UPDATE_ROWS
 from ..constants import PRE_GA_ROWS_TYPES as PRE_GA, EventType as T
 from ..errors import BodyLengthError
 from .._optional import load_c
-from .tables import (BINARY_COLLATION, BIT, BLOB, COMPRESSED_ROWS, DATETIME, DECIMAL, DELETE, ENUM, GEOMETRY, JSON,
-                     LONG_BLOB, MEDIUM_BLOB, NEWDECIMAL, SET, STRING, TIME, TIMESTAMP, TINY_BLOB, VAR_STRING, VARCHAR,
-                     WRITE, Column, Table, temporal_hint)
+from .tables import (BINARY_COLLATION, BIT, BLOB, COMPRESSED_ROWS, DATE, DATETIME, DATETIME2, DECIMAL, DELETE, DOUBLE,
+                     ENUM, FLOAT, GEOMETRY, INT24, JSON, LONG, LONG_BLOB, LONGLONG, MEDIUM_BLOB, NEWDATE, NEWDECIMAL,
+                     SET, SHORT, STRING, TIME, TIME2, TIMESTAMP, TIMESTAMP2, TINY, TINY_BLOB, VAR_STRING, VARCHAR,
+                     VECTOR, WRITE, YEAR, Column, Table, temporal_hint)
 from .values import JsonDiff, UnknownColumnType, Value, prefixed, quote_text, reader
 
 _rowtext: Any = load_c("_rowtext")  # the optional C accelerator (setup.py); BINLOGKIT_PURE_PYTHON=1 turns it off
@@ -350,17 +351,81 @@ def _binary_len(c) -> int | None:
 _KIND: dict[int, int] = {**{t: 0 for t in WRITE}, **{t: 2 for t in DELETE}}
 
 
-def verbose_text(table: Table, fields, type_code: int) -> bytes:
+def verbose_text(table: Table, fields, type_code: int, types: bool = False) -> bytes:
     """`decode -v` lines of one rows event, as bytes (string values are written as stored):
     by the C accelerator when it is built and knows every column, else by ``verbose_lines``;
-    a malformed image raises ``BodyLengthError`` either way (the Python decoder names it)."""
+    a malformed image raises ``BodyLengthError`` either way (the Python decoder names it).
+    ``types``: -vv, each value line ending in the tool's type comment (``type_notes``)."""
     args = _c_inputs(table, fields, type_code)
+    if types:  # the rows as values (C or Python), their lines here
+        rows = decode_rows(table, fields, type_code)
+        return "".join(line + "\n" for line in verbose_lines(table, rows, type_code, types=True)).encode(
+            "utf-8", "surrogateescape")
     out = None if args is None else _rowtext.verbose(*args, *c_args(table)[2:4], table.escape_strings)
     if out is not None:
         return out
     # C stepped aside: the reference decoder prints the rows or names what is wrong with them
     lines = verbose_lines(table, decode_rows_python(table, fields, type_code), type_code)
     return "".join(line + "\n" for line in lines).encode("utf-8", "surrogateescape")
+
+
+_BLOB_NAMES = {1: "TINYBLOB/TINYTEXT", 2: "BLOB/TEXT", 3: "MEDIUMBLOB/MEDIUMTEXT", 4: "LONGBLOB/LONGTEXT"}
+_TYPE_NAMES = {TINY: "TINYINT", SHORT: "SHORTINT", INT24: "MEDIUMINT", LONG: "INT", LONGLONG: "LONGINT",
+               FLOAT: "FLOAT", DOUBLE: "DOUBLE", TIMESTAMP: "TIMESTAMP", DATETIME: "DATETIME", TIME: "TIME",
+               DATE: "DATE", NEWDATE: "DATE", YEAR: "YEAR", GEOMETRY: "GEOMETRY", JSON: "JSON"}
+
+
+def type_name(c: Column, table: Table | None = None) -> str:
+    """The SQL type mysqlbinlog -vv names a column by (log_event_print_value's ``typestr``;
+    MySQL 9's VECTOR with its dimension from the table's optional metadata)."""
+    t, m = c.type, c.meta
+    if t == VECTOR:
+        dim = ((table.vector_dimensions if table is not None else None) or {}).get(c.index)
+        return "VECTOR" if dim is None else f"VECTOR({dim})"
+    if t == STRING and m >= 256:
+        byte0, byte1 = m >> 8, m & 0xFF
+        if byte0 & 0x30 != 0x30:  # a long CHAR(): length bits in the type byte
+            t, length = byte0 | 0x30, byte1 | (((byte0 & 0x30) ^ 0x30) << 4)
+        else:
+            t, length = byte0, byte1
+    else:
+        length = m
+    if t in _TYPE_NAMES:
+        return _TYPE_NAMES[t]
+    if t == NEWDECIMAL:
+        return f"DECIMAL({m >> 8},{m & 0xFF})"
+    if t == BIT:
+        return f"BIT({(m & 0xFF) * 8 + (m >> 8)})"
+    if t in (TIMESTAMP2, DATETIME2, TIME2):
+        return f"{ {TIMESTAMP2: 'TIMESTAMP', DATETIME2: 'DATETIME', TIME2: 'TIME'}[t]}({m})"
+    if t == ENUM:
+        return {1: "ENUM(1 byte)", 2: "ENUM(2 bytes)"}.get(m & 0xFF, "")
+    if t == SET:
+        return f"SET({m & 0xFF} bytes)"
+    if t in (BLOB, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB):
+        return _BLOB_NAMES.get(m, "")
+    if t in (VARCHAR, VAR_STRING):
+        return f"VARSTRING({m})"
+    if t == STRING:
+        return f"STRING({length})"
+    return ""
+
+
+def type_notes(table: Table) -> tuple[str, ...]:
+    """mysqlbinlog -vv's comment after each value, `` /* INT meta=0 nullable=1 is_null=0 */``: one
+    per column for a value, then one per column for a NULL (the metadata as the tool keeps it:
+    BIT's two bytes the other way round)."""
+    got = table.__dict__.get("_type_notes")
+    if got is None:
+        out = []
+        for null in (0, 1):
+            for c in table.columns:
+                meta = ((c.meta & 0xFF) << 8 | c.meta >> 8) if c.type == BIT else c.meta
+                out.append(f" /* {type_name(c, table)} meta={meta} nullable={int(c.index in table.nullable)} "
+                           f"is_null={null} */")
+        got = tuple(out)
+        object.__setattr__(table, "_type_notes", got)
+    return got
 
 
 def name_notes(table: Table) -> tuple[str, ...] | None:
@@ -373,9 +438,10 @@ def name_notes(table: Table) -> tuple[str, ...] | None:
                  for i in range(len(table.columns)))
 
 
-def verbose_lines(table: Table, rows: list[dict] | RawRows, type_code: int) -> list[str]:
+def verbose_lines(table: Table, rows: list[dict] | RawRows, type_code: int, types: bool = False) -> list[str]:
     """``### INSERT INTO `db`.`t` / ### SET / ###   @1=...`` as mysqlbinlog -v prints them,
-    each value line ending `` /* name */`` when the binlog carries column names."""
+    each value line ending `` /* name */`` when the binlog carries column names; ``types`` (-vv):
+    ending in the tool's type comment instead (``type_notes``)."""
     name = f"`{table.db}`.`{table.name}`"
     if isinstance(rows, RawRows):
         return [f"### {name}: row images not decoded ({len(rows.data)} bytes): {rows.reason}"]
@@ -383,6 +449,10 @@ def verbose_lines(table: Table, rows: list[dict] | RawRows, type_code: int) -> l
     notes = name_notes(table)
 
     def image(img):
+        if types:
+            n, both = len(table.columns), type_notes(table)
+            return [f"###   @{i + 1}={'NULL' if v is None else v.text}{both[i + n if v is None else i]}"
+                    for i, v in img]
         if notes:
             return [f"###   @{i + 1}={'NULL' if v is None else v.text}{notes[i]}" for i, v in img]
         return [f"###   @{i + 1}={'NULL' if v is None else v.text}" for i, v in img]

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import json
 from typing import cast
 
 from .images import RawRows
 from .tables import CODECS  # noqa: F401  (re-exported: rowvalues.CODECS)
-from .tables import (BINARY_COLLATION, BLOB, ENUM, INT24, LONG, LONG_BLOB, LONGLONG, MEDIUM_BLOB, SET, SHORT, STRING,
-                     TINY, TINY_BLOB, VAR_STRING, VARCHAR, Column, Table, charset_text)
+from .tables import (BINARY_COLLATION, BIT, BLOB, DATE, DATETIME, DATETIME2, DOUBLE, ENUM, FLOAT, GEOMETRY,
+                     INT24, LONG, LONG_BLOB, LONGLONG, MEDIUM_BLOB, NEWDATE, NEWDECIMAL, SET, SHORT, STRING, TIME,
+                     TIME2, TIMESTAMP, TIMESTAMP2, TINY, TINY_BLOB, VAR_STRING, VARCHAR, YEAR, Column, Table,
+                     charset_text)
 from .values import Geometry, JsonDiff, Value
 
 
@@ -127,3 +130,98 @@ def rows_json(rows: list[dict], table: Table | None = None) -> list[dict]:
                 return None
             return {plan[k][0]: (None if v is None else plan[k][1](v)) for k, v in i}
     return [{"before": img(r["before"]), "after": img(r["after"])} for r in rows]
+
+
+# --- the C loop's JSON rows (binlogkit/_fastdecode.c, `decode --json -v`) -------------------------
+# How each column's JSON value is written there (its J_* kinds, same order): what ``_converter``
+# above does, decided once per table map.
+(J_INT, J_UINT, J_UTF8, J_HEX, J_SBCS, J_ASCII, J_NUM, J_ENUM, J_SET, J_FLOAT, J_DECIMAL, J_TEXT, J_TIMESTAMP,
+ J_GEOMETRY, J_DATE) = range(15)
+_J_OF_TYPE = {FLOAT: J_FLOAT, DOUBLE: J_FLOAT, NEWDECIMAL: J_DECIMAL, YEAR: J_NUM, BIT: J_NUM, DATE: J_DATE,
+              NEWDATE: J_DATE, DATETIME: J_TEXT, DATETIME2: J_TEXT, TIME: J_TEXT, TIME2: J_TEXT,
+              TIMESTAMP: J_TIMESTAMP, TIMESTAMP2: J_TIMESTAMP, GEOMETRY: J_GEOMETRY}
+_BYTE_TYPES = (VARCHAR, VAR_STRING, BLOB, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB)
+# Python codecs that map each byte to one character on its own (charset_text decodes these a byte
+# at a time in C, by a table); the other codecs' columns leave the table's rows to Python
+_SINGLE_BYTE = {"cp1252", "iso8859_2", "iso8859_9", "iso8859_13", "cp1250", "cp1251", "cp1256", "cp1257", "cp850",
+                "cp852", "cp866", "iso8859_7", "iso8859_8", "koi8_r", "koi8_u", "mac_latin2", "mac_roman",
+                "tis_620"}
+_SBCS_TABLES: dict[int, bytes] = {}
+
+
+def _sbcs_table(collation: int) -> bytes | None:
+    """A single-byte charset as charset_text decodes it: 256 code points, 4 bytes little-endian
+    each (0xFFFFFFFF: a byte it does not decode, so the whole value is not text in it)."""
+    got = _SBCS_TABLES.get(collation)
+    if got is None:
+        from ..collations import CHARSET_OF
+
+        charset = CHARSET_OF.get(collation)
+        codec = CODECS.get(charset) if charset is not None else None
+        if codec not in _SINGLE_BYTE:
+            return None
+        cps = []
+        for b in range(256):
+            text = charset_text(collation, bytes([b]))
+            cps.append(0xFFFFFFFF if text is None or len(text) != 1 else ord(text))
+        got = _SBCS_TABLES[collation] = b"".join(c.to_bytes(4, "little") for c in cps)
+    return got
+
+
+def _c_json_column(table: Table, k: int) -> tuple[int, object] | None:
+    """(J_* kind, its extra: labels or a charset table) for column ``k``, or None: not for C."""
+    col = table.columns[k]
+    if col.hint is not None:
+        return None
+    if col.type in WIDTHS:
+        return (J_UINT if k in table.unsigned else J_INT), None
+    enum_set = col.type == STRING and col.meta >> 8 in (ENUM, SET)
+    if col.type in _BYTE_TYPES or (col.type == STRING and not enum_set):
+        if col.collation is None:
+            return J_UTF8, None
+        if col.collation == BINARY_COLLATION:
+            return J_HEX, None
+        from ..collations import CHARSET_OF
+
+        codec = CODECS.get(CHARSET_OF.get(col.collation) or "")
+        if codec == "utf-8":
+            return J_UTF8, None
+        if codec == "ascii":
+            return J_ASCII, None
+        sbcs = _sbcs_table(col.collation)
+        return None if sbcs is None else (J_SBCS, sbcs)
+    kind = J_NUM if enum_set else _J_OF_TYPE.get(col.type)
+    if kind == J_NUM:  # ints that ``convert`` maps by the labels the binlog gives
+        enums = (table.enum_values or {}).get(k)
+        sets = (table.set_values or {}).get(k)
+        if enums:
+            return J_ENUM, tuple(json.dumps(s).encode() for s in enums)
+        if sets:
+            return J_SET, tuple(json.dumps(s)[1:-1].encode() for s in sets)
+    return None if kind is None else (kind, None)
+
+
+def c_json_plan(table: Table | None) -> tuple | None:
+    """What the C loop writes a table's JSON rows by, made once per table map: (column types,
+    metadata, BINARY(n) pads, J_* kinds, the JSON keys with ``: ``, extras, and the line's
+    ``, "table": ..., "rows": [`` part); None when its rows are Python's (no table, a hint, a
+    column type or charset C does not write, two columns of one name)."""
+    from .images import c_args
+
+    if table is None:
+        return None
+    args = c_args(table)
+    if not args:
+        return None
+    cols = [_c_json_column(table, k) for k in range(len(table.columns))]
+    if any(c is None for c in cols):
+        return None
+    names = [table.column_name(k) for k in range(len(table.columns))]
+    if len(set(names)) != len(names):
+        return None
+    head = ', "table": ' + json.dumps(f"{table.db}.{table.name}")
+    if table.primary_key is not None:
+        head += ', "primary_key": ' + json.dumps([table.column_name(i) for i in table.primary_key])
+    return (args[0], args[1], args[4], bytes(c[0] for c in cols if c is not None),
+            tuple(json.dumps(n).encode() + b": " for n in names),
+            tuple(c[1] for c in cols if c is not None), (head + ', "rows": [').encode())

@@ -99,10 +99,12 @@ class Table:
     enum_values: dict[int, tuple[str, ...]] | None = None
     set_values: dict[int, tuple[str, ...]] | None = None
     geometry_types: dict[int, str] | None = None  # POINT, POLYGON, ... per geometry column
+    vector_dimensions: dict[int, int] | None = None  # MySQL 9's VECTOR(n) per vector column (-vv names it)
     # flavor: may TIME/DATETIME/TIMESTAMP (11/12/7) be MariaDB's pre-10.1 fractional layout?
     old_temporals_may_be_fractional: bool = False
     # flavor: does its own tool backslash-escape ' and \ in strings (mysqlbinlog 8.0+)?
     escape_strings: bool = False
+    nullable: frozenset[int] = frozenset()      # columns the map's null bitmap says may be NULL (-vv)
 
     def column_name(self, index: int) -> str:
         names = self.column_names
@@ -172,7 +174,8 @@ def parse_optional_metadata(data: bytes, columns: tuple[Column, ...], flavor=Non
     4 COLUMN_NAME, 5 SET_STR_VALUE, 6 ENUM_STR_VALUE, 7 GEOMETRY_TYPE, 8 SIMPLE_PRIMARY_KEY,
     9 PRIMARY_KEY_WITH_PREFIX, 10 ENUM_AND_SET_DEFAULT_CHARSET and 11 ENUM_AND_SET_COLUMN_CHARSET
     (as 2 and 3, over the ENUM and SET columns: the character set their labels in 5 and 6 are
-    written in); others are skipped. Source: MySQL ``Table_map_event::Optional_metadata_fields``,
+    written in), 13 VECTOR_DIMENSIONALITY (MySQL 9: a dimension per VECTOR column); others are
+    skipped. Source: MySQL ``Table_map_event::Optional_metadata_fields``,
     MariaDB ``Table_map_log_event::init_*_field``."""
     from ..codecs.common import read_length
 
@@ -193,6 +196,8 @@ def parse_optional_metadata(data: bytes, columns: tuple[Column, ...], flavor=Non
             out["collations"] = _charsets(kind == 2, v, chars)
         elif kind in (10, 11):
             label_collations = _charsets(kind == 10, v, enum_sets)
+        elif kind == 13:
+            out["vector_dimensions"] = dict(zip([c.index for c in columns if c.type == VECTOR], _packed_list(v)))
         elif kind == 7:
             kinds = [GEOMETRY_NAMES[k] if k < len(GEOMETRY_NAMES) else str(k) for k in _packed_list(v)]
             out["geometry_types"] = dict(zip([c.index for c in columns if c.type == GEOMETRY], kinds))
@@ -262,10 +267,13 @@ def table_from_map(fields, flavor=None, hints: dict[str, str] | None = None) -> 
         except (IndexError, KeyError, ValueError):
             extra = {}  # optional by definition: an unreadable TLV only loses names and signedness
     collations = extra.pop("collations", {})
+    nulls = bytes(part.null_bitmap) if part is not None else b""
     table = Table(fields.table_id, bytes(fields.db).decode("utf-8", "replace"),
                   bytes(fields.table).decode("utf-8", "replace"), tuple(cols),
                   old_temporals_may_be_fractional=old_temporals_may_be_fractional(flavor),
-                  escape_strings=tool_escapes_strings(flavor), **extra)
+                  escape_strings=tool_escapes_strings(flavor),
+                  nullable=frozenset(i for i in range(len(cols)) if i // 8 < len(nulls) and nulls[i // 8] >> (i % 8) & 1),
+                  **extra)
     if collations or hints:
         cols = [replace(c, collation=collations.get(c.index), hint=_hint_for(table, c.index, hints))
                 for c in cols]
