@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 DEMO_SET := fixtures/mariadb-10.11
 
-.PHONY: spark-proof bench-spark replay-proof mysql-partial lab-chroots bench-export export-proof bench-pull bench-pull-mysql pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-rowarrow asan-fastdecode asan-pullscan c-constants arch-counts bench-ab clean help lake-proof bench-mirror verbose-proof
+.PHONY: spark-proof bench-spark replay-proof mysql-partial lab-chroots bench-export export-proof bench-pull bench-pull-mysql pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-rowarrow asan-fastdecode asan-pullscan c-constants lean-cli arch-counts bench-ab clean help lake-proof bench-mirror verbose-proof
 
 help:
 	@echo "make demo        decode committed fixtures made by a real MariaDB server"
@@ -36,6 +36,7 @@ help:
 	@echo "make fuzz        mutation campaign over every file-facing command (FUZZ_MINUTES=5, FUZZ_ENGINE=plain|atheris)"
 	@echo "make typecheck   mypy on binlogkit/ (make test runs it)"
 	@echo "make c-constants write binlogkit/_constants.h (the C files' type codes) from binlogkit/constants.py"
+	@echo "make lean-cli    write binlogkit/cli/pull_options.py (pull's options for its click-free start, cli/entry.py) from cli/pull.py"
 	@echo "make asan-rowarrow  export's C Arrow path under AddressSanitizer + UBSan, against the Python path, fuzzed"
 	@echo "make asan-fastdecode  the C decode/verify loop under AddressSanitizer + UBSan, against the Python path"
 	@echo "make asan-pullscan    pull's C receiver loop under AddressSanitizer + UBSan, against the Python path"
@@ -94,6 +95,9 @@ typecheck: deps-py
 # fails when the header is stale); rebuild the accelerators after it changes (make deps-py)
 c-constants:
 	$(PYTHON) scripts/gen_c_constants.py
+
+lean-cli:
+	$(PYTHON) -m binlogkit.cli.entry --write
 
 FUZZ_MINUTES ?= 5
 FUZZ_ENGINE ?= plain
