@@ -28,11 +28,9 @@ when a GTID dump starts, and heartbeats (types 27 and 41).
 
 from __future__ import annotations
 
-import hashlib
 import re
 import struct
 import zlib
-from dataclasses import dataclass
 from typing import Callable, NamedTuple
 
 from ..constants import HEARTBEAT_TYPES as HEARTBEATS, EventFlag, EventType as T
@@ -162,6 +160,8 @@ def native_password_scramble(password: str, salt: bytes) -> bytes:
     """mysql_native_password: SHA1(pw) XOR SHA1(salt + SHA1(SHA1(pw))) (for tests of our framing)."""
     if not password:
         return b""
+    import hashlib
+
     h1 = hashlib.sha1(password.encode()).digest()
     h2 = hashlib.sha1(h1).digest()
     h3 = hashlib.sha1(salt[:20] + h2).digest()
@@ -197,8 +197,7 @@ def mysql_gtid_dump(server_id: int, gtid_set: str, flags: int) -> bytes:
 
 
 # -- what the flavors want to hear before a dump ---------------------------------------------------
-@dataclass(frozen=True)
-class FlavorProtocol:
+class FlavorProtocol(NamedTuple):
     """Session settings a replica of this flavor announces before dumping. Declared once."""
 
     flavor: Flavor
