@@ -22,7 +22,7 @@ help:
 	@echo "make export-proof  the export replay proof with a 25 MB transaction (CI runs it with 3 MB)"
 	@echo "make spark-proof   spark.read.format(\"binlog\") (issue 32): every table on the standalone cluster, local and s3://, plain and encrypted, events too"
 	@echo "make bench-spark   the binlog data source (changes, events) on 2 workers vs the local export and decode, rows/s and MB/s"
-	@echo "make bench-pull  binlogkit pull vs mariadb-binlog --read-from-remote-server --raw on the bench binlog"
+	@echo "make bench-pull  binlogkit pull vs mariadb-binlog --read-from-remote-server --raw on the bench binlog (CPU ratio vs the 1.2x goal; PULL_FILE=other binlog, REPEAT=5)"
 	@echo "make bench-pull-mysql  the same against the lab's MySQL 9.7 (its own ~200 MB binlog, MB=) vs mysqlbinlog --raw"
 	@echo "make bench-encryption  verify/decode of encrypted copies of the bench binlog vs plain"
 	@echo "make fuzz-encryption   5 minutes of damaged encrypted files: typed errors only"
@@ -166,7 +166,7 @@ pull-soak: deps
 	nice -n 19 $(PY) -m fixtures.lab.pull_lab --trials $${TRIALS:-30} $${KIND:+--kind $$KIND}
 
 bench-pull: bench-data
-	$(PY) bench/pull.py --repeat 3
+	$(PY) bench/pull.py $(PULL_FILE) --repeat $${REPEAT:-5} --bytecode
 
 bench-pull-mysql: deps
 	$(PY) bench/pull.py --kind mysql-9.7 --mysql-mb $${MB:-200} --repeat 3

@@ -68,7 +68,8 @@ def _first_file(cfg: PullConfig, gtid: str | None, stop: Callable[[], bool] = la
     a privilege a replication account may lack)."""
     conn = _connect(cfg, stop)
     try:
-        conn.start_dump(cfg.server_id, "", 4, gtid=gtid, heartbeat_s=cfg.heartbeat_s, non_block=True)
+        # only its first Rotate is read: a small buffer (it grows for a longer packet)
+        conn.start_dump(cfg.server_id, "", 4, gtid=gtid, heartbeat_s=cfg.heartbeat_s, non_block=True, room=1 << 16)
         deadline = time.monotonic() + max(cfg.read_timeout, 3 * cfg.heartbeat_s)
         while True:
             for msg in conn.messages():

@@ -337,9 +337,10 @@ class Framer:
     queued for writing (the events ``_pullscan.run`` left in place): until its owner clears
     it, nothing before ``pos`` is overwritten (a new buffer is taken instead)."""
 
-    def __init__(self, *, semisync: bool = False, seq: int = 1, max_packet: int = DEFAULT_MAX_EVENT + 3) -> None:
+    def __init__(self, *, semisync: bool = False, seq: int = 1, max_packet: int = DEFAULT_MAX_EVENT + 3,
+                 room: int = READ_ROOM) -> None:
         self.semisync = semisync
-        self._mem = bytearray(READ_ROOM)
+        self._mem = bytearray(room)   # (a short dump asks for less: 4 MiB zeroed are ~1,000 page faults)
         self.end = 0
         self.lent = False
         self.pos = 0
@@ -402,7 +403,7 @@ class Framer:
         pos, end = self.pos, self.end
         if pos == end and not self.lent:
             self.pos = self.end = pos = end = 0
-        want = MIN_ROOM
+        want = min(MIN_ROOM, len(self._mem) // 2)
         if end - pos >= LEN_PACKET_HEADER:
             mem = self._mem
             want = max(want, LEN_PACKET_HEADER + (mem[pos] | mem[pos + 1] << 8 | mem[pos + 2] << 16) - (end - pos))
