@@ -70,6 +70,7 @@ def test_a_real_pull_imports_nothing_heavy(tmp_path):
     assert heavy(mods) == []
     assert "ssl" not in mods    # the fake primary offers no TLS: nothing to wrap
     assert "click" not in mods and "binlogkit.cli.entry" in mods   # its options read by cli/entry.py
+    assert "encodings.idna" not in mods   # 127.0.0.1 resolved without the IDNA codec
 
 
 def test_the_check_sees_a_heavy_import(tmp_path):

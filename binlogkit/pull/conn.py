@@ -142,7 +142,10 @@ class Connection:
 
     def _login(self, user: str, password: bytes, connect_timeout: float) -> None:
         try:
-            raw = socket.create_connection((self.host, self.port), timeout=connect_timeout)
+            # an ASCII name as bytes (getaddrinfo takes them; typeshed says str): no IDNA codec (encodings.idna,
+            # stringprep, unicodedata were imported for it at every start); a name IDNA refuses is an OSError
+            host: str | bytes = self.host.encode("ascii") if self.host.isascii() else self.host
+            raw = socket.create_connection((host, self.port), timeout=connect_timeout)  # type: ignore[arg-type]
         except (OSError, socket.timeout) as exc:
             raise ConnectionLost(f"cannot connect to {self.where}: {getattr(exc, 'strerror', None) or exc}") from None
         self._raw = self._sock = raw

@@ -451,6 +451,9 @@ class Framer:
 
     def next_message(self) -> Message | None:
         """The next complete message, or None until more bytes are fed."""
+        pos, left, mem = self.pos, self.end - self.pos, self._mem
+        if left < LEN_PACKET_HEADER or left < LEN_PACKET_HEADER + (mem[pos] | mem[pos + 1] << 8 | mem[pos + 2] << 16):
+            return None   # no whole packet (the common case after the C loop): no generator made for it
         gen = self.messages()
         try:
             return next(gen, None)
