@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 DEMO_SET := fixtures/mariadb-10.11
 
-.PHONY: spark-proof bench-spark replay-proof mysql-partial lab-chroots bench-export export-proof bench-pull bench-pull-mysql pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-rowarrow asan-fastdecode asan-pullscan c-constants arch-counts bench-ab clean help lake-proof bench-mirror verbose-proof
+.PHONY: spark-proof bench-spark replay-proof mysql-partial lab-chroots bench-export export-proof bench-pull bench-pull-mysql pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-rowarrow asan-fastdecode asan-pullscan c-constants lean-cli arch-counts bench-ab clean help lake-proof bench-mirror verbose-proof
 
 help:
 	@echo "make demo        decode committed fixtures made by a real MariaDB server"
@@ -22,7 +22,7 @@ help:
 	@echo "make export-proof  the export replay proof with a 25 MB transaction (CI runs it with 3 MB)"
 	@echo "make spark-proof   spark.read.format(\"binlog\") (issue 32): every table on the standalone cluster, local and s3://, plain and encrypted, events too"
 	@echo "make bench-spark   the binlog data source (changes, events) on 2 workers vs the local export and decode, rows/s and MB/s"
-	@echo "make bench-pull  binlogkit pull vs mariadb-binlog --read-from-remote-server --raw on the bench binlog"
+	@echo "make bench-pull  binlogkit pull vs mariadb-binlog --read-from-remote-server --raw on the bench binlog (CPU ratio vs the 1.2x goal; PULL_FILE=other binlog, REPEAT=5)"
 	@echo "make bench-pull-mysql  the same against the lab's MySQL 9.7 (its own ~200 MB binlog, MB=) vs mysqlbinlog --raw"
 	@echo "make bench-encryption  verify/decode of encrypted copies of the bench binlog vs plain"
 	@echo "make fuzz-encryption   5 minutes of damaged encrypted files: typed errors only"
@@ -36,6 +36,7 @@ help:
 	@echo "make fuzz        mutation campaign over every file-facing command (FUZZ_MINUTES=5, FUZZ_ENGINE=plain|atheris)"
 	@echo "make typecheck   mypy on binlogkit/ (make test runs it)"
 	@echo "make c-constants write binlogkit/_constants.h (the C files' type codes) from binlogkit/constants.py"
+	@echo "make lean-cli    write binlogkit/cli/pull_options.py (pull's options for its click-free start, cli/entry.py) from cli/pull.py"
 	@echo "make asan-rowarrow  export's C Arrow path under AddressSanitizer + UBSan, against the Python path, fuzzed"
 	@echo "make asan-fastdecode  the C decode/verify loop under AddressSanitizer + UBSan, against the Python path"
 	@echo "make asan-pullscan    pull's C receiver loop under AddressSanitizer + UBSan, against the Python path"
@@ -94,6 +95,9 @@ typecheck: deps-py
 # fails when the header is stale); rebuild the accelerators after it changes (make deps-py)
 c-constants:
 	$(PYTHON) scripts/gen_c_constants.py
+
+lean-cli:
+	$(PYTHON) -m binlogkit.cli.entry --write
 
 FUZZ_MINUTES ?= 5
 FUZZ_ENGINE ?= plain
@@ -162,7 +166,7 @@ pull-soak: deps
 	nice -n 19 $(PY) -m fixtures.lab.pull_lab --trials $${TRIALS:-30} $${KIND:+--kind $$KIND}
 
 bench-pull: bench-data
-	$(PY) bench/pull.py --repeat 3
+	$(PY) bench/pull.py $(PULL_FILE) --repeat $${REPEAT:-5} --bytecode
 
 bench-pull-mysql: deps
 	$(PY) bench/pull.py --kind mysql-9.7 --mysql-mb $${MB:-200} --repeat 3

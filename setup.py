@@ -19,6 +19,7 @@ setup(ext_modules=[Extension("binlogkit._rowtext", ["binlogkit/_rowtext.c"], dep
                              optional=True,
                              extra_compile_args=["-O2"]),
                    Extension("binlogkit._pullscan", ["binlogkit/_pullscan.c"], depends=DEPENDS,
+                             libraries=["dl"],   # dlopen/dlsym: ISA-L's CRC32 (bind_crc); in libc since glibc 2.34
                              optional=True, extra_compile_args=["-O2"]),
                    Extension("binlogkit._rowarrow", ["binlogkit/_rowarrow.c"], depends=["binlogkit/_constants.h"],
                              optional=True,

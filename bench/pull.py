@@ -230,6 +230,11 @@ def report(runs: dict[str, list[tuple[float, float]]], head: str, mb: float) -> 
         cpu = statistics.median(c for _, c in rs)
         each = " ".join(f"{w:.2f}/{c:.2f}" for w, c in rs)
         print(f"{label:28s} {wall:7.2f} {mb / wall:7.1f} {wall / ref_wall:6.2f} {cpu:7.2f} {cpu / ref_cpu:6.2f}   {each}")
+    ours = {label.split()[-1]: statistics.median(c for _, c in rs) / ref_cpu
+            for label, rs in runs.items() if label.startswith("binlogkit pull --sync")}
+    if ours:   # issue 34's goal, on the CPU column (the one to read on a shared machine)
+        print("goal pull <= 1.2x the CPU of " + ref + ": " + ", ".join(
+            f"--sync {mode} {x:.2f}x ({'met' if x <= 1.2 else 'not met'})" for mode, x in ours.items()))
 
 
 if __name__ == "__main__":

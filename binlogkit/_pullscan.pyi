@@ -2,8 +2,13 @@
 
 from typing import Callable
 
+def bind_crc(path: str, probe: bytes, expect: int, /) -> bool:
+    """ISA-L's crc32_gzip_refl from the loaded library ``path`` for ``run(..., crc=None)``, kept
+    only if its CRC32 of ``probe`` is ``expect``."""
+    ...
+
 def run(buf: bytearray, pos: int, end: int, seq: int, semisync: bool, crc_on: bool, at: int, state: int,
-        query_phl: int, crc: Callable[[memoryview], int], /) -> tuple[int, int, int, int, int, int, int, int]:
+        query_phl: int, crc: Callable[[memoryview], int] | None, /) -> tuple[int, int, int, int, int, int, int, int]:
     """-> (pos, seq, at, taken, events, transactions, last_timestamp, state): the packets of
     buf[pos:end] that need no decision, their events moved down over the packet headers into
     buf[pos:pos + taken] (in place); it stops at the first packet it does not settle."""

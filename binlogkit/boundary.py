@@ -35,21 +35,32 @@ Rules (flavor-neutral; each flavor's GTID event registers what it says, :data:`G
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Union
+from typing import TYPE_CHECKING, Callable, NamedTuple, Union
 
 from .codecs import compression
 from .constants import (GTID_TYPES, LEN_COMMON_HEADER as LEN_HEADER, PRELUDE, QUERY_TYPES, EventType as T,
                         event_type_name)
 from .errors import BinlogError, FormatError
 from .flavor import Flavor
-from .gtid.mariadb import MariadbGtid
-from .gtid.mysql import MAX_GNO, MysqlGtid
 
 if TYPE_CHECKING:
+    from .gtid.mariadb import MariadbGtid
+    from .gtid.mysql import MysqlGtid
     from .reading.format import Format
 
-Gtid = Union[MysqlGtid, MariadbGtid]
+    Gtid = Union[MysqlGtid, MariadbGtid]
+
+
+def __getattr__(name: str):
+    """``Gtid`` (the union of the flavors' GTID values) made on first use: the GTID classes are
+    imported when a GTID is read, not with the step (``pull`` only steps)."""
+    if name != "Gtid":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from .gtid.mariadb import MariadbGtid
+    from .gtid.mysql import MysqlGtid
+
+    return Union[MysqlGtid, MariadbGtid]
+
 
 OPEN_GROUP, STANDALONE, BY_GTID, OPEN = 1, 2, 4, 8
 
@@ -135,8 +146,7 @@ def classify(q: str) -> str:
 
 # -- the flavors' GTID events: registered, not tested ----------------------------------------
 
-@dataclass(frozen=True)
-class GtidRule:
+class GtidRule(NamedTuple):
     """What one GTID event type says: the kind of transaction it opens, its GTID (None:
     anonymous) and standalone flag read from the body, and whether it opens the group itself."""
 
@@ -155,12 +165,16 @@ def _mariadb_standalone(body: bytes) -> bool:
 
 
 def _mariadb(body: bytes, server_id: int) -> tuple[Gtid | None, bool]:
+    from .gtid.mariadb import MariadbGtid
+
     seq = int.from_bytes(body[0:8], "little")
     domain = int.from_bytes(body[8:12], "little")
     return MariadbGtid(domain, server_id, seq), _mariadb_standalone(body)
 
 
 def _mysql(body: bytes, server_id: int) -> tuple[Gtid | None, bool]:
+    from .gtid.mysql import MAX_GNO, MysqlGtid
+
     if len(body) < 25:
         return None, False
     gno = int.from_bytes(body[17:25], "little")
@@ -175,6 +189,7 @@ def _mysql_tagged(body: bytes, server_id: int) -> tuple[Gtid | None, bool]:
     """A ValueError on a damaged body (the caller types it); a GtidError when a field is out
     of range."""
     from .codecs.serialization import decode_tagged_gtid
+    from .gtid.mysql import MysqlGtid
 
     gtid = decode_tagged_gtid(body).get("gtid")
     if gtid is None:

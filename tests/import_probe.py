@@ -14,7 +14,7 @@ PROBE = ("import atexit, sys\n"
          "        fh.write('\\n'.join(sorted(n for n, m in sys.modules.items() if m is not None)))\n"
          "atexit.register(_dump)\n"
          "out = sys.argv[1]; sys.argv = ['binlogkit'] + sys.argv[2:]\n"
-         "from binlogkit.cli import main\n"
+         "from binlogkit.cli.entry import main   # the console script's\n"
          "main()\n")
 
 

@@ -4,7 +4,7 @@ byte for byte) have imported when the process exits. Neither loads the export, d
 Spark code, pyarrow, duckdb, pyspark, cryptography (loaded when an RSA key is needed), PyMySQL
 (the login and the queries are ``pull.conn``'s own), construct (the receiver's header offsets and
 Format_description check are in ``constants``, ``flavor`` and ``reading.crc``) nor, from a server
-that offers no TLS, ``ssl``.
+that offers no TLS, ``ssl``; a real pull does not load click either (``cli/entry.py``).
 
 Start-up costs, measured: docs/pull.md, "Start-up and the closing fsync".
 """
@@ -69,6 +69,8 @@ def test_a_real_pull_imports_nothing_heavy(tmp_path):
     assert "binlogkit.pull.receiver" in mods and "binlogkit._pullscan" in mods   # it did log in and receive
     assert heavy(mods) == []
     assert "ssl" not in mods    # the fake primary offers no TLS: nothing to wrap
+    assert "click" not in mods and "binlogkit.cli.entry" in mods   # its options read by cli/entry.py
+    assert "encodings.idna" not in mods   # 127.0.0.1 resolved without the IDNA codec
 
 
 def test_the_check_sees_a_heavy_import(tmp_path):

@@ -179,3 +179,35 @@ def test_damaged_streams_same_error_same_bytes(which, semisync, damage, cuts, tm
     the C loop hands the packet to the Python path, which decides; both end the same way."""
     tmp = tmp_path_factory.mktemp("dmg")
     _check_same(tmp, _series(SERIES[which])[:2], semisync, cuts, monkeypatch, damage=damage)
+
+
+def test_the_loop_checks_crc32_itself_as_through_a_callable(tmp_path, monkeypatch):
+    """With ``isal`` the C loop calls ISA-L's CRC32 directly (``bind_crc``, crc None); with a
+    callable (zlib's) it calls that: on intact and damaged streams both end the same way."""
+    import isal.isal_zlib
+
+    probe = bytes(range(256)) * 5
+    assert C_LOOP.bind_crc(isal.isal_zlib.__file__, probe, zlib.crc32(probe))
+    assert receiver_mod._scan_crc(C_LOOP) is None   # the receiver uses it
+    files = _series(SERIES[0])[:2]
+    data, _ = _stream(files, semisync=False)
+    for i, damage in enumerate([None, 777, 5000, len(data) // 2, len(data) - 40]):
+        b = bytearray(data)
+        if damage is not None:
+            b[damage] ^= 0x20
+        got = []
+        for crc in (None, zlib.crc32):
+            monkeypatch.setitem(receiver_mod._SCAN_CRCS, id(C_LOOP), crc)
+            got.append(_receive(tmp_path / f"{i}-{crc is None}", bytes(b), [65536], False, C_LOOP, monkeypatch))
+        assert got[0] == got[1]
+        assert (got[0]["outcome"] == "end") == (damage is None)
+    # a library without the function, or one that does not give zlib's answer, is not used
+    assert not C_LOOP.bind_crc("/nonexistent/libisal.so", probe, zlib.crc32(probe))
+    ev = next(e for e in _events(files[0][1]) if e[4] == 162)   # a MariaDB GTID: the loop takes it, CRC32 checked
+    at = int.from_bytes(ev[13:17], "little") - len(ev)
+    packet = bytearray(struct.pack("<I", len(ev) + 1)[:3] + b"\x01\x00" + ev)
+    assert C_LOOP.run(bytearray(packet), 0, len(packet), 1, False, True, at, 0, 13, zlib.crc32)[4] == 1
+    with pytest.raises(ValueError, match="bind_crc"):
+        C_LOOP.run(packet, 0, len(packet), 1, False, True, at, 0, 13, None)
+    assert not C_LOOP.bind_crc(isal.isal_zlib.__file__, probe, zlib.crc32(probe) ^ 1)
+    assert C_LOOP.bind_crc(isal.isal_zlib.__file__, probe, zlib.crc32(probe))

@@ -14,8 +14,6 @@ import os
 import sys
 from contextlib import contextmanager
 
-import click
-
 from .._optional import MissingDependency
 from ..errors import (BinlogError, KeyFileError, KeyRequiredError, NotRegularFileError, PartialWrite, StorageError, UsageError,
                       WriteRefused)
@@ -64,13 +62,25 @@ def message(exc: BaseException) -> str:
     return next((table[c][1] for c in type(exc).__mro__ if c in table), "") + str(exc)
 
 
+def echo_line(text: str, err: bool = False) -> None:
+    """One line on stdout (or stderr): ``click.echo``'s once click is loaded (every command but a
+    plain ``pull``, which starts without click: ``cli.entry``), else the same write and flush."""
+    click = sys.modules.get("click")
+    if click is not None:
+        click.echo(text, err=err)
+        return
+    stream = sys.stderr if err else sys.stdout
+    stream.write(text + "\n")
+    stream.flush()
+
+
 def fail(text: str, code: int = EXIT_USAGE):
     """``binlogkit: error: TEXT`` on stderr (after what stdout holds), then exit ``code``."""
     try:
         sys.stdout.flush()
     except BrokenPipeError:
         quiet_broken_pipe()
-    click.echo(f"binlogkit: error: {text}", err=True)
+    echo_line(f"binlogkit: error: {text}", err=True)
     sys.exit(code)
 
 
@@ -103,16 +113,16 @@ def fails(damaged: int = EXIT_DAMAGED, os_errors: bool = False):
 def show(doc, as_json: bool, text, indent: int | None = 1) -> None:
     """``doc`` on stdout: JSON, or the text its renderer ``text`` makes (a string or lines)."""
     if as_json:
-        click.echo(json.dumps(doc, indent=indent, default=str))
+        echo_line(json.dumps(doc, indent=indent, default=str))
     else:
         out = text(doc)
-        click.echo(out if isinstance(out, str) else "\n".join(out))
+        echo_line(out if isinstance(out, str) else "\n".join(out))
 
 
 def echo(lines) -> None:
     """Each ``(text, to_stderr)`` a renderer made, on its stream."""
     for text, err in lines:
-        click.echo(text, err=err)
+        echo_line(text, err=err)
 
 
 @contextmanager
@@ -130,7 +140,7 @@ def say_leftovers(gone: list[str]) -> None:
     if gone:
         from ..writing.safeio import leftovers_line
 
-        click.echo(leftovers_line(gone), err=True)
+        echo_line(leftovers_line(gone), err=True)
 
 
 def quiet_broken_pipe() -> None:
@@ -157,5 +167,5 @@ def ends_clean(invoke):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         except OSError:
             pass
-        click.echo(f"binlogkit: error: {what}{exc.strerror or exc}{where}", err=True)
+        echo_line(f"binlogkit: error: {what}{exc.strerror or exc}{where}", err=True)
         sys.exit(EXIT_USAGE)

@@ -1,13 +1,14 @@
-"""binlogkit pull: options -> ``pull.settings.config`` -> ``pull.pull`` -> ``pull.render.line``."""
+"""binlogkit pull: options -> ``pull.settings.config`` -> ``pull.pull`` -> ``pull.render.line``.
+
+The options are declared here, once; ``pull_options.py`` is generated from them (``make lean-cli``)
+for ``entry.py``, which parses a plain ``binlogkit pull`` without click; both call ``pull_run.run``."""
 
 from __future__ import annotations
 
-import sys
-
 import click
 
-from .exits import EXIT_OK, fails
 from .options import json_option
+from .pull_run import run
 
 
 @click.command()
@@ -56,7 +57,6 @@ from .options import json_option
 @click.option("--max-reconnects", type=click.IntRange(min=0),
               help="Failed reconnects in a row before giving up (default: 10 with --until-end, no limit otherwise).")
 @json_option("Status lines as JSON objects on stdout.")
-@fails()  # refused, a PullError or UsageError: 2; a damaged event received: 1
 def pull(as_json, **options) -> None:
     """Copy a primary's binlogs live over the replication protocol into DIR: the primary's own
     file names, byte for byte, with an index; crash-safe and resumable.
@@ -77,24 +77,4 @@ def pull(as_json, **options) -> None:
     --max-event-size, a LOCAL INFILE request; no answer within --read-timeout; --max-reconnects
     failed in a row). See "Trust" in docs/pull.md.
     """
-    import signal
-
-    from ..pull import pull as run_pull
-    from ..pull.render import line
-    from ..pull.settings import config
-
-    cfg = config(**options)
-    stopping = []
-    signal.signal(signal.SIGINT, lambda signum, _frame: stopping.append(signum))
-    signal.signal(signal.SIGTERM, lambda signum, _frame: stopping.append(signum))
-    tty = sys.stderr.isatty()
-
-    def report(ev: dict) -> None:
-        out = line(ev, cfg, as_json=as_json, tty=tty)
-        if out is not None and ev.get("event") == "status" and not as_json:
-            sys.stderr.write(out[0])
-            sys.stderr.flush()
-        elif out is not None:
-            click.echo(out[0], err=out[1])
-    run_pull(cfg, report=report, stop=lambda: bool(stopping))
-    sys.exit(EXIT_OK)
+    run(as_json, **options)

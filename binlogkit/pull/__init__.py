@@ -17,7 +17,6 @@ API: the raw events of a live primary as the same ``RawEvent`` values the file r
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterator
 
 from .auth import PasswordRefused, SslMode, TlsError, TlsOptions
@@ -31,29 +30,31 @@ if TYPE_CHECKING:
     from ..reading.reader import RawEvent
 
 
-@dataclass
 class PullConfig:
-    host: str
-    port: int
-    user: str
-    password: str
-    server_id: int
-    dir: str
-    start_file: str | None = None
-    start_position: int | None = None
-    gtid: str | None = None
-    semisync: bool = False
-    sync: str = "trx"
-    until_end: bool = False
-    heartbeat_s: float = 1.0
-    connect_timeout: float = 10.0
-    read_timeout: float = 10.0            # every read before the dump (greeting, login, queries)
-    max_event_size: int = DEFAULT_MAX_EVENT
-    max_reconnects: int | None = None     # failed reconnects in a row before giving up (None: 10
-                                          # with until_end, no end otherwise)
-    max_backoff_s: float = 30.0
-    max_dump_position: int = 0xFFFFFFFF   # the largest position COM_BINLOG_DUMP can ask for
-    tls: TlsOptions = field(default_factory=TlsOptions)   # --ssl-mode & co.; PREFERRED as the mysql clients
+    """A pull's settings (``pull.settings.config`` makes them from the options). A plain class,
+    not a dataclass: ``dataclasses`` (with ``inspect``) is kept off ``pull``'s start-up."""
+
+    def __init__(self, host: str, port: int, user: str, password: str, server_id: int, dir: str,
+                 start_file: str | None = None, start_position: int | None = None, gtid: str | None = None,
+                 semisync: bool = False, sync: str = "trx", until_end: bool = False, heartbeat_s: float = 1.0,
+                 connect_timeout: float = 10.0, read_timeout: float = 10.0, max_event_size: int = DEFAULT_MAX_EVENT,
+                 max_reconnects: int | None = None, max_backoff_s: float = 30.0,
+                 max_dump_position: int = 0xFFFFFFFF, tls: TlsOptions | None = None) -> None:
+        self.host, self.port, self.user, self.password = host, port, user, password
+        self.server_id, self.dir = server_id, dir
+        self.start_file, self.start_position, self.gtid = start_file, start_position, gtid
+        self.semisync, self.sync, self.until_end, self.heartbeat_s = semisync, sync, until_end, heartbeat_s
+        self.connect_timeout = connect_timeout
+        self.read_timeout = read_timeout              # every read before the dump (greeting, login, queries)
+        self.max_event_size = max_event_size
+        self.max_reconnects = max_reconnects          # failed reconnects in a row before giving up (None: 10
+                                                      # with until_end, no end otherwise)
+        self.max_backoff_s = max_backoff_s
+        self.max_dump_position = max_dump_position    # the largest position COM_BINLOG_DUMP can ask for
+        self.tls = tls if tls is not None else TlsOptions()   # --ssl-mode & co.; PREFERRED as the mysql clients
+
+    def __repr__(self) -> str:   # never the password
+        return f"PullConfig({self.user}@{self.host}:{self.port}, server_id={self.server_id}, dir={self.dir!r})"
 
 
 def _connect(cfg: PullConfig, stop: Callable[[], bool] = lambda: False) -> Connection:
@@ -67,7 +68,8 @@ def _first_file(cfg: PullConfig, gtid: str | None, stop: Callable[[], bool] = la
     a privilege a replication account may lack)."""
     conn = _connect(cfg, stop)
     try:
-        conn.start_dump(cfg.server_id, "", 4, gtid=gtid, heartbeat_s=cfg.heartbeat_s, non_block=True)
+        # only its first Rotate is read: a small buffer (it grows for a longer packet)
+        conn.start_dump(cfg.server_id, "", 4, gtid=gtid, heartbeat_s=cfg.heartbeat_s, non_block=True, room=1 << 16)
         deadline = time.monotonic() + max(cfg.read_timeout, 3 * cfg.heartbeat_s)
         while True:
             for msg in conn.messages():

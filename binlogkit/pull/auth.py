@@ -32,8 +32,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import struct
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..codecs.packed import pack_int
 from .protocol import ProtocolError, PullError
@@ -80,8 +79,7 @@ class PasswordRefused(PullError):
     key that nothing vouches for) on a connection without TLS: not answered."""
 
 
-@dataclass(frozen=True)
-class TlsOptions:
+class TlsOptions(NamedTuple):
     """``--ssl-mode``, ``--ssl-ca``, ``--ssl-cert``, ``--ssl-key``, ``--server-public-key`` and
     ``--get-server-public-key``; paths as given (read when a connection is made)."""
 
@@ -153,8 +151,7 @@ CLIENT_FLAGS = (CLIENT_LONG_PASSWORD | CLIENT_LONG_FLAG | CLIENT_PROTOCOL_41 | C
 CHARSET_UTF8MB4 = 45   # utf8mb4_general_ci, on MariaDB and MySQL
 
 
-@dataclass(frozen=True)
-class Greeting:
+class Greeting(NamedTuple):
     """The server's Initial Handshake (protocol 10)."""
 
     version: str

@@ -21,9 +21,9 @@ from typing import Any, Callable
 from ..flavor import Flavor
 from .auth import (CHARSET_UTF8MB4, CLIENT_FLAGS, CLIENT_LOCAL_FILES, CLIENT_SSL, MAX_ROUNDS, Login, TlsError,
                    TlsOptions, handshake_response, parse_greeting, ssl_context, ssl_request, use_tls)
-from .protocol import (BINLOG_DUMP_NON_BLOCK, DEFAULT_MAX_EVENT, ER_ACCESS_DENIED, MAX_PAYLOAD, PROTOCOLS, Framer,
-                       HostileServer, Message, ProtocolError, PullError, Stopped, binlog_dump, column_type, is_eof,
-                       packet, parse_error, read_lenenc, register_slave, semisync_ack, text_row)
+from .protocol import (BINLOG_DUMP_NON_BLOCK, DEFAULT_MAX_EVENT, ER_ACCESS_DENIED, MAX_PAYLOAD, PROTOCOLS, READ_ROOM,
+                       Framer, HostileServer, Message, ProtocolError, PullError, Stopped, binlog_dump, column_type,
+                       is_eof, packet, parse_error, read_lenenc, register_slave, semisync_ack, text_row)
 
 TLS_TURN = 4 << 20         # what one turn reads of the TLS records already arrived
 MAX_REPLY = 64 << 20       # one reply to a command before the dump (pull's are a few rows): bounded
@@ -142,7 +142,10 @@ class Connection:
 
     def _login(self, user: str, password: bytes, connect_timeout: float) -> None:
         try:
-            raw = socket.create_connection((self.host, self.port), timeout=connect_timeout)
+            # an ASCII name as bytes (getaddrinfo takes them; typeshed says str): no IDNA codec (encodings.idna,
+            # stringprep, unicodedata were imported for it at every start); a name IDNA refuses is an OSError
+            host: str | bytes = self.host.encode("ascii") if self.host.isascii() else self.host
+            raw = socket.create_connection((host, self.port), timeout=connect_timeout)  # type: ignore[arg-type]
         except (OSError, socket.timeout) as exc:
             raise ConnectionLost(f"cannot connect to {self.where}: {getattr(exc, 'strerror', None) or exc}") from None
         self._raw = self._sock = raw
@@ -294,7 +297,8 @@ class Connection:
     # -- the dump ----------------------------------------------------------------------------
     def start_dump(self, server_id: int, file: str, position: int, *, semisync: bool = False,
                    heartbeat_s: float = 1.0, non_block: bool = False, gtid: str | None = None,
-                   report_host: str = "", report_port: int = 0) -> None:
+                   report_host: str = "", report_port: int = 0, room: int = READ_ROOM) -> None:
+        """Register and ask for the dump; ``room``: the framer's buffer (``Framer``)."""
         proto = PROTOCOLS[self.flavor]
         for sql in proto.session_sql(heartbeat_s=heartbeat_s, semisync=semisync):
             self.query(sql)
@@ -304,7 +308,7 @@ class Connection:
             file, position = "", 4
         self.sock = self._sock   # after the login and the queries: the stream is the framer's from here
         self.sock.settimeout(None)
-        self.framer = Framer(semisync=semisync, seq=1, max_packet=self.max_event_size + 3)
+        self.framer = Framer(semisync=semisync, seq=1, max_packet=self.max_event_size + 3, room=room)
         self._send(register_slave(server_id, host=report_host, port=report_port))
         msg = self._one()
         if msg.kind == "error":

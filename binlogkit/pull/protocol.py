@@ -28,11 +28,9 @@ when a GTID dump starts, and heartbeats (types 27 and 41).
 
 from __future__ import annotations
 
-import hashlib
 import re
 import struct
 import zlib
-from dataclasses import dataclass
 from typing import Callable, NamedTuple
 
 from ..constants import HEARTBEAT_TYPES as HEARTBEATS, EventFlag, EventType as T
@@ -162,6 +160,8 @@ def native_password_scramble(password: str, salt: bytes) -> bytes:
     """mysql_native_password: SHA1(pw) XOR SHA1(salt + SHA1(SHA1(pw))) (for tests of our framing)."""
     if not password:
         return b""
+    import hashlib
+
     h1 = hashlib.sha1(password.encode()).digest()
     h2 = hashlib.sha1(h1).digest()
     h3 = hashlib.sha1(salt[:20] + h2).digest()
@@ -197,8 +197,7 @@ def mysql_gtid_dump(server_id: int, gtid_set: str, flags: int) -> bytes:
 
 
 # -- what the flavors want to hear before a dump ---------------------------------------------------
-@dataclass(frozen=True)
-class FlavorProtocol:
+class FlavorProtocol(NamedTuple):
     """Session settings a replica of this flavor announces before dumping. Declared once."""
 
     flavor: Flavor
@@ -338,9 +337,10 @@ class Framer:
     queued for writing (the events ``_pullscan.run`` left in place): until its owner clears
     it, nothing before ``pos`` is overwritten (a new buffer is taken instead)."""
 
-    def __init__(self, *, semisync: bool = False, seq: int = 1, max_packet: int = DEFAULT_MAX_EVENT + 3) -> None:
+    def __init__(self, *, semisync: bool = False, seq: int = 1, max_packet: int = DEFAULT_MAX_EVENT + 3,
+                 room: int = READ_ROOM) -> None:
         self.semisync = semisync
-        self._mem = bytearray(READ_ROOM)
+        self._mem = bytearray(room)   # (a short dump asks for less: 4 MiB zeroed are ~1,000 page faults)
         self.end = 0
         self.lent = False
         self.pos = 0
@@ -403,7 +403,7 @@ class Framer:
         pos, end = self.pos, self.end
         if pos == end and not self.lent:
             self.pos = self.end = pos = end = 0
-        want = MIN_ROOM
+        want = min(MIN_ROOM, len(self._mem) // 2)
         if end - pos >= LEN_PACKET_HEADER:
             mem = self._mem
             want = max(want, LEN_PACKET_HEADER + (mem[pos] | mem[pos + 1] << 8 | mem[pos + 2] << 16) - (end - pos))
@@ -451,6 +451,9 @@ class Framer:
 
     def next_message(self) -> Message | None:
         """The next complete message, or None until more bytes are fed."""
+        pos, left, mem = self.pos, self.end - self.pos, self._mem
+        if left < LEN_PACKET_HEADER or left < LEN_PACKET_HEADER + (mem[pos] | mem[pos + 1] << 8 | mem[pos + 2] << 16):
+            return None   # no whole packet (the common case after the C loop): no generator made for it
         gen = self.messages()
         try:
             return next(gen, None)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import struct
 import time
 import zlib
-from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
 from .._optional import load_c
@@ -46,11 +45,37 @@ _HEADER = struct.Struct("<IBIIIH")
 class _CScan(Protocol):
     """What is used of the C module (``_pullscan.pyi``): tests swap in None."""
 
+    def bind_crc(self, path: str, probe: bytes, expect: int, /) -> bool: ...
+
     def run(self, buf: bytearray, pos: int, end: int, seq: int, semisync: bool, crc_on: bool, at: int, state: int,
-            query_phl: int, crc: Callable[[memoryview], int], /) -> tuple[int, int, int, int, int, int, int, int]: ...
+            query_phl: int, crc: Callable[[memoryview], int] | None, /
+            ) -> tuple[int, int, int, int, int, int, int, int]: ...
 
 
 _pullscan: _CScan | None = load_c("_pullscan", "BINLOGKIT_NO_PULLSCAN")
+
+
+def _bind_crc(scan: _CScan | None) -> Callable[[memoryview], int] | None:
+    """The ``crc`` the C loop is given: None when it calls ISA-L's CRC32 itself (``bind_crc``
+    found it in the ``isal_zlib`` that ``reading.crc`` loaded, and it gives zlib's answer on a
+    probe), else ``CRC32``, called once per event."""
+    import sys
+
+    path = getattr(sys.modules.get("isal.isal_zlib"), "__file__", None)
+    if scan is None or CRC32 is zlib.crc32 or not path:
+        return CRC32
+    probe = bytes(range(256)) * 5 + b"binlogkit"
+    return None if scan.bind_crc(path, probe, zlib.crc32(probe)) else CRC32
+
+
+_SCAN_CRCS: dict[int, Callable[[memoryview], int] | None] = {}   # id(module) -> its crc (tests swap modules)
+
+
+def _scan_crc(scan: _CScan) -> Callable[[memoryview], int] | None:
+    key = id(scan)
+    if key not in _SCAN_CRCS:
+        _SCAN_CRCS[key] = _bind_crc(scan)
+    return _SCAN_CRCS[key]
 
 
 _OFS_QUERY_PHL = 19 + 2 + 50 + 4 + 1 + T.QUERY_EVENT - 1   # the Query post-header length in an FDE
@@ -80,33 +105,36 @@ class Boundary:
         return ends(decision)
 
 
-@dataclass
 class _Big:
     """An event of 16 MiB or more arriving in parts, written (or compared) as they come."""
 
-    at: int                 # its offset in the file
-    size: int               # event_size
-    code: int
-    ts: int
-    need_ack: bool
-    head: bytes             # the first part (what Boundary reads of a big Query)
-    verify: bool            # compared with the copy (a file read again), not written
-    got: int = 0
-    crc: int = 0
-    tail: bytes = b""       # the last 4 bytes so far: the CRC32 when the event is whole
+    def __init__(self, at: int, size: int, code: int, ts: int, need_ack: bool, head: bytes, verify: bool) -> None:
+        self.at = at                # its offset in the file
+        self.size = size            # event_size
+        self.code = code
+        self.ts = ts
+        self.need_ack = need_ack
+        self.head = head            # the first part (what Boundary reads of a big Query)
+        self.verify = verify        # compared with the copy (a file read again), not written
+        self.got = 0
+        self.crc = 0
+        self.tail = b""             # the last 4 bytes so far: the CRC32 when the event is whole
 
 
-@dataclass
 class Stats:
-    bytes: int = 0
-    events: int = 0
-    transactions: int = 0
-    fsyncs: int = 0
-    acks: int = 0
-    reconnects: int = 0
-    last_event_ts: int = 0
-    caught_up: bool = False
-    started: float = field(default_factory=time.monotonic)
+    """The receiver's counts. (Plain classes here and in ``store``, ``auth``, ``protocol``: no
+    ``dataclasses`` on ``pull``'s start-up path, whose import and class making cost ~10 ms.)"""
+
+    def __init__(self) -> None:
+        self.bytes = 0
+        self.events = 0
+        self.transactions = 0
+        self.fsyncs = 0
+        self.acks = 0
+        self.reconnects = 0
+        self.last_event_ts = 0
+        self.caught_up = False
+        self.started = time.monotonic()
 
 
 class Receiver:
@@ -253,7 +281,7 @@ class Receiver:
         first, mem = f.pos, f._mem
         pos, seq, _at, taken, n, ended, ts, state = _pullscan.run(
             mem, first, f.end, f.seq, f.semisync, self.crc_on, self.store.size + self._out_len, b.state, b.query_phl,
-            CRC32)
+            _scan_crc(_pullscan))
         if not n:
             return
         f.pos, f.seq = pos, seq

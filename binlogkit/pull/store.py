@@ -21,7 +21,6 @@ import json
 import os
 import re
 import stat
-from dataclasses import dataclass, field
 
 from ..constants import BINLOG_MAGIC, OFS_FLAGS, EventFlag
 from ..errors import BinlogError
@@ -42,16 +41,18 @@ def split_name(name: str) -> tuple[str, int]:
     return m.group(1), int(m.group(2))
 
 
-@dataclass
 class Repair:
-    """What the start-up repair found and did."""
+    """What the start-up repair found and did. (A plain class, as the others on ``pull``'s
+    start-up path: importing ``dataclasses`` — and its ``inspect`` — and making each class was
+    a tenth of that start-up.)"""
 
-    file: str | None = None          # the file the pull resumes in (None: the folder is empty)
-    position: int = 4                # ... at this byte
-    cut_from: int | None = None      # the size before the cut, when one was made
-    reason: str | None = None
-    removed: bool = False            # the file was too short to keep (resumes at 4)
-    dropped_gtids: list[str] = field(default_factory=list)
+    def __init__(self, file: str | None = None, position: int = 4) -> None:
+        self.file = file                          # the file the pull resumes in (None: the folder is empty)
+        self.position = position                  # ... at this byte
+        self.cut_from: int | None = None          # the size before the cut, when one was made
+        self.reason: str | None = None
+        self.removed = False                      # the file was too short to keep (resumes at 4)
+        self.dropped_gtids: list[str] = []
 
     def to_json(self) -> dict:
         return dict(vars(self))

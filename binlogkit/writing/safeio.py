@@ -44,17 +44,14 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import hashlib
 import json
 import os
 import re
-import secrets
 import stat
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, NamedTuple
 
 from ..errors import WriteRefused
 
@@ -66,11 +63,10 @@ _NEW = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 def temp_name(name: str) -> str:
     """An unpredictable name beside ``name``: ``.NAME.binlogkit-<random>``."""
-    return f".{name}.binlogkit-{secrets.token_hex(8)}"
+    return f".{name}.binlogkit-{os.urandom(8).hex()}"
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(NamedTuple):
     """A regular file a writer will change: its directory handle, name, and lstat."""
     dir: "SafeDir"
     name: str
@@ -304,6 +300,8 @@ def copy_range(src_fd: int, dst_fd: int, size: int, digest=None) -> None:
 
 
 def sha256_fd(fd: int) -> tuple[int, str]:
+    import hashlib
+
     h, size = hashlib.sha256(), 0
     while True:
         block = os.pread(fd, CHUNK, size)
@@ -328,7 +326,7 @@ class Backup:
         the ``requested`` folder (used as it is when absent or empty, else a fresh folder inside
         it). Never the source folder itself nor anywhere inside it."""
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        fresh = f"{source.path.name}.binlogkit-{label}-{stamp}-{secrets.token_hex(3)}"
+        fresh = f"{source.path.name}.binlogkit-{label}-{stamp}-{os.urandom(3).hex()}"
         if requested is None:
             where = Path(os.path.realpath(source.path)).parent / fresh
         else:
@@ -355,6 +353,8 @@ class Backup:
             tmp = temp_name(t.name)
             dst = os.open(tmp, _NEW, 0o600, dir_fd=self.dir.fd)
             try:
+                import hashlib
+
                 h = hashlib.sha256()
                 try:
                     copy_range(src, dst, before.st_size, h)
@@ -432,8 +432,7 @@ def _refuse_inside(where: Path, source: SafeDir) -> None:
 
 
 # -- live processes ----------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Holder:
+class Holder(NamedTuple):
     pid: int
     command: str
     file: str
