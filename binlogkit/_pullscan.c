@@ -119,7 +119,8 @@ static PyObject *run(PyObject *self, PyObject *args) {
         int code = ev[4];
         unsigned flags = (unsigned)le(ev + 17, 2);
         if ((Py_ssize_t)le(ev + 9, 4) != size || flags & LOG_EVENT_ARTIFICIAL_F || code == HEARTBEAT_LOG_EVENT ||
-            code == HEARTBEAT_LOG_EVENT_V2 || code == FORMAT_DESCRIPTION_EVENT || code == ROTATE_EVENT)
+            code == HEARTBEAT_LOG_EVENT_V2 || code == FORMAT_DESCRIPTION_EVENT || code == ROTATE_EVENT ||
+            code == START_ENCRYPTION_EVENT)   /* the file's own, or re-sent after a mid-file start: Python's */
             break;
         /* log_pos 0: an event inside a MariaDB 11.8 transaction (binlog_legacy_event_pos=OFF) */
         if (log_pos != 0 && (uint32_t)((unsigned long long)(at + size) & 0xFFFFFFFFULL) != log_pos)

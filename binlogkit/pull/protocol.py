@@ -22,8 +22,11 @@ primary releases every commit waiting at or before it.
 
 Artificial events the primary makes up for the stream and that are never in its files: the
 Rotate at the start of every file it switches to (``log_pos`` 0 or LOG_EVENT_ARTIFICIAL_F), the
-Format_description re-sent when a dump starts inside a file (``log_pos`` 0), MariaDB's Gtid_list
-when a GTID dump starts, and heartbeats (types 27 and 41).
+Format_description re-sent when a dump starts inside a file (``log_pos`` 0) and, from a MariaDB
+primary whose binlogs are encrypted, the file's Start_encryption re-sent after it (``log_pos`` 0;
+the one at the top of the file, with its real ``log_pos``, is written: the copy keeps the file's
+offsets, its events in clear after it), MariaDB's Gtid_list when a GTID dump starts, and
+heartbeats (types 27 and 41).
 """
 
 from __future__ import annotations
@@ -535,11 +538,12 @@ def header(event: bytes) -> tuple[int, int, int, int, int, int]:
 def is_artificial(type_code: int, log_pos: int, flags: int) -> bool:
     """Whether the primary made this event up for the stream (never written into a file): a
     heartbeat, an event flagged ``LOG_EVENT_ARTIFICIAL_F`` (the fake Rotate, MariaDB's fake
-    Gtid_list), or a Format_description or Rotate with ``log_pos`` 0 (the Format_description
-    re-sent when a dump starts inside a file). Any other event with ``log_pos`` 0 is real:
+    Gtid_list), or a Format_description, Rotate or Start_encryption with ``log_pos`` 0 (the
+    Format_description re-sent when a dump starts inside a file, and after it, from a MariaDB
+    ``encrypt_binlog`` primary, the file's Start_encryption). Any other event with ``log_pos`` 0 is real:
     MariaDB 11.8 (``binlog_legacy_event_pos=OFF``, the default) writes ``end_log_pos`` 0 in the
     events inside a transaction, between its GTID event and its commit event."""
-    return type_code in HEARTBEATS or bool(flags & EventFlag.ARTIFICIAL) or (log_pos == 0 and type_code in (4, 15))
+    return type_code in HEARTBEATS or bool(flags & EventFlag.ARTIFICIAL) or (log_pos == 0 and type_code in (4, 15, 164))
 
 
 def rotate_target(event: bytes) -> tuple[str, int]:

@@ -39,6 +39,7 @@ _BOUNDARY_CODES = frozenset(int(c) for c in DECIDING)
 _HEARTBEAT_CODES = frozenset(int(c) for c in HEARTBEAT_TYPES)
 _ARTIFICIAL = int(EventFlag.ARTIFICIAL)
 _FDE, _ROTATE = int(T.FORMAT_DESCRIPTION_EVENT), int(T.ROTATE_EVENT)
+_START_ENC = int(T.START_ENCRYPTION_EVENT)
 _HEADER = struct.Struct("<IBIIIH")
 
 
@@ -318,7 +319,9 @@ class Receiver:
         if size != len(ev):
             raise ProtocolError(f"event_size {size} but the packet holds {len(ev)} bytes")
         # protocol.is_artificial: a real event may have log_pos 0 (inside a MariaDB 11.8 transaction)
-        if flags & _ARTIFICIAL or code in _HEARTBEAT_CODES or (log_pos == 0 and code in (_FDE, _ROTATE)):
+        # a Start_encryption with log_pos 0: re-sent after the Format_description at a dump that
+        # starts inside an encrypted file (MariaDB); the file's own is in the copy already
+        if flags & _ARTIFICIAL or code in _HEARTBEAT_CODES or (log_pos == 0 and code in (_FDE, _ROTATE, _START_ENC)):
             if code == _ROTATE:
                 name, pos = rotate_target(ev)
                 self._switch(name, pos)
