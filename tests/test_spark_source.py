@@ -451,8 +451,9 @@ def test_changes_come_in_batches_of_at_most_batch_rows_with_the_same_rows():
 def test_decoded_event_columns_from_the_c_decoders_json_equal_the_python_path(tmp_path):
     """``events`` with ``fields``: the C decoder's JSON lines scanned into columns
     (``_eventcols.JsonCols``) equal the reference (``tables._decoded``: decoded ``Event`` values)
-    with every filter and small batches, MySQL, MariaDB and encrypted plain files; the hot events
-    (GTIDs, table maps, rows, Xids) come as text, not as ``Event`` objects (counted)."""
+    with every filter and small batches, MySQL, MariaDB and encrypted plain files and ``.xz``
+    archives; the hot events (GTIDs, table maps, rows, Xids) come as text, not as ``Event``
+    objects (counted, plain and archived)."""
     import shutil
 
     from binlogkit.reading import fastdecode
@@ -477,7 +478,8 @@ def test_decoded_event_columns_from_the_c_decoders_json_equal_the_python_path(tm
             (dst / f.name.removesuffix(".xz")).write_bytes(data)
     shutil.copytree(ENC / "primary", plain / "enc")
     sets = [plan_files([str(plain / MYSQL.parent.parent.name)]), plan_files([str(plain / TYPES.parent.parent.name)]),
-            plan_files([str(plain / "enc")], keys=KeySpec(str(key)))]
+            plan_files([str(plain / "enc")], keys=KeySpec(str(key))), plan_files([str(MYSQL)]), plan_files([str(TYPES)])]
+    assert any(t.name.endswith(".xz") for t in sets[3] + sets[4])   # archives: their decompressed stream
 
     def norm(r):
         return {**r, "fields": json.loads(r["fields"])}
@@ -497,8 +499,8 @@ def test_decoded_event_columns_from_the_c_decoders_json_equal_the_python_path(tm
                        for r in b.to_pylist()]
                 got = [norm(r) for b in T.decoded_batches(q, t, inp, c_mod) for r in b.to_pylist()]
                 assert got == ref and (ref or q.gtids is not None), (t.name, q)
-    for t in sets[1]:
-        for item in real([t.input()], as_json=True):
+    for t in sets[1] + sets[4]:
+        for item in real([t.input()], as_json=True, archives=True):
             if isinstance(item, bytes):
                 texts += item.count(b"\n")
             else:

@@ -213,10 +213,11 @@ def header_batches(q: Query, task: FileTask, inp, c_mod: Any = None, bounds: lis
 
 def decoded_usable(task: FileTask, inp) -> bool:
     """Whether ``decoded_batches`` takes this read: the C decoder there (``reading.fastdecode``),
-    a whole file it reads itself (``Input.plain``)."""
+    a whole file it reads itself (``Input.plain``), or a whole compressed one (its decompressed
+    stream: ``decode_fast(archives=True)``)."""
     from ..reading import fastdecode
 
-    return fastdecode.available() and task.whole() and inp.plain()
+    return fastdecode.available() and task.whole() and (inp.plain() or inp.compression is not None)
 
 
 def decoded_batches(q: Query, task: FileTask, inp, c_mod: Any = None) -> Iterator[Any]:
@@ -232,7 +233,7 @@ def decoded_batches(q: Query, task: FileTask, inp, c_mod: Any = None) -> Iterato
     c_mod = c_mod or _eventcols()
     cols = c_mod.JsonCols()
     lines, append, n_full = cols.lines, cols.append, q.batch_rows
-    for item in fastdecode.decode_fast([inp], verify=inp.verify, as_json=True):
+    for item in fastdecode.decode_fast([inp], verify=inp.verify, as_json=True, archives=True):
         if isinstance(item, (bytes, bytearray)):
             lines(item)
         elif isinstance(item, Problem):
