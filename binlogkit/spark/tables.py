@@ -212,12 +212,12 @@ def header_batches(q: Query, task: FileTask, inp, c_mod: Any = None, bounds: lis
 
 
 def decoded_usable(task: FileTask, inp) -> bool:
-    """Whether ``decoded_batches`` takes this read: the C decoder there (``reading.fastdecode``),
-    a whole file it reads itself (``Input.plain``), or a whole compressed one (its decompressed
-    stream: ``decode_fast(archives=True)``)."""
+    """Whether ``decoded_batches`` takes this read: the C decoder there (``reading.fastdecode``)
+    and a file it reads itself: plain, compressed (its decompressed stream) or a range of either
+    (the head, then a seek: ``decode_fast(streams=True)``); not standard input."""
     from ..reading import fastdecode
 
-    return fastdecode.available() and task.whole() and (inp.plain() or inp.compression is not None)
+    return fastdecode.available() and inp.path != "-"
 
 
 def decoded_batches(q: Query, task: FileTask, inp, c_mod: Any = None) -> Iterator[Any]:
@@ -226,14 +226,34 @@ def decoded_batches(q: Query, task: FileTask, inp, c_mod: Any = None) -> Iterato
     (``fastdecode.decode_fast``: GTIDs, table maps, rows events, Xids...) and ``_eventcols.JsonCols``
     scans those lines into column buffers (``fields`` as the rendered JSON text); the events
     the decoder hands to Python (Format_descriptions, Queries, payloads' inner events...) are
-    appended from their ``Event``. The same rows as ``_decoded`` (the reference)."""
+    appended from their ``Event``. A range: the file's head, then from ``task.start`` (the
+    decoder seeks there) until the decoder passed ``task.stop`` (its progress), the events of
+    the range kept (those whose own or payload's offset is in it). The same rows as
+    ``_decoded`` (the reference)."""
+    from dataclasses import replace
+
     from ..reading import fastdecode
     from ..reading.decoder import Problem
 
     c_mod = c_mod or _eventcols()
     cols = c_mod.JsonCols()
     lines, append, n_full = cols.lines, cols.append, q.batch_rows
-    for item in fastdecode.decode_fast([inp], verify=inp.verify, as_json=True, archives=True):
+    stop = task.stop
+    reached = [0]
+
+    class _Reached:   # decode_fast's progress: the offset the decoder reached
+        def __init__(self, name: str, size: int) -> None:
+            pass
+
+        def __call__(self, at: int) -> None:
+            reached[0] = at
+
+        def close(self) -> None:
+            pass
+    if task.start is not None:
+        inp = replace(inp, start=task.start)
+    for item in fastdecode.decode_fast([inp], verify=inp.verify, as_json=True, streams=True,
+                                       progress=_Reached if stop is not None else None):
         if isinstance(item, (bytes, bytearray)):
             lines(item)
         elif isinstance(item, Problem):
@@ -249,17 +269,20 @@ def decoded_batches(q: Query, task: FileTask, inp, c_mod: Any = None) -> Iterato
                    raw.event_size, raw.log_pos, raw.flags, raw.checksum_ok, item.name,
                    json.dumps(item.fields, default=str), raw.payload_offset, raw.inner_offset if inner else None)
         if len(cols) >= n_full:
-            rb = _json_batch(cols, q, inp.name)
+            rb = _json_batch(cols, q, inp.name, task)
             if rb.num_rows:
                 yield rb
+        if stop is not None and reached[0] >= stop:
+            break
     if len(cols):
-        rb = _json_batch(cols, q, inp.name)
+        rb = _json_batch(cols, q, inp.name, task)
         if rb.num_rows:
             yield rb
 
 
-def _json_batch(cols: Any, q: Query, name: str):
-    """One ``JsonCols`` batch as the ``events`` table's record batch, the query's filters applied."""
+def _json_batch(cols: Any, q: Query, name: str, task: FileTask | None = None):
+    """One ``JsonCols`` batch as the ``events`` table's record batch, the query's filters (and
+    the range's, by the offset of the event or of the payload it is in) applied."""
     import pyarrow.compute as pc
 
     pa = _pa()
@@ -285,7 +308,14 @@ def _json_batch(cols: Any, q: Query, name: str):
               code, text("name"), ts, num("server_id", i64), num("event_size", i64), num("log_pos", i64),
               num("flags", pa.int32()), ok, valid(num("payload_offset", i64), "payload_valid"),
               valid(num("inner_offset", i64), "inner_valid"), gtid, text("fields")]
-    return _filter_events(pa.RecordBatch.from_arrays(arrays, schema=schema("events")), q)
+    rb = pa.RecordBatch.from_arrays(arrays, schema=schema("events"))
+    if task is not None and not task.whole():
+        at = pc.coalesce(rb.column("payload_offset"), rb.column("offset"))
+        mask = pc.greater_equal(at, task.start if task.start is not None else 0)
+        if task.stop is not None:
+            mask = pc.and_(mask, pc.less(at, task.stop))
+        rb = rb.filter(mask)
+    return _filter_events(rb, q)
 
 
 _TYPE_NAMES: Any = None
