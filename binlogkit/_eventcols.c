@@ -16,6 +16,11 @@
  * buffers over as bytes and starts the next batch. It also keeps the least and greatest
  * timestamp seen and how many Transaction_payload events were met (spark/files.py's bounds
  * cache). Every read is bounds-checked against the window.
+ *
+ * ``JsonCols`` (below) fills the same table with decoded fields from the C decoder's JSON lines;
+ * ``Run`` (below) is the transaction walk's taker: the events inside a transaction and whole
+ * plain transactions, taken in C for binlogkit.transactions.Grouper and the ``transactions``
+ * table.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

@@ -8,6 +8,12 @@ Previous_gtids, Gtid_list; row images are never decoded.
 Boundaries are the rules of ``binlogkit.boundary`` (the one copy: its ``step``); events outside
 transactions never end one, so a transaction spans relay-log rotations.
 
+``Grouper.feed_frames(run=)`` takes a C run (``run_taker``: ``_eventcols.Run``, the framing
+loop's taker) that accounts the plain events inside a transaction without a frame each and,
+for the Spark ``transactions`` table (``rows=True``), takes whole plain transactions of a
+binlog as column rows; without it (the commands) this walk does everything, and is the
+reference the tests hold the run equal to.
+
 A transaction is **complete** when its terminating event is present, whole and passes its
 checksum; one still open when the stream ends (or when the next GTID arrives) is not.
 
