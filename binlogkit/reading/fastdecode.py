@@ -157,14 +157,14 @@ class _Window:
 
     def skip_to(self, start: int) -> None:
         """Move on to file offset ``start`` (at or after ``at``): within the window, or by
-        ``framing._skip_to`` (a seek, or the bytes read and dropped) and an empty window."""
+        ``framing.skip_to`` (a seek, or the bytes read and dropped) and an empty window."""
         ahead = self.filled - self.rel
         if start - self.at <= ahead:
             self.rel += start - self.at
         else:
-            from .framing import _skip_to
+            from . import framing
 
-            _skip_to(self.fh, self.at + ahead, start)
+            framing.skip_to(self.fh, self.at + ahead, start)
             self.rel = self.filled = 0
             self.eof = False
         self.at = start
