@@ -207,4 +207,4 @@ asan-pullscan: deps-py
 	PY=$(PY) bash scripts/asan-pullscan.sh
 
 asan-eventcols: deps-py
-	PY=$(PY) bash scripts/asan-eventcols.sh $${SECONDS_:-120}
+	PY=$(PY) bash scripts/asan-eventcols.sh $${FUZZ_SECONDS:-120}

@@ -4,7 +4,7 @@
 # (header columns, decoded columns, transactions: intact, damaged, relay, ranges, small batches)
 # and the spark-tables fuzz target. Not part of `make test`: it needs gcc's libasan. Every Python
 # process started (pytest, the fuzz runner's) loads the sanitized module in place of the built one
-# (a sitecustomize.py on PYTHONPATH). Usage: scripts/asan-eventcols.sh [FUZZ_SECONDS]
+# (a sitecustomize.py on PYTHONPATH). Usage: scripts/asan-eventcols.sh [FUZZ_SECONDS] (make asan-eventcols FUZZ_SECONDS=N)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
