@@ -802,17 +802,19 @@ static PyTypeObject JsonColsType = {
 
 /* ---- Run: the transaction walk's events taken in C, for binlogkit.transactions.Grouper ------------------------
  *
- * A taker of the framing loop for the transaction walk (``Grouper.feed_frames(run=...)``), in a
- * binlog (not a relay log) with a 19-byte header, in two modes the Python walk sets after each
- * frame it took:
+ * A taker of the framing loop for the transaction walk (``Grouper.feed_frames(run=...)``), with a
+ * 19-byte header, in two modes the Python walk sets after each frame it took:
  *
  * ``armed`` (a transaction is open that no event but a deciding one can end): it takes the whole
  * events whose type is ``plain`` (a 256-byte table from Python: known types that neither open,
  * decide nor stand outside a transaction: table maps, rows events, annotations...) and stops
- * before any other event (the Python walk frames it). ``pop()`` hands over what the walk would
- * have accounted for each.
+ * before any other event (the Python walk frames it). In a relay log (``relay``) only the
+ * source's own events (log_pos set, neither RELAY_LOG nor ARTIFICIAL) while the source's
+ * clock is known (``clock``: the 64-bit end so far, unwrapped as positions.SourceClock does),
+ * without the binlog's log_pos check. ``pop()`` hands over what the walk would have accounted
+ * for each.
  *
- * ``idle`` (no transaction open; ``resume_end``: where the last event of this file's own source
+ * ``idle`` (a binlog, no transaction open; ``resume_end``: where the last event of this file's own source
  * ends, -1 unknown): it takes whole transactions that lie in the window, one after the other,
  * each: a GTID event (a MariaDB GTID without FL_STANDALONE, XA or an ALTER phase; a MySQL GTID with
  * its number in range; an anonymous GTID) before ``stop``, a Query ``BEGIN`` where the flavor
@@ -839,12 +841,12 @@ enum { TERM_XID, TERM_COMMIT };                      /* the terminator column's 
 typedef struct {
     PyObject_HEAD
     unsigned char plain[256];
-    int armed, idle, header_length, query_phl;
-    long long stop, resume_end;
+    int armed, idle, header_length, query_phl, relay;
+    long long stop, resume_end, clock;
     Py_ssize_t capacity, rows;
     Buf c[RCOLS];
     /* what pop() hands over: the events taken (both modes) */
-    long long n, nck, bytes, last_at, end, last_ts, first_ts_nz, last_ts_nz;
+    long long n, nck, bytes, last_at, end, last_ts, first_ts_nz, last_ts_nz, src_end;
     int last_code;
     /* the transactions taken (idle mode): how many, the first's and the last's GTID or offset, their server ids */
     long long trx, first_trx_at, last_trx_at;
@@ -857,7 +859,7 @@ typedef struct {
 static void run_reset(Run *R) {
     R->n = R->nck = R->bytes = 0;
     R->last_at = R->end = R->last_ts = 0;
-    R->first_ts_nz = R->last_ts_nz = -1;
+    R->first_ts_nz = R->last_ts_nz = R->src_end = -1;
     R->last_code = -1;
     R->trx = 0;
     R->first_trx_at = R->last_trx_at = -1;
@@ -874,15 +876,15 @@ static void run_rows_reset(Run *R) {
 }
 
 /* an event of the window at h (avail bytes from there) that may be taken: its size, or 0 */
-static uint32_t settled(const unsigned char *h, Py_ssize_t avail, long long at, int crc_on) {
+static uint32_t settled(const unsigned char *h, Py_ssize_t avail, long long at, int crc_on, int own_pos) {
     if (avail < LEN_HEADER)
         return 0;
     uint32_t size = (uint32_t)le(h + 9, 4), log_pos = (uint32_t)le(h + 13, 4);
     int flags = (int)le(h + 17, 2);
     if (size < (uint32_t)LEN_HEADER + (crc_on ? 4 : 0) || (long long)size > MAX_EVENT_SIZE || size > avail)
         return 0;
-    if (log_pos && !(flags & LOG_EVENT_ARTIFICIAL_F) && log_pos != (uint32_t)((at + size) & 0xFFFFFFFFLL))
-        return 0; /* a position break: the Python walk records it */
+    if (own_pos && log_pos && !(flags & LOG_EVENT_ARTIFICIAL_F) && log_pos != (uint32_t)((at + size) & 0xFFFFFFFFLL))
+        return 0; /* a position break in a binlog: the Python walk records it */
     if (crc_on && crc32_of(h, size - 4) != (uint32_t)le(h + size - 4, 4))
         return 0; /* the Python walk reports or raises it */
     return size;
@@ -923,7 +925,7 @@ static Py_ssize_t whole_trx(Run *R, const unsigned char *h, Py_ssize_t avail, lo
     int code = h[4];
     if (code != GTID_EVENT && code != GTID_LOG_EVENT && code != ANONYMOUS_GTID_LOG_EVENT)
         return 0;
-    uint32_t size = settled(h, avail, at, crc_on);
+    uint32_t size = settled(h, avail, at, crc_on, 1);
     if (!size)
         return 0;
     uint32_t sid = (uint32_t)le(h + 5, 4), ts0 = (uint32_t)le(h, 4);
@@ -973,7 +975,7 @@ static Py_ssize_t whole_trx(Run *R, const unsigned char *h, Py_ssize_t avail, lo
     long long nbytes = size;
     while (term < 0) {
         const unsigned char *e = h + off;
-        uint32_t esz = settled(e, avail - off, pos, crc_on);
+        uint32_t esz = settled(e, avail - off, pos, crc_on, 1);
         if (!esz)
             return 0;
         int ec = e[4];
@@ -1062,9 +1064,20 @@ static PyObject *run_take(Run *R, PyObject *args) {
             const unsigned char *h = w + rel;
             if (filled - rel < LEN_HEADER || !R->plain[h[4]])
                 break;
-            uint32_t size = settled(h, filled - rel, at, crc_on);
+            uint32_t size = settled(h, filled - rel, at, crc_on, !R->relay);
             if (!size)
                 break;
+            if (R->relay) { /* the source's 64-bit end of it (positions.SourceClock.unwrap) */
+                uint32_t log_pos = (uint32_t)le(h + 13, 4);
+                int flags = (int)le(h + 17, 2);
+                if (!log_pos || R->clock < 0 || (flags & (LOG_EVENT_RELAY_LOG_F | LOG_EVENT_ARTIFICIAL_F)))
+                    break; /* not the source's own event, or no clock: the Python walk */
+                long long low = R->clock + size;
+                long long e = (low & ~0xFFFFFFFFLL) | (long long)log_pos;
+                if (e < low)
+                    e += 0x100000000LL;
+                R->clock = R->src_end = e;
+            }
             count_event(R, at, size, h[4], (uint32_t)le(h, 4), crc_on);
             rel += size;
             at += size;
@@ -1088,7 +1101,8 @@ static PyObject *run_take(Run *R, PyObject *args) {
 
 /* pop() -> None (nothing taken since the last pop), or (events, checksummed, bytes, last offset, end, last type
    code, last timestamp, first non-zero timestamp, last non-zero timestamp (-1: none), transactions taken,
-   (first GTID or None, its offset), (last GTID or None, its offset), server ids) */
+   (first GTID or None, its offset), (last GTID or None, its offset), server ids, the source's end of the last
+   event in a relay log (-1: not one)) */
 static PyObject *run_pop(Run *R, PyObject *Py_UNUSED(ignored)) {
     if (!R->n)
         Py_RETURN_NONE;
@@ -1110,9 +1124,9 @@ static PyObject *run_pop(Run *R, PyObject *Py_UNUSED(ignored)) {
         Py_DECREF(sids);
         return NULL;
     }
-    PyObject *out = Py_BuildValue("(LLLLLiLLLL(NL)(NL)N)", R->n, R->nck, R->bytes, R->last_at, R->end, R->last_code,
+    PyObject *out = Py_BuildValue("(LLLLLiLLLL(NL)(NL)NL)", R->n, R->nck, R->bytes, R->last_at, R->end, R->last_code,
                                   R->last_ts, R->first_ts_nz, R->last_ts_nz, R->trx, first, R->first_trx_at, last,
-                                  R->last_trx_at, sids);
+                                  R->last_trx_at, sids, R->src_end);
     run_reset(R);
     return out;
 }
@@ -1149,6 +1163,7 @@ static PyObject *run_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     R->query_phl = 13;
     R->stop = -1;
     R->resume_end = -1;
+    R->clock = -1;
     R->capacity = capacity;
     run_reset(R);
     if (grow(&R->c[R_GOFF], 4)) {
@@ -1172,6 +1187,8 @@ static PyMemberDef run_members[] = {
     {"idle", T_INT, offsetof(Run, idle), 0, "take whole transactions (none is open)"},
     {"header_length", T_INT, offsetof(Run, header_length), 0, "the format's common header length"},
     {"query_phl", T_INT, offsetof(Run, query_phl), 0, "the format's Query post-header length"},
+    {"relay", T_INT, offsetof(Run, relay), 0, "a relay log: armed takes the source's own events, by its clock"},
+    {"clock", T_LONGLONG, offsetof(Run, clock), 0, "a relay log's source end so far (-1: unknown)"},
     {"stop", T_LONGLONG, offsetof(Run, stop), 0, "no transaction taken that begins at or after it (-1: never)"},
     {"resume_end", T_LONGLONG, offsetof(Run, resume_end), 0,
      "the source end of the last event before (this file's own source; -1: unknown)"},

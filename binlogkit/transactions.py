@@ -370,10 +370,10 @@ class Grouper:
 
     def _with_run(self, path: str, frames: Iterable[Any], run: Any, rows: bool) -> Iterator[Any]:
         """``frames`` with what ``run`` took before each of them (and before the end or a damaged
-        event) accounted first. After the walk took a frame, in a binlog (not a relay log) after
-        a Format_description, ``run`` is ``armed`` where the walk would do nothing but account
-        the events inside the open transaction (not a standalone one), and ``idle`` where none
-        is open and ``rows`` (it takes whole transactions then: their rows are ``run.finish()``'s,
+        event) accounted first. After the walk took a frame, after a Format_description, ``run``
+        is ``armed`` where the walk would do nothing but account the events inside the open
+        transaction (not a standalone one; in a relay log: while the source's clock is known and
+        no repeated range is open), and, in a binlog, ``idle`` where none is open and ``rows`` (it takes whole transactions then: their rows are ``run.finish()``'s,
         not yielded here)."""
         base = os.path.basename(path)
         fdes = 0
@@ -395,7 +395,10 @@ class Grouper:
                 relay = self.files[-1].relay if self.relay_forced is None else self.relay_forced
                 ok = fdes >= 1 and not relay
                 cur = self.cur
-                run.armed = ok and cur is not None and not self.state & STANDALONE
+                # a relay log: while the source's clock is known and no repeated range is open
+                clock = self.clock.end if relay and self.repeat is None and self.clock.end is not None else -1
+                run.relay, run.clock = relay, clock
+                run.armed = fdes >= 1 and cur is not None and not self.state & STANDALONE and (not relay or clock >= 0)
                 idle = rows and ok and cur is None
                 run.idle = idle
                 if idle:
@@ -412,7 +415,7 @@ class Grouper:
         """Account what the C run took (``_eventcols.Run.pop()``) as the walk accounts each
         event: the file's counts and times, and the open transaction's size, end and times (the
         events inside it) or the file's transactions (whole ones it took)."""
-        n, nck, size, last_at, end, code, ts, first_nz, last_nz, trx, first, last, sids = r
+        n, nck, size, last_at, end, code, ts, first_nz, last_nz, trx, first, last, sids, src_end = r
         info = self.files[-1]
         info.events += n
         info.end_offset = end
@@ -422,8 +425,17 @@ class Grouper:
         if last_nz >= 0:
             info.last_timestamp = last_nz
         self.last_whole = (path, end)
-        self.last_event = {"file": path, "offset": last_at, "end": end, "type": code, "source_file": base,
-                           "source_end": end}
+        src_file: str | None = base
+        if src_end >= 0:   # a relay log: the source's clock moved with the events (``_repeated``: none open)
+            src_file = self.source_file
+            self.clock.end = src_end
+            key = src_file or ""
+            if src_end > self.held.get(key, 0):
+                self.held[key] = src_end
+        else:
+            src_end = end
+        self.last_event = {"file": path, "offset": last_at, "end": end, "type": code, "source_file": src_file,
+                           "source_end": src_end}
         if trx:
             info.transactions += trx
             info.server_ids.update(sids)
@@ -436,7 +448,7 @@ class Grouper:
         t.events += n
         t.bytes += size
         t.end_file, t.end_offset, t.last_timestamp = path, end, ts
-        t.source_end = end
+        t.source_end = src_end
 
     def finish(self) -> Iterator[Transaction]:
         if self.cur is not None:

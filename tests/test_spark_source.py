@@ -548,7 +548,7 @@ def test_transactions_taken_in_c_equal_the_python_walk(monkeypatch):
         except BinlogError as exc:
             got.append(repr(exc))
         got += [t.to_json() for t in g.finish()]
-        return got, [vars(i) for i in g.files], g.last_event, g.last_whole
+        return got, [vars(i) for i in g.files], g.last_event, g.last_whole, g.held, g.clock.end, g.repeat
 
     def rows(tasks, q) -> list:
         return [r for t in tasks for b in T.batches(q, t) for r in b.to_pylist()]
