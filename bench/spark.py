@@ -3,7 +3,10 @@
 cluster of 2 one-core workers, next to the local export (``binlogkit.export.export``) and the
 local decode (``api.decode_files``, what ``decode --json`` runs for these files) in one process; and
 ``events`` with ``fields=false`` (header fields only, no body decoded: the C column filler) on the
-cluster and, through the same reader without Spark, in one process.
+cluster and, through the same reader without Spark, in one process; ``transactions`` on the
+cluster against ``transactions.group_files`` (what ``binlogkit transactions`` walks); and each
+table through the reader every executor runs (``spark.tables.batches``), in one process (its
+CPU time: the per-core cost without Spark's).
 
     make bench-spark          # or: python bench/spark.py [--files 8] [--trx-per-file 4000]
 
@@ -41,7 +44,7 @@ from binlogkit.spark import register
 register(spark)
 spark.read.format("binlog").option("table", "summaries").load(a["path"]).count()   # warm-up: workers up
 out = {}
-for table, fields in (("changes", "true"), ("events", "true"), ("events", "false")):
+for table, fields in (("changes", "true"), ("events", "true"), ("events", "false"), ("transactions", "true")):
     t = time.perf_counter()
     n = spark.read.format("binlog").option("table", table).option("fields", fields).load(a["path"]).count()
     out[table if fields == "true" else "events_headers"] = {"rows": n, "seconds": time.perf_counter() - t}
@@ -72,6 +75,15 @@ def local(files: list[str], scratch: Path) -> dict:
     t, c = time.perf_counter(), cpu()   # the data source's own reader, one process, no Spark
     n = sum(b.num_rows for task in plan_files(files) for b in batches(Query("events", fields=False), task))
     out["events_headers"] = {"rows": n, "seconds": time.perf_counter() - t, "cpu": cpu() - c}
+    from binlogkit.transactions import group_files
+
+    t, c = time.perf_counter(), cpu()   # what `binlogkit transactions` walks
+    n = sum(1 for _ in group_files(files))
+    out["transactions"] = {"rows": n, "seconds": time.perf_counter() - t, "cpu": cpu() - c}
+    for table in ("changes", "events", "transactions"):   # the reader each executor runs, one process
+        t, c = time.perf_counter(), cpu()
+        n = sum(b.num_rows for task in plan_files(files) for b in batches(Query(table), task))
+        out[table + "_reader"] = {"rows": n, "seconds": time.perf_counter() - t, "cpu": cpu() - c}
     return out
 
 
@@ -108,14 +120,16 @@ def main() -> None:
         generate(archive, files=args.files, trx_per_file=args.trx_per_file, seed=1, faults=(), clock=1_800_000_000)
         files = sorted(str(p) for p in archive.glob("mariadb-bin.0*"))
         mb = sum(os.path.getsize(f) for f in files) / 1e6
-        print(f"archive: {len(files)} files, {mb:.1f} MB")
+        print(f"archive: {len(files)} files, {mb:.1f} MB; load average at the start {os.getloadavg()[0]:.1f} "
+              f"(1 min), {os.getloadavg()[1]:.1f} (5 min)")
         here = local(files, scratch)
         there = {} if args.no_spark else on_cluster(archive, scratch)
         doc = {"files": len(files), "mb": mb, "local": here, "spark_2_workers": there}
-        print(f"load average {os.getloadavg()[0]:.1f} (1 min), {os.getloadavg()[1]:.1f} (5 min)")
-        for table in ("changes", "events", "events_headers"):
-            for name, res in (("local, 1 process", here), ("spark, 2 workers", there)):
-                r = res.get(table)
+        print(f"load average at the end {os.getloadavg()[0]:.1f} (1 min), {os.getloadavg()[1]:.1f} (5 min)")
+        for table in ("changes", "events", "events_headers", "transactions"):
+            for name, res, key in (("local, 1 process", here, table), ("reader, 1 process", here, table + "_reader"),
+                                   ("spark, 2 workers", there, table)):
+                r = res.get(key)
                 if not r:
                     continue
                 extra = f", cpu {r['cpu']:.1f} s" if "cpu" in r else ""

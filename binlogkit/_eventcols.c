@@ -16,6 +16,11 @@
  * buffers over as bytes and starts the next batch. It also keeps the least and greatest
  * timestamp seen and how many Transaction_payload events were met (spark/files.py's bounds
  * cache). Every read is bounds-checked against the window.
+ *
+ * ``JsonCols`` (below) fills the same table with decoded fields from the C decoder's JSON lines;
+ * ``Run`` (below) is the transaction walk's taker: the events inside a transaction and whole
+ * plain transactions, taken in C for binlogkit.transactions.Grouper and the ``transactions``
+ * table.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -795,6 +800,420 @@ static PyTypeObject JsonColsType = {
     .tp_as_sequence = &j_seq,
 };
 
+/* ---- Run: the transaction walk's events taken in C, for binlogkit.transactions.Grouper ------------------------
+ *
+ * A taker of the framing loop for the transaction walk (``Grouper.feed_frames(run=...)``), with a
+ * 19-byte header, in two modes the Python walk sets after each frame it took:
+ *
+ * ``armed`` (a transaction is open that no event but a deciding one can end): it takes the whole
+ * events whose type is ``plain`` (a 256-byte table from Python: known types that neither open,
+ * decide nor stand outside a transaction: table maps, rows events, annotations...) and stops
+ * before any other event (the Python walk frames it). In a relay log (``relay``) only the
+ * source's own events (log_pos set, neither RELAY_LOG nor ARTIFICIAL) while the source's
+ * clock is known (``clock``: the 64-bit end so far, unwrapped as positions.SourceClock does),
+ * without the binlog's log_pos check. ``pop()`` hands over what the walk would have accounted
+ * for each.
+ *
+ * ``idle`` (a binlog, no transaction open; ``resume_end``: where the last event of this file's own source
+ * ends, -1 unknown): it takes whole transactions that lie in the window, one after the other,
+ * each: a GTID event (a MariaDB GTID without FL_STANDALONE, XA or an ALTER phase; a MySQL GTID with
+ * its number in range; an anonymous GTID) before ``stop``, a Query ``BEGIN`` where the flavor
+ * needs one, plain events, then an Xid or a Query ``COMMIT`` (Queries only in the 13-byte
+ * post-header layout). Anything else in it -- another event type, a statement, a torn or
+ * damaged event, a position break, the window's end -- and it takes nothing of that
+ * transaction: the Python walk reads it. Each transaction taken is a row of the
+ * ``transactions`` table in the column buffers (``finish()``), and the file's counts in
+ * ``pop()``. At most ``capacity`` rows wait; then it takes no more until ``finish()``.
+ *
+ * Every event taken: whole in the window, CRC32 good when checksums are on, ``log_pos`` 0 or its
+ * end (or the ARTIFICIAL flag). Every read is bounds-checked against the window. */
+
+enum { R_START, R_FIRST_TS, R_SID, R_END, R_LAST_TS, R_EVENTS, R_BYTES, R_KIND, R_TERM, R_RESUME, R_RVALID, R_GOFF,
+       R_GDATA, R_GVALID, RCOLS };
+static const char *const RCOL_NAMES[RCOLS] = {"start_offset", "first_timestamp", "server_id", "end_offset",
+                                        "last_timestamp", "events", "bytes", "kind", "terminator",
+                                        "resume_source_pos", "resume_valid", "gtid_offsets", "gtid_data",
+                                        "gtid_valid"};
+enum { KIND_MARIADB, KIND_MYSQL, KIND_ANONYMOUS };  /* the kind column's codes (Python: tables._TRX_KINDS) */
+enum { TERM_XID, TERM_COMMIT };                      /* the terminator column's codes */
+#define MAX_SIDS 64
+
+typedef struct {
+    PyObject_HEAD
+    unsigned char plain[256];
+    int armed, idle, header_length, query_phl, relay;
+    long long stop, resume_end, clock;
+    Py_ssize_t capacity, rows;
+    Buf c[RCOLS];
+    /* what pop() hands over: the events taken (both modes) */
+    long long n, nck, bytes, last_at, end, last_ts, first_ts_nz, last_ts_nz, src_end;
+    int last_code;
+    /* the transactions taken (idle mode): how many, the first's and the last's GTID or offset, their server ids */
+    long long trx, first_trx_at, last_trx_at;
+    char first_gtid[GTID_CAP], last_gtid[GTID_CAP];
+    int first_glen, last_glen;
+    uint32_t sids[MAX_SIDS];
+    int nsids;
+} Run;
+
+static void run_reset(Run *R) {
+    R->n = R->nck = R->bytes = 0;
+    R->last_at = R->end = R->last_ts = 0;
+    R->first_ts_nz = R->last_ts_nz = R->src_end = -1;
+    R->last_code = -1;
+    R->trx = 0;
+    R->first_trx_at = R->last_trx_at = -1;
+    R->first_glen = R->last_glen = -1;
+    R->nsids = 0;
+}
+
+static void run_rows_reset(Run *R) {
+    for (int k = 0; k < RCOLS; k++)
+        R->c[k].len = 0;
+    R->rows = 0;
+    int32_t zero = 0;
+    put(&R->c[R_GOFF], &zero, 4); /* room is there: the buffer was at least this long */
+}
+
+/* an event of the window at h (avail bytes from there) that may be taken: its size, or 0 */
+static uint32_t settled(const unsigned char *h, Py_ssize_t avail, long long at, int crc_on, int own_pos) {
+    if (avail < LEN_HEADER)
+        return 0;
+    uint32_t size = (uint32_t)le(h + 9, 4), log_pos = (uint32_t)le(h + 13, 4);
+    int flags = (int)le(h + 17, 2);
+    if (size < (uint32_t)LEN_HEADER + (crc_on ? 4 : 0) || (long long)size > MAX_EVENT_SIZE || size > avail)
+        return 0;
+    if (own_pos && log_pos && !(flags & LOG_EVENT_ARTIFICIAL_F) && log_pos != (uint32_t)((at + size) & 0xFFFFFFFFLL))
+        return 0; /* a position break in a binlog: the Python walk records it */
+    if (crc_on && crc32_of(h, size - 4) != (uint32_t)le(h + size - 4, 4))
+        return 0; /* the Python walk reports or raises it */
+    return size;
+}
+
+/* the events' accounting of one taken event */
+static void count_event(Run *R, long long at, uint32_t size, int code, uint32_t ts, int crc_on) {
+    R->n++;
+    R->nck += crc_on;
+    R->bytes += size;
+    R->last_at = at;
+    R->end = at + size;
+    R->last_code = code;
+    R->last_ts = ts;
+    if (ts) {
+        if (R->first_ts_nz < 0)
+            R->first_ts_nz = ts;
+        R->last_ts_nz = ts;
+    }
+}
+
+/* the statement of a Query body (13-byte post-header) is exactly ``word`` */
+static int statement_is(const unsigned char *b, Py_ssize_t nb, const char *word) {
+    if (nb < 13)
+        return 0;
+    Py_ssize_t p = 13 + (Py_ssize_t)le(b + 11, 2) + b[8];
+    if (p >= nb || b[p] != 0)
+        return 0;
+    Py_ssize_t n = (Py_ssize_t)strlen(word);
+    return nb - p - 1 == n && memcmp(b + p + 1, word, n) == 0;
+}
+
+/* one whole transaction at h (avail bytes, at offset ``at``) taken: its length, or 0 (nothing taken) */
+static Py_ssize_t whole_trx(Run *R, const unsigned char *h, Py_ssize_t avail, long long at, int crc_on) {
+    int len_crc = crc_on ? 4 : 0;
+    if (R->rows >= R->capacity || R->resume_end < 0 || (R->stop >= 0 && at >= R->stop) || avail < LEN_HEADER)
+        return 0;
+    int code = h[4];
+    if (code != GTID_EVENT && code != GTID_LOG_EVENT && code != ANONYMOUS_GTID_LOG_EVENT)
+        return 0;
+    uint32_t size = settled(h, avail, at, crc_on, 1);
+    if (!size)
+        return 0;
+    uint32_t sid = (uint32_t)le(h + 5, 4), ts0 = (uint32_t)le(h, 4);
+    const unsigned char *b = h + LEN_HEADER;
+    Py_ssize_t nb = size - LEN_HEADER - len_crc;
+    char gtid[GTID_CAP];
+    int glen = -1, kind, group;
+    if (code == GTID_EVENT) {
+        if (nb < 13)
+            return 0;
+        int flags2 = b[12];
+        if (flags2 & (1 | 64 | 128)) /* standalone, XA: the Python walk */
+            return 0;
+        Py_ssize_t p = 13 + (flags2 & 2 ? 8 : 0);
+        if (p < nb && (b[p] & (2 | 4 | 8)))  /* flags_extra: a two-phase ALTER's phase: the Python walk */
+            return 0;
+        glen = snprintf(gtid, sizeof gtid, "%u-%u-%llu", (unsigned)le(b + 8, 4), (unsigned)sid,
+                        (unsigned long long)le(b, 8));
+        kind = KIND_MARIADB;
+        group = 1;
+    } else if (code == GTID_LOG_EVENT) {
+        if (nb < 25)
+            return 0;
+        uint64_t gno = le(b + 17, 8);
+        if (gno < 1 || gno > MAX_GNO)
+            return 0;
+        char *o = gtid;
+        for (int k = 0; k < 16; k++) {
+            if (k == 4 || k == 6 || k == 8 || k == 10)
+                *o++ = '-';
+            *o++ = HEXD[b[1 + k] >> 4];
+            *o++ = HEXD[b[1 + k] & 15];
+        }
+        o += snprintf(o, 24, ":%llu", (unsigned long long)gno);
+        glen = (int)(o - gtid);
+        kind = KIND_MYSQL;
+        group = 0;
+    } else {
+        kind = KIND_ANONYMOUS;
+        group = 0;
+    }
+    /* the rest, read before anything is counted */
+    Py_ssize_t off = size;
+    long long pos = at + size;
+    uint32_t last_ts = ts0;
+    int term = -1, nev = 1;
+    long long nbytes = size;
+    while (term < 0) {
+        const unsigned char *e = h + off;
+        uint32_t esz = settled(e, avail - off, pos, crc_on, 1);
+        if (!esz)
+            return 0;
+        int ec = e[4];
+        if (ec == XID_EVENT) {
+            term = TERM_XID;
+        } else if (ec == QUERY_EVENT) {
+            if (R->query_phl != 13)
+                return 0;
+            const unsigned char *qb = e + LEN_HEADER;
+            Py_ssize_t nq = esz - LEN_HEADER - len_crc;
+            if (statement_is(qb, nq, "BEGIN"))
+                group = 1;
+            else if (group && statement_is(qb, nq, "COMMIT"))
+                term = TERM_COMMIT;
+            else
+                return 0;
+        } else if (!group || !R->plain[ec]) {
+            return 0;
+        }
+        last_ts = (uint32_t)le(e, 4);
+        nev++;
+        nbytes += esz;
+        off += esz;
+        pos += esz;
+    }
+    /* taken: count its events, append its row */
+    Py_ssize_t o2 = 0;
+    long long p2 = at;
+    while (o2 < off) {
+        const unsigned char *e = h + o2;
+        uint32_t esz = (uint32_t)le(e + 9, 4);
+        count_event(R, p2, esz, e[4], (uint32_t)le(e, 4), crc_on);
+        o2 += esz;
+        p2 += esz;
+    }
+    int64_t v;
+    int32_t i;
+    unsigned char u;
+#define P8(col, x) (v = (x), put(&R->c[col], &v, 8))
+#define P1(col, x) (u = (unsigned char)(x), put(&R->c[col], &u, 1))
+    if (P8(R_START, at) || P8(R_FIRST_TS, ts0) || P8(R_SID, sid) || P8(R_END, pos) || P8(R_LAST_TS, last_ts) ||
+        P8(R_EVENTS, nev) || P8(R_BYTES, nbytes) || P1(R_KIND, kind) || P1(R_TERM, term) ||
+        P8(R_RESUME, R->resume_end) || P1(R_RVALID, 1) || (glen > 0 && put(&R->c[R_GDATA], gtid, glen)))
+        return -1;
+    i = (int32_t)R->c[R_GDATA].len;
+    if (put(&R->c[R_GOFF], &i, 4) || P1(R_GVALID, glen >= 0))
+        return -1;
+#undef P8
+#undef P1
+    R->rows++;
+    R->trx++;
+    if (R->first_trx_at < 0) {
+        R->first_trx_at = at;
+        R->first_glen = glen;
+        if (glen > 0)
+            memcpy(R->first_gtid, gtid, glen);
+    }
+    R->last_trx_at = at;
+    R->last_glen = glen;
+    if (glen > 0)
+        memcpy(R->last_gtid, gtid, glen);
+    int seen = 0;
+    for (int k = 0; k < R->nsids; k++)
+        seen |= R->sids[k] == sid;
+    if (!seen)
+        R->sids[R->nsids++] = sid;
+    R->resume_end = pos;
+    return off;
+}
+
+static PyObject *run_take(Run *R, PyObject *args) {
+    Py_buffer buf;
+    Py_ssize_t rel, filled;
+    long long at;
+    int crc_on;
+    if (!PyArg_ParseTuple(args, "w*nnLp", &buf, &rel, &filled, &at, &crc_on))
+        return NULL;
+    if (rel < 0 || filled > buf.len || rel > filled) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(PyExc_ValueError, "take: window out of the buffer");
+        return NULL;
+    }
+    const unsigned char *w = buf.buf;
+    if (R->header_length == LEN_HEADER && R->armed) {
+        for (;;) {
+            const unsigned char *h = w + rel;
+            if (filled - rel < LEN_HEADER || !R->plain[h[4]])
+                break;
+            uint32_t size = settled(h, filled - rel, at, crc_on, !R->relay);
+            if (!size)
+                break;
+            if (R->relay) { /* the source's 64-bit end of it (positions.SourceClock.unwrap) */
+                uint32_t log_pos = (uint32_t)le(h + 13, 4);
+                int flags = (int)le(h + 17, 2);
+                if (!log_pos || R->clock < 0 || (flags & (LOG_EVENT_RELAY_LOG_F | LOG_EVENT_ARTIFICIAL_F)))
+                    break; /* not the source's own event, or no clock: the Python walk */
+                long long low = R->clock + size;
+                long long e = (low & ~0xFFFFFFFFLL) | (long long)log_pos;
+                if (e < low)
+                    e += 0x100000000LL;
+                R->clock = R->src_end = e;
+            }
+            count_event(R, at, size, h[4], (uint32_t)le(h, 4), crc_on);
+            rel += size;
+            at += size;
+        }
+    } else if (R->header_length == LEN_HEADER && R->idle) {
+        while (R->nsids < MAX_SIDS) {
+            Py_ssize_t got = whole_trx(R, w + rel, filled - rel, at, crc_on);
+            if (got < 0) {
+                PyBuffer_Release(&buf);
+                return NULL;
+            }
+            if (!got)
+                break;
+            rel += got;
+            at += got;
+        }
+    }
+    PyBuffer_Release(&buf);
+    return Py_BuildValue("(nL)", rel, at);
+}
+
+/* pop() -> None (nothing taken since the last pop), or (events, checksummed, bytes, last offset, end, last type
+   code, last timestamp, first non-zero timestamp, last non-zero timestamp (-1: none), transactions taken,
+   (first GTID or None, its offset), (last GTID or None, its offset), server ids, the source's end of the last
+   event in a relay log (-1: not one)) */
+static PyObject *run_pop(Run *R, PyObject *Py_UNUSED(ignored)) {
+    if (!R->n)
+        Py_RETURN_NONE;
+    PyObject *sids = PyList_New(R->nsids);
+    if (!sids)
+        return NULL;
+    for (int k = 0; k < R->nsids; k++) {
+        PyObject *x = PyLong_FromUnsignedLong(R->sids[k]);
+        if (!x) {
+            Py_DECREF(sids);
+            return NULL;
+        }
+        PyList_SET_ITEM(sids, k, x);
+    }
+    PyObject *first = gtid_get(R->first_gtid, R->first_glen), *last = gtid_get(R->last_gtid, R->last_glen);
+    if (!first || !last) {
+        Py_XDECREF(first);
+        Py_XDECREF(last);
+        Py_DECREF(sids);
+        return NULL;
+    }
+    PyObject *out = Py_BuildValue("(LLLLLiLLLL(NL)(NL)NL)", R->n, R->nck, R->bytes, R->last_at, R->end, R->last_code,
+                                  R->last_ts, R->first_ts_nz, R->last_ts_nz, R->trx, first, R->first_trx_at, last,
+                                  R->last_trx_at, sids, R->src_end);
+    run_reset(R);
+    return out;
+}
+
+/* finish() -> (n, {name: bytes}): the taken transactions' column buffers; the next batch starts empty */
+static PyObject *run_finish(Run *R, PyObject *Py_UNUSED(ignored)) {
+    PyObject *d = columns_dict(R->c, RCOLS, RCOL_NAMES);
+    if (!d)
+        return NULL;
+    PyObject *out = Py_BuildValue("(nN)", R->rows, d);
+    run_rows_reset(R);
+    return out;
+}
+
+static PyObject *run_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"plain", "capacity", NULL};
+    Py_buffer p;
+    Py_ssize_t capacity = 8192;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*|n", kwlist, &p, &capacity))
+        return NULL;
+    if (p.len != 256 || capacity < 1) {
+        PyBuffer_Release(&p);
+        PyErr_SetString(PyExc_ValueError, "plain: 256 bytes, one per type code; capacity: at least 1");
+        return NULL;
+    }
+    Run *R = (Run *)type->tp_alloc(type, 0);
+    if (!R) {
+        PyBuffer_Release(&p);
+        return NULL;
+    }
+    memcpy(R->plain, p.buf, 256);
+    PyBuffer_Release(&p);
+    R->header_length = LEN_HEADER;
+    R->query_phl = 13;
+    R->stop = -1;
+    R->resume_end = -1;
+    R->clock = -1;
+    R->capacity = capacity;
+    run_reset(R);
+    if (grow(&R->c[R_GOFF], 4)) {
+        Py_DECREF(R);
+        return NULL;
+    }
+    run_rows_reset(R);
+    return (PyObject *)R;
+}
+
+static void run_dealloc(Run *R) {
+    for (int k = 0; k < RCOLS; k++)
+        PyMem_Free(R->c[k].p);
+    Py_TYPE(R)->tp_free((PyObject *)R);
+}
+
+static Py_ssize_t run_len(Run *R) { return R->rows; }
+
+static PyMemberDef run_members[] = {
+    {"armed", T_INT, offsetof(Run, armed), 0, "take the plain events inside the open transaction"},
+    {"idle", T_INT, offsetof(Run, idle), 0, "take whole transactions (none is open)"},
+    {"header_length", T_INT, offsetof(Run, header_length), 0, "the format's common header length"},
+    {"query_phl", T_INT, offsetof(Run, query_phl), 0, "the format's Query post-header length"},
+    {"relay", T_INT, offsetof(Run, relay), 0, "a relay log: armed takes the source's own events, by its clock"},
+    {"clock", T_LONGLONG, offsetof(Run, clock), 0, "a relay log's source end so far (-1: unknown)"},
+    {"stop", T_LONGLONG, offsetof(Run, stop), 0, "no transaction taken that begins at or after it (-1: never)"},
+    {"resume_end", T_LONGLONG, offsetof(Run, resume_end), 0,
+     "the source end of the last event before (this file's own source; -1: unknown)"},
+    {NULL}};
+
+static PyMethodDef run_methods[] = {
+    {"take", (PyCFunction)run_take, METH_VARARGS, "take(buf, rel, filled, at, crc_on) -> (rel, at)"},
+    {"pop", (PyCFunction)run_pop, METH_NOARGS, "pop() -> None or what was taken since the last pop"},
+    {"finish", (PyCFunction)run_finish, METH_NOARGS, "finish() -> (n, {column: bytes}): the taken transactions"},
+    {NULL}};
+
+static PySequenceMethods run_seq = {.sq_length = (lenfunc)run_len};
+
+static PyTypeObject RunType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "binlogkit._eventcols.Run",
+    .tp_basicsize = sizeof(Run),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The transaction walk's events taken in C (see the module's doc).",
+    .tp_new = run_new,
+    .tp_dealloc = (destructor)run_dealloc,
+    .tp_methods = run_methods,
+    .tp_members = run_members,
+    .tp_as_sequence = &run_seq,
+};
+
 static PyObject *crc32_py(PyObject *self, PyObject *args) {
     Py_buffer b;
     if (!PyArg_ParseTuple(args, "y*", &b))
@@ -811,7 +1230,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_eventcols", "Event 
 
 PyMODINIT_FUNC PyInit__eventcols(void) {
     crc_init();
-    if (PyType_Ready(&ColsType) < 0 || PyType_Ready(&JsonColsType) < 0)
+    if (PyType_Ready(&ColsType) < 0 || PyType_Ready(&JsonColsType) < 0 || PyType_Ready(&RunType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m)
@@ -825,6 +1244,12 @@ PyMODINIT_FUNC PyInit__eventcols(void) {
     Py_INCREF(&JsonColsType);
     if (PyModule_AddObject(m, "JsonCols", (PyObject *)&JsonColsType) < 0) {
         Py_DECREF(&JsonColsType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&RunType);
+    if (PyModule_AddObject(m, "Run", (PyObject *)&RunType) < 0) {
+        Py_DECREF(&RunType);
         Py_DECREF(m);
         return NULL;
     }

@@ -8,6 +8,12 @@ Previous_gtids, Gtid_list; row images are never decoded.
 Boundaries are the rules of ``binlogkit.boundary`` (the one copy: its ``step``); events outside
 transactions never end one, so a transaction spans relay-log rotations.
 
+``Grouper.feed_frames(run=)`` takes a C run (``run_taker``: ``_eventcols.Run``, the framing
+loop's taker) that accounts the plain events inside a transaction without a frame each and,
+for the Spark ``transactions`` table (``rows=True``), takes whole plain transactions of a
+binlog as column rows; without it (the commands) this walk does everything, and is the
+reference the tests hold the run equal to.
+
 A transaction is **complete** when its terminating event is present, whole and passes its
 checksum; one still open when the stream ends (or when the next GTID arrives) is not.
 
@@ -38,7 +44,7 @@ from .reading.source import Input, frames_of_stream, inputs
 from .positions import NOT_FROM_SOURCE_FILE, SourceClock
 
 __all__ = ["BODIES", "GTID_TYPES", "KNOWN_TYPES", "OUTSIDE", "PRELUDE", "QUERY_TYPES", "FileInfo", "Grouper",
-           "Kind", "Transaction", "group_files", "gtid_list_strings", "gtid_values", "mariadb_alter"]
+           "Kind", "Transaction", "group_files", "gtid_list_strings", "gtid_values", "mariadb_alter", "run_taker"]
 # the header flags the walk tests on every event, as plain ints (an IntFlag's ``&`` makes a new
 # IntFlag: 2 us an event, a sixth of the walk on the bench binlog)
 _IGNORABLE, _ARTIFICIAL, _RELAY_LOG = int(EventFlag.IGNORABLE), int(EventFlag.ARTIFICIAL), int(EventFlag.RELAY_LOG)
@@ -212,9 +218,17 @@ class Grouper:
         """The transactions of a stream a caller opened (at byte 0), named ``path``."""
         return self.feed_frames(path, frames_of_stream(fh, verify=verify, want=BODIES, records=False))
 
-    def feed_frames(self, path: str, frames: Iterable[Any]) -> Generator[Transaction, None, None]:
-        """The transactions of one input's ``framing.Frame`` records (locals untyped: the hot loop)."""
+    def feed_frames(self, path: str, frames: Iterable[Any], run: Any = None,
+                    rows: bool = False) -> Generator[Transaction, None, None]:
+        """The transactions of one input's ``framing.Frame`` records (locals untyped: the hot loop).
+        ``run``: the ``_eventcols.Run`` that is the framing loop's ``taker`` of ``frames``
+        (``run_taker``): the events inside a transaction that it takes are accounted here from
+        the run (``_with_run``), not one by one: the same transactions and ``FileInfo``. With
+        ``rows`` (and ``keep_gtids=False``) it also takes whole plain transactions, which are
+        then not yielded but rows of ``run.finish()`` (the Spark ``transactions`` table)."""
         info = FileInfo(path, relay=bool(self.relay_forced))
+        if run is not None and type(self)._account is Grouper._account:
+            frames = self._with_run(path, frames, run, rows and not self.keep_gtids)
         self.files.append(info)
         fdes = 0
         own_source = None  # for a binlog: its own name
@@ -354,6 +368,88 @@ class Grouper:
             info.problem, info.problem_offset, info.problem_kind = exc.message, exc.offset, type(exc).__name__
             raise
 
+    def _with_run(self, path: str, frames: Iterable[Any], run: Any, rows: bool) -> Iterator[Any]:
+        """``frames`` with what ``run`` took before each of them (and before the end or a damaged
+        event) accounted first. After the walk took a frame, after a Format_description, ``run``
+        is ``armed`` where the walk would do nothing but account the events inside the open
+        transaction (not a standalone one; in a relay log: while the source's clock is known and
+        no repeated range is open), and, in a binlog, ``idle`` where none is open and ``rows`` (it takes whole transactions then: their rows are ``run.finish()``'s,
+        not yielded here)."""
+        base = os.path.basename(path)
+        fdes = 0
+        fmt_seen = None
+        run.armed = run.idle = 0
+        try:
+            for f in frames:
+                r = run.pop()
+                if r is not None:
+                    self._take_run(path, base, r)
+                fmt = f[9]
+                if fmt is not fmt_seen:
+                    fmt_seen = fmt
+                    run.header_length = max(LEN_HEADER, fmt.header_length) if fmt is not None else 0
+                    run.query_phl = (fmt.post_header_length(T.QUERY_EVENT) or 0) if fmt is not None else 0
+                if f[1] == T.FORMAT_DESCRIPTION_EVENT:
+                    fdes += 1
+                yield f
+                relay = self.files[-1].relay if self.relay_forced is None else self.relay_forced
+                ok = fdes >= 1 and not relay
+                cur = self.cur
+                # a relay log: while the source's clock is known and no repeated range is open
+                clock = self.clock.end if relay and self.repeat is None and self.clock.end is not None else -1
+                run.relay, run.clock = relay, clock
+                run.armed = fdes >= 1 and cur is not None and not self.state & STANDALONE and (not relay or clock >= 0)
+                idle = rows and ok and cur is None
+                run.idle = idle
+                if idle:
+                    last = self.last_event
+                    run.resume_end = last["source_end"] if last is not None and last["source_file"] == base \
+                        and last["source_end"] is not None else -1
+        finally:
+            run.armed = run.idle = 0
+            r = run.pop()
+            if r is not None:
+                self._take_run(path, base, r)
+
+    def _take_run(self, path: str, base: str, r: tuple) -> None:
+        """Account what the C run took (``_eventcols.Run.pop()``) as the walk accounts each
+        event: the file's counts and times, and the open transaction's size, end and times (the
+        events inside it) or the file's transactions (whole ones it took)."""
+        n, nck, size, last_at, end, code, ts, first_nz, last_nz, trx, first, last, sids, src_end = r
+        info = self.files[-1]
+        info.events += n
+        info.end_offset = end
+        info.checksummed += nck
+        if first_nz >= 0 and info.first_timestamp is None:
+            info.first_timestamp = first_nz
+        if last_nz >= 0:
+            info.last_timestamp = last_nz
+        self.last_whole = (path, end)
+        src_file: str | None = base
+        if src_end >= 0:   # a relay log: the source's clock moved with the events (``_repeated``: none open)
+            src_file = self.source_file
+            self.clock.end = src_end
+            key = src_file or ""
+            if src_end > self.held.get(key, 0):
+                self.held[key] = src_end
+        else:
+            src_end = end
+        self.last_event = {"file": path, "offset": last_at, "end": end, "type": code, "source_file": src_file,
+                           "source_end": src_end}
+        if trx:
+            info.transactions += trx
+            info.server_ids.update(sids)
+            if info.first_transaction is None:
+                info.first_transaction = first[0] or f"@{first[1]}"
+            info.last_transaction = last[0] or f"@{last[1]}"
+            return
+        t = self.cur
+        assert t is not None, "a run with no transaction open"
+        t.events += n
+        t.bytes += size
+        t.end_file, t.end_offset, t.last_timestamp = path, end, ts
+        t.source_end = src_end
+
     def finish(self) -> Iterator[Transaction]:
         if self.cur is not None:
             yield self._close(False, None)
@@ -377,6 +473,19 @@ class Grouper:
         """(GTID text, kind, standalone) of a GTID event's body (``boundary.read_gtid``)."""
         value, kind, standalone = read_gtid(code, server_id, body)
         return (None if value is None else str(value)), kind, standalone
+
+
+def run_taker(capacity: int = 8192) -> Any:
+    """A new ``_eventcols.Run`` for ``Grouper.feed_frames(run=)`` (its ``take`` the framing loop's
+    ``taker``; at most ``capacity`` whole transactions wait in its columns), or None: not built,
+    or ``BINLOGKIT_NO_EVENTCOLS`` / ``BINLOGKIT_PURE_PYTHON``."""
+    from ._optional import load_c
+
+    c_mod = load_c("_eventcols", "BINLOGKIT_NO_EVENTCOLS", needs="Run")
+    if c_mod is None:
+        return None
+    plain = KNOWN_TYPES - OUTSIDE - DECIDING - GTID_TYPES - BODIES - {T.FORMAT_DESCRIPTION_EVENT, T.START_EVENT_V3}
+    return c_mod.Run(bytes(1 if c in plain else 0 for c in range(256)), capacity)
 
 
 def mariadb_alter(body: bytes) -> tuple[str | None, int | None]:

@@ -157,6 +157,20 @@ class _Window:
             need = int.from_bytes(self.buf[self.rel + 9:self.rel + 13], "little")
         self.refill(need)
 
+    def skip_to(self, start: int) -> None:
+        """Move on to file offset ``start`` (at or after ``at``): within the window, or by
+        ``framing.skip_to`` (a seek, or the bytes read and dropped) and an empty window."""
+        ahead = self.filled - self.rel
+        if start - self.at <= ahead:
+            self.rel += start - self.at
+        else:
+            from . import framing
+
+            framing.skip_to(self.fh, self.at + ahead, start)
+            self.rel = self.filled = 0
+            self.eof = False
+        self.at = start
+
     def refill(self, need: int) -> None:
         """Slide what is left to the front and read until ``need`` bytes are there (or EOF)."""
         keep = self.filled - self.rel
@@ -178,17 +192,22 @@ class _Window:
 
 
 def decode_fast(paths, *, verify: bool = True, strict: bool = True, rows: bool | str = False,
-                column_types=None, as_json: bool = False, progress=None) -> Iterator:
+                column_types=None, as_json: bool = False, progress=None, streams: bool = False) -> Iterator:
     """What ``api.decode_files(paths, ..., payloads=True)`` yields, except that stretches of hot
     events come as ``bytes``: their text (or JSON lines) already rendered. ``progress(name,
-    size)``, when given, makes a callable told the offset reached (with ``close()``) per file."""
+    size)``, when given, makes a callable told the offset reached (with ``close()``) per file.
+    ``streams``: compressed files (``.xz``/``.gz``/``.bz2``) and inputs read from an offset
+    (``Input.start``: the head, then the events from there, as ``Input.frames`` reads them) go
+    through the C loop too, over the one opener's decompressed stream (``Input.open``; a seek, or
+    bytes read and dropped), instead of the reader."""
     from .decoder import EventDecoder
 
     dec = EventDecoder(strict=strict, rows=rows, column_types=column_types)
     jrows = _JsonRows() if as_json and rows is True else None  # tables carry over, as the decoder's
     for inp in inputs(paths, verify=verify):
         c_loop = _fastdecode
-        if c_loop is None or not inp.plain():  # archives: the reader (tables carry over)
+        taken = inp.plain() or (streams and inp.path != "-" and (inp.compression is not None or inp.start is not None))
+        if c_loop is None or not taken:  # archives: the reader (tables carry over)
             if jrows is not None:
                 jrows.sync(dec)
             yield from _handover(inp, 0, dec, strict=strict)
@@ -268,6 +287,7 @@ def _file(c_loop: _CLoop, inp: Input, dec: EventDecoder, *, strict: bool, as_jso
         jargs = ()
     cfg = _Config(None, as_json=as_json, rows_objects=objects)
     first_py = False
+    jump = inp.start
     with inp.open() as fh:  # the one opener's stored bytes (plain: no container, no codec)
         if fh.read(4) != BINLOG_MAGIC:  # a container or not a binlog: the one opener's way
             yield from _handover(inp, 0, dec, strict=strict)
@@ -375,6 +395,12 @@ def _file(c_loop: _CLoop, inp: Input, dec: EventDecoder, *, strict: bool, as_jso
             yield from dec.each(raw, name, payloads=True)
             if dec.failed and strict:
                 return
+            if jump is not None and code in (_FDE, _START_V3):   # the head read: on to ``inp.start``
+                w.refill(LEN_HEADER)                            # (after a Start_encryption: the reader)
+                if not (w.filled - w.rel >= LEN_HEADER and w.buf[w.rel + 4] == _START_ENCRYPTION) and jump > w.at:
+                    w.skip_to(jump)
+                    w.refill(LEN_HEADER)
+                jump = None
             # the event after a Transaction_payload ends the `# End of compressed events!` pair
             # ... and the Query a two-phase ALTER's GTID marks (the decoder's state)
             first_py = code == _PAYLOAD or dec.alter is not None

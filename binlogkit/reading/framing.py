@@ -68,7 +68,7 @@ def checksum_on(fde: bytes) -> bool:
     return fde_is_checksum_aware(fde) and fde[-5] == ChecksumAlg.CRC32
 
 
-def _skip_to(fh: Any, here: int, start: int) -> None:
+def skip_to(fh: Any, here: int, start: int) -> None:
     """Move ``fh``, whose next unread byte is at stream offset ``here``, to offset ``start``:
     ``seek`` when it can, else its bytes are read and dropped (a decompressing stream)."""
     if getattr(fh, "seekable", lambda: False)():
@@ -161,7 +161,7 @@ def walk_events(fh: Any, *, verify: bool = True, want: frozenset[int] | set[int]
                     if start <= at + filled - rel:   # in the window already
                         rel += start - at
                     else:
-                        _skip_to(fh, at + filled - rel, start)
+                        skip_to(fh, at + filled - rel, start)
                         rel, filled, eof = 0, 0, False
                     at, clear_until = start, 0
                 start = None

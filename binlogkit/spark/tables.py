@@ -143,7 +143,10 @@ def batches(q: Query, task: FileTask, resolve=None) -> Iterator[Any]:
         if decoded_usable(task, inp):
             yield from decoded_batches(q, task, inp)
             return
-    make: dict[str, Callable] = {"events": _events, "transactions": _transactions, "summaries": _summaries}
+    if q.table == "transactions":
+        yield from _transactions(q, task, inp)
+        return
+    make: dict[str, Callable] = {"events": _events, "summaries": _summaries}
     yield from _rows_to_batches(make[q.table](q, task, inp), schema(q.table), q.batch_rows)
 
 
@@ -209,11 +212,12 @@ def header_batches(q: Query, task: FileTask, inp, c_mod: Any = None, bounds: lis
 
 
 def decoded_usable(task: FileTask, inp) -> bool:
-    """Whether ``decoded_batches`` takes this read: the C decoder there (``reading.fastdecode``),
-    a whole file it reads itself (``Input.plain``)."""
+    """Whether ``decoded_batches`` takes this read: the C decoder there (``reading.fastdecode``)
+    and a file it reads itself: plain, compressed (its decompressed stream) or a range of either
+    (the head, then a seek: ``decode_fast(streams=True)``); not standard input."""
     from ..reading import fastdecode
 
-    return fastdecode.available() and task.whole() and inp.plain()
+    return fastdecode.available() and inp.path != "-"
 
 
 def decoded_batches(q: Query, task: FileTask, inp, c_mod: Any = None) -> Iterator[Any]:
@@ -222,14 +226,34 @@ def decoded_batches(q: Query, task: FileTask, inp, c_mod: Any = None) -> Iterato
     (``fastdecode.decode_fast``: GTIDs, table maps, rows events, Xids...) and ``_eventcols.JsonCols``
     scans those lines into column buffers (``fields`` as the rendered JSON text); the events
     the decoder hands to Python (Format_descriptions, Queries, payloads' inner events...) are
-    appended from their ``Event``. The same rows as ``_decoded`` (the reference)."""
+    appended from their ``Event``. A range: the file's head, then from ``task.start`` (the
+    decoder seeks there) until the decoder passed ``task.stop`` (its progress), the events of
+    the range kept (those whose own or payload's offset is in it). The same rows as
+    ``_decoded`` (the reference)."""
+    from dataclasses import replace
+
     from ..reading import fastdecode
     from ..reading.decoder import Problem
 
     c_mod = c_mod or _eventcols()
     cols = c_mod.JsonCols()
     lines, append, n_full = cols.lines, cols.append, q.batch_rows
-    for item in fastdecode.decode_fast([inp], verify=inp.verify, as_json=True):
+    stop = task.stop
+    reached = [0]
+
+    class _Reached:   # decode_fast's progress: the offset the decoder reached
+        def __init__(self, name: str, size: int) -> None:
+            pass
+
+        def __call__(self, at: int) -> None:
+            reached[0] = at
+
+        def close(self) -> None:
+            pass
+    if task.start is not None:
+        inp = replace(inp, start=task.start)
+    for item in fastdecode.decode_fast([inp], verify=inp.verify, as_json=True, streams=True,
+                                       progress=_Reached if stop is not None else None):
         if isinstance(item, (bytes, bytearray)):
             lines(item)
         elif isinstance(item, Problem):
@@ -245,17 +269,20 @@ def decoded_batches(q: Query, task: FileTask, inp, c_mod: Any = None) -> Iterato
                    raw.event_size, raw.log_pos, raw.flags, raw.checksum_ok, item.name,
                    json.dumps(item.fields, default=str), raw.payload_offset, raw.inner_offset if inner else None)
         if len(cols) >= n_full:
-            rb = _json_batch(cols, q, inp.name)
+            rb = _json_batch(cols, q, inp.name, task)
             if rb.num_rows:
                 yield rb
+        if stop is not None and reached[0] >= stop:
+            break
     if len(cols):
-        rb = _json_batch(cols, q, inp.name)
+        rb = _json_batch(cols, q, inp.name, task)
         if rb.num_rows:
             yield rb
 
 
-def _json_batch(cols: Any, q: Query, name: str):
-    """One ``JsonCols`` batch as the ``events`` table's record batch, the query's filters applied."""
+def _json_batch(cols: Any, q: Query, name: str, task: FileTask | None = None):
+    """One ``JsonCols`` batch as the ``events`` table's record batch, the query's filters (and
+    the range's, by the offset of the event or of the payload it is in) applied."""
     import pyarrow.compute as pc
 
     pa = _pa()
@@ -281,7 +308,14 @@ def _json_batch(cols: Any, q: Query, name: str):
               code, text("name"), ts, num("server_id", i64), num("event_size", i64), num("log_pos", i64),
               num("flags", pa.int32()), ok, valid(num("payload_offset", i64), "payload_valid"),
               valid(num("inner_offset", i64), "inner_valid"), gtid, text("fields")]
-    return _filter_events(pa.RecordBatch.from_arrays(arrays, schema=schema("events")), q)
+    rb = pa.RecordBatch.from_arrays(arrays, schema=schema("events"))
+    if task is not None and not task.whole():
+        at = pc.coalesce(rb.column("payload_offset"), rb.column("offset"))
+        mask = pc.greater_equal(at, task.start if task.start is not None else 0)
+        if task.stop is not None:
+            mask = pc.and_(mask, pc.less(at, task.stop))
+        rb = rb.filter(mask)
+    return _filter_events(rb, q)
 
 
 _TYPE_NAMES: Any = None
@@ -428,12 +462,14 @@ def _range_events(task: FileTask, inp, types) -> Iterator[Any]:
         return
 
 
-def _range_frames(task: FileTask, inp, want) -> Iterator[Any]:
+def _range_frames(task: FileTask, inp, want, taker=None) -> Iterator[Any]:
     """The frames (bare tuples) of a range of whole transactions: the head, then from the event
     before ``task.start`` (``task.lead``: what the grouper needs to know before the range; the
-    reading layer seeks there) to the first GTID event at or after ``task.stop``."""
+    reading layer seeks there) to the first GTID event at or after ``task.stop`` (a whole file:
+    all of it). ``taker``: the framing loop's (``transactions.Grouper``'s C run)."""
     hi = task.stop
-    frames = inp.frames(want=want, records=False, start=task.lead if task.lead is not None else task.start)
+    frames = inp.frames(want=want, records=False, start=task.lead if task.lead is not None else task.start,
+                        taker=taker)
     try:
         for f in frames:
             if hi is not None and f[0] >= hi and f[1] in GTID_TYPES:
@@ -479,14 +515,16 @@ def walk_bounds(task: FileTask, resolve=None):
 
 # --- transactions ---------------------------------------------------------------------------------
 
-def _grouped(task: FileTask, inp) -> Iterator[Any]:
-    """``group_files([inp], problems=[])`` of a range of the file (``_range_frames``)."""
+def _grouped(task: FileTask, inp, run: Any = None) -> Iterator[Any]:
+    """``group_files([inp], problems=[])`` of the file or of a range of it (``_range_frames``).
+    ``run``: a ``transactions.run_taker()`` that takes the events inside transactions and whole
+    plain transactions in C (their rows wait in ``run.finish()``; the Python walk sees the rest)."""
     from ..errors import BinlogError, KeyFileError, KeyRequiredError
     from ..transactions import BODIES, Grouper
 
-    g = Grouper()
+    g = Grouper(keep_gtids=False)
     try:
-        yield from g.feed_frames(inp.name, _range_frames(task, inp, BODIES))
+        yield from g.feed_frames(inp.name, _range_frames(task, inp, BODIES, None if run is None else run.take), run, rows=True)
     except BinlogError as exc:
         yield from g.finish()
         if isinstance(exc, (KeyRequiredError, KeyFileError)):
@@ -495,24 +533,132 @@ def _grouped(task: FileTask, inp) -> Iterator[Any]:
     yield from g.finish()
 
 
-def _transactions(q: Query, task: FileTask, inp) -> Iterator[tuple]:
-    from ..transactions import group_files
+# the transactions table's columns: Transaction attributes, in the schema's order
+_TRX_ATTRS = ("gtid", "kind", "start_file", "start_offset", "first_timestamp", "server_id", "end_file",
+              "end_offset", "last_timestamp", "events", "bytes", "complete", "terminator", "source_file",
+              "source_start", "source_end", "standalone", "resume_source_file", "resume_source_pos", "alter",
+              "alter_id", "repeats")
+# the C run's kind and terminator codes (_eventcols.c: KIND_*, TERM_*)
+_TRX_KINDS = ("mariadb", "mysql", "anonymous")
+_TRX_TERMS = ("XID", "COMMIT")
 
-    problems: list = []
-    for t in (group_files([inp], problems=problems) if task.whole() else _grouped(task, inp)):
-        if not (task.whole() or (t.start_file == inp.name and task.holds(t.start_offset))):
-            continue
-        if q.gtids is not None and t.gtid not in q.gtids:
-            continue
-        if q.min_timestamp is not None and t.first_timestamp < q.min_timestamp:
-            continue
-        d = t.to_json()
-        yield (d["gtid"], None if d["kind"] is None else str(getattr(d["kind"], "value", d["kind"])),
-               d["start_file"], d["start_offset"], d["first_timestamp"], d["server_id"], d["end_file"],
-               d["end_offset"], d["last_timestamp"], d["events"], d["bytes"], d["complete"], d["terminator"],
-               d["source_file"], d["source_start"], d["source_end"], d["standalone"], d["resume_source_file"],
-               d["resume_source_pos"], d["alter"], d["alter_id"],
-               None if d["repeats"] is None else json.dumps(d["repeats"]))
+
+def _trx_batch(ts: list, sch):
+    """A batch of ``Transaction`` values (the Python walk's) as the ``transactions`` table's
+    record batch: one column list per attribute (the values ``to_json`` gives)."""
+    pa = _pa()
+    arrays = []
+    for name, f in zip(_TRX_ATTRS, sch):
+        vals = [getattr(t, name) for t in ts]
+        if name == "kind":
+            vals = [None if v is None else str(getattr(v, "value", v)) for v in vals]
+        elif name == "repeats":
+            vals = [None if v is None else json.dumps(v) for v in vals]
+        arrays.append(pa.array(vals, type=f.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=sch)
+
+
+def _run_batch(run: Any, name: str, sch):
+    """The whole transactions the C run took (``run.finish()``'s column buffers) as the
+    ``transactions`` table's record batch: in this file, complete, from its own source (a
+    binlog), no ALTER phase, no repeats."""
+    pa = _pa()
+    n, d = run.finish()
+    buf = pa.py_buffer
+    i64, s = pa.int64(), pa.string()
+
+    def num(key: str, typ=i64):
+        return pa.Array.from_buffers(typ, n, [None, buf(d[key])])
+
+    def valid(arr, key: str):
+        import pyarrow.compute as pc
+
+        return pc.if_else(pc.equal(num(key, pa.uint8()), 1), arr, pa.scalar(None, arr.type))
+
+    def const(v, typ=s):
+        return pa.repeat(pa.scalar(v, typ), n)
+    base = os.path.basename(name)
+    start, end = num("start_offset"), num("end_offset")
+    gtid = valid(pa.Array.from_buffers(s, n, [None, buf(d["gtid_offsets"]), buf(d["gtid_data"])]), "gtid_valid")
+    cols = {"gtid": gtid, "kind": pa.array(_TRX_KINDS, s).take(num("kind", pa.uint8())), "start_file": const(name),
+            "start_offset": start, "first_timestamp": num("first_timestamp"), "server_id": num("server_id"),
+            "end_file": const(name), "end_offset": end, "last_timestamp": num("last_timestamp"),
+            "events": num("events"), "bytes": num("bytes"), "complete": const(True, pa.bool_()),
+            "terminator": pa.array(_TRX_TERMS, s).take(num("terminator", pa.uint8())), "source_file": const(base),
+            "source_start": start, "source_end": end, "standalone": const(False, pa.bool_()),
+            "resume_source_file": const(base), "resume_source_pos": valid(num("resume_source_pos"), "resume_valid")}
+    return pa.RecordBatch.from_arrays([cols[f.name] if f.name in cols else pa.nulls(n, f.type) for f in sch],
+                                      schema=sch)
+
+
+def _keep_trx(rb, q: Query, task: FileTask, name: str):
+    """A ``transactions`` batch with the query's filters and the range's (those that begin in it)."""
+    import pyarrow.compute as pc
+
+    pa = _pa()
+    mask = None
+
+    def both(m):
+        return m if mask is None else pc.and_(mask, m)
+    if not task.whole():
+        mask = both(pc.fill_null(pc.equal(rb.column("start_file"), name), False))
+        if task.start is not None:
+            mask = both(pc.greater_equal(rb.column("start_offset"), task.start))
+        if task.stop is not None:
+            mask = both(pc.less(rb.column("start_offset"), task.stop))
+    if q.gtids is not None:
+        mask = both(pc.fill_null(pc.is_in(rb.column("gtid"), value_set=pa.array(sorted(q.gtids), pa.string())),
+                                 False))
+    if q.min_timestamp is not None:
+        mask = both(pc.greater_equal(rb.column("first_timestamp"), int(q.min_timestamp)
+                                     if q.min_timestamp == int(q.min_timestamp) else q.min_timestamp))
+    return rb if mask is None else rb.filter(mask)
+
+
+def _transactions(q: Query, task: FileTask, inp) -> Iterator[Any]:
+    """The ``transactions`` table of a file or range as batches of at most ``batch_rows`` rows:
+    the transactions that begin in it, filtered by GTID and first timestamp. Whole plain
+    transactions come as the C run's columns (``_eventcols.Run``: no Python object for them or
+    their events), the others from the Python walk (``transactions.Grouper``), in file order."""
+    from ..transactions import run_taker
+
+    pa = _pa()
+    sch = schema("transactions")
+    name = inp.name
+    run = run_taker(q.batch_rows)
+    if run is not None and task.stop is not None:
+        run.stop = task.stop
+    pieces: list = []
+    walked: list = []
+    held = 0
+
+    def settle() -> None:   # the rows so far, in order: the Python walk's, then the C run's
+        nonlocal walked, held
+        for rb in ([_trx_batch(walked, sch)] if walked else []) + \
+                  ([_run_batch(run, name, sch)] if run is not None and len(run) else []):
+            rb = _keep_trx(rb, q, task, name)
+            if rb.num_rows:
+                pieces.append(rb)
+                held += rb.num_rows
+        walked = []
+
+    def out() -> Iterator[Any]:
+        nonlocal pieces, held
+        rb = pa.concat_batches(pieces) if len(pieces) > 1 else pieces[0]
+        pieces, held = [], 0
+        for i in range(0, rb.num_rows, q.batch_rows):
+            yield rb.slice(i, q.batch_rows)
+    for t in _grouped(task, inp, run):
+        if run is not None and len(run):
+            settle()
+        walked.append(t)
+        if len(walked) + held >= q.batch_rows:
+            settle()
+            if held >= q.batch_rows:
+                yield from out()
+    settle()
+    if held:
+        yield from out()
 
 
 # --- summaries ------------------------------------------------------------------------------------
@@ -557,6 +703,76 @@ def long_rows(tbl: Any, db: str, table: str) -> Iterator[tuple]:
         ct = cols["commit_time"][i]
         yield (db, table, cols["op"][i], cols["gtid"][i], cols["server_id"][i], ct, cols["file"][i],
                cols["offset"][i], cols["row_index"][i], cols["schema_version"][i], imgs[0], imgs[1])
+
+
+# a string that json.dumps writes as itself in quotes (printable ASCII without " and \\)
+_PLAIN_TEXT = r'^[\x20\x21\x23-\x5b\x5d-\x7e]*$'
+
+
+def _json_texts(col) -> Any:
+    """Each value of an export column as the long form's JSON text (``json.dumps(json_value(v))``;
+    null where the value is null), made column-wise by Arrow compute for integers, booleans and
+    plain ASCII text, and value by value (``json_value``) only for the other types and for the
+    texts that need escapes: the same text as ``long_rows`` makes (the differential test)."""
+    import pyarrow.compute as pc
+
+    pa = _pa()
+    t = col.type
+    if pa.types.is_integer(t):
+        return pc.cast(col, pa.string())
+    if pa.types.is_boolean(t):
+        return pc.if_else(col, "true", "false")
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        col = col.cast(pa.string()) if pa.types.is_large_string(t) else col
+        plain = pc.fill_null(pc.match_substring_regex(col, _PLAIN_TEXT), True)
+        quoted = pc.binary_join_element_wise('"', col, '"', "")
+        if pc.all(plain).as_py():
+            return quoted
+        rest = pc.invert(plain)
+        odd = [json.dumps(v) for v in col.filter(rest).to_pylist()]
+        return pc.replace_with_mask(quoted, rest, pa.array(odd, pa.string()))
+    return pa.array([None if v is None else json.dumps(json_value(v)) for v in col.to_pylist()], pa.string())
+
+
+def long_batch(rb: Any, db: str, table: str):
+    """``long_rows`` of a batch of one table's typed export rows as one record batch of the long
+    form, built column-wise: each image's JSON object is the join of its columns' ``"name":
+    value`` texts in name order (``json.dumps(..., sort_keys=True)``), null where every value
+    is null."""
+    import pyarrow.compute as pc
+
+    pa = _pa()
+    n = rb.num_rows
+    names = rb.schema.names
+    sch = schema("changes")
+    imgs = []
+    for side in ("before", "after"):
+        cols = sorted((name[len(side) + 1:], name) for name in names if name.startswith(side + "_"))
+        if not cols:
+            imgs.append(pa.nulls(n, pa.string()))
+            continue
+        parts, empty = [], None
+        for short, name in cols:
+            col = rb.column(name)
+            parts.append(pc.binary_join_element_wise(json.dumps(short) + ": ",
+                                                     pc.fill_null(_json_texts(col), "null"), ""))
+            none = pc.is_null(col)
+            empty = none if empty is None else pc.and_(empty, none)
+        obj = pc.binary_join_element_wise("{", pc.binary_join_element_wise(*parts, ", "), "}", "")
+        imgs.append(pc.if_else(empty, pa.scalar(None, pa.string()), obj))
+    same = {f.name: rb.column(f.name) for f in sch if f.name in names and f.name not in ("before", "after")}
+    arrays = []
+    for f in sch:
+        if f.name == "db":
+            arrays.append(pa.repeat(pa.scalar(db, f.type), n))
+        elif f.name == "table":
+            arrays.append(pa.repeat(pa.scalar(table, f.type), n))
+        elif f.name in ("before", "after"):
+            arrays.append(imgs[f.name == "after"])
+        else:
+            c = same[f.name]
+            arrays.append(c if c.type == f.type else c.cast(f.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=sch)
 
 
 def _filters(q: Query, task: FileTask, one: str | None = None):
@@ -620,7 +836,7 @@ def _changes(q: Query, task: FileTask, inp) -> Iterator[Any]:
 
 def _emit(q: Query, target, items: list) -> Iterator[Any]:
     """The rows of ``items`` (``Rows`` of one layout) as batches of ``target``: the export's
-    Arrow table, filtered, then typed (``align``) or in the long form (``long_rows``)."""
+    Arrow table, filtered, then typed (``align``) or in the long form (``long_batch``)."""
     from ..export.dataset import rows_table
     from ..export.schema import layout
 
@@ -634,7 +850,7 @@ def _emit(q: Query, target, items: list) -> Iterator[Any]:
         if q.changes_table:
             yield align(rb, target)
         else:
-            yield from _rows_to_batches(long_rows(rb, lay.db, lay.table), target, q.batch_rows)
+            yield long_batch(rb, lay.db, lay.table)
 
 
 def _keep(rb, q: Query):
