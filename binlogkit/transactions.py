@@ -493,8 +493,6 @@ def mariadb_alter(body: bytes) -> tuple[str | None, int | None]:
     seq_no 8, domain 4, flags2 1, commit_id 8 if flags2 & 2, an XID if flags2 & (64|128), then
     flags_extra 1, extra_engines 1 if it & 1, sa_seq_no 8 if it & (4|8)); (None, None) for
     any other GTID or a body too short to say."""
-    from .reading.decoder import alter_phase
-
     if len(body) < 13:
         return None, None
     flags2, p = body[12], 13
@@ -507,6 +505,10 @@ def mariadb_alter(body: bytes) -> tuple[str | None, int | None]:
     if p >= len(body):
         return None, None
     fx = body[p]
+    if not fx:                 # the common case: no phase, no START ALTER seq_no
+        return None, None
+    from .reading.decoder import alter_phase
+
     phase = alter_phase({"flags_extra": fx})
     p += 1 + (1 if fx & 1 else 0)
     seq = int.from_bytes(body[p:p + 8], "little") if fx & (4 | 8) and p + 8 <= len(body) else None
