@@ -10,7 +10,9 @@ fast path that always stepped aside would pass the equality tests and be useless
 from __future__ import annotations
 
 import hashlib
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -248,14 +250,11 @@ def _verbose_files() -> list[Path]:
     return out
 
 
-@pytest.mark.parametrize("zone", ["UTC", "America/New_York", "Asia/Kolkata"])
-def test_verbose_replays_the_same(accel, zone):
-    """-v and -vv: the C loop's text is the reference's, byte for byte (row values keep their
-    bytes). In UTC -v on a file of every fixture folder and every corpus file (``_verbose_files``),
-    -vv on MySQL's (it differs from -v only in Rows_query, an event the Python path prints) and
-    the row-types sets; in local time -- a zone with daylight saving time, one with a half-hour
-    offset -- on the row-types sets and the replication primaries (``BINLOGKIT_PROOF=all``: every
-    file, -v and -vv, in every zone)."""
+@contextmanager
+def _in_zone(zone: str) -> Iterator[tuple[list[Path], bool]]:
+    """(the files to hold equal, every file) with TZ set to ``zone``: in UTC ``_verbose_files``,
+    in another zone the row-types sets and the replication primaries, every file with
+    ``BINLOGKIT_PROOF=all``; TZ put back to UTC after."""
     import os
     import time
 
@@ -265,14 +264,26 @@ def test_verbose_replays_the_same(accel, zone):
         files = [p for p in files if "row-types" in str(p) or "replication-gtid/primary" in str(p)]
     os.environ["TZ"] = zone
     time.tzset()
-    try:  # the utc fixture puts the zone back
+    try:
+        yield files, full
+    finally:
+        os.environ["TZ"] = "UTC"
+        time.tzset()
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/New_York", "Asia/Kolkata"])
+def test_verbose_replays_the_same(accel, zone):
+    """-v and -vv: the C loop's text is the reference's, byte for byte (row values keep their
+    bytes). In UTC -v on a file of every fixture folder and every corpus file (``_verbose_files``),
+    -vv on MySQL's (it differs from -v only in Rows_query, an event the Python path prints) and
+    the row-types sets; in local time -- a zone with daylight saving time, one with a half-hour
+    offset -- on the row-types sets and the replication primaries (``BINLOGKIT_PROOF=all``: every
+    file, -v and -vv, in every zone)."""
+    with _in_zone(zone) as (files, full):
         for path in files:
             vv = full or (zone == "UTC" and ("mysql" in str(path) or "row-types" in str(path)))
             for v in (1, 2) if vv else (1,):
                 _same_bytes(_fast(path, verbose=v), _reference(path, verbose=v), (path, v, zone))
-    finally:
-        os.environ["TZ"] = "UTC"
-        time.tzset()
 
 
 @pytest.mark.parametrize("zone", ["UTC", "America/New_York", "Asia/Kolkata"])
@@ -283,23 +294,11 @@ def test_json_verbose_prints_the_same(accel, monkeypatch, zone):
     in the other zones (JSON holds no local time: the C loop serves any zone) on the row-types
     sets and the replication primaries; ``BINLOGKIT_PROOF=all``: every file in every zone, with
     --no-verify --lenient too."""
-    import os
-    import time
-
-    full = os.environ.get("BINLOGKIT_PROOF") == "all"
-    files = _verbose_files()
-    if zone != "UTC" and not full:
-        files = [p for p in files if "row-types" in str(p) or "replication-gtid/primary" in str(p)]
-    os.environ["TZ"] = zone
-    time.tzset()
-    try:  # the utc fixture puts the zone back
+    with _in_zone(zone) as (files, full):
         for path in files:
             _same(["decode", "--json", "-v", str(path)], monkeypatch)
             if full:
                 _same(["decode", "--json", "-v", "--no-verify", "--lenient", str(path)], monkeypatch)
-    finally:
-        os.environ["TZ"] = "UTC"
-        time.tzset()
 
 
 def test_verbose_command_replays_the_same(accel, monkeypatch):
@@ -362,12 +361,9 @@ ROWS_SEED = next(p for p in fixture_files() if "row-types" in str(p) and p.name 
 ROWS_SPANS = _rows_spans(ROWS_SEED)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=st.data())
-def test_verbose_on_damaged_row_images_replays_the_same(accel, tmp_path_factory, data):
-    """Row images with bytes flipped and their CRC32 made good again (so the C loop takes them):
-    whatever C prints, steps aside from (the Python path printing the event) or the Python
-    decoder refuses (a ROLLBACK and the reason), the output is the reference's."""
+def damaged_rows_copy(data, tmp_path_factory) -> Path:
+    """A copy of the row-types seed with 1-6 bytes of its row images changed (hypothesis ``data``)
+    and each touched event's CRC32 made to match again, so the C loop takes them."""
     import zlib
 
     buf = bytearray(ROWS_SEED.read_bytes())
@@ -377,9 +373,19 @@ def test_verbose_on_damaged_row_images_replays_the_same(accel, tmp_path_factory,
         i = data.draw(st.integers(start, end - 1))
         buf[i] = data.draw(st.integers(0, 255))
         touched.add((ev, end))
-    for ev, end in touched:  # the event's CRC32 made to match again
+    for ev, end in touched:
         buf[end:end + 4] = zlib.crc32(bytes(buf[ev:end])).to_bytes(4, "little")
     path = tmp_path_factory.mktemp("rows") / "mariadb-bin.000001"
     path.write_bytes(bytes(buf))
+    return path
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_verbose_on_damaged_row_images_replays_the_same(accel, tmp_path_factory, data):
+    """Row images with bytes flipped and their CRC32 made good again (so the C loop takes them):
+    whatever C prints, steps aside from (the Python path printing the event) or the Python
+    decoder refuses (a ROLLBACK and the reason), the output is the reference's."""
+    path = damaged_rows_copy(data, tmp_path_factory)
     for v in (1, 2):
         _same_bytes(_fast(path, utc=True, verbose=v), _reference(path, utc=True, verbose=v), v)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import struct
-import zlib
 
 import pytest
 from construct import Container
@@ -32,6 +31,7 @@ from binlogkit.rowvalues.tables import (BIT, BLOB, DATE, DATETIME, DATETIME2, DO
 from c_builds import require_built
 from test_codecs import fixture_files
 from test_fastdecode import _same
+from test_fastdecode_replay import damaged_rows_copy
 
 
 @pytest.fixture(scope="module")
@@ -187,35 +187,12 @@ def test_the_c_loop_prints_the_json_rows(accel):
     assert text.count(b'"rows": [{"before"') >= 10
 
 
-ROWS_SEED = next(p for p in fixture_files() if "row-types" in str(p) and p.name == "mariadb-bin.000001")
-
-
-def _rows_spans(path) -> list[tuple[int, int, int]]:
-    from binlogkit import open_binlog
-
-    return [(raw.offset, raw.offset + 19 + 8, raw.offset + raw.event_size - 4) for raw in open_binlog(str(path))
-            if raw.type_code in fastdecode.ROWS_CODES]
-
-
-ROWS_SPANS = _rows_spans(ROWS_SEED)
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_damaged_row_images_print_the_same(accel, monkeypatch, tmp_path_factory, data):
     """Row images with bytes flipped and their CRC32 made good again (so the C loop takes them):
     whatever C writes, steps aside from, or the Python decoder refuses (the same typed error
     after the same lines), the command's output is the Python path's."""
-    buf = bytearray(ROWS_SEED.read_bytes())
-    touched = set()
-    for _ in range(data.draw(st.integers(1, 6))):
-        ev, start, end = data.draw(st.sampled_from(ROWS_SPANS))
-        i = data.draw(st.integers(start, end - 1))
-        buf[i] = data.draw(st.integers(0, 255))
-        touched.add((ev, end))
-    for ev, end in touched:
-        buf[end:end + 4] = zlib.crc32(bytes(buf[ev:end])).to_bytes(4, "little")
-    path = tmp_path_factory.mktemp("rows") / "mariadb-bin.000001"
-    path.write_bytes(bytes(buf))
+    path = damaged_rows_copy(data, tmp_path_factory)
     _same(["decode", "--json", "-v", str(path)], monkeypatch)
     _same(["decode", "--json", "-v", "--lenient", str(path)], monkeypatch)

@@ -69,7 +69,7 @@ def decode(inputs, as_json, start_position, stop_position, start_datetime, stop_
     shows on stderr.
     """
     from ..decoding import event_types, local_is_utc
-    from ..decoding.render import Progress
+    from ..reading.progress import Progress
     from ..rowvalues import parse_hints
 
     check(inputs)
@@ -114,7 +114,8 @@ def _listing(inputs, out, *, as_json, utc, watch, **options) -> None:
     """The readable listing or JSON lines (``decoding.events`` -> ``write_events``); each damaged
     input's error on stderr after what came before it, then the worst exit code."""
     from ..decoding import events
-    from ..decoding.render import Progress, write_events
+    from ..decoding.render import write_events
+    from ..reading.progress import Progress
 
     damaged = 0
 

@@ -24,7 +24,7 @@ def verify(inputs, as_json) -> None:
     code 0 only when every file is sound.
     """
     from ..api import inputs as logs_of, split_gtid_indexes, verify_files
-    from ..decoding.render import Progress
+    from ..reading.progress import Progress
     from ..gtid.index import index_summary
     from ..render import verify_index_text, verify_text
 

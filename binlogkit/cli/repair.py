@@ -161,7 +161,6 @@ def flashback(inputs, output, start_position, stop_position, start_datetime, sto
     """
     from ..flashback import flashback as run
     from ..flashback.render import notes, summary_line
-
     from ..reading.progress import watching
 
     check(inputs)

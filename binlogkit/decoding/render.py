@@ -6,33 +6,15 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from typing import Callable
 
 from ..constants import EventType
 from ..reading.decoder import Problem
+from ..reading.progress import Progress
 from ..render import render_text
 
 PAYLOAD = int(EventType.TRANSACTION_PAYLOAD_EVENT)
 START, END = "# Start of compressed events!\n", "# End of compressed events!\n"
-
-
-class Progress:
-    """Progress on stderr, only when stderr is a terminal."""
-
-    def __init__(self, total: int, label: str) -> None:
-        least = int(os.environ.get("BINLOGKIT_PROGRESS_MIN_BYTES", 32 << 20))  # small inputs: no noise
-        self.on = sys.stderr.isatty() and total > least
-        self.total, self.label = total, label
-
-    def __call__(self, done: int) -> None:
-        if self.on:
-            sys.stderr.write(f"\r{self.label}: {done * 100 // max(1, self.total):3d}%")
-            sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.on:
-            sys.stderr.write("\r" + " " * (len(self.label) + 6) + "\r")
 
 
 def event_json(ev) -> dict:

@@ -133,13 +133,6 @@ class Spool:
         self.mem.append(run)
         self.size += run.size
 
-    def events(self, name: str) -> Iterator[RawEvent]:
-        for item in self.items(name):
-            if type(item) is _Run:
-                yield from item.events(name)
-            else:
-                yield item
-
     def items(self, name: str) -> Iterator[Any]:
         """The spooled events in order: ``RawEvent`` values and the C walk's ``_Run`` values."""
         yield from self.mem

@@ -196,7 +196,7 @@ class DatasetWriter:
         if part.cols["op"]:
             self._python_chunk(part)
         if part.builder is None or part.plan is not rows.plan:
-            if part.plan is None or part.plan.widths != rows.plan.widths or part.plan.labels != rows.plan.labels:
+            if part.plan is None or part.plan.widths != rows.plan.widths:
                 self._arrow_chunk(part)
                 part.builder = C_ROWARROW.Builder(rows.plan.widths)
             part.plan = rows.plan
@@ -237,7 +237,6 @@ class DatasetWriter:
                                                  null_count=nulls)
         arrays["schema_version"] = pa.repeat(pa.scalar(part.layout.version, pa.string()), n)
         width = len(part.layout.columns)
-        labels = part.plan.labels
         for i, (valid, nulls, offsets, data) in enumerate(bufs):
             side, k = ("before", "after")[i // width], i % width
             spec = part.layout.columns[k]
@@ -245,10 +244,7 @@ class DatasetWriter:
             typ = schema.field(name).type
             vb = None if valid is None else pa.py_buffer(valid)
             db = pa.py_buffer(data or b"")
-            if k in labels:  # ENUM: the index, then its label
-                idx = pa.Array.from_buffers(pa.uint16(), n, [vb, db], null_count=nulls)
-                arrays[name] = pa.array(labels[k], pa.string()).take(idx)
-            elif pa.types.is_list(typ):  # VECTOR: float32 items, their offsets counted in bytes by C
+            if pa.types.is_list(typ):  # VECTOR: float32 items, their offsets counted in bytes by C
                 items = pa.Array.from_buffers(typ.value_type, len(db) // 4, [None, db])
                 arrays[name] = pa.Array.from_buffers(typ, n, [vb, pa.py_buffer(C_ROWARROW.quarter(offsets))],
                                                      null_count=nulls, children=[items])

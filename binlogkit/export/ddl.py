@@ -97,20 +97,28 @@ def _labels(kind) -> tuple[str, ...]:
     return tuple(str(x.this) for x in kind.expressions if isinstance(x, exp.Literal) and x.is_string)
 
 
-def _default(c) -> tuple[bool, Any]:
-    """(a constant default, its text) of a sqlglot ``ColumnDef``."""
+def _default_expr(c):
+    """The DEFAULT of a sqlglot ``ColumnDef`` (an expression: a literal, NULL, a function...),
+    None when it has none."""
     from sqlglot import exp
 
     for k in c.constraints:
         if isinstance(k.kind, exp.DefaultColumnConstraint):
-            v = k.kind.this
-            neg = isinstance(v, exp.Neg)
-            if neg:
-                v = v.this
-            if isinstance(v, exp.Literal):
-                return True, ("-" if neg else "") + str(v.this)
-            return False, None      # NULL, CURRENT_TIMESTAMP, an expression: not a constant
-    return False, None
+            return k.kind.this
+    return None
+
+
+def _default(c) -> tuple[bool, Any]:
+    """(a constant default, its text) of a sqlglot ``ColumnDef``."""
+    from sqlglot import exp
+
+    v = _default_expr(c)
+    neg = isinstance(v, exp.Neg)
+    if neg:
+        v = v.this
+    if isinstance(v, exp.Literal):
+        return True, ("-" if neg else "") + str(v.this)
+    return False, None      # none, NULL, CURRENT_TIMESTAMP, an expression: not a constant
 
 
 def table_def(e, db: str | None) -> TableDef:
@@ -401,25 +409,20 @@ def _statement_time(c) -> StatementTime | None:
     ctype, _ = type_name(c.kind) if c.kind is not None else ("", False)
     if ctype not in ("timestamp", "datetime", "date"):
         return None
-    for k in c.constraints:
-        if isinstance(k.kind, exp.DefaultColumnConstraint):
-            v = k.kind.this
-            while isinstance(v, exp.Paren):
-                v = v.this
-            if ctype == "date":
-                return StatementTime(0, True, date=True) if isinstance(v, exp.CurrentDate) else None
-            if isinstance(v, (exp.CurrentTimestamp, exp.Localtime, exp.Localtimestamp)):
-                args = [v.this] if v.this is not None else []
-            elif isinstance(v, exp.Anonymous) and str(v.this).upper() in _NOW_FUNCTIONS:
-                args = list(v.expressions)
-            else:
-                return None
-            fn_fsp = int(str(args[0].this)) if args and isinstance(args[0], exp.Literal) else 0
-            col = c.kind.expressions
-            col_fsp = int(str(col[0].this.this if isinstance(col[0].this, exp.Literal) else col[0].this)) \
-                if col else 0
-            return StatementTime(min(fn_fsp, col_fsp, 6), ctype == "datetime")
-    return None
+    v = _default_expr(c)
+    while isinstance(v, exp.Paren):
+        v = v.this
+    if ctype == "date":
+        return StatementTime(0, True, date=True) if isinstance(v, exp.CurrentDate) else None
+    if isinstance(v, (exp.CurrentTimestamp, exp.Localtime, exp.Localtimestamp)):
+        args = [v.this] if v.this is not None else []
+    elif isinstance(v, exp.Anonymous) and str(v.this).upper() in _NOW_FUNCTIONS:
+        args = list(v.expressions)
+    else:
+        return None
+    fn_fsp = int(args[0].name) if args and isinstance(args[0], exp.Literal) else 0
+    col_fsp = int(c.kind.expressions[0].name) if c.kind.expressions else 0    # TIMESTAMP(n)
+    return StatementTime(min(fn_fsp, col_fsp, 6), ctype == "datetime")
 
 
 def fill_value(c) -> str | StatementTime | None:
@@ -437,7 +440,7 @@ def fill_value(c) -> str | StatementTime | None:
     now = _statement_time(c)
     if now is not None:
         return now
-    if c.kind is None or any(isinstance(k.kind, exp.DefaultColumnConstraint) for k in c.constraints):
+    if c.kind is None or _default_expr(c) is not None:
         return None
     if not any(isinstance(k.kind, exp.NotNullColumnConstraint) and not k.kind.args.get("allow_null")
                for k in c.constraints):

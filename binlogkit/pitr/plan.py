@@ -42,7 +42,7 @@ from ..errors import BinlogError, KeyRequiredError
 from ..reading.names import compression_of, strip_compressed
 from ..flavor import Flavor, has_two_phase_alter
 from .flavors import REPLAY, Replay
-from ..reading.progress import finished, progress_on
+from ..reading.progress import finished
 from ..reading.source import Input
 from .walk import Heads, TimedTransaction, event_boundary, read_head, transactions
 
@@ -510,8 +510,7 @@ class _Plan:
         with ProcessPoolExecutor(max_workers=self.jobs or os.cpu_count() or 1) as pool:
             out = []
             for t, s in zip(todo, pool.map(file_summary, sent, chunksize=1)):
-                if progress_on():       # the progress line, on a terminal (the workers read the files)
-                    finished(t.name, t.size())
+                finished(t.name, t.size)    # the progress line, on a terminal (the workers read the files)
                 out.append(s)
             return out
 

@@ -1,4 +1,6 @@
-"""Progress of a command's reading on stderr, only when stderr is a terminal: which input is
+"""Progress on stderr, only when stderr is a terminal. ``Progress``: one file's percentage, fed
+offsets by the loop reading it (decode's and verify's C loops). ``watching``: a command's reading:
+which input is
 being read (its number among the command's inputs) and how far into it, redrawn at most five
 times a second, erased when the command is done. Nothing is written to a pipe or a file, so
 scripts and ``--json`` readers never see it.
@@ -19,7 +21,7 @@ import sys
 import time
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from ..errors import BinlogError
 from .files import expand_paths, input_size
@@ -33,14 +35,50 @@ def min_bytes() -> int:
     return int(os.environ.get("BINLOGKIT_PROGRESS_MIN_BYTES", 32 << 20))
 
 
+class _Line:
+    """A line redrawn in place (``\r``), padded over a longer one before it, erased at the end."""
+
+    def __init__(self, out: Any) -> None:
+        self.out = out
+        self.width = 0
+
+    def draw(self, text: str) -> None:
+        self.out.write("\r" + text + " " * max(0, self.width - len(text)))
+        self.out.flush()
+        self.width = len(text)
+
+    def erase(self) -> None:
+        if self.width:
+            self.out.write("\r" + " " * self.width + "\r")
+            self.out.flush()
+            self.width = 0
+
+
+class Progress:
+    """One file's progress (``label: NN%``), drawn at each call with the offset reached; only
+    when stderr is a terminal and ``total`` is over ``BINLOGKIT_PROGRESS_MIN_BYTES``."""
+
+    def __init__(self, total: int, label: str) -> None:
+        self.on = _isatty(sys.stderr) and total > min_bytes()   # small inputs: no noise
+        self.total, self.label = total, label
+        self.line = _Line(sys.stderr)
+
+    def __call__(self, done: int) -> None:
+        if self.on:
+            self.line.draw(f"{self.label}: {done * 100 // max(1, self.total):3d}%")
+
+    def close(self) -> None:
+        self.line.erase()
+
+
 class Watch:
     """The line on stderr for one command's run."""
 
     def __init__(self, names: list[str], label: str, out: Any) -> None:
         self.number = {n: i + 1 for i, n in enumerate(names)}
-        self.count, self.label, self.out = len(names), label, out
+        self.count, self.label = len(names), label
+        self.line = _Line(out)
         self.last = 0.0
-        self.width = 0
 
     def show(self, name: str, done: int, size: int) -> None:
         now = time.monotonic()
@@ -51,15 +89,10 @@ class Watch:
         where = f"file {i} of {self.count}: " if i is not None and self.count > 1 else ""
         base = name.rstrip("/").rsplit("/", 1)[-1]
         far = f"{min(100, done * 100 // size):3d}%" if size > 0 else f"{done >> 20} MiB"
-        text = f"{self.label}: {where}{base} {far}"
-        self.out.write("\r" + text + " " * max(0, self.width - len(text)))
-        self.out.flush()
-        self.width = len(text)
+        self.line.draw(f"{self.label}: {where}{base} {far}")
 
     def close(self) -> None:
-        if self.width:
-            self.out.write("\r" + " " * self.width + "\r")
-            self.out.flush()
+        self.line.erase()
 
 
 @contextmanager
@@ -93,26 +126,24 @@ def _isatty(out: Any) -> bool:
         return False
 
 
-def progress_on() -> bool:
-    """A watch is on (the command's stderr is a terminal)."""
-    return _CURRENT.get() is not None
-
-
-def finished(name: str, size: int) -> None:
+def finished(name: str, size: Callable[[], int]) -> None:
     """A file read elsewhere (a worker process: the watch is this process's) is done: shown as
-    read whole, so a pool's run moves the line file by file."""
+    read whole, so a pool's run moves the line file by file. ``size``: asked only when a watch
+    is on."""
     watch = _CURRENT.get()
     if watch is not None:
         watch.last = 0.0
-        watch.show(name, size, size)
+        whole = size()
+        watch.show(name, whole, whole)
 
 
-def watched(fh: Any, name: str, size: int) -> Any:
-    """``fh`` reporting its position to the current watch, or ``fh`` itself when none."""
+def watched(fh: Any, name: str, size: Callable[[], int]) -> Any:
+    """``fh`` reporting its position to the current watch, or ``fh`` itself when none
+    (``size``, the file's stored size, asked only then)."""
     watch = _CURRENT.get()
     if watch is None:
         return fh
-    return _Watched(fh, watch, name, size)
+    return _Watched(fh, watch, name, size())
 
 
 class _Watched:

@@ -40,7 +40,7 @@ from .files import expand_paths, input_size, open_input
 from .framing import MYSQL_ENCRYPTED_MAGIC, Frame, Taker, walk_events
 from .storage import Url, is_url
 from .names import compression_of
-from .progress import progress_on, watched
+from .progress import watched
 
 if TYPE_CHECKING:
     from ..crypto.keys import Keys, KeySpec
@@ -173,7 +173,7 @@ class Input:
         the input's own ``start`` when not given. A ``BinlogError`` names this input's file."""
         keys = self.loaded_keys()
         with self.open() as stored:
-            fh = watched(stored, self.name, self.size()) if progress_on() else stored
+            fh = watched(stored, self.name, self.size)
             try:
                 yield from frames_of_stream(fh, verify=self.verify if verify is None else verify, want=want,
                                             keys=keys, notes=notes, records=records, taker=taker,

@@ -39,13 +39,13 @@ _BLOBS = (BLOB, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB)
 
 
 class ArrowPlan:
-    """The C plan of a table map, and the ENUM columns whose indexes become labels
-    (column index -> the labels, "" first for index 0 and out-of-range indexes)."""
+    """The C plan of a table map (ENUM labels, SET members and the rest are made in C) and its
+    columns' widths."""
 
-    __slots__ = ("plan", "labels", "widths")
+    __slots__ = ("plan", "widths")
 
-    def __init__(self, plan: Any, labels: dict[int, tuple[str, ...]]) -> None:
-        self.plan, self.labels, self.widths = plan, labels, plan.widths
+    def __init__(self, plan: Any) -> None:
+        self.plan, self.widths = plan, plan.widths
 
 
 def plan(table: Table, arrow_types: Sequence[str]) -> ArrowPlan | None:
@@ -65,15 +65,13 @@ def plan(table: Table, arrow_types: Sequence[str]) -> ArrowPlan | None:
 def _make(table: Table, types: tuple[str, ...]) -> ArrowPlan | None:
     if not c_args(table) or len(types) != len(table.columns):  # column hints: Python's
         return None
-    entries, labels = [], {}
+    entries = []
     for col, typ in zip(table.columns, types):
         e = _entry(table, col, typ)
         if e is None:
             return None
         entries.append(e)
-        if e[0] == _C.ENUM and e[2] != 0xFFFF:
-            labels[col.index] = ("",) + tuple((table.enum_values or {})[col.index])
-    return ArrowPlan(_C.Plan(entries), labels)
+    return ArrowPlan(_C.Plan(entries))
 
 
 def _text_kind(col: Column, typ: str) -> int | None:
