@@ -8,10 +8,10 @@ import click
 
 from .._optional import need
 from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, fails, show
-from .options import OutputPath, check, jobs_option, inputs, json_option, key_options, output_option
+from .options import Command, OutputPath, check, jobs_option, inputs, json_option, key_options, output_option
 
 
-@click.command()
+@click.command(cls=Command)
 @inputs()
 @json_option("Findings and summary as one JSON document.")
 @output_option("Also write findings.json, findings.parquet (with pyarrow), summary.json and report.html into "

@@ -9,17 +9,17 @@ import click
 
 from ..errors import KeyRequiredError
 from .exits import EXIT_USAGE, exit_code, fail, fails
-from .options import (check, datetime_value, gtid_filters, gtids_value, inputs, json_option, key_options,
+from .options import (Command, check, datetime_value, gtid_filters, gtids_value, inputs, json_option, key_options,
                       position_filters, time_filters)
 
 
-@click.command()
+@click.command(cls=Command)
 @inputs(allow_dash=True)
 @json_option("One JSON object per event (JSON lines), stable keys.")
 @position_filters()
 @time_filters("Skip events older than this (ISO 8601 date-time; without a zone: local time as mysqlbinlog, UTC with "
               "--utc; the listing and --json: UTC).", "Stop at the first event at or after this time.")
-@click.option("--type", "types", multiple=True, help="Only these event types (names or codes; repeat or comma-separate).")
+@click.option("--type", "types", multiple=True, help="Only these event types (names or codes, comma-separated).")
 @gtid_filters()
 @click.option("--no-verify", is_flag=True, help="Do not stop on CRC32 mismatches (they show as checksum_ok=false).")
 @click.option("--lenient", is_flag=True, help="Carry on past events that do not decode (reported on stderr).")
@@ -36,15 +36,16 @@ from .options import (check, datetime_value, gtid_filters, gtids_value, inputs, 
                    "block with --base64-output=auto); -vv also ends each value in the tools' type comment "
                    "(`/* INT meta=0 nullable=1 is_null=0 */`) and shows MySQL's Rows_query; with --json, `rows`.")
 @click.option("--skip-gtids", is_flag=True, help="Replayable output: no GTID statements (the server assigns new ones).")
-@click.option("--database", "-d", "database", help="Replayable output: only statements and row events of this database "
-              "(its default database for statements, as mysqlbinlog --database).")
+@click.option("--database", "-d", "database", multiple=True, metavar="DB",
+              help="Replayable output: only statements and row events of this database (its default database for "
+                   "statements, as mysqlbinlog --database).")
 @click.option("--rewrite-db", "rewrite_db", multiple=True, metavar="FROM->TO",
-              help="Replayable output: apply FROM's changes to database TO (Table_map events and `use`); repeatable.")
+              help="Replayable output: apply FROM's changes to database TO (Table_map events and `use`).")
 @click.option("--column-type", "column_types", multiple=True, metavar="DB.TABLE.COLUMN=TYPE",
               help="With -v: show a column as uuid, inet6 or inet4 (MariaDB logs these types as BINARY(n)), or "
                    "give the precision of MariaDB's pre-10.1 fractional temporals: time(N), datetime(N), "
                    "timestamp(N) (the binlog does not carry it); COLUMN is a name (when the binlog carries "
-                   "names) or @N; wildcards allowed; repeatable.")
+                   "names) or @N; wildcards allowed.")
 @key_options("inputs")
 @fails(os_errors=True)
 def decode(inputs, as_json, start_position, stop_position, start_datetime, stop_datetime, types,
@@ -142,7 +143,7 @@ def _replay(inputs, out, *, base64, verbose, utc, skip_gtids, database, rewrite_
         pairs = rewrite_pairs(rewrite_db)
     except ValueError as exc:
         fail(str(exc), EXIT_USAGE)
-    rp = Replay(ReplayOptions(base64=base64, verbose=verbose, utc=utc, skip_gtids=skip_gtids, database=database,
+    rp = Replay(ReplayOptions(base64=base64, verbose=verbose, utc=utc, skip_gtids=skip_gtids, databases=database,
                               rewrite_db=pairs))
     write_replay(replay_chunks(rp, inputs, verify=verify, column_types=hints, progress=progress, **filters), out)
     code = 0

@@ -8,11 +8,11 @@ import click
 
 from .._optional import need
 from .exits import EXIT_DAMAGED, EXIT_USAGE, fail, fails, show
-from .options import (datetime_value, gtid_filters, gtids_value, inputs, json_option, key_options, output_option,
-                      table_filters, tables_of, time_filters)
+from .options import (Command, datetime_value, gtid_filters, gtids_value, inputs, json_option, key_options,
+                      output_option, table_filters, tables_of, time_filters)
 
 
-@click.command()
+@click.command(cls=Command)
 @inputs(exists=False)
 @output_option("Dataset root: a folder, or an fsspec URL (s3://bucket/prefix). What an earlier export wrote "
                "there (db=*/, _schemas/, _statements/, _SUCCESS) is replaced; other files are left alone.",
@@ -20,7 +20,7 @@ from .options import (datetime_value, gtid_filters, gtids_value, inputs, json_op
 @table_filters()
 @time_filters()
 @gtid_filters()
-@click.option("--schema", "schema_file", type=click.Path(exists=True, dir_okay=False),
+@click.option("--schema", "schema_file", type=click.Path(exists=True, dir_okay=False), multiple=True,
               help="CREATE TABLE statements (mariadb-dump --no-data, SHOW CREATE TABLE) giving column names, "
                    "signedness, character sets and ENUM/SET labels for tables whose table maps lack them "
                    "(binlog_row_metadata=MINIMAL).")

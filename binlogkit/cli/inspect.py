@@ -8,11 +8,11 @@ import click
 
 from ..errors import BinlogError, KeyRequiredError
 from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, echo, exit_code, fail, fails, show
-from .options import (InputPath, check, datetime_value, gtid_filters, inputs, json_option, key_options, relay_option,
-                      time_filters)
+from .options import (Command, InputPath, check, datetime_value, gtid_filters, inputs, json_option, key_options,
+                      relay_option, time_filters)
 
 
-@click.command()
+@click.command(cls=Command)
 @inputs()
 @json_option("One JSON object per file.")
 @key_options("inputs")
@@ -53,7 +53,7 @@ def verify(inputs, as_json) -> None:
     sys.exit(bad)
 
 
-@click.command()
+@click.command(cls=Command)
 @inputs()
 @json_option("The whole summary as one JSON document.")
 @relay_option
@@ -91,7 +91,7 @@ def gtids(inputs, as_json, relay, locate_gtid) -> None:
     sys.exit({"no key": EXIT_USAGE, "damaged": EXIT_DAMAGED, "ok": EXIT_OK}[verdict])
 
 
-@click.command()
+@click.command(cls=Command)
 @inputs()
 @json_option("One JSON object per transaction.")
 @gtid_filters("Only these GTIDs (MySQL set, or MariaDB d-s-n / d-s-a..b).", aliases=("--gtids",))
@@ -132,7 +132,7 @@ def transactions(inputs, as_json, include_gtids, exclude_gtids, start_datetime, 
     sys.exit(max([0, *(exit_code(p) for p in problems)]))
 
 
-@click.command()
+@click.command(cls=Command)
 @click.argument("primary", type=InputPath(exists=True))
 @click.argument("replicas", nargs=-1, required=True, type=InputPath(exists=True))
 @json_option("The comparison as JSON.")

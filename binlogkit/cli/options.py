@@ -1,6 +1,13 @@
 """The options several commands share, declared once and named the same everywhere (old
 spellings stay as aliases): the inputs argument, --json, -o/--output, the key options, the GTID,
-database/table, position and time filters. Each is a decorator; a command may reword its help."""
+database/table, position and time filters. Each is a decorator; a command may reword its help.
+
+And the one rule for an option given more than once, on every command (``Command``, the class
+of every command of the group): an option declared ``multiple=True`` is collected (the command
+gets every value; its help says "May be given more than once."); any other option given twice
+is refused before the command runs (exit 2, one line naming it and its values) — click alone
+would keep the last value and drop the others silently. A flag given twice is the same flag; a
+flag and its negation (``--utc --local-time``) both given are refused."""
 
 from __future__ import annotations
 
@@ -11,7 +18,85 @@ from datetime import datetime, timezone
 import click
 
 from ..errors import BinlogError
-from .exits import EXIT_USAGE, fail, fail_on
+from .exits import EXIT_USAGE, echo_line, fail, fail_on
+
+COLLECTED = "May be given more than once."
+
+
+class Repeated(click.UsageError):
+    """An option given more than once that takes one value: one line, exit 2 (``UsageError``'s
+    code), said the way every other refusal is."""
+
+    def show(self, file=None) -> None:
+        echo_line(f"binlogkit: error: {self.format_message()}", err=True)
+
+
+def _spelled(p: click.Option) -> str:
+    return "/".join(p.opts)
+
+
+def _occurrences(command: click.Command, ctx: click.Context, args: list[str]) -> dict:
+    """Every value each option was given on ``args``, in order: click's own parser for
+    ``command`` (same spellings, ``--x=v``, clustered short options, ``--``), each option made to
+    append instead of keep the last (``store`` -> ``append``, ``store_const`` -> ``append_const``).
+    Empty when the line does not parse (click's own parse says why)."""
+    parser = type(command.make_parser(ctx))(ctx)
+    add = parser.add_option
+
+    def appending(obj, opts, dest, action=None, nargs=1, const=None):
+        action = {None: "append", "store": "append", "store_const": "append_const"}.get(action, action)
+        add(obj=obj, opts=opts, dest=dest, action=action, nargs=nargs, const=const)
+    parser.add_option = appending  # type: ignore[method-assign]
+    for p in command.get_params(ctx):
+        p.add_to_parser(parser, ctx)
+    try:
+        opts, _rest, _order = parser.parse_args(args=list(args))
+    except click.UsageError:
+        return {}
+    return opts
+
+
+def repeated(command: click.Command, ctx: click.Context, args: list[str]) -> str | None:
+    """Why ``args`` are refused for ``command``: an option that takes one value given more than
+    once, or a flag and its negation both given; None when every option is given once, is
+    collected (``multiple``), counted (``-vv``) or is the same flag again."""
+    given = _occurrences(command, ctx, args)
+    for p in command.get_params(ctx):
+        if not isinstance(p, click.Option) or p.multiple or p.count or p.name is None:
+            continue
+        values = given.get(p.name)
+        if not isinstance(values, list) or len(values) < 2:
+            continue
+        if p.is_flag:
+            if len({repr(v) for v in values}) > 1:
+                return (f"{'/'.join(p.opts)} and {'/'.join(p.secondary_opts) or 'its opposite'} both given: "
+                        "give one")
+            continue
+        shown = ", ".join(" ".join(map(str, v)) if isinstance(v, (tuple, list)) else str(v) for v in values)
+        times = "twice" if len(values) == 2 else f"{len(values)} times"
+        return f"{_spelled(p)} given {times} ({shown}): give it once"
+    return None
+
+
+class Command(click.Command):
+    """Every binlogkit command (``@click.command(cls=Command)``): the rule of this module's
+    docstring. Collected options (``multiple=True``) say so in their help; the check runs after
+    click's own parse (``--help`` and click's errors first), before the command."""
+
+    def __init__(self, *args, **kw) -> None:
+        super().__init__(*args, **kw)
+        for p in self.params:
+            if isinstance(p, click.Option) and p.multiple and COLLECTED not in (p.help or ""):
+                p.help = f"{p.help.rstrip()} {COLLECTED}" if p.help else COLLECTED
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        given = list(args)  # click's parser consumes the list
+        rest = super().parse_args(ctx, args)
+        if not ctx.resilient_parsing:
+            why = repeated(self, ctx, given)
+            if why is not None:
+                raise Repeated(why, ctx)
+        return rest
 
 
 class InputPath(click.Path):
@@ -64,35 +149,42 @@ def jobs_option(help: str = "Worker processes (default: one per core)."):
     return click.option("--jobs", type=int, help=help)
 
 
+def _joined(ctx, param, values: tuple[str, ...]) -> str | None:
+    """A collected GTID filter as one set: the texts given, joined (a transaction in any of
+    them); None when none was given."""
+    texts = [v.strip() for v in values if v.strip()]
+    return ",".join(texts) if texts else None
+
+
 def gtid_filters(include: str = "Only transactions whose GTID is in this set (MySQL uuid:1-5; MariaDB d-s-n, "
                  "d-s-a..b).", *, aliases=(), exclude: bool = True):
-    """--include-gtids / --exclude-gtids (the command gets them as text)."""
+    """--include-gtids / --exclude-gtids, collected: each given more than once means the union
+    of the sets (the command gets them as one text, None when not given)."""
     def deco(command):
         if exclude:
-            command = click.option("--exclude-gtids", help="Skip transactions whose GTID is in this set (same syntax)."
-                                   )(command)
-        return click.option("--include-gtids", *aliases, "include_gtids", help=include)(command)
+            command = click.option("--exclude-gtids", multiple=True, callback=_joined,
+                                   help="Skip transactions whose GTID is in this set (same syntax).")(command)
+        return click.option("--include-gtids", *aliases, "include_gtids", multiple=True, callback=_joined,
+                            help=include)(command)
     return deco
 
 
-def table_filters(what: str = "Only", *, many: bool = True):
-    """--database DB and --table DB.TABLE (``many``: repeatable, DB.T,..., shell wildcards;
-    the command gets ``tables``, a tuple; otherwise ``table``, one name)."""
+def table_filters(what: str = "Only", *, dest: str = "tables"):
+    """--database DB and --table DB.TABLE, both collected (DB.T,... and shell wildcards in
+    --table); the command gets ``database`` and ``dest`` (``tables``, or ``table``), tuples."""
     def deco(command):
-        if many:
-            command = click.option("--table", "--tables", "tables", multiple=True, metavar="DB.TABLE",
-                                   help=f"{what} the changes to this table (repeatable, or DB.T,...; shell "
-                                        "wildcards: shop.*).")(command)
-        else:
-            command = click.option("--table", "table", metavar="DB.TABLE",
-                                   help=f"{what} the changes to this table (DB.TABLE).")(command)
-        return click.option("--database", help=f"{what} the changes to tables of this database.")(command)
+        command = click.option("--table", "--tables", dest, multiple=True, metavar="DB.TABLE",
+                               help=f"{what} the changes to this table (or DB.T,...; shell wildcards: shop.*)."
+                               )(command)
+        return click.option("--database", multiple=True, metavar="DB",
+                            help=f"{what} the changes to tables of this database.")(command)
     return deco
 
 
-def tables_of(database: str | None, tables: tuple[str, ...]) -> tuple[str, ...]:
+def tables_of(database: str | tuple[str, ...] | None, tables: tuple[str, ...]) -> tuple[str, ...]:
     """The table patterns --database and --table stand for (DB.* for a database)."""
-    return tuple(t.strip() for v in tables for t in v.split(",") if t.strip()) + ((f"{database}.*",) if database else ())
+    databases = (database,) if isinstance(database, str) else database or ()
+    return tuple(t.strip() for v in tables for t in v.split(",") if t.strip()) + tuple(f"{d}.*" for d in databases if d)
 
 
 def position_filters(start: str = "Skip events that start before this file offset.",

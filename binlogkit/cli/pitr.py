@@ -7,10 +7,10 @@ import sys
 import click
 
 from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, fail, fails, show
-from .options import check, jobs_option, datetime_value, inputs, json_option, key_options
+from .options import Command, check, jobs_option, datetime_value, inputs, json_option, key_options
 
 
-@click.command()
+@click.command(cls=Command)
 @inputs()
 @click.option("--from-gtid", metavar="POS", help="The backup's GTID state (MariaDB gtid_binlog_pos 0-1-42,...; MySQL gtid_executed).")
 @click.option("--from-file", metavar="NAME", help="The backup's binlog file (with --from-position).")

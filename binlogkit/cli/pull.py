@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import click
 
-from .options import json_option
+from .options import Command, json_option
 from .pull_run import run
 
 
-@click.command()
+@click.command(cls=Command)
 @click.option("--host", help="The primary (default: 127.0.0.1, or host= in --defaults-file).")
 @click.option("--port", type=int, help="Its port (default 3306, or port= in --defaults-file).")
 @click.option("--user", help="A user with REPLICATION SLAVE (or user= in --defaults-file).")

@@ -7,12 +7,12 @@ import sys
 import click
 
 from .exits import EXIT_DAMAGED, EXIT_OK, EXIT_USAGE, echo, fails, leftovers, say_leftovers, show
-from .options import (backup_dir_option, check, datetime_value, follow_links_option, gtid_filters, gtids_value,
-                      inputs, json_option, key_options, output_option, position_filters, table_filters,
+from .options import (Command, backup_dir_option, check, datetime_value, follow_links_option, gtid_filters,
+                      gtids_value, inputs, json_option, key_options, output_option, position_filters, table_filters,
                       time_filters)
 
 
-@click.command()
+@click.command(cls=Command)
 @click.argument("binlog_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("--code", default="LOST_EVENTS", show_default=True,
               help="LOST_EVENTS, NEW_INCIDENT, or a number (replicas stop on any incident).")
@@ -55,7 +55,7 @@ def incident(binlog_dir, code, message, index, backup_dir, follow_links, gtid) -
 _RECOVER_STOPS = {"refused": EXIT_USAGE, "done": EXIT_OK, "unreachable": EXIT_DAMAGED, "dry run": EXIT_DAMAGED}
 
 
-@click.command()
+@click.command(cls=Command)
 @click.argument("relaydir", type=click.Path(exists=True, file_okay=False))
 @click.option("--apply", "do_apply", is_flag=True, help="Carry the plan out (backup first, atomic rewrites). Default: dry run.")
 @json_option("The plan as JSON.")
@@ -116,7 +116,7 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
     sys.exit(EXIT_DAMAGED if plan.position_unreachable else EXIT_OK)
 
 
-@click.command()
+@click.command(cls=Command)
 @inputs(exists=False)
 @output_option("The file to write: a binlog (or SQL with --sql). Never replaced without --force.", required=True,
                type=click.Path(dir_okay=False))
@@ -125,7 +125,7 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
 @time_filters("Undo transactions that began at or after this time (UTC unless a zone is given).",
               "... and before this time.")
 @gtid_filters("Undo the transactions of this GTID set (MySQL uuid:1-5, MariaDB 0-1-5,0-1-7..9).", exclude=False)
-@table_filters("Undo only", many=False)
+@table_filters("Undo only", dest="table")
 @click.option("--sql", "as_sql", is_flag=True,
               help="Write the undo as SQL statements (needs binlog_row_metadata=FULL: column names).")
 @click.option("--skip-statements", is_flag=True,

@@ -361,7 +361,7 @@ class ReplayOptions:
     verbose: int = 0                # -v / -vv: `###` row comments after each BINLOG block
     utc: bool = False               # local time, as the tools, unless asked
     skip_gtids: bool = False
-    database: str | None = None
+    databases: tuple[str, ...] = ()  # --database, collected: any of them
     rewrite_db: tuple[tuple[str, str], ...] = ()
 
 
@@ -654,7 +654,7 @@ class Replay:
         trans = is_trans_keyword(query, xa)
         flags = raw.flags
         if not trans:
-            if self.opts.database is not None and db != self.opts.database:
+            if self.opts.databases and db not in self.opts.databases:
                 # skipped: its `# at` only; mysqlbinlog first ends the GTID it set (COMMIT)
                 close = tool.skipped_after_gtid + "\n" if pending and tool.skipped_after_gtid else ""
                 return close + at
@@ -750,7 +750,7 @@ class Replay:
     # -- row events -----------------------------------------------------------------------------
     def _table_map(self, ev) -> str:
         f = ev.fields
-        if self.opts.database is not None and f["db"] != self.opts.database:
+        if self.opts.databases and f["db"] not in self.opts.databases:
             self.ignored_maps.add(f["table_id"])
             return ""
         if self.annotate is not None:

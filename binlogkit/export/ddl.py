@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, Iterable
 
 from ..collations import BY_CHARSET
 from ..rowvalues.tables import ENUM, SET, Table
@@ -247,19 +247,29 @@ def apply(table: Table, defs: dict[tuple[str | None, str], TableDef]) -> Table:
     return out
 
 
-def load(path: str | None) -> dict[tuple[str | None, str], TableDef]:
-    """``index(parse(...))`` of the file ``--schema`` names (none: empty); ``UsageError`` when it
-    holds no CREATE TABLE statement."""
-    if not path:
+def load(path: str | Iterable[str] | None) -> dict[tuple[str | None, str], TableDef]:
+    """``index(parse(...))`` of the file(s) ``--schema`` names (none: empty); ``UsageError`` when
+    one holds no CREATE TABLE statement, or when two define the same table differently."""
+    paths = [path] if isinstance(path, str) else list(path or ())
+    if not paths:
         return {}
     from pathlib import Path
 
     from ..errors import UsageError
 
-    schema = index(parse(Path(path).read_text(errors="replace")))
-    if not schema:
-        raise UsageError(f"--schema {path}: no CREATE TABLE statement in it")
-    return schema
+    defs: list[TableDef] = []
+    where: dict[tuple[str | None, str], tuple[str, TableDef]] = {}
+    for p in paths:
+        found = parse(Path(p).read_text(errors="replace"))
+        if not found:
+            raise UsageError(f"--schema {p}: no CREATE TABLE statement in it")
+        for d in found:
+            seen = where.setdefault((d.db, d.name), (p, d))
+            if seen[0] != p and seen[1] != d:
+                name = f"{d.db}.{d.name}" if d.db else d.name
+                raise UsageError(f"--schema: {name} is defined differently in {seen[0]} and {p}: give one definition")
+        defs += found
+    return index(defs)
 
 
 @dataclass(frozen=True)

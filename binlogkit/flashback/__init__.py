@@ -29,7 +29,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Callable
+from typing import Callable, Iterable
 
 from ..codecs.format_description import fde_is_checksum_aware
 from ..codecs.header import LEN_HEADER
@@ -141,7 +141,8 @@ def _source_fde(inp: Input):
 def flashback(paths, output: str | os.PathLike, *, start_position: int | None = None,
               stop_position: int | None = None, start_datetime: datetime | None = None,
               stop_datetime: datetime | None = None, gtids: Callable[[str], bool] | None = None,
-              database: str | None = None, table: str | None = None, skip_statements: bool = False,
+              database: str | Iterable[str] | None = None, table: str | Iterable[str] | None = None,
+              skip_statements: bool = False,
               sql: bool = False, force: bool = False, tmpdir: str | None = None,
               check_later: bool = True, backup_dir: str | os.PathLike | None = None,
               cleaned: list[str] | None = None) -> Result:
@@ -150,16 +151,20 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
     (``KeyRequiredError``: an encrypted input and no key for it).
     ``check_later``: then read the inputs after the range for later changes to the rows the
     undo puts back (``Result.later``; ``conflicts``). ``paths`` are paths or ``Input`` values:
-    encrypted inputs are read with their keys, an event at a time (``source``); the output is plain."""
-    if table is not None and "." not in table:
-        raise FlashbackRefused(f"--table takes DB.TABLE, not {table!r}")
+    encrypted inputs are read with their keys, an event at a time (``source``); the output is plain.
+    ``database`` / ``table``: a name or several (``DB.TABLE``, shell wildcards; a table is undone
+    when it is in one of the databases, if given, and matches one of the tables, if given)."""
+    databases, tables = _names(database), tuple(t for v in _names(table) for t in v.split(",") if t)
+    for t in tables:
+        if "." not in t:
+            raise FlashbackRefused(f"--table takes DB.TABLE, not {t!r}")
     if sum(x is not None for x in (start_position or stop_position, start_datetime or stop_datetime, gtids)) > 1:
         raise FlashbackRefused("choose one range: positions, date-times or --include-gtids")
     found = inputs(paths)
     given = {i.name: i for i in found}  # name -> Input, with its keys
     plan = select(found, start_position=start_position, stop_position=stop_position,
                   start_datetime=start_datetime, stop_datetime=stop_datetime, gtids=gtids)
-    filters = Filters(database, table, skip_statements)
+    filters = Filters(databases, tables, skip_statements)
     # the caller's list is filled as leftovers go, so a refusal later still tells what went
     cleaned = cleaned if cleaned is not None else []
     cleaned += remove_stale_inputs(tmpdir)
@@ -195,6 +200,13 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
         if expected:
             res.later = later_changes(plan.files, local, fmt, plan.file_index[-1], plan.ends[-1], expected)
     return res
+
+
+def _names(given: str | Iterable[str] | None) -> tuple[str, ...]:
+    """--database / --table as given: one name, several, or none."""
+    if given is None:
+        return ()
+    return tuple(n.strip() for n in ((given,) if isinstance(given, str) else given) if n.strip())
 
 
 def _statements(plan: Plan, local: dict[str, Input], fmt: Format) -> list[dict]:

@@ -35,6 +35,7 @@ compressed): they are spilled to a temporary file past 32 MB (``_Spill``).
 
 from __future__ import annotations
 
+import fnmatch
 import tempfile
 from array import array
 from dataclasses import dataclass
@@ -75,16 +76,17 @@ class Out:
 
 @dataclass(frozen=True)
 class Filters:
-    database: str | None = None
-    table: str | None = None      # "db.table"
+    """--database and --table: a table is undone when its database is one of ``databases`` (if
+    any are given) and its ``db.table`` matches one of ``tables`` (if any); shell wildcards."""
+    databases: tuple[str, ...] = ()
+    tables: tuple[str, ...] = ()      # "db.table" patterns
     skip_statements: bool = False
 
     def wants(self, table: Table) -> bool:
-        if self.database is not None and table.db != self.database:
+        if self.databases and not any(fnmatch.fnmatchcase(table.db, d) for d in self.databases):
             return False
-        if self.table is not None and f"{table.db}.{table.name}" != self.table:
-            return False
-        return True
+        name = f"{table.db}.{table.name}"
+        return not self.tables or any(fnmatch.fnmatchcase(name, p) for p in self.tables)
 
 
 def begin_query(timestamp: int, server_id: int, fmt: Format) -> Out:

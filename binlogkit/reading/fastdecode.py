@@ -498,7 +498,7 @@ def replay_usable(replay: Any, *, filters: bool) -> bool:
     ``replay`` prints; -v / -vv rows too (by the tables' plans, ``_verbose_plan``)."""
     o = replay.opts
     return (_fastdecode is not None and not filters and o.base64 == "auto"
-            and o.database is None and not o.rewrite_db)
+            and not o.databases and not o.rewrite_db)
 
 
 class ReplayChunks:
