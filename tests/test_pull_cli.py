@@ -120,9 +120,10 @@ def test_help_and_errors_are_clicks(tmp_path):
     assert bad.returncode == 2 and "Invalid value for '--server-id'" in bad.stderr
     missing = _cli("pull", "--dir", str(tmp_path / "d"))
     assert missing.returncode == 2 and "Missing option '--server-id'" in missing.stderr
-    twice = _cli("pull", "--user", "u", "--server-id", "1", "--dir", str(tmp_path / "d"), "--port", "1", "--port", "1",
+    twice = _cli("pull", "--user", "u", "--server-id", "1", "--dir", str(tmp_path / "d"), "--port", "1", "--port", "2",
                  "--max-reconnects", "0", "--until-end")
-    assert twice.returncode == 2 and "cannot connect to 127.0.0.1:1" in twice.stderr   # click's answer: the last
+    # click's answer (cli/options.Command): an option given twice is refused, before connecting
+    assert twice.returncode == 2 and twice.stderr == "binlogkit: error: --port given twice (1, 2): give it once\n"
 
 
 def test_a_lean_pull_fails_as_the_click_command(tmp_path):
