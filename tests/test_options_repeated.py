@@ -376,3 +376,24 @@ def test_export_schema_given_twice(tmp_path):
     (tmp_path / "other.sql").write_text("CREATE TABLE types.ints (id INT PRIMARY KEY, x INT);\n")
     r = run("export", src, "-o", tmp_path / "bad", "--schema", tmp_path / "ints.sql", "--schema", tmp_path / "other.sql")
     assert r.exit_code == 2 and "types.ints is defined differently" in r.output, r.output
+
+
+def test_the_spark_jobs_argv_has_the_same_rule(tmp_path, capsys):
+    """``spark-submit binlogkit/export/job.py`` / ``audit/job.py`` take the commands' options:
+    argparse alone kept the last value too."""
+    from binlogkit.audit.job import parse as audit_argv
+    from binlogkit.export.job import parse as export_argv
+
+    for parse, line in ((export_argv, ["arc", "-o", "a", "-o", "b"]),
+                        (export_argv, ["arc", "-o", "o", "--row-group-rows", "5", "--row-group-rows", "6"]),
+                        (audit_argv, ["arc", "--max-findings", "5", "--max-findings", "6"]),
+                        (audit_argv, ["arc", "--key-file", "k1", "--key-file", "k2"])):
+        with pytest.raises(SystemExit) as e:
+            parse(line)
+        assert e.value.code == 2
+        said = capsys.readouterr().err
+        assert "given twice" in said and f"{line[-4]}" in said and line[-3] in said and line[-1] in said, said
+    opts = export_argv(["arc", "-o", "o", "--database", "a", "--database", "b", "--include-gtids", "0-1-1",
+                        "--include-gtids", "0-1-5..7", "--exclude-gtids", "0-1-2", "--exclude-gtids", "0-1-6"])
+    assert opts.tables == ("a.*", "b.*") and opts.gtids == "0-1-1,0-1-5..7" and opts.exclude_gtids == "0-1-2,0-1-6"
+    assert audit_argv(["arc", "--json", "--json"]).as_json is True

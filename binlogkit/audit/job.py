@@ -350,8 +350,10 @@ class AuditOptions:
 
 def parse(argv: list[str]) -> AuditOptions | int:
     """argv as ``binlogkit audit`` spells it; an int: the exit code of key files that fail."""
-    ap = argparse.ArgumentParser(prog="binlogkit-audit-job", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    from binlogkit.argv import ArgumentParser
+
+    ap = ArgumentParser(prog="binlogkit-audit-job", description=__doc__,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("paths", nargs="+")
     ap.add_argument("-o", "--output", help="folder for findings.parquet, summary.json and report.html")
     ap.add_argument("--report", help="also write the HTML report here (binlogkit/report)")

@@ -5,10 +5,10 @@ once as ``--name value``, ``--name=value`` or ``-o value``, every value one that
 it is — is parsed here without importing click (issue 34: click was a third of pull's start-up)
 and runs ``pull_run.run`` as the click command would, with the same ending (``exits.ends_clean``,
 "Aborted!" on an interrupt). Anything else — ``--help``, a value click would refuse or convert
-otherwise, an option given twice, a value that begins with ``-``, another command — goes to the
-click group unchanged, which then says and does exactly what it always did: this parser only
-takes command lines where its answer is click's answer (``tests/test_pull_cli.py`` holds the two
-equal on generated command lines).
+otherwise, an option given twice (the click command refuses it: ``options.Command``), a value
+that begins with ``-``, another command — goes to the click group unchanged, which then says and
+does what the click command says and does: this parser only takes command lines where its answer
+is click's answer (``tests/test_pull_cli.py`` holds the two equal on generated command lines).
 
 ``pull_options.py`` is generated from the click declaration (``cli/pull.py``) by ``python -m
 binlogkit.cli.entry --write`` (``make lean-cli``); ``tests/test_pull_cli.py`` fails when it is

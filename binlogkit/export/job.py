@@ -174,31 +174,45 @@ class ExportOptions:
 
 def parse(argv: list[str]) -> ExportOptions:
     """argv as ``binlogkit export`` spells it (``ValueError``: options that do not go together)."""
-    ap = argparse.ArgumentParser(prog="binlogkit-export-job", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    from binlogkit.argv import ArgumentParser
+
+    ap = ArgumentParser(prog="binlogkit-export-job", description=__doc__,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("paths", nargs="+")
     ap.add_argument("-o", "--output", required=True, help="dataset root: a folder or an fsspec URL")
     ap.add_argument("--table", "--tables", dest="tables", action="append", default=[],
-                    help="only these tables: DB.T,... (shell wildcards; repeatable)")
-    ap.add_argument("--database", help="only the tables of this database")
+                    help="only these tables: DB.T,... (shell wildcards; may be given more than once)")
+    ap.add_argument("--database", action="append", default=[],
+                    help="only the tables of this database (may be given more than once)")
     ap.add_argument("--start-datetime")
     ap.add_argument("--stop-datetime")
-    ap.add_argument("--include-gtids")
-    ap.add_argument("--exclude-gtids")
-    ap.add_argument("--schema", help="CREATE TABLE statements for table maps without names (read on the driver)")
+    ap.add_argument("--include-gtids", action="append", default=[], help="(may be given more than once: the union)")
+    ap.add_argument("--exclude-gtids", action="append", default=[], help="(may be given more than once: the union)")
+    ap.add_argument("--schema", action="append", default=[],
+                    help="CREATE TABLE statements for table maps without names (read on the driver; may be given "
+                         "more than once)")
     ap.add_argument("--row-group-rows", type=int, default=50_000)
     ap.add_argument("--json", action="store_true", help="print the summary as JSON")
     args = ap.parse_args(argv)
-    if args.include_gtids and (args.start_datetime or args.stop_datetime):
+    include, exclude = (",".join(g.strip() for g in given if g.strip()) or None
+                        for given in (args.include_gtids, args.exclude_gtids))
+    if include and (args.start_datetime or args.stop_datetime):
         raise ValueError("give --start/--stop-datetime or --include-gtids, not both")
     schema = None
     if args.schema:
-        with open(args.schema, encoding="utf-8", errors="replace") as fh:
-            schema = fh.read()
+        if len(args.schema) > 1:   # a table defined differently in two files: refused (UsageError), as the CLI
+            from binlogkit.export import ddl
+
+            ddl.load(args.schema)
+        texts = []
+        for path in args.schema:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                texts.append(fh.read())
+        schema = ";\n".join(texts)
     tables = tuple(t.strip() for v in args.tables for t in v.split(",") if t.strip())
-    return ExportOptions(tuple(args.paths), args.output, tables + ((f"{args.database}.*",) if args.database else ()),
-                         _iso(args.start_datetime), _iso(args.stop_datetime), args.include_gtids, schema,
-                         args.row_group_rows, args.json, args.exclude_gtids)
+    return ExportOptions(tuple(args.paths), args.output, tables + tuple(f"{d}.*" for d in args.database if d),
+                         _iso(args.start_datetime), _iso(args.stop_datetime), include, schema,
+                         args.row_group_rows, args.json, exclude)
 
 
 def run_options(spark, opts: ExportOptions) -> dict:
