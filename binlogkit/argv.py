@@ -31,7 +31,8 @@ class ArgumentParser(argparse.ArgumentParser):
             kw["action"] = _Once
         return super().add_argument(*args, **kw)
 
-    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+    def parse_known_args(self, args=None, namespace=None):
         ns, rest = super().parse_known_args(args, namespace)
-        vars(ns).pop(_GIVEN, None)
+        if hasattr(ns, _GIVEN):
+            delattr(ns, _GIVEN)
         return ns, rest
