@@ -266,7 +266,7 @@ def _listed_gtids(*args) -> list[str]:
     r = run("decode", "--json", *args)
     assert r.exit_code == 0, r.output
     return [e["fields"]["gtid"] for e in map(json.loads, r.output.splitlines())
-            if e["type"] == "GTID_EVENT" and "gtid" in e.get("fields", {})]
+            if e["type"] in ("GTID_EVENT", "GTID_LOG_EVENT", "GTID_TAGGED_LOG_EVENT") and "gtid" in e.get("fields", {})]
 
 
 def test_decode_gtid_filters_given_twice(rg):
@@ -397,3 +397,35 @@ def test_the_spark_jobs_argv_has_the_same_rule(tmp_path, capsys):
                         "--include-gtids", "0-1-5..7", "--exclude-gtids", "0-1-2", "--exclude-gtids", "0-1-6"])
     assert opts.tables == ("a.*", "b.*") and opts.gtids == "0-1-1,0-1-5..7" and opts.exclude_gtids == "0-1-2,0-1-6"
     assert audit_argv(["arc", "--json", "--json"]).as_json is True
+
+
+@pytest.fixture(scope="module")
+def mysql97() -> Path:
+    """The lab's MySQL 9.7 primary (fixtures/mysql-9.7/replication-gtid): binlog.000001 holds the
+    DDL (GTIDs 1-12) and row changes of lab.* and types.* with FULL images."""
+    return store.materialize("replication-gtid", server="mysql-9.7") / "primary"
+
+
+def test_mysql_flashback_undoes_every_table_given(mysql97, tmp_path):
+    f1 = mysql97 / "binlog.000001"
+
+    def undo(name, *tables):
+        r = run("flashback", f1, "-o", tmp_path / name, "--skip-statements", "--json",
+                *[w for t in tables for w in ("--table", t)])
+        assert r.exit_code == 0, r.output
+        return _undo_tables(tmp_path / name)
+    nums, strs = undo("n.bin", "types.nums"), undo("s.bin", "types.strs")
+    assert set(nums) == {"types.nums"} and set(strs) == {"types.strs"}
+    assert undo("both.bin", "types.nums", "types.strs") == {**nums, **strs}
+    assert undo("rev.bin", "types.strs", "types.nums") == {**nums, **strs}
+
+
+def test_mysql_gtid_sets_given_twice(mysql97):
+    """MySQL GTID sets (uuid:a-b): two --include-gtids / --exclude-gtids, the union."""
+    every = _listed_gtids(mysql97)
+    uuid = every[0].split(":")[0]
+    a, b = f"{uuid}:13-14", f"{uuid}:40"
+    assert _listed_gtids(mysql97, "--include-gtids", a, "--include-gtids", b) == \
+        [f"{uuid}:13", f"{uuid}:14", f"{uuid}:40"]
+    assert _listed_gtids(mysql97, "--exclude-gtids", a, "--exclude-gtids", b) == \
+        [g for g in every if g not in (f"{uuid}:13", f"{uuid}:14", f"{uuid}:40")]
