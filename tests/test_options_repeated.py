@@ -167,6 +167,17 @@ def test_a_collected_option_takes_every_value_and_says_so(item, tmp_path):
     assert one in got and two in got, got
 
 
+def test_the_refusal_comes_before_the_values_are_checked_and_after_help(tmp_path):
+    decode = main.commands["decode"]
+    code, out = _invoke(["decode"], [*_line(decode, tmp_path), "--start-position", "x", "--start-position", "5"])
+    assert code == 2 and out == "binlogkit: error: --start-position given twice (x, 5): give it once\n", out
+    code, out = _invoke(["decode"], [*_line(decode, tmp_path), "--start-position", "1", "--start-position", "5",
+                                     "--help"])
+    assert code == 0 and out.startswith("Usage: "), out
+    code, out = _invoke(["decode"], [*_line(decode, tmp_path), "--start-position"])   # click's own errors stay
+    assert code == 2 and "requires an argument" in out, out
+
+
 def test_the_count_option_counts(tmp_path):
     decode = main.commands["decode"]
     assert _parse(decode, "decode", [*_line(decode, tmp_path), "-v", "-v"]).params["verbose"] == 2

@@ -59,9 +59,13 @@ def _occurrences(command: click.Command, ctx: click.Context, args: list[str]) ->
 def repeated(command: click.Command, ctx: click.Context, args: list[str]) -> str | None:
     """Why ``args`` are refused for ``command``: an option that takes one value given more than
     once, or a flag and its negation both given; None when every option is given once, is
-    collected (``multiple``), counted (``-vv``) or is the same flag again."""
+    collected (``multiple``), counted (``-vv``) or is the same flag again; None too when an eager
+    option (``--help``) is given: it answers first."""
     given = _occurrences(command, ctx, args)
-    for p in command.get_params(ctx):
+    params = command.get_params(ctx)
+    if any(given.get(p.name) for p in params if isinstance(p, click.Option) and p.is_eager and p.name):
+        return None
+    for p in params:
         if not isinstance(p, click.Option) or p.multiple or p.count or p.name is None:
             continue
         values = given.get(p.name)
@@ -80,8 +84,9 @@ def repeated(command: click.Command, ctx: click.Context, args: list[str]) -> str
 
 class Command(click.Command):
     """Every binlogkit command (``@click.command(cls=Command)``): the rule of this module's
-    docstring. Collected options (``multiple=True``) say so in their help; the check runs after
-    click's own parse (``--help`` and click's errors first), before the command."""
+    docstring. Collected options (``multiple=True``) say so in their help. The check runs before
+    click converts a value (so no callback or conversion sees a value that is refused, and a
+    refusal does not depend on the values being valid), after ``--help``."""
 
     def __init__(self, *args, **kw) -> None:
         super().__init__(*args, **kw)
@@ -90,13 +95,11 @@ class Command(click.Command):
                 p.help = f"{p.help.rstrip()} {COLLECTED}" if p.help else COLLECTED
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        given = list(args)  # click's parser consumes the list
-        rest = super().parse_args(ctx, args)
         if not ctx.resilient_parsing:
-            why = repeated(self, ctx, given)
+            why = repeated(self, ctx, args)
             if why is not None:
                 raise Repeated(why, ctx)
-        return rest
+        return super().parse_args(ctx, args)
 
 
 class InputPath(click.Path):
