@@ -73,8 +73,7 @@ def repeated(command: click.Command, ctx: click.Context, args: list[str]) -> str
             continue
         if p.is_flag:
             if len({repr(v) for v in values}) > 1:
-                return (f"{'/'.join(p.opts)} and {'/'.join(p.secondary_opts) or 'its opposite'} both given: "
-                        "give one")
+                return f"{_spelled(p)} and {'/'.join(p.secondary_opts) or 'its opposite'} both given: give one"
             continue
         shown = ", ".join(" ".join(map(str, v)) if isinstance(v, (tuple, list)) else str(v) for v in values)
         times = "twice" if len(values) == 2 else f"{len(values)} times"
