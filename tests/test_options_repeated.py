@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from binlogkit.cli import main
-from binlogkit.cli.options import COLLECTED as SAYS_COLLECTED, Command
+from binlogkit.cli.options import COLLECTED as SAYS_COLLECTED, Command, Repeated
 from fixtures import store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -124,22 +124,28 @@ def test_an_option_of_one_value_given_twice_is_refused(item, tmp_path):
     words, cmd, p = item
     one, two = _two(p, tmp_path)
     args = [*_line(cmd, tmp_path, but=p), p.opts[0], one, p.opts[-1], two]   # both spellings, when it has two
-    with pytest.raises(click.UsageError):     # refused at the parse: the command never runs
+    with pytest.raises(Repeated):     # refused at the parse: the command never runs
         _parse(cmd, words[-1], args)
     code, out = _invoke(words, args)
     assert code == 2, out
     line = out.strip()
     assert "\n" not in line and line.startswith("binlogkit: error: "), out
     assert p.opts[0] in line and "given twice" in line and one in line and two in line, line
-    # given once, the same line parses (the refusal is about the repetition alone)
-    assert _parse(cmd, words[-1], [*_line(cmd, tmp_path, but=p), p.opts[0], one]).params[p.name] is not None
+    # given once, the same line is not refused (a value click checks further may still be refused
+    # for what it is: not this rule's business)
+    try:
+        _parse(cmd, words[-1], [*_line(cmd, tmp_path, but=p), p.opts[0], one])
+    except Repeated:
+        raise
+    except click.ClickException:
+        pass
 
 
 @pytest.mark.parametrize("item", [o for o in OPTIONS if o[2].is_flag and o[2].secondary_opts], ids=_id)
 def test_a_flag_and_its_negation_both_given_are_refused(item, tmp_path):
     words, cmd, p = item
     args = [*_line(cmd, tmp_path), p.opts[0], p.secondary_opts[0]]
-    with pytest.raises(click.UsageError):
+    with pytest.raises(Repeated):
         _parse(cmd, words[-1], args)
     code, out = _invoke(words, args)
     assert code == 2 and "\n" not in out.strip(), out
