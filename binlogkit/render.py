@@ -383,7 +383,8 @@ def transaction_line(t) -> str:
     if t.repeats:  # a source range the relay logs held already: applied twice
         r = t.repeats
         state += f"  REPEATS {r['source_file']}:{r['start']}-{r['end']}"
-    when = _dt.datetime.fromtimestamp(t.first_timestamp, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    when = _dt.datetime.fromtimestamp(t.first_timestamp, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S") \
+        if t.first_timestamp else "-"
     tables = getattr(t, "tables", None)  # transactions --tables (touched.TablesTransaction)
     if tables is not None:
         state = f"{state:<11}  " + (",".join(tables) or "-")
