@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Iterator
 
 
@@ -62,7 +63,7 @@ def mariadb_steps(plan) -> Iterator[str]:
         if where:
             yield (f"  check SHOW SLAVE STATUS{conn}: Master_Log_File / Read_Master_Log_Pos {where}"
                    + (" (the rewritten master.info)" if plan.master_info else "")
-                   + (f", Relay_Log_File / Relay_Log_Pos {plan.relay_log_info['relay_log_file']}:"
+                   + (f", Relay_Log_File / Relay_Log_Pos {os.path.basename(plan.relay_log_info['relay_log_file'])}:"
                       f"{plan.relay_log_info['relay_log_pos']}" if plan.relay_log_info else "") + ";")
         yield (f"  START SLAVE{conn}; the IO thread asks the primary for {where or 'the next source position'}, "
                "nothing it already received" + (f" (the rest of {pt['gtid']})" if pt.get("gtid") else "") + ".")
