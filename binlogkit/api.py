@@ -90,21 +90,27 @@ def transactions(paths: Iterable[Input | str | os.PathLike], *, gtids: str | Non
                  relay: bool | None = None, source_file: str | None = None,
                  problems: list[BinlogError] | None = None, exclude_gtids: str | None = None,
                  start_datetime: datetime | None = None, stop_datetime: datetime | None = None,
-                 incomplete: bool = False):
+                 incomplete: bool = False, tables: bool = False):
     """Transactions of the files, optionally only those whose GTID is in ``gtids`` (a MySQL
     GTID set, or MariaDB GTIDs ``d-s-n`` / ranges ``d-s-a..b``) and not in ``exclude_gtids``
     (a transaction without a GTID is never excluded), that began at or after
     ``start_datetime`` and before ``stop_datetime``, and (``incomplete``) only those that are
     not complete. See ``transactions.py``;
-    ``problems`` (a list): damaged files' errors go there and the next files are read on."""
+    ``problems`` (a list): damaged files' errors go there and the next files are read on.
+    ``tables``: each transaction also says the tables it touches (``touched.TablesTransaction``)."""
     from .transactions import group_files
 
     match = gtid_matcher(gtids) if gtids else None
     skip = gtid_matcher(exclude_gtids) if exclude_gtids else None
     t0 = start_datetime.timestamp() if start_datetime else None
     t1 = stop_datetime.timestamp() if stop_datetime else None
+    grouper = None
+    if tables:
+        from .touched import TablesGrouper
+
+        grouper = TablesGrouper(source_file=source_file, relay=relay)
     for t in group_files((as_input(p, verify=verify) for p in paths), relay=relay, source_file=source_file,
-                         problems=problems):
+                         problems=problems, grouper=grouper):
         if (match is None or (t.gtid is not None and match(t.gtid))) and (
                 skip is None or t.gtid is None or not skip(t.gtid)) and (
                 t0 is None or t.first_timestamp >= t0) and (t1 is None or t.first_timestamp < t1) and (

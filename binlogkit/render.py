@@ -3,6 +3,7 @@ event with its exact offset. Pure: events in, lines out."""
 
 from __future__ import annotations
 
+import datetime as _dt
 import functools
 import json
 import time
@@ -368,8 +369,8 @@ def gtid_summary_lines(summary: dict) -> Iterator[str]:
         yield f"incomplete transactions: {', '.join(map(str, summary['incomplete']))}"
 
 
-TRANSACTIONS_HEAD = (f"{'gtid':<44} {'start':<28} {'end':<28} {'source end':<26} {'events':>6} {'bytes':>10}  "
-                     "state")
+TRANSACTIONS_HEAD = (f"{'gtid':<44} {'time (UTC)':<19} {'start':<28} {'end':<28} {'source end':<26} {'events':>6} "
+                     f"{'bytes':>10}  state")
 
 
 def transaction_line(t) -> str:
@@ -382,7 +383,13 @@ def transaction_line(t) -> str:
     if t.repeats:  # a source range the relay logs held already: applied twice
         r = t.repeats
         state += f"  REPEATS {r['source_file']}:{r['start']}-{r['end']}"
-    return f"{t.gtid or '(' + t.kind + ')':<44} {start:<28} {end:<28} {src:<26} {t.events:>6} {t.bytes:>10}  {state}"
+    when = _dt.datetime.fromtimestamp(t.first_timestamp, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S") \
+        if t.first_timestamp else "-"
+    tables = getattr(t, "tables", None)  # transactions --tables (touched.TablesTransaction)
+    if tables is not None:
+        state = f"{state:<11}  " + (",".join(tables) or "-")
+    return (f"{t.gtid or '(' + t.kind + ')':<44} {when:<19} {start:<28} {end:<28} {src:<26} {t.events:>6} "
+            f"{t.bytes:>10}  {state}")
 
 
 def transaction_text(t, as_json: bool) -> str:

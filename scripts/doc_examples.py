@@ -160,7 +160,8 @@ def run_block(setup: str, commands: list[str]) -> list[str]:
     bindir = Path(tempfile.mkdtemp(prefix="binlogkit-doc-bin-"))
     try:
         shim = bindir / "binlogkit"
-        shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m binlogkit.cli "$@"\n')
+        # a console script as pip writes one (pitr's command names `binlogkit` when it is this one)
+        shim.write_text(f"#!{sys.executable}\nimport sys\nfrom binlogkit.cli import main\nsys.exit(main())\n")
         shim.chmod(0o755)
         (bindir / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')  # this checkout's Python
         (bindir / "python").chmod(0o755)

@@ -204,6 +204,36 @@ def test_two_phase_alter_runs_once_in_the_decoded_script():
                                            ("START", None), ("COMMIT", 9)]
 
 
+@pytest.mark.parametrize("pure", [False, True], ids=["c", "python"])
+def test_two_phase_alter_decode_v_equals_mariadb_binlog_v(pure, monkeypatch):
+    """Replayable ``decode -v``: the whole text as mariadb-binlog 11.8's ``-v`` (the BINLOG
+    statement of each phase, then its ``### ALTER ...`` line), but for our first line and the
+    `` /* name */`` notes -v adds."""
+    if pure:
+        monkeypatch.setenv("BINLOGKIT_PURE_PYTHON", "1")
+    monkeypatch.setenv("TZ", "UTC")
+    path = MARIADB / "mariadb-bin.000001"
+    res = CliRunner().invoke(main, ["decode", "-v", str(path)])
+    assert res.exit_code == 0, res.output
+    first, _, ours = res.stdout.partition("\n")
+    assert first.startswith("# binlogkit decode: replayable output")
+    ours = re.sub(r" /\* [^*]* \*/$", "", ours, flags=re.M)
+    theirs = (MARIADB / "expected" / "mariadb-bin.000001.mariadb-binlog-v-base64.txt").read_text()
+    assert ours == theirs
+    assert ours.count("\n### ALTER TABLE") == 6
+
+
+def test_two_phase_alter_without_binlog_statements_runs_each_alter_once(monkeypatch):
+    """--base64-output=never: no BINLOG statement to carry a phase, so the START ALTER's and the
+    ROLLBACK ALTER's statements are comments and the COMMIT ALTER's runs (mariadb-binlog
+    comments all three: its replay never runs the ALTER)."""
+    path = MARIADB / "mariadb-bin.000001"
+    text = CliRunner().invoke(main, ["decode", "--base64-output=never", "-v", str(path)]).stdout
+    runnable = [line for line in text.splitlines() if line.startswith("ALTER TABLE")]
+    assert runnable == ["ALTER TABLE t.a ADD COLUMN y INT DEFAULT 5", "ALTER TABLE t.a ADD INDEX ic (c), ALGORITHM=INPLACE"]
+    assert text.count("# START ALTER: not run here") == 3 and text.count("# ROLLBACK ALTER: not run here") == 1
+
+
 def test_transactions_know_the_alter_groups():
     res = CliRunner().invoke(main, ["transactions", "--json", str(MARIADB / "mariadb-bin.000001")])
     got = {json.loads(line)["gtid"]: (json.loads(line)["alter"], json.loads(line)["alter_id"])

@@ -344,3 +344,52 @@ def test_an_encrypted_archive_replays_with_binlogkit_and_its_key_options_only(tm
     res = CliRunner().invoke(main, ["pitr", "--replay-with", "tool", str(d), "--from-gtid", "0-1-200",
                                     "--until-gtid", "0-1-330", *keys])
     assert res.exit_code == 2 and "server's binlog tool reads neither" in res.output
+
+
+def test_the_command_runs_from_any_folder_with_the_binlogkit_that_planned_it(tmp_path):
+    """Run as a venv's ``bin/binlogkit`` that is not on PATH, from the archive's parent folder
+    with a relative path: the command starts with that script's absolute path and names the
+    files by absolute paths, so it runs as printed from another folder; with the script's
+    folder on PATH it starts with plain ``binlogkit``."""
+    import shlex
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    bindir = tmp_path / "venv" / "bin"
+    bindir.mkdir(parents=True)
+    script = bindir / "binlogkit"
+    script.write_text(f"#!{sys.executable}\nimport sys\nfrom binlogkit.cli import main\nsys.exit(main())\n")
+    script.chmod(0o755)
+    work = tmp_path / "work"
+    shutil.copytree(primary(), work / "archive")
+    path = ":".join(p for p in os.environ["PATH"].split(":") if not (Path(p) / "binlogkit").exists())
+    env = dict(os.environ, PYTHONPATH=str(root), PATH=path, TZ="UTC")
+    args = [str(script), "pitr", "--json", "archive", "--from-gtid", TRX[10]["gtid"], "--until-gtid", TRX[30]["gtid"]]
+    res = subprocess.run(args, cwd=work, env=env, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    words = shlex.split(doc["command"].split(" | ")[0])
+    assert words[:2] == [str(script), "decode"]
+    files = [w for w in words if not w.startswith("-")][2:]
+    assert files and all(Path(f).is_absolute() and Path(f).is_file() for f in files)
+    assert all(Path(f).is_absolute() for f in shlex.split(doc["tool_command"].split(" | ")[0])[-len(files):])
+    line = doc["command"].rsplit(" | ", 1)[0]
+    done = subprocess.run(["bash", "-o", "pipefail", "-c", line], cwd="/", env=env, capture_output=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.count(b"gtid_seq_no=") == 20
+    res = subprocess.run(args, cwd=work, env=dict(env, PATH=f"{bindir}:{path}"), capture_output=True, text=True)
+    assert res.returncode == 0 and json.loads(res.stdout)["command"].startswith("binlogkit decode --start-position=")
+
+
+def test_program_names_the_binlogkit_running(tmp_path, monkeypatch):
+    """`python -m binlogkit` without a binlogkit of the same interpreter on PATH: the interpreter
+    and -m; called in-process by another program: plain binlogkit."""
+    import sys
+
+    from binlogkit.cli.pitr import program
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    main_py = str(Path(__file__).resolve().parents[1] / "binlogkit" / "__main__.py")
+    assert program(main_py) == f"{sys.executable} -m binlogkit"
+    assert program("/usr/lib/python3/dist-packages/pytest.py") == "binlogkit"

@@ -265,3 +265,52 @@ def test_relay_log_info_behind_the_commits_is_moved_forward(tmp_path):
     after = RelayLogInfo(read_info(d / "relay-log.info", kind="relay"))
     assert (after.relay_pos, after.master_pos) == (last["relay_end_offset"], last["source_end"])
     assert after.info.lines[5] == ri.info.lines[5]  # sql_delay kept
+
+
+def test_compressed_relay_logs_refused_without_a_plan_then_planned_after_xz_dk(tmp_path):
+    """The committed fixture copied as it is (relay logs .xz): refused, exit 2, the reason only
+    (no half plan on stdout); after the advice as given (`xz -dk`, which keeps the .xz beside
+    each plain file) the plain files are planned and repaired, the .xz copies named and left
+    alone; the plan is the one of the materialized set."""
+    d = tmp_path / "relay"
+    shutil.copytree(store.SETS_DIR / "crash-torn-position" / "relay", d)
+    res = CliRunner().invoke(main, ["recover", str(d)])
+    assert res.exit_code == 2, res.output
+    assert res.stdout == "" and "refused: relay logs stored compressed" in res.stderr
+    assert "last complete" not in res.stderr and "next source" not in res.stderr
+    for f in sorted(d.glob("*.xz")):
+        subprocess.run(["xz", "-dk", str(f)], check=True)
+    res = CliRunner().invoke(main, ["recover", "--json", str(d)])
+    assert res.exit_code == 1, res.output
+    doc = json.loads(res.stdout)
+    want = plan_recovery(store.materialize("crash-torn-position") / "relay").to_json()
+    assert (doc["next_source"], doc["truncate"], doc["remove"]) == (want["next_source"], want["truncate"], want["remove"])
+    assert any("relay-bin.000004.xz, relay-bin.000005.xz: compressed copies" in w for w in doc["warnings"])
+    res = CliRunner().invoke(main, ["recover", "--apply", str(d), "--backup-dir", str(tmp_path / "b")])
+    assert res.exit_code == 0, res.output
+    assert plan_recovery(d).nothing_to_do
+    assert sorted(p.name for p in d.glob("*.xz")) == ["relay-bin.000004.xz", "relay-bin.000005.xz"]
+
+
+def test_a_binlog_folder_is_named_with_the_option_it_needs(tmp_path):
+    d = tmp_path / "binlogs"
+    shutil.copytree(store.materialize("replication-gtid") / "primary", d)
+    res = CliRunner().invoke(main, ["recover", str(d)])
+    assert res.exit_code == 2
+    assert "is a binlog folder (mariadb-bin.index)" in res.output and "--former-primary" in res.output
+    assert "--binlog" in res.output
+
+
+@pytest.mark.parametrize("name,step", [("crash-rotation-small-position", "START SLAVE; the IO thread asks the primary "
+                                                                          "for mariadb-bin.000002:49994"),
+                                       ("crash-partial-gtid", "START SLAVE; (MASTER_USE_GTID) the replica asks the "
+                                                              "primary by GTID, fetching 0-1-307 again whole")])
+def test_mariadb_next_steps_after_apply(name, step, tmp_path):
+    """MariaDB replicas get what to run after the repair, for their mode (MySQL's are its
+    mysql_answer): shown by the dry run and by --apply, which prints the plan it carries out."""
+    d = relay_copy(name, tmp_path)
+    for args in (["recover", str(d)], ["recover", "--apply", "--backup-dir", str(tmp_path / "b"), str(d)]):
+        res = CliRunner().invoke(main, args)
+        assert "MariaDB, after recover --apply: start the server with relay_log_recovery=OFF" in res.stdout
+        assert step in res.stdout
+    assert res.exit_code == 0, res.output

@@ -33,3 +33,17 @@ def test_replica_resumes_with_nothing_lost_or_doubled(tmp_path, point, gtid, kin
     if not gtid:
         # only what was missing is fetched again: the new relay log starts where the plan said
         assert r["first_source_requested"] == plan["next_source"]
+    # the next steps the plan prints, as this run followed them (relay_log_recovery=0,
+    # skip_slave_start, the check, START SLAVE)
+    from binlogkit.recover.plan import Plan
+    from binlogkit.recover.render import lines
+
+    text = "\n".join(lines(Plan.from_json(plan)))
+    assert "MariaDB, after recover --apply: start the server with relay_log_recovery=OFF" in text
+    st = r["status_before_start"]
+    if gtid:
+        assert "START SLAVE; (MASTER_USE_GTID) the replica asks the primary by GTID" in text
+    else:
+        ns = f"{plan['next_source']['file']}:{plan['next_source']['position']}"
+        assert f"Master_Log_File / Read_Master_Log_Pos {ns}" in text
+        assert f"{st['Master_Log_File']}:{st['Read_Master_Log_Pos']}" == ns, st

@@ -137,6 +137,7 @@ OPTION_CASES = [
     ("mariadb-10.11", "row-types", "mariadb-bin.000003", ["--database=types"]),
     ("mariadb-10.11", "row-types", "mariadb-bin.000003", ["--database=nosuch"]),
     ("mariadb-10.11", "row-types", "mariadb-bin.000003", ["--rewrite-db=types->t2"]),
+    ("mariadb-11.8", "replication-gtid", "mariadb-bin.000002", ["-vv"]),  # two-phase ALTERs: ### ALTER after BINLOG
     ("mysql-9.7", "replication-gtid", "binlog.000001", ["--skip-gtids"]),
     ("mysql-9.7", "replication-gtid", "binlog.000001", ["--database=types"]),
     ("mysql-9.7", "replication-gtid", "binlog.000001", ["--start-position=433", "--stop-position=3625"]),

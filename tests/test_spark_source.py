@@ -652,3 +652,38 @@ def test_long_form_images_built_column_wise_equal_the_row_by_row_json():
     same(rb, "db", "t")
     empty = pa.RecordBatch.from_pydict({**{c: rb.column(c) for c in rb.schema.names if not c.startswith("after")}})
     same(empty, "db", "t")
+
+
+def test_workers_without_binlogkit_are_named_in_one_line_at_register(tmp_path):
+    """A driver whose Spark runs its Python workers with another Python (PYSPARK_PYTHON: a fresh
+    venv without binlogkit; local mode): register() says so in one line, naming that Python and
+    the fix, instead of the first read failing in a Py4J trace ending ``No module named
+    'binlogkit'``. The driver imports binlogkit by sys.path (no PYTHONPATH the workers would
+    inherit); run from another folder."""
+    bare = tmp_path / "bare"
+    subprocess.run(["/usr/bin/python3", "-m", "venv", "--without-pip", str(bare)], check=True)
+    script = tmp_path / "driver.py"
+    script.write_text(f"""import sys
+sys.path.insert(0, {str(ROOT)!r})
+from pyspark.sql import SparkSession
+s = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+     .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+from binlogkit.errors import UsageError
+from binlogkit.spark import register
+try:
+    register(s)
+    print("registered")
+except UsageError as exc:
+    print("refused:", exc)
+s.stop()
+""")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYSPARK_PYTHON"] = str(bare / "bin" / "python")
+    p = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    said = [line for line in p.stdout.splitlines() if line.startswith(("refused:", "registered"))]
+    assert said == [f"refused: binlogkit.spark: Spark's Python workers (PYSPARK_PYTHON={bare}/bin/python) cannot "
+                    "import binlogkit (ModuleNotFoundError: No module named 'binlogkit'): set PYSPARK_PYTHON to "
+                    f"the Python that has it ({sys.executable}) before the session starts, or install binlogkit "
+                    "in that Python"], p.stdout

@@ -99,11 +99,16 @@ def gtids(inputs, as_json, relay, locate_gtid) -> None:
 @relay_option
 @click.option("--source-file", help="Source binlog name for relay logs whose Rotate was purged (from relay-log.info).")
 @click.option("--incomplete", is_flag=True, help="Only transactions that are not complete.")
+@click.option("--tables", "with_tables", is_flag=True,
+              help="Also the tables each transaction touches (its Table_map events, its statements' tables).")
 @key_options("inputs")
 def transactions(inputs, as_json, include_gtids, exclude_gtids, start_datetime, stop_datetime, relay, source_file,
-                 incomplete) -> None:
-    """One line per transaction: GTID, where it starts and ends in the files and at the source
-    (file:end_log_pos), its times, events, bytes, terminator, and whether it is complete.
+                 incomplete, with_tables) -> None:
+    """One line per transaction: GTID, its first event's time (UTC), where it starts and ends in
+    the files and at the source (file:end_log_pos), events, bytes, terminator, and whether it is
+    complete; --json: the first and last event times as Unix seconds. --tables adds the tables
+    it touches (db.table, in the order first met: from its Table_map events and the first
+    table each statement names; db.* for a statement on a whole database).
 
     Row bodies are never decoded; only the events that carry boundaries are. Transactions that
     span relay-log rotations are followed across files. Exit 1 when a file is damaged.
@@ -113,7 +118,7 @@ def transactions(inputs, as_json, include_gtids, exclude_gtids, start_datetime, 
 
     check(inputs)
     if not as_json:
-        click.echo(TRANSACTIONS_HEAD)
+        click.echo(f"{TRANSACTIONS_HEAD:<{len(TRANSACTIONS_HEAD) + 6}}  tables" if with_tables else TRANSACTIONS_HEAD)
     from ..reading.progress import watching
 
     problems: list[BinlogError] = []  # a damaged file is reported, and the next files are read on
@@ -123,7 +128,7 @@ def transactions(inputs, as_json, include_gtids, exclude_gtids, start_datetime, 
             for t in list_transactions(inputs, gtids=include_gtids, exclude_gtids=exclude_gtids, relay=relay,
                                        start_datetime=datetime_value(start_datetime),
                                        stop_datetime=datetime_value(stop_datetime), source_file=source_file,
-                                       incomplete=incomplete, problems=problems):
+                                       incomplete=incomplete, problems=problems, tables=with_tables):
                 click.echo(transaction_text(t, as_json))
         except BinlogError as exc:
             problems.append(exc)

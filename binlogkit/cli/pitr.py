@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shlex
+import shutil
 import sys
 
 import click
@@ -61,7 +64,39 @@ def pitr(inputs, from_gtid, from_file, from_position, backup_info, until_datetim
     from ..reading.progress import watching
 
     with watching(inputs, "pitr"):
-        doc = plan_pitr(inputs, *bounds(until_datetime=until_dt, **given), jobs=jobs, replay_with=replay_with)
+        doc = plan_pitr(inputs, *bounds(until_datetime=until_dt, **given), jobs=jobs, replay_with=replay_with,
+                        program=program())
     show(doc, as_json, lines)
     sys.exit(EXIT_OK if doc["reachable"] else EXIT_DAMAGED)
 
+
+
+def program(argv0: str | None = None) -> str:
+    """The words that run this binlogkit from any folder: ``binlogkit`` when the one on PATH is
+    the one running; else the running script's absolute path (``.venv/bin/binlogkit``), or its
+    interpreter with ``-m binlogkit`` (``python -m binlogkit``). Called in-process by another
+    program (``argv0`` none of those): ``binlogkit``."""
+    argv0 = sys.argv[0] if argv0 is None else argv0
+    on_path = shutil.which("binlogkit")
+    if os.path.basename(argv0) == "binlogkit" and os.path.isfile(argv0):  # the console script
+        return "binlogkit" if on_path and os.path.samefile(on_path, argv0) else shlex.quote(os.path.abspath(argv0))
+    package = os.path.dirname(os.path.abspath(argv0))
+    if os.path.basename(argv0) == "__main__.py" and "binlogkit" in (os.path.basename(package),
+                                                                    os.path.basename(os.path.dirname(package))):
+        if on_path and _interpreter(on_path) == os.path.realpath(sys.executable):
+            return "binlogkit"
+        return f"{shlex.quote(sys.executable)} -m binlogkit"
+    return "binlogkit"
+
+
+def _interpreter(script: str) -> str | None:
+    """The interpreter a ``#!`` script names (resolved), or None."""
+    try:
+        with open(script, "rb") as f:
+            first = f.readline(4096)
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    words = first[2:].decode("utf-8", "replace").split()
+    return os.path.realpath(words[0]) if words else None

@@ -106,7 +106,8 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
         plan = make_plan(relaydir, former_primary=is_binlog, keep_through=keep_through, replica=replica_dir,
                          connection=connection, mode=mode, relay_base=relay_base, applied_gtids=applied_gtids,
                          replica_binlog=replica_binlog)
-        show(plan.to_json(), as_json, lambda _doc: lines(plan))
+        if as_json or not plan.refuse:  # refused: no plan, the reason (stop_before_apply)
+            show(plan.to_json(), as_json, lambda _doc: lines(plan))
         stop, said = stop_before_apply(plan, do_apply, as_json)
         echo(said)
         if stop is not None:

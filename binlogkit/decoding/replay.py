@@ -736,6 +736,11 @@ class Replay:
             comment = phase != "COMMIT"
             block = ("/*!100600 " if comment else "") + "BINLOG '\n" + b64(raw.data) + "\n"
             out.append(block + ("' */" if comment else "'") + DELIM)
+            if self.opts.verbose:  # mariadb-binlog -v: the phase's statement after its BINLOG block
+                out += [f"### {line}" for line in query.splitlines()]
+        elif phase is not None and phase != "COMMIT":
+            # no BINLOG statements: the ALTER runs once, as the statement of its COMMIT ALTER
+            out += [f"### {line}" for line in query.splitlines()] + [f"# {phase} ALTER: not run here"]
         else:
             out += [query, DELIM]
         up = query.strip().upper()

@@ -196,6 +196,7 @@ class _Plan:
         self.r: Replay[Any] = REPLAY[flavor]  # states (Any) are the flavor's: see flavors.py
         self.flavor = flavor
         self.replay_with = BINLOGKIT
+        self.program = "binlogkit"
         self.problems: list[Finding] = []
         self.notes: list[str] = []
         self.before: dict | None = None
@@ -676,7 +677,7 @@ class _Plan:
         spec = _key_spec(self.inputs[f] for f in files)
         tool_ok = not any(self.inputs[f].is_url for f in files) and spec is None
         doc["tool_command"] = command(self.r, files, start_pos, stop_at) if tool_ok else None
-        doc["binlogkit_command"] = replay_command(self.r, files, start_pos, stop_at, spec)
+        doc["binlogkit_command"] = replay_command(self.r, files, start_pos, stop_at, spec, self.program)
         doc["command"] = doc["binlogkit_command"] if self.replay_with == BINLOGKIT else doc["tool_command"]
         if doc["command"] is None:
             raise PitrUsage("the server's binlog tool reads neither object-storage URLs nor encrypted files "
@@ -708,6 +709,7 @@ def command(r: Replay[Any], files: list[str], start_pos: int, stop_pos: int | No
     q = shlex.quote
     first = [f"--start-position={start_pos}"] if start_pos > 4 else []
     last = [f"--stop-position={stop_pos}"] if stop_pos is not None else []
+    files = [_absolute(f) for f in files]
     if not any(os.path.splitext(f)[1] in _DECOMPRESS for f in files):
         return " ".join(map(q, [r.binlog_tool, *first, *last, *files])) + f" | {r.client}"
 
@@ -730,34 +732,34 @@ def _key_spec(inputs: Iterable[Input]) -> KeySpec | None:
     return None
 
 
-def _shown(path: str) -> str:
-    """A path as short as it stays exact: relative when under the working folder."""
-    rel = os.path.relpath(path)
-    return path if rel.startswith("..") else rel
+def _absolute(path: str) -> str:
+    """A local path as an absolute one (the command runs from any folder); a URL as it is."""
+    return path if "://" in path else os.path.abspath(path)
 
 
 def replay_command(r: Replay[Any], files: list[str], start_pos: int, stop_pos: int | None,
-                   key_files: KeySpec | None = None) -> str:
+                   key_files: KeySpec | None = None, program: str = "binlogkit") -> str:
     """The replay line with binlogkit: ``binlogkit decode`` (replayable output, mysqlbinlog's
     ``--start-position`` in the first file and ``--stop-position`` in the last) piped into the
     flavor's client with no connection options. It reads what the server's tool cannot:
     encrypted files (``key_files``: the key options, paths only: the command line never holds key bytes or the
     secret), ``.xz``/``.gz``/``.bz2`` files as streams and ``s3://`` objects, so one invocation
-    reads them all."""
+    reads them all. ``program``: the words that run binlogkit (``cli.pitr.program``: its path
+    when the ``binlogkit`` on PATH is another one or none); paths are absolute."""
     q = shlex.quote
-    words = ["binlogkit", "decode"]
+    words = [*shlex.split(program), "decode"]
     if key_files is not None:
-        words += [f"--key-file={_shown(key_files.key_file)}"] if key_files.key_file else []
-        words += [f"--key-file-secret-file={_shown(key_files.secret_file)}"] if key_files.secret_file else []
+        words += [f"--key-file={_absolute(key_files.key_file)}"] if key_files.key_file else []
+        words += [f"--key-file-secret-file={_absolute(key_files.secret_file)}"] if key_files.secret_file else []
         words += [f"--cipher={key_files.cipher.lower()}"] if key_files.cipher else []
-        words += [f"--keyring-file={_shown(key_files.keyring_file)}"] if key_files.keyring_file else []
+        words += [f"--keyring-file={_absolute(key_files.keyring_file)}"] if key_files.keyring_file else []
     words += [f"--start-position={start_pos}"] if start_pos > 4 else []
     words += [f"--stop-position={stop_pos}"] if stop_pos is not None else []
-    return " ".join(map(q, [*words, *files])) + f" | {r.client}"
+    return " ".join(map(q, [*words, *map(_absolute, files)])) + f" | {r.client}"
 
 
 def plan_pitr(paths: Paths, frm: From, until: Until, *, jobs: int | None = None,
-              replay_with: str = "binlogkit") -> dict:
+              replay_with: str = "binlogkit", program: str = "binlogkit") -> dict:
     """The plan as a JSON-able document (see the module docstring); raises ``PitrUsage`` when
     the question cannot be put to this archive. ``paths``: folders, files or ``Input`` values;
     an Input's keys (a ``crypto.Keys``) read the encrypted files found under it.
@@ -766,9 +768,10 @@ def plan_pitr(paths: Paths, frm: From, until: Until, *, jobs: int | None = None,
     which reads every archive binlogkit reads; ``replay_with="tool"``: the server's own
     ``mariadb-binlog`` / ``mysqlbinlog`` line, for plain local files (PitrUsage on URLs or
     encrypted files). Both are in the document: ``binlogkit_command`` and ``tool_command``
-    (None where the tool cannot read the files)."""
+    (None where the tool cannot read the files). ``program``: how the binlogkit line starts."""
     if replay_with not in (BINLOGKIT, TOOL):
         raise PitrUsage(f"replay_with: {BINLOGKIT!r} or {TOOL!r}, not {replay_with!r}")
     plan = _Plan(paths, frm, until, jobs)
     plan.replay_with = replay_with
+    plan.program = program
     return plan.run()

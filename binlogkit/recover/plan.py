@@ -150,6 +150,12 @@ def relay_paths(connection: str | None, base: str | None, relay_dir: Path) -> tu
     if not cands and not connection:  # only the crash-safe copy of the index (see plan_recovery)
         cands = [p.with_name(p.name[: -len("_crash_safe")]) for p in relay_dir.glob("*.index_crash_safe")
                  if "relay" in p.name]
+    if not cands and not base:
+        binlog_index = sorted(p.name for p in relay_dir.glob("*.index") if "relay" not in p.name)
+        if binlog_index:
+            raise BinlogError(f"{relay_dir} is a binlog folder ({', '.join(binlog_index)}), not a replica's relay "
+                              "directory: for a crashed former primary's binlogs pass --former-primary (or "
+                              "--binlog); for relay logs named otherwise, --relay-index BASE", file=str(relay_dir))
     if len(cands) != 1:
         raise BinlogError(f"cannot tell which relay-log index to use in {relay_dir} "
                           f"(found {[p.name for p in cands] or 'none'}); pass --relay-index", file=str(relay_dir))
@@ -204,7 +210,8 @@ def plan_recovery(relay_dir: Input | str | os.PathLike, *, connection: str | Non
     index_lines = [l for l in read_from.read_text(errors="surrogateescape").splitlines() if l.strip()]
     listed = [Path(l.strip()).name for l in index_lines]
     prefix = {Path(l.strip()).name: l.strip()[: -len(Path(l.strip()).name)] for l in index_lines}
-    on_disk = sorted((p.name for p in d.glob(f"{base}.[0-9]*") if p.is_file()), key=_key)
+    on_disk = sorted((p.name for p in d.glob(f"{base}.[0-9]*") if p.is_file() and p.suffix not in COMPRESSED),
+                     key=_key)
     mi = MasterInfo(read_info(mi_path, kind="master")) if mi_path.exists() else None
     ri = RelayLogInfo(read_info(ri_path, kind="relay")) if ri_path.exists() else None
     plan = Plan(str(d), connection, "position", None, index_path.name)
@@ -214,13 +221,21 @@ def plan_recovery(relay_dir: Input | str | os.PathLike, *, connection: str | Non
     _choose_mode(plan, mode, mi)
     _stale_bytes(plan, mi, ri)
 
-    # relay logs stored compressed cannot be cut where the server reads them
+    # relay logs stored compressed cannot be cut where the server reads them; a compressed copy
+    # beside its plain file (what xz -dk leaves) is not what the server reads: left alone
     squeezed = sorted(p.name for p in d.glob(f"{base}.[0-9]*") if p.suffix in COMPRESSED)
+    twins = [n for n in squeezed if (d / Path(n).stem).is_file()]
+    squeezed = [n for n in squeezed if n not in twins]
     if squeezed:
         plan.refuse = (f"relay logs stored compressed ({', '.join(squeezed[:3])}{'...' if len(squeezed) > 3 else ''}): "
                        "recover repairs the files the server reads; decompress them in place first "
-                       "(e.g. xz -dk), or read them with decode / transactions / audit")
+                       "(e.g. xz -d, or xz -dk: a compressed copy beside its plain file is left alone), "
+                       "or read them with decode / transactions / audit")
         return plan
+    if twins:
+        plan.warnings.append(f"{', '.join(twins[:3])}{'...' if len(twins) > 3 else ''}: compressed "
+                             f"cop{'ies' if len(twins) > 1 else 'y'} of the plain relay logs beside them, which "
+                             "are read and repaired; left alone (not repaired: remove them once the replica runs)")
     present, missing = _files(plan, d, listed, on_disk)
 
     # the walk

@@ -70,7 +70,8 @@ def plan_binlog_recovery(binlog_dir: Input | str | os.PathLike, *, keep_through:
         if squeezed:
             plan.refuse = (f"binlogs stored compressed ({', '.join(squeezed[:3])}{'...' if len(squeezed) > 3 else ''}"
                            " with a compression suffix): recover repairs the files the server reads; decompress "
-                           "them in place first (e.g. xz -dk)")
+                           "them in place first (e.g. xz -d, or xz -dk: a compressed copy beside its plain "
+                           "file is left alone)")
         else:
             plan.refuse = (f"{idx.name} lists {', '.join(absent[:3])}{'...' if len(absent) > 3 else ''}, not on disk: "
                            "restore the missing files (or remove them from the index) first")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Iterator
 
 
@@ -46,6 +47,33 @@ def mysql_answer(plan) -> Iterator[str]:
             yield (f"    ({why})")
 
 
+def mariadb_steps(plan) -> Iterator[str]:
+    """MariaDB (master.info, relay-log.info): what to run after ``recover --apply``, for its mode."""
+    conn = f" '{plan.connection}'" if plan.connection else ""
+    ns = plan.next_source
+    pt = plan.partial_transaction or {}
+    yield ("\nMariaDB, after recover --apply: start the server with relay_log_recovery=OFF (the default; ON "
+           "discards the relay logs and fetches them again) and skip_slave_start, then:")
+    if plan.mode == "position" and plan.position_unreachable:
+        yield (f"  STOP SLAVE{conn}; CHANGE MASTER{conn} TO MASTER_USE_GTID=slave_pos; START SLAVE{conn};")
+        yield ("  (file/position mode cannot ask for a position past 4 GiB: see the warning; GTID positioning resumes "
+               "from gtid_slave_pos)")
+    elif plan.mode == "position":
+        where = f"{ns['file']}:{ns['position']}" if ns and ns.get("file") else None
+        if where:
+            yield (f"  check SHOW SLAVE STATUS{conn}: Master_Log_File / Read_Master_Log_Pos {where}"
+                   + (" (the rewritten master.info)" if plan.master_info else "")
+                   + (f", Relay_Log_File / Relay_Log_Pos {os.path.basename(plan.relay_log_info['relay_log_file'])}:"
+                      f"{plan.relay_log_info['relay_log_pos']}" if plan.relay_log_info else "") + ";")
+        yield (f"  START SLAVE{conn}; the IO thread asks the primary for {where or 'the next source position'}, "
+               "nothing it already received" + (f" (the rest of {pt['gtid']})" if pt.get("gtid") else "") + ".")
+    else:
+        yield (f"  START SLAVE{conn}; (MASTER_USE_GTID) the replica asks the primary by GTID"
+               + (f", fetching {pt['gtid']} again whole" if pt.get("gtid") else "") + "; nothing else to run.")
+    yield (f"  after it: Slave_IO_Running and Slave_SQL_Running Yes, gtid_slave_pos reaching the primary's "
+           "gtid_binlog_pos.")
+
+
 def lines(plan) -> Iterator[str]:
     """The plan as text: what is wrong, where the replica resumes, each action."""
     ns = plan.next_source
@@ -87,6 +115,8 @@ def lines(plan) -> Iterator[str]:
         yield (f"run on the replica: {plan.change_source_sql}")
     if plan.mysql:
         yield from mysql_answer(plan)
+    elif plan.flavor == "mariadb" and plan.mode in ("position", "gtid") and not plan.resume:
+        yield from mariadb_steps(plan)
     if rows:
         yield (f"\n{'action':<9} {'file':<22} {'change':<34} reason")
         for a, f, c, r in rows:
@@ -102,8 +132,9 @@ def stop_before_apply(plan, apply: bool, as_json: bool) -> tuple[str | None, lis
     ``refused``, ``done`` (nothing to do), ``unreachable`` (nothing to do, but the replica cannot
     resume in file/position mode: its next source position is past 4 GiB), ``dry run``; None:
     go on and apply."""
-    if plan.refuse:
-        return "refused", [(f"binlogkit: refused: {plan.refuse}", True)]
+    if plan.refuse:  # the text shows no plan: its warnings go with the reason
+        said = [] if as_json else [(f"binlogkit: warning: {w}", True) for w in plan.warnings]
+        return "refused", said + [(f"binlogkit: refused: {plan.refuse}", True)]
     if plan.nothing_to_do:
         return "unreachable" if plan.position_unreachable else "done", []
     if not apply:
