@@ -34,11 +34,13 @@ def audit_paths(paths: Iterable[Input | str | os.PathLike]) -> list[str]:
 def audit_inputs(paths: Iterable[Input | str | os.PathLike]) -> list[Input]:
     """``audit_paths`` as ``Input`` values: each file read with the options (keys) of the
     argument it was found under."""
+    from ..reading.files import same_file
+
     sizes: dict[str, int] = {}
-    found: dict[str, Input] = {}
+    found: dict[tuple[str, str], Input] = {}   # each file once, however often it is named
     for src in map(as_input, paths):
         for f in _logs_under(src.path, sizes):
-            found.setdefault(f, src.with_options(path=f))
+            found.setdefault(same_file(f), src.with_options(path=f))
     return sorted(found.values(), key=lambda i: -(sizes[i.name] if i.name in sizes else os.path.getsize(i.name)))
 
 
