@@ -75,8 +75,8 @@ def _logs_under(arg, sizes: dict[str, int]) -> list[str]:
 def listed_missing(paths: Iterable[str | os.PathLike], notes: list[str] | None = None) -> dict[str, str]:
     """``{path: index}`` for every file an ``.index`` under the given files and folders lists
     but the archive does not have: a missing file (the index says it existed), an error of the
-    audit. Index entries are resolved as every command resolves them (``files.read_index``: an
-    index from another host is read beside itself; ``notes`` gets one line per such index;
+    audit. Index entries are resolved as every command resolves them (``files.read_index``: the
+    files of their names beside the index; ``notes`` gets one line per index naming another folder;
     under an object-storage prefix ``storage.index_entries``)."""
     from ..reading.files import read_index
     from ..reading.storage import is_url

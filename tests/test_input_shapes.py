@@ -1,0 +1,252 @@
+"""One input, many shapes: every command agrees on which transactions it holds.
+
+A folder of binlogs reaches users in shapes the lab does not write: a copy whose ``.index``
+names the live server's files by absolute path (``log-bin=/abs/path/primary-bin``), the same
+files without an index, one of them compressed or encrypted, the files named in another order
+or one of them twice. ``gtids``, ``transactions``, ``audit``, ``export``, ``pitr`` and
+``flashback`` must each see exactly the transactions of the files given — the copy's, never
+the live server's — in binlog order, each file once (reading.files.expand_paths, the one rule).
+
+The shapes are built from the committed fixtures (MariaDB 10.11 and 11.8, MySQL 9.7); one test
+runs a lab MariaDB with an absolute ``log-bin`` so its index is the server's own.
+"""
+
+from __future__ import annotations
+
+import json
+import lzma
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from binlogkit.cli import main
+from binlogkit.reading.names import index_lines, is_log_name, strip_compressed
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+SERIES = ["mariadb-10.11/row-types-full-metadata/primary", "mariadb-11.8/replication-gtid/primary", "mysql-9.7/replication-gtid/primary"]
+
+# --- nothing under a forbidden folder is opened (in this process: audit and pitr run with --jobs 1) ---
+FORBIDDEN: list[str] = []
+OPENED: list[str] = []
+
+
+def _watch(event: str, args: tuple) -> None:
+    if event == "open" and FORBIDDEN and args and isinstance(args[0], (str, bytes, os.PathLike)):
+        path = os.fsdecode(args[0])
+        if any(path.startswith(f) for f in FORBIDDEN):
+            OPENED.append(path)
+
+
+sys.addaudithook(_watch)
+
+
+@pytest.fixture
+def forbid():
+    """``forbid(folder)``: any open of a path under it fails the test."""
+    def add(folder: Path) -> None:
+        FORBIDDEN.append(str(folder) + os.sep)
+    yield add
+    opened = list(OPENED)
+    FORBIDDEN.clear()
+    OPENED.clear()
+    assert not opened, f"opened outside the folder given: {opened[:3]}"
+
+
+def run(*args) -> tuple[int, str, str]:
+    r = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    return r.exit_code, r.stdout, (r.stderr if hasattr(r, "stderr") else "")
+
+
+def logs(folder: Path) -> list[Path]:
+    return sorted((p for p in folder.iterdir() if is_log_name(p.name)), key=lambda p: p.name)
+
+
+# --- what each command says the input holds ----------------------------------------------------
+
+def seen_by_transactions(args, keys) -> list[str]:
+    rc, out, err = run("transactions", "--json", *keys, *args)
+    assert rc == 0, err
+    return [t["gtid"] for t in map(json.loads, out.splitlines()) if t["complete"]]
+
+
+def seen_by_gtids(args, keys) -> tuple[int, str]:
+    rc, out, err = run("gtids", "--json", *keys, *args)
+    assert rc == 0, err
+    doc = json.loads(out)
+    return doc["transactions"], (doc["mariadb"]["position"] if doc.get("mariadb") else doc["mysql"]["contained"])
+
+
+def seen_by_audit(args, keys) -> int:
+    rc, out, err = run("audit", "--json", "--jobs", "1", *keys, *args)
+    assert rc == 0, out + err
+    doc = json.loads(out)
+    assert doc["counts"]["error"] == 0, doc["findings"][:3]
+    return sum(c["count"] for s in doc["summary"].values() for c in s["coverage"].values())
+
+
+def seen_by_export(args, keys, out_dir: Path) -> tuple[int, int]:
+    rc, out, err = run("export", "--json", "-o", out_dir, *keys, *args)
+    assert rc == 0, err
+    doc = json.loads(out)
+    return doc["transactions"], doc["rows"]
+
+
+def seen_by_pitr(args, keys, first: str, state: str) -> int:
+    rc, out, err = run("pitr", "--json", "--jobs", "1", *keys, "--from-file", first, "--from-position", "4",
+                       "--until-gtid", state, *args)
+    assert rc == 0, out + err
+    doc = json.loads(out)
+    assert doc["reachable"], doc
+    return doc["transactions"]
+
+
+def seen_by_flashback(args, keys, out: Path, gtid: str) -> dict:
+    rc, text, err = run("flashback", "--json", "--no-check-later", "--include-gtids", gtid, "-o", out, *keys, *args)
+    assert rc == 0, err
+    doc = json.loads(text)
+    return {k: doc[k] for k in ("transactions", "undone", "rows", "first_gtid", "last_gtid")}
+
+
+def undoable(args, keys, work: Path) -> str:
+    """The last transaction of the input that flashback can undo (row changes, FULL images)."""
+    rc, out, err = run("transactions", "--json", *keys, *args)
+    for t in reversed([json.loads(line) for line in out.splitlines()]):
+        if t["complete"] and t["terminator"] == "XID" and t["gtid"]:
+            rc, _text, _err = run("flashback", "--no-check-later", "--include-gtids", _as_set(t["gtid"]),
+                                  "-o", work / "probe.bin", "--force", *keys, *args)
+            if rc == 0:
+                return _as_set(t["gtid"])
+    raise AssertionError("no transaction flashback can undo")
+
+
+def _as_set(gtid: str) -> str:
+    """A GTID as --include-gtids takes it (MySQL uuid:N, MariaDB D-S-N)."""
+    return gtid
+
+
+def everything(args, keys, work: Path, tag: str, gtid: str) -> dict:
+    trx = seen_by_transactions(args, keys)
+    count, state = seen_by_gtids(args, keys)
+    first = strip_compressed(min(Path(str(a)).name for a in _files_of(args)))
+    return {"transactions": trx, "gtids": (count, state), "audit": seen_by_audit(args, keys),
+            "export": seen_by_export(args, keys, work / f"export-{tag}"),
+            "pitr": seen_by_pitr(args, keys, first, state),
+            "flashback": seen_by_flashback(args, keys, work / f"undo-{tag}.bin", gtid)}
+
+
+def _files_of(args) -> list[Path]:
+    out = []
+    for a in map(Path, map(str, args)):
+        if a.is_dir():
+            out += logs(a)
+        elif a.suffix == ".index":
+            out += [a.parent / Path(line).name for line in index_lines(a.read_text())]
+        else:
+            out.append(a)
+    return out
+
+
+# --- the shapes -----------------------------------------------------------------------------------
+
+def _plain(path: Path) -> bytes:
+    return lzma.decompress(path.read_bytes()) if path.suffix == ".xz" else path.read_bytes()
+
+
+def copy_with_absolute_index(src: Path, tmp: Path) -> tuple[Path, Path]:
+    """``tmp/copy``: the files of ``src``, its index naming ``tmp/orig/NAME`` by absolute path;
+    ``tmp/orig`` (the "live" folder) holds files of those names with other transactions (each
+    the first file's, plain: the later transactions are not there, the first ones are there
+    again) and one more file."""
+    copy, orig = tmp / "copy", tmp / "orig"
+    shutil.copytree(src, copy)
+    orig.mkdir()
+    files = logs(src)
+    names = [strip_compressed(f.name) for f in files]
+    for name in names:
+        (orig / name).write_bytes(_plain(files[0]))
+    base, number = names[-1].rsplit(".", 1)
+    (orig / f"{base}.{int(number) + 1:06d}").write_bytes(_plain(files[0]))
+    index = next(copy.glob("*.index"))
+    index.write_text("".join(f"{orig / n}\n" for n in names))
+    return copy, orig
+
+
+def encrypt_one(folder: Path, flavor: str, tmp: Path) -> list[str]:
+    """The last (plain) binlog of ``folder`` encrypted in place, as the server would have; the
+    key options that read it."""
+    last = logs(folder)[-1]
+    assert last.suffix != ".xz"
+    if flavor == "mariadb":
+        from binlogkit.crypto.keys import Cipher
+        from fixtures.crypto_build import encrypt_binlog
+
+        key = bytes(range(32))
+        enc = tmp / "enc.tmp"
+        with open(last, "rb") as fh, open(enc, "wb") as w:
+            encrypt_binlog(fh, w, key, Cipher("AES_CBC"), nonce=bytes(12))
+        enc.replace(last)
+        keyfile = tmp / "keys.txt"
+        keyfile.write_text(f"1;{key.hex()}\n")
+        keyfile.chmod(0o600)
+        return ["--key-file", str(keyfile)]
+    from binlogkit.crypto import mysql as my
+
+    kid = "MySQLReplicationKey_00000000-0000-0000-0000-000000000001_1"
+    master = bytes(range(32))
+    last.write_bytes(my.encrypt_file(last.read_bytes(), kid, master))
+    ring = tmp / "keyring"
+    ring.write_bytes(my.build_keyring_json({kid: master}))
+    ring.chmod(0o600)
+    return ["--keyring-file", str(ring)]
+
+
+def shapes(src: Path, flavor: str, tmp: Path):
+    """(name, arguments, key options, folder that must never be opened or None)."""
+    files = logs(src)
+    index = next(src.glob("*.index"))
+    copy, orig = copy_with_absolute_index(src, tmp / "abs")
+    yield "absolute index, folder", [copy], [], orig
+    yield "absolute index, the index", [next(copy.glob("*.index"))], [], orig
+    bare = tmp / "bare"
+    shutil.copytree(src, bare, ignore=shutil.ignore_patterns("*.index"))
+    yield "no index", [bare], [], None
+    packed = tmp / "packed"
+    shutil.copytree(src, packed)
+    last = logs(packed)[-1]
+    last.with_name(last.name + ".xz").write_bytes(lzma.compress(last.read_bytes()))
+    last.unlink()
+    yield "one compressed", [packed], [], None
+    sealed = tmp / "sealed"
+    shutil.copytree(src, sealed)
+    yield "one encrypted", [sealed], encrypt_one(sealed, flavor, tmp), None
+    yield "files in reverse order", list(reversed(files)), [], None
+    yield "a file twice", [index, files[0], src / "." / files[0].name, files[-1]], [], None
+
+
+@pytest.mark.parametrize("series", SERIES)
+def test_every_command_sees_the_same_transactions_in_every_shape(series, tmp_path, forbid):
+    src = FIXTURES / series
+    flavor = "mysql" if series.startswith("mysql") else "mariadb"
+    gtid = undoable([src], [], tmp_path)
+    truth = everything([src], [], tmp_path, "truth", gtid)
+    assert truth["transactions"] and truth["gtids"][0] == len(truth["transactions"]) == truth["audit"]
+    assert truth["pitr"] == len(truth["transactions"])
+    for name, args, keys, never in shapes(src, flavor, tmp_path):
+        if never is not None:
+            forbid(never)
+        seen = everything(args, keys, tmp_path, name.replace(" ", "-").replace(",", ""), gtid)
+        assert seen == truth, name
+
+
+def test_the_live_folder_differs_so_the_copy_test_means_something(tmp_path):
+    """The 'live' folder the copy's index names really holds other transactions: read as itself
+    it gives another answer (so a command that followed the index there would fail above)."""
+    src = FIXTURES / SERIES[0]
+    copy, orig = copy_with_absolute_index(src, tmp_path)
+    assert seen_by_transactions([copy], []) == seen_by_transactions([src], [])
+    assert seen_by_transactions([orig], []) != seen_by_transactions([src], [])
