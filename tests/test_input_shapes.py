@@ -295,3 +295,49 @@ def test_every_series_folder_reads_the_same_in_every_shape(series, tmp_path, for
     for name, args in (("absolute index", [copy]), ("no index", [bare]), ("reverse order", list(reversed(files))),
                        ("a file twice", [src, files[-1], files[0]])):
         assert said(args, keys) == truth, name
+
+
+# --- a real server's own absolute index ---------------------------------------------------------
+
+@pytest.mark.server
+def test_a_copy_of_a_server_started_with_an_absolute_log_bin_is_read_as_the_copy(tmp_path, forbid):
+    """MariaDB started with ``log-bin=/abs/path/primary-bin`` writes absolute paths into its
+    index. The folder copied at some GTID while the server goes on: every command asked about
+    the copy (the folder, or its index) answers for the copy, and opens nothing of the live
+    folder; the live folder itself holds more."""
+    from fixtures.lab import Lab
+
+    live = tmp_path / "live"
+    live.mkdir()
+    with Lab(tmp_path / "lab") as lab:
+        if lab.kind.run_user and os.geteuid() == 0:
+            shutil.chown(live, lab.kind.run_user, lab.kind.run_user)
+        p = lab.server("primary", 1, log_bin=str(live / "primary-bin")).start()
+        p.execute("CREATE DATABASE shop", "CREATE TABLE shop.t (id INT PRIMARY KEY, v INT)",
+                  "INSERT INTO shop.t VALUES (1, 10)", "FLUSH BINARY LOGS",
+                  "INSERT INTO shop.t VALUES (2, 20)", "UPDATE shop.t SET v = 11 WHERE id = 1")
+        at_copy = p.var("gtid_binlog_pos")
+        copy = tmp_path / "copy"
+        shutil.copytree(live, copy)
+        p.execute("DELETE FROM shop.t WHERE id = 2", "INSERT INTO shop.t VALUES (3, 30)", "FLUSH BINARY LOGS",
+                  "INSERT INTO shop.t VALUES (4, 40)")
+        later = p.var("gtid_binlog_pos")
+    listed = index_lines((copy / "primary-bin.index").read_text())
+    assert listed and all(line.startswith(str(live) + "/") for line in listed), listed  # the server's own form
+    assert seen_by_gtids([live], [])[1] == later != at_copy
+    n = int(at_copy.rsplit("-", 1)[1])
+    gone = f"0-1-{n + 1}"   # the DELETE: committed after the copy, in the live files only
+    forbid(live)
+    for args in ([copy], [copy / "primary-bin.index"]):
+        rc, _out, err = run("gtids", *args)
+        assert rc == 0 and f"{copy / 'primary-bin.index'} lists files in another folder" in err
+        assert seen_by_gtids(args, []) == (n, at_copy)
+        assert seen_by_transactions(args, []) == [f"0-1-{i}" for i in range(1, n + 1)]
+        assert seen_by_audit(args, []) == n
+        assert seen_by_export(args, [], tmp_path / "export") == (n, 3)   # 3 row changes (the DDL: none)
+        assert seen_by_pitr(args, [], "primary-bin.000001", at_copy) == n
+        rc, out, _err = run("pitr", "--json", "--jobs", "1", "--from-file", "primary-bin.000001", "--from-position", "4",
+                            "--until-gtid", later, *args)
+        assert not json.loads(out)["reachable"]
+        rc, _out, err = run("flashback", "--include-gtids", gone, "-o", tmp_path / "undo.bin", *args)
+        assert rc == 2 and "nothing to undo" in err and not (tmp_path / "undo.bin").exists()
