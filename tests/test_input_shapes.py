@@ -24,7 +24,7 @@ import pytest
 from click.testing import CliRunner
 
 from binlogkit.cli import main
-from binlogkit.reading.names import entry_name, index_lines, is_log_name, strip_compressed
+from binlogkit.reading.names import index_lines, is_log_name, strip_compressed
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -152,6 +152,10 @@ def _files_of(args) -> list[Path]:
 
 
 # --- the shapes -----------------------------------------------------------------------------------
+
+def entry_name(line: str) -> str:
+    return line.rstrip("/").rsplit("/", 1)[-1]
+
 
 def _plain(path: Path) -> bytes:
     return lzma.decompress(path.read_bytes()) if path.suffix == ".xz" else path.read_bytes()
@@ -329,8 +333,6 @@ def test_a_copy_of_a_server_started_with_an_absolute_log_bin_is_read_as_the_copy
     gone = f"0-1-{n + 1}"   # the DELETE: committed after the copy, in the live files only
     forbid(live)
     for args in ([copy], [copy / "primary-bin.index"]):
-        rc, _out, err = run("gtids", *args)
-        assert rc == 0 and f"{copy / 'primary-bin.index'} lists files in another folder" in err
         assert seen_by_gtids(args, []) == (n, at_copy)
         assert seen_by_transactions(args, []) == [f"0-1-{i}" for i in range(1, n + 1)]
         assert seen_by_audit(args, []) == n
@@ -341,3 +343,5 @@ def test_a_copy_of_a_server_started_with_an_absolute_log_bin_is_read_as_the_copy
         assert not json.loads(out)["reachable"]
         rc, _out, err = run("flashback", "--include-gtids", gone, "-o", tmp_path / "undo.bin", *args)
         assert rc == 2 and "nothing to undo" in err and not (tmp_path / "undo.bin").exists()
+        rc, _out, err = run("gtids", *args)
+        assert rc == 0 and f"{copy / 'primary-bin.index'} lists files in another folder" in err
