@@ -345,3 +345,75 @@ def test_a_copy_of_a_server_started_with_an_absolute_log_bin_is_read_as_the_copy
         assert rc == 2 and "nothing to undo" in err and not (tmp_path / "undo.bin").exists()
         rc, _out, err = run("gtids", *args)
         assert rc == 0 and f"{copy / 'primary-bin.index'} lists files in another folder" in err
+
+
+# --- the order given and files named twice never change a mirror ---------------------------------
+
+def _mirror_tables(out: Path) -> dict:
+    from binlogkit.export.lake.mirror import open_sink
+
+    sink = open_sink("delta", str(out))
+    got = {}
+    for db, table in (("types", "ints"), ("types", "strs"), ("types", "nums"), ("types", "times")):
+        data = sink.read(db, table)
+        if data is not None:
+            got[f"{db}.{table}"] = sorted(repr(sorted(r.items())) for r in data.to_pylist())
+    return got
+
+
+def _mirror(tmp: Path, tag: str, *args) -> tuple[int, str, str, Path]:
+    out = tmp / f"lake-{tag}"
+    rc, text, err = run("export", "--format", "delta", "--mirror", "-o", out, *args)
+    return rc, text, err, out
+
+
+def test_a_mirror_is_the_same_whatever_the_order_given_and_a_file_named_twice(tmp_path):
+    pytest.importorskip("deltalake")
+    src = FIXTURES / "mariadb-10.11" / "row-types-full-metadata" / "primary"
+    files = logs(src)
+    rc, text, err, ref = _mirror(tmp_path, "ref", src)
+    assert rc == 0, err
+    want = _mirror_tables(ref)
+    assert want and "already in the tables" not in text
+    for tag, args in (("reversed", list(reversed(files))), ("twice", [files[1], *files, files[0], src])):
+        rc, text, err, out = _mirror(tmp_path, tag, *args)
+        assert rc == 0, err
+        assert "already in the tables" not in text, text   # an empty warehouse holds no earlier run
+        assert _mirror_tables(out) == want, tag
+
+
+def _two_series(tmp: Path) -> Path:
+    """A folder holding a primary's binlogs (primary-bin.*) and a replica's (replica-bin.*) with
+    the same transactions, as a datadir or a careless copy does."""
+    src = FIXTURES / "mariadb-10.11" / "row-types-full-metadata" / "primary"
+    both = tmp / "both"
+    both.mkdir()
+    for f in logs(src):
+        n = strip_compressed(f.name).rsplit(".", 1)[1]
+        suffix = ".xz" if f.suffix == ".xz" else ""
+        shutil.copy(f, both / f"primary-bin.{n}{suffix}")
+        shutil.copy(f, both / f"replica-bin.{n}{suffix}")
+    (both / "primary-bin.index").write_text("".join(f"./primary-bin.{f.name.split('.')[1]}\n" for f in logs(src)))
+    return both
+
+
+def test_a_mirror_of_several_series_is_refused_unless_one_is_chosen(tmp_path):
+    pytest.importorskip("deltalake")
+    both = _two_series(tmp_path)
+    rc, _text, err, out = _mirror(tmp_path, "both", both)
+    assert rc == 2 and "several binlog series" in err and "primary-bin (3 files)" in err and "replica-bin (3 files)" in err
+    assert "--series" in err and not out.exists()
+    rc, text, err, out = _mirror(tmp_path, "primary", both, "--series", "primary-bin")
+    assert rc == 0, err
+    rc, _t, _e, ref = _mirror(tmp_path, "ref", FIXTURES / "mariadb-10.11" / "row-types-full-metadata" / "primary")
+    assert _mirror_tables(out) == _mirror_tables(ref)
+    rc, _text, err, _out = _mirror(tmp_path, "none", both, "--series", "mariadb-bin")
+    assert rc == 2 and "--series mariadb-bin: no file mariadb-bin.NNNNNN" in err and "primary-bin (3 files)" in err
+    # one series from two folders (two copies, or two servers' series of one name): which to apply is not known
+    other = tmp_path / "other"
+    shutil.copytree(both, other)
+    rc, _text, err, _out = _mirror(tmp_path, "two-folders", both, other, "--series", "primary-bin")
+    assert rc == 2 and "primary-bin.000001 is given from several folders" in err
+    # the change tables alone take every series (each change names its file)
+    rc, _text, err = run("export", "-o", tmp_path / "parquet", both)
+    assert rc == 0, err
