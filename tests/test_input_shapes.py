@@ -419,3 +419,52 @@ def test_a_mirror_of_several_series_is_refused_unless_one_is_chosen(tmp_path):
     # the change tables alone take every series (each change names its file)
     rc, _text, err = run("export", "-o", tmp_path / "parquet", both)
     assert rc == 0, err
+
+
+# --- the rule itself, entry by entry -----------------------------------------------------------
+
+def test_index_entries_are_the_files_of_their_names_in_the_index_folder(tmp_path):
+    """Relative, absolute (naming an existing file in another folder), compressed twin and
+    missing entries; an explicit file elsewhere is itself; order and duplicates do not matter."""
+    from binlogkit.reading.files import expand_paths, read_index
+
+    here, there = tmp_path / "copy", tmp_path / "live"
+    here.mkdir()
+    there.mkdir()
+    for n in (1, 2, 3, 4):
+        (there / f"b.{n:06d}").write_bytes(b"live")
+    (here / "b.000001").write_bytes(b"copy")
+    (here / "b.000002.xz").write_bytes(b"copy")
+    (here / "b.000005").write_bytes(b"copy, not listed")
+    (here / "b.index").write_text(f"./b.000001\n{there}/b.000002\n{there}/b.000003\n")
+    listing = read_index(here / "b.index")
+    assert listing.files == [here / "b.000001", here / "b.000002.xz", here / "b.000003"]   # .000003: missing
+    assert listing.elsewhere and str(there) in listing.note() and "nothing outside it is opened" in listing.note()
+    notes: list[str] = []
+    assert expand_paths([here], notes=notes) == [here / "b.000001", here / "b.000002.xz", here / "b.000003",
+                                                 here / "b.000005"]
+    assert len(notes) == 2 and "does not list (b.000005...): read too" in notes[1]
+    assert expand_paths([here / "b.index"]) == listing.files                            # the index given: its folder
+    assert expand_paths([there / "b.000004", here / "b.index"])[-1] == there / "b.000004"   # named: itself
+    assert expand_paths([here / "b.000002.xz", here / "b.000001", here / "b.000001", here / "." / "b.000001",
+                         here]) == expand_paths([here])                                  # order, twice: one answer
+    (here / "b.000001.xz").write_bytes(b"twin")
+    assert expand_paths([here])[0] == here / "b.000001"                                  # a plain file and its twin: once
+
+
+def test_an_object_store_prefix_is_read_as_the_copy_too(s3_server, tmp_path):
+    """The same rule under an S3 prefix (storage.expand): the copied folder's objects, its
+    index's absolute entries by name under the prefix, in binlog order."""
+    from binlogkit.reading import storage
+
+    src = FIXTURES / SERIES[0]
+    copy, _orig = copy_with_absolute_index(src, tmp_path)
+    s3_server.make_bucket("shapes")
+    fs, _ = storage.filesystem("s3://shapes/x")
+    for f in copy.iterdir():
+        fs.put_file(str(f), f"shapes/copy/{f.name}")
+    storage.forget()
+    truth = seen_by_transactions([src], [])
+    assert seen_by_transactions(["s3://shapes/copy/"], []) == truth
+    assert seen_by_transactions(["s3://shapes/copy/mariadb-bin.index"], []) == truth
+    assert seen_by_transactions([f"s3://shapes/copy/{f.name}" for f in reversed(logs(copy))], []) == truth
