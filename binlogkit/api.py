@@ -211,8 +211,8 @@ def check_inputs(paths, *, missing_ok: bool = False, recursive: bool = False, no
     ``UsageError`` saying what was looked for, instead of a silent success or a traceback. Only
     regular files are read: a FIFO, a device or a socket (or a link to one), as an argument, in a
     folder or listed by an index, is refused (``NotRegularFileError``, ``files.refuse_irregular``).
-    An index written on another host (read beside itself: ``files.read_index``) is said once
-    through ``note``, and so is a MariaDB GTID index given as a log (skipped). ``recursive``:
+    An index naming files in another folder (read beside itself all the same: ``files.read_index``)
+    is said once through ``note``, and so is a MariaDB GTID index given as a log (skipped). ``recursive``:
     folders are searched all the way down (the audit's archives)."""
     from .errors import UsageError
     from .reading.files import is_gtid_index_file, read_index, refuse_irregular
@@ -260,4 +260,5 @@ def check_inputs(paths, *, missing_ok: bool = False, recursive: bool = False, no
             raise UsageError(f"no binlog or relay log in {p}: {looked.format('files')}")
         for f in [] if missing_ok else files:
             if not os.path.exists(f):
-                raise UsageError(f"{f} is listed by the index in {p} but does not exist")
+                raise UsageError(f"{f} is listed by the index in {p} but does not exist (a missing file: an index's "
+                                 "entries are the files of their names in its own folder)")

@@ -34,11 +34,13 @@ def audit_paths(paths: Iterable[Input | str | os.PathLike]) -> list[str]:
 def audit_inputs(paths: Iterable[Input | str | os.PathLike]) -> list[Input]:
     """``audit_paths`` as ``Input`` values: each file read with the options (keys) of the
     argument it was found under."""
+    from ..reading.files import same_file
+
     sizes: dict[str, int] = {}
-    found: dict[str, Input] = {}
+    found: dict[tuple[str, str], Input] = {}   # each file once, however often it is named
     for src in map(as_input, paths):
         for f in _logs_under(src.path, sizes):
-            found.setdefault(f, src.with_options(path=f))
+            found.setdefault(same_file(f), src.with_options(path=f))
     return sorted(found.values(), key=lambda i: -(sizes[i.name] if i.name in sizes else os.path.getsize(i.name)))
 
 
@@ -73,8 +75,8 @@ def _logs_under(arg, sizes: dict[str, int]) -> list[str]:
 def listed_missing(paths: Iterable[str | os.PathLike], notes: list[str] | None = None) -> dict[str, str]:
     """``{path: index}`` for every file an ``.index`` under the given files and folders lists
     but the archive does not have: a missing file (the index says it existed), an error of the
-    audit. Index entries are resolved as every command resolves them (``files.read_index``: an
-    index from another host is read beside itself; ``notes`` gets one line per such index;
+    audit. Index entries are resolved as every command resolves them (``files.read_index``: the
+    files of their names beside the index; ``notes`` gets one line per index naming another folder;
     under an object-storage prefix ``storage.index_entries``)."""
     from ..reading.files import read_index
     from ..reading.storage import is_url

@@ -44,12 +44,15 @@ from .options import (Command, datetime_value, gtid_filters, gtids_value, inputs
               help="A mariabackup/xtrabackup binlog_info file (FILE POSITION GTID): the snapshot's coordinates.")
 @click.option("--batch-transactions", type=click.IntRange(min=1), default=1000, show_default=True,
               help="iceberg / delta: source transactions per table commit (at most).")
+@click.option("--series", metavar="NAME",
+              help="Read only the files of this binlog series (NAME.NNNNNN) of the inputs: a folder holding a "
+                   "primary's and a replica's binlogs, say. --mirror refuses inputs of several series without it.")
 @json_option("Print the summary (as _SUCCESS holds it) as JSON.")
 @key_options("inputs")
 @fails(EXIT_USAGE, os_errors=True)
 def export(inputs, output, database, tables, start_datetime, stop_datetime, include_gtids, exclude_gtids,
            schema_file, row_group_rows, fmt, mirror, catalog, snapshot, from_gtid, backup_info, batch_transactions,
-           as_json) -> None:
+           series, as_json) -> None:
     """Write the committed row changes of INPUTS (files, .index files, folders) as a typed Parquet
     change table: a dataset per table, db=DB/table=T/date=YYYY-MM-DD/part-*.parquet.
 
@@ -79,12 +82,12 @@ def export(inputs, output, database, tables, start_datetime, stop_datetime, incl
                       exclude_gtids=gtids_value(exclude_gtids))
     if fmt != "parquet":
         _lake(inputs, output, fmt, mirror, filters, catalog, snapshot, from_gtid, backup_info, batch_transactions,
-              as_json)
+              as_json, series)
     from ..reading.progress import watching
 
     try:
         with watching(inputs, "export"):
-            summary = run_export(inputs, output, filters=filters, row_group_rows=row_group_rows)
+            summary = run_export(inputs, output, filters=filters, row_group_rows=row_group_rows, series=series)
     except ValueError as exc:
         fail(str(exc), EXIT_USAGE)
     show(summary, as_json, render)
@@ -92,7 +95,7 @@ def export(inputs, output, database, tables, start_datetime, stop_datetime, incl
 
 
 def _lake(inputs, output, fmt, mirror, filters, catalog, snapshot, from_gtid, backup_info, batch_transactions,
-          as_json) -> None:
+          as_json, series=None) -> None:
     """``export.lake.export_lake`` with the options; exits."""
     from ..errors import ArchiveGap
     from ..export.lake import export_lake
@@ -116,7 +119,7 @@ def _lake(inputs, output, fmt, mirror, filters, catalog, snapshot, from_gtid, ba
         with watching(inputs, f"export --format {fmt}"):
             summary = export_lake(inputs, output, fmt=fmt, mirror=mirror, filters=filters, catalog=catalog,
                                   batch_transactions=batch_transactions, from_gtid=from_gtid, snapshot=snapshot,
-                                  snapshot_at=start)
+                                  snapshot_at=start, series=series)
     except ArchiveGap as exc:
         show(exc.summary, as_json, render)  # type: ignore[attr-defined]
         fail(str(exc), EXIT_DAMAGED)

@@ -22,14 +22,15 @@ __all__ = ["Filters", "Report", "export", "summary_exit_code"]
 
 
 def export(paths: Iterable[Input | str], output: str, *, filters: Filters | None = None,
-           row_group_rows: int = 50_000, part_rows: int = 5_000_000) -> dict:
+           row_group_rows: int = 50_000, part_rows: int = 5_000_000, series: str | None = None) -> dict:
     """Export ``paths`` (paths, or ``Input`` values with the keys of encrypted files) into
     ``output`` (a folder or an fsspec URL) and return the summary that ``_SUCCESS`` holds.
-    ``OSError`` for an input that cannot be read (nothing written)."""
+    ``series``: only the files of that series (``BASE.NNNNNN``). ``OSError`` for an input that
+    cannot be read (nothing written)."""
     from . import output as out
     from .dataset import DatasetWriter, write_schemas
 
-    found = checked_inputs(paths)
+    found = checked_inputs(paths, series=series)
     filters = filters or Filters()
     report = Report()
     fs, root = out.output_fs(output)

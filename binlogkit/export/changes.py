@@ -612,14 +612,19 @@ def committed_changes(paths, filters: Filters, report: Report, *,
         yield from walk.finalize(t)
 
 
-def checked_inputs(paths) -> list[Input]:
-    """The expanded inputs (paths, or ``Input`` values: their keys kept); ``OSError`` naming the
-    first that does not exist or cannot be read; ``NotRegularFileError`` for a FIFO, a device
-    or a socket (reading it could block)."""
+def checked_inputs(paths, *, series: str | None = None, one_series: bool = False) -> list[Input]:
+    """The expanded inputs (paths, or ``Input`` values: their keys kept), in binlog order, each
+    file once; ``OSError`` naming the first that does not exist or cannot be read;
+    ``NotRegularFileError`` for a FIFO, a device or a socket (reading it could block).
+    ``series``: only the files of that series (``BASE`` of ``BASE.NNNNNN``); ``one_series``
+    (a mirror, which applies one server's changes in its order): inputs of several series, or
+    of one series from several folders, are a ``UsageError`` naming them (``one_series_of``)."""
     from ..reading.files import input_size, is_url, refuse_irregular
 
     paths = list(paths)
     found = inputs(paths)
+    if series is not None or one_series:
+        found = one_series_of(found, series, one=one_series)
     out = [i.name for i in found]
     if not out:
         raise FileNotFoundError(f"no binlog or relay log in {', '.join(map(str, paths))}: looked for *.index files "
@@ -633,4 +638,44 @@ def checked_inputs(paths) -> list[Input]:
                 raise PermissionError(f"{p}: not readable")
         else:
             input_size(p)
+    return found
+
+
+def one_series_of(found: list[Input], series: str | None, *, one: bool = True) -> list[Input]:
+    """The inputs of one series: those of ``series`` when it is given (none: ``UsageError``
+    naming the series there are), else ``found`` when ``one`` and they are one series of one
+    folder (several: ``UsageError`` naming them and ``--series``)."""
+    from ..errors import UsageError
+    from ..reading.names import series_of, strip_compressed
+
+    def base(i: Input) -> str | None:
+        s = series_of(i.name)
+        return s[0] if s else None
+
+    def folder(i: Input) -> str:
+        return i.name.rstrip("/").rpartition("/")[0] or "."
+
+    bases: dict[str | None, list[Input]] = {}
+    for i in found:
+        bases.setdefault(base(i), []).append(i)
+    held = ", ".join(f"{b} ({len(v)} file{'s' if len(v) != 1 else ''})"
+                     for b, v in sorted(bases.items(), key=lambda kv: str(kv[0])) if b is not None)
+    if series is not None:
+        if series not in bases:
+            raise UsageError(f"--series {series}: no file {series}.NNNNNN in the inputs (they hold: {held or 'no series'})")
+        found = bases[series]
+    elif one and None in bases and len(found) > 1:
+        raise UsageError(f"{bases[None][0].name} is not named like a binlog (NAME.NNNNNN) and other files are given: "
+                         "a mirror applies one server's changes in binlog order, which its name does not give")
+    elif one and len(bases) > 1:
+        raise UsageError(f"the inputs hold several binlog series: {held}; a mirror applies one server's changes "
+                         "in its order: choose one with --series NAME (or give the files or the .index of one series)")
+    if one:
+        where: dict[str, list[str]] = {}
+        for i in found:
+            where.setdefault(strip_compressed(i.basename), []).append(folder(i))
+        twice = next(((n, f) for n, f in sorted(where.items()) if len(f) > 1), None)
+        if twice is not None:
+            raise UsageError(f"{twice[0]} is given from several folders ({', '.join(twice[1])}): two servers' "
+                             "series of one name, or two copies; a mirror reads one: give one folder")
     return found

@@ -17,9 +17,13 @@ Fail closed, for every command at once:
 * an archive that does not decompress (corrupt data, a bad CRC, cut short) raises
   ``CompressionError`` naming the file and the decompressed offset reached; the framing loop
   adds the event being read. Never ``LZMAError`` / ``EOFError`` / ``BadGzipFile``.
-* an ``.index`` written on another host lists absolute paths that do not exist here: its
-  entries are then the files of the same names beside it (``read_index``), and the caller is
-  told once (``expand_paths(..., notes=)``).
+* a folder, or an ``.index`` in it, means the files in that folder: an index's entries are
+  the files of their names beside it (``read_index``), absolute or not, so a copied folder
+  whose index names the live server's files is read from the copy, and nothing outside the
+  folder named is opened; the caller is told once when an index names another folder
+  (``expand_paths(..., notes=)``).
+* the order given never matters: the files are read in binlog order (series base name, then
+  number), each file once (``binlog_order``).
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ from typing import BinaryIO, Iterable, Union, cast
 
 from .compression import CODEC_NAMES, OPENERS, Decompressed
 from ..errors import NotRegularFileError
-from .names import COMPRESSED_SUFFIXES, IndexListing, is_log_name, read_index  # noqa: F401  (re-exported)
+from .names import (COMPRESSED_SUFFIXES, IndexListing, in_binlog_order, is_log_name, read_index,  # noqa: F401  (re-exported)
+                    strip_compressed)
 from .storage import Url, is_url
 
 InputPath = Union[Path, Url]  # what expand_paths gives: local paths, or URLs kept as text
@@ -124,13 +129,34 @@ def input_size(path: str | os.PathLike) -> int:
     return os.path.getsize(path)
 
 
+def same_file(path: str | os.PathLike) -> tuple[str, str]:
+    """What makes two inputs one file (``names.in_binlog_order``): the folder (links resolved)
+    and the name without its archive suffix; a URL by its text. ``a/b.000001``,
+    ``./a/b.000001`` and ``a/b.000001.xz`` are one file."""
+    text = os.fspath(path)
+    if is_url(text) or text == STDIN:
+        return "", strip_compressed(text)
+    folder, _, name = text.rpartition("/")
+    return os.path.realpath(folder or "."), strip_compressed(name)
+
+
+def binlog_order(paths: Iterable[InputPath]) -> list[InputPath]:
+    """``paths`` in binlog order, each file once (``names.in_binlog_order``)."""
+    return in_binlog_order(paths, lambda p: os.fspath(p), same_file)
+
+
 def expand_paths(paths: Iterable[str | os.PathLike], *, notes: list[str] | None = None) -> list[InputPath]:
-    """Files in order: an ``.index`` file stands for the logs it lists (``read_index``); a
-    directory for its index files' logs, or else for its entries named like ``NAME.000123``
-    (whatever they are: a FIFO so named is refused when opened, not skipped). URLs likewise
-    (``storage.expand``: a prefix is a folder), returned as ``storage.Url``. ``-`` stays itself
-    (standard input). ``notes`` (a list) receives one line per index read from another host.
-    MariaDB GTID index files named explicitly (``mariadb-bin.*`` matches them) are left out."""
+    """The files the arguments stand for, in binlog order (series base name, then number: the
+    order given never matters), each file once. A folder stands for its files: the logs its
+    ``.index`` files list, each by name in that folder (``read_index``: never a file elsewhere,
+    a name the folder lacks is a missing file, returned as it would be there), and its other
+    entries named like ``NAME.000123`` (whatever they are: a FIFO so named is refused when
+    opened, not skipped). An ``.index`` given stands for the files it lists in its folder. A
+    file given by name is itself. URLs likewise (``storage.expand``: a prefix is a folder),
+    returned as ``storage.Url``; ``-`` stays itself (standard input). ``notes`` (a list)
+    receives one line per index that names another folder and per folder holding logs its
+    index does not list. MariaDB GTID index files named explicitly (``mariadb-bin.*`` matches
+    them) are left out."""
     out: list[InputPath] = []
     for arg in paths:
         if is_url(arg):
@@ -140,20 +166,34 @@ def expand_paths(paths: Iterable[str | os.PathLike], *, notes: list[str] | None 
             continue
         p = Path(arg)
         if p.is_dir():
-            indexes = sorted(f for f in p.glob("*.index") if not f.is_dir())
-            if indexes:
-                out += expand_paths(indexes, notes=notes)
-            else:
-                out += sorted(f for f in p.iterdir() if not f.is_dir() and is_log_name(f.name))
-            continue
-        if p.suffix == ".index" and p.is_file():
+            out += _folder(p, notes)
+        elif p.suffix == ".index" and p.is_file():
             listing = read_index(p)
             if listing.elsewhere and notes is not None:
                 notes.append(listing.note())
             out += listing.files
         elif not is_gtid_index_file(p):  # MariaDB 11.4+ writes NAME.000001.idx beside each binlog
             out.append(p)
-    return out
+    return binlog_order(out)
+
+
+def _folder(p: Path, notes: list[str] | None) -> list[Path]:
+    """A folder's logs: what its indexes list (by name, in it), then its other log-named
+    entries (a plain file before its compressed twin: the one kept)."""
+    listed: list[Path] = []
+    for index in sorted(f for f in p.glob("*.index") if not f.is_dir()):
+        listing = read_index(index)
+        if listing.elsewhere and notes is not None:
+            notes.append(listing.note())
+        listed += listing.files
+    names = {strip_compressed(f.name) for f in listed}
+    rest = sorted((f for f in p.iterdir() if not f.is_dir() and is_log_name(f.name)),
+                  key=lambda f: (strip_compressed(f.name), f.name))
+    unlisted = [f for f in rest if strip_compressed(f.name) not in names]
+    if listed and unlisted and notes is not None:
+        notes.append(f"{p} holds {len(unlisted)} file(s) named like logs that its index does not list "
+                     f"({unlisted[0].name}...): read too")
+    return listed + unlisted
 
 
 def is_gtid_index_file(p: InputPath) -> bool:

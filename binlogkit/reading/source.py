@@ -9,7 +9,8 @@ name says (``names.compression_of``). Everything below reads it the same way::
                                                   the Format in force)
     inputs([Input(path, keys), ...])          ->  [Input, ...]: .index files, folders, prefixes
                                                   expanded (files.expand_paths), each keeping
-                                                  its argument's keys
+                                                  its argument's keys; in binlog order, each
+                                                  file once
 
 The layers under it, each in one place::
 
@@ -36,10 +37,10 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator, U
 
 from ..constants import BINLOG_MAGIC
 from ..errors import BadMagicError, BinlogError
-from .files import expand_paths, input_size, open_input
+from .files import expand_paths, input_size, open_input, same_file
 from .framing import MYSQL_ENCRYPTED_MAGIC, Frame, Taker, walk_events
 from .storage import Url, is_url
-from .names import compression_of
+from .names import compression_of, in_binlog_order
 from .progress import watched
 
 if TYPE_CHECKING:
@@ -215,13 +216,15 @@ def as_input(x: Input | str | os.PathLike, *, verify: bool = True) -> Input:
 
 def inputs(paths: Iterable[Input | str | os.PathLike], *, verify: bool = True,
            notes: list[str] | None = None) -> list[Input]:
-    """The inputs the arguments stand for, in order: ``.index`` files, folders and URL prefixes
-    expanded (``files.expand_paths``); an ``Input`` given keeps its options (``Input.expand``:
-    a local folder or index becomes its logs, each with those options)."""
+    """The inputs the arguments stand for: ``.index`` files, folders and URL prefixes expanded
+    (``files.expand_paths``: a folder or an index in it means the files in that folder); an
+    ``Input`` given keeps its options (``Input.expand``: a local folder or index becomes its
+    logs, each with those options). In binlog order whatever the order given, each file once
+    (``files.binlog_order``: the first argument naming it gives its options)."""
     out: list[Input] = []
     for p in paths:
         if isinstance(p, Input):
             out += p.expand(notes)
         else:
             out += [Input(f, None, verify) for f in expand_paths([p], notes=notes)]
-    return out
+    return in_binlog_order(out, lambda i: i.name, lambda i: (same_file(i.path), i.start))

@@ -11,9 +11,10 @@ The API (small and stable; new commands such as ``export`` call only these)::
     open_read(url) -> BinaryIO                read-only, large ranged reads with read-ahead;
                                               .xz/.gz/.bz2 objects are decompressed as streams
     size(url) -> int                          bytes as stored (cached with the listing)
-    expand(url) -> list[str]                  a prefix as a local folder: its .index files' logs,
-                                              else its objects named like NAME.000123 (compressed
-                                              twins too), in order; an object stands for itself
+    expand(url) -> list[str]                  a prefix as a local folder: the logs its .index files
+                                              list (by name, under it) and its other objects named
+                                              like NAME.000123 (compressed twins too); an object
+                                              stands for itself
     find_logs(url) -> list[tuple[str, int]]   every log-named object under a prefix, with sizes
                                               (the audit: recursive, like a folder tree)
     find_indexes(url) / index_entries(url)    the .index objects under a prefix / what one lists
@@ -52,7 +53,7 @@ import secrets
 from typing import Any, BinaryIO, Callable, Union, cast
 
 from ..errors import StorageError
-from .names import compressed_suffix, index_lines, is_log_name, twin
+from .names import compressed_suffix, entry_name, index_lines, is_log_name, strip_compressed, twin
 
 Writer = Callable[[BinaryIO], None]
 
@@ -349,20 +350,22 @@ def _read_index(url: str) -> list[str]:
             have = {u for u, _s, t in _listing(parent) if t != "directory"}
         return name in have
 
-    return [twin(join(parent, line.replace("\\", "/").rsplit("/", 1)[-1]), stored) for line in index_lines(text)]
+    return [twin(join(parent, entry_name(line)), stored) for line in index_lines(text)]
 
 
 def expand(url: str) -> list[str]:
-    """Objects in order, as ``files.expand_paths`` does for local paths: a prefix stands for its
-    ``.index`` objects' logs, else its objects named like ``NAME.000123``; an ``.index`` object
-    for the logs it lists; any other object for itself."""
+    """Objects, as ``files.expand_paths`` does for local paths (which puts them in binlog
+    order): a prefix stands for its objects, those its ``.index`` objects list (by name, under
+    the prefix) and its other objects named like ``NAME.000123``; an ``.index`` object for the
+    logs it lists; any other object for itself."""
     if url.endswith("/") or isdir(url):
         entries = [(u, t) for u, _s, t in _listing(url)]
         indexes = sorted(u for u, t in entries if t != "directory" and u.endswith(".index"))
-        if indexes:
-            return [f for i in indexes for f in _read_index(i)]
-        return sorted((u for u, t in entries if t != "directory" and is_log_name(u)),
-                      key=lambda u: u.rsplit("/", 1)[-1])
+        listed = [f for i in indexes for f in _read_index(i)]
+        names = {strip_compressed(f) for f in listed}
+        rest = sorted((u for u, t in entries if t != "directory" and is_log_name(u)),
+                      key=lambda u: (strip_compressed(u), u))
+        return listed + [u for u in rest if strip_compressed(u) not in names]
     if url.endswith(".index"):
         return _read_index(url)
     size(url)  # an object that is not there: StorageError naming it (the size is kept for reading)

@@ -88,7 +88,7 @@ def plan_files(paths: Iterable[Input | str | os.PathLike], *, keys=None, recursi
         from ..reading.source import inputs
 
         found = inputs(paths)
-    out = list(found)   # a file given twice is read twice, as every command does
+    out = list(found)   # each file once (a file given twice is read once, as every command does)
     if recursive:  # audit's listing is largest first: back to binlog order
         out.sort(key=lambda i: series_key(i.name))
     tasks = []

@@ -337,13 +337,16 @@ class Mirror:
 def export_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = False,
                 filters: Filters | None = None, catalog: str | None = None, batch_transactions: int = 1000,
                 batch_rows: int = 100_000, from_gtid: str | None = None, snapshot: str | None = None,
-                snapshot_at: tuple[str | None, int] = (None, 0), check_gaps: bool = True) -> dict:
+                snapshot_at: tuple[str | None, int] = (None, 0), check_gaps: bool = True,
+                series: str | None = None) -> dict:
     """Export ``paths`` into the tables of ``warehouse`` (see the module text); the summary.
-    ``ArchiveGap`` when the archive has a hole (everything before it is committed first)."""
+    ``ArchiveGap`` when the archive has a hole (everything before it is committed first).
+    ``series``: only the files of that series; a mirror refuses inputs of several
+    (``changes.one_series_of``: ``UsageError``, before anything is written)."""
     from .. import make_summary
     from .snapshot import covered_by, load_snapshot
 
-    found = checked_inputs(paths)
+    found = checked_inputs(paths, series=series, one_series=mirror)
     sink = open_sink(fmt, warehouse, catalog)
     gap = None
     if check_gaps:
