@@ -35,13 +35,14 @@ from ..codecs.format_description import fde_is_checksum_aware
 from ..codecs.header import LEN_HEADER
 from ..constants import LEN_CHECKSUM, EventFlag, EventType as T
 from ..errors import FormatError
+from ..flavor import replay_needs_gtid_next
 from ..reading.events import build_event
 from ..reading.source import Input, inputs
 from ..reading.format import Format
 from .conflicts import Expected, later_changes
 from .invert import MinimalImage
-from .plan import NOTHING, FlashbackRefused, Plan, select
-from .undo import Filters, undo_plan
+from .plan import ROW_FORMAT, FlashbackRefused, Plan, nothing, select
+from .undo import GTID_NEXT_AUTOMATIC, Filters, Out, is_gtid_next_automatic, session_query, undo_plan
 from .write import write_output
 
 __all__ = ["flashback", "FlashbackRefused", "MinimalImage", "Result", "select", "Filters"]
@@ -57,7 +58,8 @@ class Result:
     bytes: int
     first_gtid: str | None
     last_gtid: str | None
-    skipped: list[dict]        # one-statement transactions left out (--skip-statements)
+    skipped: list[dict]        # statements left out (--skip-statements): one-statement transactions, then
+    # those inside the undone transactions (gtid None), each {file, start, end, gtid, statement}
     # later transactions of the inputs that changed rows the undo expects (conflicts.py):
     # {"conflicts": [{file, offset, gtid, table, rows}...], "total": n, "note": str|None}
     later: dict | None = None
@@ -144,15 +146,22 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
               database: str | None = None, table: str | None = None, skip_statements: bool = False,
               sql: bool = False, force: bool = False, tmpdir: str | None = None,
               check_later: bool = True, backup_dir: str | os.PathLike | None = None,
-              cleaned: list[str] | None = None) -> Result:
+              cleaned: list[str] | None = None, timestamp: datetime | None = None,
+              generated: tuple[str, ...] = ()) -> Result:
     """Write the undo of the selected transactions to ``output``. Raises ``FlashbackRefused``
     (nothing written) for what cannot be undone, another ``BinlogError`` for damaged input
     (``KeyRequiredError``: an encrypted input and no key for it).
     ``check_later``: then read the inputs after the range for later changes to the rows the
     undo puts back (``Result.later``; ``conflicts``). ``paths`` are paths or ``Input`` values:
-    encrypted inputs are read with their keys, an event at a time (``source``); the output is plain."""
+    encrypted inputs are read with their keys, an event at a time (``source``); the output is plain.
+    ``timestamp``: the time every event of the undo binlog is dated with (``--timestamp``; a
+    replay then dates the server's own events so), instead of its source event's.
+    ``generated``: ``db.table.column`` names of generated columns, left out of ``--sql`` statements
+    (the binlog does not say which columns are generated)."""
     if table is not None and "." not in table:
         raise FlashbackRefused(f"--table takes DB.TABLE, not {table!r}")
+    stamp = _stamp(timestamp, sql)
+    omit = _generated(generated, sql)
     if sum(x is not None for x in (start_position or stop_position, start_datetime or stop_datetime, gtids)) > 1:
         raise FlashbackRefused("choose one range: positions, date-times or --include-gtids")
     found = inputs(paths)
@@ -177,24 +186,51 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
                               for s in statements[:5])
             more = f" and {len(statements) - 5} more" if len(statements) > 5 else ""
             raise FlashbackRefused(f"{len(statements)} statement(s) in the range cannot be undone from row images "
-                                   f"(DDL or statement-format DML): {shown}{more}; --skip-statements leaves "
-                                   "them out (their effect stays)", file=statements[0]["file"],
+                                   f"(DDL or statement-format DML {ROW_FORMAT}): {shown}{more}; "
+                                   "--skip-statements leaves them out (their effect stays)", file=statements[0]["file"],
                                    offset=statements[0]["start"])
         if not len(plan):
-            raise FlashbackRefused("the range holds only statements: no row change to undo")
+            raise FlashbackRefused(nothing(False, len(statements)))
         res = Result(str(output), len(plan), 0, 0, 0, 0, plan.first_gtid, plan.last_gtid, statements,
                      cleaned=cleaned)
         expected = Expected() if check_later else None
         if sql:
             from .sql import produce_sql
-            produce = produce_sql(plan, local, fmt, filters, res, expected)
+            produce = produce_sql(plan, local, fmt, filters, res, expected, omit)
         else:
-            produce = _produce_binlog(plan, local, fmt, fde_raw, fde_crc, filters, res, expected)
+            produce = _produce_binlog(plan, local, fmt, fde_raw, fde_crc, filters, res, expected, stamp)
         res.backup = write_output(output, produce, force=force, inputs=[*plan.files, *(i.name for i in local.values())],
                                   backup_dir=backup_dir, cleaned=cleaned)
         if expected:
             res.later = later_changes(plan.files, local, fmt, plan.file_index[-1], plan.ends[-1], expected)
     return res
+
+
+def _stamp(timestamp: datetime | None, sql: bool) -> int | None:
+    if timestamp is None:
+        return None
+    if sql:
+        raise FlashbackRefused("--timestamp dates the events of the binlog output; --sql statements carry no "
+                               "time (the server dates them when they run): leave --timestamp out")
+    stamp = int(timestamp.timestamp())
+    if not 0 < stamp < 1 << 32:
+        raise FlashbackRefused(f"--timestamp {timestamp.isoformat()} is outside what a binlog event header "
+                               "holds (1970-01-01 .. 2106-02-07 UTC)")
+    return stamp
+
+
+def _generated(names: tuple[str, ...], sql: bool) -> frozenset[tuple[str, str, str]]:
+    out = set()
+    for name in names:
+        parts = name.split(".")
+        if len(parts) != 3 or not all(parts):
+            raise FlashbackRefused(f"--generated takes DB.TABLE.COLUMN, not {name!r}")
+        out.add((parts[0], parts[1], parts[2]))
+    if out and not sql:
+        raise FlashbackRefused("--generated names columns to leave out of --sql statements; the binlog output "
+                               "(without --sql) writes row images, where the server expects generated columns: "
+                               "leave --generated out or add --sql")
+    return frozenset(out)
 
 
 def _statements(plan: Plan, local: dict[str, Input], fmt: Format) -> list[dict]:
@@ -205,12 +241,16 @@ def _statements(plan: Plan, local: dict[str, Input], fmt: Format) -> list[dict]:
     for name, start, end, gtid in plan.statements:
         with EventFile(local[name]) as fh:
             text = statement_text(fh, name, start, end, fmt)
+        if gtid is None and is_gtid_next_automatic(text):
+            continue  # the GTID_NEXT line of an undo binlog (flashing back a flashback): no change
         out.append({"file": name, "start": start, "end": end, "gtid": gtid, "statement": text})
     return out
 
 
 def _produce_binlog(plan: Plan, local: dict[str, Input], fmt: Format, fde_raw, fde_crc: bool, filters: Filters,
-                    res: Result, expected: Expected | None = None):
+                    res: Result, expected: Expected | None = None, stamp: int | None = None):
+    """``produce(sink)`` writing the undo binlog. ``stamp``: the header timestamp of every event
+    (``--timestamp``), else each keeps its source event's."""
     checksum = fmt.len_checksum > 0
 
     def produce(sink) -> None:
@@ -218,20 +258,29 @@ def _produce_binlog(plan: Plan, local: dict[str, Input], fmt: Format, fde_raw, f
         sink.write(b"\xfebin")
         at = 4
         size = LEN_HEADER + len(fde_body) + (LEN_CHECKSUM if fde_crc else 0)
-        sink.write(build_event(type_code=T.FORMAT_DESCRIPTION_EVENT, body=fde_body, timestamp=fde_raw.timestamp,
+        fde_time = fde_raw.timestamp if stamp is None else stamp
+        sink.write(build_event(type_code=T.FORMAT_DESCRIPTION_EVENT, body=fde_body, timestamp=fde_time,
                                server_id=fde_raw.server_id, log_pos=at + size, flags=0, checksum=fde_crc))
         at += size
         res.events = 1
-        with contextlib.closing(undo_plan(plan, local, fmt, filters)) as transactions:
+
+        def write(out: Out) -> None:
+            nonlocal at
+            size = LEN_HEADER + len(out.body) + (LEN_CHECKSUM if checksum else 0)
+            sink.write(build_event(type_code=out.type_code, body=out.body,
+                                   timestamp=out.timestamp if stamp is None else stamp,
+                                   server_id=out.server_id, log_pos=(at + size) & 0xFFFFFFFF,
+                                   flags=out.flags & ~EventFlag.BINLOG_IN_USE, checksum=checksum))
+            at += size
+            res.events += 1
+
+        if replay_needs_gtid_next(fmt.flavor):
+            write(session_query(GTID_NEXT_AUTOMATIC, fde_time, fde_raw.server_id, fmt))
+        with contextlib.closing(undo_plan(plan, local, fmt, filters, res.skipped)) as transactions:
             for _name, events in transactions:
                 wrote = False
                 for out in events:
-                    size = LEN_HEADER + len(out.body) + (LEN_CHECKSUM if checksum else 0)
-                    sink.write(build_event(type_code=out.type_code, body=out.body, timestamp=out.timestamp,
-                                           server_id=out.server_id, log_pos=(at + size) & 0xFFFFFFFF,
-                                           flags=out.flags & ~EventFlag.BINLOG_IN_USE, checksum=checksum))
-                    at += size
-                    res.events += 1
+                    write(out)
                     if out.rows is not None:
                         res.rows += len(out.rows)
                         if expected is not None:
@@ -239,6 +288,6 @@ def _produce_binlog(plan: Plan, local: dict[str, Input], fmt: Format, fde_raw, f
                     wrote = True
                 res.undone += wrote
         if not res.undone:
-            raise FlashbackRefused(NOTHING)
+            raise FlashbackRefused(nothing(filters.filtered, len(res.skipped)))
         res.bytes = at
     return produce

@@ -50,7 +50,7 @@ from ..reading.format import Format
 from ..reading.reader import RawEvent
 from ..rowvalues.tables import Table, table_from_map
 from .invert import ROWS_TYPES, MinimalImage, invert_rows
-from .plan import FlashbackRefused
+from .plan import ROW_FORMAT, FlashbackRefused
 from .source import EventFile
 
 if TYPE_CHECKING:
@@ -79,6 +79,10 @@ class Filters:
     table: str | None = None      # "db.table"
     skip_statements: bool = False
 
+    @property
+    def filtered(self) -> bool:
+        return self.database is not None or self.table is not None
+
     def wants(self, table: Table) -> bool:
         if self.database is not None and table.db != self.database:
             return False
@@ -87,11 +91,29 @@ class Filters:
         return True
 
 
-def begin_query(timestamp: int, server_id: int, fmt: Format) -> Out:
+def session_query(text: str, timestamp: int, server_id: int, fmt: Format) -> Out:
+    """A Query event of ``text`` with no database and no status variables (a built ``BEGIN``,
+    the ``GTID_NEXT`` line)."""
     body = QueryBody.build({"thread_id": 0, "exec_time": 0, "len_db": 0, "error_code": 0, "len_status_vars": 0,
-                            "load": None, "post_header_extra": b"", "status_vars": b"", "db": b"", "query": b"BEGIN"},
+                            "load": None, "post_header_extra": b"", "status_vars": b"", "db": b"",
+                            "query": text.encode()},
                            len_body=0, type_code=T.QUERY_EVENT, post_header_len=fmt.post_header_length(T.QUERY_EVENT))
     return Out(T.QUERY_EVENT, body, timestamp, server_id)
+
+
+def begin_query(timestamp: int, server_id: int, fmt: Format) -> Out:
+    return session_query("BEGIN", timestamp, server_id, fmt)
+
+
+# The one statement of a MySQL undo binlog outside its transactions, right after the
+# Format_description (``flavor.replay_needs_gtid_next``): replayed by ``mysqlbinlog FILE | mysql``
+# it lets the server give each undo transaction a GTID of its own (gtid_mode=ON) or none (OFF).
+GTID_NEXT_AUTOMATIC = "SET @@SESSION.GTID_NEXT='AUTOMATIC'"
+
+
+def is_gtid_next_automatic(statement: str) -> bool:
+    """Whether a statement is the GTID_NEXT line of an undo binlog (a session setting: no change)."""
+    return " ".join(statement.split()).upper().replace("= ", "=").replace(" =", "=") == GTID_NEXT_AUTOMATIC.upper()
 
 
 def read_event(src: EventFile, at: int, fmt: Format, name: str) -> RawEvent:
@@ -181,6 +203,7 @@ class _Walk:
         self.timestamp = 0
         self.server_id = 0
         self.begin: RawEvent | None = None
+        self.skipped: list[tuple[int, str]] = []   # (offset, text) of statements left out (skip_statements)
 
     def feed(self, raw: RawEvent, filters: Filters, *, inner: bool = False) -> None:
         code = raw.type_code
@@ -217,15 +240,18 @@ class _Walk:
                 raise FlashbackRefused(f"an XA transaction ({q[:60]!r}) cannot be flashed back",
                                        offset=raw.offset, event_type=raw.type_name)
             if filters.skip_statements:
+                self.skipped.append((raw.offset, q[:1000]))
                 return
             raise FlashbackRefused(f"a statement in the range cannot be undone from row images: {q[:200]!r} "
-                                   "(DDL or statement-format DML); --skip-statements leaves statements out",
-                                   offset=raw.offset, event_type=raw.type_name)
+                                   f"(DDL or statement-format DML {ROW_FORMAT}); --skip-statements leaves "
+                                   "statements out", offset=raw.offset, event_type=raw.type_name)
         if code in PRELUDE or code in (T.BEGIN_LOAD_QUERY_EVENT, T.EXECUTE_LOAD_QUERY_EVENT, T.APPEND_BLOCK_EVENT):
             if filters.skip_statements:
+                if code == T.EXECUTE_LOAD_QUERY_EVENT:  # the LOAD DATA statement itself
+                    self.skipped.append((raw.offset, _query_text(decode(raw)).strip()[:1000]))
                 return
-            raise FlashbackRefused(f"a {raw.type_name} event (part of a statement-format statement) is in the "
-                                   "range; --skip-statements leaves statements out",
+            raise FlashbackRefused(f"a {raw.type_name} event (part of a statement-format statement {ROW_FORMAT}) "
+                                   "is in the range; --skip-statements leaves statements out",
                                    offset=raw.offset, event_type=raw.type_name)
         if code == T.XA_PREPARE_LOG_EVENT:
             raise FlashbackRefused("an XA transaction cannot be flashed back", offset=raw.offset,
@@ -234,8 +260,10 @@ class _Walk:
 
 
 def undo_transaction(fh: EventFile, name: str, start: int, end: int, fmt: Format,
-                     filters: Filters) -> Iterator[Out]:
-    """The events of the undo of the transaction at [start, end) of ``fh``."""
+                     filters: Filters, skipped: list[dict] | None = None) -> Iterator[Out]:
+    """The events of the undo of the transaction at [start, end) of ``fh``. ``skipped`` gets
+    the statements inside it that ``filters.skip_statements`` leaves out (file, start, end,
+    gtid None, statement: as the one-statement transactions of ``Result.skipped``)."""
     walk = _Walk()
     at = start
     try:
@@ -248,6 +276,9 @@ def undo_transaction(fh: EventFile, name: str, start: int, end: int, fmt: Format
             else:
                 walk.feed(read_event(fh, at, fmt, name), filters)
             at += size
+        if skipped is not None:
+            skipped += [{"file": name, "start": off, "end": end, "gtid": None, "statement": text}
+                        for off, text in walk.skipped]
         if walk.terminator is None and walk.rows:
             raise FlashbackRefused("the transaction has no Xid or COMMIT: it cannot be undone as a whole",
                                    offset=start)
@@ -288,7 +319,7 @@ def undo_transaction(fh: EventFile, name: str, start: int, end: int, fmt: Format
         walk.spill.close()
 
 
-def undo_plan(plan, local: dict[str, Input], fmt, filters):
+def undo_plan(plan, local: dict[str, Input], fmt, filters, skipped: list[dict] | None = None):
     """The undo of every transaction of ``plan``, last first: ``(file name, iterator of its undo
     events)`` (``undo_transaction``) per transaction. Each input is opened once, read-only, and every one
     is closed when the walk ends (close the generator: ``contextlib.closing``). ``keys``: for
@@ -299,7 +330,7 @@ def undo_plan(plan, local: dict[str, Input], fmt, filters):
             fh = handles.get(name)
             if fh is None:
                 fh = handles[name] = EventFile(local[name])
-            yield name, undo_transaction(fh, name, start, end, fmt, filters)
+            yield name, undo_transaction(fh, name, start, end, fmt, filters, skipped)
     finally:
         for fh in handles.values():
             fh.close()
