@@ -16,6 +16,7 @@ the damage is two transactions (``t`` first, then ``p``), so the undo touches ``
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -245,3 +246,38 @@ def test_timestamp_and_generated_are_refused_where_they_mean_nothing(tmp_path):
     assert p.returncode == 0, p.stderr
     stamp = int(datetime(2030, 1, 2, 3, 4, 5, tzinfo=timezone.utc).timestamp())
     assert {ev.raw.timestamp for ev in decode_files([tmp_path / "u.bin"])} == {stamp}
+
+
+def test_statement_format_dml_is_named_with_the_setting_and_skipping_it_says_what_is_left(mariadb, tmp_path):
+    """MariaDB's default binlog_format is MIXED: a statement-format INSERT inside BEGIN ... COMMIT
+    is a transaction of the range like any other. Refused, the message names binlog_format=ROW;
+    with --skip-statements and nothing else in the range, the refusal says the range holds only
+    statements (it said "the filters (--database, --table) leave no row change", with no filter
+    given); beside a row change, the statement left out is listed (summary and JSON)."""
+    mariadb.execute("CREATE DATABASE stm", "CREATE TABLE stm.t (id INT PRIMARY KEY, v VARCHAR(10))")
+    f, start = _status(mariadb)
+    with mariadb.connect() as conn, conn.cursor() as cur:
+        cur.execute("SET SESSION binlog_format = 'STATEMENT'")
+        cur.execute("BEGIN")
+        cur.execute("INSERT INTO stm.t VALUES (1, 'a'), (2, 'b')")
+        cur.execute("COMMIT")
+    mid = _status(mariadb)[1]
+    with mariadb.connect() as conn, conn.cursor() as cur:
+        cur.execute("SET SESSION binlog_format = 'ROW'")
+        cur.execute("UPDATE stm.t SET v = 'rows' WHERE id = 1")
+    stop = _status(mariadb)[1]
+    src = mariadb.datadir / f
+    out = tmp_path / "u.bin"
+    p = cli(src, "-o", out, "--start-position", start, "--stop-position", mid)
+    assert p.returncode == 2 and "binlog_format=ROW" in p.stderr and "INSERT INTO stm.t" in p.stderr, p.stderr
+    p = cli(src, "-o", out, "--start-position", start, "--stop-position", mid, "--skip-statements")
+    assert p.returncode == 2 and "the range holds only statements (1 left out by --skip-statements)" in p.stderr
+    assert "--database" not in p.stderr and "binlog_format=ROW" in p.stderr and not out.exists()
+    p = cli(src, "-o", out, "--start-position", start, "--stop-position", mid, "--skip-statements", "--table", "stm.t")
+    assert p.returncode == 2 and "the filters (--database, --table) leave no row change" in p.stderr
+    p = cli(src, "-o", out, "--start-position", start, "--stop-position", stop, "--skip-statements", "--json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["undone"] == 1 and [s["statement"] for s in doc["skipped"]] == ["INSERT INTO stm.t VALUES (1, 'a'), (2, 'b')"]
+    p = cli(src, "-o", tmp_path / "u2.bin", "--start-position", start, "--stop-position", stop, "--skip-statements")
+    assert p.returncode == 0 and f"left out (--skip-statements): {f}:" in p.stderr and "INSERT INTO stm.t" in p.stderr
