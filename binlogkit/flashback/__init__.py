@@ -7,9 +7,11 @@ Three steps, as every command that writes (``STYLE.md`` 12)::
     write            the one step that writes: the output file, atomically (safeio)
 
 The output is a binlog: the magic, the source's Format_description (same flavor, version,
-checksum), then one undo transaction per selected transaction, last first (``undo``'s
-docstring has the layout and why it carries no GTID events). With ``sql=True`` the output is
-SQL text instead (``sql``). See docs/flashback.md.
+checksum), for MySQL the ``SET @@SESSION.GTID_NEXT='AUTOMATIC'`` line, then one undo transaction
+per selected transaction, last first (``undo``'s docstring has the layout and why it carries no
+GTID events). ``timestamp`` dates every event of it; otherwise each keeps its source event's
+time. With ``sql=True`` the output is SQL text instead, one transaction (``sql``). See
+docs/flashback.md.
 
 Inputs that are archives (``.xz``, ``.gz``...) or URLs are copied, decompressed, into a
 temporary file first: the undo reads every transaction backwards, which needs a seekable file.
@@ -186,8 +188,8 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
                               for s in statements[:5])
             more = f" and {len(statements) - 5} more" if len(statements) > 5 else ""
             raise FlashbackRefused(f"{len(statements)} statement(s) in the range cannot be undone from row images "
-                                   f"(DDL or statement-format DML {ROW_FORMAT}): {shown}{more}; "
-                                   "--skip-statements leaves them out (their effect stays)", file=statements[0]["file"],
+                                   f"(DDL or statement-format DML): {shown}{more}; --skip-statements leaves "
+                                   f"them out (their effect stays); {ROW_FORMAT}", file=statements[0]["file"],
                                    offset=statements[0]["start"])
         if not len(plan):
             raise FlashbackRefused(nothing(False, len(statements)))

@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from ..reading.source import Input
 
 # what a statement refusal adds: the server setting that avoids statement-format DML
-ROW_FORMAT = ("(statement-format DML is what a server with binlog_format=STATEMENT or MIXED logs; with "
-              "binlog_format=ROW it logs row images, which can be undone)")
+ROW_FORMAT = ("statement-format DML is what a server with binlog_format=STATEMENT or MIXED logs; with "
+              "binlog_format=ROW it logs row images, which can be undone")
 
 
 def nothing(filtered: bool, statements: int) -> str:
@@ -43,12 +43,13 @@ def nothing(filtered: bool, statements: int) -> str:
         what = "the filters (--database, --table) leave no row change to undo in the range"
         if statements:
             what += f" ({statements} statement(s) left out by --skip-statements)"
-    elif statements:
-        what = (f"the range holds only statements ({statements} left out by --skip-statements) and no row change "
-                f"to undo {ROW_FORMAT}")
-    else:
-        what = "the range holds no row change to undo"
-    return what + ": nothing written"
+        return what + ": nothing written"
+    if statements:
+        return (f"the range holds only statements ({statements} left out by --skip-statements) and no row change "
+                f"to undo: nothing written; {ROW_FORMAT}")
+    return "the range holds no row change to undo: nothing written"
+
+
 STATEMENTS = frozenset({"DDL", "STATEMENT"})   # terminators of one-statement transactions
 
 

@@ -134,7 +134,7 @@ def generated_guard(table: Table, written: list[str]) -> str:
             f"TABLE_NAME = {_text(table.name)} AND COLUMN_NAME IN ({names}) AND GENERATION_EXPRESSION <> '');\n"
             "SET SESSION sql_mode = IF(@binlogkit_generated IS NULL, @@SESSION.sql_mode, CONCAT('binlogkit: generated "
             "column ', @binlogkit_generated, ' cannot be written: nothing was changed; run flashback again with "
-            "--generated ', @binlogkit_generated));\n")
+            "--generated ', REPLACE(@binlogkit_generated, ' ', ' --generated ')));\n")
 
 
 class _Writer:

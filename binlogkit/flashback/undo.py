@@ -2,7 +2,7 @@
 
 An undo transaction is::
 
-    Query BEGIN                        (built; the original's GTID event is not carried: see below)
+    Query BEGIN                        (the original's, or built; its GTID event is not carried: see below)
     Table_map   of the last rows event  \\
     undo of the last rows event          |  every rows event of the original, last first, each a
     Table_map   of the one before it     |  statement of its own (STMT_END_F) behind its table map
@@ -11,16 +11,23 @@ An undo transaction is::
     the original's terminator          (Xid with its xid, or Query COMMIT)
 
 **No GTID events.** A flashback file is replayed by a client (``mariadb-binlog FILE | mariadb``,
-``mysqlbinlog --skip-gtids FILE | mysql``: without ``--skip-gtids`` a GTID_MODE=ON MySQL 9.7
-refuses the first BEGIN, error 1782, as its BINLOG'd Format_description leaves GTID_NEXT to be
-determined and no GTID event follows), which turns a GTID event into ``SET gtid_seq_no=N`` (MariaDB) or
-``SET GTID_NEXT='uuid:N'`` (MySQL). The original's GTID is already in the server's history: MySQL
-would skip the undo as already applied, MariaDB would log a duplicate (refused under
-``gtid_strict_mode``). A new number cannot be chosen from the files either (the server's
-history has moved on since). So the undo transactions open with ``BEGIN`` and the server gives
-each the next GTID of its own, as it does for any client transaction — the way
-``mariadb-binlog --flashback`` leaves the numbering to the server too (it prints no
-``gtid_seq_no`` for flashback output).
+``mysqlbinlog FILE | mysql``), which turns a GTID event into ``SET gtid_seq_no=N`` (MariaDB) or
+``SET GTID_NEXT='uuid:N'`` / ``'ANONYMOUS'`` (MySQL). The original's GTID is already in the
+server's history: MySQL would skip the undo as already applied, MariaDB would log a duplicate
+(refused under ``gtid_strict_mode``). A new number cannot be chosen from the files either (the
+server's history has moved on since), an ``ANONYMOUS`` one is refused by a gtid_mode=ON MySQL
+(ERROR 1782) and a numbered one by a gtid_mode=OFF one (ERROR 1781). So the undo transactions
+open with ``BEGIN`` and the server gives each the next GTID of its own (or none, gtid_mode=OFF),
+as it does for any client transaction — the way ``mariadb-binlog --flashback`` leaves the
+numbering to the server too.
+
+MySQL needs one line more: the client-side ``BINLOG`` of the Format_description makes the
+session's GTID_NEXT "not yet determined", and the first ``BEGIN`` without a GTID event before it
+then runs as ANONYMOUS (ERROR 1782 under gtid_mode=ON). A MySQL undo binlog therefore holds one
+Query event right after the Format_description, ``SET @@SESSION.GTID_NEXT='AUTOMATIC'``
+(``GTID_NEXT_AUTOMATIC``, ``flavor.replay_needs_gtid_next``): ``mysqlbinlog`` prints it as it is
+and the server numbers what follows, under gtid_mode ON or OFF (``mysqlbinlog --skip-gtids``
+prints the same line itself, and still works). Flashing back such a file passes over that line.
 
 Annotate_rows / Rows_query (the original statement's text) are left out: they describe the
 change, not its undo. Statement events (DDL, statement-format DML and their Intvar / Rand /
@@ -243,15 +250,15 @@ class _Walk:
                 self.skipped.append((raw.offset, q[:1000]))
                 return
             raise FlashbackRefused(f"a statement in the range cannot be undone from row images: {q[:200]!r} "
-                                   f"(DDL or statement-format DML {ROW_FORMAT}); --skip-statements leaves "
-                                   "statements out", offset=raw.offset, event_type=raw.type_name)
+                                   f"(DDL or statement-format DML); --skip-statements leaves statements out; "
+                                   f"{ROW_FORMAT}", offset=raw.offset, event_type=raw.type_name)
         if code in PRELUDE or code in (T.BEGIN_LOAD_QUERY_EVENT, T.EXECUTE_LOAD_QUERY_EVENT, T.APPEND_BLOCK_EVENT):
             if filters.skip_statements:
                 if code == T.EXECUTE_LOAD_QUERY_EVENT:  # the LOAD DATA statement itself
                     self.skipped.append((raw.offset, _query_text(decode(raw)).strip()[:1000]))
                 return
-            raise FlashbackRefused(f"a {raw.type_name} event (part of a statement-format statement {ROW_FORMAT}) "
-                                   "is in the range; --skip-statements leaves statements out",
+            raise FlashbackRefused(f"a {raw.type_name} event (part of a statement-format statement) is in the "
+                                   f"range; --skip-statements leaves statements out; {ROW_FORMAT}",
                                    offset=raw.offset, event_type=raw.type_name)
         if code == T.XA_PREPARE_LOG_EVENT:
             raise FlashbackRefused("an XA transaction cannot be flashed back", offset=raw.offset,
