@@ -260,7 +260,8 @@ def test_sql_output_writes_statements_with_exact_literals(fm, tmp_path):
     text = out.read_text()
     # one transaction (a failed replay changes nothing), each undo transaction after its comment
     assert res.undone == 30 and text.count("BEGIN;\n") == 1 == text.count("COMMIT;\n") and text.endswith("COMMIT;\n")
-    assert text.count("\n-- undo of the transaction at mariadb-bin.") == 30
+    undone = [*range(42, 18, -1), *range(13, 7, -1)]                        # last first; 14..18 are DDL
+    assert [line for line in text.splitlines() if line.startswith("-- undo of ")] == [f"-- undo of 0-1-{n}" for n in undone]
     assert "@binlogkit_generated" not in text          # MariaDB ignores values of generated columns: no check
     assert "DELETE FROM `types`.`ints` WHERE `id`=1 LIMIT 1;" in text          # undo of an INSERT
     assert "INSERT INTO `types`.`exactnums` (`id`, " in text                    # undo of a DELETE

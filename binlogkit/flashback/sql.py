@@ -7,7 +7,8 @@ One undo rows event becomes one statement per row, in the undo order (``invert``
     undo Update_rows                           UPDATE `db`.`t` SET `c1`=..., ... WHERE <key> LIMIT 1;
 
 the whole output **one transaction** (``BEGIN;`` first, ``COMMIT;`` last; each undo
-transaction's statements after a ``-- undo of`` comment): a statement that fails stops the
+transaction's statements after a ``-- undo of GTID`` comment, ``FILE:OFFSET`` without a GTID):
+a statement that fails stops the
 client, the connection closes with the transaction open and the server rolls it back — a failed
 replay changes nothing (tables of a transactional engine). Column names come from the table
 maps (``binlog_row_metadata=FULL``); without them the statements cannot be written and the
@@ -203,12 +204,14 @@ def produce_sql(plan, local: dict, fmt, filters, res, expected=None,
         guarded: set[tuple[str, str, tuple[int, ...]]] = set()
         with closing(undo_plan(plan, local, fmt, filters, res.skipped)) as transactions:
             for (name, events), (_name, start, _end) in zip(transactions, plan.reversed()):
-                opened = False
+                opened, gtid = False, None
                 for out in events:
                     if out.rows is None:
+                        gtid = gtid or out.gtid   # the BEGIN carries it
                         continue
                     if not opened:
-                        sink.write(f"-- undo of the transaction at {os.path.basename(name)}:{start}\n".encode())
+                        what = gtid or f"the transaction at {os.path.basename(name)}:{start}"
+                        sink.write(f"-- undo of {what}\n".encode())
                         opened = True
                     t = out.table
                     if t is None:  # undo_transaction gives every undo rows event its table

@@ -44,13 +44,13 @@ from __future__ import annotations
 
 import tempfile
 from array import array
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import IO, TYPE_CHECKING, Iterator
 
-from ..boundary import QUERY_ENDS, classify, query_text
+from ..boundary import QUERY_ENDS, classify, query_text, read_gtid
 from ..codecs.header import HEADER_STRUCT
 from ..codecs.statement import QueryBody
-from ..constants import PRELUDE, QUERY_TYPES, EventType as T
+from ..constants import GTID_TYPES, PRELUDE, QUERY_TYPES, EventType as T
 from ..errors import BinlogError, BodyLengthError
 from ..reading.events import decode, payload_events
 from ..reading.format import Format
@@ -78,6 +78,7 @@ class Out:
     flags: int = 0
     rows: list | None = None      # undo rows event: [(image, other image)], for --sql
     table: Table | None = None
+    gtid: str | None = None       # on an undo's BEGIN: the GTID of the transaction it undoes (--sql's comment)
 
 
 @dataclass(frozen=True)
@@ -211,11 +212,15 @@ class _Walk:
         self.server_id = 0
         self.begin: RawEvent | None = None
         self.skipped: list[tuple[int, str]] = []   # (offset, text) of statements left out (skip_statements)
+        self.gtid: str | None = None
 
     def feed(self, raw: RawEvent, filters: Filters, *, inner: bool = False) -> None:
         code = raw.type_code
         if not self.timestamp:
             self.timestamp, self.server_id = raw.timestamp, raw.server_id
+        if code in GTID_TYPES:
+            value = read_gtid(code, raw.server_id, raw.body, raw.offset)[0]
+            self.gtid = None if value is None else str(value)
         if code in DROPPED:
             return
         if code == T.TABLE_MAP_EVENT:
@@ -309,8 +314,9 @@ def undo_transaction(fh: EventFile, name: str, start: int, end: int, fmt: Format
             except MinimalImage as exc:
                 raise FlashbackRefused(exc.message, offset=raw.offset, event_type=raw.type_name) from None
             if first:
-                yield begin_query(walk.timestamp, walk.server_id, fmt) if walk.begin is None else \
-                    Out(T.QUERY_EVENT, walk.begin.body, walk.begin.timestamp, walk.begin.server_id)
+                yield replace(begin_query(walk.timestamp, walk.server_id, fmt), gtid=walk.gtid) \
+                    if walk.begin is None else \
+                    Out(T.QUERY_EVENT, walk.begin.body, walk.begin.timestamp, walk.begin.server_id, gtid=walk.gtid)
                 first = False
             yield Out(T.TABLE_MAP_EVENT, map_body, map_raw.timestamp, map_raw.server_id, map_raw.flags)
             yield Out(code, undo_body, raw.timestamp, raw.server_id, raw.flags, rows, table)
