@@ -24,7 +24,7 @@ numbering to the server too.
 MySQL needs one line more: the client-side ``BINLOG`` of the Format_description makes the
 session's GTID_NEXT "not yet determined", and the first ``BEGIN`` without a GTID event before it
 then runs as ANONYMOUS (ERROR 1782 under gtid_mode=ON). A MySQL undo binlog therefore holds one
-Query event right after the Format_description, ``SET @@SESSION.GTID_NEXT='AUTOMATIC'``
+Query event right after the Format_description, ``/*!50700 SET @@SESSION.GTID_NEXT='AUTOMATIC' */``
 (``GTID_NEXT_AUTOMATIC``, ``flavor.replay_needs_gtid_next``): ``mysqlbinlog`` prints it as it is
 and the server numbers what follows, under gtid_mode ON or OFF (``mysqlbinlog --skip-gtids``
 prints the same line itself, and still works). Flashing back such a file passes over that line.
@@ -116,12 +116,14 @@ def begin_query(timestamp: int, server_id: int, fmt: Format) -> Out:
 # The one statement of a MySQL undo binlog outside its transactions, right after the
 # Format_description (``flavor.replay_needs_gtid_next``): replayed by ``mysqlbinlog FILE | mysql``
 # it lets the server give each undo transaction a GTID of its own (gtid_mode=ON) or none (OFF).
-GTID_NEXT_AUTOMATIC = "SET @@SESSION.GTID_NEXT='AUTOMATIC'"
+# In a versioned comment that MySQL 5.7 and later run, and MariaDB skips (it ignores /*!50700 to
+# /*!99999: MySQL-only syntax): a MySQL undo replayed into a MariaDB server does not stop on it.
+GTID_NEXT_AUTOMATIC = "/*!50700 SET @@SESSION.GTID_NEXT='AUTOMATIC' */"
 
 
 def is_gtid_next_automatic(statement: str) -> bool:
     """Whether a statement is the GTID_NEXT line of an undo binlog (a session setting: no change)."""
-    return " ".join(statement.split()).upper().replace("= ", "=").replace(" =", "=") == GTID_NEXT_AUTOMATIC.upper()
+    return " ".join(statement.split()) == GTID_NEXT_AUTOMATIC
 
 
 def read_event(src: EventFile, at: int, fmt: Format, name: str) -> RawEvent:
