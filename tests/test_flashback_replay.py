@@ -194,6 +194,9 @@ def test_sql_with_generated_columns_on_mysql_stops_before_any_change_then_restor
     assert snapshot(srv, "gen") == r["damaged"]          # nothing changed: not even p, undone before t
     undo.unlink()
     p = cli(r["file"], "-o", undo, "--start-position", r["start"], "--stop-position", r["stop"], "--sql",
+            "--generated", "gen.t.g,gen.t.S")                       # a name that is not the table's: refused
+    assert p.returncode == 2 and "--generated gen.t.S: no such column" in p.stderr and not undo.exists()
+    p = cli(r["file"], "-o", undo, "--start-position", r["start"], "--stop-position", r["stop"], "--sql",
             "--generated", "gen.t.g,gen.t.s")
     assert p.returncode == 0, p.stderr
     assert "`g`=" not in undo.read_text() and "`s`=" not in undo.read_text()

@@ -151,7 +151,7 @@ class _Writer:
         self.name = f"{ident(table.db)}.{ident(table.name)}"
         self.cols = [ident(n) for n in table.column_names]
         self.written = [i for i, n in enumerate(table.column_names) if (table.db, table.name, n) not in omit]
-        self.guarded = False
+        self.omitted = {(table.db, table.name, n) for n in table.column_names} & omit
         self.readers = [reader(c) for c in table.columns]
         self.unsigned = [i in table.unsigned for i in range(len(table.columns))]
         pk = table.primary_key
@@ -202,6 +202,7 @@ def produce_sql(plan, local: dict, fmt, filters, res, expected=None,
         sink.write((HEAD + (GUARDED if guard else "") + "BEGIN;\n").encode())
         writers: dict[tuple, _Writer] = {}
         guarded: set[tuple[str, str, tuple[int, ...]]] = set()
+        unused = set(omit)
         with closing(undo_plan(plan, local, fmt, filters, res.skipped)) as transactions:
             for (name, events), (_name, start, _end) in zip(transactions, plan.reversed()):
                 opened, gtid = False, None
@@ -222,6 +223,7 @@ def produce_sql(plan, local: dict, fmt, filters, res, expected=None,
                         if len(writers) > 1024:
                             writers.clear()
                         w = writers[key] = _Writer(t, omit)
+                        unused.difference_update(w.omitted)
                     if guard and out.type_code not in DELETES and (t.db, t.name, tuple(w.written)) not in guarded:
                         guarded.add((t.db, t.name, tuple(w.written)))
                         sink.write(generated_guard(t, [t.column_names[k] for k in w.written]).encode())
@@ -234,6 +236,10 @@ def produce_sql(plan, local: dict, fmt, filters, res, expected=None,
                 res.undone += opened
         if not res.undone:
             raise FlashbackRefused(nothing(filters.filtered, len(res.skipped)))
+        if unused:
+            names = ", ".join(".".join(c) for c in sorted(unused))
+            raise FlashbackRefused(f"--generated {names}: no such column in the tables the undo writes (names are "
+                                   "case-sensitive, as the binlog's table maps give them): nothing written")
         sink.write(b"COMMIT;\n")
         res.bytes = sink.size
     return produce
