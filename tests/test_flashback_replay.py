@@ -1,5 +1,5 @@
 """flashback's outputs replayed as a DBA replays them, into real lab servers: MySQL 9.7 with
-gtid_mode=ON and with gtid_mode=OFF (the lab's chroot), Debian's MariaDB.
+gtid_mode=ON and with gtid_mode=OFF (the lab's chroot), Debian's MariaDB 10.11 and the lab's 11.8.
 
 * the undo binlog replays as it is, ``mysqlbinlog undo.bin | mysql``, into both MySQL servers:
   the server numbers the undo transactions itself (new GTIDs under ON, anonymous under OFF);
@@ -7,8 +7,9 @@ gtid_mode=ON and with gtid_mode=OFF (the lab's chroot), Debian's MariaDB.
   the flashback run, not at the damage's;
 * ``--sql`` on a table with generated columns (VIRTUAL and STORED): on MySQL the replay stops
   before writing one (nothing changed, the undo of another table before it included: the script
-  is one transaction), and with ``--generated`` it restores the table; MariaDB ignores the values
-  it is given for them.
+  is one transaction), and with ``--generated`` it restores the table; MariaDB 10.11 ignores the
+  values it is given for them; MariaDB 11.8 leaves generated columns out of its FULL row images,
+  which flashback refuses, naming them.
 
 Each scenario has its own database: a table with generated columns ``t`` and a plain one ``p``;
 the damage is two transactions (``t`` first, then ``p``), so the undo touches ``p`` first.
@@ -16,6 +17,7 @@ the damage is two transactions (``t`` first, then ``p``), so the undo touches ``
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -36,25 +38,50 @@ pytestmark = pytest.mark.server
 ROOT = Path(__file__).resolve().parent.parent
 
 
+class _Servers:
+    """The module's servers, started on first use and stopped together at the module's end: a
+    lab that ends stops every server of the process, so none may end while others are in use."""
+
+    def __init__(self, factory, stack: contextlib.ExitStack) -> None:
+        self.factory, self.stack, self.started = factory, stack, {}
+
+    def mysql(self) -> dict:
+        from fixtures.lab.kinds import kind
+
+        if not kind("mysql-9.7").available():
+            pytest.skip("the lab's mysql-9.7 chroot is not built")
+        if "mysql" not in self.started:
+            lab = self.stack.enter_context(Lab(self.factory.mktemp("fb-mysql"), kind="mysql-9.7"))
+            on = lab.server("gtid-on", 1, binlog_row_metadata="FULL").start()
+            off = lab.server("gtid-off", 2, binlog_row_metadata="FULL", gtid_mode="OFF",
+                             enforce_gtid_consistency="OFF").start()
+            assert (on.var("gtid_mode"), off.var("gtid_mode")) == ("ON", "OFF")
+            self.started["mysql"] = {"on": on, "off": off}
+        return self.started["mysql"]
+
+    def mariadb(self, name: str):
+        if name not in self.started:
+            lab = self.stack.enter_context(Lab(self.factory.mktemp("fb-" + name), kind=name))
+            self.started[name] = lab.server("primary", 1, binlog_row_metadata="FULL").start()
+        return self.started[name]
+
+
 @pytest.fixture(scope="module")
-def mysql_on_off(tmp_path_factory):
+def servers(tmp_path_factory):
+    with contextlib.ExitStack() as stack:
+        yield _Servers(tmp_path_factory, stack)
+
+
+@pytest.fixture
+def mysql_on_off(servers):
     """Two MySQL 9.7 servers, binlog_row_metadata=FULL: gtid_mode=ON (the lab's default) and OFF."""
-    from fixtures.lab.kinds import kind
-
-    if not kind("mysql-9.7").available():
-        pytest.skip("the lab's mysql-9.7 chroot is not built")
-    with Lab(tmp_path_factory.mktemp("fb-mysql"), kind="mysql-9.7") as lab:
-        on = lab.server("gtid-on", 1, binlog_row_metadata="FULL").start()
-        off = lab.server("gtid-off", 2, binlog_row_metadata="FULL", gtid_mode="OFF",
-                         enforce_gtid_consistency="OFF").start()
-        assert (on.var("gtid_mode"), off.var("gtid_mode")) == ("ON", "OFF")
-        yield {"on": on, "off": off}
+    return servers.mysql()
 
 
-@pytest.fixture(scope="module")
-def mariadb(tmp_path_factory):
-    with Lab(tmp_path_factory.mktemp("fb-mariadb")) as lab:
-        yield lab.server("primary", 1, binlog_row_metadata="FULL").start()
+@pytest.fixture
+def mariadb(servers):
+    """Debian's MariaDB (10.11)."""
+    return servers.mariadb("mariadb-10.11")
 
 
 def _status(srv) -> tuple[str, int]:
@@ -285,3 +312,22 @@ def test_statement_format_dml_is_named_with_the_setting_and_skipping_it_says_wha
     assert doc["undone"] == 1 and [s["statement"] for s in doc["skipped"]] == ["INSERT INTO stm.t VALUES (1, 'a'), (2, 'b')"]
     p = cli(src, "-o", tmp_path / "u2.bin", "--start-position", start, "--stop-position", stop, "--skip-statements")
     assert p.returncode == 0 and f"left out (--skip-statements): {f}:" in p.stderr and "INSERT INTO stm.t" in p.stderr
+
+
+@pytest.mark.kind("mariadb-11.8")
+def test_mariadb_11_8_leaves_generated_columns_out_of_full_images_and_the_refusal_says_so(servers, tmp_path):
+    """MariaDB 11.8 (binlog_row_image=FULL) logs a table's generated columns, VIRTUAL and STORED,
+    in its table map but not in the row images (10.11 logs their values): the images are not
+    whole, the undo is refused (exit 2, nothing written), and the message names the columns left
+    out and this cause besides MINIMAL / NOBLOB."""
+    srv = servers.mariadb("mariadb-11.8")
+    assert srv.query("SELECT @@binlog_row_image AS i")[0]["i"] == "FULL"
+    r = scenario(srv, "gen")
+    out = tmp_path / "undo.bin"
+    p = cli(r["file"], "-o", out, "--start-position", r["start"], "--stop-position", r["stop"])
+    assert p.returncode == 2 and not out.exists()
+    assert "`gen`.`t`: the row images leave columns out (image without g, s)" in p.stderr, p.stderr
+    assert "generated columns, which MariaDB 11.8 leaves out of FULL images" in p.stderr
+    # the plain table of the same range is undone
+    res = flashback([r["file"]], out, start_position=r["start"], stop_position=r["stop"], table="gen.p")
+    assert res.undone == 1

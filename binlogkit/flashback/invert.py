@@ -196,6 +196,18 @@ def split_rows_python(table: Table, data: bytes, update: bool) -> list[tuple[byt
     return out
 
 
+def _left_out(table: Table, before_bits, after_bits) -> str:
+    """Which columns each image leaves out, by name (the first six of each)."""
+    def without(bits) -> str | None:
+        names = [table.column_name(i) for i in range(len(table.columns)) if not bits[i // 8] >> i % 8 & 1]
+        more = f" and {len(names) - 6} more" if len(names) > 6 else ""
+        return "without " + ", ".join(names[:6]) + more if names else None
+
+    parts = [(("before image " if after_bits is not None else "image ") + w) if (w := without(before_bits)) else None,
+             ("after image " + w) if after_bits is not None and (w := without(after_bits)) else None]
+    return "; ".join(p for p in parts if p)
+
+
 def invert_rows(fields, type_code: int, table: Table, post_header_len: int | None) -> tuple[int, bytes, list]:
     """(undo type code, undo body, undo rows) of one rows event whose parsed body is
     ``fields`` (``RowsBody``). The undo rows are [(image, other image or None)] in undo order:
@@ -215,7 +227,9 @@ def invert_rows(fields, type_code: int, table: Table, post_header_len: int | Non
     before_bits, after_bits = fields["columns_before_image"], fields["columns_after_image"]
     if not all_columns(before_bits, width) or (after_bits is not None and not all_columns(after_bits, width)):
         raise MinimalImage(f"`{table.db}`.`{table.name}`: the row images leave columns out "
-                           "(binlog_row_image=MINIMAL or NOBLOB): not enough to undo; only FULL images can be")
+                           f"({_left_out(table, before_bits, after_bits)}): "
+                           "binlog_row_image=MINIMAL or NOBLOB, or generated columns, which MariaDB 11.8 leaves out "
+                           "of FULL images (10.11 logs them): not enough to undo; only images of every column can be")
     data = bytes(fields["rows"])
     if type_code in COMPRESSED:
         try:
