@@ -9,7 +9,7 @@ gtid_mode=ON and with gtid_mode=OFF (the lab's chroot), Debian's MariaDB 10.11 a
   before writing one (nothing changed, the undo of another table before it included: the script
   is one transaction), and with ``--generated`` it restores the table; MariaDB 10.11 ignores the
   values it is given for them; MariaDB 11.8 leaves generated columns out of its FULL row images,
-  which flashback refuses, naming them.
+  which flashback refuses, naming them, unless ``--generated`` says they are generated.
 
 Each scenario has its own database: a table with generated columns ``t`` and a plain one ``p``;
 the damage is two transactions (``t`` first, then ``p``), so the undo touches ``p`` first.
@@ -260,14 +260,12 @@ def test_a_failed_sql_replay_changes_nothing(mariadb, tmp_path):
     assert snapshot(mariadb, "atomic") == now
 
 
-def test_timestamp_and_generated_are_refused_where_they_mean_nothing(tmp_path):
+def test_timestamp_is_refused_where_it_means_nothing_and_generated_needs_three_parts(tmp_path):
     from fixtures import store
 
     fm = store.materialize("row-types-full-metadata") / "primary" / "mariadb-bin.index"
     p = cli(fm, "-o", tmp_path / "u.sql", "--include-gtids", "0-1-34", "--sql", "--timestamp", "now")
     assert p.returncode == 2 and "--sql statements carry no time" in p.stderr
-    p = cli(fm, "-o", tmp_path / "u.bin", "--include-gtids", "0-1-34", "--generated", "types.strs.v")
-    assert p.returncode == 2 and "--generated names columns to leave out of --sql" in p.stderr
     p = cli(fm, "-o", tmp_path / "u.sql", "--include-gtids", "0-1-34", "--sql", "--generated", "strs.v")
     assert p.returncode == 2 and "DB.TABLE.COLUMN" in p.stderr
     p = cli(fm, "-o", tmp_path / "u.bin", "--include-gtids", "0-1-34", "--timestamp", "yesterday")
@@ -277,6 +275,10 @@ def test_timestamp_and_generated_are_refused_where_they_mean_nothing(tmp_path):
     assert p.returncode == 0, p.stderr
     stamp = int(datetime(2030, 1, 2, 3, 4, 5, tzinfo=timezone.utc).timestamp())
     assert {ev.raw.timestamp for ev in decode_files([tmp_path / "u.bin"])} == {stamp}
+    # --generated without --sql: images that hold every column (10.11) need no name; the same bytes
+    flashback([fm], tmp_path / "a.bin", gtids=__import__("binlogkit.api", fromlist=["x"]).gtid_matcher("0-1-34"))
+    p = cli(fm, "-o", tmp_path / "b.bin", "--include-gtids", "0-1-34", "--generated", "types.strs.v")
+    assert p.returncode == 0 and (tmp_path / "a.bin").read_bytes() == (tmp_path / "b.bin").read_bytes()
 
 
 def test_statement_format_dml_is_named_with_the_setting_and_skipping_it_says_what_is_left(mariadb, tmp_path):
@@ -315,11 +317,13 @@ def test_statement_format_dml_is_named_with_the_setting_and_skipping_it_says_wha
 
 
 @pytest.mark.kind("mariadb-11.8")
-def test_mariadb_11_8_leaves_generated_columns_out_of_full_images_and_the_refusal_says_so(servers, tmp_path):
+def test_mariadb_11_8_leaves_generated_columns_out_of_full_images_and_generated_names_them(servers, tmp_path):
     """MariaDB 11.8 (binlog_row_image=FULL) logs a table's generated columns, VIRTUAL and STORED,
-    in its table map but not in the row images (10.11 logs their values): the images are not
-    whole, the undo is refused (exit 2, nothing written), and the message names the columns left
-    out and this cause besides MINIMAL / NOBLOB."""
+    in its table map but not in the row images (10.11 logs their values), and nothing says they
+    are generated: without --generated the undo is refused (exit 2, nothing written), naming the
+    columns left out, this cause and the option; with --generated naming them, the undo binlog
+    and the --sql statements (the images' columns only) replay with 11.8's own tools and the
+    table is back as it was."""
     srv = servers.mariadb("mariadb-11.8")
     assert srv.query("SELECT @@binlog_row_image AS i")[0]["i"] == "FULL"
     r = scenario(srv, "gen")
@@ -328,6 +332,20 @@ def test_mariadb_11_8_leaves_generated_columns_out_of_full_images_and_the_refusa
     assert p.returncode == 2 and not out.exists()
     assert "`gen`.`t`: the row images leave columns out (image without g, s)" in p.stderr, p.stderr
     assert "generated columns, which MariaDB 11.8 leaves out of FULL images" in p.stderr
-    # the plain table of the same range is undone
-    res = flashback([r["file"]], out, start_position=r["start"], stop_position=r["stop"], table="gen.p")
-    assert res.undone == 1
+    assert "--generated gen.t.COLUMN names each" in p.stderr
+    p = cli(r["file"], "-o", out, "--start-position", r["start"], "--stop-position", r["stop"], "--generated", "gen.t.g")
+    assert p.returncode == 2 and "(image without g, s)" in p.stderr     # s is left out too: not named
+    p = cli(r["file"], "-o", out, "--start-position", r["start"], "--stop-position", r["stop"],
+            "--generated", "gen.t.g,gen.t.s")
+    assert p.returncode == 0, p.stderr
+    rep = replay_binlog(srv, out)
+    assert rep.returncode == 0, rep.stderr
+    assert snapshot(srv, "gen") == r["before"]
+    r = scenario(srv, "gen_sql")
+    sql = tmp_path / "undo.sql"
+    flashback([r["file"]], sql, start_position=r["start"], stop_position=r["stop"], sql=True,
+              generated=("gen_sql.t.g", "gen_sql.t.s"))
+    assert "INSERT INTO `gen_sql`.`t` (`id`, `a`, `note`) VALUES (2, 12, " in sql.read_text()
+    rep = replay_sql(srv, sql)
+    assert rep.returncode == 0, rep.stderr
+    assert snapshot(srv, "gen_sql") == r["before"]

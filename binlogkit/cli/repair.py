@@ -146,8 +146,9 @@ def _timestamp_value(value: str | None):
                    "zone is given), instead of its damaged transaction's time: a replay then dates the server's "
                    "own events so. Not with --sql (statements are dated when they run).")
 @click.option("--generated", multiple=True, metavar="DB.TABLE.COLUMN",
-              help="With --sql: a generated column of the server, left out of INSERT and UPDATE SET (the binlog "
-                   "does not say which columns are generated; repeatable, or comma-separated).")
+              help="A generated column of the server (the binlog does not say which columns are generated; "
+                   "repeatable, or comma-separated): --sql leaves it out of INSERT and UPDATE SET, and row images "
+                   "that leave it out (MariaDB 11.8's FULL images do) are undone.")
 @click.option("--force", is_flag=True, help="Replace the output file when it exists.")
 @backup_dir_option("With --force: where to keep the verified copy of the output it replaces (default: a new "
                    "folder beside the output's folder, OUTDIR.binlogkit-flashback-TIME-RANDOM).")

@@ -158,19 +158,20 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
     encrypted inputs are read with their keys, an event at a time (``source``); the output is plain.
     ``timestamp``: the time every event of the undo binlog is dated with (``--timestamp``; a
     replay then dates the server's own events so), instead of its source event's.
-    ``generated``: ``db.table.column`` names of generated columns, left out of ``--sql`` statements
-    (the binlog does not say which columns are generated)."""
+    ``generated``: ``db.table.column`` names of generated columns (the binlog does not say which
+    columns are): left out of ``--sql`` statements, and row images may leave them out (MariaDB
+    11.8's FULL images do; ``invert``)."""
     if table is not None and "." not in table:
         raise FlashbackRefused(f"--table takes DB.TABLE, not {table!r}")
     stamp = _stamp(timestamp, sql)
-    omit = _generated(generated, sql)
+    omit = _generated(generated)
     if sum(x is not None for x in (start_position or stop_position, start_datetime or stop_datetime, gtids)) > 1:
         raise FlashbackRefused("choose one range: positions, date-times or --include-gtids")
     found = inputs(paths)
     given = {i.name: i for i in found}  # name -> Input, with its keys
     plan = select(found, start_position=start_position, stop_position=stop_position,
                   start_datetime=start_datetime, stop_datetime=stop_datetime, gtids=gtids)
-    filters = Filters(database, table, skip_statements)
+    filters = Filters(database, table, skip_statements, omit)
     # the caller's list is filled as leftovers go, so a refusal later still tells what went
     cleaned = cleaned if cleaned is not None else []
     cleaned += remove_stale_inputs(tmpdir)
@@ -221,17 +222,13 @@ def _stamp(timestamp: datetime | None, sql: bool) -> int | None:
     return stamp
 
 
-def _generated(names: tuple[str, ...], sql: bool) -> frozenset[tuple[str, str, str]]:
+def _generated(names: tuple[str, ...]) -> frozenset[tuple[str, str, str]]:
     out = set()
     for name in names:
         parts = name.split(".")
         if len(parts) != 3 or not all(parts):
             raise FlashbackRefused(f"--generated takes DB.TABLE.COLUMN, not {name!r}")
         out.add((parts[0], parts[1], parts[2]))
-    if out and not sql:
-        raise FlashbackRefused("--generated names columns to leave out of --sql statements; the binlog output "
-                               "(without --sql) writes row images, where the server expects generated columns: "
-                               "leave --generated out or add --sql")
     return frozenset(out)
 
 

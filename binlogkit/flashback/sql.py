@@ -16,7 +16,8 @@ flashback is refused. ``<key>`` is the primary key when the table map names it, 
 column but JSON and geometry ones (``IS NULL`` for NULL).
 
 Generated columns: the table map does not say which columns are generated (neither flavor's
-optional metadata has such a field), and their values are in the row images. MariaDB ignores a
+optional metadata has such a field), and their values are in the row images (MariaDB 11.8 leaves
+them out: ``invert``, then the statements write the columns the images hold). MariaDB ignores a
 value given for one, with a warning, under the script's non-strict ``sql_mode``; MySQL refuses it
 (ERROR 3105) whatever the mode (``flavor.refuses_generated_column_values``). So for MySQL, the
 first INSERT or UPDATE of each table is preceded by a check of ``information_schema`` that stops
@@ -140,9 +141,11 @@ def generated_guard(table: Table, written: list[str]) -> str:
 
 class _Writer:
     """Statements of one table, made once per table map. ``omit``: (db, table, column) of the
-    generated columns left out of INSERT and SET (they stay in WHERE: they can be read)."""
+    generated columns left out of INSERT and SET (they stay in WHERE: they can be read).
+    ``present``: the columns the images hold, when not all (generated ones left out: ``invert``)."""
 
-    def __init__(self, table: Table, omit: frozenset[tuple[str, str, str]] = frozenset()) -> None:
+    def __init__(self, table: Table, omit: frozenset[tuple[str, str, str]] = frozenset(),
+                 present: tuple[int, ...] | None = None) -> None:
         if not table.column_names or len(table.column_names) != len(table.columns):
             raise FlashbackRefused(f"`{table.db}`.`{table.name}`: the binlog carries no column names "
                                    "(binlog_row_metadata=MINIMAL): --sql needs binlog_row_metadata=FULL; "
@@ -150,24 +153,27 @@ class _Writer:
         self.table = table
         self.name = f"{ident(table.db)}.{ident(table.name)}"
         self.cols = [ident(n) for n in table.column_names]
-        self.written = [i for i, n in enumerate(table.column_names) if (table.db, table.name, n) not in omit]
+        self.present = list(range(len(table.columns))) if present is None else list(present)
+        self.written = [i for i in self.present if (table.db, table.name, table.column_names[i]) not in omit]
         self.omitted = {(table.db, table.name, n) for n in table.column_names} & omit
-        self.readers = [reader(c) for c in table.columns]
+        self.readers = [reader(table.columns[i]) for i in self.present]
         self.unsigned = [i in table.unsigned for i in range(len(table.columns))]
         pk = table.primary_key
-        self.key = list(pk) if pk else [i for i, c in enumerate(table.columns) if c.real_type not in NOT_IN_KEY]
+        self.key = list(pk) if pk and set(pk) <= set(self.present) else \
+            [i for i in self.present if table.columns[i].real_type not in NOT_IN_KEY]
 
     def values(self, image: bytes) -> list[str]:
+        """The literal of each column of the table ('' for a column the image leaves out)."""
         n = len(self.readers)
         nb = (n + 7) // 8
         nulls = int.from_bytes(image[:nb], "little")
-        p, out = nb, []
-        for k in range(n):
+        p, out = nb, [""] * len(self.table.columns)
+        for k, i in enumerate(self.present):
             if nulls >> k & 1:
-                out.append("NULL")
+                out[i] = "NULL"
             else:
                 value, p = self.readers[k](image, p)
-                out.append(literal(self.table.columns[k], value, self.unsigned[k]))
+                out[i] = literal(self.table.columns[i], value, self.unsigned[i])
         return out
 
     def where(self, vals: list[str]) -> str:
@@ -217,12 +223,12 @@ def produce_sql(plan, local: dict, fmt, filters, res, expected=None,
                     t = out.table
                     if t is None:  # undo_transaction gives every undo rows event its table
                         raise BinlogError("internal: an undo rows event without its table", file=name)
-                    key = (t.db, t.name, t.columns, t.column_names, t.primary_key)
+                    key = (t.db, t.name, t.columns, t.column_names, t.primary_key, out.present)
                     w = writers.get(key)
                     if w is None:
                         if len(writers) > 1024:
                             writers.clear()
-                        w = writers[key] = _Writer(t, omit)
+                        w = writers[key] = _Writer(t, omit, out.present)
                         unused.difference_update(w.omitted)
                     if guard and out.type_code not in DELETES and (t.db, t.name, tuple(w.written)) not in guarded:
                         guarded.add((t.db, t.name, tuple(w.written)))

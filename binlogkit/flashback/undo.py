@@ -79,6 +79,7 @@ class Out:
     rows: list | None = None      # undo rows event: [(image, other image)], for --sql
     table: Table | None = None
     gtid: str | None = None       # on an undo's BEGIN: the GTID of the transaction it undoes (--sql's comment)
+    present: tuple[int, ...] | None = None   # undo rows event: the columns its images hold (None: all)
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,10 @@ class Filters:
     database: str | None = None
     table: str | None = None      # "db.table"
     skip_statements: bool = False
+    generated: frozenset[tuple[str, str, str]] = frozenset()   # (db, table, column): --generated
+
+    def generated_of(self, table: Table) -> frozenset[str]:
+        return frozenset(c for d, t, c in self.generated if (d, t) == (table.db, table.name))
 
     @property
     def filtered(self) -> bool:
@@ -311,8 +316,9 @@ def undo_transaction(fh: EventFile, name: str, start: int, end: int, fmt: Format
             if not filters.wants(table):
                 continue
             try:
-                code, undo_body, rows = invert_rows(ev.parsed, raw.type_code, table,
-                                                    fmt.post_header_length(raw.type_code))
+                code, undo_body, rows, present = invert_rows(ev.parsed, raw.type_code, table,
+                                                             fmt.post_header_length(raw.type_code),
+                                                             filters.generated_of(table))
             except MinimalImage as exc:
                 raise FlashbackRefused(exc.message, offset=raw.offset, event_type=raw.type_name) from None
             if first:
@@ -321,7 +327,7 @@ def undo_transaction(fh: EventFile, name: str, start: int, end: int, fmt: Format
                     Out(T.QUERY_EVENT, walk.begin.body, walk.begin.timestamp, walk.begin.server_id, gtid=walk.gtid)
                 first = False
             yield Out(T.TABLE_MAP_EVENT, map_body, map_raw.timestamp, map_raw.server_id, map_raw.flags)
-            yield Out(code, undo_body, raw.timestamp, raw.server_id, raw.flags, rows, table)
+            yield Out(code, undo_body, raw.timestamp, raw.server_id, raw.flags, rows, table, present=present)
         if not first:
             t = walk.terminator
             if t is None:  # rows without a terminator were refused above
