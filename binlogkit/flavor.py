@@ -101,3 +101,20 @@ def vector_is_floats(flavor: Flavor | None) -> bool:
     """Whether a VECTOR column's values are a VECTOR in the binlog (MySQL 9: a list of float32,
     export's ``list<float32>``) rather than the bytes of the VARBINARY MariaDB (11.7+) logs."""
     return flavor is Flavor.MYSQL
+
+
+def replay_needs_gtid_next(flavor: Flavor | None) -> bool:
+    """Whether a file replayed by the flavor's client (``mysqlbinlog FILE | mysql``) must set the
+    session's GTID_NEXT itself: MySQL's client-side ``BINLOG`` of a Format_description makes
+    GTID_NEXT "not yet determined", and the next statement without a GTID event before it then
+    runs as ANONYMOUS, which a gtid_mode=ON server refuses (ERROR 1782); ``SET
+    @@SESSION.GTID_NEXT='AUTOMATIC'`` lets the server number it (gtid_mode=ON) or not (OFF).
+    MariaDB has no GTID_NEXT: its server numbers a client's transactions itself."""
+    return flavor is Flavor.MYSQL
+
+
+def refuses_generated_column_values(flavor: Flavor | None) -> bool:
+    """Whether the flavor's server refuses an INSERT / UPDATE that names a generated column
+    with a value (MySQL: ERROR 3105, whatever the sql_mode) rather than ignoring the value with a
+    warning under a non-strict sql_mode (MariaDB: warning 1906). Unknown flavor: MySQL's rule."""
+    return flavor is not Flavor.MARIADB

@@ -278,14 +278,12 @@ def _today_damage(srv) -> None:
 
 
 def _replay_with_own_tools(srv, path: Path) -> None:
-    """``mysqlbinlog --skip-gtids FILE | mysql`` (``mariadb-binlog FILE | mariadb``) from the
-    kind's own tree. MySQL: without --skip-gtids the BINLOG statement of the Format_description
-    leaves GTID_NEXT undetermined, the first BEGIN makes it ANONYMOUS and a GTID_MODE=ON server
-    refuses it (error 1782); --skip-gtids prints SET GTID_NEXT='AUTOMATIC' after it."""
+    """``mysqlbinlog FILE | mysql`` (``mariadb-binlog FILE | mariadb``) from the kind's own tree,
+    no option (a MySQL undo sets GTID_NEXT='AUTOMATIC' itself: test_flashback_replay.py)."""
     from fixtures.lab.clients import client
     from fixtures.lab.kinds import binlog_tool
 
-    out = binlog_tool(srv.kind, path, *(("--skip-gtids",) if srv.kind.flavor == "mysql" else ()), raw=True)
+    out = binlog_tool(srv.kind, path, raw=True)
     assert out.returncode == 0, out.stderr[-2000:]
     client(srv, input=out.stdout)
 

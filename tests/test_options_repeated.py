@@ -38,6 +38,7 @@ COLLECTED = {
     ("flashback", "include_gtids"): "test_flashback_include_gtids_given_twice",
     ("flashback", "database"): "test_flashback_database_given_twice",
     ("flashback", "table"): "test_flashback_undoes_every_table_given",
+    ("flashback", "generated"): "test_flashback_replay.py::test_sql_with_generated_columns_on_mysql_stops_before_any_change_then_restores",
     ("export", "include_gtids"): "test_export_gtid_filters_given_twice",
     ("export", "exclude_gtids"): "test_export_gtid_filters_given_twice",
     ("export", "database"): "test_export_database_given_twice",

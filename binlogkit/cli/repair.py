@@ -117,6 +117,17 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
     sys.exit(EXIT_DAMAGED if plan.position_unreachable else EXIT_OK)
 
 
+def _timestamp_value(value: str | None):
+    """--timestamp: ``now`` (this run's time, to the second) or a date-time."""
+    if value is None:
+        return None
+    if value.strip().lower() == "now":
+        from datetime import datetime, timezone
+
+        return datetime.now(timezone.utc).replace(microsecond=0)
+    return datetime_value(value)
+
+
 @click.command(cls=Command)
 @inputs(exists=False)
 @output_option("The file to write: a binlog (or SQL with --sql). Never replaced without --force.", required=True,
@@ -131,6 +142,14 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
               help="Write the undo as SQL statements (needs binlog_row_metadata=FULL: column names).")
 @click.option("--skip-statements", is_flag=True,
               help="Leave statement events (DDL, statement-format DML) in the range out instead of refusing.")
+@click.option("--timestamp", metavar="now|TIME",
+              help="Date every event of the undo binlog at the time of this run (now) or at TIME (UTC unless a "
+                   "zone is given), instead of its damaged transaction's time: a replay then dates the server's "
+                   "own events so. Not with --sql (statements are dated when they run).")
+@click.option("--generated", multiple=True, metavar="DB.TABLE.COLUMN",
+              help="A generated column of the server (the binlog does not say which columns are generated; "
+                   "repeatable, or comma-separated): --sql leaves it out of INSERT and UPDATE SET, and row images "
+                   "that leave it out (MariaDB 11.8's FULL images do) are undone.")
 @click.option("--force", is_flag=True, help="Replace the output file when it exists.")
 @backup_dir_option("With --force: where to keep the verified copy of the output it replaces (default: a new "
                    "folder beside the output's folder, OUTDIR.binlogkit-flashback-TIME-RANDOM).")
@@ -140,12 +159,18 @@ def recover(relaydir, do_apply, as_json, connection, mode, relay_base, backup_di
 @key_options("inputs")
 @fails()  # refused (2); damaged input (1); an encrypted one without its key (2)
 def flashback(inputs, output, start_position, stop_position, start_datetime, stop_datetime, include_gtids,
-              database, table, as_sql, skip_statements, force, backup_dir, no_check_later, as_json) -> None:
+              database, table, as_sql, skip_statements, timestamp, generated, force, backup_dir, no_check_later,
+              as_json) -> None:
     """Undo a range of row changes: write a binlog whose transactions undo the selected ones,
     last first (inserts deleted, deletes inserted, updates reversed). Replay it with the server's
-    own tool: `mariadb-binlog OUTPUT | mariadb`, `mysqlbinlog --skip-gtids OUTPUT | mysql`; `binlogkit decode -v
-    OUTPUT` shows what it will do. Needs row-based binlogs with FULL row images. INPUTS are
+    own tool: `mariadb-binlog OUTPUT | mariadb`, `mysqlbinlog OUTPUT | mysql` (gtid_mode ON or OFF:
+    the server numbers the undo transactions itself); `binlogkit decode -v OUTPUT` shows what it
+    will do. Needs row-based binlogs (binlog_format=ROW) with FULL row images. INPUTS are
     binlogs or relay logs (files, .index files, folders, archives), all from one server version.
+
+    --sql writes SQL statements instead, all in one transaction (a failed replay changes
+    nothing). The undo binlog's events keep the times of the transactions they undo unless
+    --timestamp now (or TIME) dates them.
 
     Refuses (exit 2, nothing written) statements in the range, named (DDL, statement-format
     DML; --skip-statements leaves them out), MINIMAL/NOBLOB images, a range that cuts a
@@ -171,7 +196,8 @@ def flashback(inputs, output, start_position, stop_position, start_datetime, sto
                   start_datetime=datetime_value(start_datetime), stop_datetime=datetime_value(stop_datetime),
                   gtids=gtids_value(include_gtids), database=database, table=table, skip_statements=skip_statements,
                   sql=as_sql, force=force, check_later=not no_check_later, backup_dir=backup_dir,
-                  cleaned=cleaned)
+                  cleaned=cleaned, timestamp=_timestamp_value(timestamp),
+                  generated=tuple(c.strip() for v in generated for c in v.split(",") if c.strip()))
     show(res.to_json(), as_json, lambda _doc: summary_line(res), indent=None)
     for line in () if as_json else notes(res):
         click.echo(line, err=True)

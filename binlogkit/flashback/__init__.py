@@ -7,9 +7,11 @@ Three steps, as every command that writes (``STYLE.md`` 12)::
     write            the one step that writes: the output file, atomically (safeio)
 
 The output is a binlog: the magic, the source's Format_description (same flavor, version,
-checksum), then one undo transaction per selected transaction, last first (``undo``'s
-docstring has the layout and why it carries no GTID events). With ``sql=True`` the output is
-SQL text instead (``sql``). See docs/flashback.md.
+checksum), for MySQL the ``SET @@SESSION.GTID_NEXT='AUTOMATIC'`` line, then one undo transaction
+per selected transaction, last first (``undo``'s docstring has the layout and why it carries no
+GTID events). ``timestamp`` dates every event of it; otherwise each keeps its source event's
+time. With ``sql=True`` the output is SQL text instead, one transaction (``sql``). See
+docs/flashback.md.
 
 Inputs that are archives (``.xz``, ``.gz``...) or URLs are copied, decompressed, into a
 temporary file first: the undo reads every transaction backwards, which needs a seekable file.
@@ -35,13 +37,14 @@ from ..codecs.format_description import fde_is_checksum_aware
 from ..codecs.header import LEN_HEADER
 from ..constants import LEN_CHECKSUM, EventFlag, EventType as T
 from ..errors import FormatError
+from ..flavor import replay_needs_gtid_next
 from ..reading.events import build_event
 from ..reading.source import Input, inputs
 from ..reading.format import Format
 from .conflicts import Expected, later_changes
 from .invert import MinimalImage
-from .plan import NOTHING, FlashbackRefused, Plan, select
-from .undo import Filters, undo_plan
+from .plan import ROW_FORMAT, FlashbackRefused, Plan, nothing, select
+from .undo import GTID_NEXT_AUTOMATIC, Filters, Out, is_gtid_next_automatic, session_query, undo_plan
 from .write import write_output
 
 __all__ = ["flashback", "FlashbackRefused", "MinimalImage", "Result", "select", "Filters"]
@@ -57,7 +60,8 @@ class Result:
     bytes: int
     first_gtid: str | None
     last_gtid: str | None
-    skipped: list[dict]        # one-statement transactions left out (--skip-statements)
+    skipped: list[dict]        # statements left out (--skip-statements): one-statement transactions, then
+    # those inside the undone transactions (gtid None), each {file, start, end, gtid, statement}
     # later transactions of the inputs that changed rows the undo expects (conflicts.py):
     # {"conflicts": [{file, offset, gtid, table, rows}...], "total": n, "note": str|None}
     later: dict | None = None
@@ -145,7 +149,8 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
               skip_statements: bool = False,
               sql: bool = False, force: bool = False, tmpdir: str | None = None,
               check_later: bool = True, backup_dir: str | os.PathLike | None = None,
-              cleaned: list[str] | None = None) -> Result:
+              cleaned: list[str] | None = None, timestamp: datetime | None = None,
+              generated: tuple[str, ...] = ()) -> Result:
     """Write the undo of the selected transactions to ``output``. Raises ``FlashbackRefused``
     (nothing written) for what cannot be undone, another ``BinlogError`` for damaged input
     (``KeyRequiredError``: an encrypted input and no key for it).
@@ -153,18 +158,25 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
     undo puts back (``Result.later``; ``conflicts``). ``paths`` are paths or ``Input`` values:
     encrypted inputs are read with their keys, an event at a time (``source``); the output is plain.
     ``database`` / ``table``: a name or several (``DB.TABLE``, shell wildcards; a table is undone
-    when it is in one of the databases, if given, and matches one of the tables, if given)."""
+    when it is in one of the databases, if given, and matches one of the tables, if given).
+    ``timestamp``: the time every event of the undo binlog is dated with (``--timestamp``; a
+    replay then dates the server's own events so), instead of its source event's.
+    ``generated``: ``db.table.column`` names of generated columns (the binlog does not say which
+    columns are): left out of ``--sql`` statements, and row images may leave them out (MariaDB
+    11.8's FULL images do; ``invert``)."""
     databases, tables = _names(database), tuple(t for v in _names(table) for t in v.split(",") if t)
     for t in tables:
         if "." not in t:
             raise FlashbackRefused(f"--table takes DB.TABLE, not {t!r}")
+    stamp = _stamp(timestamp, sql)
+    omit = _generated(generated)
     if sum(x is not None for x in (start_position or stop_position, start_datetime or stop_datetime, gtids)) > 1:
         raise FlashbackRefused("choose one range: positions, date-times or --include-gtids")
     found = inputs(paths)
     given = {i.name: i for i in found}  # name -> Input, with its keys
     plan = select(found, start_position=start_position, stop_position=stop_position,
                   start_datetime=start_datetime, stop_datetime=stop_datetime, gtids=gtids)
-    filters = Filters(databases, tables, skip_statements)
+    filters = Filters(databases, tables, skip_statements, omit)
     # the caller's list is filled as leftovers go, so a refusal later still tells what went
     cleaned = cleaned if cleaned is not None else []
     cleaned += remove_stale_inputs(tmpdir)
@@ -183,18 +195,18 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
             more = f" and {len(statements) - 5} more" if len(statements) > 5 else ""
             raise FlashbackRefused(f"{len(statements)} statement(s) in the range cannot be undone from row images "
                                    f"(DDL or statement-format DML): {shown}{more}; --skip-statements leaves "
-                                   "them out (their effect stays)", file=statements[0]["file"],
+                                   f"them out (their effect stays); {ROW_FORMAT}", file=statements[0]["file"],
                                    offset=statements[0]["start"])
         if not len(plan):
-            raise FlashbackRefused("the range holds only statements: no row change to undo")
+            raise FlashbackRefused(nothing(False, len(statements)))
         res = Result(str(output), len(plan), 0, 0, 0, 0, plan.first_gtid, plan.last_gtid, statements,
                      cleaned=cleaned)
         expected = Expected() if check_later else None
         if sql:
             from .sql import produce_sql
-            produce = produce_sql(plan, local, fmt, filters, res, expected)
+            produce = produce_sql(plan, local, fmt, filters, res, expected, omit)
         else:
-            produce = _produce_binlog(plan, local, fmt, fde_raw, fde_crc, filters, res, expected)
+            produce = _produce_binlog(plan, local, fmt, fde_raw, fde_crc, filters, res, expected, stamp)
         res.backup = write_output(output, produce, force=force, inputs=[*plan.files, *(i.name for i in local.values())],
                                   backup_dir=backup_dir, cleaned=cleaned)
         if expected:
@@ -209,6 +221,29 @@ def _names(given: str | Iterable[str] | None) -> tuple[str, ...]:
     return tuple(n.strip() for n in ((given,) if isinstance(given, str) else given) if n.strip())
 
 
+def _stamp(timestamp: datetime | None, sql: bool) -> int | None:
+    if timestamp is None:
+        return None
+    if sql:
+        raise FlashbackRefused("--timestamp dates the events of the binlog output; --sql statements carry no "
+                               "time (the server dates them when they run): leave --timestamp out")
+    stamp = int(timestamp.timestamp())
+    if not 0 < stamp < 1 << 32:
+        raise FlashbackRefused(f"--timestamp {timestamp.isoformat()} is outside what a binlog event header "
+                               "holds (1970-01-01 .. 2106-02-07 UTC)")
+    return stamp
+
+
+def _generated(names: tuple[str, ...]) -> frozenset[tuple[str, str, str]]:
+    out = set()
+    for name in names:
+        parts = name.split(".")
+        if len(parts) != 3 or not all(parts):
+            raise FlashbackRefused(f"--generated takes DB.TABLE.COLUMN, not {name!r}")
+        out.add((parts[0], parts[1], parts[2]))
+    return frozenset(out)
+
+
 def _statements(plan: Plan, local: dict[str, Input], fmt: Format) -> list[dict]:
     from .source import EventFile
     from .undo import statement_text
@@ -217,12 +252,16 @@ def _statements(plan: Plan, local: dict[str, Input], fmt: Format) -> list[dict]:
     for name, start, end, gtid in plan.statements:
         with EventFile(local[name]) as fh:
             text = statement_text(fh, name, start, end, fmt)
+        if gtid is None and is_gtid_next_automatic(text):
+            continue  # the GTID_NEXT line of an undo binlog (flashing back a flashback): no change
         out.append({"file": name, "start": start, "end": end, "gtid": gtid, "statement": text})
     return out
 
 
 def _produce_binlog(plan: Plan, local: dict[str, Input], fmt: Format, fde_raw, fde_crc: bool, filters: Filters,
-                    res: Result, expected: Expected | None = None):
+                    res: Result, expected: Expected | None = None, stamp: int | None = None):
+    """``produce(sink)`` writing the undo binlog. ``stamp``: the header timestamp of every event
+    (``--timestamp``), else each keeps its source event's."""
     checksum = fmt.len_checksum > 0
 
     def produce(sink) -> None:
@@ -230,20 +269,29 @@ def _produce_binlog(plan: Plan, local: dict[str, Input], fmt: Format, fde_raw, f
         sink.write(b"\xfebin")
         at = 4
         size = LEN_HEADER + len(fde_body) + (LEN_CHECKSUM if fde_crc else 0)
-        sink.write(build_event(type_code=T.FORMAT_DESCRIPTION_EVENT, body=fde_body, timestamp=fde_raw.timestamp,
+        fde_time = fde_raw.timestamp if stamp is None else stamp
+        sink.write(build_event(type_code=T.FORMAT_DESCRIPTION_EVENT, body=fde_body, timestamp=fde_time,
                                server_id=fde_raw.server_id, log_pos=at + size, flags=0, checksum=fde_crc))
         at += size
         res.events = 1
-        with contextlib.closing(undo_plan(plan, local, fmt, filters)) as transactions:
+
+        def write(out: Out) -> None:
+            nonlocal at
+            size = LEN_HEADER + len(out.body) + (LEN_CHECKSUM if checksum else 0)
+            sink.write(build_event(type_code=out.type_code, body=out.body,
+                                   timestamp=out.timestamp if stamp is None else stamp,
+                                   server_id=out.server_id, log_pos=(at + size) & 0xFFFFFFFF,
+                                   flags=out.flags & ~EventFlag.BINLOG_IN_USE, checksum=checksum))
+            at += size
+            res.events += 1
+
+        if replay_needs_gtid_next(fmt.flavor):
+            write(session_query(GTID_NEXT_AUTOMATIC, fde_time, fde_raw.server_id, fmt))
+        with contextlib.closing(undo_plan(plan, local, fmt, filters, res.skipped)) as transactions:
             for _name, events in transactions:
                 wrote = False
                 for out in events:
-                    size = LEN_HEADER + len(out.body) + (LEN_CHECKSUM if checksum else 0)
-                    sink.write(build_event(type_code=out.type_code, body=out.body, timestamp=out.timestamp,
-                                           server_id=out.server_id, log_pos=(at + size) & 0xFFFFFFFF,
-                                           flags=out.flags & ~EventFlag.BINLOG_IN_USE, checksum=checksum))
-                    at += size
-                    res.events += 1
+                    write(out)
                     if out.rows is not None:
                         res.rows += len(out.rows)
                         if expected is not None:
@@ -251,6 +299,6 @@ def _produce_binlog(plan: Plan, local: dict[str, Input], fmt: Format, fde_raw, f
                     wrote = True
                 res.undone += wrote
         if not res.undone:
-            raise FlashbackRefused(NOTHING)
+            raise FlashbackRefused(nothing(filters.filtered, len(res.skipped)))
         res.bytes = at
     return produce

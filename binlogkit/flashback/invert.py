@@ -25,6 +25,7 @@ update (39) too, and pre-GA rows events (20-22), whose images are the table's ow
 from __future__ import annotations
 
 import struct
+from dataclasses import replace
 
 from ..codecs.compression import uncompress
 from ..codecs.rows import RowsBody, V2_ROWS
@@ -196,10 +197,30 @@ def split_rows_python(table: Table, data: bytes, update: bool) -> list[tuple[byt
     return out
 
 
-def invert_rows(fields, type_code: int, table: Table, post_header_len: int | None) -> tuple[int, bytes, list]:
-    """(undo type code, undo body, undo rows) of one rows event whose parsed body is
-    ``fields`` (``RowsBody``). The undo rows are [(image, other image or None)] in undo order:
-    for an update, (new before image, new after image)."""
+def _left_out(table: Table, before_bits, after_bits) -> str:
+    """Which columns each image leaves out, by name (the first six of each)."""
+    def without(bits) -> str | None:
+        names = [table.column_name(i) for i in range(len(table.columns)) if not bits[i // 8] >> i % 8 & 1]
+        more = f" and {len(names) - 6} more" if len(names) > 6 else ""
+        return "without " + ", ".join(names[:6]) + more if names else None
+
+    parts = [(("before image " if after_bits is not None else "image ") + w) if (w := without(before_bits)) else None,
+             ("after image " + w) if after_bits is not None and (w := without(after_bits)) else None]
+    return "; ".join(p for p in parts if p)
+
+
+def _missing(bits, width: int) -> tuple[int, ...]:
+    return tuple(i for i in range(width) if not bits[i // 8] >> i % 8 & 1)
+
+
+def invert_rows(fields, type_code: int, table: Table, post_header_len: int | None,
+                generated: frozenset[str] = frozenset()) -> tuple[int, bytes, list, tuple[int, ...] | None]:
+    """(undo type code, undo body, undo rows, present columns) of one rows event whose parsed
+    body is ``fields`` (``RowsBody``). The undo rows are [(image, other image or None)] in undo
+    order: for an update, (new before image, new after image). ``generated``: names of the
+    table's generated columns (the binlog does not say which), which an image may leave out
+    (MariaDB 11.8's FULL images do): the server computes them. Present columns: None when the
+    images hold every column, else their indexes."""
     if type_code == T.PARTIAL_UPDATE_ROWS_EVENT:
         raise MinimalImage("a partial JSON update (binlog_row_value_options=PARTIAL_JSON) holds only the "
                            "changed part of the JSON values: it cannot be undone", event_type="PARTIAL_UPDATE_ROWS_EVENT")
@@ -213,9 +234,20 @@ def invert_rows(fields, type_code: int, table: Table, post_header_len: int | Non
         raise FormatError(f"rows event of `{table.db}`.`{table.name}` is {width} columns wide, its table map "
                           f"has {len(table.columns)}")
     before_bits, after_bits = fields["columns_before_image"], fields["columns_after_image"]
+    present: tuple[int, ...] | None = None
     if not all_columns(before_bits, width) or (after_bits is not None and not all_columns(after_bits, width)):
-        raise MinimalImage(f"`{table.db}`.`{table.name}`: the row images leave columns out "
-                           "(binlog_row_image=MINIMAL or NOBLOB): not enough to undo; only FULL images can be")
+        left = _missing(before_bits, width)
+        same = after_bits is None or _missing(after_bits, width) == left
+        if not (same and generated and {table.column_name(i) for i in left} <= generated):
+            hint = (f"; if they are generated columns, --generated {table.db}.{table.name}.COLUMN names each and "
+                    "the undo goes on (the server computes them)") if same else ""
+            raise MinimalImage(f"`{table.db}`.`{table.name}`: the row images leave columns out "
+                               f"({_left_out(table, before_bits, after_bits)}): "
+                               "binlog_row_image=MINIMAL or NOBLOB, or generated columns, which MariaDB 11.8 leaves "
+                               "out of FULL images (10.11 logs them): not enough to undo; only images of every "
+                               f"column can be{hint}")
+        present = tuple(i for i in range(width) if i not in left)
+        table = replace(table, columns=tuple(table.columns[i] for i in present))   # the images' own columns
     data = bytes(fields["rows"])
     if type_code in COMPRESSED:
         try:
@@ -240,4 +272,4 @@ def invert_rows(fields, type_code: int, table: Table, post_header_len: int | Non
          "width": width, "columns_before_image": bytes(after_bits if kind == "u" else before_bits),
          "columns_after_image": bytes(before_bits) if kind == "u" else None, "rows": new_rows},
         len_body=0, type_code=undo_type, post_header_len=post_header_len)
-    return undo_type, body, rows
+    return undo_type, body, rows, present

@@ -32,7 +32,24 @@ from ..errors import WriteRefused
 if TYPE_CHECKING:
     from ..reading.source import Input
 
-NOTHING = "the filters (--database, --table) leave no row change to undo in the range: nothing written"
+# what a statement refusal adds: the server setting that avoids statement-format DML
+ROW_FORMAT = ("statement-format DML is what a server with binlog_format=STATEMENT or MIXED logs; with "
+              "binlog_format=ROW it logs row images, which can be undone")
+
+
+def nothing(filtered: bool, statements: int) -> str:
+    """The refusal when the range gives no row change to undo: what left nothing, as it is."""
+    if filtered:
+        what = "the filters (--database, --table) leave no row change to undo in the range"
+        if statements:
+            what += f" ({statements} statement(s) left out by --skip-statements)"
+        return what + ": nothing written"
+    if statements:
+        return (f"the range holds only statements ({statements} left out by --skip-statements) and no row change "
+                f"to undo: nothing written; {ROW_FORMAT}")
+    return "the range holds no row change to undo: nothing written"
+
+
 STATEMENTS = frozenset({"DDL", "STATEMENT"})   # terminators of one-statement transactions
 
 

@@ -6,10 +6,23 @@ One undo rows event becomes one statement per row, in the undo order (``invert``
     undo Write_rows  (the original deleted)    INSERT INTO `db`.`t` (`c1`, ...) VALUES (...);
     undo Update_rows                           UPDATE `db`.`t` SET `c1`=..., ... WHERE <key> LIMIT 1;
 
-each undo transaction between ``BEGIN;`` and ``COMMIT;``. Column names come from the table
+the whole output **one transaction** (``BEGIN;`` first, ``COMMIT;`` last; each undo
+transaction's statements after a ``-- undo of GTID`` comment, ``FILE:OFFSET`` without a GTID):
+a statement that fails stops the
+client, the connection closes with the transaction open and the server rolls it back — a failed
+replay changes nothing (tables of a transactional engine). Column names come from the table
 maps (``binlog_row_metadata=FULL``); without them the statements cannot be written and the
 flashback is refused. ``<key>`` is the primary key when the table map names it, otherwise every
 column but JSON and geometry ones (``IS NULL`` for NULL).
+
+Generated columns: the table map does not say which columns are generated (neither flavor's
+optional metadata has such a field), and their values are in the row images (MariaDB 11.8 leaves
+them out: ``invert``, then the statements write the columns the images hold). MariaDB ignores a
+value given for one, with a warning, under the script's non-strict ``sql_mode``; MySQL refuses it
+(ERROR 3105) whatever the mode (``flavor.refuses_generated_column_values``). So for MySQL, the
+first INSERT or UPDATE of each table is preceded by a check of ``information_schema`` that stops
+the replay before it, naming the generated columns it would write (``generated_guard``);
+``generated`` (``--generated DB.TABLE.COLUMN``) leaves those columns out of INSERT and SET.
 
 Values are written so the server reads back exactly the logged bytes, whatever the session
 character set: strings as ``_charset X'hex'`` (the column's character set from the table map;
@@ -25,17 +38,19 @@ dates and id 0 come back as they were (row events bypass the SQL mode; SQL does 
 
 from __future__ import annotations
 
+import os
 from contextlib import closing
 
 from ..collations import CHARSET_OF
 from ..constants import EventType as T
 from ..errors import BinlogError
+from ..flavor import refuses_generated_column_values
 from ..rowvalues.tables import (BINARY_COLLATION, BIT, BLOB, DATE, DATETIME, DATETIME2, DECIMAL, DOUBLE, ENUM,
                                 FLOAT, GEOMETRY, INT24, JSON, LONG, LONG_BLOB, LONGLONG, MEDIUM_BLOB, NEWDATE,
                                 NEWDECIMAL, SET, SHORT, STRING, TIME, TIME2, TIMESTAMP, TIMESTAMP2, TINY,
                                 TINY_BLOB, VAR_STRING, VARCHAR, VECTOR, YEAR, Column, Table)
 from ..rowvalues.values import reader
-from .plan import NOTHING, FlashbackRefused
+from .plan import FlashbackRefused, nothing
 
 INT_BYTES = {TINY: 1, SHORT: 2, INT24: 3, LONG: 4, LONGLONG: 8}
 STRINGS = {VARCHAR, VAR_STRING, STRING, BLOB, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB}
@@ -43,10 +58,16 @@ NOT_IN_KEY = {JSON, GEOMETRY, VECTOR}
 DELETES = {T.DELETE_ROWS_EVENT, T.DELETE_ROWS_EVENT_V1, T.PRE_GA_DELETE_ROWS_EVENT}
 WRITES = {T.WRITE_ROWS_EVENT, T.WRITE_ROWS_EVENT_V1, T.PRE_GA_WRITE_ROWS_EVENT}
 
-HEAD = ("-- binlogkit flashback: replay with `mariadb < FILE` or `mysql < FILE`\n"
+HEAD = ("-- binlogkit flashback: replay with `mariadb < FILE` or `mysql < FILE` (not --force): one transaction,\n"
+        "-- committed by its last line; a statement that fails stops the client, and nothing is changed\n"
         "SET NAMES utf8mb4;\n"
         "SET SESSION time_zone = '+00:00';\n"
         "SET SESSION sql_mode = 'NO_AUTO_VALUE_ON_ZERO,ALLOW_INVALID_DATES,NO_ENGINE_SUBSTITUTION';\n")
+
+
+GUARDED = ("-- the binlog does not say which columns are generated, and this server refuses values for them:\n"
+           "-- before a table's first INSERT or UPDATE, a check stops the replay (nothing changed) when one is\n"
+           "-- written; flashback --generated DB.TABLE.COLUMN leaves such a column out\n")
 
 
 def ident(name: str) -> str:
@@ -99,10 +120,32 @@ def literal(col: Column, value, unsigned: bool) -> str:
     raise FlashbackRefused(f"column @{col.index + 1} has type {t}: --sql cannot write it")
 
 
-class _Writer:
-    """Statements of one table, made once per table map."""
+def _text(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
 
-    def __init__(self, table: Table) -> None:
+
+def generated_guard(table: Table, written: list[str]) -> str:
+    """Statements that stop the replay, before the first statement on ``table``, when the server
+    has a generated column among the ``written`` ones: the binlog does not say which columns are
+    generated, and MySQL refuses a value for one (ERROR 3105). The stop is an error naming the
+    columns (setting ``sql_mode`` to an impossible value, ERROR 1231: plain SQL has no SIGNAL);
+    the client stops there and the open transaction is rolled back."""
+    names = ", ".join(_text(n) for n in written)
+    return (f"SET @binlogkit_generated = (SELECT GROUP_CONCAT(CONCAT(TABLE_SCHEMA, '.', TABLE_NAME, '.', COLUMN_NAME) "
+            f"SEPARATOR ' ') FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = {_text(table.db)} AND "
+            f"TABLE_NAME = {_text(table.name)} AND COLUMN_NAME IN ({names}) AND GENERATION_EXPRESSION <> '');\n"
+            "SET SESSION sql_mode = IF(@binlogkit_generated IS NULL, @@SESSION.sql_mode, CONCAT('binlogkit: generated "
+            "column ', @binlogkit_generated, ' cannot be written: nothing was changed; run flashback again with "
+            "--generated ', REPLACE(@binlogkit_generated, ' ', ' --generated ')));\n")
+
+
+class _Writer:
+    """Statements of one table, made once per table map. ``omit``: (db, table, column) of the
+    generated columns left out of INSERT and SET (they stay in WHERE: they can be read).
+    ``present``: the columns the images hold, when not all (generated ones left out: ``invert``)."""
+
+    def __init__(self, table: Table, omit: frozenset[tuple[str, str, str]] = frozenset(),
+                 present: tuple[int, ...] | None = None) -> None:
         if not table.column_names or len(table.column_names) != len(table.columns):
             raise FlashbackRefused(f"`{table.db}`.`{table.name}`: the binlog carries no column names "
                                    "(binlog_row_metadata=MINIMAL): --sql needs binlog_row_metadata=FULL; "
@@ -110,22 +153,27 @@ class _Writer:
         self.table = table
         self.name = f"{ident(table.db)}.{ident(table.name)}"
         self.cols = [ident(n) for n in table.column_names]
-        self.readers = [reader(c) for c in table.columns]
+        self.present = list(range(len(table.columns))) if present is None else list(present)
+        self.written = [i for i in self.present if (table.db, table.name, table.column_names[i]) not in omit]
+        self.omitted = {(table.db, table.name, n) for n in table.column_names} & omit
+        self.readers = [reader(table.columns[i]) for i in self.present]
         self.unsigned = [i in table.unsigned for i in range(len(table.columns))]
         pk = table.primary_key
-        self.key = list(pk) if pk else [i for i, c in enumerate(table.columns) if c.real_type not in NOT_IN_KEY]
+        self.key = list(pk) if pk and set(pk) <= set(self.present) else \
+            [i for i in self.present if table.columns[i].real_type not in NOT_IN_KEY]
 
     def values(self, image: bytes) -> list[str]:
+        """The literal of each column of the table ('' for a column the image leaves out)."""
         n = len(self.readers)
         nb = (n + 7) // 8
         nulls = int.from_bytes(image[:nb], "little")
-        p, out = nb, []
-        for k in range(n):
+        p, out = nb, [""] * len(self.table.columns)
+        for k, i in enumerate(self.present):
             if nulls >> k & 1:
-                out.append("NULL")
+                out[i] = "NULL"
             else:
                 value, p = self.readers[k](image, p)
-                out.append(literal(self.table.columns[k], value, self.unsigned[k]))
+                out[i] = literal(self.table.columns[i], value, self.unsigned[i])
         return out
 
     def where(self, vals: list[str]) -> str:
@@ -137,51 +185,67 @@ class _Writer:
         for image, other in rows:
             vals = self.values(image)
             if undo_type in WRITES:
-                out.append(f"INSERT INTO {self.name} ({', '.join(self.cols)}) VALUES ({', '.join(vals)});\n")
+                out.append(f"INSERT INTO {self.name} ({', '.join(self.cols[k] for k in self.written)}) "
+                           f"VALUES ({', '.join(vals[k] for k in self.written)});\n")
             elif undo_type in DELETES:
                 out.append(f"DELETE FROM {self.name} WHERE {self.where(vals)} LIMIT 1;\n")
             else:   # update: image is the undo's before (what the row is now), other what it becomes
                 new = self.values(other)
-                sets = ", ".join(f"{c}={v}" for c, v in zip(self.cols, new))
+                sets = ", ".join(f"{self.cols[k]}={new[k]}" for k in self.written)
                 out.append(f"UPDATE {self.name} SET {sets} WHERE {self.where(vals)} LIMIT 1;\n")
         return out
 
 
-def produce_sql(plan, local: dict, fmt, filters, res, expected=None):
-    """``produce(sink)`` writing the undo of ``plan`` as SQL (see the module docstring)."""
+def produce_sql(plan, local: dict, fmt, filters, res, expected=None,
+                omit: frozenset[tuple[str, str, str]] = frozenset()):
+    """``produce(sink)`` writing the undo of ``plan`` as SQL (see the module docstring): one
+    transaction, each undo transaction's statements after a comment naming it."""
     from .undo import undo_plan
 
+    guard = refuses_generated_column_values(fmt.flavor)
+
     def produce(sink) -> None:
-        sink.write(HEAD.encode())
+        sink.write((HEAD + (GUARDED if guard else "") + "BEGIN;\n").encode())
         writers: dict[tuple, _Writer] = {}
-        with closing(undo_plan(plan, local, fmt, filters)) as transactions:
-            for name, events in transactions:
-                open_tx = False
+        guarded: set[tuple[str, str, tuple[int, ...]]] = set()
+        unused = set(omit)
+        with closing(undo_plan(plan, local, fmt, filters, res.skipped)) as transactions:
+            for (name, events), (_name, start, _end) in zip(transactions, plan.reversed()):
+                opened, gtid = False, None
                 for out in events:
                     if out.rows is None:
+                        gtid = gtid or out.gtid   # the BEGIN carries it
                         continue
-                    if not open_tx:
-                        sink.write(b"BEGIN;\n")
-                        open_tx = True
+                    if not opened:
+                        what = gtid or f"the transaction at {os.path.basename(name)}:{start}"
+                        sink.write(f"-- undo of {what}\n".encode())
+                        opened = True
                     t = out.table
                     if t is None:  # undo_transaction gives every undo rows event its table
                         raise BinlogError("internal: an undo rows event without its table", file=name)
-                    key = (t.db, t.name, t.columns, t.column_names, t.primary_key)
+                    key = (t.db, t.name, t.columns, t.column_names, t.primary_key, out.present)
                     w = writers.get(key)
                     if w is None:
                         if len(writers) > 1024:
                             writers.clear()
-                        w = writers[key] = _Writer(t)
+                        w = writers[key] = _Writer(t, omit, out.present)
+                        unused.difference_update(w.omitted)
+                    if guard and out.type_code not in DELETES and (t.db, t.name, tuple(w.written)) not in guarded:
+                        guarded.add((t.db, t.name, tuple(w.written)))
+                        sink.write(generated_guard(t, [t.column_names[k] for k in w.written]).encode())
                     for stmt in w.statements(out.type_code, out.rows):
                         sink.write(stmt.encode("utf-8"))
                     res.rows += len(out.rows)
                     res.events += 1
                     if expected is not None:
                         expected.add(out)
-                if open_tx:
-                    sink.write(b"COMMIT;\n")
-                    res.undone += 1
+                res.undone += opened
         if not res.undone:
-            raise FlashbackRefused(NOTHING)
+            raise FlashbackRefused(nothing(filters.filtered, len(res.skipped)))
+        if unused:
+            names = ", ".join(".".join(c) for c in sorted(unused))
+            raise FlashbackRefused(f"--generated {names}: no such column in the tables the undo writes (names are "
+                                   "case-sensitive, as the binlog's table maps give them): nothing written")
+        sink.write(b"COMMIT;\n")
         res.bytes = sink.size
     return produce

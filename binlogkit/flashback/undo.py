@@ -2,7 +2,7 @@
 
 An undo transaction is::
 
-    Query BEGIN                        (built; the original's GTID event is not carried: see below)
+    Query BEGIN                        (the original's, or built; its GTID event is not carried: see below)
     Table_map   of the last rows event  \\
     undo of the last rows event          |  every rows event of the original, last first, each a
     Table_map   of the one before it     |  statement of its own (STMT_END_F) behind its table map
@@ -11,16 +11,23 @@ An undo transaction is::
     the original's terminator          (Xid with its xid, or Query COMMIT)
 
 **No GTID events.** A flashback file is replayed by a client (``mariadb-binlog FILE | mariadb``,
-``mysqlbinlog --skip-gtids FILE | mysql``: without ``--skip-gtids`` a GTID_MODE=ON MySQL 9.7
-refuses the first BEGIN, error 1782, as its BINLOG'd Format_description leaves GTID_NEXT to be
-determined and no GTID event follows), which turns a GTID event into ``SET gtid_seq_no=N`` (MariaDB) or
-``SET GTID_NEXT='uuid:N'`` (MySQL). The original's GTID is already in the server's history: MySQL
-would skip the undo as already applied, MariaDB would log a duplicate (refused under
-``gtid_strict_mode``). A new number cannot be chosen from the files either (the server's
-history has moved on since). So the undo transactions open with ``BEGIN`` and the server gives
-each the next GTID of its own, as it does for any client transaction — the way
-``mariadb-binlog --flashback`` leaves the numbering to the server too (it prints no
-``gtid_seq_no`` for flashback output).
+``mysqlbinlog FILE | mysql``), which turns a GTID event into ``SET gtid_seq_no=N`` (MariaDB) or
+``SET GTID_NEXT='uuid:N'`` / ``'ANONYMOUS'`` (MySQL). The original's GTID is already in the
+server's history: MySQL would skip the undo as already applied, MariaDB would log a duplicate
+(refused under ``gtid_strict_mode``). A new number cannot be chosen from the files either (the
+server's history has moved on since), an ``ANONYMOUS`` one is refused by a gtid_mode=ON MySQL
+(ERROR 1782) and a numbered one by a gtid_mode=OFF one (ERROR 1781). So the undo transactions
+open with ``BEGIN`` and the server gives each the next GTID of its own (or none, gtid_mode=OFF),
+as it does for any client transaction — the way ``mariadb-binlog --flashback`` leaves the
+numbering to the server too.
+
+MySQL needs one line more: the client-side ``BINLOG`` of the Format_description makes the
+session's GTID_NEXT "not yet determined", and the first ``BEGIN`` without a GTID event before it
+then runs as ANONYMOUS (ERROR 1782 under gtid_mode=ON). A MySQL undo binlog therefore holds one
+Query event right after the Format_description, ``/*!50700 SET @@SESSION.GTID_NEXT='AUTOMATIC' */``
+(``GTID_NEXT_AUTOMATIC``, ``flavor.replay_needs_gtid_next``): ``mysqlbinlog`` prints it as it is
+and the server numbers what follows, under gtid_mode ON or OFF (``mysqlbinlog --skip-gtids``
+prints the same line itself, and still works). Flashing back such a file passes over that line.
 
 Annotate_rows / Rows_query (the original statement's text) are left out: they describe the
 change, not its undo. Statement events (DDL, statement-format DML and their Intvar / Rand /
@@ -38,20 +45,20 @@ from __future__ import annotations
 import fnmatch
 import tempfile
 from array import array
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import IO, TYPE_CHECKING, Iterator
 
-from ..boundary import QUERY_ENDS, classify, query_text
+from ..boundary import QUERY_ENDS, classify, query_text, read_gtid
 from ..codecs.header import HEADER_STRUCT
 from ..codecs.statement import QueryBody
-from ..constants import PRELUDE, QUERY_TYPES, EventType as T
+from ..constants import GTID_TYPES, PRELUDE, QUERY_TYPES, EventType as T
 from ..errors import BinlogError, BodyLengthError
 from ..reading.events import decode, payload_events
 from ..reading.format import Format
 from ..reading.reader import RawEvent
 from ..rowvalues.tables import Table, table_from_map
 from .invert import ROWS_TYPES, MinimalImage, invert_rows
-from .plan import FlashbackRefused
+from .plan import ROW_FORMAT, FlashbackRefused
 from .source import EventFile
 
 if TYPE_CHECKING:
@@ -72,6 +79,8 @@ class Out:
     flags: int = 0
     rows: list | None = None      # undo rows event: [(image, other image)], for --sql
     table: Table | None = None
+    gtid: str | None = None       # on an undo's BEGIN: the GTID of the transaction it undoes (--sql's comment)
+    present: tuple[int, ...] | None = None   # undo rows event: the columns its images hold (None: all)
 
 
 @dataclass(frozen=True)
@@ -81,6 +90,14 @@ class Filters:
     databases: tuple[str, ...] = ()
     tables: tuple[str, ...] = ()      # "db.table" patterns
     skip_statements: bool = False
+    generated: frozenset[tuple[str, str, str]] = frozenset()   # (db, table, column): --generated
+
+    def generated_of(self, table: Table) -> frozenset[str]:
+        return frozenset(c for d, t, c in self.generated if (d, t) == (table.db, table.name))
+
+    @property
+    def filtered(self) -> bool:
+        return bool(self.databases or self.tables)
 
     def wants(self, table: Table) -> bool:
         if self.databases and not any(fnmatch.fnmatchcase(table.db, d) for d in self.databases):
@@ -89,11 +106,31 @@ class Filters:
         return not self.tables or any(fnmatch.fnmatchcase(name, p) for p in self.tables)
 
 
-def begin_query(timestamp: int, server_id: int, fmt: Format) -> Out:
+def session_query(text: str, timestamp: int, server_id: int, fmt: Format) -> Out:
+    """A Query event of ``text`` with no database and no status variables (a built ``BEGIN``,
+    the ``GTID_NEXT`` line)."""
     body = QueryBody.build({"thread_id": 0, "exec_time": 0, "len_db": 0, "error_code": 0, "len_status_vars": 0,
-                            "load": None, "post_header_extra": b"", "status_vars": b"", "db": b"", "query": b"BEGIN"},
+                            "load": None, "post_header_extra": b"", "status_vars": b"", "db": b"",
+                            "query": text.encode()},
                            len_body=0, type_code=T.QUERY_EVENT, post_header_len=fmt.post_header_length(T.QUERY_EVENT))
     return Out(T.QUERY_EVENT, body, timestamp, server_id)
+
+
+def begin_query(timestamp: int, server_id: int, fmt: Format) -> Out:
+    return session_query("BEGIN", timestamp, server_id, fmt)
+
+
+# The one statement of a MySQL undo binlog outside its transactions, right after the
+# Format_description (``flavor.replay_needs_gtid_next``): replayed by ``mysqlbinlog FILE | mysql``
+# it lets the server give each undo transaction a GTID of its own (gtid_mode=ON) or none (OFF).
+# In a versioned comment that MySQL 5.7 and later run, and MariaDB skips (it ignores /*!50700 to
+# /*!99999: MySQL-only syntax): a MySQL undo replayed into a MariaDB server does not stop on it.
+GTID_NEXT_AUTOMATIC = "/*!50700 SET @@SESSION.GTID_NEXT='AUTOMATIC' */"
+
+
+def is_gtid_next_automatic(statement: str) -> bool:
+    """Whether a statement is the GTID_NEXT line of an undo binlog (a session setting: no change)."""
+    return " ".join(statement.split()) == GTID_NEXT_AUTOMATIC
 
 
 def read_event(src: EventFile, at: int, fmt: Format, name: str) -> RawEvent:
@@ -183,11 +220,16 @@ class _Walk:
         self.timestamp = 0
         self.server_id = 0
         self.begin: RawEvent | None = None
+        self.skipped: list[tuple[int, str]] = []   # (offset, text) of statements left out (skip_statements)
+        self.gtid: str | None = None
 
     def feed(self, raw: RawEvent, filters: Filters, *, inner: bool = False) -> None:
         code = raw.type_code
         if not self.timestamp:
             self.timestamp, self.server_id = raw.timestamp, raw.server_id
+        if code in GTID_TYPES:
+            value = read_gtid(code, raw.server_id, raw.body, raw.offset)[0]
+            self.gtid = None if value is None else str(value)
         if code in DROPPED:
             return
         if code == T.TABLE_MAP_EVENT:
@@ -219,15 +261,18 @@ class _Walk:
                 raise FlashbackRefused(f"an XA transaction ({q[:60]!r}) cannot be flashed back",
                                        offset=raw.offset, event_type=raw.type_name)
             if filters.skip_statements:
+                self.skipped.append((raw.offset, q[:1000]))
                 return
             raise FlashbackRefused(f"a statement in the range cannot be undone from row images: {q[:200]!r} "
-                                   "(DDL or statement-format DML); --skip-statements leaves statements out",
-                                   offset=raw.offset, event_type=raw.type_name)
+                                   f"(DDL or statement-format DML); --skip-statements leaves statements out; "
+                                   f"{ROW_FORMAT}", offset=raw.offset, event_type=raw.type_name)
         if code in PRELUDE or code in (T.BEGIN_LOAD_QUERY_EVENT, T.EXECUTE_LOAD_QUERY_EVENT, T.APPEND_BLOCK_EVENT):
             if filters.skip_statements:
+                if code == T.EXECUTE_LOAD_QUERY_EVENT:  # the LOAD DATA statement itself
+                    self.skipped.append((raw.offset, _query_text(decode(raw)).strip()[:1000]))
                 return
             raise FlashbackRefused(f"a {raw.type_name} event (part of a statement-format statement) is in the "
-                                   "range; --skip-statements leaves statements out",
+                                   f"range; --skip-statements leaves statements out; {ROW_FORMAT}",
                                    offset=raw.offset, event_type=raw.type_name)
         if code == T.XA_PREPARE_LOG_EVENT:
             raise FlashbackRefused("an XA transaction cannot be flashed back", offset=raw.offset,
@@ -236,8 +281,10 @@ class _Walk:
 
 
 def undo_transaction(fh: EventFile, name: str, start: int, end: int, fmt: Format,
-                     filters: Filters) -> Iterator[Out]:
-    """The events of the undo of the transaction at [start, end) of ``fh``."""
+                     filters: Filters, skipped: list[dict] | None = None) -> Iterator[Out]:
+    """The events of the undo of the transaction at [start, end) of ``fh``. ``skipped`` gets
+    the statements inside it that ``filters.skip_statements`` leaves out (file, start, end,
+    gtid None, statement: as the one-statement transactions of ``Result.skipped``)."""
     walk = _Walk()
     at = start
     try:
@@ -250,6 +297,9 @@ def undo_transaction(fh: EventFile, name: str, start: int, end: int, fmt: Format
             else:
                 walk.feed(read_event(fh, at, fmt, name), filters)
             at += size
+        if skipped is not None:
+            skipped += [{"file": name, "start": off, "end": end, "gtid": None, "statement": text}
+                        for off, text in walk.skipped]
         if walk.terminator is None and walk.rows:
             raise FlashbackRefused("the transaction has no Xid or COMMIT: it cannot be undone as a whole",
                                    offset=start)
@@ -268,16 +318,18 @@ def undo_transaction(fh: EventFile, name: str, start: int, end: int, fmt: Format
             if not filters.wants(table):
                 continue
             try:
-                code, undo_body, rows = invert_rows(ev.parsed, raw.type_code, table,
-                                                    fmt.post_header_length(raw.type_code))
+                code, undo_body, rows, present = invert_rows(ev.parsed, raw.type_code, table,
+                                                             fmt.post_header_length(raw.type_code),
+                                                             filters.generated_of(table))
             except MinimalImage as exc:
                 raise FlashbackRefused(exc.message, offset=raw.offset, event_type=raw.type_name) from None
             if first:
-                yield begin_query(walk.timestamp, walk.server_id, fmt) if walk.begin is None else \
-                    Out(T.QUERY_EVENT, walk.begin.body, walk.begin.timestamp, walk.begin.server_id)
+                yield replace(begin_query(walk.timestamp, walk.server_id, fmt), gtid=walk.gtid) \
+                    if walk.begin is None else \
+                    Out(T.QUERY_EVENT, walk.begin.body, walk.begin.timestamp, walk.begin.server_id, gtid=walk.gtid)
                 first = False
             yield Out(T.TABLE_MAP_EVENT, map_body, map_raw.timestamp, map_raw.server_id, map_raw.flags)
-            yield Out(code, undo_body, raw.timestamp, raw.server_id, raw.flags, rows, table)
+            yield Out(code, undo_body, raw.timestamp, raw.server_id, raw.flags, rows, table, present=present)
         if not first:
             t = walk.terminator
             if t is None:  # rows without a terminator were refused above
@@ -290,7 +342,7 @@ def undo_transaction(fh: EventFile, name: str, start: int, end: int, fmt: Format
         walk.spill.close()
 
 
-def undo_plan(plan, local: dict[str, Input], fmt, filters):
+def undo_plan(plan, local: dict[str, Input], fmt, filters, skipped: list[dict] | None = None):
     """The undo of every transaction of ``plan``, last first: ``(file name, iterator of its undo
     events)`` (``undo_transaction``) per transaction. Each input is opened once, read-only, and every one
     is closed when the walk ends (close the generator: ``contextlib.closing``). ``keys``: for
@@ -301,7 +353,7 @@ def undo_plan(plan, local: dict[str, Input], fmt, filters):
             fh = handles.get(name)
             if fh is None:
                 fh = handles[name] = EventFile(local[name])
-            yield name, undo_transaction(fh, name, start, end, fmt, filters)
+            yield name, undo_transaction(fh, name, start, end, fmt, filters, skipped)
     finally:
         for fh in handles.values():
             fh.close()
