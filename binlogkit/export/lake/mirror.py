@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from ...errors import ArchiveGap, UsageError
 from ..changes import Filters, Report, Rows, Statement, checked_inputs, committed_changes
 from .. import ddl
+from ..effects import Effects, effects, shortened
 from ..schema import layout
 from ...transactions import Transaction
 from .batch import TableBatch, batch_for, mirror_rows
@@ -70,6 +71,9 @@ class Stats:
     no_key: set = field(default_factory=set)
     partial: dict = field(default_factory=dict)   # db.table -> a partial after image the mirror cannot apply
     tables: set = field(default_factory=set)
+    stopped: dict = field(default_factory=dict)   # db.table -> where and why its mirror stopped (``Mirror._stop``)
+    skipped_statements: dict = field(default_factory=dict)   # db.table -> statement-format changes ignored
+    moved: list = field(default_factory=list)     # "db.a -> db.b" renames applied
 
 
 @dataclass(frozen=True)
@@ -85,7 +89,8 @@ class StatementsOfAnyDatabase(Filters):
 
 class Mirror:
     def __init__(self, sink, *, mirror: bool, batch_transactions: int, batch_rows: int,
-                 covered=None, batch_bytes: int = BATCH_BYTES, tables: tuple[str, ...] = ()) -> None:
+                 covered=None, batch_bytes: int = BATCH_BYTES, tables: tuple[str, ...] = (),
+                 skip_statements: bool = False) -> None:
         from .snapshot import wanted
 
         self.wanted = wanted(tables)
@@ -101,6 +106,14 @@ class Mirror:
         self.n_trx = 0
         self.rows = 0
         self.last: Transaction | None = None  # the last transaction of the batch
+        self.skip_statements = skip_statements
+        # what the walk learnt of tables: their key (a CREATE TABLE, a rows event's table map;
+        # () none), TEMPORARY ones, those emptied (DROP, TRUNCATE, renamed away), and stops met
+        # before the table had a mirror (they stop it if keyed rows follow: ``_stop``)
+        self.keys: dict[tuple[str, str], tuple[str, ...] | None] = {}
+        self.temporary: set[tuple[str, str]] = set()
+        self.emptied: set[tuple[str, str]] = set()
+        self.pending: dict[tuple[str, str], dict] = {}
 
     def position(self, db: str, name: str) -> tuple | None:
         k = (db, name)
@@ -130,12 +143,10 @@ class Mirror:
             if alter:
                 assert a is not None
                 self._ddl(a, trx_pos, item)
-            gone = [(d, n) for d, n in ddl.emptied(item.sql, item.database or None)
-                    if d is not None and self.wanted(d, n)]
-            if gone:
+            fx = effects(item.sql, item.database or None) if self.mirror else None
+            if fx:
                 self.flush()
-                for d, n in gone:
-                    self._empty(d, n, t, trx_pos)
+                self._effects(fx, item, trx_pos)
             self.last = t
             return
         self.last = t
@@ -154,11 +165,12 @@ class Mirror:
 
     def _ddl(self, a: ddl.Alter, pos: tuple, stmt: Statement) -> None:
         assert a.db is not None
-        if a.filled and self.mirror:
+        stopped = f"{a.db}.{a.table}" in self.stats.stopped
+        if a.filled and self.mirror and not stopped:
             self._fill(a, pos, stmt)
         if not a.renames:
             return
-        for name in (a.table + CHANGES, a.table):
+        for name in (a.table + CHANGES,) + (() if stopped else (a.table,)):
             p = self.position(a.db, name)
             if p is not None and pos <= p:
                 continue
@@ -174,8 +186,10 @@ class Mirror:
         statement's own coordinates (time travel to before it still finds the rows; a rerun finds
         it applied). The change table is history: row changes only, it keeps its rows. Only past
         the mirror's recorded position, and only for a table the mirror has."""
-        if not self.mirror:
+        if not self.mirror or f"{db}.{table}" in self.stats.stopped:
             return
+        self.pending.pop((db, table), None)      # the rows a statement left are gone with the others
+        self.emptied.add((db, table))
         p = self.position(db, table)
         if p is None or pos <= p or self.sink.columns(db, table) is None:
             return
@@ -183,6 +197,125 @@ class Mirror:
         self.sink.empty(db, table, props)
         self.recorded[(db, table)] = position_of(props)
         self.stats.commits += 1
+
+    # -- statements that change which rows a table holds -------------------------------------
+    def _effects(self, fx: Effects, stmt: Statement, pos: tuple) -> None:
+        """A statement's effects on the mirrors (``effects.effects``), in the order the server
+        applied them: tables made (their keys learnt), databases dropped, tables emptied,
+        renames (pair by pair), then what the mirror cannot apply (``_stop``)."""
+        t = stmt.trx
+        where = {"gtid": t.gtid, "file": (stmt.file or "").rsplit("/", 1)[-1], "offset": stmt.offset,
+                 "statement": shortened(stmt.sql)}
+        for (db, n), key, temporary, like in fx.created:
+            if db is None:
+                continue
+            if temporary:
+                self.temporary.add((db, n))
+                continue
+            self.temporary.discard((db, n))
+            self.keys[(db, n)] = self.keys.get(like) if like is not None else key
+        for d in fx.databases:
+            for db, n in self._mirrors_of(d):
+                self._empty(db, n, t, pos)
+            for k in [k for k in self.pending if k[0] == d]:
+                del self.pending[k]
+        for db, n in fx.emptied:
+            if db is not None:
+                self._empty(db, n, t, pos)
+        for src, dst in fx.renames:
+            self._rename(src, dst, t, pos, where)
+        for name in fx.dml:
+            if self.skip_statements:
+                if self._mirrored(name, pos):
+                    tk = f"{name[0]}.{name[1]}"
+                    self.stats.skipped_statements[tk] = self.stats.skipped_statements.get(tk, 0) + 1
+                continue
+            self._stop(name, "statement", where, pos)
+        for name in fx.unknown + fx.mentions:
+            self._stop(name, "statement it cannot apply", where, pos)
+
+    def _mirrors_of(self, db: str) -> list[tuple[str, str]]:
+        """The mirror tables (not change tables) the warehouse holds of database ``db``."""
+        return [(d, n) for d, n in self.sink.table_names() if d == db and not n.endswith(CHANGES)]
+
+    def _mirrored(self, name: tuple, pos: tuple) -> bool:
+        """Could the mirror of ``name`` hold rows a statement at ``pos`` changes: a table
+        exported, not known to lack a primary key, not TEMPORARY (or a mirror table of that
+        name is there), its mirror not past ``pos`` already (a rerun after a rebuild)."""
+        db, n = name
+        if not self.mirror or db is None or not self.wanted(db, n) or self.keys.get((db, n)) == ():
+            return False
+        if (db, n) in self.temporary and self.sink.columns(db, n) is None:
+            return False
+        p = self.position(db, n)
+        return p is None or pos > p
+
+    def _stop(self, name: tuple, kind: str, where: dict, pos: tuple) -> None:
+        """The mirror of ``name`` stops before the change at ``where`` (everything before it is
+        committed; nothing after it is applied in this run; a rerun meets it again and stops
+        again). A table with no mirror yet and no known key: the stop waits (``pending``) and
+        takes effect if keyed rows of it follow, unless it is emptied first."""
+        if not self._mirrored(name, pos):
+            return
+        db, n = name
+        k = f"{db}.{n}"
+        if k in self.stats.stopped or (db, n) in self.pending:
+            return
+        info = {"table": k, "kind": kind, **where}
+        if self.keys.get((db, n)) or self.sink.columns(db, n) is not None:
+            self.stats.stopped[k] = info
+        else:
+            self.pending[(db, n)] = info
+
+    def _rename(self, src: tuple, dst: tuple, t: Transaction, pos: tuple, where: dict) -> None:
+        """RENAME TABLE src TO dst (one pair): the mirror's rows move to ``dst`` (``sink.move``:
+        both tables get a commit at the statement's coordinates; ``src`` is left empty, its
+        history kept: a table made again under that name starts from it empty). A stopped
+        mirror stays stopped under its new name; rows coming from a table not exported stop
+        ``dst``; rows leaving the tables exported empty ``src``."""
+        if src[0] is None or dst[0] is None:
+            return
+        self.keys[dst] = self.keys.pop(src, None)
+        if src in self.temporary:
+            self.temporary.discard(src)
+            self.temporary.add(dst)
+            return
+        self.temporary.discard(dst)
+        sk, dk = f"{src[0]}.{src[1]}", f"{dst[0]}.{dst[1]}"
+        self.pending.pop(dst, None)
+        if sk in self.stats.stopped or src in self.pending:
+            was = self.stats.stopped.get(sk) or self.pending.pop(src)
+            info = {**was, "table": dk, "renamed_from": sk}
+            if dk not in self.stats.stopped:
+                if sk in self.stats.stopped or self.sink.columns(*dst) is not None:
+                    self.stats.stopped[dk] = info
+                else:
+                    self.pending[dst] = info
+            return
+        if dk in self.stats.stopped:
+            self._empty(src[0], src[1], t, pos)
+            return
+        sw, dw = self.wanted(*src), self.wanted(*dst)
+        if not dw:
+            if sw:
+                self._empty(src[0], src[1], t, pos)   # its rows left the tables exported
+            return
+        if not sw:
+            self._stop(dst, "rename from a table not exported", {**where}, pos)
+            return
+        if self.sink.columns(*src) is None:
+            self._empty(dst[0], dst[1], t, pos)      # no rows of it mirrored: none move
+            return
+        ps = self.position(*src)
+        if ps is not None and pos <= ps:
+            return                                     # moved by an earlier run
+        props = commit_props(t.gtid, (t.end_file or "").rsplit("/", 1)[-1], t.end_offset or 0, t.last_timestamp, 1)
+        self.sink.move(src[0], src[1], dst[0], dst[1], props)
+        self.recorded[src] = self.recorded[dst] = position_of(props)
+        self.emptied.add(src)
+        self.emptied.discard(dst)
+        self.stats.commits += 2
+        self.stats.moved.append(f"{sk} -> {dk}")
 
     def _fill(self, a: ddl.Alter, pos: tuple, stmt: Statement) -> None:
         """ADD COLUMN with a default: the mirror's existing rows get the value, as the server's
@@ -261,9 +394,9 @@ class Mirror:
             self.stats.tables.add(f"{db}.{table}")
             changes = b.arrow()
             keyed = bool(b.key_names())
-            if self.mirror and not keyed:
-                self.stats.no_key.add(f"{db}.{table}")
-            full = f"{db}.{table}" not in self.stats.partial
+            if self.mirror:
+                self._keyed(b, keyed)
+            full = f"{db}.{table}" not in self.stats.partial and f"{db}.{table}" not in self.stats.stopped
             for name in self.targets(db, table, keyed and full):
                 p = self.position(db, name)
                 keep = [i for i in range(b.n) if p is None or b.pos[i] > p]
@@ -291,6 +424,34 @@ class Mirror:
         self.stats.batches += 1
         self.batches = {}
         self.n_trx = self.rows = self.bytes = 0
+
+    def _keyed(self, b: TableBatch, keyed: bool) -> None:
+        """What a batch's table maps say of the table's key: a stop waiting for keyed rows
+        (``pending``) takes effect; rows without a key for a table whose mirror holds rows (not
+        emptied or made again without a key in this walk) stop it: the mirror cannot apply them."""
+        db, table = b.layout.db, b.layout.table
+        k = f"{db}.{table}"
+        if keyed:
+            self.keys[(db, table)] = tuple(b.key_names() or ())
+            info = self.pending.pop((db, table), None)
+            if info is not None and k not in self.stats.stopped:
+                self.stats.stopped[k] = info
+            return
+        self.stats.no_key.add(k)
+        self.pending.pop((db, table), None)
+        known = self.keys.get((db, table))
+        self.keys[(db, table)] = ()
+        if known == () or (db, table) in self.emptied or k in self.stats.stopped:
+            return
+        if self.sink.columns(db, table) is None:
+            return
+        p = self.position(db, table)
+        first = next((i for i in range(b.n) if p is None or b.pos[i] > p), None)
+        if first is None:
+            return
+        c = b.cols
+        self.stats.stopped[k] = {"table": k, "kind": "rows without a primary key", "gtid": c["gtid"][first],
+                                 "file": c["file"][first], "offset": c["offset"][first], "statement": None}
 
     def _apply(self, db: str, name: str, key: list[str], changes, present: list, props: dict) -> int | None:
         """One mirror commit of a batch's change rows (``present``: per row, the columns of a
@@ -337,9 +498,12 @@ class Mirror:
 def export_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = False,
                 filters: Filters | None = None, catalog: str | None = None, batch_transactions: int = 1000,
                 batch_rows: int = 100_000, from_gtid: str | None = None, snapshot: str | None = None,
-                snapshot_at: tuple[str | None, int] = (None, 0), check_gaps: bool = True) -> dict:
+                snapshot_at: tuple[str | None, int] = (None, 0), check_gaps: bool = True,
+                skip_statements: bool = False) -> dict:
     """Export ``paths`` into the tables of ``warehouse`` (see the module text); the summary.
-    ``ArchiveGap`` when the archive has a hole (everything before it is committed first)."""
+    ``ArchiveGap`` when the archive has a hole (everything before it is committed first).
+    ``skip_statements``: statement-format row changes of mirrored tables are ignored (counted)
+    instead of stopping their mirrors."""
     from .. import make_summary
     from .snapshot import covered_by, load_snapshot
 
@@ -354,7 +518,8 @@ def export_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = F
     t0 = time.monotonic()
     filters = filters or Filters()
     m = Mirror(sink, mirror=mirror, batch_transactions=batch_transactions, batch_rows=batch_rows,
-               covered=covered_by(from_gtid) if from_gtid else None, tables=filters.tables)
+               covered=covered_by(from_gtid) if from_gtid else None, tables=filters.tables,
+               skip_statements=skip_statements)
     if snapshot:
         load_snapshot(sink, snapshot, from_gtid or "", mirror=mirror, file=snapshot_at[0] or "", position=snapshot_at[1],
                       tables=filters.tables)
@@ -379,7 +544,9 @@ def export_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = F
     summary = make_summary(warehouse, report, {}, 0, 0, 0, time.monotonic() - t0)
     summary.update({"format": fmt, "mirror": mirror, "rows": s.rows, "batches": s.batches, "commits": s.commits,
                     "skipped_rows": s.skipped_rows, "from_snapshot": s.from_snapshot, "tables": sorted(s.tables),
-                    "no_key": sorted(s.no_key), "partial_images": s.partial, "gap": stopped})
+                    "no_key": sorted(s.no_key - set(s.stopped)), "partial_images": s.partial, "gap": stopped,
+                    "stopped": [s.stopped[k] for k in sorted(s.stopped)], "skipped_statements": s.skipped_statements,
+                    "moved": s.moved})
     if stopped is not None:
         err = ArchiveGap(f"archive gap ({stopped['kind']}: {stopped['detail']}): the tables hold every change "
                          f"before it; export stopped at {stopped['place']}",
@@ -409,11 +576,40 @@ def render(s: dict) -> str:
         lines.append(f"partial transaction {t['gtid'] or ''} at {t['file']}:{t['offset']}: not exported")
     for p in s["problems"]:
         lines.append(f"problem ({p['kind']}): {p['file']}:{p['offset']}: {p['message']}")
+    for m in s.get("moved", ()):
+        lines.append(f"renamed: {m}")
+    for t, n in sorted(s.get("skipped_statements", {}).items()):
+        lines.append(f"{n:,} statement-format change{'s' if n != 1 else ''} skipped on {t} (--skip-statements: "
+                     f"its mirror may differ from the server)")
+    for x in s.get("stopped", ()):
+        lines.append(stop_line(x))
     if s.get("gap"):
         lines.append(f"stopped at an archive gap: {s['gap']['place']}: {s['gap']['detail']}")
     return "\n".join(lines)
 
 
+ADVICE = {
+    "statement": "statement-format row changes (binlog_format STATEMENT or MIXED): set binlog_format=ROW on the "
+                 "server; rebuild this mirror from a dump taken after it (--snapshot), or rerun with "
+                 "--skip-statements to ignore such statements",
+    "statement it cannot apply": "rows changed by a statement the mirror cannot apply: rebuild this mirror from a "
+                                 "dump taken after it (--snapshot)",
+    "rename from a table not exported": "its rows came from a table not exported: export that table too, or rebuild "
+                                        "this mirror from a dump taken after it (--snapshot)",
+    "rows without a primary key": "the table map names no primary key (binlog_row_metadata=FULL logs it; "
+                                  "a key dropped?): rebuild this mirror from a dump taken after it (--snapshot)",
+}
+
+
+def stop_line(x: dict) -> str:
+    """One stopped mirror, for people: the table, where, what, and what to do."""
+    what = f": {x['statement']}" if x.get("statement") else ""
+    moved = f" (renamed from {x['renamed_from']})" if x.get("renamed_from") else ""
+    return (f"mirror of {x['table']}{moved} stopped before {x['file']}:{x['offset']} ({x['gtid'] or 'no GTID'})"
+            f"{what} -- {ADVICE.get(x['kind'], x['kind'])}")
+
+
 def exit_code(s: dict) -> int:
-    """0 clean; 1 a gap, damage, a partial transaction, or a mirror stopped by a partial image."""
-    return 1 if s.get("gap") or s["problems"] or s["incomplete"] or s["partial_images"] else 0
+    """0 clean; 1 a gap, damage, a partial transaction, or a mirror stopped (a partial image, a
+    statement it cannot apply)."""
+    return 1 if s.get("gap") or s["problems"] or s["incomplete"] or s["partial_images"] or s.get("stopped") else 0
