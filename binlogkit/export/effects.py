@@ -193,9 +193,11 @@ def _create(sql: str, db: str | None) -> Effects:
             text = re.split(r"\bPARTITION\s+BY\b", text, maxsplit=1, flags=re.I)[0]
         e = sqlglot.parse_one(text, read=dialect())
         if isinstance(e, exp.Create):
-            filled = e.args.get("expression") is not None or bool(_SELECT.search(_strip_strings(rest)))
+            filled = e.args.get("expression") is not None
             if isinstance(e.this, exp.Schema):
                 key = table_def(e, db).primary_key
+        else:           # read as a 'Command': rows by its words
+            filled = bool(_SELECT.search(_strip_strings(rest)))
     except Exception:   # noqa: BLE001 - an unreadable definition: its key unknown, rows by its words
         filled = bool(_SELECT.search(_strip_strings(rest)))
     emptied = (name,) if replace else ()
