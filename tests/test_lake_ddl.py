@@ -42,7 +42,7 @@ pytest.importorskip("sqlglot")
 
 KINDS = [pytest.param("mariadb-10.11", id="mariadb"),
          pytest.param("mysql-9.7", id="mysql-9.7", marks=pytest.mark.kind("mysql-9.7"))]
-STOPPED = {"shop.p", "shop.s"}
+STOPPED = {"shop.m", "shop.p", "shop.s"}
 
 
 def _rows(srv, db: str, table: str) -> tuple[list, dict]:
@@ -130,10 +130,24 @@ def _workload(srv, flavor: str) -> dict:
         run("DELETE FROM shop.s WHERE id = 1")
         run("INSERT INTO shop.nokey VALUES (1), (2)")
         run("SET SESSION binlog_format = 'ROW'")
+        # one transaction of a statement and row events (UUID(): unsafe for statements, so rows under
+        # MIXED): shop.m stops before the transaction; shop.o, after the statement in it, goes on
+        run("CREATE TABLE shop.m (id INT PRIMARY KEY, v VARCHAR(40))")
+        run("CREATE TABLE shop.o (id INT PRIMARY KEY, v VARCHAR(40))")
+        run("INSERT INTO shop.m VALUES (1, 'row')")
+        want[("shop", "m")] = _rows(srv, "shop", "m")
+        run("SET SESSION binlog_format = 'MIXED'")
+        run("BEGIN")
+        run("INSERT INTO shop.m VALUES (3, 'statement')")
+        run("INSERT INTO shop.m VALUES (2, UUID())")
+        run("INSERT INTO shop.o VALUES (1, UUID())")
+        run("COMMIT")
+        run("SET SESSION binlog_format = 'ROW'")
         run("UPDATE shop.s SET v = 'row' WHERE id = 2")
         run("INSERT INTO shop.nokey VALUES (3)")
         run("UPDATE shop.t SET v = 'last' WHERE id = 101")
         run("FLUSH BINARY LOGS")
+    want["final_m"] = _rows(srv, "shop", "m")
     for db in ("shop", "z"):
         for r in srv.query("SELECT TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s", (db,)):
             if (db, r["t"]) not in want and r["t"] != "nokey":
@@ -152,11 +166,12 @@ def run(request, tmp_path_factory):
     with Lab(base, kind=None if kind == "mariadb-10.11" else kind) as lab:
         srv = lab.server("primary", 1, binlog_row_metadata="FULL", sql_mode="NO_ENGINE_SUBSTITUTION").start()
         want = _workload(srv, srv.kind.flavor)
+        final_m = want.pop("final_m")
         archive = base / "archive"
         archive.mkdir()
         for r in srv.query("SHOW BINARY LOGS"):
             shutil.copy(srv.datadir / r["Log_name"], archive / r["Log_name"])
-    out = {"base": base, "want": want, "archive": archive, "flavor": kind}
+    out = {"base": base, "want": want, "archive": archive, "flavor": kind, "final_m": final_m}
     out["iceberg"] = export_lake([archive], str(base / "iceberg"), fmt="iceberg", mirror=True, batch_transactions=3)
     out["skip"] = export_lake([archive], str(base / "skip"), fmt="iceberg", mirror=True, skip_statements=True)
     cli = subprocess.run([sys.executable, "-m", "binlogkit", "export", str(archive), "-o", str(base / "delta"),
@@ -218,7 +233,7 @@ def test_delta_mirror_by_the_cli_exits_1_naming_the_statements(run):
 def test_skip_statements_counts_them_and_stops_only_what_it_cannot_apply(run):
     s = run["skip"]
     assert [x["table"] for x in s["stopped"]] == ["shop.p"]
-    assert s["skipped_statements"] == {"shop.s": 2}
+    assert s["skipped_statements"] == {"shop.m": 1, "shop.s": 2}
     from binlogkit.export.lake.mirror import render
 
     assert "2 statement-format changes skipped on shop.s" in render(s)
@@ -228,6 +243,8 @@ def test_skip_statements_counts_them_and_stops_only_what_it_cannot_apply(run):
     rows = dict(rows)
     rows["2"] = rows["2"][:1] + ("row",)
     want[("shop", "s")] = (cols, rows)
+    with_uuid = run["final_m"]                    # the row events of the transaction, not its statement
+    want[("shop", "m")] = (with_uuid[0], {k: v for k, v in with_uuid[1].items() if k != "3"})
     assert _check(open_sink("iceberg", str(run["base"] / "skip")), want) == []
 
 

@@ -145,8 +145,9 @@ class Mirror:
                 self._ddl(a, trx_pos, item)
             fx = effects(item.sql, item.database or None) if self.mirror else None
             if fx:
-                self.flush()
-                self._effects(fx, item, trx_pos)
+                if fx.created or fx.databases or fx.emptied or fx.renames or fx.unknown:
+                    self.flush()    # DDL: its own transaction. Statement-format DML may sit inside one:
+                self._effects(fx, item, trx_pos)   # a stop takes the rows before it (``flush``)
             self.last = t
             return
         self.last = t
@@ -261,7 +262,7 @@ class Mirror:
         k = f"{db}.{n}"
         if k in self.stats.stopped or (db, n) in self.pending:
             return
-        info = {"table": k, "kind": kind, **where}
+        info = {"table": k, "kind": kind, **where, "_pos": pos}
         if self.keys.get((db, n)) or self.sink.columns(db, n) is not None:
             self.stats.stopped[k] = info
         else:
@@ -396,11 +397,22 @@ class Mirror:
             keyed = bool(b.key_names())
             if self.mirror:
                 self._keyed(b, keyed)
-            full = f"{db}.{table}" not in self.stats.partial and f"{db}.{table}" not in self.stats.stopped
+            full = f"{db}.{table}" not in self.stats.partial
+            # a stopped mirror takes the rows of transactions before the one it stopped in
+            stop_at = self.stats.stopped.get(f"{db}.{table}", {}).get("_pos")
             for name in self.targets(db, table, keyed and full):
                 p = self.position(db, name)
                 keep = [i for i in range(b.n) if p is None or b.pos[i] > p]
                 self.stats.skipped_rows += b.n - len(keep)
+                commit = props
+                if stop_at is not None and not name.endswith(CHANGES):
+                    whole = len(keep)
+                    keep = [i for i in keep if b.pos[i] < stop_at]
+                    if keep and len(keep) < whole:    # recorded where its last applied transaction ended
+                        last = keep[-1]
+                        c = b.cols
+                        commit = commit_props(c["gtid"][last], b.pos[last][1], b.pos[last][2], c["commit_time"][last],
+                                              len({b.pos[i] for i in keep}))
                 if not keep:
                     continue
                 rows = changes
@@ -412,14 +424,14 @@ class Mirror:
                     self.sink.append(db, name, rows, props)
                     self.stats.rows += rows.num_rows
                 else:
-                    stop = self._apply(db, name, b.key_names() or [], rows, [b.present[i] for i in keep], props)
+                    stop = self._apply(db, name, b.key_names() or [], rows, [b.present[i] for i in keep], commit)
                     if stop is not None:
                         # a partial after image of a row the mirror does not hold (no snapshot
                         # of it): the mirror ends before it, its recorded position where it was
                         # (a rerun meets the image again and stops again, never goes on past it)
                         self.stats.partial[f"{db}.{table}"] = b.where(keep[stop])
                         continue
-                self.recorded[(db, name)] = position_of(props)
+                self.recorded[(db, name)] = position_of(commit)
                 self.stats.commits += 1
         self.stats.batches += 1
         self.batches = {}
@@ -451,7 +463,8 @@ class Mirror:
             return
         c = b.cols
         self.stats.stopped[k] = {"table": k, "kind": "rows without a primary key", "gtid": c["gtid"][first],
-                                 "file": c["file"][first], "offset": c["offset"][first], "statement": None}
+                                 "file": c["file"][first], "offset": c["offset"][first], "statement": None,
+                                 "_pos": b.pos[first]}
 
     def _apply(self, db: str, name: str, key: list[str], changes, present: list, props: dict) -> int | None:
         """One mirror commit of a batch's change rows (``present``: per row, the columns of a
@@ -545,7 +558,7 @@ def export_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = F
     summary.update({"format": fmt, "mirror": mirror, "rows": s.rows, "batches": s.batches, "commits": s.commits,
                     "skipped_rows": s.skipped_rows, "from_snapshot": s.from_snapshot, "tables": sorted(s.tables),
                     "no_key": sorted(s.no_key - set(s.stopped)), "partial_images": s.partial, "gap": stopped,
-                    "stopped": [s.stopped[k] for k in sorted(s.stopped)], "skipped_statements": s.skipped_statements,
+                    "stopped": [{k: v for k, v in s.stopped[t].items() if k != "_pos"} for t in sorted(s.stopped)], "skipped_statements": s.skipped_statements,
                     "moved": s.moved})
     if stopped is not None:
         err = ArchiveGap(f"archive gap ({stopped['kind']}: {stopped['detail']}): the tables hold every change "
