@@ -13,6 +13,12 @@ gives each table only the transactions after its own position, so a run killed a
 table commit is atomic in both formats) and rerun gives the tables of an uninterrupted run.
 A hole in the archive (``gaps``) stops the export before the first transaction past it:
 ``ArchiveGap`` after everything before it is committed.
+
+Statements (``effects.effects``): renames move a mirror's rows (``sink.move``), TRUNCATE / DROP
+TABLE / DROP DATABASE empty mirrors; a statement a mirror cannot apply (statement-format DML
+unless ``skip_statements``, partition truncates, an unreadable statement naming it) or rows it
+cannot key stop that table's mirror before the transaction holding it (``Mirror._stop``): the
+other tables go on, the summary names it (``stopped``), exit 1, and a rerun stops there again.
 """
 
 from __future__ import annotations
