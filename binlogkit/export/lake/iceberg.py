@@ -169,18 +169,23 @@ class IcebergSink:
         """RENAME TABLE: the table renamed in the catalog (its snapshots, and so its time travel,
         go with it; a table already at the new name, left empty by a DROP, is dropped first),
         then a snapshot of it changing no row, and a table of the same schema without rows at
-        the old name, both with ``props`` (a rerun finds the rename applied)."""
+        the old name, both with ``props`` (a rerun finds the rename applied; one killed between
+        the rename and those snapshots finds the table at the new name and writes them)."""
         t = self._load(db, name)
         if t is None:
-            return
-        if self._load(to_db, to_name) is not None:
-            self.catalog.drop_table((stored(to_db), stored(to_name)))
-        for k in ((db, name), (to_db, to_name)):
-            self.tables.pop(k, None)
-            self.entries.pop(k, None)
-        self.catalog.create_namespace_if_not_exists(stored(to_db))
-        moved = self.catalog.rename_table((stored(db), stored(name)), (stored(to_db), stored(to_name)))
-        self.tables[(to_db, to_name)] = moved
+            # renamed by a run killed before its two snapshots: finish it
+            moved = self._load(to_db, to_name)
+            if moved is None:
+                return
+        else:
+            if self._load(to_db, to_name) is not None:
+                self.catalog.drop_table((stored(to_db), stored(to_name)))
+            for k in ((db, name), (to_db, to_name)):
+                self.tables.pop(k, None)
+                self.entries.pop(k, None)
+            self.catalog.create_namespace_if_not_exists(stored(to_db))
+            moved = self.catalog.rename_table((stored(db), stored(name)), (stored(to_db), stored(to_name)))
+            self.tables[(to_db, to_name)] = moved
         empty = moved.schema().as_arrow().empty_table()
         moved.append(empty, snapshot_properties=props)
         self._create(db, name, moved.schema().as_arrow()).append(empty, snapshot_properties=props)

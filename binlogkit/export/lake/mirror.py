@@ -102,6 +102,7 @@ class Mirror:
         self.wanted = wanted(tables)
         self.db_wanted = Filters(tables=tables).db_wanted
         self.sink, self.mirror = sink, mirror
+        self.kind = getattr(sink, "kind", "")
         self.batch_transactions, self.batch_rows, self.batch_bytes = batch_transactions, batch_rows, batch_bytes
         self.bytes = 0
         self.covered = covered
@@ -311,8 +312,13 @@ class Mirror:
             self._stop(dst, "rename from a table not exported", {**where}, pos)
             return
         if self.sink.columns(*src) is None:
-            self._empty(dst[0], dst[1], t, pos)      # no rows of it mirrored: none move
-            return
+            pd = self.position(*dst)
+            left = self.sink.read(*dst) if pd is not None and pos > pd else None
+            if left is None or not left.num_rows or self.kind != "iceberg":
+                self._empty(dst[0], dst[1], t, pos)      # no rows of it mirrored: none move
+                return
+            # Iceberg: renamed in the catalog by a run killed before the rename's snapshots (a
+            # table an earlier DROP left at ``dst`` has no rows): ``move`` finishes it
         ps = self.position(*src)
         if ps is not None and pos <= ps:
             return                                     # moved by an earlier run
