@@ -42,7 +42,7 @@ pytest.importorskip("sqlglot")
 
 KINDS = [pytest.param("mariadb-10.11", id="mariadb"),
          pytest.param("mysql-9.7", id="mysql-9.7", marks=pytest.mark.kind("mysql-9.7"))]
-STOPPED = {"shop.m", "shop.p", "shop.s"}
+STOPPED = {"shop.k", "shop.m", "shop.p", "shop.s"}
 
 
 def _rows(srv, db: str, table: str) -> tuple[list, dict]:
@@ -120,6 +120,12 @@ def _workload(srv, flavor: str) -> dict:
         want[("shop", "p")] = _rows(srv, "shop", "p")
         run("ALTER TABLE shop.p TRUNCATE PARTITION p0")
         run("INSERT INTO shop.p VALUES (3, 3)")
+        # rows the mirror cannot key (the primary key dropped): its mirror stops before them
+        run("CREATE TABLE shop.k (id INT PRIMARY KEY, v INT)")
+        run("INSERT INTO shop.k VALUES (1, 1), (2, 2)")
+        want[("shop", "k")] = _rows(srv, "shop", "k")
+        run("ALTER TABLE shop.k DROP PRIMARY KEY")
+        run("INSERT INTO shop.k VALUES (3, 3)")
         # statement-format row changes (MIXED logs these as statements)
         run("CREATE TABLE shop.s (id INT PRIMARY KEY, v VARCHAR(5))")
         run("CREATE TABLE shop.nokey (v INT)")
@@ -215,6 +221,7 @@ def test_iceberg_mirror_equals_the_server_or_stops_where_the_rules_say(run):
     by = {x["table"]: x for x in s["stopped"]}
     assert by["shop.s"]["statement"].startswith("INSERT INTO shop.s VALUES (3, 'c')")
     assert by["shop.p"]["statement"].startswith("ALTER TABLE shop.p TRUNCATE PARTITION")
+    assert by["shop.k"]["kind"] == "rows without a primary key" and by["shop.k"]["statement"] is None
     for x in by.values():
         assert x["gtid"] and x["file"] and x["offset"] > 0
     assert _check(open_sink("iceberg", str(run["base"] / "iceberg")), run["want"]) == []
@@ -232,7 +239,7 @@ def test_delta_mirror_by_the_cli_exits_1_naming_the_statements(run):
 
 def test_skip_statements_counts_them_and_stops_only_what_it_cannot_apply(run):
     s = run["skip"]
-    assert [x["table"] for x in s["stopped"]] == ["shop.p"]
+    assert [x["table"] for x in s["stopped"]] == ["shop.k", "shop.p"]
     assert s["skipped_statements"] == {"shop.m": 1, "shop.s": 2}
     from binlogkit.export.lake.mirror import render
 
@@ -259,3 +266,21 @@ def test_a_rerun_changes_nothing_and_stops_again(run):
     assert again.returncode == 1
     assert {x["table"] for x in json.loads(again.stdout)["stopped"]} == STOPPED
     assert _check(open_sink("delta", str(run["base"] / "delta")), run["want"]) == []
+
+
+def test_tables_not_exported_stop_nothing_and_a_rename_from_one_stops_its_target(run):
+    """--table: statements on tables left out stop nothing; a rename brings rows from a table not
+    exported into one exported: its mirror stops there (its rows are unknown): the swap's second
+    pair into shop.t, and shop.x -> z.x."""
+    from binlogkit.export.changes import Filters
+
+    out = str(run["base"] / "filtered")
+    s = export_lake([run["archive"]], out, fmt="delta", mirror=True,
+                    filters=Filters(tables=("shop.t", "shop.t_2025", "z.*")))
+    assert [(x["table"], x["kind"]) for x in s["stopped"]] == [("shop.t", "rename from a table not exported"),
+                                                                ("z.x", "rename from a table not exported")]
+    assert s["moved"] == ["shop.t -> shop.t_2025", "z.c -> z.c2"]
+    want = {k: v for k, v in run["want"].items() if k in (("z", "c"), ("z", "c2"), ("shop", "t_2025"))}
+    want[("shop", "x")] = want[("z", "x")] = (None, {})
+    assert _check(open_sink("delta", out), want) == []
+    assert open_sink("delta", out).read("shop", "t").num_rows == 0     # left empty by the first pair, then stopped

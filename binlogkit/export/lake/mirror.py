@@ -246,24 +246,25 @@ class Mirror:
         """The mirror tables (not change tables) the warehouse holds of database ``db``."""
         return [(d, n) for d, n in self.sink.table_names() if d == db and not n.endswith(CHANGES)]
 
-    def _mirrored(self, name: tuple, pos: tuple) -> bool:
+    def _mirrored(self, name: tuple, pos: tuple, same: bool = False) -> bool:
         """Could the mirror of ``name`` hold rows a statement at ``pos`` changes: a table
         exported, not known to lack a primary key, not TEMPORARY (or a mirror table of that
-        name is there), its mirror not past ``pos`` already (a rerun after a rebuild)."""
+        name is there), its mirror not past ``pos`` already (a rerun after a rebuild; ``same``:
+        a commit at ``pos`` itself is an earlier part of the same statement, not past it)."""
         db, n = name
         if not self.mirror or db is None or not self.wanted(db, n) or self.keys.get((db, n)) == ():
             return False
         if (db, n) in self.temporary and self.sink.columns(db, n) is None:
             return False
         p = self.position(db, n)
-        return p is None or pos > p
+        return p is None or pos > p or (same and pos == p)
 
-    def _stop(self, name: tuple, kind: str, where: dict, pos: tuple) -> None:
+    def _stop(self, name: tuple, kind: str, where: dict, pos: tuple, same: bool = False) -> None:
         """The mirror of ``name`` stops before the change at ``where`` (everything before it is
         committed; nothing after it is applied in this run; a rerun meets it again and stops
         again). A table with no mirror yet and no known key: the stop waits (``pending``) and
         takes effect if keyed rows of it follow, unless it is emptied first."""
-        if not self._mirrored(name, pos):
+        if not self._mirrored(name, pos, same):
             return
         db, n = name
         k = f"{db}.{n}"
@@ -309,7 +310,8 @@ class Mirror:
                 self._empty(src[0], src[1], t, pos)   # its rows left the tables exported
             return
         if not sw:
-            self._stop(dst, "rename from a table not exported", {**where}, pos)
+            # (a pair before it in the same RENAME may have emptied dst at this very position)
+            self._stop(dst, "rename from a table not exported", {**where}, pos, same=True)
             return
         if self.sink.columns(*src) is None:
             pd = self.position(*dst)
