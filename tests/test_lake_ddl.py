@@ -42,7 +42,7 @@ pytest.importorskip("sqlglot")
 
 KINDS = [pytest.param("mariadb-10.11", id="mariadb"),
          pytest.param("mysql-9.7", id="mysql-9.7", marks=pytest.mark.kind("mysql-9.7"))]
-STOPPED = {"shop.k", "shop.m", "shop.p", "shop.s"}
+STOPPED = {"shop.k", "shop.ld", "shop.m", "shop.p", "shop.s"}
 
 
 def _rows(srv, db: str, table: str) -> tuple[list, dict]:
@@ -50,7 +50,7 @@ def _rows(srv, db: str, table: str) -> tuple[list, dict]:
     return cols, fold.server_rows(srv, db, table, cols)
 
 
-def _workload(srv, flavor: str) -> dict:
+def _workload(srv, flavor: str, base) -> dict:
     """Runs the DDL workload; (db, table) -> (columns, rows) the mirror must hold: the server's
     final table, the rows before the stop for a stopped one, none for a table gone."""
     want: dict = {}
@@ -136,6 +136,16 @@ def _workload(srv, flavor: str) -> dict:
         run("DELETE FROM shop.s WHERE id = 1")
         run("INSERT INTO shop.nokey VALUES (1), (2)")
         run("SET SESSION binlog_format = 'ROW'")
+        # LOAD DATA logged as a statement (Begin_load_query + Execute_load_query)
+        run("CREATE TABLE shop.ld (id INT PRIMARY KEY, v VARCHAR(10))")
+        run("INSERT INTO shop.ld VALUES (1, 'row')")
+        want[("shop", "ld")] = _rows(srv, "shop", "ld")
+        (base / "ld.tsv").write_text("2\tloaded\n3\tloaded\n")
+        srv.execute("SET GLOBAL local_infile = 1")
+        with srv.connect(local_infile=True) as c2, c2.cursor() as cur2:
+            cur2.execute("SET SESSION binlog_format = 'STATEMENT'")
+            cur2.execute(f"LOAD DATA LOCAL INFILE '{base / 'ld.tsv'}' INTO TABLE shop.ld")
+        run("UPDATE shop.ld SET v = 'after' WHERE id = 1")
         # one transaction of a statement and row events (UUID(): unsafe for statements, so rows under
         # MIXED): shop.m stops before the transaction; shop.o, after the statement in it, goes on
         run("CREATE TABLE shop.m (id INT PRIMARY KEY, v VARCHAR(40))")
@@ -171,7 +181,7 @@ def run(request, tmp_path_factory):
     base = tmp_path_factory.mktemp(f"lake-ddl-{kind}")
     with Lab(base, kind=None if kind == "mariadb-10.11" else kind) as lab:
         srv = lab.server("primary", 1, binlog_row_metadata="FULL", sql_mode="NO_ENGINE_SUBSTITUTION").start()
-        want = _workload(srv, srv.kind.flavor)
+        want = _workload(srv, srv.kind.flavor, base)
         final_m = want.pop("final_m")
         archive = base / "archive"
         archive.mkdir()
@@ -222,6 +232,7 @@ def test_iceberg_mirror_equals_the_server_or_stops_where_the_rules_say(run):
     assert by["shop.s"]["statement"].startswith("INSERT INTO shop.s VALUES (3, 'c')")
     assert by["shop.p"]["statement"].startswith("ALTER TABLE shop.p TRUNCATE PARTITION")
     assert by["shop.k"]["kind"] == "rows without a primary key" and by["shop.k"]["statement"] is None
+    assert by["shop.ld"]["statement"].startswith("LOAD DATA LOCAL INFILE")
     for x in by.values():
         assert x["gtid"] and x["file"] and x["offset"] > 0
     assert _check(open_sink("iceberg", str(run["base"] / "iceberg")), run["want"]) == []
@@ -240,7 +251,7 @@ def test_delta_mirror_by_the_cli_exits_1_naming_the_statements(run):
 def test_skip_statements_counts_them_and_stops_only_what_it_cannot_apply(run):
     s = run["skip"]
     assert [x["table"] for x in s["stopped"]] == ["shop.k", "shop.p"]
-    assert s["skipped_statements"] == {"shop.m": 1, "shop.s": 2}
+    assert s["skipped_statements"] == {"shop.ld": 1, "shop.m": 1, "shop.s": 2}
     from binlogkit.export.lake.mirror import render
 
     assert "2 statement-format changes skipped on shop.s" in render(s)
@@ -250,6 +261,8 @@ def test_skip_statements_counts_them_and_stops_only_what_it_cannot_apply(run):
     rows = dict(rows)
     rows["2"] = rows["2"][:1] + ("row",)
     want[("shop", "s")] = (cols, rows)
+    cols, rows = want[("shop", "ld")]              # the load ignored, the update after it applied
+    want[("shop", "ld")] = (cols, {"1": ("1", "after")})
     with_uuid = run["final_m"]                    # the row events of the transaction, not its statement
     want[("shop", "m")] = (with_uuid[0], {k: v for k, v in with_uuid[1].items() if k != "3"})
     assert _check(open_sink("iceberg", str(run["base"] / "skip")), want) == []
