@@ -89,3 +89,9 @@ def test_created_tables_say_their_key():
 def test_shortened():
     assert shortened("INSERT  INTO t\nVALUES (1)") == "INSERT INTO t VALUES (1)"
     assert len(shortened("x" * 200)) == 80 and shortened("x" * 200).endswith("…")
+
+
+def test_set_statement_for_is_the_statement_it_runs():
+    assert effects("SET STATEMENT max_statement_time=60 FOR INSERT INTO s VALUES (1)", "shop").dml == (S,)
+    assert effects("SET STATEMENT sql_mode='FOR x' FOR DELETE FROM s", "shop").dml == (S,)
+    assert not effects("SET STATEMENT max_statement_time=60 FOR OPTIMIZE TABLE s", "shop")

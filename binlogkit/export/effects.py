@@ -58,6 +58,7 @@ _CREATE = re.compile(_LEAD + r"CREATE\s+(OR\s+REPLACE\s+)?(TEMPORARY\s+)?TABLE\s
 _LIKE = re.compile(r"\s*\(?\s*LIKE\s+" + _NAME, re.I | re.S)
 _SELECT = re.compile(r"\bSELECT\b", re.I)
 _WORD = re.compile(_NAME)
+_SET_STATEMENT = re.compile(r"\s*SET\s+STATEMENT\b.*?\bFOR\s+", re.I | re.S)
 
 
 @dataclass(frozen=True)
@@ -88,8 +89,10 @@ def _name(m, at: int, db: str | None) -> Name:
 
 
 def _strip_strings(sql: str) -> str:
-    """``sql`` with its quoted strings and comments blanked (the words left are names and keywords)."""
-    return re.sub(r"'(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.|\"\")*\"|/\*.*?\*/|#[^\n]*|--\s[^\n]*", " ", sql, flags=re.S)
+    """``sql`` with its quoted strings and comments blanked, each character a space (the words left
+    are names and keywords, at their places)."""
+    return re.sub(r"'(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.|\"\")*\"|/\*.*?\*/|#[^\n]*|--\s[^\n]*",
+                  lambda m: " " * len(m.group(0)), sql, flags=re.S)
 
 
 def mentions(sql: str, db: str | None) -> tuple[Name, ...]:
@@ -243,6 +246,9 @@ def effects(sql: str, db: str | None = None) -> Effects:
     """What ``sql`` (a Query event's statement; ``db``: its session's default database) does to
     the rows of which tables (see the module text). ``MissingDependency`` without sqlglot."""
     db = db or None
+    m = _SET_STATEMENT.match(_strip_strings(sql))
+    if m:
+        return effects(sql[m.end():], db)     # MariaDB's SET STATEMENT var=value, ... FOR <statement>
     if _HARMLESS.match(sql):
         return NONE
     m = _DML.match(sql)
