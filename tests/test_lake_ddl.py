@@ -42,7 +42,7 @@ pytest.importorskip("sqlglot")
 
 KINDS = [pytest.param("mariadb-10.11", id="mariadb"),
          pytest.param("mysql-9.7", id="mysql-9.7", marks=pytest.mark.kind("mysql-9.7"))]
-STOPPED = {"shop.k", "shop.ld", "shop.m", "shop.p", "shop.s"}
+STOPPED = {"shop.ctas", "shop.k", "shop.ld", "shop.m", "shop.p", "shop.pp", "shop.px", "shop.s"}
 
 
 def _rows(srv, db: str, table: str) -> tuple[list, dict]:
@@ -135,7 +135,18 @@ def _workload(srv, flavor: str, base) -> dict:
         run("INSERT INTO shop.s VALUES (3, 'c'), (4, 'd')")
         run("DELETE FROM shop.s WHERE id = 1")
         run("INSERT INTO shop.nokey VALUES (1), (2)")
+        # CREATE TABLE ... SELECT logged as a statement: its rows never come as row events
+        run("CREATE TABLE shop.ctas (PRIMARY KEY (id)) SELECT id, v FROM shop.b")
         run("SET SESSION binlog_format = 'ROW'")
+        # EXCHANGE PARTITION: rows swapped between two tables, neither mirror can follow
+        run("CREATE TABLE shop.px (id INT PRIMARY KEY, v INT)")
+        run("CREATE TABLE shop.pp (id INT PRIMARY KEY, v INT) PARTITION BY RANGE (id) "
+            "(PARTITION p0 VALUES LESS THAN (10), PARTITION p1 VALUES LESS THAN MAXVALUE)")
+        run("INSERT INTO shop.px VALUES (5, 5)")
+        run("INSERT INTO shop.pp VALUES (1, 1), (20, 20)")
+        want[("shop", "px")] = _rows(srv, "shop", "px")
+        want[("shop", "pp")] = _rows(srv, "shop", "pp")
+        run("ALTER TABLE shop.pp EXCHANGE PARTITION p0 WITH TABLE shop.px")
         # LOAD DATA logged as a statement (Begin_load_query + Execute_load_query)
         run("CREATE TABLE shop.ld (id INT PRIMARY KEY, v VARCHAR(10))")
         run("INSERT INTO shop.ld VALUES (1, 'row')")
@@ -168,7 +179,7 @@ def _workload(srv, flavor: str, base) -> dict:
         for r in srv.query("SELECT TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s", (db,)):
             if (db, r["t"]) not in want and r["t"] != "nokey":
                 want[(db, r["t"])] = _rows(srv, db, r["t"])
-    for gone in (("shop", "x"), ("shop", "a"), ("gone", "g"), ("shop", "d1"), ("shop", "d2")):
+    for gone in (("shop", "x"), ("shop", "a"), ("gone", "g"), ("shop", "d1"), ("shop", "d2"), ("shop", "ctas")):
         want[gone] = (None, {})
     return want
 
@@ -250,8 +261,8 @@ def test_delta_mirror_by_the_cli_exits_1_naming_the_statements(run):
 
 def test_skip_statements_counts_them_and_stops_only_what_it_cannot_apply(run):
     s = run["skip"]
-    assert [x["table"] for x in s["stopped"]] == ["shop.k", "shop.p"]
-    assert s["skipped_statements"] == {"shop.ld": 1, "shop.m": 1, "shop.s": 2}
+    assert [x["table"] for x in s["stopped"]] == ["shop.k", "shop.p", "shop.pp", "shop.px"]
+    assert s["skipped_statements"] == {"shop.ctas": 1, "shop.ld": 1, "shop.m": 1, "shop.s": 2}
     from binlogkit.export.lake.mirror import render
 
     assert "2 statement-format changes skipped on shop.s" in render(s)
