@@ -135,7 +135,17 @@ def _dml_targets(sql: str, db: str | None, verb: str) -> tuple[Name, ...] | None
         return None
     if not isinstance(e, (exp.Update, exp.Delete)):
         return None
-    this = e.this
+    try:
+        return _join_targets(e, db)
+    except (AttributeError, TypeError, KeyError):   # a damaged statement parsed oddly: its names instead
+        return None
+
+
+def _join_targets(e, db: str | None) -> tuple[Name, ...] | None:
+    """The tables a parsed UPDATE / DELETE changes (``_dml_targets``)."""
+    from sqlglot import exp
+
+    this = e.this if isinstance(e.this, exp.Expression) else None
     joined = [this] + [j.this for j in (this.args.get("joins") or [])] if this is not None else []
     joined += [j.this for j in (e.args.get("joins") or [])]
     if isinstance(e, exp.Delete) and e.args.get("using"):
