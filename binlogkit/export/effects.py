@@ -70,6 +70,7 @@ class Effects:
     unknown: tuple[Name, ...] = ()
     mentions: tuple[Name, ...] = ()
     created: tuple[tuple[Name, tuple[str, ...] | None, bool, Name | None], ...] = ()   # (name, key, temporary, LIKE)
+    truncate: bool = False      # ``emptied`` by TRUNCATE: the tables stay (not dropped)
 
     def __bool__(self) -> bool:
         return any((self.dml, self.renames, self.emptied, self.databases, self.unknown, self.mentions, self.created))
@@ -281,7 +282,9 @@ def effects(sql: str, db: str | None = None) -> Effects:
         from .ddl import emptied
 
         gone = emptied(sql, db)
-        return Effects(emptied=tuple(gone)) if gone else Effects(mentions=mentions(sql, db))
+        if not gone:
+            return Effects(mentions=mentions(sql, db))
+        return Effects(emptied=tuple(gone), truncate=bool(re.match(_LEAD + r"TRUNCATE\b", sql, re.I | re.S)))
     m = re.match(_LEAD + r"DROP\s+(?:DATABASE|SCHEMA)\s+(?:IF\s+EXISTS\s+)?(" + _ID + r")", sql, re.I | re.S)
     if m:
         return Effects(databases=(_unquote(m.group(1)),))

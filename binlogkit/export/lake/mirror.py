@@ -116,11 +116,11 @@ class Mirror(StatementRules):
         self.last: Transaction | None = None  # the last transaction of the batch
         self.skip_statements = skip_statements
         # what the walk learnt of tables: their key (a CREATE TABLE, a rows event's table map;
-        # () none), TEMPORARY ones, those emptied (DROP, TRUNCATE, renamed away), and stops met
+        # () none), TEMPORARY ones, those gone (dropped, renamed away), and stops met
         # before the table had a mirror (they stop it if keyed rows follow: ``_stop``)
         self.keys: dict[tuple[str, str], tuple[str, ...] | None] = {}
         self.temporary: set[tuple[str, str]] = set()
-        self.emptied: set[tuple[str, str]] = set()
+        self.gone: set[tuple[str, str]] = set()
         self.pending: dict[tuple[str, str], dict] = {}
 
     def targets(self, db: str, table: str, keyed: bool) -> list[str]:

@@ -35,7 +35,7 @@ class StatementRules:
     recorded: dict
     keys: dict
     temporary: set
-    emptied: set
+    gone: set
     pending: dict
 
     def position(self, db: str, name: str) -> tuple | None:
@@ -44,15 +44,17 @@ class StatementRules:
             self.recorded[k] = position_of(self.sink.recorded(db, name))
         return self.recorded[k]
 
-    def _empty(self, db: str, table: str, t: Transaction, pos: tuple) -> None:
+    def _empty(self, db: str, table: str, t: Transaction, pos: tuple, gone: bool = True) -> None:
         """TRUNCATE or DROP TABLE: the mirror table left without rows, committed with the
         statement's own coordinates (time travel to before it still finds the rows; a rerun finds
         it applied). The change table is history: row changes only, it keeps its rows. Only past
-        the mirror's recorded position, and only for a table the mirror has."""
+        the mirror's recorded position, and only for a table the mirror has. ``gone``: the
+        table itself ceased to be (not a TRUNCATE): one made again may lack a key."""
         if not self.mirror or f"{db}.{table}" in self.stats.stopped:
             return
         self.pending.pop((db, table), None)      # the rows a statement left are gone with the others
-        self.emptied.add((db, table))
+        if gone:
+            self.gone.add((db, table))
         p = self.position(db, table)
         if p is None or pos <= p or self.sink.columns(db, table) is None:
             return
@@ -85,7 +87,7 @@ class StatementRules:
                 del self.pending[k]
         for db, n in fx.emptied:
             if db is not None and self.wanted(db, n):
-                self._empty(db, n, t, pos)
+                self._empty(db, n, t, pos, gone=not fx.truncate)
         for src, dst in fx.renames:
             self._rename(src, dst, t, pos, where)
         for name in fx.dml:
@@ -183,15 +185,15 @@ class StatementRules:
         props = commit_props(t.gtid, (t.end_file or "").rsplit("/", 1)[-1], t.end_offset or 0, t.last_timestamp, 1)
         self.sink.move(src[0], src[1], dst[0], dst[1], props)
         self.recorded[src] = self.recorded[dst] = position_of(props)
-        self.emptied.add(src)
-        self.emptied.discard(dst)
+        self.gone.add(src)
+        self.gone.discard(dst)
         self.stats.commits += 2
         self.stats.moved.append(f"{sk} -> {dk}")
 
     def _keyed(self, b: TableBatch, keyed: bool) -> None:
         """What a batch's table maps say of the table's key: a stop waiting for keyed rows
         (``pending``) takes effect; rows without a key for a table whose mirror holds rows (not
-        emptied or made again without a key in this walk) stop it: the mirror cannot apply them."""
+        dropped or made again without a key in this walk) stop it: the mirror cannot apply them."""
         db, table = b.layout.db, b.layout.table
         k = f"{db}.{table}"
         if keyed:
@@ -204,7 +206,7 @@ class StatementRules:
         self.pending.pop((db, table), None)
         known = self.keys.get((db, table))
         self.keys[(db, table)] = ()
-        if known == () or (db, table) in self.emptied or k in self.stats.stopped:
+        if known == () or (db, table) in self.gone or k in self.stats.stopped:
             return
         if self.sink.columns(db, table) is None:
             return
