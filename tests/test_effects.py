@@ -54,6 +54,8 @@ def test_rows_emptied_or_gone():
     ("ALTER TABLE p EXCHANGE PARTITION p0 WITH TABLE q", [("shop", "p"), ("shop", "q")]),
     ("ALTER TABLE p IMPORT TABLESPACE", [("shop", "p")]),
     ("ALTER TABLE t CHANGE a b INT PARTITION BY HASH(id)", [("shop", "t")]),   # a 'Command' with a column change
+    ("ALTER IGNORE TABLE t ADD UNIQUE (a)", [("shop", "t")]),     # duplicates deleted, unlogged
+    ("ALTER TABLE t CONVERT TO CHARACTER SET latin1", [("shop", "t")]),   # may lose characters
 ])
 def test_what_a_mirror_cannot_apply_is_named(sql, tables):
     assert list(effects(sql, "shop").unknown) == tables
@@ -69,6 +71,9 @@ def test_a_statement_sqlglot_cannot_read_gives_its_names():
     "CREATE VIEW v AS SELECT * FROM s", "CREATE INDEX i ON s (v)", "CREATE DATABASE x", "ALTER TABLE s ENGINE=InnoDB",
     "ALTER TABLE s ADD COLUMN y INT", "ALTER TABLE s REMOVE PARTITIONING",
     "ALTER TABLE p ADD PARTITION (PARTITION p3 VALUES LESS THAN (30))",
+    "ALTER ONLINE TABLE s ADD INDEX (v)", "ALTER TABLE s CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
+    "ALTER TABLE s ADD COLUMN c INT, ALGORITHM=INPLACE, LOCK=NONE", "ALTER TABLE s AUTO_INCREMENT=100",
+    "ALTER TABLE s ADD CONSTRAINT chk CHECK (v > 0)", "ALTER TABLE s FORCE",
     "# Dummy event replacing event type 160 that slave cannot handle.",
 ])
 def test_harmless_statements(sql):
@@ -104,3 +109,11 @@ def test_damaged_statements_give_names_never_an_exception():
     for sql in ("DELETE t RO", "DELETE t FRO#M t JOI`N u O", "UPDATE", "RENAME TABLE", "ALTER TABLE", "CREATE TABLE",
                 "INSERT", "LOAD DATA", "DROP DATABASE", "SET STATEMENT x=1 FOR", "'", "`", "/*"):
         effects(sql, "shop")
+
+
+def test_alter_online_column_changes_are_read():
+    """ONLINE says how an ALTER runs: its column changes are read (a rename the mirror applies)."""
+    from binlogkit.export.ddl import alter
+
+    a = alter("ALTER ONLINE TABLE s RENAME COLUMN a TO b", "shop")
+    assert a is not None and a.renames == (("a", "b"),)

@@ -308,6 +308,12 @@ def emptied(sql: str, db: str | None = None) -> list[tuple[str | None, str]]:
     return [(t.db or db, t.name) for t in tables if isinstance(t, exp.Table)]
 
 
+def alter_text(sql: str) -> str:
+    """An ``ALTER [ONLINE] [IGNORE] TABLE`` as sqlglot reads it: without ONLINE / IGNORE (how it
+    runs, not what it does)."""
+    return re.sub(r"^(\s*(?:/\*.*?\*/\s*)*ALTER\s+)(?:ONLINE\s+|IGNORE\s+)+", r"\1", sql, count=1, flags=re.I | re.S)
+
+
 def alter(sql: str, db: str | None = None) -> Alter | None:
     """The column changes of an ``ALTER TABLE`` statement (``db``: the statement's default
     database), None for any other statement or one sqlglot cannot parse as MySQL.
@@ -318,7 +324,7 @@ def alter(sql: str, db: str | None = None) -> Alter | None:
     from sqlglot import exp
 
     try:
-        e = sqlglot.parse_one(sql, read=dialect())
+        e = sqlglot.parse_one(alter_text(sql), read=dialect())
     except (sqlglot.errors.ParseError, sqlglot.errors.TokenError):
         return None
     if not isinstance(e, exp.Alter) or not isinstance(e.this, exp.Table):

@@ -52,6 +52,8 @@ _WITH_TABLE = re.compile(r"\bWITH\s+TABLE\s+" + _NAME, re.I | re.S)
 # partition maintenance that keeps every row (sqlglot reads these as a 'Command')
 _KEEPS_ROWS = re.compile(r"(?:ADD|REORGANIZE|COALESCE|REBUILD|OPTIMIZE|ANALYZE|CHECK|REPAIR)\s+PARTITION\b|"
                          r"REMOVE\s+PARTITIONING\b|PARTITION\s+BY\b", re.I)
+_TO_UTF8MB4 = re.compile(r"CONVERT\s+TO\s+(?:CHARACTER\s+SET|CHARSET)\s*=?\s*utf8mb4(?:\s+COLLATE\s*=?\s*\w+)?",
+                         re.I)
 _COLUMN_WORDS = re.compile(r"\b(?:RENAME|CHANGE|MODIFY|ALTER|DROP|ADD\s+COLUMN|CONVERT)\b", re.I)
 _CREATE = re.compile(_LEAD + r"CREATE\s+(OR\s+REPLACE\s+)?(TEMPORARY\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?" + _NAME,
                      re.I | re.S)
@@ -230,21 +232,25 @@ def _alter(sql: str, db: str | None) -> Effects:
         return Effects(mentions=mentions(sql, db))
     name = _name(m, 1, db)
     rest = _strip_strings(m.group(3))
+    if re.match(_LEAD + r"ALTER\s+(?:ONLINE\s+)*IGNORE\b", sql, re.I | re.S):
+        return Effects(unknown=(name,))     # MariaDB: a new unique key's duplicate rows deleted, unlogged
     if _ROWS_GONE.search(rest):
         other = _WITH_TABLE.search(rest)
         return Effects(unknown=(name,) + ((_name(other, 1, db),) if other else ()))
     import sqlglot
     from sqlglot import exp
 
-    from .ddl import dialect
+    from .ddl import alter_text, dialect
 
     try:
-        e = sqlglot.parse_one(sql, read=dialect())
+        e = sqlglot.parse_one(alter_text(sql), read=dialect())
     except (sqlglot.errors.ParseError, sqlglot.errors.TokenError):
         e = None
     if not isinstance(e, exp.Alter):
         if _KEEPS_ROWS.match(rest.strip()) and not _COLUMN_WORDS.search(rest):
             return NONE
+        if _TO_UTF8MB4.fullmatch(rest.strip().rstrip(";").strip()):
+            return NONE       # every character set converts into utf8mb4 without loss: the values stay
         return Effects(unknown=(name,))
     renames = []
     for a in e.args.get("actions") or []:
