@@ -33,7 +33,7 @@ _NAME = rf"({_ID})(?:\s*\.\s*({_ID}))?"
 # statements that never change a table's rows (first words, upper case)
 _HARMLESS = re.compile(
     _LEAD + r"(?:GRANT|REVOKE|FLUSH|ANALYZE|OPTIMIZE|REPAIR|CHECK|CHECKSUM|SET\s+PASSWORD|SET\s+DEFAULT\s+ROLE|"
-    r"(?:CREATE|DROP|ALTER|RENAME)\s+(?:USER|ROLE)|INSTALL|UNINSTALL|SAVEPOINT|RELEASE|ALTER\s+(?:DATABASE|SCHEMA)|"
+    r"(?:CREATE(?:\s+OR\s+REPLACE)?|DROP|ALTER|RENAME)\s+(?:USER|ROLE)|INSTALL|UNINSTALL|SAVEPOINT|RELEASE|ALTER\s+(?:DATABASE|SCHEMA)|"
     r"(?:DROP|ALTER)\s+(?:DEFINER\s*=\s*\S+\s+)?(?:VIEW|TRIGGER|PROCEDURE|FUNCTION|EVENT|INDEX|SERVER)|"
     r"DROP\s+TEMPORARY\s+TABLE|"
     r"CREATE\s+(?:OR\s+REPLACE\s+)?(?:ALGORITHM\s*=\s*\w+\s+)?(?:DEFINER\s*=\s*\S+\s+)?(?:SQL\s+SECURITY\s+\w+\s+)?"
@@ -60,6 +60,7 @@ _CREATE = re.compile(_LEAD + r"CREATE\s+(OR\s+REPLACE\s+)?(TEMPORARY\s+)?TABLE\s
 _LIKE = re.compile(r"\s*\(?\s*LIKE\s+" + _NAME, re.I | re.S)
 _SELECT = re.compile(r"\bSELECT\b", re.I)
 _WORD = re.compile(_NAME)
+_EXECUTABLE = re.compile(r"/\*M?!\d*(.*?)\*/", re.S)
 _SET_STATEMENT = re.compile(r"\s*SET\s+STATEMENT\b.*?\bFOR\s+", re.I | re.S)
 
 
@@ -263,6 +264,8 @@ def effects(sql: str, db: str | None = None) -> Effects:
     """What ``sql`` (a Query event's statement; ``db``: its session's default database) does to
     the rows of which tables (see the module text). ``MissingDependency`` without sqlglot."""
     db = db or None
+    if "/*!" in sql or "/*M!" in sql:     # executable comments are statement text: DROP /*!40005 TEMPORARY */ TABLE
+        sql = _EXECUTABLE.sub(lambda m: " " + m.group(1) + " ", sql)
     m = _SET_STATEMENT.match(_strip_strings(sql))
     if m:
         return effects(sql[m.end():], db)     # MariaDB's SET STATEMENT var=value, ... FOR <statement>
