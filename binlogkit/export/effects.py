@@ -42,6 +42,9 @@ _HARMLESS = re.compile(
 _DML = re.compile(_LEAD + r"(INSERT|REPLACE|UPDATE|DELETE|LOAD\s+(?:DATA|XML))\b", re.I | re.S)
 _INTO = re.compile(_LEAD + r"(?:INSERT|REPLACE)(?:\s+(?:LOW_PRIORITY|DELAYED|HIGH_PRIORITY|IGNORE))*(?:\s+INTO)?\s+"
                    + _NAME, re.I | re.S)
+_ONE_TABLE = re.compile(_LEAD + r"(?:UPDATE(?:\s+(?:LOW_PRIORITY|IGNORE))*\s+" + _NAME + r"\s+SET\b|"
+                        r"DELETE(?:\s+(?:LOW_PRIORITY|QUICK|IGNORE))*\s+FROM\s+" + _NAME +
+                        r"\s*(?:$|;|WHERE\b|ORDER\b|LIMIT\b|RETURNING\b))", re.I | re.S)
 _LOAD_INTO = re.compile(r"\bINTO\s+TABLE\s+" + _NAME, re.I | re.S)
 _RENAME = re.compile(_LEAD + r"RENAME\s+TABLES?\s+(.*)$", re.I | re.S)
 _PAIR = re.compile(rf"\s*{_NAME}\s+TO\s+{_NAME}\s*(?:,|$)", re.I | re.S)
@@ -128,6 +131,9 @@ def _dml_targets(sql: str, db: str | None, verb: str) -> tuple[Name, ...] | None
     if verb.startswith("LOAD"):
         m = _LOAD_INTO.search(_strip_strings(sql))
         return (_name(m, 1, db),) if m else None
+    m = _ONE_TABLE.match(sql)      # one table (most statements): without sqlglot's parse
+    if m:
+        return (_name(m, 1 if m.group(1) else 3, db),)
     import sqlglot
     from sqlglot import exp
 
