@@ -27,6 +27,7 @@ import subprocess
 import sys
 import time
 
+import pymysql
 import pytest
 
 from binlogkit.export.lake import export_lake
@@ -41,6 +42,7 @@ pytest.importorskip("deltalake")
 pytest.importorskip("sqlglot")
 
 KINDS = [pytest.param("mariadb-10.11", id="mariadb"),
+         pytest.param("mariadb-11.8", id="mariadb-11.8", marks=pytest.mark.kind("mariadb-11.8")),
          pytest.param("mysql-9.7", id="mysql-9.7", marks=pytest.mark.kind("mysql-9.7"))]
 STOPPED = {"shop.ctas", "shop.k", "shop.ld", "shop.m", "shop.p", "shop.pp", "shop.px", "shop.s"}
 
@@ -113,6 +115,18 @@ def _workload(srv, flavor: str, base) -> dict:
             run("INSERT INTO shop.rep VALUES (1, 1), (2, 2)")
             run("CREATE OR REPLACE TABLE shop.rep (id INT PRIMARY KEY, w VARCHAR(5))")
             run("INSERT INTO shop.rep VALUES (5, 'five')")
+        if flavor == "mariadb":
+            # two-phase ALTER: START ALTER and COMMIT ALTER both log the statement; a failed one
+            # (duplicates for a new unique key) START and ROLLBACK ALTER: it changed nothing
+            run("CREATE TABLE shop.two (id INT PRIMARY KEY, v INT, x INT)")
+            run("INSERT INTO shop.two VALUES (1, 1, 5), (2, 2, 5)")
+            run("SET SESSION binlog_alter_two_phase = ON")
+            run("ALTER TABLE shop.two RENAME COLUMN v TO w")
+            with pytest.raises(pymysql.err.IntegrityError):
+                run("ALTER TABLE shop.two RENAME COLUMN w TO ww, ADD UNIQUE KEY u (x)")
+            run("ALTER TABLE shop.two ADD COLUMN d INT DEFAULT 4")
+            run("SET SESSION binlog_alter_two_phase = OFF")
+            run("UPDATE shop.two SET w = 9 WHERE id = 1")
         # a statement the mirror cannot apply: its mirror stops before it
         run("CREATE TABLE shop.p (id INT PRIMARY KEY, v INT) PARTITION BY RANGE (id) "
             "(PARTITION p0 VALUES LESS THAN (10), PARTITION p1 VALUES LESS THAN MAXVALUE)")

@@ -136,6 +136,11 @@ class Mirror(StatementRules):
             self.trx = t
             self.n_trx += 1
         if isinstance(item, Statement):
+            if t.alter in ("START", "ROLLBACK"):
+                # MariaDB's two-phase ALTER: the COMMIT ALTER repeats the statement and is where
+                # the server applied it; a START ALTER alone or rolled back changed nothing
+                self.last = t
+                return
             # a batch ends before every DDL of the databases exported, and before an ALTER
             # of a table exported whatever its session's database
             a = ddl.alter(item.sql, item.database or None)
