@@ -8,13 +8,18 @@ changes which rows a table holds. ``effects`` says which and on which tables:
 - ``dml``: statement-format row changes (``binlog_format`` STATEMENT / MIXED: INSERT, UPDATE,
   DELETE, REPLACE, LOAD DATA, CREATE TABLE ... SELECT): rows the mirror never sees;
 - ``renames``: RENAME TABLE (every pair, in order), ALTER TABLE ... RENAME [TO];
-- ``emptied``: TRUNCATE, DROP TABLE (not TEMPORARY), CREATE OR REPLACE TABLE;
+- ``emptied``: TRUNCATE (``truncate``: the tables stay), DROP TABLE (not TEMPORARY), CREATE OR
+  REPLACE TABLE;
 - ``databases``: DROP DATABASE / SCHEMA;
 - ``unknown``: a statement that changes rows the mirror cannot follow (TRUNCATE / DROP /
   EXCHANGE / IMPORT / DISCARD PARTITION or TABLESPACE), and ``mentions``: the names in a
   statement sqlglot cannot read (or reads as a 'Command') that is not known harmless: the
   caller stops the mirror of each such name it mirrors, never ignores it;
-- ``created``: CREATE TABLE (name, its primary key columns or None when not known, TEMPORARY).
+- ``created``: CREATE TABLE (name, its primary key columns or None when not known, TEMPORARY,
+  the table it is LIKE).
+
+MariaDB's ``SET STATEMENT ... FOR s`` is ``s``; executable comments (``/*!40005 TEMPORARY */``)
+are read as statement text.
 
 A name is (database, table); the database is the statement's own or the session's default
 (``db``; None when neither names one).
@@ -33,7 +38,8 @@ _NAME = rf"({_ID})(?:\s*\.\s*({_ID}))?"
 # statements that never change a table's rows (first words, upper case)
 _HARMLESS = re.compile(
     _LEAD + r"(?:GRANT|REVOKE|FLUSH|ANALYZE|OPTIMIZE|REPAIR|CHECK|CHECKSUM|SET\s+PASSWORD|SET\s+DEFAULT\s+ROLE|"
-    r"(?:CREATE(?:\s+OR\s+REPLACE)?|DROP|ALTER|RENAME)\s+(?:USER|ROLE)|INSTALL|UNINSTALL|SAVEPOINT|RELEASE|ALTER\s+(?:DATABASE|SCHEMA)|"
+    r"(?:CREATE(?:\s+OR\s+REPLACE)?|DROP|ALTER|RENAME)\s+(?:USER|ROLE)|INSTALL|UNINSTALL|SAVEPOINT|RELEASE|"
+    r"ALTER\s+(?:DATABASE|SCHEMA)|"
     r"(?:DROP|ALTER)\s+(?:DEFINER\s*=\s*\S+\s+)?(?:VIEW|TRIGGER|PROCEDURE|FUNCTION|EVENT|INDEX|SERVER)|"
     r"DROP\s+TEMPORARY\s+TABLE|"
     r"CREATE\s+(?:OR\s+REPLACE\s+)?(?:ALGORITHM\s*=\s*\w+\s+)?(?:DEFINER\s*=\s*\S+\s+)?(?:SQL\s+SECURITY\s+\w+\s+)?"

@@ -400,7 +400,8 @@ def export_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = F
     summary.update({"format": fmt, "mirror": mirror, "rows": s.rows, "batches": s.batches, "commits": s.commits,
                     "skipped_rows": s.skipped_rows, "from_snapshot": s.from_snapshot, "tables": sorted(s.tables),
                     "no_key": sorted(s.no_key - set(s.stopped)), "partial_images": s.partial, "gap": stopped,
-                    "stopped": [{k: v for k, v in s.stopped[t].items() if k != "_pos"} for t in sorted(s.stopped)], "skipped_statements": s.skipped_statements,
+                    "stopped": [{k: v for k, v in s.stopped[t].items() if k != "_pos"} for t in sorted(s.stopped)],
+                    "skipped_statements": s.skipped_statements,
                     "moved": s.moved})
     if stopped is not None:
         err = ArchiveGap(f"archive gap ({stopped['kind']}: {stopped['detail']}): the tables hold every change "
