@@ -47,12 +47,15 @@ from .options import (Command, datetime_value, gtid_filters, gtids_value, inputs
 @click.option("--series", metavar="NAME",
               help="Read only the files of this binlog series (NAME.NNNNNN) of the inputs: a folder holding a "
                    "primary's and a replica's binlogs, say. --mirror refuses inputs of several series without it.")
+@click.option("--skip-statements", is_flag=True,
+              help="--mirror: ignore statement-format row changes (binlog_format STATEMENT / MIXED) of mirrored "
+                   "tables (counted in the summary) instead of stopping those tables' mirrors before them.")
 @json_option("Print the summary (as _SUCCESS holds it) as JSON.")
 @key_options("inputs")
 @fails(EXIT_USAGE, os_errors=True)
 def export(inputs, output, database, tables, start_datetime, stop_datetime, include_gtids, exclude_gtids,
            schema_file, row_group_rows, fmt, mirror, catalog, snapshot, from_gtid, backup_info, batch_transactions,
-           series, as_json) -> None:
+           series, skip_statements, as_json) -> None:
     """Write the committed row changes of INPUTS (files, .index files, folders) as a typed Parquet
     change table: a dataset per table, db=DB/table=T/date=YYYY-MM-DD/part-*.parquet.
 
@@ -65,11 +68,15 @@ def export(inputs, output, database, tables, start_datetime, stop_datetime, incl
     leaves none, and a rerun replaces the dataset.
 
     Exit codes: 0 clean; 1 damage, undecodable rows or a partial transaction (reported; the sound
-    part is exported); 2 usage error or an input that cannot be read.
+    part is exported), or a mirror stopped (a statement it cannot apply: named); 2 usage error or an
+    input that cannot be read.
     """
     need("pyarrow", "binlogkit export", extra="export")
     if fmt == "parquet" and (mirror or catalog or snapshot or from_gtid or backup_info):
         fail("--mirror, --catalog, --snapshot, --from-gtid and --backup-info go with --format iceberg or delta",
+             EXIT_USAGE)
+    if skip_statements and not mirror:
+        fail("--skip-statements goes with --mirror (statement-format changes stop a mirror, never a change table)",
              EXIT_USAGE)
     from ..export import Filters, export as run_export, summary_exit_code
     from ..export.ddl import load
@@ -82,7 +89,7 @@ def export(inputs, output, database, tables, start_datetime, stop_datetime, incl
                       exclude_gtids=gtids_value(exclude_gtids))
     if fmt != "parquet":
         _lake(inputs, output, fmt, mirror, filters, catalog, snapshot, from_gtid, backup_info, batch_transactions,
-              as_json, series)
+              as_json, series, skip_statements)
     from ..reading.progress import watching
 
     try:
@@ -95,7 +102,7 @@ def export(inputs, output, database, tables, start_datetime, stop_datetime, incl
 
 
 def _lake(inputs, output, fmt, mirror, filters, catalog, snapshot, from_gtid, backup_info, batch_transactions,
-          as_json, series=None) -> None:
+          as_json, series=None, skip_statements=False) -> None:
     """``export.lake.export_lake`` with the options; exits."""
     from ..errors import ArchiveGap
     from ..export.lake import export_lake
@@ -119,7 +126,7 @@ def _lake(inputs, output, fmt, mirror, filters, catalog, snapshot, from_gtid, ba
         with watching(inputs, f"export --format {fmt}"):
             summary = export_lake(inputs, output, fmt=fmt, mirror=mirror, filters=filters, catalog=catalog,
                                   batch_transactions=batch_transactions, from_gtid=from_gtid, snapshot=snapshot,
-                                  snapshot_at=start, series=series)
+                                  snapshot_at=start, series=series, skip_statements=skip_statements)
     except ArchiveGap as exc:
         show(exc.summary, as_json, render)  # type: ignore[attr-defined]
         fail(str(exc), EXIT_DAMAGED)

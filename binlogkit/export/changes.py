@@ -53,7 +53,9 @@ from ..rowvalues.tables import DELETE, ROWS_TYPES, WRITE, Table
 from ..transactions import BODIES, Grouper, Kind, Transaction
 from . import ddl
 
-KEPT = frozenset(ROWS_TYPES | QUERY_TYPES | {T.TABLE_MAP_EVENT, T.TRANSACTION_PAYLOAD_EVENT})
+# statements: Query events and Execute_load_query (LOAD DATA logged as a statement, its text a Query's)
+STATEMENT_TYPES = QUERY_TYPES | {T.EXECUTE_LOAD_QUERY_EVENT}
+KEPT = frozenset(ROWS_TYPES | STATEMENT_TYPES | {T.TABLE_MAP_EVENT, T.TRANSACTION_PAYLOAD_EVENT})
 NOT_COMMITTED = {"ROLLBACK", "XA_ROLLBACK", "XA_PREPARE"}
 WANT = BODIES | KEPT  # the frames whose bytes the pass needs: the grouping scan's and the kept
 SPOOL_MEMORY = 16 << 20
@@ -379,7 +381,7 @@ class _Walk:
                     rows = ev.rows or []
                 yield Rows(table, code, rows, t, name, ev.raw.offset, row_index, ev.raw.event_size)
                 row_index += len(rows)
-            elif code in QUERY_TYPES:
+            elif code in STATEMENT_TYPES:
                 q = ev.fields.get("query", "")
                 sql = q if isinstance(q, str) else bytes(q).decode("utf-8", "replace")
                 if classify(sql[:32].strip().upper()) != "statement":

@@ -56,8 +56,14 @@ def dialect():
 
     need("sqlglot", "CREATE / ALTER TABLE statements (export --schema, lakehouse mirrors, SQL dumps)",
          extra="export")
+    import logging
+
     from sqlglot.dialects.mysql import MySQL
     from sqlglot.tokens import TokenType
+
+    # "Falling back to parsing as a 'Command'" is the callers' business (a mirror stops at such a
+    # statement when it names a mirrored table: ``effects``), not a warning for the user
+    logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
     class BinlogMySQL(MySQL):
         class Tokenizer(MySQL.Tokenizer):
@@ -312,6 +318,12 @@ def emptied(sql: str, db: str | None = None) -> list[tuple[str | None, str]]:
     return [(t.db or db, t.name) for t in tables if isinstance(t, exp.Table)]
 
 
+def alter_text(sql: str) -> str:
+    """An ``ALTER [ONLINE] [IGNORE] TABLE`` as sqlglot reads it: without ONLINE / IGNORE (how it
+    runs, not what it does)."""
+    return re.sub(r"^(\s*(?:/\*.*?\*/\s*)*ALTER\s+)(?:ONLINE\s+|IGNORE\s+)+", r"\1", sql, count=1, flags=re.I | re.S)
+
+
 def alter(sql: str, db: str | None = None) -> Alter | None:
     """The column changes of an ``ALTER TABLE`` statement (``db``: the statement's default
     database), None for any other statement or one sqlglot cannot parse as MySQL.
@@ -322,7 +334,7 @@ def alter(sql: str, db: str | None = None) -> Alter | None:
     from sqlglot import exp
 
     try:
-        e = sqlglot.parse_one(sql, read=dialect())
+        e = sqlglot.parse_one(alter_text(sql), read=dialect())
     except (sqlglot.errors.ParseError, sqlglot.errors.TokenError):
         return None
     if not isinstance(e, exp.Alter) or not isinstance(e.this, exp.Table):

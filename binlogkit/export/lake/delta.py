@@ -91,12 +91,14 @@ class DeltaSink:
         self._rewrite(db, name, lambda d: d.drop_columns([c for c in columns if c in d.column_names]))
 
     def retype(self, db: str, name: str, columns: dict) -> None:
-        def cast(d):
+        from .types import cast
+
+        def retyped(d):
             for c, typ in columns.items():
                 if c in d.column_names:
-                    d = d.set_column(d.column_names.index(c), c, d[c].cast(typ, safe=False))
+                    d = d.set_column(d.column_names.index(c), c, cast(d[c], typ))
             return d
-        self._rewrite(db, name, cast)
+        self._rewrite(db, name, retyped)
 
     def fill(self, db: str, name: str, values) -> None:
         """Columns added with the value of the one row of ``values`` in every row."""
@@ -119,6 +121,37 @@ class DeltaSink:
         empty = _arrow_schema(t).empty_table()
         write_deltalake(self.path(db, name), empty, mode="overwrite", storage_options=self.options or None,
                         commit_properties=self._commit(props))
+
+    def move(self, db: str, name: str, to_db: str, to_name: str, props: dict) -> None:
+        """RENAME TABLE: delta-rs cannot move a table, so its rows are written to the new
+        path (a new version there, replacing what a table left empty by a DROP held) and the
+        old path gets a version without rows: both with ``props`` (a rerun finds the rename
+        applied). Time travel before the rename reads the old name."""
+        from deltalake import write_deltalake
+
+        t = self._table(db, name)
+        if t is None:
+            return
+        write_deltalake(self.path(to_db, to_name), _read(t), mode="overwrite", schema_mode="overwrite",
+                        storage_options=self.options or None, commit_properties=self._commit(props))
+        self.empty(db, name, props)
+
+    def table_names(self) -> list[tuple[str, str]]:
+        """(database, table) of every Delta table under the warehouse (``DB/T/_delta_log``)."""
+        from pyarrow import fs as pafs
+
+        from .names import source
+
+        filesystem, root = pafs.FileSystem.from_uri(self.root if "://" in self.root else os.path.abspath(self.root))
+        out = []
+        for d in filesystem.get_file_info(pafs.FileSelector(root, recursive=False, allow_not_found=True)):
+            if d.type != pafs.FileType.Directory:
+                continue
+            for t in filesystem.get_file_info(pafs.FileSelector(d.path, recursive=False)):
+                if t.type == pafs.FileType.Directory and \
+                        filesystem.get_file_info(t.path + "/_delta_log").type == pafs.FileType.Directory:
+                    out.append((source(d.base_name), source(t.base_name)))
+        return sorted(out)
 
     def apply(self, db: str, name: str, key: list[str], deletes: list[tuple], rows, props: dict) -> None:
         import pyarrow as pa

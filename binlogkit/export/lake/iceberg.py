@@ -116,9 +116,9 @@ class IcebergSink:
         t = self._load(db, name)
         if t is None:
             return
-        import pyarrow.compute as pc
-
         from pyiceberg.io.pyarrow import pyarrow_to_schema  # noqa: F401
+
+        from .types import cast
         # the rewrite is a snapshot: it carries the coordinates already recorded, or a rerun would
         # read the table as never exported and replay its change table from the start
         props = {k: v for k, v in (self.recorded(db, name) or {}).items() if k.startswith("binlogkit.")}
@@ -133,7 +133,7 @@ class IcebergSink:
                 u.union_by_name(pa.schema([pa.field(c, typ)]))
         if current.num_rows:
             for c, typ in columns.items():
-                current = current.set_column(current.schema.get_field_index(c), c, pc.cast(current[c], typ, safe=False))
+                current = current.set_column(current.schema.get_field_index(c), c, cast(current[c], typ))
             t.overwrite(arrow_for(t.schema().as_arrow(), current), snapshot_properties=props)
 
     def fill(self, db: str, name: str, values) -> None:
@@ -164,6 +164,31 @@ class IcebergSink:
         if t is None:
             return
         t.overwrite(t.schema().as_arrow().empty_table(), snapshot_properties=props)
+
+    def move(self, db: str, name: str, to_db: str, to_name: str, props: dict) -> None:
+        """RENAME TABLE: the table renamed in the catalog (its snapshots, and so its time travel,
+        go with it; a table already at the new name, left empty by a DROP, is dropped first),
+        then a snapshot of it changing no row, and a table of the same schema without rows at
+        the old name, both with ``props`` (a rerun finds the rename applied; one killed between
+        the rename and those snapshots finds the table at the new name and writes them)."""
+        t = self._load(db, name)
+        if t is None:
+            # renamed by a run killed before its two snapshots: finish it
+            moved = self._load(to_db, to_name)
+            if moved is None:
+                return
+        else:
+            if self._load(to_db, to_name) is not None:
+                self.catalog.drop_table((stored(to_db), stored(to_name)))
+            for k in ((db, name), (to_db, to_name)):
+                self.tables.pop(k, None)
+                self.entries.pop(k, None)
+            self.catalog.create_namespace_if_not_exists(stored(to_db))
+            moved = self.catalog.rename_table((stored(db), stored(name)), (stored(to_db), stored(to_name)))
+            self.tables[(to_db, to_name)] = moved
+        empty = moved.schema().as_arrow().empty_table()
+        moved.append(empty, snapshot_properties=props)
+        self._create(db, name, moved.schema().as_arrow()).append(empty, snapshot_properties=props)
 
     def apply(self, db: str, name: str, key: list[str], deletes: list[tuple], rows, props: dict) -> None:
         """Delete the rows of keys ``deletes`` (every touched key), then append ``rows``: one

@@ -13,6 +13,12 @@ gives each table only the transactions after its own position, so a run killed a
 table commit is atomic in both formats) and rerun gives the tables of an uninterrupted run.
 A hole in the archive (``gaps``) stops the export before the first transaction past it:
 ``ArchiveGap`` after everything before it is committed.
+
+Statements (``effects.effects``): renames move a mirror's rows (``sink.move``), TRUNCATE / DROP
+TABLE / DROP DATABASE empty mirrors; a statement a mirror cannot apply (statement-format DML
+unless ``skip_statements``, partition truncates, an unreadable statement naming it) or rows it
+cannot key stop that table's mirror before the transaction holding it (``statements``): the
+other tables go on, the summary names it (``stopped``), exit 1, and a rerun stops there again.
 """
 
 from __future__ import annotations
@@ -24,15 +30,17 @@ from dataclasses import dataclass, field
 from ...errors import ArchiveGap, UsageError
 from ..changes import Filters, Report, Rows, Statement, checked_inputs, committed_changes
 from .. import ddl
+from ..effects import effects
 from ..schema import layout
 from ...transactions import Transaction
 from .batch import TableBatch, batch_for, mirror_rows
 from .fold import fold
+from .names import CHANGES
 from .props import commit_props, order_key, position_of
+from .statements import StatementRules, stop_line
 
 FORMATS = ("iceberg", "delta")
 BATCH_BYTES = 32 << 20   # of rows events in a batch (at a transaction's end): memory is about a few times this
-CHANGES = "__changes"
 
 
 def open_sink(fmt: str, warehouse: str, catalog: str | None = None):
@@ -70,6 +78,9 @@ class Stats:
     no_key: set = field(default_factory=set)
     partial: dict = field(default_factory=dict)   # db.table -> a partial after image the mirror cannot apply
     tables: set = field(default_factory=set)
+    stopped: dict = field(default_factory=dict)   # db.table -> where and why its mirror stopped (``Mirror._stop``)
+    skipped_statements: dict = field(default_factory=dict)   # db.table -> statement-format changes ignored
+    moved: list = field(default_factory=list)     # "db.a -> db.b" renames applied
 
 
 @dataclass(frozen=True)
@@ -83,14 +94,16 @@ class StatementsOfAnyDatabase(Filters):
         return True
 
 
-class Mirror:
+class Mirror(StatementRules):
     def __init__(self, sink, *, mirror: bool, batch_transactions: int, batch_rows: int,
-                 covered=None, batch_bytes: int = BATCH_BYTES, tables: tuple[str, ...] = ()) -> None:
+                 covered=None, batch_bytes: int = BATCH_BYTES, tables: tuple[str, ...] = (),
+                 skip_statements: bool = False) -> None:
         from .snapshot import wanted
 
         self.wanted = wanted(tables)
         self.db_wanted = Filters(tables=tables).db_wanted
         self.sink, self.mirror = sink, mirror
+        self.kind = getattr(sink, "kind", "")
         self.batch_transactions, self.batch_rows, self.batch_bytes = batch_transactions, batch_rows, batch_bytes
         self.bytes = 0
         self.covered = covered
@@ -101,12 +114,14 @@ class Mirror:
         self.n_trx = 0
         self.rows = 0
         self.last: Transaction | None = None  # the last transaction of the batch
-
-    def position(self, db: str, name: str) -> tuple | None:
-        k = (db, name)
-        if k not in self.recorded:
-            self.recorded[k] = position_of(self.sink.recorded(db, name))
-        return self.recorded[k]
+        self.skip_statements = skip_statements
+        # what the walk learnt of tables: their key (a CREATE TABLE, a rows event's table map;
+        # () none), TEMPORARY ones, those gone (dropped, renamed away), and stops met
+        # before the table had a mirror (they stop it if keyed rows follow: ``_stop``)
+        self.keys: dict[tuple[str, str], tuple[str, ...] | None] = {}
+        self.temporary: set[tuple[str, str]] = set()
+        self.gone: set[tuple[str, str]] = set()
+        self.pending: dict[tuple[str, str], dict] = {}
 
     def targets(self, db: str, table: str, keyed: bool) -> list[str]:
         return [table + CHANGES] + ([table] if self.mirror and keyed else [])
@@ -121,6 +136,11 @@ class Mirror:
             self.trx = t
             self.n_trx += 1
         if isinstance(item, Statement):
+            if t.alter in ("START", "ROLLBACK"):
+                # MariaDB's two-phase ALTER: the COMMIT ALTER repeats the statement and is where
+                # the server applied it; a START ALTER alone or rolled back changed nothing
+                self.last = t
+                return
             # a batch ends before every DDL of the databases exported, and before an ALTER
             # of a table exported whatever its session's database
             a = ddl.alter(item.sql, item.database or None)
@@ -130,12 +150,11 @@ class Mirror:
             if alter:
                 assert a is not None
                 self._ddl(a, trx_pos, item)
-            gone = [(d, n) for d, n in ddl.emptied(item.sql, item.database or None)
-                    if d is not None and self.wanted(d, n)]
-            if gone:
-                self.flush()
-                for d, n in gone:
-                    self._empty(d, n, t, trx_pos)
+            fx = effects(item.sql, item.database or None) if self.mirror else None
+            if fx:
+                if fx.created or fx.databases or fx.emptied or fx.renames or fx.unknown:
+                    self.flush()    # DDL: its own transaction. Statement-format DML may sit inside one:
+                self._effects(fx, item, trx_pos)   # a stop takes the rows before it (``flush``)
             self.last = t
             return
         self.last = t
@@ -154,11 +173,12 @@ class Mirror:
 
     def _ddl(self, a: ddl.Alter, pos: tuple, stmt: Statement) -> None:
         assert a.db is not None
-        if a.filled and self.mirror:
+        stopped = f"{a.db}.{a.table}" in self.stats.stopped
+        if a.filled and self.mirror and not stopped:
             self._fill(a, pos, stmt)
         if not a.renames:
             return
-        for name in (a.table + CHANGES, a.table):
+        for name in (a.table + CHANGES,) + (() if stopped else (a.table,)):
             p = self.position(a.db, name)
             if p is not None and pos <= p:
                 continue
@@ -168,21 +188,6 @@ class Mirror:
             else:
                 pairs = [(f"{o}{x}", f"{n}{x}") for o, n in a.renames for x in ("", "__text")]
             self.sink.rename(a.db, name, pairs)
-
-    def _empty(self, db: str, table: str, t: Transaction, pos: tuple) -> None:
-        """TRUNCATE or DROP TABLE: the mirror table left without rows, committed with the
-        statement's own coordinates (time travel to before it still finds the rows; a rerun finds
-        it applied). The change table is history: row changes only, it keeps its rows. Only past
-        the mirror's recorded position, and only for a table the mirror has."""
-        if not self.mirror:
-            return
-        p = self.position(db, table)
-        if p is None or pos <= p or self.sink.columns(db, table) is None:
-            return
-        props = commit_props(t.gtid, (t.end_file or "").rsplit("/", 1)[-1], t.end_offset or 0, t.last_timestamp, 1)
-        self.sink.empty(db, table, props)
-        self.recorded[(db, table)] = position_of(props)
-        self.stats.commits += 1
 
     def _fill(self, a: ddl.Alter, pos: tuple, stmt: Statement) -> None:
         """ADD COLUMN with a default: the mirror's existing rows get the value, as the server's
@@ -261,13 +266,24 @@ class Mirror:
             self.stats.tables.add(f"{db}.{table}")
             changes = b.arrow()
             keyed = bool(b.key_names())
-            if self.mirror and not keyed:
-                self.stats.no_key.add(f"{db}.{table}")
+            if self.mirror:
+                self._keyed(b, keyed)
             full = f"{db}.{table}" not in self.stats.partial
+            # a stopped mirror takes the rows of transactions before the one it stopped in
+            stop_at = self.stats.stopped.get(f"{db}.{table}", {}).get("_pos")
             for name in self.targets(db, table, keyed and full):
                 p = self.position(db, name)
                 keep = [i for i in range(b.n) if p is None or b.pos[i] > p]
                 self.stats.skipped_rows += b.n - len(keep)
+                commit = props
+                if stop_at is not None and not name.endswith(CHANGES):
+                    whole = len(keep)
+                    keep = [i for i in keep if b.pos[i] < stop_at]
+                    if keep and len(keep) < whole:    # recorded where its last applied transaction ended
+                        last = keep[-1]
+                        c = b.cols
+                        commit = commit_props(c["gtid"][last], b.pos[last][1], b.pos[last][2], c["commit_time"][last],
+                                              len({b.pos[i] for i in keep}))
                 if not keep:
                     continue
                 rows = changes
@@ -279,14 +295,14 @@ class Mirror:
                     self.sink.append(db, name, rows, props)
                     self.stats.rows += rows.num_rows
                 else:
-                    stop = self._apply(db, name, b.key_names() or [], rows, [b.present[i] for i in keep], props)
+                    stop = self._apply(db, name, b.key_names() or [], rows, [b.present[i] for i in keep], commit)
                     if stop is not None:
                         # a partial after image of a row the mirror does not hold (no snapshot
                         # of it): the mirror ends before it, its recorded position where it was
                         # (a rerun meets the image again and stops again, never goes on past it)
                         self.stats.partial[f"{db}.{table}"] = b.where(keep[stop])
                         continue
-                self.recorded[(db, name)] = position_of(props)
+                self.recorded[(db, name)] = position_of(commit)
                 self.stats.commits += 1
         self.stats.batches += 1
         self.batches = {}
@@ -338,11 +354,13 @@ def export_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = F
                 filters: Filters | None = None, catalog: str | None = None, batch_transactions: int = 1000,
                 batch_rows: int = 100_000, from_gtid: str | None = None, snapshot: str | None = None,
                 snapshot_at: tuple[str | None, int] = (None, 0), check_gaps: bool = True,
-                series: str | None = None) -> dict:
+                series: str | None = None, skip_statements: bool = False) -> dict:
     """Export ``paths`` into the tables of ``warehouse`` (see the module text); the summary.
     ``ArchiveGap`` when the archive has a hole (everything before it is committed first).
     ``series``: only the files of that series; a mirror refuses inputs of several
-    (``changes.one_series_of``: ``UsageError``, before anything is written)."""
+    (``changes.one_series_of``: ``UsageError``, before anything is written).
+    ``skip_statements``: statement-format row changes of mirrored tables are ignored (counted)
+    instead of stopping their mirrors."""
     from .. import make_summary
     from .snapshot import covered_by, load_snapshot
 
@@ -357,7 +375,8 @@ def export_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = F
     t0 = time.monotonic()
     filters = filters or Filters()
     m = Mirror(sink, mirror=mirror, batch_transactions=batch_transactions, batch_rows=batch_rows,
-               covered=covered_by(from_gtid) if from_gtid else None, tables=filters.tables)
+               covered=covered_by(from_gtid) if from_gtid else None, tables=filters.tables,
+               skip_statements=skip_statements)
     if snapshot:
         load_snapshot(sink, snapshot, from_gtid or "", mirror=mirror, file=snapshot_at[0] or "", position=snapshot_at[1],
                       tables=filters.tables)
@@ -382,7 +401,10 @@ def export_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = F
     summary = make_summary(warehouse, report, {}, 0, 0, 0, time.monotonic() - t0)
     summary.update({"format": fmt, "mirror": mirror, "rows": s.rows, "batches": s.batches, "commits": s.commits,
                     "skipped_rows": s.skipped_rows, "from_snapshot": s.from_snapshot, "tables": sorted(s.tables),
-                    "no_key": sorted(s.no_key), "partial_images": s.partial, "gap": stopped})
+                    "no_key": sorted(s.no_key - set(s.stopped)), "partial_images": s.partial, "gap": stopped,
+                    "stopped": [{k: v for k, v in s.stopped[t].items() if k != "_pos"} for t in sorted(s.stopped)],
+                    "skipped_statements": s.skipped_statements,
+                    "moved": s.moved})
     if stopped is not None:
         err = ArchiveGap(f"archive gap ({stopped['kind']}: {stopped['detail']}): the tables hold every change "
                          f"before it; export stopped at {stopped['place']}",
@@ -412,11 +434,19 @@ def render(s: dict) -> str:
         lines.append(f"partial transaction {t['gtid'] or ''} at {t['file']}:{t['offset']}: not exported")
     for p in s["problems"]:
         lines.append(f"problem ({p['kind']}): {p['file']}:{p['offset']}: {p['message']}")
+    for m in s.get("moved", ()):
+        lines.append(f"renamed: {m}")
+    for t, n in sorted(s.get("skipped_statements", {}).items()):
+        lines.append(f"{n:,} statement-format change{'s' if n != 1 else ''} skipped on {t} (--skip-statements: "
+                     f"its mirror may differ from the server)")
+    for x in s.get("stopped", ()):
+        lines.append(stop_line(x))
     if s.get("gap"):
         lines.append(f"stopped at an archive gap: {s['gap']['place']}: {s['gap']['detail']}")
     return "\n".join(lines)
 
 
 def exit_code(s: dict) -> int:
-    """0 clean; 1 a gap, damage, a partial transaction, or a mirror stopped by a partial image."""
-    return 1 if s.get("gap") or s["problems"] or s["incomplete"] or s["partial_images"] else 0
+    """0 clean; 1 a gap, damage, a partial transaction, or a mirror stopped (a partial image, a
+    statement it cannot apply)."""
+    return 1 if s.get("gap") or s["problems"] or s["incomplete"] or s["partial_images"] or s.get("stopped") else 0

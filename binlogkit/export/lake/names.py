@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+CHANGES = "__changes"     # a change table's name: the source table's and this
 _KEEP = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
 _CODE = re.compile(r"@@([0-9a-f]{6})|@([0-9a-f]{4})")
 
@@ -33,4 +34,4 @@ def source(name: str) -> str:
     return _CODE.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)), name)
 
 
-__all__ = ["source", "stored"]
+__all__ = ["CHANGES", "source", "stored"]

@@ -62,3 +62,16 @@ def to_lake(table):
         else:
             cols.append(pc.cast(col, want))
     return pa.Table.from_arrays(cols, schema=lake_schema(table.schema))
+
+
+def cast(values, typ):
+    """``values`` (an Arrow array / chunked array) as ``typ`` for a retyped column (MODIFY),
+    unchecked: an integer becomes a DECIMAL through the widest decimal of its kind (Arrow will
+    not cast an int64 to a DECIMAL(20,2) directly: it wants room for every int64)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_integer(values.type) and pa.types.is_decimal(typ):
+        wide = pa.decimal256(76, typ.scale) if pa.types.is_decimal256(typ) else pa.decimal128(38, typ.scale)
+        values = pc.cast(values, wide, safe=False)
+    return pc.cast(values, typ, safe=False)
