@@ -443,14 +443,16 @@ def _range_events(task: FileTask, inp, types) -> Iterator[Any]:
     """``decode_files``' events of a range of a file: the head, then from ``task.start`` on (the
     reading layer seeks there: ``Input.frames(start=)``), up to ``task.stop``; a damaged event
     ends the range as it ends the file there (``Problem`` values are skipped by the caller)."""
+    from dataclasses import replace
+
     from ..errors import BinlogError
     from ..reading.decoder import EventDecoder
-    from ..reading.reader import _raw_events
+    from ..reading.reader import read_events
 
     dec = EventDecoder(strict=True)
     name = inp.name
     try:
-        for raw in _raw_events(inp.frames(want=None, start=task.start), name):
+        for raw in read_events(replace(inp, start=task.start)):
             if task.stop is not None and raw.offset >= task.stop:
                 break
             if task.start is not None and raw.offset < task.start:
@@ -792,56 +794,40 @@ def _filters(q: Query, task: FileTask, one: str | None = None):
 
 
 def _changes(q: Query, task: FileTask, inp) -> Iterator[Any]:
-    """The file's committed changes (the export's walk: ``export.changes.committed_changes``)
-    turned into Arrow in memory by the export's own row builder (``export.dataset.rows_table``:
-    the C ``_rowarrow`` builder where it takes the table, else the Python converters): the rows
-    are the local export's by construction, with no temporary files. Rows wait per table layout
-    until ``batch_rows`` of them are pending in all (then the largest group goes): executor
-    memory is one batch of rows, plus the transaction the walk holds until its commit.
-    ``min_timestamp`` filters by commit time (the export's --start-datetime is the
-    transaction's first event: not the same column). Statement-format changes are not rows:
-    not in this table (the export's ``_statements``)."""
-    from ..export.changes import Report, Rows, committed_changes
-    from ..export.schema import layout
+    """The file's (or range's) committed changes through the export's own walk and writer: the
+    C walk (``export.changes.committed_changes`` with the writer as ``take`` and ``sink``: the
+    framing taker spools runs of table maps and rows events, ``_rowarrow.replay_run`` appends
+    them straight to the Arrow builders) into ``export.dataset.BatchWriter``, whose row groups
+    (what the export writes to its Parquet parts) come out as batches instead of files: the
+    rows are the local export's by construction. A range is walked from the event before it
+    (``task.lead``) to its end (``Input.stop``: the next range's first GTID event), its own
+    transactions kept (those that begin in it). Executor memory: the writer's row groups of
+    ``batch_rows`` rows (at most four of them in all, 32 MB of rows events), plus the
+    transaction the walk holds until its commit. ``min_timestamp`` filters by commit time (the
+    export's --start-datetime is the transaction's first event: not the same column).
+    Statement-format changes are not rows: not in this table (the export's ``_statements``)."""
+    from ..export.changes import Report, committed_changes
+    from ..export.dataset import BatchWriter
 
     target = q.typed if q.changes_table else schema("changes")
-    pending: dict[tuple, list] = {}
-    counts: dict[tuple, int] = {}
-    total = 0
-
-    def flush(key: tuple) -> Iterator[Any]:
-        nonlocal total
-        items = pending.pop(key)
-        total -= counts.pop(key)
-        yield from _emit(q, target, items)
-
-    if not task.whole():   # the export's walk from the event before the range (the reading layer seeks)
+    if not task.whole():   # the reading layer seeks to the event before the range, stops at its end
         from dataclasses import replace
 
-        inp = replace(inp, start=task.lead if task.lead is not None else task.start)
-    for change in committed_changes([inp], _filters(q, task, q.changes_table), Report()):
-        if not isinstance(change, Rows):
-            continue
-        lay = layout(change.table)
-        key = (lay.db, lay.table, lay.version)
-        pending.setdefault(key, []).append(change)
-        n = len(change.rows)
-        counts[key] = counts.get(key, 0) + n
-        total += n
-        if total >= q.batch_rows:
-            yield from flush(max(counts, key=counts.__getitem__))
-    for key in list(pending):
-        yield from flush(key)
+        inp = replace(inp, start=task.lead if task.lead is not None else task.start, stop=task.stop)
+    w = BatchWriter(row_group_rows=q.batch_rows)
+    add, ready = w.add, w.ready
+    for change in committed_changes([inp], _filters(q, task, q.changes_table), Report(), take=w.take, sink=w):
+        add(change)
+        while ready:
+            yield from _emit(q, target, *ready.pop(0))
+    w.close()
+    while ready:
+        yield from _emit(q, target, *ready.pop(0))
 
 
-def _emit(q: Query, target, items: list) -> Iterator[Any]:
-    """The rows of ``items`` (``Rows`` of one layout) as batches of ``target``: the export's
-    Arrow table, filtered, then typed (``align``) or in the long form (``long_batch``)."""
-    from ..export.dataset import rows_table
-    from ..export.schema import layout
-
-    lay = layout(items[0].table)
-    tbl = rows_table(*items)
+def _emit(q: Query, target, lay, tbl) -> Iterator[Any]:
+    """One row group of the writer (a pyarrow Table of one table layout) as batches of
+    ``target``: filtered, then typed (``align``) or in the long form (``long_batch``)."""
     for rb in tbl.to_batches(max_chunksize=q.batch_rows):
         if q.min_timestamp is not None or q.gtids is not None:
             rb = _keep(rb, q)
