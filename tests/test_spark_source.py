@@ -596,12 +596,15 @@ def test_transactions_taken_in_c_equal_the_python_walk(monkeypatch):
 
 
 def test_long_form_images_built_column_wise_equal_the_row_by_row_json():
-    """``changes`` in the long form: ``tables.long_batch`` (images joined column-wise by Arrow
-    compute) gives the same rows, text for text, as ``tables.long_rows`` (one ``json.dumps`` per
-    image, what the local export's Parquet is compared through): on every change of the typed-row
+    """``changes`` in the long form: ``tables.long_batch`` (images written by C,
+    ``_rowarrow.json_objects``, and joined column-wise by Arrow compute, the path without C)
+    gives the same rows, text for text, as ``tables.long_rows`` (one ``json.dumps`` per image,
+    what the local export's Parquet is compared through): on every change of the typed-row
     fixtures (MariaDB full and minimal metadata, old temporals, MySQL) and on a batch of the texts
     and types that need care (quotes, backslashes, control characters, non-ASCII, astral
-    characters, nulls, all-null images, binaries, floats, decimals, dates, times, unsigned)."""
+    characters, nulls, all-null images, binaries of every length mod 3, floats and float32,
+    integers of every width at their limits, decimals, dates, times, unsigned), whole and sliced
+    (an array offset)."""
     import datetime as dt
     import decimal
 
@@ -615,9 +618,14 @@ def test_long_form_images_built_column_wise_equal_the_row_by_row_json():
     def same(rb, db, table):
         want = [r for b in T._rows_to_batches(T.long_rows(rb, db, table), T.schema("changes"), 1 << 20)
                 for r in b.to_pylist()]
-        got = T.long_batch(rb, db, table)
-        assert got.schema == T.schema("changes")
-        assert got.to_pylist() == want, (db, table)
+        from binlogkit.rowvalues.arrowcols import C_ROWARROW
+
+        for c_mod in (C_ROWARROW, None) if C_ROWARROW is not None else (None,):
+            got = T.long_batch(rb, db, table, c_mod=c_mod)
+            assert got.schema == T.schema("changes")
+            assert got.to_pylist() == want, (db, table, c_mod)
+            if rb.num_rows > 2:
+                assert T.long_batch(rb.slice(1, rb.num_rows - 2), db, table, c_mod=c_mod).to_pylist() == want[1:-1]
         return len(want)
     n = 0
     for folder in (TYPES, FIX / "mariadb-10.11" / "row-types" / "primary",
@@ -648,7 +656,15 @@ def test_long_form_images_built_column_wise_equal_the_row_by_row_json():
         "after_u": pa.array([2 ** 64 - 1, None, 0] * 3, pa.uint64()),
         "after_flag": pa.array([True, False, None] * 3, pa.bool_()),
         "after_ls": pa.array(texts, pa.large_string()),
-        "after_\u00e9 \"x\"": pa.array(texts, pa.string())})
+        "after_\u00e9 \"x\"": pa.array(texts, pa.string()),
+        "after_i8": pa.array([-128, 127, None, 0, -1, 5, 6, 7, 8], pa.int8()),
+        "after_i16": pa.array([-32768, 32767, None, 0, -1, 5, 6, 7, 8], pa.int16()),
+        "after_i64": pa.array([-2 ** 63, 2 ** 63 - 1, None, 0, -1, 5, 6, 7, 8], pa.int64()),
+        "after_u8": pa.array([255, 0, None, 1, 2, 3, 4, 5, 6], pa.uint8()),
+        "after_f32": pa.array([0.1, -0.0, None, float("inf"), float("-inf"), 3.4e38, 1e-45, 2.5, float("nan")],
+                              pa.float32()),
+        "after_lb": pa.array([b"", b"a", b"ab", b"abc", b"abcd", None, bytes(range(256)), b"\xff" * 5, b"\x00"],
+                             pa.large_binary())})
     same(rb, "db", "t")
     empty = pa.RecordBatch.from_pydict({**{c: rb.column(c) for c in rb.schema.names if not c.startswith("after")}})
     same(empty, "db", "t")

@@ -736,14 +736,79 @@ def _json_texts(col) -> Any:
     return pa.array([None if v is None else json.dumps(json_value(v)) for v in col.to_pylist()], pa.string())
 
 
-def long_batch(rb: Any, db: str, table: str):
+def _c_kind(t) -> str | None:
+    """``_rowarrow.json_objects``' kind of an Arrow type whose values C writes as ``json_value``
+    and ``json.dumps`` do, or None (the column's JSON texts are made first: ``_json_texts``)."""
+    pa = _pa()
+    if pa.types.is_integer(t):
+        return {(8, True): "b", (16, True): "h", (32, True): "i", (64, True): "q", (8, False): "B",
+                (16, False): "H", (32, False): "I", (64, False): "Q"}[(t.bit_width, pa.types.is_signed_integer(t))]
+    if pa.types.is_boolean(t):
+        return "?"
+    if pa.types.is_float32(t):
+        return "f"
+    if pa.types.is_float64(t):
+        return "d"
+    if pa.types.is_string(t):
+        return "s"
+    if pa.types.is_large_string(t):
+        return "S"
+    if pa.types.is_binary(t):
+        return "y"
+    if pa.types.is_large_binary(t):
+        return "Y"
+    return None
+
+
+def _c_image(c_mod: Any, n: int, cols: list[tuple[str, Any]]):
+    """One side's images by C (``_rowarrow.json_objects``): per row the JSON object of ``cols``
+    ((key, Arrow array) in key order), null where every value is null."""
+    pa = _pa()
+    if n == 0:
+        return pa.array([], pa.string())
+    spec = []
+    for short, col in cols:
+        kind = _c_kind(col.type)
+        if kind is None:
+            col, kind = _json_texts(col), "t"
+        bufs = col.buffers()
+        valid = bufs[0] if col.null_count else None
+        if kind in "sSyYt":
+            spec.append(((json.dumps(short) + ": ").encode(), kind, col.offset, valid, bufs[2] or b"", bufs[1]))
+        else:
+            spec.append(((json.dumps(short) + ": ").encode(), kind, col.offset, valid, bufs[1], None))
+    valid, nulls, offsets, data = c_mod.json_objects(n, spec)
+    return pa.Array.from_buffers(pa.string(), n, [None if valid is None else pa.py_buffer(valid),
+                                                  pa.py_buffer(offsets), pa.py_buffer(data)], null_count=nulls)
+
+
+def long_batches(rb: Any, db: str, table: str) -> Iterator[Any]:
+    """``long_batch`` of ``rb``, in halves where an image column would pass 2 GiB of text."""
+    try:
+        yield long_batch(rb, db, table)
+    except OverflowError:
+        if rb.num_rows < 2:
+            raise
+        half = rb.num_rows // 2
+        yield from long_batches(rb.slice(0, half), db, table)
+        yield from long_batches(rb.slice(half), db, table)
+
+
+def long_batch(rb: Any, db: str, table: str, c_mod: Any = False):
     """``long_rows`` of a batch of one table's typed export rows as one record batch of the long
-    form, built column-wise: each image's JSON object is the join of its columns' ``"name":
-    value`` texts in name order (``json.dumps(..., sort_keys=True)``), null where every value
-    is null."""
+    form, built column-wise: each image's JSON object is its columns' ``"name": value`` texts
+    in name order (``json.dumps(..., sort_keys=True)``), null where every value is null. Written
+    by C (``_rowarrow.json_objects``: integers, booleans, floats, text, binary as base64, and the
+    JSON texts of the other types made column by column first) when built, else joined by Arrow
+    compute (the reference path; ``c_mod=None`` asks for it)."""
     import pyarrow.compute as pc
 
+    from ..rowvalues.arrowcols import C_ROWARROW
+
     pa = _pa()
+    c_mod = C_ROWARROW if c_mod is False else c_mod
+    if c_mod is not None and getattr(c_mod, "json_objects", None) is None:
+        c_mod = None
     n = rb.num_rows
     names = rb.schema.names
     sch = schema("changes")
@@ -752,6 +817,9 @@ def long_batch(rb: Any, db: str, table: str):
         cols = sorted((name[len(side) + 1:], name) for name in names if name.startswith(side + "_"))
         if not cols:
             imgs.append(pa.nulls(n, pa.string()))
+            continue
+        if c_mod is not None:
+            imgs.append(_c_image(c_mod, n, [(short, rb.column(name)) for short, name in cols]))
             continue
         parts, empty = [], None
         for short, name in cols:
@@ -836,7 +904,7 @@ def _emit(q: Query, target, lay, tbl) -> Iterator[Any]:
         if q.changes_table:
             yield align(rb, target)
         else:
-            yield long_batch(rb, lay.db, lay.table)
+            yield from long_batches(rb, lay.db, lay.table)
 
 
 def _keep(rb, q: Query):
