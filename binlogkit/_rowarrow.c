@@ -1943,11 +1943,13 @@ fail:
 /* One column of json_objects: its key ("name": ) and Arrow buffers (validity, values, offsets),
  * the array's offset; kind: b h i q (signed 1 2 4 8 bytes), B H I Q (unsigned), ? (bool bitmap),
  * f d (float32, float64), s S (UTF-8 text, int32 / int64 offsets), y Y (binary, base64), t (JSON
- * texts already made, int32 offsets: copied as they are). */
+ * texts already made, int32 offsets: copied as they are), D (date32), T M (timestamp int64 in
+ * ``param`` units a second: UTC, naive), u (duration[us]), N (decimal128 of scale ``param``): the
+ * last four as the quoted text of json_value (isoformat, str(timedelta), str(Decimal)). */
 typedef struct {
     Py_buffer key, valid, vals, offs;
     int kind, has_valid, has_offs;
-    int64_t off;
+    int64_t off, param; /* param: units a second (T M), the scale (N) */
 } JCol;
 
 static const char HEX[] = "0123456789abcdef";
@@ -2054,6 +2056,103 @@ static int put_u64(Buf *o, uint64_t v, int neg) {
 
 static int bit_at(const uint8_t *b, int64_t i) { return (b[i >> 3] >> (i & 7)) & 1; }
 
+static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
+
+/* days since 1970-01-01 as a proleptic Gregorian date (H. Hinnant's civil_from_days) */
+static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d) {
+    z += 719468;
+    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    unsigned doe = (unsigned)(z - era * 146097);
+    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    unsigned mp = (5 * doy + 2) / 153;
+    *d = doy - (153 * mp + 2) / 5 + 1;
+    *m = mp < 10 ? mp + 3 : mp - 9;
+    *y = (int64_t)yoe + era * 400 + (*m <= 2);
+}
+
+/* "YYYY-MM-DD" of a day (datetime.date's range: years 1 to 9999, else -1) */
+static int put_day(Buf *o, int64_t days) {
+    if (days < -719162 || days > 2932896)
+        return -1;
+    int64_t y;
+    unsigned m, d;
+    civil_from_days(days, &y, &m, &d);
+    return putf(o, "%04lld-%02u-%02u", (long long)y, m, d);
+}
+
+/* a timestamp of ``ups`` units a second as datetime.isoformat() writes it, in quotes */
+static int put_ts(Buf *o, int64_t v, int64_t ups, int utc) {
+    if (ups != 1 && ups != 1000 && ups != 1000000)
+        return -1;
+    int64_t per_day = 86400 * ups, days = floor_div(v, per_day), rem = v - days * per_day;
+    int64_t secs = rem / ups, us = rem % ups * (1000000 / ups);
+    if (put(o, "\"", 1) || put_day(o, days) ||
+        putf(o, "T%02d:%02d:%02d", (int)(secs / 3600), (int)(secs / 60 % 60), (int)(secs % 60)))
+        return -1;
+    if (us && putf(o, ".%06d", (int)us))
+        return -1;
+    return put(o, utc ? "+00:00\"" : "\"", utc ? 7 : 1);
+}
+
+/* microseconds as str(datetime.timedelta) writes them, in quotes */
+static int put_td(Buf *o, int64_t x) {
+    int64_t per_day = 86400000000LL, days = floor_div(x, per_day), rem = x - days * per_day;
+    int64_t secs = rem / 1000000, us = rem % 1000000;
+    if (days < -999999999 || days > 999999999 || put(o, "\"", 1))
+        return -1;
+    if (days && putf(o, "%lld day%s, ", (long long)days, days == 1 || days == -1 ? "" : "s"))
+        return -1;
+    if (putf(o, "%d:%02d:%02d", (int)(secs / 3600), (int)(secs / 60 % 60), (int)(secs % 60)))
+        return -1;
+    if (us && putf(o, ".%06d", (int)us))
+        return -1;
+    return put(o, "\"", 1);
+}
+
+/* a decimal128 (16 bytes little-endian, two's complement) of ``scale`` as str(Decimal) writes
+ * it (plain, or scientific where the exponent rule says: 1E-7, 0E-7), in quotes */
+static int put_dec128(Buf *o, const uint8_t *p, int64_t scale) {
+    if (scale < 0 || scale > 38)
+        return -1;
+    unsigned __int128 u = 0;
+    for (int i = 15; i >= 0; i--)
+        u = u << 8 | p[i];
+    int neg = (p[15] & 0x80) != 0;
+    if (neg)
+        u = ~u + 1;
+    char dg[48];
+    int k = 48;
+    do {
+        dg[--k] = (char)('0' + (int)(u % 10));
+        u /= 10;
+    } while (u);
+    int nd = 48 - k;
+    const char *digits = dg + k;
+    int64_t exp = -scale, left = exp + nd, dot = (exp <= 0 && left > -6) ? left : 1;
+    if (put(o, neg ? "\"-" : "\"", neg ? 2 : 1))
+        return -1;
+    if (dot <= 0) {
+        if (put(o, "0.", 2))
+            return -1;
+        for (int64_t i = 0; i < -dot; i++)
+            if (put(o, "0", 1))
+                return -1;
+        if (put(o, digits, (size_t)nd))
+            return -1;
+    } else if (dot >= nd) {
+        if (put(o, digits, (size_t)nd))
+            return -1;
+        for (int64_t i = 0; i < dot - nd; i++)
+            if (put(o, "0", 1))
+                return -1;
+    } else if (put(o, digits, (size_t)dot) || put(o, ".", 1) || put(o, digits + dot, (size_t)(nd - dot)))
+        return -1;
+    if (left != dot && putf(o, "E%+lld", (long long)(left - dot)))
+        return -1;
+    return put(o, "\"", 1);
+}
+
 /* the value of row i of column c (not null) */
 static int jcol_value(Buf *o, const JCol *c, int64_t i) {
     const uint8_t *v = c->vals.buf;
@@ -2070,6 +2169,10 @@ static int jcol_value(Buf *o, const JCol *c, int64_t i) {
     case '?': return bit_at(v, r) ? put(o, "true", 4) : put(o, "false", 5);
     case 'f': { float x; memcpy(&x, v + 4 * r, 4); return put_double(o, (double)x); }
     case 'd': { double x; memcpy(&x, v + 8 * r, 8); return put_double(o, x); }
+    case 'D': { int32_t x; memcpy(&x, v + 4 * r, 4); return put(o, "\"", 1) || put_day(o, x) || put(o, "\"", 1) ? -1 : 0; }
+    case 'T': case 'M': { int64_t x; memcpy(&x, v + 8 * r, 8); return put_ts(o, x, c->param, c->kind == 'T'); }
+    case 'u': { int64_t x; memcpy(&x, v + 8 * r, 8); return put_td(o, x); }
+    case 'N': return put_dec128(o, v + 16 * r, c->param);
     default: break;
     }
     const uint8_t *ob = c->offs.buf;
@@ -2132,7 +2235,8 @@ static PyObject *m_json_objects(PyObject *mod, PyObject *args) {
         JCol *c = &cs[got];
         PyObject *vb, *ob;
         int kind;
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(cols, got), "y*CLOy*O", &c->key, &kind, &c->off, &vb, &c->vals, &ob))
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(cols, got), "y*CLOy*O|L", &c->key, &kind, &c->off, &vb, &c->vals, &ob,
+                              &c->param))
             goto done;
         c->kind = kind;
         if (vb != Py_None) {
@@ -2145,13 +2249,14 @@ static PyObject *m_json_objects(PyObject *mod, PyObject *args) {
                 goto next_fail;
             c->has_offs = 1;
         }
-        if (!strchr("bhiqBHIQ?fdsSyYt", kind) || c->off < 0 ||
+        if (!kind || !strchr("bhiqBHIQ?fdsSyYtDTMuN", kind) || c->off < 0 ||
             (strchr("sSyYt", kind) && !c->has_offs)) {
             PyErr_SetString(PyExc_ValueError, "json_objects: a column of an unknown kind, or text without offsets");
             goto next_fail;
         }
         int64_t last = c->off + n;
-        int w = strchr("bB", kind) ? 1 : strchr("hH", kind) ? 2 : strchr("iIf", kind) ? 4 : strchr("qQd", kind) ? 8 : 0;
+        int w = strchr("bB", kind) ? 1 : strchr("hH", kind) ? 2 : strchr("iIfD", kind) ? 4 : strchr("qQdTMu", kind) ? 8
+              : kind == 'N' ? 16 : 0;
         if ((kind == '?' && (last + 7) / 8 > c->vals.len) || (w && last * w > c->vals.len) ||
             (c->has_valid && (last + 7) / 8 > c->valid.len) ||
             (c->has_offs && (last + 1) * (strchr("SY", kind) ? 8 : 4) > c->offs.len)) {
@@ -2255,7 +2360,7 @@ static PyMethodDef module_methods[] = {
      "json_objects(n, columns) -> (validity or None, null count, offsets, data): per row, the JSON object of the "
      "columns' values (json.dumps(..., sort_keys=True) of the long form's image, the keys in the order given), null "
      "where every value is null; columns: [(key prefix bytes, kind, array offset, validity or None, values, offsets "
-     "or None)], kind b h i q B H I Q ? f d s S y Y t."},
+     "or None[, units a second or scale])], kind b h i q B H I Q ? f d s S y Y t D T M u N."},
     {"quarter", (PyCFunction)m_quarter, METH_VARARGS,
      "quarter(offsets) -> offsets: int32 byte offsets as offsets of 4-byte items (a VECTOR column's list<float32>)"},
     {NULL}};

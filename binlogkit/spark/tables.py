@@ -757,7 +757,18 @@ def _c_kind(t) -> str | None:
         return "y"
     if pa.types.is_large_binary(t):
         return "Y"
+    if pa.types.is_date32(t):
+        return "D"
+    if pa.types.is_timestamp(t) and t.unit in _UNITS and t.tz in (None, "UTC"):
+        return "M" if t.tz is None else "T"
+    if pa.types.is_duration(t) and t.unit == "us":
+        return "u"
+    if pa.types.is_decimal128(t):
+        return "N"
     return None
+
+
+_UNITS = {"s": 1, "ms": 1000, "us": 1000000}
 
 
 def _c_image(c_mod: Any, n: int, cols: list[tuple[str, Any]]):
@@ -773,10 +784,13 @@ def _c_image(c_mod: Any, n: int, cols: list[tuple[str, Any]]):
             col, kind = _json_texts(col), "t"
         bufs = col.buffers()
         valid = bufs[0] if col.null_count else None
+        key = (json.dumps(short) + ": ").encode()
         if kind in "sSyYt":
-            spec.append(((json.dumps(short) + ": ").encode(), kind, col.offset, valid, bufs[2] or b"", bufs[1]))
+            spec.append((key, kind, col.offset, valid, bufs[2] or b"", bufs[1]))
         else:
-            spec.append(((json.dumps(short) + ": ").encode(), kind, col.offset, valid, bufs[1], None))
+            t = col.type
+            param = _UNITS[t.unit] if kind in "TM" else t.scale if kind == "N" else 0
+            spec.append((key, kind, col.offset, valid, bufs[1], None, param))
     valid, nulls, offsets, data = c_mod.json_objects(n, spec)
     return pa.Array.from_buffers(pa.string(), n, [None if valid is None else pa.py_buffer(valid),
                                                   pa.py_buffer(offsets), pa.py_buffer(data)], null_count=nulls)
@@ -799,7 +813,8 @@ def long_batch(rb: Any, db: str, table: str, c_mod: Any = False):
     form, built column-wise: each image's JSON object is its columns' ``"name": value`` texts
     in name order (``json.dumps(..., sort_keys=True)``), null where every value is null. Written
     by C (``_rowarrow.json_objects``: integers, booleans, floats, text, binary as base64, and the
-    JSON texts of the other types made column by column first) when built, else joined by Arrow
+    dates, timestamps, TIME durations and decimals as json_value's texts, the JSON texts of the
+    other types made value by value first) when built, else joined by Arrow
     compute (the reference path; ``c_mod=None`` asks for it)."""
     import pyarrow.compute as pc
 
