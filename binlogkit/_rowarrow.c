@@ -2085,7 +2085,9 @@ static int put_day(Buf *o, int64_t days) {
 static int put_ts(Buf *o, int64_t v, int64_t ups, int utc) {
     if (ups != 1 && ups != 1000 && ups != 1000000)
         return -1;
-    int64_t per_day = 86400 * ups, days = floor_div(v, per_day), rem = v - days * per_day;
+    int64_t per_day = 86400 * ups, days = floor_div(v, per_day), rem = v % per_day;
+    if (rem < 0)
+        rem += per_day;
     int64_t secs = rem / ups, us = rem % ups * (1000000 / ups);
     if (put(o, "\"", 1) || put_day(o, days) ||
         putf(o, "T%02d:%02d:%02d", (int)(secs / 3600), (int)(secs / 60 % 60), (int)(secs % 60)))
@@ -2097,7 +2099,9 @@ static int put_ts(Buf *o, int64_t v, int64_t ups, int utc) {
 
 /* microseconds as str(datetime.timedelta) writes them, in quotes */
 static int put_td(Buf *o, int64_t x) {
-    int64_t per_day = 86400000000LL, days = floor_div(x, per_day), rem = x - days * per_day;
+    int64_t per_day = 86400000000LL, days = floor_div(x, per_day), rem = x % per_day;
+    if (rem < 0)
+        rem += per_day;
     int64_t secs = rem / 1000000, us = rem % 1000000;
     if (days < -999999999 || days > 999999999 || put(o, "\"", 1))
         return -1;

@@ -777,7 +777,7 @@ def _c_image(c_mod: Any, n: int, cols: list[tuple[str, Any]]):
     pa = _pa()
     if n == 0:
         return pa.array([], pa.string())
-    spec = []
+    spec: list[tuple] = []
     for short, col in cols:
         kind = _c_kind(col.type)
         if kind is None:
