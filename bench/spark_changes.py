@@ -4,9 +4,10 @@ back to back in one run: the export of the file, then every partition of the dat
 typed ``changes`` of one table (``changes_table``) and of the long form read in one process
 (``BinlogDataSource(...).reader(...).read(p)``, as an executor reads each). The goals: typed at
 most 1.25x the export's CPU, long form at most 1.5x. ``--check``: the typed rows also compared
-with the export's Parquet of that table, row for row.
+with the export's Parquet of that table, row for row. ``--spark``: the warm ``count()`` of both
+forms in Spark local[2] (wall time), against the export's wall time.
 
-    make bench-spark-changes      # or: python bench/spark_changes.py [--file F] [--table bench.s] [--check]
+    make bench-spark-changes      # or: python bench/spark_changes.py [--file F] [--table bench.s] [--check] [--spark]
 """
 
 from __future__ import annotations
@@ -37,6 +38,33 @@ r = ds.reader(ds.schema())
 parts = r.partitions()
 n = sum(rb.num_rows for p in parts for rb in r.read(p))
 print(json.dumps({"rows": n, "partitions": len(parts)}))
+"""
+
+
+SPARK = r"""
+import json, os, sys, time
+from pyspark.sql import SparkSession
+a = json.loads(sys.argv[1])
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+spark = (SparkSession.builder.master("local[2]").appName("bench-spark-changes")
+         .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+         .config("spark.sql.session.timeZone", "UTC").getOrCreate())
+from binlogkit.spark import register
+register(spark)
+out = {}
+for form, opts in (("typed", {"changes_table": a["table"]}), ("long", {})):
+    def count():
+        r = spark.read.format("binlog").option("table", "changes")
+        for k, v in opts.items():
+            r = r.option(k, v)
+        t = time.perf_counter()
+        n = r.load(a["file"]).count()
+        return n, time.perf_counter() - t
+    _, cold = count()          # the first: the Python workers start
+    n, warm = count()
+    out[form] = {"rows": n, "cold": round(cold, 2), "warm": round(warm, 2)}
+print(json.dumps(out))
+spark.stop()
 """
 
 
@@ -83,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--table", default="bench.s", help="the typed form's table (changes_table)")
     ap.add_argument("--check", action="store_true", help="also compare the typed rows with the export's Parquet")
     ap.add_argument("--skip", default="", help="comma-separated: export, typed, long")
+    ap.add_argument("--spark", action="store_true",
+                    help="also Spark local[2]: warm count() of both forms, against the export's wall time")
     a = ap.parse_args(argv)
     if not Path(a.file).exists():
         print(f"no {a.file}: make bench-data first", file=sys.stderr)
@@ -103,6 +133,12 @@ def main(argv: list[str] | None = None) -> int:
             out[form] = {"cpu": round(c, 2), "wall": round(w, 2), **json.loads(text.splitlines()[-1])}
             if "export" in out:
                 out[form]["x_export"] = round(c / out["export"]["cpu"], 2)
+        if a.spark:
+            _, _, text = timed([py, "-c", SPARK, json.dumps({"file": a.file, "table": a.table})], env)
+            out["spark_local2"] = json.loads(text.splitlines()[-1])
+            if "export" in out:
+                for v in out["spark_local2"].values():
+                    v["warm_x_export_wall"] = round(v["warm"] / out["export"]["wall"], 2)
         out["load_after"] = os.getloadavg()
         out["goals"] = {"typed": 1.25, "long": 1.5}
         print(json.dumps(out, indent=1))
