@@ -690,3 +690,46 @@ def test_long_form_images_built_column_wise_equal_the_row_by_row_json():
     same(rb, "db", "t")
     empty = pa.RecordBatch.from_pydict({**{c: rb.column(c) for c in rb.schema.names if not c.startswith("after")}})
     same(empty, "db", "t")
+
+
+def test_changes_go_through_the_export_c_walk_and_a_range_stops_at_its_end(monkeypatch):
+    """``changes`` (typed and long) is the export's C walk (``_Walk._replay_run``: runs of table
+    maps and rows events into the writer's builders) and writer, not ``Rows`` values turned
+    into Arrow afterwards; a range's walk ends at the range's end (no frame read at or past
+    ``task.stop``), so a file read as ranges is walked once in all."""
+    from binlogkit.export import changes as ch
+    from binlogkit.reading import source
+    from binlogkit.rowvalues.arrowcols import C_ROWARROW
+    from binlogkit.spark.files import plan_files, split
+    from binlogkit.spark.tables import Query, batches, first_layout, typed_schema
+
+    if C_ROWARROW is None:
+        pytest.skip("the C accelerator is not built")
+    runs = [0]
+    real_run = ch._Walk._replay_run
+
+    def counted(self, *a, **kw):
+        runs[0] += 1
+        return (yield from real_run(self, *a, **kw))
+    monkeypatch.setattr(ch._Walk, "_replay_run", counted)
+    seen: list = []
+    real_frames = source.Input.frames
+
+    def frames(self, **kw):
+        for f in real_frames(self, **kw):
+            seen.append((self.name, f[0]))
+            yield f
+    monkeypatch.setattr(source.Input, "frames", frames)
+    tasks = plan_files([str(TYPES)])
+    typed = typed_schema(first_layout(tasks, "types.ints"))
+    parts = [p for t in tasks for p in split(t, 3000)]
+    assert any(p.stop is not None for p in parts)
+    for q in (Query("changes"), Query("changes", changes_table="types.ints", typed=typed)):
+        for p in parts:
+            runs[0] = 0
+            del seen[:]
+            rows = sum(b.num_rows for b in batches(q, p))
+            if p.stop is not None:
+                assert seen and max(at for _, at in seen) < p.stop
+            if rows and q.changes_table is None:
+                assert runs[0] > 0, p
