@@ -885,8 +885,9 @@ def _changes(q: Query, task: FileTask, inp) -> Iterator[Any]:
     rows are the local export's by construction. A range is walked from the event before it
     (``task.lead``) to its end (``Input.stop``: the next range's first GTID event), its own
     transactions kept (those that begin in it). Executor memory: the writer's row groups of
-    ``batch_rows`` rows (at most four of them in all, 32 MB of rows events), plus the
-    transaction the walk holds until its commit. ``min_timestamp`` filters by commit time (the
+    ``batch_rows`` rows (at most four of them in all, 32 MB of rows events), each handed out
+    before the next rows event is read (after a flush the C walk hands that event to the
+    Python path, which yields it), plus the transaction the walk holds until its commit. ``min_timestamp`` filters by commit time (the
     export's --start-datetime is the transaction's first event: not the same column).
     Statement-format changes are not rows: not in this table (the export's ``_statements``)."""
     from ..export.changes import Report, committed_changes
