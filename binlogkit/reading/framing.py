@@ -126,7 +126,7 @@ def walk_events(fh: Any, *, verify: bool = True, want: frozenset[int] | set[int]
 
     ``stop``: end before the event at that offset (an event boundary a taker does not cross: a
     transaction's first event, as ``start``): the frames of ``[start, stop)``, as if the
-    stream ended there (nothing after it is read or checked).
+    stream ended there (nothing after it is framed or checked).
     """
     new = tuple.__new__
     fmt: Format | None = None
