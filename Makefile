@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 DEMO_SET := fixtures/mariadb-10.11
 
-.PHONY: spark-proof bench-spark replay-proof mysql-partial lab-chroots bench-export export-proof bench-pull bench-pull-mysql pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-rowarrow asan-fastdecode asan-pullscan c-constants lean-cli arch-counts bench-ab clean help lake-proof bench-mirror verbose-proof asan-eventcols
+.PHONY: spark-proof bench-spark bench-spark-changes replay-proof mysql-partial lab-chroots bench-export export-proof bench-pull bench-pull-mysql pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-rowarrow asan-fastdecode asan-pullscan c-constants lean-cli arch-counts bench-ab clean help lake-proof bench-mirror verbose-proof asan-eventcols
 
 help:
 	@echo "make demo        decode committed fixtures made by a real MariaDB server"
@@ -22,6 +22,7 @@ help:
 	@echo "make export-proof  the export replay proof with a 25 MB transaction (CI runs it with 3 MB)"
 	@echo "make spark-proof   spark.read.format(\"binlog\") (issue 32): every table on the standalone cluster, local and s3://, plain and encrypted, events too"
 	@echo "make bench-spark   the binlog data source (changes, events) on 2 workers vs the local export and decode, rows/s and MB/s"
+	@echo "make bench-spark-changes  the data source's typed and long changes vs binlogkit export on the bench binlog, CPU, back to back; the rows compared too"
 	@echo "make bench-pull  binlogkit pull vs mariadb-binlog --read-from-remote-server --raw on the bench binlog (CPU ratio vs the 1.2x goal; PULL_FILE=other binlog, REPEAT=5)"
 	@echo "make bench-pull-mysql  the same against the lab's MySQL 9.7 (its own ~200 MB binlog, MB=) vs mysqlbinlog --raw"
 	@echo "make bench-encryption  verify/decode of encrypted copies of the bench binlog vs plain"
@@ -156,6 +157,10 @@ spark-proof: deps
 
 bench-spark: deps-py
 	$(PY) bench/spark.py $${FILES:+--files $$FILES} $${TRX:+--trx-per-file $$TRX}
+
+bench-spark-changes: bench-data
+	$(PY) bench/spark_changes.py --check
+	$(BIN)/pytest -q tests/test_spark_changes_bench.py
 
 bench-encryption: bench-data
 	$(PY) bench/encryption.py

@@ -1939,6 +1939,411 @@ fail:
     return NULL;
 }
 
+/* ---- the long form's images: JSON objects of a batch's columns (binlogkit/spark/tables.py) ----- */
+/* One column of json_objects: its key ("name": ) and Arrow buffers (validity, values, offsets),
+ * the array's offset; kind: b h i q (signed 1 2 4 8 bytes), B H I Q (unsigned), ? (bool bitmap),
+ * f d (float32, float64), s S (UTF-8 text, int32 / int64 offsets), y Y (binary, base64), t (JSON
+ * texts already made, int32 offsets: copied as they are), D (date32), T M (timestamp int64 in
+ * ``param`` units a second: UTC, naive), u (duration[us]), N (decimal128 of scale ``param``): the
+ * last four as the quoted text of json_value (isoformat, str(timedelta), str(Decimal)). */
+typedef struct {
+    Py_buffer key, valid, vals, offs;
+    int kind, has_valid, has_offs;
+    int64_t off, param; /* param: units a second (T M), the scale (N) */
+} JCol;
+
+static const char HEX[] = "0123456789abcdef";
+
+/* text as json.dumps writes a str (ensure_ascii: printable ASCII as it is, \\ \" \b \f \n \r \t,
+ * else \u00XX, non-ASCII as \uXXXX or a surrogate pair); -1 on UTF-8 that does not decode */
+static int put_pystr(Buf *o, const uint8_t *s, size_t n) {
+    if (grow(o, 12 * n + 2))
+        return -1;
+    uint8_t *d = o->p + o->len;
+    *d++ = '"';
+    for (size_t i = 0; i < n;) {
+        uint8_t c = s[i];
+        if (c >= 0x20 && c <= 0x7e && c != '"' && c != '\\') {
+            *d++ = c;
+            i++;
+            continue;
+        }
+        uint32_t cp;
+        if (c < 0x80) {
+            cp = c;
+            i++;
+            uint8_t e = c == '"' ? '"' : c == '\\' ? '\\' : c == '\n' ? 'n' : c == '\r' ? 'r' : c == '\t' ? 't'
+                      : c == '\b' ? 'b' : c == '\f' ? 'f' : 0;
+            if (e) {
+                *d++ = '\\';
+                *d++ = e;
+                continue;
+            }
+        } else {
+            int k = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : c >= 0xc0 ? 1 : -1;
+            if (k < 0 || i + (size_t)k >= n)
+                return -1;
+            cp = c & (0x3f >> k);
+            for (int j = 1; j <= k; j++) {
+                uint8_t t = s[i + (size_t)j];
+                if ((t & 0xc0) != 0x80)
+                    return -1;
+                cp = cp << 6 | (t & 0x3f);
+            }
+            i += (size_t)k + 1;
+        }
+        if (cp >= 0x10000) {
+            uint32_t v = cp - 0x10000, hi = 0xd800 | (v >> 10), lo = 0xdc00 | (v & 0x3ff);
+            uint32_t two[2] = {hi, lo};
+            for (int j = 0; j < 2; j++) {
+                *d++ = '\\', *d++ = 'u';
+                for (int sh = 12; sh >= 0; sh -= 4)
+                    *d++ = (uint8_t)HEX[(two[j] >> sh) & 15];
+            }
+        } else {
+            *d++ = '\\', *d++ = 'u';
+            for (int sh = 12; sh >= 0; sh -= 4)
+                *d++ = (uint8_t)HEX[(cp >> sh) & 15];
+        }
+    }
+    *d++ = '"';
+    o->len = (size_t)(d - o->p);
+    return 0;
+}
+
+/* bytes as base64 text in quotes (json_value: base64.b64encode) */
+static int put_b64(Buf *o, const uint8_t *s, size_t n) {
+    if (grow(o, (n + 2) / 3 * 4 + 2))
+        return -1;
+    uint8_t *d = o->p + o->len;
+    *d++ = '"';
+    size_t i = 0;
+    for (; i + 3 <= n; i += 3) {
+        uint32_t v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 | s[i + 2];
+        d[0] = (uint8_t)B64[v >> 18], d[1] = (uint8_t)B64[(v >> 12) & 63], d[2] = (uint8_t)B64[(v >> 6) & 63];
+        d[3] = (uint8_t)B64[v & 63];
+        d += 4;
+    }
+    if (n - i == 1) {
+        uint32_t v = (uint32_t)s[i] << 16;
+        d[0] = (uint8_t)B64[v >> 18], d[1] = (uint8_t)B64[(v >> 12) & 63], d[2] = '=', d[3] = '=';
+        d += 4;
+    } else if (n - i == 2) {
+        uint32_t v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8;
+        d[0] = (uint8_t)B64[v >> 18], d[1] = (uint8_t)B64[(v >> 12) & 63], d[2] = (uint8_t)B64[(v >> 6) & 63];
+        d[3] = '=';
+        d += 4;
+    }
+    *d++ = '"';
+    o->len = (size_t)(d - o->p);
+    return 0;
+}
+
+static int put_u64(Buf *o, uint64_t v, int neg);
+static int put_i64(Buf *o, int64_t x) { return put_u64(o, x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x, x < 0); }
+
+static int put_u64(Buf *o, uint64_t v, int neg) {
+    char t[24];
+    int k = 24;
+    do {
+        t[--k] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    if (neg)
+        t[--k] = '-';
+    return put(o, t + k, (size_t)(24 - k));
+}
+
+static int bit_at(const uint8_t *b, int64_t i) { return (b[i >> 3] >> (i & 7)) & 1; }
+
+static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
+
+/* days since 1970-01-01 as a proleptic Gregorian date (H. Hinnant's civil_from_days) */
+static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d) {
+    z += 719468;
+    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    unsigned doe = (unsigned)(z - era * 146097);
+    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    unsigned mp = (5 * doy + 2) / 153;
+    *d = doy - (153 * mp + 2) / 5 + 1;
+    *m = mp < 10 ? mp + 3 : mp - 9;
+    *y = (int64_t)yoe + era * 400 + (*m <= 2);
+}
+
+/* "YYYY-MM-DD" of a day (datetime.date's range: years 1 to 9999, else -1) */
+static int put_day(Buf *o, int64_t days) {
+    if (days < -719162 || days > 2932896)
+        return -1;
+    int64_t y;
+    unsigned m, d;
+    civil_from_days(days, &y, &m, &d);
+    return putf(o, "%04lld-%02u-%02u", (long long)y, m, d);
+}
+
+/* a timestamp of ``ups`` units a second as datetime.isoformat() writes it, in quotes */
+static int put_ts(Buf *o, int64_t v, int64_t ups, int utc) {
+    if (ups != 1 && ups != 1000 && ups != 1000000)
+        return -1;
+    int64_t per_day = 86400 * ups, days = floor_div(v, per_day), rem = v % per_day;
+    if (rem < 0)
+        rem += per_day;
+    int64_t secs = rem / ups, us = rem % ups * (1000000 / ups);
+    if (put(o, "\"", 1) || put_day(o, days) ||
+        putf(o, "T%02d:%02d:%02d", (int)(secs / 3600), (int)(secs / 60 % 60), (int)(secs % 60)))
+        return -1;
+    if (us && putf(o, ".%06d", (int)us))
+        return -1;
+    return put(o, utc ? "+00:00\"" : "\"", utc ? 7 : 1);
+}
+
+/* microseconds as str(datetime.timedelta) writes them, in quotes */
+static int put_td(Buf *o, int64_t x) {
+    int64_t per_day = 86400000000LL, days = floor_div(x, per_day), rem = x % per_day;
+    if (rem < 0)
+        rem += per_day;
+    int64_t secs = rem / 1000000, us = rem % 1000000;
+    if (days < -999999999 || days > 999999999 || put(o, "\"", 1))
+        return -1;
+    if (days && putf(o, "%lld day%s, ", (long long)days, days == 1 || days == -1 ? "" : "s"))
+        return -1;
+    if (putf(o, "%d:%02d:%02d", (int)(secs / 3600), (int)(secs / 60 % 60), (int)(secs % 60)))
+        return -1;
+    if (us && putf(o, ".%06d", (int)us))
+        return -1;
+    return put(o, "\"", 1);
+}
+
+/* a decimal128 (16 bytes little-endian, two's complement) of ``scale`` as str(Decimal) writes
+ * it (plain, or scientific where the exponent rule says: 1E-7, 0E-7), in quotes */
+static int put_dec128(Buf *o, const uint8_t *p, int64_t scale) {
+    if (scale < 0 || scale > 38)
+        return -1;
+    unsigned __int128 u = 0;
+    for (int i = 15; i >= 0; i--)
+        u = u << 8 | p[i];
+    int neg = (p[15] & 0x80) != 0;
+    if (neg)
+        u = ~u + 1;
+    char dg[48];
+    int k = 48;
+    do {
+        dg[--k] = (char)('0' + (int)(u % 10));
+        u /= 10;
+    } while (u);
+    int nd = 48 - k;
+    const char *digits = dg + k;
+    int64_t exp = -scale, left = exp + nd, dot = (exp <= 0 && left > -6) ? left : 1;
+    if (put(o, neg ? "\"-" : "\"", neg ? 2 : 1))
+        return -1;
+    if (dot <= 0) {
+        if (put(o, "0.", 2))
+            return -1;
+        for (int64_t i = 0; i < -dot; i++)
+            if (put(o, "0", 1))
+                return -1;
+        if (put(o, digits, (size_t)nd))
+            return -1;
+    } else if (dot >= nd) {
+        if (put(o, digits, (size_t)nd))
+            return -1;
+        for (int64_t i = 0; i < dot - nd; i++)
+            if (put(o, "0", 1))
+                return -1;
+    } else if (put(o, digits, (size_t)dot) || put(o, ".", 1) || put(o, digits + dot, (size_t)(nd - dot)))
+        return -1;
+    if (left != dot && putf(o, "E%+lld", (long long)(left - dot)))
+        return -1;
+    return put(o, "\"", 1);
+}
+
+/* the value of row i of column c (not null) */
+static int jcol_value(Buf *o, const JCol *c, int64_t i) {
+    const uint8_t *v = c->vals.buf;
+    int64_t r = i + c->off;
+    switch (c->kind) {
+    case 'b': return put_i64(o, ((const int8_t *)v)[r]);
+    case 'h': { int16_t x; memcpy(&x, v + 2 * r, 2); return put_i64(o, x); }
+    case 'i': { int32_t x; memcpy(&x, v + 4 * r, 4); return put_i64(o, x); }
+    case 'q': { int64_t x; memcpy(&x, v + 8 * r, 8); return put_i64(o, x); }
+    case 'B': return put_u64(o, v[r], 0);
+    case 'H': { uint16_t x; memcpy(&x, v + 2 * r, 2); return put_u64(o, x, 0); }
+    case 'I': { uint32_t x; memcpy(&x, v + 4 * r, 4); return put_u64(o, x, 0); }
+    case 'Q': { uint64_t x; memcpy(&x, v + 8 * r, 8); return put_u64(o, x, 0); }
+    case '?': return bit_at(v, r) ? put(o, "true", 4) : put(o, "false", 5);
+    case 'f': { float x; memcpy(&x, v + 4 * r, 4); return put_double(o, (double)x); }
+    case 'd': { double x; memcpy(&x, v + 8 * r, 8); return put_double(o, x); }
+    case 'D': { int32_t x; memcpy(&x, v + 4 * r, 4); return put(o, "\"", 1) || put_day(o, x) || put(o, "\"", 1) ? -1 : 0; }
+    case 'T': case 'M': { int64_t x; memcpy(&x, v + 8 * r, 8); return put_ts(o, x, c->param, c->kind == 'T'); }
+    case 'u': { int64_t x; memcpy(&x, v + 8 * r, 8); return put_td(o, x); }
+    case 'N': return put_dec128(o, v + 16 * r, c->param);
+    default: break;
+    }
+    const uint8_t *ob = c->offs.buf;
+    int64_t a, b;
+    if (c->kind == 'S' || c->kind == 'Y') {
+        memcpy(&a, ob + 8 * r, 8);
+        memcpy(&b, ob + 8 * (r + 1), 8);
+    } else {
+        int32_t a4, b4;
+        memcpy(&a4, ob + 4 * r, 4);
+        memcpy(&b4, ob + 4 * (r + 1), 4);
+        a = a4, b = b4;
+    }
+    if (a < 0 || b < a || b > c->vals.len)
+        return -1;
+    if (c->kind == 's' || c->kind == 'S')
+        return put_pystr(o, v + a, (size_t)(b - a));
+    if (c->kind == 'y' || c->kind == 'Y')
+        return put_b64(o, v + a, (size_t)(b - a));
+    return put(o, v + a, (size_t)(b - a));
+}
+
+/* b's bytes as a Buffer (handed over, not copied); b is left empty */
+static PyObject *give(Buf *b) {
+    Owned *o = PyObject_New(Owned, &OwnedType);
+    if (!o)
+        return NULL;
+    o->p = b->p;
+    o->len = (Py_ssize_t)b->len;
+    b->p = NULL;
+    b->len = b->cap = 0;
+    return (PyObject *)o;
+}
+
+static void jcols_release(JCol *cs, Py_ssize_t k) {
+    for (Py_ssize_t j = 0; j < k; j++) {
+        PyBuffer_Release(&cs[j].key);
+        PyBuffer_Release(&cs[j].vals);
+        if (cs[j].has_valid)
+            PyBuffer_Release(&cs[j].valid);
+        if (cs[j].has_offs)
+            PyBuffer_Release(&cs[j].offs);
+    }
+    PyMem_Free(cs);
+}
+
+static PyObject *m_json_objects(PyObject *mod, PyObject *args) {
+    long long n;
+    PyObject *cols;
+    if (!PyArg_ParseTuple(args, "LO!", &n, &PyList_Type, &cols))
+        return NULL;
+    Py_ssize_t k = PyList_GET_SIZE(cols);
+    JCol *cs = PyMem_Calloc((size_t)(k ? k : 1), sizeof(JCol));
+    if (!cs)
+        return PyErr_NoMemory();
+    Py_ssize_t got = 0;
+    PyObject *valid = NULL, *res = NULL;
+    Buf offs = {0}, data = {0};
+    for (; got < k; got++) {
+        JCol *c = &cs[got];
+        PyObject *vb, *ob;
+        int kind;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(cols, got), "y*CLOy*O|L", &c->key, &kind, &c->off, &vb, &c->vals, &ob,
+                              &c->param))
+            goto done;
+        c->kind = kind;
+        if (vb != Py_None) {
+            if (PyObject_GetBuffer(vb, &c->valid, PyBUF_SIMPLE) < 0)
+                goto next_fail;
+            c->has_valid = 1;
+        }
+        if (ob != Py_None) {
+            if (PyObject_GetBuffer(ob, &c->offs, PyBUF_SIMPLE) < 0)
+                goto next_fail;
+            c->has_offs = 1;
+        }
+        if (!kind || !strchr("bhiqBHIQ?fdsSyYtDTMuN", kind) || c->off < 0 ||
+            (strchr("sSyYt", kind) && !c->has_offs)) {
+            PyErr_SetString(PyExc_ValueError, "json_objects: a column of an unknown kind, or text without offsets");
+            goto next_fail;
+        }
+        int64_t last = c->off + n;
+        int w = strchr("bB", kind) ? 1 : strchr("hH", kind) ? 2 : strchr("iIfD", kind) ? 4 : strchr("qQdTMu", kind) ? 8
+              : kind == 'N' ? 16 : 0;
+        if ((kind == '?' && (last + 7) / 8 > c->vals.len) || (w && last * w > c->vals.len) ||
+            (c->has_valid && (last + 7) / 8 > c->valid.len) ||
+            (c->has_offs && (last + 1) * (strchr("SY", kind) ? 8 : 4) > c->offs.len)) {
+            PyErr_SetString(PyExc_ValueError, "json_objects: a buffer shorter than its rows");
+            goto next_fail;
+        }
+        continue;
+    next_fail:
+        got++;
+        goto done;
+    }
+    if (n < 0 || n > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "json_objects: rows out of range");
+        goto done;
+    }
+    valid = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((n + 7) / 8));
+    if (!valid || grow(&offs, (size_t)(n + 1) * 4))
+        goto nomem;
+    uint8_t *vb = (uint8_t *)PyBytes_AS_STRING(valid);
+    memset(vb, 0, (size_t)((n + 7) / 8));
+    int64_t nulls = 0;
+    int32_t zero = 0;
+    memcpy(offs.p, &zero, 4);
+    offs.len = 4;
+    for (int64_t i = 0; i < n; i++) {
+        size_t start = data.len;
+        int any = 0;
+        if (put(&data, "{", 1))
+            goto nomem;
+        for (Py_ssize_t j = 0; j < k; j++) {
+            const JCol *c = &cs[j];
+            if (j && put(&data, ", ", 2))
+                goto nomem;
+            if (put(&data, c->key.buf, (size_t)c->key.len))
+                goto nomem;
+            if (c->has_valid && !bit_at(c->valid.buf, i + c->off)) {
+                if (put(&data, "null", 4))
+                    goto nomem;
+                continue;
+            }
+            any = 1;
+            if (jcol_value(&data, c, i)) {
+                if (!PyErr_Occurred())
+                    PyErr_Format(PyExc_ValueError, "json_objects: row %lld of a column of kind %c does not decode",
+                                 (long long)i, c->kind);
+                goto done;
+            }
+        }
+        if (any) {
+            if (put(&data, "}", 1))
+                goto nomem;
+            vb[i >> 3] |= (uint8_t)(1u << (i & 7));
+        } else {
+            data.len = start;
+            nulls++;
+        }
+        if (data.len > INT32_MAX) {
+            PyErr_SetString(PyExc_OverflowError, "json_objects: 2 GiB of text or more");
+            goto done;
+        }
+        int32_t o32 = (int32_t)data.len;
+        memcpy(offs.p + offs.len, &o32, 4);
+        offs.len += 4;
+    }
+    {
+        PyObject *ob = give(&offs), *db = ob ? give(&data) : NULL;
+        if (db)
+            res = Py_BuildValue("(OLNN)", nulls ? valid : Py_None, (long long)nulls, ob, db);
+        else
+            Py_XDECREF(ob);
+    }
+    goto done;
+nomem:
+    if (!PyErr_Occurred())
+        PyErr_NoMemory();
+done:
+    jcols_release(cs, got);
+    Py_XDECREF(valid);
+    PyMem_Free(offs.p);
+    PyMem_Free(data.p);
+    return res;
+}
+
 static PyMethodDef module_methods[] = {
     {"take_plain", (PyCFunction)m_take_plain, METH_VARARGS,
      "take_plain(buf, rel, filled, at, crc_on, crc, room) -> (rel, at, events, first ts or -1, last non-zero ts or -1, "
@@ -1955,6 +2360,11 @@ static PyMethodDef module_methods[] = {
     {"bounds", (PyCFunction)m_bounds, METH_VARARGS,
      "bounds(plan, rows, update) -> [(image, None or after image), ...] cut by a plan of SKIP columns, or None "
      "(an image past the rows, a column not SKIP: the Python path's)"},
+    {"json_objects", (PyCFunction)m_json_objects, METH_VARARGS,
+     "json_objects(n, columns) -> (validity or None, null count, offsets, data): per row, the JSON object of the "
+     "columns' values (json.dumps(..., sort_keys=True) of the long form's image, the keys in the order given), null "
+     "where every value is null; columns: [(key prefix bytes, kind, array offset, validity or None, values, offsets "
+     "or None[, units a second or scale])], kind b h i q B H I Q ? f d s S y Y t D T M u N."},
     {"quarter", (PyCFunction)m_quarter, METH_VARARGS,
      "quarter(offsets) -> offsets: int32 byte offsets as offsets of 4-byte items (a VECTOR column's list<float32>)"},
     {NULL}};

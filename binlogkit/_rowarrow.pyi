@@ -1,5 +1,5 @@
 """The C accelerator's interface (``binlogkit/_rowarrow.c``; planned by ``binlogkit/rowvalues/arrowcols.py``,
-used by ``binlogkit/export/dataset.py``)."""
+used by ``binlogkit/export/dataset.py``; ``json_objects`` by ``binlogkit/spark/tables.py``)."""
 
 from typing import Sequence
 
@@ -78,4 +78,15 @@ def replay_run(data: bytes, p: int, header_len: int, checksum_len: int, phl_tabl
     """A run's committed events from byte ``p`` into their targets' builders (``export/changes.py``'s
     ``_Walk._replay_run``): (p, row_index, why, target); why 0 done, 1 stopped before the event at
     p (the Python path's), 2 stopped after an event that reached a flush limit."""
+    ...
+
+def json_objects(n: int, columns: list[tuple], /) -> tuple[bytes | None, int, Buffer, Buffer]:
+    """The long form's images (``spark/tables.py``'s ``long_batch``): per row the JSON object of the
+    columns' values as ``json.dumps(..., sort_keys=True)`` writes the image (keys in the order
+    given), null where every value is null: (validity or None, null count, int32 offsets, data).
+    A column: (key prefix such as b'"id": ', kind, array offset, validity or None, values, offsets
+    or None[, units a second (T M) or scale (N)]); kinds b h i q / B H I Q integers, ? bool, f d
+    floats, s S text, y Y binary (base64), t JSON texts as they are, D date32, T M timestamp (UTC,
+    naive), u duration[us], N decimal128. ValueError on a buffer too short or a value that does
+    not decode; OverflowError past 2 GiB of text."""
     ...

@@ -141,3 +141,38 @@ def test_an_input_with_a_start_reads_from_there_in_every_reader():
     assert [e.offset for e in read_events(ranged)] == [4] + [e.offset for e in whole if e.offset >= cut]
     trx = [t.start_offset for t in group_files([ranged])]
     assert trx == [t.start_offset for t in group_files([inp]) if t.start_offset >= cut]
+
+
+@pytest.mark.parametrize("path", ["mariadb-10.11/row-types-full-metadata/primary/mariadb-bin.000003",
+                                  "mariadb-10.11/row-types-full-metadata/primary/mariadb-bin.000001.xz",
+                                  "mysql-9.7/replication-gtid/primary/binlog.000003"])
+def test_stop_ends_the_walk_before_that_offset(path):
+    """``Input(path, start=A, stop=B)`` / ``frames(stop=B)``: the head, then the events of
+    ``[A, B)`` (B a GTID event's offset: a range of whole transactions), as the whole walk has
+    them; the readers built on ``frames`` (``read_events``, the grouper, export's walk with its
+    C taker) end there too, and ``plain()`` is False (the C decode loop does not take it)."""
+    from dataclasses import replace
+
+    from binlogkit.export.changes import Filters, Report, Rows, committed_changes
+    from binlogkit.reading.reader import read_events
+    from binlogkit.transactions import group_files
+
+    inp = Input(str(FIX / path))
+    whole = _frames(inp)
+    cuts = [f[0] for f in whole if f[1] in GTID_TYPES]
+    head = [f for f in whole if f[1] in HEAD and f[0] < cuts[0]]
+    a, b = cuts[1], cuts[len(cuts) // 2]
+    assert [(f.offset, f.type_code, f.data) for f in inp.frames(want=None, stop=b)] == \
+        [(f[0], f[1], f[5]) for f in whole if f[0] < b]
+    ranged = replace(inp, start=a, stop=b)
+    assert not ranged.plain()
+    assert _frames(ranged) == head + [f for f in whole if a <= f[0] < b]
+    assert [e.offset for e in read_events(ranged)] == [f[0] for f in head] + [f[0] for f in whole if a <= f[0] < b]
+    assert [t.start_offset for t in group_files([ranged])] == \
+        [t.start_offset for t in group_files([inp]) if a <= t.start_offset < b]
+
+    def changes(i):
+        return [(c.offset, c.row_index, len(c.rows)) for c in committed_changes([i], Filters(), Report())
+                if isinstance(c, Rows)]
+    got, want = changes(ranged), [c for c in changes(inp) if a <= c[0] < b]
+    assert got == want and (want or path.endswith(".xz"))

@@ -596,12 +596,15 @@ def test_transactions_taken_in_c_equal_the_python_walk(monkeypatch):
 
 
 def test_long_form_images_built_column_wise_equal_the_row_by_row_json():
-    """``changes`` in the long form: ``tables.long_batch`` (images joined column-wise by Arrow
-    compute) gives the same rows, text for text, as ``tables.long_rows`` (one ``json.dumps`` per
-    image, what the local export's Parquet is compared through): on every change of the typed-row
+    """``changes`` in the long form: ``tables.long_batch`` (images written by C,
+    ``_rowarrow.json_objects``, and joined column-wise by Arrow compute, the path without C)
+    gives the same rows, text for text, as ``tables.long_rows`` (one ``json.dumps`` per image,
+    what the local export's Parquet is compared through): on every change of the typed-row
     fixtures (MariaDB full and minimal metadata, old temporals, MySQL) and on a batch of the texts
     and types that need care (quotes, backslashes, control characters, non-ASCII, astral
-    characters, nulls, all-null images, binaries, floats, decimals, dates, times, unsigned)."""
+    characters, nulls, all-null images, binaries of every length mod 3, floats and float32,
+    integers of every width at their limits, decimals, dates, times, unsigned), whole and sliced
+    (an array offset)."""
     import datetime as dt
     import decimal
 
@@ -615,9 +618,14 @@ def test_long_form_images_built_column_wise_equal_the_row_by_row_json():
     def same(rb, db, table):
         want = [r for b in T._rows_to_batches(T.long_rows(rb, db, table), T.schema("changes"), 1 << 20)
                 for r in b.to_pylist()]
-        got = T.long_batch(rb, db, table)
-        assert got.schema == T.schema("changes")
-        assert got.to_pylist() == want, (db, table)
+        from binlogkit.rowvalues.arrowcols import C_ROWARROW
+
+        for c_mod in (C_ROWARROW, None) if C_ROWARROW is not None else (None,):
+            got = T.long_batch(rb, db, table, c_mod=c_mod)
+            assert got.schema == T.schema("changes")
+            assert got.to_pylist() == want, (db, table, c_mod)
+            if rb.num_rows > 2:
+                assert T.long_batch(rb.slice(1, rb.num_rows - 2), db, table, c_mod=c_mod).to_pylist() == want[1:-1]
         return len(want)
     n = 0
     for folder in (TYPES, FIX / "mariadb-10.11" / "row-types" / "primary",
@@ -648,7 +656,37 @@ def test_long_form_images_built_column_wise_equal_the_row_by_row_json():
         "after_u": pa.array([2 ** 64 - 1, None, 0] * 3, pa.uint64()),
         "after_flag": pa.array([True, False, None] * 3, pa.bool_()),
         "after_ls": pa.array(texts, pa.large_string()),
-        "after_\u00e9 \"x\"": pa.array(texts, pa.string())})
+        "after_\u00e9 \"x\"": pa.array(texts, pa.string()),
+        "after_i8": pa.array([-128, 127, None, 0, -1, 5, 6, 7, 8], pa.int8()),
+        "after_i16": pa.array([-32768, 32767, None, 0, -1, 5, 6, 7, 8], pa.int16()),
+        "after_i64": pa.array([-2 ** 63, 2 ** 63 - 1, None, 0, -1, 5, 6, 7, 8], pa.int64()),
+        "after_u8": pa.array([255, 0, None, 1, 2, 3, 4, 5, 6], pa.uint8()),
+        "after_f32": pa.array([0.1, -0.0, None, float("inf"), float("-inf"), 3.4e38, 1e-45, 2.5, float("nan")],
+                              pa.float32()),
+        "after_d7": pa.array([decimal.Decimal("0.0000001"), decimal.Decimal("0E-7"), decimal.Decimal("-12.5000000"),
+                              decimal.Decimal("123456.0000001"), None, decimal.Decimal("-0.0000010"),
+                              decimal.Decimal("9" * 31 + ".1234567"), decimal.Decimal("0.0000123"),
+                              decimal.Decimal("-1")], pa.decimal128(38, 7)),
+        "after_d0": pa.array([decimal.Decimal(v) for v in ("0", "-1", "99", "1" * 20, "7", "-42", "3", "1", "0")],
+                             pa.decimal128(20, 0)),
+        "after_days": pa.array([dt.date(1, 1, 1), dt.date(9999, 12, 31), dt.date(1969, 12, 31), dt.date(2000, 2, 29),
+                                None, dt.date(1970, 1, 1), dt.date(1900, 3, 1), dt.date(2024, 12, 31),
+                                dt.date(1600, 2, 29)], pa.date32()),
+        "after_tms": pa.array([dt.datetime(1969, 12, 31, 23, 59, 59, 999000), dt.datetime(1, 1, 1),
+                               dt.datetime(9999, 12, 31, 23, 59, 59, 999000), None, dt.datetime(2026, 3, 4, 5, 6, 7),
+                               dt.datetime(2000, 1, 1, 0, 0, 0, 1000), dt.datetime(1970, 1, 1), dt.datetime(1950, 6, 1),
+                               dt.datetime(2038, 1, 19, 3, 14, 8)], pa.timestamp("ms")),
+        "after_tus": pa.array([dt.datetime(1969, 12, 31, 23, 59, 59, 999999, tzinfo=dt.timezone.utc)] * 4
+                              + [None] + [dt.datetime(2026, 1, 1, 0, 0, 0, 5, tzinfo=dt.timezone.utc)] * 4,
+                              pa.timestamp("us", tz="UTC")),
+        "after_ts": pa.array([0, -1, 86399, None, 1_700_000_000, 5, 6, 7, -86400 * 365], pa.timestamp("s", tz="UTC")),
+        "after_dur": pa.array([dt.timedelta(0), dt.timedelta(microseconds=-1), dt.timedelta(days=1),
+                               dt.timedelta(days=-1, seconds=5), dt.timedelta(days=2, hours=3, microseconds=7),
+                               None, dt.timedelta(hours=-838, minutes=-59, seconds=-59),
+                               dt.timedelta(hours=838, minutes=59, seconds=59, microseconds=999999),
+                               dt.timedelta(seconds=59)], pa.duration("us")),
+        "after_lb": pa.array([b"", b"a", b"ab", b"abc", b"abcd", None, bytes(range(256)), b"\xff" * 5, b"\x00"],
+                             pa.large_binary())})
     same(rb, "db", "t")
     empty = pa.RecordBatch.from_pydict({**{c: rb.column(c) for c in rb.schema.names if not c.startswith("after")}})
     same(empty, "db", "t")
@@ -687,3 +725,46 @@ s.stop()
                     "import binlogkit (ModuleNotFoundError: No module named 'binlogkit'): set PYSPARK_PYTHON to "
                     f"the Python that has it ({sys.executable}) before the session starts, or install binlogkit "
                     "in that Python"], p.stdout
+
+
+def test_changes_go_through_the_export_c_walk_and_a_range_stops_at_its_end(monkeypatch):
+    """``changes`` (typed and long) is the export's C walk (``_Walk._replay_run``: runs of table
+    maps and rows events into the writer's builders) and writer, not ``Rows`` values turned
+    into Arrow afterwards; a range's walk ends at the range's end (no frame read at or past
+    ``task.stop``), so a file read as ranges is walked once in all."""
+    from binlogkit.export import changes as ch
+    from binlogkit.reading import source
+    from binlogkit.rowvalues.arrowcols import C_ROWARROW
+    from binlogkit.spark.files import plan_files, split
+    from binlogkit.spark.tables import Query, batches, first_layout, typed_schema
+
+    if C_ROWARROW is None:
+        pytest.skip("the C accelerator is not built")
+    runs = [0]
+    real_run = ch._Walk._replay_run
+
+    def counted(self, *a, **kw):
+        runs[0] += 1
+        return (yield from real_run(self, *a, **kw))
+    monkeypatch.setattr(ch._Walk, "_replay_run", counted)
+    seen: list = []
+    real_frames = source.Input.frames
+
+    def frames(self, **kw):
+        for f in real_frames(self, **kw):
+            seen.append((self.name, f[0]))
+            yield f
+    monkeypatch.setattr(source.Input, "frames", frames)
+    tasks = plan_files([str(TYPES)])
+    typed = typed_schema(first_layout(tasks, "types.ints"))
+    parts = [p for t in tasks for p in split(t, 3000)]
+    assert any(p.stop is not None for p in parts)
+    for q in (Query("changes"), Query("changes", changes_table="types.ints", typed=typed)):
+        for p in parts:
+            runs[0] = 0
+            del seen[:]
+            rows = sum(b.num_rows for b in batches(q, p))
+            if p.stop is not None:
+                assert seen and max(at for _, at in seen) < p.stop
+            if rows and q.changes_table is None:
+                assert runs[0] > 0, p

@@ -206,7 +206,8 @@ def decode_fast(paths, *, verify: bool = True, strict: bool = True, rows: bool |
     jrows = _JsonRows() if as_json and rows is True else None  # tables carry over, as the decoder's
     for inp in inputs(paths, verify=verify):
         c_loop = _fastdecode
-        taken = inp.plain() or (streams and inp.path != "-" and (inp.compression is not None or inp.start is not None))
+        taken = inp.plain() or (streams and inp.path != "-" and inp.stop is None
+                                and (inp.compression is not None or inp.start is not None))
         if c_loop is None or not taken:  # archives: the reader (tables carry over)
             if jrows is not None:
                 jrows.sync(dec)

@@ -88,7 +88,7 @@ def skip_to(fh: Any, here: int, start: int) -> None:
 
 def walk_events(fh: Any, *, verify: bool = True, want: frozenset[int] | set[int] | None = frozenset(),
                 keys=None, notes: dict | None = None, records: bool = True,
-                taker: Taker | None = None, start: int | None = None) -> Iterator[Frame]:
+                taker: Taker | None = None, start: int | None = None, stop: int | None = None) -> Iterator[Frame]:
     """Yield a ``Frame`` for every event of a binlog byte stream positioned right after its
     4-byte magic (``source`` reads the magic and unwraps the containers: call it through
     ``source.Input.frames`` / ``source.frames_of_stream``). ``data`` is the whole event's bytes
@@ -123,6 +123,10 @@ def walk_events(fh: Any, *, verify: bool = True, want: frozenset[int] | set[int]
     framing goes on from there; what lies between is neither framed nor yielded. The format,
     the checksum setting and the cipher in force are the head's (a file has one FDE; a relay
     log's later ones are not seen: give no ``start`` inside a relay log's second server's part).
+
+    ``stop``: end before the event at that offset (an event boundary a taker does not cross: a
+    transaction's first event, as ``start``): the frames of ``[start, stop)``, as if the
+    stream ended there (nothing after it is framed or checked).
     """
     new = tuple.__new__
     fmt: Format | None = None
@@ -155,6 +159,8 @@ def walk_events(fh: Any, *, verify: bool = True, want: frozenset[int] | set[int]
                 return
             if avail < LEN_HEADER:
                 raise TruncatedEventError(f"torn event header: {avail} bytes where 19 are needed", offset=at)
+            if stop is not None and at >= stop and start is None:
+                return
             ts, code, sid, ev_size, log_pos, flags = unpack(buf, rel)
             if start is not None and (prev == _START_ENCRYPTION or (prev in (_FDE, _START_V3) and code != _START_ENCRYPTION)):
                 if start > at:  # the head is read (the header at ``at`` may be encrypted: not looked at)

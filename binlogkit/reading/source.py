@@ -99,11 +99,11 @@ def binlog_stream(fh: BinaryIO, keys: Keys | None = None) -> BinaryIO:
 
 def frames_of_stream(fh: BinaryIO, *, verify: bool = True, want: Want = frozenset(), keys: Keys | None = None,
                      notes: dict | None = None, records: bool = True, taker: Taker | None = None,
-                     start: int | None = None) -> Iterator[Frame]:
+                     start: int | None = None, stop: int | None = None) -> Iterator[Frame]:
     """The frames of an open stream at byte 0 (``Input.frames`` for a stream a caller opened:
     standard input, bytes in memory). Errors carry no file name: the caller adds it."""
     return walk_events(binlog_stream(fh, keys), verify=verify, want=want, keys=keys, notes=notes, records=records,
-                       taker=taker, start=start)
+                       taker=taker, start=start, stop=stop)
 
 
 @dataclass(frozen=True)
@@ -117,6 +117,7 @@ class Input:
     keys: Keys | KeySpec | None = field(default=None, repr=False)
     verify: bool = True
     start: int | None = None   # read the head, then from this offset on (``frames(start=)``), by default
+    stop: int | None = None    # ... and up to this offset (an event boundary: ``frames(stop=)``), by default
 
     @property
     def name(self) -> str:
@@ -153,8 +154,9 @@ class Input:
 
     def plain(self) -> bool:
         """Not compressed: an object-storage URL, or a local regular file (what the C loop takes);
-        not an Input read from an offset (``start``: only ``frames`` honours it)."""
-        if self.compression is not None or self.start is not None:
+        not an Input read from an offset or up to one (``start``, ``stop``: only ``frames`` honours
+        them)."""
+        if self.compression is not None or self.start is not None or self.stop is not None:
             return False
         return self.is_url or Path(self.path).is_file()
 
@@ -163,7 +165,8 @@ class Input:
         return open_input(self.path)
 
     def frames(self, *, want: Want = frozenset(), verify: bool | None = None, notes: dict | None = None,
-               records: bool = True, taker: Taker | None = None, start: int | None = None) -> Iterator[Frame]:
+               records: bool = True, taker: Taker | None = None, start: int | None = None,
+               stop: int | None = None) -> Iterator[Frame]:
         """Every event of the input, framed, with its ``Format`` (see ``framing.Frame``):
         bytes only for the types in ``want`` (every event: None). ``verify`` overrides the
         input's own. ``records=False``: bare tuples of the same fields, for hot loops that
@@ -171,14 +174,17 @@ class Input:
         events it settles itself (``framing.walk_events``). ``start``: the file's head (its
         Format_description, and a Start_encryption after it), then the events from that offset
         on (an event boundary: a range of whole transactions; ``seek`` where the stream can);
-        the input's own ``start`` when not given. A ``BinlogError`` names this input's file."""
+        the input's own ``start`` when not given. ``stop``: the frames before that offset (an
+        event boundary: a transaction's first event), the input's own ``stop`` when not given. A
+        ``BinlogError`` names this input's file."""
         keys = self.loaded_keys()
         with self.open() as stored:
             fh = watched(stored, self.name, self.size)
             try:
                 yield from frames_of_stream(fh, verify=self.verify if verify is None else verify, want=want,
                                             keys=keys, notes=notes, records=records, taker=taker,
-                                            start=self.start if start is None else start)
+                                            start=self.start if start is None else start,
+                                            stop=self.stop if stop is None else stop)
             except BinlogError as exc:
                 raise exc.with_context(file=self.name)
 

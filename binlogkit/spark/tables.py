@@ -443,14 +443,16 @@ def _range_events(task: FileTask, inp, types) -> Iterator[Any]:
     """``decode_files``' events of a range of a file: the head, then from ``task.start`` on (the
     reading layer seeks there: ``Input.frames(start=)``), up to ``task.stop``; a damaged event
     ends the range as it ends the file there (``Problem`` values are skipped by the caller)."""
+    from dataclasses import replace
+
     from ..errors import BinlogError
     from ..reading.decoder import EventDecoder
-    from ..reading.reader import _raw_events
+    from ..reading.reader import read_events
 
     dec = EventDecoder(strict=True)
     name = inp.name
     try:
-        for raw in _raw_events(inp.frames(want=None, start=task.start), name):
+        for raw in read_events(replace(inp, start=task.start)):
             if task.stop is not None and raw.offset >= task.stop:
                 break
             if task.start is not None and raw.offset < task.start:
@@ -734,14 +736,94 @@ def _json_texts(col) -> Any:
     return pa.array([None if v is None else json.dumps(json_value(v)) for v in col.to_pylist()], pa.string())
 
 
-def long_batch(rb: Any, db: str, table: str):
+def _c_kind(t) -> str | None:
+    """``_rowarrow.json_objects``' kind of an Arrow type whose values C writes as ``json_value``
+    and ``json.dumps`` do, or None (the column's JSON texts are made first: ``_json_texts``)."""
+    pa = _pa()
+    if pa.types.is_integer(t):
+        return {(8, True): "b", (16, True): "h", (32, True): "i", (64, True): "q", (8, False): "B",
+                (16, False): "H", (32, False): "I", (64, False): "Q"}[(t.bit_width, pa.types.is_signed_integer(t))]
+    if pa.types.is_boolean(t):
+        return "?"
+    if pa.types.is_float32(t):
+        return "f"
+    if pa.types.is_float64(t):
+        return "d"
+    if pa.types.is_string(t):
+        return "s"
+    if pa.types.is_large_string(t):
+        return "S"
+    if pa.types.is_binary(t):
+        return "y"
+    if pa.types.is_large_binary(t):
+        return "Y"
+    if pa.types.is_date32(t):
+        return "D"
+    if pa.types.is_timestamp(t) and t.unit in _UNITS and t.tz in (None, "UTC"):
+        return "M" if t.tz is None else "T"
+    if pa.types.is_duration(t) and t.unit == "us":
+        return "u"
+    if pa.types.is_decimal128(t):
+        return "N"
+    return None
+
+
+_UNITS = {"s": 1, "ms": 1000, "us": 1000000}
+
+
+def _c_image(c_mod: Any, n: int, cols: list[tuple[str, Any]]):
+    """One side's images by C (``_rowarrow.json_objects``): per row the JSON object of ``cols``
+    ((key, Arrow array) in key order), null where every value is null."""
+    pa = _pa()
+    if n == 0:
+        return pa.array([], pa.string())
+    spec: list[tuple] = []
+    for short, col in cols:
+        kind = _c_kind(col.type)
+        if kind is None:
+            col, kind = _json_texts(col), "t"
+        bufs = col.buffers()
+        valid = bufs[0] if col.null_count else None
+        key = (json.dumps(short) + ": ").encode()
+        if kind in "sSyYt":
+            spec.append((key, kind, col.offset, valid, bufs[2] or b"", bufs[1]))
+        else:
+            t = col.type
+            param = _UNITS[t.unit] if kind in "TM" else t.scale if kind == "N" else 0
+            spec.append((key, kind, col.offset, valid, bufs[1], None, param))
+    valid, nulls, offsets, data = c_mod.json_objects(n, spec)
+    return pa.Array.from_buffers(pa.string(), n, [None if valid is None else pa.py_buffer(valid),
+                                                  pa.py_buffer(offsets), pa.py_buffer(data)], null_count=nulls)
+
+
+def long_batches(rb: Any, db: str, table: str) -> Iterator[Any]:
+    """``long_batch`` of ``rb``, in halves where an image column would pass 2 GiB of text."""
+    try:
+        yield long_batch(rb, db, table)
+    except OverflowError:
+        if rb.num_rows < 2:
+            raise
+        half = rb.num_rows // 2
+        yield from long_batches(rb.slice(0, half), db, table)
+        yield from long_batches(rb.slice(half), db, table)
+
+
+def long_batch(rb: Any, db: str, table: str, c_mod: Any = False):
     """``long_rows`` of a batch of one table's typed export rows as one record batch of the long
-    form, built column-wise: each image's JSON object is the join of its columns' ``"name":
-    value`` texts in name order (``json.dumps(..., sort_keys=True)``), null where every value
-    is null."""
+    form, built column-wise: each image's JSON object is its columns' ``"name": value`` texts
+    in name order (``json.dumps(..., sort_keys=True)``), null where every value is null. Written
+    by C (``_rowarrow.json_objects``: integers, booleans, floats, text, binary as base64, and the
+    dates, timestamps, TIME durations and decimals as json_value's texts, the JSON texts of the
+    other types made value by value first) when built, else joined by Arrow
+    compute (the reference path; ``c_mod=None`` asks for it)."""
     import pyarrow.compute as pc
 
+    from ..rowvalues.arrowcols import C_ROWARROW
+
     pa = _pa()
+    c_mod = C_ROWARROW if c_mod is False else c_mod
+    if c_mod is not None and getattr(c_mod, "json_objects", None) is None:
+        c_mod = None
     n = rb.num_rows
     names = rb.schema.names
     sch = schema("changes")
@@ -750,6 +832,9 @@ def long_batch(rb: Any, db: str, table: str):
         cols = sorted((name[len(side) + 1:], name) for name in names if name.startswith(side + "_"))
         if not cols:
             imgs.append(pa.nulls(n, pa.string()))
+            continue
+        if c_mod is not None:
+            imgs.append(_c_image(c_mod, n, [(short, rb.column(name)) for short, name in cols]))
             continue
         parts, empty = [], None
         for short, name in cols:
@@ -792,56 +877,41 @@ def _filters(q: Query, task: FileTask, one: str | None = None):
 
 
 def _changes(q: Query, task: FileTask, inp) -> Iterator[Any]:
-    """The file's committed changes (the export's walk: ``export.changes.committed_changes``)
-    turned into Arrow in memory by the export's own row builder (``export.dataset.rows_table``:
-    the C ``_rowarrow`` builder where it takes the table, else the Python converters): the rows
-    are the local export's by construction, with no temporary files. Rows wait per table layout
-    until ``batch_rows`` of them are pending in all (then the largest group goes): executor
-    memory is one batch of rows, plus the transaction the walk holds until its commit.
-    ``min_timestamp`` filters by commit time (the export's --start-datetime is the
-    transaction's first event: not the same column). Statement-format changes are not rows:
-    not in this table (the export's ``_statements``)."""
-    from ..export.changes import Report, Rows, committed_changes
-    from ..export.schema import layout
+    """The file's (or range's) committed changes through the export's own walk and writer: the
+    C walk (``export.changes.committed_changes`` with the writer as ``take`` and ``sink``: the
+    framing taker spools runs of table maps and rows events, ``_rowarrow.replay_run`` appends
+    them straight to the Arrow builders) into ``export.dataset.BatchWriter``, whose row groups
+    (what the export writes to its Parquet parts) come out as batches instead of files: the
+    rows are the local export's by construction. A range is walked from the event before it
+    (``task.lead``) to its end (``Input.stop``: the next range's first GTID event), its own
+    transactions kept (those that begin in it). Executor memory: the writer's row groups of
+    ``batch_rows`` rows (at most four of them in all, 32 MB of rows events), each handed out
+    before the next rows event is read (after a flush the C walk hands that event to the
+    Python path, which yields it), plus the transaction the walk holds until its commit. ``min_timestamp`` filters by commit time (the
+    export's --start-datetime is the transaction's first event: not the same column).
+    Statement-format changes are not rows: not in this table (the export's ``_statements``)."""
+    from ..export.changes import Report, committed_changes
+    from ..export.dataset import BatchWriter
 
     target = q.typed if q.changes_table else schema("changes")
-    pending: dict[tuple, list] = {}
-    counts: dict[tuple, int] = {}
-    total = 0
-
-    def flush(key: tuple) -> Iterator[Any]:
-        nonlocal total
-        items = pending.pop(key)
-        total -= counts.pop(key)
-        yield from _emit(q, target, items)
-
-    if not task.whole():   # the export's walk from the event before the range (the reading layer seeks)
+    if not task.whole():   # the reading layer seeks to the event before the range, stops at its end
         from dataclasses import replace
 
-        inp = replace(inp, start=task.lead if task.lead is not None else task.start)
-    for change in committed_changes([inp], _filters(q, task, q.changes_table), Report()):
-        if not isinstance(change, Rows):
-            continue
-        lay = layout(change.table)
-        key = (lay.db, lay.table, lay.version)
-        pending.setdefault(key, []).append(change)
-        n = len(change.rows)
-        counts[key] = counts.get(key, 0) + n
-        total += n
-        if total >= q.batch_rows:
-            yield from flush(max(counts, key=counts.__getitem__))
-    for key in list(pending):
-        yield from flush(key)
+        inp = replace(inp, start=task.lead if task.lead is not None else task.start, stop=task.stop)
+    w = BatchWriter(row_group_rows=q.batch_rows)
+    add, ready = w.add, w.ready
+    for change in committed_changes([inp], _filters(q, task, q.changes_table), Report(), take=w.take, sink=w):
+        add(change)
+        while ready:
+            yield from _emit(q, target, *ready.pop(0))
+    w.close()
+    while ready:
+        yield from _emit(q, target, *ready.pop(0))
 
 
-def _emit(q: Query, target, items: list) -> Iterator[Any]:
-    """The rows of ``items`` (``Rows`` of one layout) as batches of ``target``: the export's
-    Arrow table, filtered, then typed (``align``) or in the long form (``long_batch``)."""
-    from ..export.dataset import rows_table
-    from ..export.schema import layout
-
-    lay = layout(items[0].table)
-    tbl = rows_table(*items)
+def _emit(q: Query, target, lay, tbl) -> Iterator[Any]:
+    """One row group of the writer (a pyarrow Table of one table layout) as batches of
+    ``target``: filtered, then typed (``align``) or in the long form (``long_batch``)."""
     for rb in tbl.to_batches(max_chunksize=q.batch_rows):
         if q.min_timestamp is not None or q.gtids is not None:
             rb = _keep(rb, q)
@@ -850,7 +920,7 @@ def _emit(q: Query, target, items: list) -> Iterator[Any]:
         if q.changes_table:
             yield align(rb, target)
         else:
-            yield long_batch(rb, lay.db, lay.table)
+            yield from long_batches(rb, lay.db, lay.table)
 
 
 def _keep(rb, q: Query):
