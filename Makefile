@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 DEMO_SET := fixtures/mariadb-10.11
 
-.PHONY: spark-proof bench-spark bench-spark-changes replay-proof mysql-partial lab-chroots bench-export export-proof bench-pull bench-pull-mysql pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-rowarrow asan-fastdecode asan-pullscan c-constants lean-cli arch-counts bench-ab clean help lake-proof bench-mirror verbose-proof asan-eventcols
+.PHONY: docs spark-proof bench-spark bench-spark-changes replay-proof mysql-partial lab-chroots bench-export export-proof bench-pull bench-pull-mysql pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-rowarrow asan-fastdecode asan-pullscan c-constants lean-cli arch-counts bench-ab clean help lake-proof bench-mirror verbose-proof asan-eventcols
 
 help:
 	@echo "make demo        decode committed fixtures made by a real MariaDB server"
@@ -15,12 +15,12 @@ help:
 	@echo "make bench-data  make the ~1 GB benchmark binlog in bench/data (not committed)"
 	@echo "make bench       run the benchmarks"
 	@echo "make bench-export  binlogkit export to Parquet vs mariadb-binlog -v on the bench binlog; the Spark job on 2 workers"
-	@echo "make replay-proof  the replay-equality campaign (issue 31): every kind, server tool and binlogkit, encrypted, .xz, s3://"
+	@echo "make replay-proof  the replay-equality campaign: every kind, server tool and binlogkit, encrypted, .xz, s3://"
 	@echo "make verbose-proof decode -v / -vv / --json -v through the C loop vs the Python reference: every fixture and corpus file, three zones"
 	@echo "make lake-proof    kill -9 trials of the Iceberg and Delta mirrors (TRIALS=10 each)"
 	@echo "make bench-mirror   rows/s and peak RSS of building a mirror from the bench binlog"
 	@echo "make export-proof  the export replay proof with a 25 MB transaction (CI runs it with 3 MB)"
-	@echo "make spark-proof   spark.read.format(\"binlog\") (issue 32): every table on the standalone cluster, local and s3://, plain and encrypted, events too"
+	@echo "make spark-proof   spark.read.format(\"binlog\"): every table on the standalone cluster, local and s3://, plain and encrypted, events too"
 	@echo "make bench-spark   the binlog data source (changes, events) on 2 workers vs the local export and decode, rows/s and MB/s"
 	@echo "make bench-spark-changes  the data source's typed and long changes vs binlogkit export on the bench binlog, CPU, back to back; the rows compared too"
 	@echo "make bench-pull  binlogkit pull vs mariadb-binlog --read-from-remote-server --raw on the bench binlog (CPU ratio vs the 1.2x goal; PULL_FILE=other binlog, REPEAT=5)"
@@ -31,10 +31,11 @@ help:
 	@echo "make bench-s3    audit over S3 (SeaweedFS on loopback) vs the same files on local disk: MB/s both, ratio"
 	@echo "make bench-pitr  pitr planning time and peak RSS on generated archives of 50 and 400 files"
 	@echo "make bench-ab BASE=rev  this tree vs a base revision: verify, decode, transactions, audit, export timed interleaved (MB=, RUNS=)"
-	@echo "make arch-counts the counts of issue 30's \"Done when\" for this tree, beside docs/architecture-counts-before.json"
+	@echo "make arch-counts the layering counts (docs/architecture.md) for this tree, beside docs/architecture-counts-before.json"
 	@echo "make report-screenshot  docs/report.png: the faulty archive's HTML report in headless Chromium"
 	@echo "make asan-rowtext  the C row-text accelerator under AddressSanitizer + UBSan, fuzzed"
 	@echo "make fuzz        mutation campaign over every file-facing command (FUZZ_MINUTES=5, FUZZ_ENGINE=plain|atheris)"
+	@echo "make docs        the documentation site into site/ (mkdocs; make test builds it)"
 	@echo "make typecheck   mypy on binlogkit/ (make test runs it)"
 	@echo "make c-constants write binlogkit/_constants.h (the C files' type codes) from binlogkit/constants.py"
 	@echo "make lean-cli    write binlogkit/cli/pull_options.py (pull's options for its click-free start, cli/entry.py) from cli/pull.py"
@@ -62,9 +63,9 @@ $(BIN)/.installed-demo: $(SOURCES)
 # installed as requirements: binlogkit itself is not built a second time)
 $(BIN)/.installed: $(BIN)/.installed-demo
 	@$(BIN)/pip install -q --upgrade pip >> $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
-	@$(PY) -c 'import tomllib; x = tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]; print("\n".join(x["test"] + x["spark"] + x["export"] + x["lake"]))' > $(VENV)/extras.txt
+	@$(PY) -c 'import tomllib; x = tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]; print("\n".join(x["test"] + x["spark"] + x["export"] + x["lake"] + x["docs"]))' > $(VENV)/extras.txt
 	@$(BIN)/pip install -q -r $(VENV)/extras.txt >> $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
-	@echo "installed the test/spark/export/lake extras in $(VENV) (log: $(VENV)/install.log)"
+	@echo "installed the test/spark/export/lake/docs extras in $(VENV) (log: $(VENV)/install.log)"
 	touch $@
 
 deps-py: $(BIN)/.installed
@@ -87,11 +88,18 @@ demo: $(BIN)/.installed-demo
 # the suite runs in TEST_WORKERS processes (pytest-xdist), whole files per worker: each worker
 # starts its own lab servers on free ports, and fixture sets are materialised under a lock
 TEST_WORKERS ?= 2
-test: deps typecheck
+test: deps typecheck docs
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 typecheck: deps-py
 	$(BIN)/mypy
+
+# the documentation site (mkdocs, material theme) into site/, offline, strict: a broken internal
+# link or anchor, or a nav entry without its page, fails; the command and Python API reference
+# pages are made from the code as it builds (scripts/doc_reference.py). A few seconds.
+docs: deps-py
+	@NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
+	@echo "docs: site/index.html (open it, or $(PY) -m mkdocs serve)"
 
 # the C accelerators' event, flag and column type codes, from binlogkit/constants.py (tests/test_c_constants.py
 # fails when the header is stale); rebuild the accelerators after it changes (make deps-py)

@@ -7,6 +7,9 @@ import re
 
 
 class Flavor(enum.Enum):
+    """Which server family wrote a file: ``Flavor.MYSQL`` or ``Flavor.MARIADB`` (from its
+    Format_description event's server version; ``Format.flavor``)."""
+
     MYSQL = "mysql"
     MARIADB = "mariadb"
 

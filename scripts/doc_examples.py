@@ -139,7 +139,14 @@ def _mysql97_keyring(cwd: Path) -> None:
     os.chmod(cwd / "keyring", 0o600)
 
 
+def _checkout(cwd: Path) -> None:
+    """``fixtures/``: the committed fixture sets, as a checkout has them (read-only: the examples
+    copy what they change)."""
+    (cwd / "fixtures").symlink_to(ROOT / "fixtures")
+
+
 SETUPS = {
+    "checkout": _checkout,
     "damaged-archive": _damaged,
     "s3": _s3,
     "s3-uploaded": _s3_uploaded,
@@ -224,6 +231,11 @@ def process(path: Path, write: bool) -> list[str]:
     return diffs
 
 
+def doc_files() -> list[Path]:
+    """Every page of the docs (docs/ and its folders) and the README."""
+    return sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md"]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = ap.add_mutually_exclusive_group(required=True)
@@ -231,7 +243,7 @@ def main() -> int:
     mode.add_argument("--write", action="store_true")
     ap.add_argument("files", nargs="*", type=Path)
     args = ap.parse_args()
-    files = args.files or sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
+    files = args.files or doc_files()
     diffs = []
     for f in files:
         diffs += process(f, args.write)

@@ -5,7 +5,7 @@ fsspec, and no cryptography for an unencrypted file. ``binlogkit``'s public name
 lazily (PEP 562) and stay importable. Construct is still loaded: the reader's framing takes the
 header layout and the Format_description check from ``codecs``.
 
-Start-up costs, measured: docs/decode.md, "Speed".
+Start-up costs, measured: docs/explanation/speed.md, "binlogkit decode".
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ def test_docs_examples_match_the_commands_output():
 
 def test_every_example_block_is_checked():
     """A block that shows a binlogkit command is marked, so the check covers it."""
-    for md in [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]:
+    for md in [*sorted((ROOT / "docs").rglob("*.md")), ROOT / "README.md"]:
         lines = md.read_text().split("\n")
         for i, line in enumerate(lines):
             if line.startswith("$ binlogkit"):
@@ -88,9 +88,10 @@ def test_each_doc_names_the_command_that_makes_its_examples_folder(tmp_path):
     from fixtures import docs_data
 
     made: dict[str, list[str]] = {}
-    for md in sorted((ROOT / "docs").glob("*.md")):
+    for md in sorted((ROOT / "docs").rglob("*.md")):
         text = md.read_text()
-        used = set(re.findall(r"^<!-- example: (\S+) -->", text, re.M))
+        # "checkout" examples read the committed fixtures by their paths in a checkout: no folder to make
+        used = set(re.findall(r"^<!-- example: (\S+) -->", text, re.M)) - {"checkout"}
         if not used:
             continue
         named = re.findall(r"`python -m fixtures\.docs_data (\S+) DIR`", text.split("\n\n", 2)[1])
@@ -108,3 +109,35 @@ def test_each_doc_names_the_command_that_makes_its_examples_folder(tmp_path):
     res = subprocess.run([sys.executable, "-m", "fixtures.docs_data", "archive", str(tmp_path / "archive")],
                          capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert res.returncode == 2 and "not an empty folder" in res.stderr
+
+
+def test_by_hand_commands_make_the_examples_folder(tmp_path):
+    """Where a doc's top gives, beside `python -m fixtures.docs_data SETUP DIR`, the plain shell
+    commands that make the same folder from a checkout's fixtures/ ("by hand: `...`"), those
+    commands make exactly what the setup makes: the same names, the same bytes, the same modes."""
+    import re
+
+    from fixtures import docs_data
+
+    def tree(root: Path) -> dict:
+        return {str(p.relative_to(root)): (p.read_bytes(), p.stat().st_mode & 0o777) if p.is_file() else None
+                for p in sorted(root.rglob("*")) if p.name != "fixtures"}
+
+    pairs = set()
+    for md in sorted((ROOT / "docs").rglob("*.md")):
+        pairs |= set(re.findall(r"`python -m fixtures\.docs_data (\S+) DIR` \(or, staying in a checkout's top folder, "
+                                r"by hand: `([^`]+)`\)", md.read_text()))
+    assert {s for s, _ in pairs} >= {"archive", "crash-rotation-small-position", "row-types-full-metadata",
+                                     "encrypted-mariadb", "stopped-primary"}
+    for n, (setup, shell) in enumerate(sorted(pairs)):
+        made = tmp_path / f"made{n}"
+        docs_data.make(setup, made)
+        hand = tmp_path / f"hand{n}"
+        hand.mkdir()
+        (hand / "fixtures").symlink_to(ROOT / "fixtures")
+        res = subprocess.run(["bash", "-c", shell], cwd=hand, capture_output=True, text=True, timeout=120)
+        assert res.returncode == 0, (setup, res.stderr)
+        want, got = tree(made), tree(hand)
+        assert got.keys() == want.keys(), (setup, sorted(got.keys() ^ want.keys()))
+        for name in want:
+            assert got[name] == want[name], (setup, name)

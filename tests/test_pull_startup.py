@@ -6,7 +6,7 @@ Spark code, pyarrow, duckdb, pyspark, cryptography (loaded when an RSA key is ne
 Format_description check are in ``constants``, ``flavor`` and ``reading.crc``) nor, from a server
 that offers no TLS, ``ssl``; a real pull does not load click either (``cli/entry.py``).
 
-Start-up costs, measured: docs/pull.md, "Start-up and the closing fsync".
+Start-up costs, measured: docs/explanation/speed.md, "Start-up and the closing fsync".
 """
 
 from __future__ import annotations
