@@ -257,7 +257,8 @@ class Session:
         c = self.c
         nonce = _nonce()
         tls = self.s.tls is not None
-        c.write(greeting(self.server.version(), self.thread_id, nonce, NATIVE, tls=tls))
+        mine = CACHING_SHA2 if self.server.head is not None and self.server.head.flavor is Flavor.MYSQL else NATIVE
+        c.write(greeting(self.server.version(), self.thread_id, nonce, mine, tls=tls))
         p = c.read(limit=8192)
         if is_ssl_request(p):
             if not tls:
@@ -277,7 +278,7 @@ class Session:
             raise Dropped(f"{c.peer}: {exc}") from None
         plugin, answer_ = r.plugin or NATIVE, r.answer
         if plugin not in PLUGINS:     # the client's default is one serve does not check: switch it to ours
-            plugin = NATIVE
+            plugin = mine
             c.write(auth_switch(plugin, nonce))
             answer_ = c.read(limit=1024)
         denied = f"Access denied for user '{r.user}'@'{c.peer.rsplit(':', 1)[0]}' (using password: " \

@@ -85,7 +85,7 @@ def parse_dump(p: bytes) -> Dump:
             name = p[11:11 + n].decode("utf-8")
             pos, = struct.unpack_from("<Q", p, 11 + n)
             gtids = None
-            if flags & BINLOG_THROUGH_GTID:
+            if flags & BINLOG_THROUGH_GTID or len(p) >= 23 + n:   # a MySQL replica sends the set without the flag
                 m, = struct.unpack_from("<I", p, 19 + n)
                 data = p[23 + n:23 + n + m]
                 if len(data) != m:

@@ -1,0 +1,112 @@
+"""``binlogkit serve`` with real replicas: MariaDB 10.11 and 11.8 (MASTER_USE_GTID=slave_pos and
+file/position) and MySQL 9.7 (SOURCE_AUTO_POSITION=1 and file/position) replicate a lab primary's
+archive from scratch, over TLS, and end with CHECKSUM TABLE equal to the primary's; a GTID state
+the archive cannot serve is the replica's 1236 with the server's text."""
+
+from __future__ import annotations
+
+import shutil
+import time
+
+import pytest
+
+from fixtures.lab import workload
+from fixtures.lab.kinds import KINDS
+from fixtures.lab.oracle import slave_status
+from fixtures.lab.pull_lab import primary_binlogs, settle, start_primary
+from fixtures.lab.topology import Lab, wait_replica
+
+from fixtures.lab.serve_lab import checksums, make_cert, point_replica, start_serve
+
+pytestmark = pytest.mark.server
+
+SERVE_KINDS = ("mariadb-10.11", "mariadb-11.8", "mysql-9.7")
+KIND_PARAMS = [pytest.param(k, marks=pytest.mark.kind(k), id=k) if KINDS[k].chroot else pytest.param(k, id=k)
+               for k in SERVE_KINDS]
+
+
+def _archive(p, where):
+    where.mkdir()
+    for n in primary_binlogs(p):
+        shutil.copy(p.datadir / n, where / n)
+    return where
+
+
+def _io_error(replica, timeout=30.0) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        st = slave_status(replica)
+        if st.get("Last_IO_Error"):
+            return str(st["Last_IO_Error"])
+        time.sleep(0.3)
+    return ""
+
+
+@pytest.mark.parametrize("kind", KIND_PARAMS)
+def test_replicas_from_scratch_equal_the_primary(tmp_path, kind):
+    with Lab(tmp_path / "lab", kind=kind) as lab:
+        p = start_primary(lab)
+        workload.small(p, 30)
+        workload.multi(p)
+        p.execute("FLUSH BINARY LOGS")
+        workload.small(p, 20, start=500)
+        settle(p)
+        archive = _archive(p, tmp_path / "archive")
+        cert, _key = tls = make_cert(lab.work / "tls")
+        srv, port = start_serve(archive, tls=tls)
+        try:
+            target = p.var(p.kind.sql.executed_var)
+            want = checksums(p)
+            by_gtid = lab.server("by_gtid", 2).start()
+            by_file = lab.server("by_file", 3).start()
+            point_replica(by_gtid, port, gtid=True, cert=cert)
+            point_replica(by_file, port, gtid=False, cert=cert, file=primary_binlogs(p)[0], pos=4)
+            for r in (by_gtid, by_file):
+                res = wait_replica(r, gtid_target=target, timeout=120)
+                assert res["outcome"] == "caught_up", (res, srv.lines)
+                assert checksums(r) == want
+            # live: the archive grows (a new file, then more events in it): the connected replicas get them
+            p.execute("FLUSH BINARY LOGS")
+            workload.small(p, 10, start=900)
+            settle(p)
+            for n in primary_binlogs(p):
+                shutil.copy(p.datadir / n, archive / (n + ".tmp"))
+                (archive / (n + ".tmp")).rename(archive / n)
+            target = p.var(p.kind.sql.executed_var)
+            want = checksums(p)
+            for r in (by_gtid, by_file):
+                res = wait_replica(r, gtid_target=target, timeout=60)
+                assert res["outcome"] == "caught_up", (res, srv.lines)
+                assert checksums(r) == want
+            assert any("(TLS)" in ln or ", TLS)" in ln for ln in srv.lines), srv.lines
+        finally:
+            srv.stop()
+
+
+@pytest.mark.parametrize("kind", KIND_PARAMS)
+def test_a_gtid_state_the_archive_lacks_is_1236(tmp_path, kind):
+    """The archive starts at the primary's second binlog (the first is purged): a replica from
+    scratch asks for transactions it no longer has -> 1236 with the server's text."""
+    with Lab(tmp_path / "lab", kind=kind) as lab:
+        p = start_primary(lab)
+        workload.small(p, 10)
+        p.execute("FLUSH BINARY LOGS")
+        workload.small(p, 10, start=100)
+        settle(p)
+        archive = tmp_path / "archive"
+        archive.mkdir()
+        for n in primary_binlogs(p)[1:]:
+            shutil.copy(p.datadir / n, archive / n)
+        cert, _key = tls = make_cert(lab.work / "tls")
+        srv, port = start_serve(archive, tls=tls)
+        try:
+            r = lab.server("replica", 2).start()
+            point_replica(r, port, gtid=True, cert=cert)
+            text = _io_error(r)
+            assert "1236" in text, (text, srv.lines)
+            if kind.startswith("mariadb"):
+                assert "Could not find GTID state requested by slave in any binlog files" in text
+            else:
+                assert "Cannot replicate because the source purged required binary logs" in text
+        finally:
+            srv.stop()
