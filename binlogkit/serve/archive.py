@@ -18,6 +18,7 @@ from ..constants import EventType as T
 from ..errors import BinlogError, TruncatedEventError
 from ..flavor import Flavor
 from ..reading.framing import checksum_on
+from ..reading.names import strip_compressed
 from ..reading.source import Input, inputs
 from .stream import GTID_OPENERS, FileGtids
 
@@ -34,6 +35,11 @@ class Head(NamedTuple):
 
 def _version(fde: bytes) -> str:
     return fde[19 + 2:19 + 52].split(b"\0", 1)[0].decode("ascii", "replace")
+
+
+def name_of(inp: Input) -> str:
+    """The binlog name a file stands for (``mariadb-bin.000001.xz`` serves ``mariadb-bin.000001``)."""
+    return strip_compressed(inp.basename)
 
 
 def gtid_of(code: int, server_id: int, data: bytes, crc: bool, offset: int) -> object | None:
@@ -95,7 +101,7 @@ class Archive:
         except TruncatedEventError:
             if not last:
                 raise
-        fg = FileGtids(inp.basename, head, out)
+        fg = FileGtids(name_of(inp), head, out)
         with self._lock:
             self._gtids[inp.name] = (size, fg)
         return fg

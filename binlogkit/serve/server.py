@@ -28,7 +28,7 @@ from ..gtid.mariadb import GtidPos
 from ..pull.protocol import (BINLOG_DUMP_NON_BLOCK, BINLOG_SEND_ANNOTATE_ROWS_EVENT, COM_BINLOG_DUMP,
                              COM_BINLOG_DUMP_GTID, COM_REGISTER_SLAVE, MAX_PAYLOAD, ProtocolError, packet)
 from ..reading.source import Input
-from .archive import Archive, Head, gtid_of
+from .archive import Archive, Head, gtid_of, name_of
 from .queries import answer
 from .stream import (Dump, Skipper, StartRefused, fake_rotate, heartbeat, mariadb_covered, parse_dump, plan_mariadb,
                      plan_mysql, resent_fde)
@@ -323,7 +323,7 @@ class Dumper:
     def run(self) -> None:
         d = self.d
         files = self.server.archive.files()
-        names = [f.basename for f in files]
+        names = [name_of(f) for f in files]
         skipper = None
         state = self.session.vars.get("slave_connect_state")
         try:
@@ -356,11 +356,11 @@ class Dumper:
 
     def stream(self, files: list[Input], index: int, position: int, skipper: Skipper | None) -> None:
         inp = files[index]
-        self.send(fake_rotate(inp.basename, position, server_id=self.sid, crc=self.crc))
+        self.send(fake_rotate(name_of(inp), position, server_id=self.sid, crc=self.crc))
         start, fde_sent = position, False
         while True:
-            names = [f.basename for f in files]
-            last = inp.basename not in names or names.index(inp.basename) == len(names) - 1
+            names = [name_of(f) for f in files]
+            last = name_of(inp) not in names or names.index(name_of(inp)) == len(names) - 1
             pos, whole = start, True
             try:
                 for off, data in self.server.archive.events(inp, start):
@@ -394,10 +394,10 @@ class Dumper:
             start = pos
             if whole and not last:
                 files = self.server.archive.files()
-                names = [f.basename for f in files]
-                inp = files[names.index(inp.basename) + 1]
+                names = [name_of(f) for f in files]
+                inp = files[names.index(name_of(inp)) + 1]
                 start, fde_sent = 4, False
-                self.send(fake_rotate(inp.basename, 4, server_id=self.sid, crc=self.crc))
+                self.send(fake_rotate(name_of(inp), 4, server_id=self.sid, crc=self.crc))
                 continue
             if whole and self.d.flags & BINLOG_DUMP_NON_BLOCK:
                 self.c.write(eof())
@@ -413,7 +413,7 @@ class Dumper:
         what = ("binlog truncated in the middle of event; consider out of disk space on master"
                 if isinstance(exc, TruncatedEventError) else "event read from binlog did not pass crc check"
                 if isinstance(exc, ChecksumError) else "bogus data in log event")
-        self.fail(f"{what}; the last event read from '{inp.basename}' at {off} ({str(exc)[:200]})")
+        self.fail(f"{what}; the last event read from '{name_of(inp)}' at {off} ({str(exc)[:200]})")
 
     _file_crc: bool | None = None
 
@@ -448,5 +448,5 @@ class Dumper:
             if inp.size() != size or len(self.server.archive.files()) != len(files):
                 return pos
             if time.monotonic() >= beat:
-                self.send(heartbeat(inp.basename, pos, server_id=self.sid, crc=self.crc))
+                self.send(heartbeat(name_of(inp), pos, server_id=self.sid, crc=self.crc))
                 beat = time.monotonic() + self.period

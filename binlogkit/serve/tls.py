@@ -6,10 +6,10 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from ..errors import BinlogError
+from ..errors import UsageError
 
 
-class ServeUsageError(BinlogError):
+class ServeUsageError(UsageError):
     """``serve`` was asked for what it refuses: a cleartext listener beyond loopback, TLS files
     that do not load, an archive with no binlog."""
 
