@@ -77,7 +77,8 @@ class Archive:
             return hit[1]
         from ..transactions import gtid_list_strings
 
-        head, out = "", []
+        head = ""
+        out: list[tuple[int, object]] = []
         crc = False
         try:
             for f in inp.frames(want=_GTID_WANT):

@@ -108,10 +108,10 @@ class FileGtids(NamedTuple):
 
 
 class Start(NamedTuple):
-    """Where a GTID dump starts: file index and offset (a transaction's GTID event, or 4), and
-    the GTIDs to leave out after it (``covered``)."""
+    """Where a GTID dump starts: the file's index in the archive and the offset (a transaction's
+    GTID event, or 4); the transactions the replica has after it are left out (``Skipper``)."""
 
-    index: int
+    file_index: int
     position: int
 
 
@@ -166,7 +166,8 @@ def mariadb_covered(state: GtidPos):
 def plan_mysql(have: MysqlGtidSet, files: list[FileGtids]) -> Start:
     """MySQL's auto-positioning for a replica holding ``have``: what the archive purged (its first
     Previous_gtids) must be in ``have``; ``have`` must hold nothing of an archive's server (uuid)
-    that the archive lacks; the start is the first transaction not in ``have``."""
+    that the archive lacks; the start is the top of the file holding the first transaction not in
+    ``have`` (those of the file it holds are left out by the ``Skipper``)."""
     if not files:
         raise StartRefused("Could not find first log file name in binary log index file")
     purged = MysqlGtidSet.parse(files[0].head)
@@ -189,10 +190,10 @@ def plan_mysql(have: MysqlGtidSet, files: list[FileGtids]) -> Start:
                            "Suggest to replicate any transactions that source has rolled back from replica to source, "
                            "and/or commit empty transactions on source to account for transactions that have been "
                            f"committed on source but are not included in GTID_EXECUTED. (extra: '{extra}')")
-    for i, f in enumerate(files):
-        for off, g in f.gtids:
+    for i, f in enumerate(files):   # from the top of that file, as the source does (find_first_log): a MySQL
+        for _off, g in f.gtids:      # replica given a start inside a file with a GTID set aborts (bad_alloc)
             if not (isinstance(g, MysqlGtid) and g in have):
-                return Start(i, off)
+                return Start(i, 4)
     return Start(len(files) - 1, 4)
 
 
