@@ -110,3 +110,86 @@ def test_a_gtid_state_the_archive_lacks_is_1236(tmp_path, kind):
                 assert "Cannot replicate because the source purged required binary logs" in text
         finally:
             srv.stop()
+
+
+@pytest.mark.parametrize("kind", KIND_PARAMS)
+def test_io_thread_stopped_inside_a_large_transaction(tmp_path, kind):
+    """The seed bug's scenario (#69943): the replica's IO thread has received part of a 25 MB
+    transaction (the archive's last file ends inside it, as a file pull is still writing does)
+    and is stopped; the file is completed; START: the GTID start is that transaction's first
+    event, never inside it: the replica ends equal to the primary."""
+    from binlogkit.reading.reader import iter_raw_events
+    from fixtures.lab.pull_lab import big_event_trx
+
+    with Lab(tmp_path / "lab", kind=kind) as lab:
+        p = start_primary(lab)
+        workload.small(p, 10)
+        p.execute("FLUSH BINARY LOGS")
+        workload.small(p, 5, start=100)
+        big_event_trx(p, 1000)
+        workload.small(p, 5, start=200)
+        settle(p)
+        last = primary_binlogs(p)[-1]
+        with open(p.datadir / last, "rb") as fh:
+            evs = [(e.offset, e.type_code, e.event_size) for e in iter_raw_events(fh, name=last)]
+        big = max(range(len(evs)), key=lambda i: evs[i][2])      # the 17 MB rows event
+        cut = evs[big][0] + evs[big][2]                          # after it: inside the transaction
+        archive = _archive(p, tmp_path / "archive")
+        whole = (archive / last).read_bytes()
+        (archive / last).write_bytes(whole[:cut])
+        cert, _key = tls = make_cert(lab.work / "tls")
+        srv, port = start_serve(archive, tls=tls)
+        try:
+            r = lab.server("replica", 2).start()
+            point_replica(r, port, gtid=True, cert=cert)
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                st = slave_status(r)
+                if st.get("Master_Log_File") == last and int(st.get("Read_Master_Log_Pos") or 0) >= evs[big][0]:
+                    break
+                time.sleep(0.2)
+            else:
+                raise AssertionError((slave_status(r), srv.lines))
+            r.execute(r.kind.sql.stop("", "IO_THREAD"))
+            (archive / (last + ".tmp")).write_bytes(whole)
+            (archive / (last + ".tmp")).rename(archive / last)
+            r.execute(r.kind.sql.start("", "IO_THREAD"))
+            res = wait_replica(r, gtid_target=p.var(p.kind.sql.executed_var), timeout=120)
+            assert res["outcome"] == "caught_up", (res, srv.lines)
+            assert checksums(r) == checksums(p)
+            assert r.var(r.kind.sql.applied_var) == p.var(p.kind.sql.executed_var)
+        finally:
+            srv.stop()
+
+
+@pytest.mark.parametrize("kind", KIND_PARAMS)
+def test_a_replica_ahead_of_the_archive_is_1236(tmp_path, kind):
+    """A replica that applied transactions of the archive's server beyond the archive's end (the
+    archive lost its tail): the server's 1236, never a silent start."""
+    with Lab(tmp_path / "lab", kind=kind) as lab:
+        p = start_primary(lab)
+        workload.small(p, 10)
+        settle(p)
+        archive = _archive(p, tmp_path / "archive")
+        workload.small(p, 10, start=100)           # the primary goes on; the archive does not have these
+        settle(p)
+        r = lab.server("replica", 2).start()
+        from fixtures.lab.topology import connect, catch_up
+
+        connect(r, p, gtid=True)
+        catch_up(r, p)
+        r.execute(r.kind.sql.stop(""))
+        r.execute(r.kind.sql.reset_replica_all)
+        cert, _key = tls = make_cert(lab.work / "tls")
+        srv, port = start_serve(archive, tls=tls)
+        try:
+            point_replica(r, port, gtid=True, cert=cert)
+            text = _io_error(r)
+            assert "1236" in text, (text, srv.lines)
+            if kind.startswith("mariadb"):
+                assert "which is not in the master's binlog" in text, text
+            else:
+                assert "Replica has more GTIDs than the source has" in text, text
+            assert any("caching_sha2_password, TLS" in ln for ln in srv.lines) or kind.startswith("mariadb")
+        finally:
+            srv.stop()
