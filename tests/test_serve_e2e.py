@@ -32,6 +32,13 @@ def _archive(p, where):
     return where
 
 
+def _why(res: dict, srv) -> str:
+    st = res["status"]
+    keys = ("Slave_IO_Running", "Slave_SQL_Running", "Last_IO_Error", "Last_SQL_Error", "Master_Log_File",
+            "Read_Master_Log_Pos", "Gtid_IO_Pos")
+    return f"{res['outcome']}: {({k: st.get(k) for k in keys})}; serve: {srv.lines}"
+
+
 def _io_error(replica, timeout=30.0) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -63,7 +70,7 @@ def test_replicas_from_scratch_equal_the_primary(tmp_path, kind):
             point_replica(by_file, port, gtid=False, cert=cert, file=primary_binlogs(p)[0], pos=4)
             for r in (by_gtid, by_file):
                 res = wait_replica(r, gtid_target=target, timeout=120)
-                assert res["outcome"] == "caught_up", (res, srv.lines)
+                assert res["outcome"] == "caught_up", _why(res, srv)
                 assert checksums(r) == want
             # live: the archive grows (a new file, then more events in it): the connected replicas get them
             p.execute("FLUSH BINARY LOGS")
@@ -76,7 +83,7 @@ def test_replicas_from_scratch_equal_the_primary(tmp_path, kind):
             want = checksums(p)
             for r in (by_gtid, by_file):
                 res = wait_replica(r, gtid_target=target, timeout=60)
-                assert res["outcome"] == "caught_up", (res, srv.lines)
+                assert res["outcome"] == "caught_up", _why(res, srv)
                 assert checksums(r) == want
             assert any("(TLS)" in ln or ", TLS)" in ln for ln in srv.lines), srv.lines
         finally:
@@ -155,7 +162,7 @@ def test_io_thread_stopped_inside_a_large_transaction(tmp_path, kind):
             (archive / (last + ".tmp")).rename(archive / last)
             r.execute(r.kind.sql.start("", "IO_THREAD"))
             res = wait_replica(r, gtid_target=p.var(p.kind.sql.executed_var), timeout=120)
-            assert res["outcome"] == "caught_up", (res, srv.lines)
+            assert res["outcome"] == "caught_up", _why(res, srv)
             assert checksums(r) == checksums(p)
             assert r.var(r.kind.sql.applied_var) == p.var(p.kind.sql.executed_var)
         finally:
@@ -191,5 +198,52 @@ def test_a_replica_ahead_of_the_archive_is_1236(tmp_path, kind):
             else:
                 assert "Replica has more GTIDs than the source has" in text, text
             assert any("caching_sha2_password, TLS" in ln for ln in srv.lines) or kind.startswith("mariadb")
+        finally:
+            srv.stop()
+
+
+ENCRYPTED = [pytest.param("mariadb-10.11", "AES_CBC", id="mariadb-10.11-AES_CBC"),
+             pytest.param("mysql-9.7", None, marks=pytest.mark.kind("mysql-9.7"), id="mysql-9.7-binlog_encryption")]
+
+
+@pytest.mark.parametrize("kind, cipher", ENCRYPTED)
+def test_an_encrypted_archive_is_served_decrypted(tmp_path, kind, cipher):
+    """The primary's encrypted binlogs (MariaDB encrypt_binlog, MySQL binlog_encryption) as the
+    archive, served with the key: a replica without encryption replicates it, tables equal."""
+    from binlogkit.crypto.keys import load_keys
+    from fixtures.lab.encrypted import encryption_options, write_key_file
+    from fixtures.lab.topology import grant_replication
+
+    with Lab(tmp_path / "lab", kind=kind) as lab:
+        if cipher is None:
+            p = lab.server("primary", 1, keyring=True, binlog_encryption="ON").start()
+            keys = load_keys(keyring_file=str(p.keyring))
+        else:
+            key_dir = lab.work / "keys"
+            key_file, _ = write_key_file(key_dir, cipher, encrypted=False)
+            lab.kind.chown_tree(key_dir)
+            keys = load_keys(str(key_file))
+            p = lab.server("primary", 1, gtid_domain_id=0, **encryption_options(key_file, cipher)).start()
+        grant_replication(p)
+        workload.schema(p)
+        workload.small(p, 20)
+        p.execute("FLUSH BINARY LOGS")
+        workload.multi(p)
+        workload.small(p, 10, start=300)
+        settle(p)
+        archive = _archive(p, tmp_path / "archive")
+        cert, _key = tls = make_cert(lab.work / "tls")
+        srv, port = start_serve(archive, tls=tls, keys=keys)
+        try:
+            r = lab.server("replica", 2).start()
+            point_replica(r, port, gtid=True, cert=cert)
+            res = wait_replica(r, gtid_target=p.var(p.kind.sql.executed_var), timeout=120)
+            assert res["outcome"] == "caught_up", _why(res, srv)
+            assert checksums(r) == checksums(p)
+            f = lab.server("by_file", 3).start()
+            point_replica(f, port, gtid=False, cert=cert, file=primary_binlogs(p)[0], pos=4)
+            res = wait_replica(f, gtid_target=p.var(p.kind.sql.executed_var), timeout=120)
+            assert res["outcome"] == "caught_up", _why(res, srv)
+            assert checksums(f) == checksums(p)
         finally:
             srv.stop()

@@ -77,6 +77,8 @@ def _value(sql: str, at: int, globals_: dict, session: dict, clock: Callable[[],
         fn = m.group("fn").split("(")[0].upper()
         if fn == "UNIX_TIMESTAMP":
             v = int(clock())
+        elif fn == "VERSION" and "version" in globals_:
+            v = globals_["version"]
         else:
             raise QueryError(ER_NOT_SUPPORTED_YET, f"binlogkit serve does not evaluate {fn}()")
     else:

@@ -373,10 +373,10 @@ class Dumper:
                         pos = max(pos, off + len(data))
                         continue
                     if off < start:
-                        continue       # the head's Start_encryption: the events are sent decrypted
+                        continue
                     pos = off + len(data)
                     if code == T.START_ENCRYPTION_EVENT:
-                        continue
+                        continue       # the events are sent decrypted: a replica given it would decrypt them
                     if code == T.ANNOTATE_ROWS_EVENT and not self.annotate:
                         continue
                     if skipper is not None:

@@ -10,7 +10,9 @@ Artificial events (never in a file; ``sql/rpl_source.cc`` / MariaDB ``sql/sql_re
                        log_pos 0 and LOG_EVENT_BINLOG_IN_USE_F cleared (its CRC32 recomputed)
     Heartbeat          while waiting at the end: log_pos the position reached, body the file name
 
-A GTID start is a position in the archive where no transaction is cut: the first transaction
+A MariaDB file's Start_encryption is never sent: its events go out decrypted (a replica given it
+would try to decrypt them; MariaDB tolerates the hole in positions, as MaxScale's binlog router
+relies on too). A GTID start is a position in the archive where no transaction is cut: the first transaction
 the replica lacks; transactions it has that come later are left out whole (``Skipper``).
 """
 
