@@ -431,6 +431,7 @@ class Dumper:
         period; the replica's closing noticed. Returns the offset to read from."""
         size = inp.size()
         beat = time.monotonic() + self.period
+        look = time.monotonic() + POLL
         while True:
             if self.server._stop.is_set():
                 raise Dropped(f"{self.c.peer}: serve is stopping")
@@ -445,8 +446,11 @@ class Dumper:
                 self.got_after += len(got)
                 if self.got_after > MAX_AFTER_DUMP:
                     raise Dropped(f"{self.c.peer}: {self.got_after} bytes sent during the dump: dropped")
-            if inp.size() != size or len(self.server.archive.files()) != len(files):
-                return pos
+            now = time.monotonic()
+            if now >= look:      # a stat (a HEAD for a URL) and a listing: every POLL locally, every period for a URL
+                look = now + (max(self.period, 1.0) if inp.is_url else POLL)
+                if inp.size() != size or len(self.server.archive.files()) != len(files):
+                    return pos
             if time.monotonic() >= beat:
                 self.send(heartbeat(name_of(inp), pos, server_id=self.sid, crc=self.crc))
                 beat = time.monotonic() + self.period
