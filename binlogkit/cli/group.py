@@ -56,7 +56,8 @@ class _Commands(click.Group):
 def main() -> None:
     """binlogkit: read, check and repair MySQL and MariaDB binary logs and relay logs.
 
-    Works from files alone: no command but `pull` (a live copy from a primary) connects to a server.
+    Works from files alone: no command but `pull` (a live copy from a primary) connects to a server,
+    and `serve` (a binlog server replicas connect to) listens for them.
     Exit codes: 0 ok, 1 damaged input or findings, 2 usage or I/O error, 3 a repair stopped
     part-way (run it again to finish it).
     """
