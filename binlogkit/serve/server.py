@@ -41,6 +41,7 @@ log = logging.getLogger("binlogkit.serve")
 COM_QUIT, COM_QUERY, COM_PING = 0x01, 0x03, 0x0E
 MAX_COMMAND = 1 << 20
 MAX_AFTER_DUMP = 1 << 20
+FLUSH_AT = 256 << 10          # the dump stream is sent in writes of about this size
 LOGIN_ROUNDS = 4
 POLL = 0.1
 
@@ -73,6 +74,8 @@ class Conn:
         self.peer = peer
         self.seq = 0
         self.timeout = timeout
+        self._out = bytearray()
+        self.tls = False
         sock.settimeout(timeout)
 
     def _exact(self, n: int) -> bytes:
@@ -99,9 +102,25 @@ class Conn:
         self.seq = (self.seq + 1) & 0xFF
         return self._exact(n)
 
-    def write(self, payload: bytes) -> None:
+    def write(self, payload: bytes, *, buffered: bool = False) -> None:
+        """One payload as packets; ``buffered``: kept until ``FLUSH_AT`` bytes are held or ``flush``
+        (the dump stream: one send for many small events); anything unbuffered flushes first."""
         data = packet(payload, self.seq)
         self.seq = (self.seq + len(payload) // MAX_PAYLOAD + 1) & 0xFF
+        if buffered:
+            self._out += data
+            if len(self._out) >= FLUSH_AT:
+                self.flush()
+            return
+        self.flush()
+        self._send(data)
+
+    def flush(self) -> None:
+        if self._out:
+            data, self._out = bytes(self._out), bytearray()
+            self._send(data)
+
+    def _send(self, data: bytes) -> None:
         try:
             self.sock.sendall(data)
         except socket.timeout:
@@ -265,6 +284,7 @@ class Session:
                 raise Dropped(f"{c.peer}: asked for TLS, which this serve has not (no --ssl-cert)")
             try:
                 c.sock = self.s.tls.wrap_socket(c.sock, server_side=True)
+                c.tls = True
             except OSError as exc:
                 raise Dropped(f"{c.peer}: TLS handshake failed: {exc}") from None
             p = c.read(limit=8192)
@@ -290,7 +310,7 @@ class Session:
         if plugin == CACHING_SHA2:
             c.write(fast_auth_ok())
         c.write(ok())
-        self.server.say(f"{c.peer}: logged in as {r.user} ({plugin}{', TLS' if c.sock is not None and tls and hasattr(c.sock, 'version') else ''})")
+        self.server.say(f"{c.peer}: logged in as {r.user} ({plugin}{', TLS' if c.tls else ''})")
         return True
 
 
@@ -318,7 +338,7 @@ class Dumper:
         self.server.say(f"{self.c.peer}: dump refused: {text}")
 
     def send(self, ev: bytes) -> None:
-        self.c.write(b"\0" + ev)
+        self.c.write(b"\0" + ev, buffered=True)
 
     def run(self) -> None:
         d = self.d
@@ -429,6 +449,7 @@ class Dumper:
     def wait(self, inp: Input, pos: int, files: list[Input]) -> int:
         """Wait at ``pos`` of ``inp`` until the file grows or a file follows it; a heartbeat every
         period; the replica's closing noticed. Returns the offset to read from."""
+        self.c.flush()
         size = inp.size()
         beat = time.monotonic() + self.period
         look = time.monotonic() + POLL
@@ -453,4 +474,5 @@ class Dumper:
                     return pos
             if time.monotonic() >= beat:
                 self.send(heartbeat(name_of(inp), pos, server_id=self.sid, crc=self.crc))
+                self.c.flush()
                 beat = time.monotonic() + self.period
