@@ -254,3 +254,31 @@ def test_mariadb_binlog_reads_an_encrypted_archive_as_from_the_server(serve, tmp
         assert len(enc) == 1 and enc[0] not in got
         assert len(got) == len(want) - 1 > 50
         assert got == [b for b in want if b not in enc]
+
+
+def test_a_replica_that_floods_during_its_dump_is_dropped(serve):
+    """During the dump a replica sends nothing but COM_QUIT: bytes it sends are read and dropped,
+    and past 1 MiB the connection ends (memory stays bounded whatever it sends). Before that, at
+    the end of the archive, it gets heartbeats."""
+    from binlogkit.pull.conn import Connection
+
+    s = serve(ARCHIVE, "--heartbeat", "0.2")
+    conn = Connection("127.0.0.1", s.port, "repl", PASSWORD)
+    conn.start_dump(5, "mariadb-bin.000016", 4, heartbeat_s=0.2)
+    sock = conn.sock
+    got = b""
+    sock.settimeout(5)
+    deadline = time.monotonic() + 10
+    while b"mariadb-bin.000016" not in got[-200:] and time.monotonic() < deadline:
+        got += sock.recv(1 << 16)
+    time.sleep(0.5)
+    beat = sock.recv(1 << 16)
+    assert beat[4] == 0 and beat[5 + 4] == 27            # a heartbeat event (type 27)
+    try:
+        for _ in range(64):
+            sock.sendall(b"\0" * (64 << 10))
+    except OSError:
+        pass
+    assert _closed(sock, 10)
+    conn.close()
+    assert "bytes sent during the dump: dropped" in s.stop()
