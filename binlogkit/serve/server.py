@@ -115,9 +115,25 @@ class Conn:
         self.flush()
         self._send(data)
 
+    def event(self, ev: bytes) -> None:
+        """One event of the dump stream (``0x00`` + the event), buffered: its bytes copied once,
+        into the buffer (an event of 16 MiB - 1 or more goes through ``packet``'s split)."""
+        n = len(ev) + 1
+        if n >= MAX_PAYLOAD:
+            self.write(b"\0" + ev, buffered=True)
+            return
+        out = self._out
+        out += n.to_bytes(3, "little")
+        out.append(self.seq)
+        out.append(0)
+        out += ev
+        self.seq = (self.seq + 1) & 0xFF
+        if len(out) >= FLUSH_AT:
+            self.flush()
+
     def flush(self) -> None:
         if self._out:
-            data, self._out = bytes(self._out), bytearray()
+            data, self._out = self._out, bytearray()
             self._send(data)
 
     def _send(self, data: bytes) -> None:
@@ -338,7 +354,7 @@ class Dumper:
         self.server.say(f"{self.c.peer}: dump refused: {text}")
 
     def send(self, ev: bytes) -> None:
-        self.c.write(b"\0" + ev, buffered=True)
+        self.c.event(ev)
 
     def run(self) -> None:
         d = self.d
