@@ -282,3 +282,23 @@ def test_a_replica_that_floods_during_its_dump_is_dropped(serve):
     assert _closed(sock, 10)
     conn.close()
     assert "bytes sent during the dump: dropped" in s.stop()
+
+
+def test_an_s3_prefix_is_served(s3_server, serve, tmp_path):
+    """The fixture archive uploaded to a real S3 server (SeaweedFS), served from its ``s3://``
+    prefix: the same events, byte for byte, as from the folder."""
+    from binlogkit.pull import iter_events
+    from binlogkit.reading import storage
+
+    s3_server.make_bucket("serve")
+    fs = storage.filesystem("s3://serve/")[0]
+    for f in sorted(ARCHIVE.iterdir()):
+        fs.put_file(str(f), f"serve/arch/{f.name}")
+    storage.forget()
+    s = Serve(tmp_path, "s3://serve/arch")   # type: ignore[arg-type]
+    try:
+        got = [(e.file, e.offset, e.type_code, bytes(e.data)) for e in
+               iter_events("127.0.0.1", s.port, "repl", PASSWORD, server_id=5, file="mariadb-bin.000014")]
+    finally:
+        s.stop()
+    assert got == _local_events(ARCHIVE, "mariadb-bin.000014") and len(got) > 100
