@@ -150,7 +150,7 @@ bench-mirror: bench-data
 	nice -n 10 $(PY) bench/mirror.py
 
 serve-proof: deps
-	nice -n 10 $(BIN)/pytest -q -p no:cacheprovider tests/test_serve_protocol.py tests/test_serve.py tests/test_serve_e2e.py tests/test_serve_live.py
+	nice -n 10 $(BIN)/pytest -q -p no:cacheprovider tests/test_serve_protocol.py tests/test_serve.py tests/test_serve_e2e.py tests/test_serve_live.py tests/test_serve_failover.py
 
 export-proof: deps
 	EXPORT_BIG_MB=25 $(BIN)/pytest -q tests/test_export_e2e.py
