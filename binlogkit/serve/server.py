@@ -136,7 +136,7 @@ class Conn:
             data, self._out = self._out, bytearray()
             self._send(data)
 
-    def _send(self, data: bytes) -> None:
+    def _send(self, data: bytes | bytearray) -> None:
         try:
             self.sock.sendall(data)
         except socket.timeout:
