@@ -16,6 +16,7 @@ COMMANDS = {
     "transactions": ("inspect", "transactions"), "audit": ("audit", "audit"), "pitr": ("pitr", "pitr"),
     "compare": ("inspect", "compare"), "incident": ("repair", "incident"), "recover": ("repair", "recover"),
     "flashback": ("repair", "flashback"), "pull": ("pull", "pull"), "export": ("export", "export"),
+    "serve": ("serve", "serve"),
 }
 
 
@@ -55,7 +56,8 @@ class _Commands(click.Group):
 def main() -> None:
     """binlogkit: read, check and repair MySQL and MariaDB binary logs and relay logs.
 
-    Works from files alone: no command but `pull` (a live copy from a primary) connects to a server.
+    Works from files alone: no command but `pull` (a live copy from a primary) connects to a server,
+    and `serve` (a binlog server replicas connect to) listens for them.
     Exit codes: 0 ok, 1 damaged input or findings, 2 usage or I/O error, 3 a repair stopped
     part-way (run it again to finish it).
     """

@@ -1,0 +1,136 @@
+"""The pure pieces of ``binlogkit serve``: the greeting read back by pull's own parser, a
+HandshakeResponse made by pull's client code checked here, the connect queries answered, the
+dump requests pull makes parsed back, artificial events, and the GTID start plans."""
+
+from __future__ import annotations
+
+import zlib
+
+import pytest
+
+from binlogkit.gtid.mariadb import GtidPos, MariadbGtid
+from binlogkit.gtid.mysql import MysqlGtid, MysqlGtidSet
+from binlogkit.pull.auth import CLIENT_FLAGS, handshake_response, parse_greeting, native_scramble, caching_sha2_scramble
+from binlogkit.pull.protocol import binlog_dump, is_artificial, mysql_gtid_dump, header, rotate_target
+from binlogkit.serve.queries import answer
+from binlogkit.serve.stream import (FileGtids, Skipper, StartRefused, fake_rotate, heartbeat, mariadb_covered,
+                                    parse_dump, plan_mariadb, plan_mysql, resent_fde)
+from binlogkit.serve.wire import CACHING_SHA2, NATIVE, err, greeting, parse_response, result_set, scramble_ok
+
+NONCE = bytes(range(65, 85))
+
+
+def test_greeting_parses_with_pulls_reader():
+    g = parse_greeting(greeting("5.5.5-10.11.19-MariaDB-log", 7, NONCE, NATIVE, tls=True), "serve")
+    assert g.nonce == NONCE and g.plugin == NATIVE and g.capabilities & 0x800
+    assert g.version == "5.5.5-10.11.19-MariaDB-log"
+
+
+@pytest.mark.parametrize("plugin, scramble", [(NATIVE, native_scramble), (CACHING_SHA2, caching_sha2_scramble)])
+def test_a_clients_scramble_is_checked(plugin, scramble):
+    resp = handshake_response(CLIENT_FLAGS, CLIENT_FLAGS, b"repl", plugin, scramble(b"pw", NONCE), {"a": "b"})
+    r = parse_response(resp)
+    assert (r.user, r.plugin, r.attrs) == ("repl", plugin, {"a": "b"})
+    assert scramble_ok(plugin, r.answer, b"pw", NONCE)
+    assert not scramble_ok(plugin, r.answer, b"other", NONCE)
+    assert not scramble_ok("dialog", r.answer, b"pw", NONCE)
+
+
+def _rows(payloads):
+    from binlogkit.pull.protocol import column_type, text_row
+
+    n = payloads[0][0]
+    types = [column_type(c) for c in payloads[1:1 + n]]
+    return [text_row(p, types) for p in payloads[2 + n:-1]]
+
+
+def test_the_connect_queries():
+    g = {"server_id": 77, "binlog_checksum": "CRC32", "server_uuid": "u-1", "gtid_domain_id": 0, "version": "9.7.4"}
+    s: dict = {}
+    assert answer("SET @master_binlog_checksum = @@global.binlog_checksum, @source_binlog_checksum = "
+                  "@@global.binlog_checksum", g, s)[0][:1] == b"\x00"
+    assert _rows(answer("SELECT @source_binlog_checksum", g, s)) == [("CRC32",)]
+    assert _rows(answer("SELECT UNIX_TIMESTAMP()", g, s, clock=lambda: 1234.5)) == [(1234,)]
+    assert _rows(answer("SELECT @@GLOBAL.SERVER_ID", g, s)) == [(77,)]
+    assert _rows(answer("SHOW VARIABLES LIKE 'SERVER_ID'", g, s)) == [("server_id", "77")]
+    assert _rows(answer("SELECT VERSION()", g, s)) == [("9.7.4",)]
+    answer("SET @slave_connect_state='0-1-5,1-2-7'", g, s)
+    assert s["slave_connect_state"] == "0-1-5,1-2-7"
+    e = answer("SELECT @@GLOBAL.rpl_semi_sync_master_enabled", g, s)
+    assert e == [err(1193, "Unknown system variable 'rpl_semi_sync_master_enabled'")]
+    assert answer("DROP TABLE x", g, s)[0][:3] == b"\xff" + (1235).to_bytes(2, "little")
+    assert answer("SET GLOBAL x=1", g, s)[0][:1] == b"\xff"
+
+
+def test_result_set_types():
+    rs = result_set(["a", "b"], [(1, None)])
+    assert _rows(rs) == [(1, None)]
+
+
+def test_dump_requests_pull_makes_parse_back():
+    d = parse_dump(binlog_dump(5, "binlog.000003", 1234, flags=2))
+    assert (d.file, d.position, d.flags, d.server_id, d.gtids) == ("binlog.000003", 1234, 2, 5, None)
+    text = "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5:7"
+    d = parse_dump(mysql_gtid_dump(6, text, 0))
+    assert d.gtids == MysqlGtidSet.parse(text) and d.server_id == 6 and d.file == ""
+
+
+def test_artificial_events():
+    r = fake_rotate("binlog.000002", 4, server_id=9, crc=True)
+    assert rotate_target(r) == ("binlog.000002", 4)
+    _ts, code, sid, size, pos, flags = header(r)
+    assert (code, sid, size, pos) == (4, 9, len(r), 0) and is_artificial(code, pos, flags)
+    assert zlib.crc32(r[:-4]) == int.from_bytes(r[-4:], "little")
+    h = heartbeat("binlog.000002", 777, server_id=9, crc=False)
+    assert header(h)[1] == 27 and header(h)[4] == 777 and h[19:] == b"binlog.000002"
+    fde = bytearray(19 + 10 + 4)
+    fde[4] = 15
+    fde[13:17] = (120).to_bytes(4, "little")
+    fde[17:19] = (1).to_bytes(2, "little")             # LOG_EVENT_BINLOG_IN_USE_F
+    out = resent_fde(bytes(fde), crc=True)
+    assert header(out)[4] == 0 and header(out)[5] == 0
+    assert zlib.crc32(out[:-4]) == int.from_bytes(out[-4:], "little")
+
+
+def _mg(t):
+    return MariadbGtid.parse(t)
+
+
+FILES = [FileGtids("b.000001", "", [(100, _mg("0-1-1")), (200, _mg("0-1-2")), (300, _mg("1-2-1"))]),
+         FileGtids("b.000002", "0-1-2,1-2-1", [(100, _mg("0-1-3")), (200, _mg("1-2-2"))])]
+
+
+def test_plan_mariadb():
+    assert plan_mariadb(GtidPos(), FILES) == (0, 100)
+    assert plan_mariadb(GtidPos.parse("0-1-1"), FILES) == (0, 200)
+    assert plan_mariadb(GtidPos.parse("0-1-2,1-2-1"), FILES) == (1, 100)
+    assert plan_mariadb(GtidPos.parse("0-1-3,1-2-1"), FILES) == (1, 200)      # inside domain 0, not inside a trx
+    assert plan_mariadb(GtidPos.parse("0-1-3,1-2-2"), FILES) == (1, 4)        # has it all: waits at the end
+    with pytest.raises(StartRefused, match="purged"):
+        plan_mariadb(GtidPos(), FILES[1:])
+    with pytest.raises(StartRefused, match="0-9-2, which is not in the master's binlog. Since"):
+        plan_mariadb(GtidPos.parse("0-9-2"), FILES)
+    with pytest.raises(StartRefused, match="0-1-9, which is not in the master's binlog$"):
+        plan_mariadb(GtidPos.parse("0-1-9,1-2-2"), FILES)
+    skip = Skipper(mariadb_covered(GtidPos.parse("0-1-3")))
+    kept = [skip.keep(c, g) for c, g in [(162, _mg("0-1-3")), (30, None), (16, None), (162, _mg("1-2-2")),
+                                         (30, None), (4, None)]]
+    assert kept == [False, False, False, True, True, True]
+
+
+U = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+
+
+def test_plan_mysql():
+    files = [FileGtids("binlog.000002", f"{U}:1-10", [(200, MysqlGtid(U, 11)), (500, MysqlGtid(U, 12))]),
+             FileGtids("binlog.000003", f"{U}:1-12", [(150, MysqlGtid(U, 13))])]
+    assert plan_mysql(MysqlGtidSet.parse(f"{U}:1-10"), files) == (0, 4)
+    assert plan_mysql(MysqlGtidSet.parse(f"{U}:1-11"), files) == (0, 4)     # the top of the file; 11 left out
+    assert plan_mysql(MysqlGtidSet.parse(f"{U}:1-12"), files) == (1, 4)
+    with pytest.raises(StartRefused, match="source purged required binary logs.*missing transactions are "
+                                           f"'{U}:6-10'"):
+        plan_mysql(MysqlGtidSet.parse(f"{U}:1-5"), files)
+    with pytest.raises(StartRefused, match="Replica has more GTIDs than the source has"):
+        plan_mysql(MysqlGtidSet.parse(f"{U}:1-20"), files)
+    other = "aaaaaaaa-71ca-11e1-9e33-c80aa9429562"
+    assert plan_mysql(MysqlGtidSet.parse(f"{U}:1-13,{other}:1-3"), files) == (1, 4)   # the replica's own: fine
