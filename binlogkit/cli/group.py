@@ -16,6 +16,7 @@ COMMANDS = {
     "transactions": ("inspect", "transactions"), "audit": ("audit", "audit"), "pitr": ("pitr", "pitr"),
     "compare": ("inspect", "compare"), "incident": ("repair", "incident"), "recover": ("repair", "recover"),
     "flashback": ("repair", "flashback"), "pull": ("pull", "pull"), "export": ("export", "export"),
+    "lake": ("lake", "lake"),
 }
 
 
