@@ -50,12 +50,18 @@ from .options import (Command, datetime_value, gtid_filters, gtids_value, inputs
 @click.option("--skip-statements", is_flag=True,
               help="--mirror: ignore statement-format row changes (binlog_format STATEMENT / MIXED) of mirrored "
                    "tables (counted in the summary) instead of stopping those tables' mirrors before them.")
+@click.option("--follow", is_flag=True,
+              help="iceberg / delta: after what INPUTS hold, keep applying what arrives in them (a folder "
+                   "`binlogkit pull` is filling: whole committed transactions only) until SIGTERM / Ctrl-C, which "
+                   "commit what is whole and stop (exit 0); a restart continues from the warehouse's checkpoint.")
+@click.option("--commit-interval", type=click.FloatRange(min=0.1), default=5.0, show_default=True,
+              help="--follow: commit what is pending at least this often (seconds).")
 @json_option("Print the summary (as _SUCCESS holds it) as JSON.")
 @key_options("inputs")
 @fails(EXIT_USAGE, os_errors=True)
 def export(inputs, output, database, tables, start_datetime, stop_datetime, include_gtids, exclude_gtids,
            schema_file, row_group_rows, fmt, mirror, catalog, snapshot, from_gtid, backup_info, batch_transactions,
-           series, skip_statements, as_json) -> None:
+           series, skip_statements, follow, commit_interval, as_json) -> None:
     """Write the committed row changes of INPUTS (files, .index files, folders) as a typed Parquet
     change table: a dataset per table, db=DB/table=T/date=YYYY-MM-DD/part-*.parquet.
 
@@ -75,6 +81,11 @@ def export(inputs, output, database, tables, start_datetime, stop_datetime, incl
     if fmt == "parquet" and (mirror or catalog or snapshot or from_gtid or backup_info):
         fail("--mirror, --catalog, --snapshot, --from-gtid and --backup-info go with --format iceberg or delta",
              EXIT_USAGE)
+    if follow and fmt == "parquet":
+        fail("--follow goes with --format iceberg or delta", EXIT_USAGE)
+    if follow and (snapshot or from_gtid or backup_info):
+        fail("--follow starts from the archive or from its checkpoint: load a snapshot with a plain export first, "
+             "then follow", EXIT_USAGE)
     if skip_statements and not mirror:
         fail("--skip-statements goes with --mirror (statement-format changes stop a mirror, never a change table)",
              EXIT_USAGE)
@@ -87,6 +98,9 @@ def export(inputs, output, database, tables, start_datetime, stop_datetime, incl
     filters = Filters(tables=tables_of(database, tables), start=datetime_value(start_datetime),
                       stop=datetime_value(stop_datetime), gtids=gtids_value(include_gtids), schema=load(schema_file),
                       exclude_gtids=gtids_value(exclude_gtids))
+    if follow:
+        _follow(inputs, output, fmt, mirror, filters, catalog, batch_transactions, commit_interval, as_json, series,
+                skip_statements)
     if fmt != "parquet":
         _lake(inputs, output, fmt, mirror, filters, catalog, snapshot, from_gtid, backup_info, batch_transactions,
               as_json, series, skip_statements)
@@ -127,6 +141,24 @@ def _lake(inputs, output, fmt, mirror, filters, catalog, snapshot, from_gtid, ba
             summary = export_lake(inputs, output, fmt=fmt, mirror=mirror, filters=filters, catalog=catalog,
                                   batch_transactions=batch_transactions, from_gtid=from_gtid, snapshot=snapshot,
                                   snapshot_at=start, series=series, skip_statements=skip_statements)
+    except ArchiveGap as exc:
+        show(exc.summary, as_json, render)  # type: ignore[attr-defined]
+        fail(str(exc), EXIT_DAMAGED)
+    show(summary, as_json, render)
+    sys.exit(exit_code(summary))
+
+
+def _follow(inputs, output, fmt, mirror, filters, catalog, batch_transactions, commit_interval, as_json, series,
+            skip_statements) -> None:
+    """``export.lake.follow.follow_lake`` with the options; exits."""
+    from ..errors import ArchiveGap
+    from ..export.lake.follow import follow_lake
+    from ..export.lake.mirror import exit_code, render
+
+    try:
+        summary = follow_lake(inputs, output, fmt=fmt, mirror=mirror, filters=filters, catalog=catalog,
+                              batch_transactions=batch_transactions, commit_interval=commit_interval, series=series,
+                              skip_statements=skip_statements)
     except ArchiveGap as exc:
         show(exc.summary, as_json, render)  # type: ignore[attr-defined]
         fail(str(exc), EXIT_DAMAGED)

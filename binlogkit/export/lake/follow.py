@@ -1,0 +1,215 @@
+"""``export --follow``: after what the archive holds, keep applying what arrives in it — a folder
+``binlogkit pull`` is filling — until SIGTERM / SIGINT, then commit what is whole and stop.
+
+A poll reads the files from the one holding the follower's position to the newest, as the
+ordinary walk does (``changes.committed_changes``: only whole, committed transactions; a
+transaction pull has not finished writing is left for the next poll) and gives the mirror the
+transactions past its position. A batch ends at ``batch_transactions`` (as the export's) or when
+``commit_interval`` seconds have passed since the last commit with something pending.
+
+Checkpoint: after every batch the warehouse's ``_binlogkit_follow.json`` says where the batch
+ended (file, position, GTID state), written after the batch's table commits; a restart reads the
+files from that file on, not the archive from its start. Each table still skips what its own
+last commit holds (the export's restart rule), so a follower killed anywhere — between two
+tables' commits, before the checkpoint is written — and restarted applies nothing twice and
+skips nothing. A checkpoint past every table's last commit (a warehouse put back from an older
+copy) is refused. A gap in the files (the audit's rules) stops the follower, exit 1, as it stops
+the export.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import signal
+import time
+
+from ...errors import ArchiveGap, UsageError
+from ..changes import Filters, Report, checked_inputs, committed_changes
+from .mirror import Mirror, StatementsOfAnyDatabase, open_sink
+from .props import order_key, position_of
+from .state import Tracker
+
+CHECKPOINT = "_binlogkit_follow.json"
+
+
+def read_checkpoint(warehouse: str) -> dict | None:
+    try:
+        with open(os.path.join(warehouse, CHECKPOINT), encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{os.path.join(warehouse, CHECKPOINT)}: unreadable ({exc}); remove it to walk the archive "
+                         "again from its start") from None
+    if not isinstance(doc, dict) or not doc.get("file") or not isinstance(doc.get("position"), int):
+        raise UsageError(f"{os.path.join(warehouse, CHECKPOINT)}: not a follower's checkpoint")
+    return doc
+
+
+def write_checkpoint(warehouse: str, doc: dict) -> None:
+    path = os.path.join(warehouse, CHECKPOINT)
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(doc, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def check_checkpoint(sink, ck: dict) -> None:
+    """The checkpoint against the tables' own commit properties: some table's last commit is
+    at or past it (the checkpoint is written after the commits of its batch)."""
+    at = order_key(ck["file"], ck["position"])
+    newest = None
+    for db, name in sink.table_names():
+        p = position_of(sink.recorded(db, name))
+        if p is not None and (newest is None or p > newest):
+            newest = p
+    if newest is None or newest < at:
+        raise UsageError(f"the follower's checkpoint ({ck['file']}:{ck['position']}) is past every table's last "
+                         f"commit ({'none' if newest is None else f'{newest[1]}:{newest[2]}'}): the warehouse is "
+                         f"not the one it was written for (put back from an older copy?); remove "
+                         f"{CHECKPOINT} to walk the archive from its start")
+
+
+class Follower(Mirror):
+    """The mirror, whose every batch ends by writing the checkpoint."""
+
+    warehouse = ""
+    series = ""
+
+    def flush(self) -> None:
+        had = bool(self.batches)
+        t = self.last
+        super().flush()
+        if had and t is not None:
+            end = order_key(t.end_file or t.start_file, t.end_offset or 0)
+            write_checkpoint(self.warehouse, {"file": end[1], "position": end[2], "gtid": t.gtid or "",
+                                              "gtid_state": self.state.at(end), "series": self.series})
+            self.committed_at = time.monotonic()
+
+    committed_at = 0.0
+
+
+def follow_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = True, filters: Filters | None = None,
+                catalog: str | None = None, batch_transactions: int = 1000, batch_rows: int = 100_000,
+                commit_interval: float = 5.0, poll: float = 0.5, series: str | None = None,
+                skip_statements: bool = False, stop_after: float | None = None, on_poll=None) -> dict:
+    """Follow the archive ``paths`` into ``warehouse`` (the module text) until SIGTERM / SIGINT
+    (or ``stop_after`` seconds, for tests); the export's summary. ``ArchiveGap`` at a gap."""
+    stopping: list[int] = []
+
+    def on_signal(signum, _frame) -> None:
+        stopping.append(signum)
+    # first: a SIGTERM while the tables are opened stops the follower as cleanly as one later
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        return _follow(paths, warehouse, stopping, fmt=fmt, mirror=mirror, filters=filters, catalog=catalog,
+                       batch_transactions=batch_transactions, batch_rows=batch_rows, commit_interval=commit_interval,
+                       poll=poll, series=series, skip_statements=skip_statements, stop_after=stop_after,
+                       on_poll=on_poll)
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: bool, filters: Filters | None,
+            catalog: str | None, batch_transactions: int, batch_rows: int, commit_interval: float, poll: float,
+            series: str | None, skip_statements: bool, stop_after: float | None, on_poll) -> dict:
+    from .. import make_summary
+    from ...pitr.walk import read_head
+    from .gaps import audit_gap
+
+    if "://" in warehouse:
+        raise UsageError("--follow keeps its checkpoint in a local warehouse folder; an object-store warehouse "
+                         "is not followed yet")
+    os.makedirs(warehouse, exist_ok=True)
+    filters = filters or Filters()
+    sink = open_sink(fmt, warehouse, catalog)
+    ck = read_checkpoint(warehouse)
+    if ck is not None:
+        check_checkpoint(sink, ck)
+    t0 = time.monotonic()
+    total = Report()
+    m: Follower | None = None
+    floor = order_key(ck["file"], ck["position"]) if ck else None      # applied up to here
+    noted = None     # the GTIDs told to the state: the first poll's file from its start (its head's state)
+    gap = None
+    while not (stopping and m is None):   # a signal before the first poll: nothing read
+        found = checked_inputs(paths, series=series, one_series=True)
+        if floor is not None:
+            found = [i for i in found if order_key(i.name, 0)[:2] >= floor[:2]]
+            if not found:
+                raise UsageError(f"the follower's position {floor[1]}:{floor[2]}: that file is not in "
+                                 f"{', '.join(map(str, paths))} any more (nor any after it)")
+        if m is None:
+            m = Follower(sink, mirror=mirror, batch_transactions=batch_transactions, batch_rows=batch_rows,
+                         tables=filters.tables, skip_statements=skip_statements,
+                         state=Tracker.from_head(read_head(found[0])))
+            m.warehouse, m.series = warehouse, found[0].name.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+            m.committed_at = time.monotonic()
+        g = audit_gap(found)
+        report = Report()
+        start = floor
+
+        def note(t, _m=m) -> None:
+            nonlocal noted
+            pos = order_key(t.end_file or t.start_file, t.end_offset or 0)
+            if noted is None or pos > noted:
+                _m.note(t)
+                noted = pos
+        walk = StatementsOfAnyDatabase(**{f.name: getattr(filters, f.name) for f in dataclasses.fields(Filters)},
+                                       seen=note)
+        cur = None
+        for item in committed_changes(found, walk, report):
+            t = item.trx
+            pos = order_key(t.end_file or t.start_file, t.end_offset or 0)
+            if start is not None and pos <= start:
+                continue
+            if t is not cur:
+                if stopping:
+                    break
+                if g is not None and order_key(t.start_file, t.start_offset) >= g[0]:
+                    gap = g[1]
+                    break
+                cur = t
+                total.transactions += 1
+                if m.n_trx and time.monotonic() - m.committed_at >= commit_interval:
+                    m.flush()
+            m.add(item, pos)
+            floor = pos
+        # a tail pull has not finished writing is not a problem: only problems before the newest file
+        last = found[-1].name
+        total.problems += [p for p in report.problems if p.get("file") and p["file"] != last]
+        total.files = len(found)
+        if gap is not None or stopping or total.problems:
+            break
+        if g is not None:
+            gap = g[1]
+            break
+        if m.n_trx and time.monotonic() - m.committed_at >= commit_interval:
+            m.flush()
+        if on_poll is not None:
+            on_poll(m)
+        if stop_after is not None and time.monotonic() - t0 >= stop_after:
+            break
+        time.sleep(poll)
+    if m is None:       # stopped before the first poll: nothing read, nothing to commit
+        m = Follower(sink, mirror=mirror, batch_transactions=batch_transactions, batch_rows=batch_rows)
+    m.flush()
+    s = m.stats
+    summary = make_summary(warehouse, total, {}, 0, 0, 0, time.monotonic() - t0)
+    summary.update({"format": fmt, "mirror": mirror, "rows": s.rows, "batches": s.batches, "commits": s.commits,
+                    "skipped_rows": s.skipped_rows, "from_snapshot": 0, "tables": sorted(s.tables),
+                    "no_key": sorted(s.no_key - set(s.stopped)), "partial_images": s.partial, "gap": gap,
+                    "stopped": [{k: v for k, v in s.stopped[t].items() if k != "_pos"} for t in sorted(s.stopped)],
+                    "skipped_statements": s.skipped_statements, "moved": s.moved, "follow": True,
+                    "signal": signal.Signals(stopping[0]).name if stopping else None})
+    if gap is not None:
+        err = ArchiveGap(f"archive gap ({gap['kind']}: {gap['detail']}): the tables hold every change before it; "
+                         f"the follower stopped at {gap['place']}", file=gap.get("file"), offset=gap.get("offset"))
+        err.summary = summary  # type: ignore[attr-defined]
+        raise err
+    return summary
