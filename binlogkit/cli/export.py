@@ -56,12 +56,15 @@ from .options import (Command, datetime_value, gtid_filters, gtids_value, inputs
                    "commit what is whole and stop (exit 0); a restart continues from the warehouse's checkpoint.")
 @click.option("--commit-interval", type=click.FloatRange(min=0.1), default=5.0, show_default=True,
               help="--follow: commit what is pending at least this often (seconds).")
+@click.option("--status-file", type=click.Path(dir_okay=False),
+              help="--follow: this file is replaced after every look with the follower's status as JSON (lag_seconds, "
+                   "last_gtid, file, position, rows, rows_per_second, commits).")
 @json_option("Print the summary (as _SUCCESS holds it) as JSON.")
 @key_options("inputs")
 @fails(EXIT_USAGE, os_errors=True)
 def export(inputs, output, database, tables, start_datetime, stop_datetime, include_gtids, exclude_gtids,
            schema_file, row_group_rows, fmt, mirror, catalog, snapshot, from_gtid, backup_info, batch_transactions,
-           series, skip_statements, follow, commit_interval, as_json) -> None:
+           series, skip_statements, follow, commit_interval, status_file, as_json) -> None:
     """Write the committed row changes of INPUTS (files, .index files, folders) as a typed Parquet
     change table: a dataset per table, db=DB/table=T/date=YYYY-MM-DD/part-*.parquet.
 
@@ -81,6 +84,8 @@ def export(inputs, output, database, tables, start_datetime, stop_datetime, incl
     if fmt == "parquet" and (mirror or catalog or snapshot or from_gtid or backup_info):
         fail("--mirror, --catalog, --snapshot, --from-gtid and --backup-info go with --format iceberg or delta",
              EXIT_USAGE)
+    if status_file and not follow:
+        fail("--status-file goes with --follow", EXIT_USAGE)
     if follow and fmt == "parquet":
         fail("--follow goes with --format iceberg or delta", EXIT_USAGE)
     if follow and (snapshot or from_gtid or backup_info):
@@ -100,7 +105,7 @@ def export(inputs, output, database, tables, start_datetime, stop_datetime, incl
                       exclude_gtids=gtids_value(exclude_gtids))
     if follow:
         _follow(inputs, output, fmt, mirror, filters, catalog, batch_transactions, commit_interval, as_json, series,
-                skip_statements)
+                skip_statements, status_file)
     if fmt != "parquet":
         _lake(inputs, output, fmt, mirror, filters, catalog, snapshot, from_gtid, backup_info, batch_transactions,
               as_json, series, skip_statements)
@@ -149,18 +154,26 @@ def _lake(inputs, output, fmt, mirror, filters, catalog, snapshot, from_gtid, ba
 
 
 def _follow(inputs, output, fmt, mirror, filters, catalog, batch_transactions, commit_interval, as_json, series,
-            skip_statements) -> None:
-    """``export.lake.follow.follow_lake`` with the options; exits."""
+            skip_statements, status_file=None) -> None:
+    """``export.lake.follow.follow_lake`` with the options; exits. On a terminal, the status
+    line is rewritten on stderr after every look."""
     from ..errors import ArchiveGap
     from ..export.lake.follow import follow_lake
     from ..export.lake.mirror import exit_code, render
 
+    line = None
+    if sys.stderr.isatty():
+        def line(text: str) -> None:
+            sys.stderr.write("\r\x1b[K" + text)
+            sys.stderr.flush()
     try:
         summary = follow_lake(inputs, output, fmt=fmt, mirror=mirror, filters=filters, catalog=catalog,
                               batch_transactions=batch_transactions, commit_interval=commit_interval, series=series,
-                              skip_statements=skip_statements)
+                              skip_statements=skip_statements, status_file=status_file, status_line_to=line)
     except ArchiveGap as exc:
         show(exc.summary, as_json, render)  # type: ignore[attr-defined]
         fail(str(exc), EXIT_DAMAGED)
+    if line is not None:
+        sys.stderr.write("\n")
     show(summary, as_json, render)
     sys.exit(exit_code(summary))

@@ -74,6 +74,32 @@ def check_checkpoint(sink, ck: dict) -> None:
                          f"{CHECKPOINT} to walk the archive from its start")
 
 
+def status(m: "Follower", started: float, now_wall: float, now: float) -> dict:
+    """The follower's status (pure): ``lag_seconds``, how old the oldest transaction read but
+    not yet committed to the tables is (now minus its commit time on the primary; 0 when every
+    transaction read is committed: caught up with the folder), the last GTID and position
+    committed, row changes per second since the start, commits."""
+    s = m.stats
+    seconds = max(now - started, 1e-9)
+    return {"lag_seconds": 0.0 if m.pending_since is None else max(0.0, round(now_wall - m.pending_since, 3)),
+            "last_gtid": m.applied_gtid, "file": m.applied_at[0], "position": m.applied_at[1],
+            "rows": s.rows, "rows_per_second": round(s.rows / seconds, 1), "commits": s.commits,
+            "batches": s.batches, "pending_transactions": m.n_trx, "seconds": round(seconds, 3)}
+
+
+def status_line(doc: dict) -> str:
+    lag = f"{doc['lag_seconds']:.1f} s"
+    return (f"following: lag {lag}, last GTID {doc['last_gtid'] or '-'} at {doc['file'] or '-'}:{doc['position']}, "
+            f"{doc['rows']:,} row changes ({doc['rows_per_second']:,.0f}/s), {doc['commits']:,} commits")
+
+
+def write_status(path: str, doc: dict) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(doc, fh)
+    os.replace(tmp, path)
+
+
 class Follower(Mirror):
     """The mirror, whose every batch ends by writing the checkpoint."""
 
@@ -89,16 +115,39 @@ class Follower(Mirror):
             write_checkpoint(self.warehouse, {"file": end[1], "position": end[2], "gtid": t.gtid or "",
                                               "gtid_state": self.state.at(end), "series": self.series})
             self.committed_at = time.monotonic()
+            self.applied_gtid, self.applied_at = t.gtid or "", end[1:]
+        self.pending_since = None
+
+    def add(self, item, trx_pos: tuple) -> None:
+        super().add(item, trx_pos)
+        if self.pending_since is None and self.n_trx:
+            self.pending_since = item.trx.last_timestamp
 
     committed_at = 0.0
+    pending_since: float | None = None     # commit time of the oldest transaction read, not committed
+    applied_gtid = ""
+    applied_at: tuple = ("", 0)
 
 
 def follow_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = True, filters: Filters | None = None,
                 catalog: str | None = None, batch_transactions: int = 1000, batch_rows: int = 100_000,
                 commit_interval: float = 5.0, poll: float = 0.5, series: str | None = None,
-                skip_statements: bool = False, stop_after: float | None = None, on_poll=None) -> dict:
+                skip_statements: bool = False, stop_after: float | None = None, on_poll=None,
+                status_file: str | None = None, status_line_to=None) -> dict:
     """Follow the archive ``paths`` into ``warehouse`` (the module text) until SIGTERM / SIGINT
-    (or ``stop_after`` seconds, for tests); the export's summary. ``ArchiveGap`` at a gap."""
+    (or ``stop_after`` seconds, for tests); the export's summary. ``ArchiveGap`` at a gap.
+    ``status_file``: ``status`` as JSON, replaced after every look; ``status_line_to``: a
+    callable given ``status_line`` after every look (the CLI's terminal line)."""
+    started = time.monotonic()
+
+    def report(m) -> None:
+        doc = status(m, started, time.time(), time.monotonic())
+        if status_file:
+            write_status(status_file, doc)
+        if status_line_to is not None:
+            status_line_to(status_line(doc))
+        if on_poll is not None:
+            on_poll(m)
     stopping: list[int] = []
 
     def on_signal(signum, _frame) -> None:
@@ -109,7 +158,7 @@ def follow_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = T
         return _follow(paths, warehouse, stopping, fmt=fmt, mirror=mirror, filters=filters, catalog=catalog,
                        batch_transactions=batch_transactions, batch_rows=batch_rows, commit_interval=commit_interval,
                        poll=poll, series=series, skip_statements=skip_statements, stop_after=stop_after,
-                       on_poll=on_poll)
+                       on_poll=report)
     finally:
         for s, h in old.items():
             signal.signal(s, h)
@@ -199,6 +248,8 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
     if m is None:       # stopped before the first poll: nothing read, nothing to commit
         m = Follower(sink, mirror=mirror, batch_transactions=batch_transactions, batch_rows=batch_rows)
     m.flush()
+    if m.warehouse:
+        on_poll(m)
     s = m.stats
     summary = make_summary(warehouse, total, {}, 0, 0, 0, time.monotonic() - t0)
     summary.update({"format": fmt, "mirror": mirror, "rows": s.rows, "batches": s.batches, "commits": s.commits,
