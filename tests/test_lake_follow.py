@@ -28,7 +28,8 @@ from binlogkit.export.lake import export_lake
 from binlogkit.export.lake.follow import CHECKPOINT, follow_lake
 from binlogkit.export.lake.mirror import open_sink
 from fixtures.lab import Lab
-from fixtures.lab.pull_lab import Writer, kill9, settle, start_primary, start_pull
+from fixtures.lab.pull_lab import (PULL_SERVER_ID, REPL_USER, Writer, kill9, password_file, run_pull, settle,
+                                   start_primary, start_pull)
 
 pytestmark = pytest.mark.server
 pytest.importorskip("pyiceberg")
@@ -106,3 +107,43 @@ def test_follow_a_pulled_folder_under_load_with_kills(kind, fmt, tmp_path):
     assert len(places) == len(set(places))
     assert sorted(places) == sorted((r["file"], r["offset"], r["row_index"])
                                     for r in plain.read("lab", "small__changes").to_pylist())
+
+
+def test_follow_a_primary_through_pulls_client(tmp_path):
+    """``--host ...``: the follower runs ``binlogkit pull`` into the folder itself and applies what
+    it has written; SIGTERM stops both (the folder's pull lock is free after: a second pull on it
+    runs), exit 0; the mirror then equals the primary's table."""
+    folder, wh = tmp_path / "pulled", tmp_path / "wh"
+    with Lab(tmp_path / "lab") as lab:
+        primary = start_primary(lab, binlog_row_metadata="FULL")
+        pw = password_file(tmp_path)
+        follower = subprocess.Popen(
+            [sys.executable, "-m", "binlogkit", "export", str(folder), "-o", str(wh), "--format", "delta", "--mirror",
+             "--follow", "--commit-interval", "1", "--host", "127.0.0.1", "--port", str(primary.port), "--user",
+             REPL_USER, "--password-file", str(pw), "--server-id", str(PULL_SERVER_ID), "--json"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)), start_new_session=True)
+        writer = Writer(primary, seed=7)
+        writer.start()
+        time.sleep(4)
+        writer.halt.set()
+        writer.join(30)
+        assert writer.error is None, writer.error
+        settle(primary)
+        deadline = time.monotonic() + 60
+        while not _pulled(primary, folder) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _pulled(primary, folder)
+        time.sleep(3)
+        follower.send_signal(signal.SIGTERM)
+        out, err = follower.communicate(timeout=120)
+        assert follower.returncode == 0, err
+        doc = json.loads(out)
+        assert doc["follow"] and doc["pull_exit"] is None and doc["rows"] > 0
+        done = run_pull(primary, folder, "--until-end", pwfile=pw)     # the child pull is gone: its lock is free
+        assert done.returncode == 0, done.stderr
+        follow_lake([folder], str(wh), fmt="delta", batch_transactions=40, commit_interval=1, stop_after=0)
+        want = sorted(tuple(r.values()) for r in primary.query("SELECT id, k, v, ts FROM lab.small"))
+    got = sorted(tuple(r[c] for c in ("id", "k", "v", "ts"))
+                 for r in open_sink("delta", str(wh)).read("lab", "small").to_pylist())
+    assert got == want

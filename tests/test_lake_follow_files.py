@@ -117,3 +117,21 @@ def test_refusals(tmp_path, args):
     p = _cli(_src(), "-o", tmp_path / "wh", *args)
     out, err = p.communicate(timeout=120)
     assert p.returncode == 2 and err.startswith("binlogkit: error: "), err
+
+
+def test_a_pull_that_stops_by_itself_stops_the_follower_exit_1(tmp_path):
+    """``--host`` to a port nobody listens on: the pull child gives up (exit 2), the follower,
+    still waiting for a first binlog, stops with exit 1 naming it."""
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    (tmp_path / "pw").write_text("x\n")
+    (tmp_path / "pw").chmod(0o600)
+    p = _cli(tmp_path / "pulled", "-o", tmp_path / "wh", "--format", "delta", "--mirror", "--follow", "--host",
+             "127.0.0.1", "--port", port, "--user", "u", "--password-file", tmp_path / "pw", "--server-id", 4242)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 1, err
+    assert "binlogkit pull stopped (exit 2)" in err and "Traceback" not in err

@@ -133,14 +133,19 @@ def follow_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = T
                 catalog: str | None = None, batch_transactions: int = 1000, batch_rows: int = 100_000,
                 commit_interval: float = 5.0, poll: float = 0.5, series: str | None = None,
                 skip_statements: bool = False, stop_after: float | None = None, on_poll=None,
-                status_file: str | None = None, status_line_to=None) -> dict:
+                status_file: str | None = None, status_line_to=None, feeder=None) -> dict:
     """Follow the archive ``paths`` into ``warehouse`` (the module text) until SIGTERM / SIGINT
     (or ``stop_after`` seconds, for tests); the export's summary. ``ArchiveGap`` at a gap.
     ``status_file``: ``status`` as JSON, replaced after every look; ``status_line_to``: a
-    callable given ``status_line`` after every look (the CLI's terminal line)."""
+    callable given ``status_line`` after every look (the CLI's terminal line). ``feeder``: the
+    ``binlogkit pull`` child filling the folder (``subprocess.Popen``): when it ends, the follower
+    commits what it read and stops (its exit code in the summary, ``pull_exit``); when the
+    follower stops, it is sent SIGTERM and waited for."""
     started = time.monotonic()
 
     def report(m) -> None:
+        if m is None:       # no binlog in the folder yet
+            return
         doc = status(m, started, time.time(), time.monotonic())
         if status_file:
             write_status(status_file, doc)
@@ -155,13 +160,34 @@ def follow_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = T
     # first: a SIGTERM while the tables are opened stops the follower as cleanly as one later
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
-        return _follow(paths, warehouse, stopping, fmt=fmt, mirror=mirror, filters=filters, catalog=catalog,
+        if feeder is not None:
+            def feeder_done(m) -> None:
+                if feeder.poll() is not None and not stopping:
+                    stopping.append(0)
+            inner = report
+
+            def report(m) -> None:      # noqa: F811 -- the status, then the child's state
+                inner(m)
+                feeder_done(m)
+        doc = _follow(paths, warehouse, stopping, fmt=fmt, mirror=mirror, filters=filters, catalog=catalog,
                        batch_transactions=batch_transactions, batch_rows=batch_rows, commit_interval=commit_interval,
                        poll=poll, series=series, skip_statements=skip_statements, stop_after=stop_after,
                        on_poll=report)
     finally:
         for s, h in old.items():
             signal.signal(s, h)
+        alone = feeder is not None and feeder.poll() is not None
+        if feeder is not None and feeder.poll() is None:
+            feeder.send_signal(signal.SIGTERM)
+            try:
+                feeder.wait(60)
+            except Exception:
+                feeder.kill()
+                feeder.wait()
+    if feeder is not None:
+        # the pull's exit code when it ended by itself (it stopped the follower), else None
+        doc["pull_exit"] = feeder.returncode if alone else None
+    return doc
 
 
 def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: bool, filters: Filters | None,
@@ -187,12 +213,22 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
     noted = None     # the GTIDs told to the state: the first poll's file from its start (its head's state)
     gap = None
     while not (stopping and m is None):   # a signal before the first poll: nothing read
-        found = checked_inputs(paths, series=series, one_series=True)
+        try:
+            found = checked_inputs(paths, series=series, one_series=True)
+        except FileNotFoundError:
+            # folders with no binlog yet (pull has not written its first file): wait for one
+            if m is not None or not all(os.path.isdir(getattr(p, "name", str(p))) for p in paths):
+                raise
+            if stop_after is not None and time.monotonic() - t0 >= stop_after:
+                break
+            on_poll(None)
+            time.sleep(poll)
+            continue
         if floor is not None:
             found = [i for i in found if order_key(i.name, 0)[:2] >= floor[:2]]
             if not found:
                 raise UsageError(f"the follower's position {floor[1]}:{floor[2]}: that file is not in "
-                                 f"{', '.join(map(str, paths))} any more (nor any after it)")
+                                 f"{', '.join(getattr(p, 'name', str(p)) for p in paths)} any more (nor any after it)")
         if m is None:
             m = Follower(sink, mirror=mirror, batch_transactions=batch_transactions, batch_rows=batch_rows,
                          tables=filters.tables, skip_statements=skip_statements,
@@ -218,7 +254,7 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
             if start is not None and pos <= start:
                 continue
             if t is not cur:
-                if stopping:
+                if any(stopping):       # a signal (0: the feeder ended, this look is read whole)
                     break
                 if g is not None and order_key(t.start_file, t.start_offset) >= g[0]:
                     gap = g[1]
@@ -257,7 +293,7 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
                     "no_key": sorted(s.no_key - set(s.stopped)), "partial_images": s.partial, "gap": gap,
                     "stopped": [{k: v for k, v in s.stopped[t].items() if k != "_pos"} for t in sorted(s.stopped)],
                     "skipped_statements": s.skipped_statements, "moved": s.moved, "follow": True,
-                    "signal": signal.Signals(stopping[0]).name if stopping else None})
+                    "signal": signal.Signals(stopping[0]).name if stopping and stopping[0] else None})
     if gap is not None:
         err = ArchiveGap(f"archive gap ({gap['kind']}: {gap['detail']}): the tables hold every change before it; "
                          f"the follower stopped at {gap['place']}", file=gap.get("file"), offset=gap.get("offset"))

@@ -6,7 +6,9 @@ The plan is pure and the sink does the I/O: changes are cut into batches at tran
 boundaries (``batch_transactions`` transactions or ``batch_rows`` rows, and before every DDL
 or new table version); a batch is one commit per table it touched (change table: append;
 mirror: ``fold.fold`` -> delete the touched keys, append their final rows), each carrying the
-batch's last GTID, file:position and commit time (``props.commit_props``).
+batch's last GTID, file:position, commit time and the executed GTID state then
+(``props.commit_props``, ``state.Tracker``). A schema change's own commit (an ADD COLUMN fill, a
+rewrite) carries the ALTER's coordinates.
 
 Restart: every table says where its last commit ended; a rerun walks the archive again and
 gives each table only the transactions after its own position, so a run killed anywhere (a
