@@ -135,3 +135,34 @@ def test_a_pull_that_stops_by_itself_stops_the_follower_exit_1(tmp_path):
     out, err = p.communicate(timeout=120)
     assert p.returncode == 1, err
     assert "binlogkit pull stopped (exit 2)" in err and "Traceback" not in err
+
+
+def test_a_file_growing_under_the_follower_and_a_restart_in_its_middle(tmp_path):
+    """The newest file arrives in pieces, cut anywhere (a torn event, half a transaction), as
+    pull writes it: the follower applies the whole transactions, a restart continues from the
+    checkpoint in the middle of the file (its head, then from there on), the GTID state it
+    records is the file's, and the tables end as a plain export's."""
+    folder, wh = tmp_path / "in", tmp_path / "wh"
+    folder.mkdir()
+    for n in NAMES[:2]:
+        shutil.copy(_src() / n, folder / n)
+    data = (_src() / NAMES[2]).read_bytes()
+    cuts = [len(data) // 3 + 7, 2 * len(data) // 3 + 1, len(data)]
+    (folder / NAMES[2]).write_bytes(data[:cuts[0]])
+    first = follow_lake([folder], str(wh), fmt="delta", batch_transactions=3, commit_interval=0.2, stop_after=0)
+    ck1 = json.loads((wh / CHECKPOINT).read_text())
+    assert first["problems"] == [] and ck1["file"] == NAMES[2] and 4 < ck1["position"] < cuts[0]
+    seen = []
+
+    def grow(m):
+        if len(seen) < 2:
+            with open(folder / NAMES[2], "ab") as fh:
+                fh.write(data[cuts[len(seen)]:cuts[len(seen) + 1]])
+            seen.append(1)
+    again = follow_lake([folder], str(wh), fmt="delta", batch_transactions=3, commit_interval=0.2, poll=0.2,
+                        stop_after=3, on_poll=grow)
+    assert again["problems"] == [] and len(seen) == 2
+    ck = json.loads((wh / CHECKPOINT).read_text())
+    assert (ck["gtid"], ck["gtid_state"]) == ("0-1-49", "0-1-49")
+    export_lake([_src()], str(tmp_path / "plain"), fmt="delta", mirror=True, batch_transactions=5)
+    assert _tables(wh) == _tables(tmp_path / "plain")

@@ -1,15 +1,16 @@
 """``export --follow``: after what the archive holds, keep applying what arrives in it — a folder
 ``binlogkit pull`` is filling — until SIGTERM / SIGINT, then commit what is whole and stop.
 
-A poll reads the files from the one holding the follower's position to the newest, as the
-ordinary walk does (``changes.committed_changes``: only whole, committed transactions; a
+A look reads on from where the last one had read every transaction whole (that file's head,
+then from that offset; the newer files whole), as the ordinary walk does (``changes.committed_changes``: only whole, committed transactions; a
 transaction pull has not finished writing is left for the next poll) and gives the mirror the
 transactions past its position. A batch ends at ``batch_transactions`` (as the export's) or when
 ``commit_interval`` seconds have passed since the last commit with something pending.
 
 Checkpoint: after every batch the warehouse's ``_binlogkit_follow.json`` says where the batch
-ended (file, position, GTID state), written after the batch's table commits; a restart reads the
-files from that file on, not the archive from its start. Each table still skips what its own
+ended (file, position, GTID state), written after the batch's table commits; a restart reads
+from there on (the GTID state starting from the recorded one), not the archive from its start.
+The audit's gap rule runs when the list of files changes. Each table still skips what its own
 last commit holds (the export's restart rule), so a follower killed anywhere — between two
 tables' commits, before the checkpoint is written — and restarted applies nothing twice and
 skips nothing. A checkpoint past every table's last commit (a warehouse put back from an older
@@ -29,7 +30,7 @@ from ...errors import ArchiveGap, UsageError
 from ..changes import Filters, Report, checked_inputs, committed_changes
 from .mirror import Mirror, StatementsOfAnyDatabase, open_sink
 from .props import order_key, position_of
-from .state import Tracker
+from .state import Tracker, flavor_of
 
 CHECKPOINT = "_binlogkit_follow.json"
 
@@ -210,7 +211,13 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
     total = Report()
     m: Follower | None = None
     floor = order_key(ck["file"], ck["position"]) if ck else None      # applied up to here
-    noted = None     # the GTIDs told to the state: the first poll's file from its start (its head's state)
+    # where the next look starts reading: every transaction before it was seen whole (and, if
+    # wanted, given to the mirror); with a checkpoint that records the GTID state, the checkpoint
+    # itself (the state there is known), else the first file's start (the state from its head)
+    resume = floor if ck and ck.get("gtid_state") else None
+    noted = resume   # the GTIDs told to the state: those of transactions after it
+    audited: tuple = ()
+    g = None
     gap = None
     while not (stopping and m is None):   # a signal before the first poll: nothing read
         try:
@@ -224,18 +231,27 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
             on_poll(None)
             time.sleep(poll)
             continue
-        if floor is not None:
-            found = [i for i in found if order_key(i.name, 0)[:2] >= floor[:2]]
+        done_to = resume or floor       # the files before this one are read whole
+        if done_to is not None:
+            found = [i for i in found if order_key(i.name, 0)[:2] >= done_to[:2]]
             if not found:
-                raise UsageError(f"the follower's position {floor[1]}:{floor[2]}: that file is not in "
+                raise UsageError(f"the follower's position {done_to[1]}:{done_to[2]}: that file is not in "
                                  f"{', '.join(getattr(p, 'name', str(p)) for p in paths)} any more (nor any after it)")
         if m is None:
+            state = Tracker(flavor_of(ck["gtid_state"]), ck["gtid_state"]) if resume is not None and ck else \
+                Tracker.from_head(read_head(found[0]))
             m = Follower(sink, mirror=mirror, batch_transactions=batch_transactions, batch_rows=batch_rows,
-                         tables=filters.tables, skip_statements=skip_statements,
-                         state=Tracker.from_head(read_head(found[0])))
+                         tables=filters.tables, skip_statements=skip_statements, state=state)
             m.warehouse, m.series = warehouse, found[0].name.rsplit("/", 1)[-1].rsplit(".", 1)[0]
             m.committed_at = time.monotonic()
-        g = audit_gap(found)
+        # the audit (the gap rule) when the files changed: a new file, a rotation (a file that
+        # grows is read by the walk, which reports damage)
+        names = tuple(i.name for i in found)
+        if names != audited:
+            g = audit_gap(found)
+            audited = names
+        if resume is not None and found[0].basename == resume[1] and resume[2] > 4:
+            found[0] = found[0].with_options(start=resume[2])     # its head, then from there on
         report = Report()
         start = floor
 
@@ -265,6 +281,9 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
                     m.flush()
             m.add(item, pos)
             floor = pos
+        else:
+            if noted is not None:
+                resume = noted          # the look read everything whole up to there
         # a tail pull has not finished writing is not a problem: only problems before the newest file
         last = found[-1].name
         total.problems += [p for p in report.problems if p.get("file") and p["file"] != last]
