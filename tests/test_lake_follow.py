@@ -111,7 +111,7 @@ def test_follow_a_pulled_folder_under_load_with_kills(kind, fmt, tmp_path):
 
 def test_follow_a_primary_through_pulls_client(tmp_path):
     """``--host ...``: the follower runs ``binlogkit pull`` into the folder itself and applies what
-    it has written; SIGTERM stops both (the folder's pull lock is free after: a second pull on it
+    it has written, an ALTER TABLE ADD COLUMN with a default among it; SIGTERM stops both (the folder's pull lock is free after: a second pull on it
     runs), exit 0; the mirror then equals the primary's table."""
     folder, wh = tmp_path / "pulled", tmp_path / "wh"
     with Lab(tmp_path / "lab") as lab:
@@ -129,6 +129,11 @@ def test_follow_a_primary_through_pulls_client(tmp_path):
         writer.halt.set()
         writer.join(30)
         assert writer.error is None, writer.error
+        # a DDL mid-stream, while the follower runs: a column added with a default (the
+        # mirror's rows take it), then changes of it
+        primary.execute("ALTER TABLE lab.small ADD COLUMN extra INT DEFAULT 5",
+                        "UPDATE lab.small SET extra = 6 WHERE id % 2 = 0",
+                        "INSERT INTO lab.small (k, v, ts, extra) VALUES (1, 'after the alter', '2024-01-02', 7)")
         settle(primary)
         deadline = time.monotonic() + 60
         while not _pulled(primary, folder) and time.monotonic() < deadline:
@@ -143,7 +148,7 @@ def test_follow_a_primary_through_pulls_client(tmp_path):
         done = run_pull(primary, folder, "--until-end", pwfile=pw)     # the child pull is gone: its lock is free
         assert done.returncode == 0, done.stderr
         follow_lake([folder], str(wh), fmt="delta", batch_transactions=40, commit_interval=1, stop_after=0)
-        want = sorted(tuple(r.values()) for r in primary.query("SELECT id, k, v, ts FROM lab.small"))
-    got = sorted(tuple(r[c] for c in ("id", "k", "v", "ts"))
+        want = sorted(tuple(r.values()) for r in primary.query("SELECT id, k, v, ts, extra FROM lab.small"))
+    got = sorted(tuple(r[c] for c in ("id", "k", "v", "ts", "extra"))
                  for r in open_sink("delta", str(wh)).read("lab", "small").to_pylist())
     assert got == want
