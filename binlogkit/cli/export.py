@@ -50,12 +50,30 @@ from .options import (Command, datetime_value, gtid_filters, gtids_value, inputs
 @click.option("--skip-statements", is_flag=True,
               help="--mirror: ignore statement-format row changes (binlog_format STATEMENT / MIXED) of mirrored "
                    "tables (counted in the summary) instead of stopping those tables' mirrors before them.")
+@click.option("--follow", is_flag=True,
+              help="iceberg / delta: after what INPUTS hold, keep applying what arrives in them (a folder "
+                   "`binlogkit pull` is filling: whole committed transactions only) until SIGTERM / Ctrl-C, which "
+                   "commit what is whole and stop (exit 0); a restart continues from the warehouse's checkpoint.")
+@click.option("--commit-interval", type=click.FloatRange(min=0.1), default=5.0, show_default=True,
+              help="--follow: commit what is pending at least this often (seconds).")
+@click.option("--status-file", type=click.Path(dir_okay=False),
+              help="--follow: this file is replaced after every look with the follower's status as JSON (lag_seconds, "
+                   "last_gtid, file, position, rows, rows_per_second, commits).")
+@click.option("--host", help="--follow: also run `binlogkit pull` from this primary into INPUTS (one folder): the "
+                             "follower applies what pull has written (its folder is the durable buffer); pull's "
+                             "client, trust rules and resume (docs/pull.md).")
+@click.option("--port", type=int, help="--host: the primary's port (default 3306).")
+@click.option("--user", help="--host: a user with REPLICATION SLAVE.")
+@click.option("--password-file", type=click.Path(exists=True, dir_okay=False),
+              help="--host: a file whose first line is the password.")
+@click.option("--server-id", type=int, help="--host: the server_id pull registers with (unique among replicas).")
 @json_option("Print the summary (as _SUCCESS holds it) as JSON.")
 @key_options("inputs")
 @fails(EXIT_USAGE, os_errors=True)
 def export(inputs, output, database, tables, start_datetime, stop_datetime, include_gtids, exclude_gtids,
            schema_file, row_group_rows, fmt, mirror, catalog, snapshot, from_gtid, backup_info, batch_transactions,
-           series, skip_statements, as_json) -> None:
+           series, skip_statements, follow, commit_interval, status_file, host, port, user, password_file, server_id,
+           as_json) -> None:
     """Write the committed row changes of INPUTS (files, .index files, folders) as a typed Parquet
     change table: a dataset per table, db=DB/table=T/date=YYYY-MM-DD/part-*.parquet.
 
@@ -75,6 +93,24 @@ def export(inputs, output, database, tables, start_datetime, stop_datetime, incl
     if fmt == "parquet" and (mirror or catalog or snapshot or from_gtid or backup_info):
         fail("--mirror, --catalog, --snapshot, --from-gtid and --backup-info go with --format iceberg or delta",
              EXIT_USAGE)
+    if status_file and not follow:
+        fail("--status-file goes with --follow", EXIT_USAGE)
+    pull_args = [a for k, v in (("--host", host), ("--port", port), ("--user", user),
+                                ("--password-file", password_file), ("--server-id", server_id))
+                 if v is not None for a in (k, str(v))]
+    if pull_args and not follow:
+        fail("--host, --port, --user, --password-file and --server-id go with --follow", EXIT_USAGE)
+    if pull_args and (host is None or server_id is None):
+        fail("--follow from a primary needs --host and --server-id (pull's; --user and --password-file as pull "
+             "takes them)", EXIT_USAGE)
+    if pull_args and (len(inputs) != 1 or "://" in getattr(inputs[0], "name", str(inputs[0]))):
+        fail("--follow --host: give one local folder as the input (pull writes the primary's binlogs there)",
+             EXIT_USAGE)
+    if follow and fmt == "parquet":
+        fail("--follow goes with --format iceberg or delta", EXIT_USAGE)
+    if follow and (snapshot or from_gtid or backup_info):
+        fail("--follow starts from the archive or from its checkpoint: load a snapshot with a plain export first, "
+             "then follow", EXIT_USAGE)
     if skip_statements and not mirror:
         fail("--skip-statements goes with --mirror (statement-format changes stop a mirror, never a change table)",
              EXIT_USAGE)
@@ -87,6 +123,9 @@ def export(inputs, output, database, tables, start_datetime, stop_datetime, incl
     filters = Filters(tables=tables_of(database, tables), start=datetime_value(start_datetime),
                       stop=datetime_value(stop_datetime), gtids=gtids_value(include_gtids), schema=load(schema_file),
                       exclude_gtids=gtids_value(exclude_gtids))
+    if follow:
+        _follow(inputs, output, fmt, mirror, filters, catalog, batch_transactions, commit_interval, as_json, series,
+                skip_statements, status_file, pull_args)
     if fmt != "parquet":
         _lake(inputs, output, fmt, mirror, filters, catalog, snapshot, from_gtid, backup_info, batch_transactions,
               as_json, series, skip_statements)
@@ -131,4 +170,44 @@ def _lake(inputs, output, fmt, mirror, filters, catalog, snapshot, from_gtid, ba
         show(exc.summary, as_json, render)  # type: ignore[attr-defined]
         fail(str(exc), EXIT_DAMAGED)
     show(summary, as_json, render)
+    sys.exit(exit_code(summary))
+
+
+def _follow(inputs, output, fmt, mirror, filters, catalog, batch_transactions, commit_interval, as_json, series,
+            skip_statements, status_file=None, pull_args=()) -> None:
+    """``export.lake.follow.follow_lake`` with the options; exits. On a terminal, the status
+    line is rewritten on stderr after every look. ``pull_args``: ``binlogkit pull`` runs as a
+    child into the input folder (its stderr is this command's), stopped when the follower stops;
+    a pull that ends by itself stops the follower (exit 1 unless pull's was 0)."""
+    import os
+    import subprocess
+    from ..errors import ArchiveGap
+    from ..export.lake.follow import follow_lake
+    from ..export.lake.mirror import exit_code, render
+
+    line = None
+    if sys.stderr.isatty():
+        def line(text: str) -> None:
+            sys.stderr.write("\r\x1b[K" + text)
+            sys.stderr.flush()
+    feeder = None
+    if pull_args:
+        folder = getattr(inputs[0], "name", str(inputs[0]))
+        os.makedirs(folder, exist_ok=True)
+        feeder = subprocess.Popen([sys.executable, "-m", "binlogkit", "pull", *pull_args, "--dir", folder],
+                                  stdin=subprocess.DEVNULL, stdout=sys.stderr.fileno(), start_new_session=True)
+    try:
+        summary = follow_lake(inputs, output, fmt=fmt, mirror=mirror, filters=filters, catalog=catalog,
+                              batch_transactions=batch_transactions, commit_interval=commit_interval, series=series,
+                              skip_statements=skip_statements, status_file=status_file, status_line_to=line,
+                              feeder=feeder)
+    except ArchiveGap as exc:
+        show(exc.summary, as_json, render)  # type: ignore[attr-defined]
+        fail(str(exc), EXIT_DAMAGED)
+    if line is not None:
+        sys.stderr.write("\n")
+    show(summary, as_json, render)
+    if summary.get("pull_exit"):
+        fail(f"binlogkit pull stopped (exit {summary['pull_exit']}): the tables hold what it had written; the "
+             "follower stopped", EXIT_DAMAGED)
     sys.exit(exit_code(summary))

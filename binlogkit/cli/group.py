@@ -17,6 +17,7 @@ COMMANDS = {
     "compare": ("inspect", "compare"), "incident": ("repair", "incident"), "recover": ("repair", "recover"),
     "flashback": ("repair", "flashback"), "pull": ("pull", "pull"), "export": ("export", "export"),
     "serve": ("serve", "serve"),
+    "lake": ("lake", "lake"),
 }
 
 

@@ -247,6 +247,9 @@ class _Walk:
                 self.report.incomplete.append({"gtid": t.gtid, "file": t.start_file, "offset": t.start_offset,
                                                "end_offset": t.end_offset, "events": t.events})
                 return
+            seen = getattr(self.filters, "seen", None)   # told every complete transaction (a lake's GTID state)
+            if seen is not None:
+                seen(t)
             if t.terminator in NOT_COMMITTED:
                 if t.terminator == "XA_PREPARE":
                     self.report.xa_prepared += 1

@@ -70,9 +70,10 @@ class DeltaSink:
         write_deltalake(self.path(db, name), rows, mode="append", schema_mode="merge",
                         storage_options=self.options or None, commit_properties=self._commit(props))
 
-    def _rewrite(self, db: str, name: str, change) -> None:
+    def _rewrite(self, db: str, name: str, change, props: dict | None = None) -> None:
         """The whole table read, changed by ``change`` (an Arrow table -> an Arrow table) and
-        written back as a new version (renames, drops, retypes: delta-rs has no column mapping)."""
+        written back as a new version (renames, drops, retypes: delta-rs has no column mapping)
+        with ``props`` (a schema change's own coordinates), else the coordinates recorded."""
         from deltalake import write_deltalake
 
         t = self._table(db, name)
@@ -81,16 +82,16 @@ class DeltaSink:
         data = change(_read(t))
         write_deltalake(self.path(db, name), data, mode="overwrite", schema_mode="overwrite",
                         storage_options=self.options or None,
-                        commit_properties=self._commit(self.recorded(db, name) or {}))
+                        commit_properties=self._commit(props or self.recorded(db, name) or {}))
 
-    def rename(self, db: str, name: str, pairs: list[tuple[str, str]]) -> None:
+    def rename(self, db: str, name: str, pairs: list[tuple[str, str]], props: dict | None = None) -> None:
         m = dict(pairs)
-        self._rewrite(db, name, lambda d: d.rename_columns([m.get(c, c) for c in d.column_names]))
+        self._rewrite(db, name, lambda d: d.rename_columns([m.get(c, c) for c in d.column_names]), props)
 
-    def drop(self, db: str, name: str, columns: list[str]) -> None:
-        self._rewrite(db, name, lambda d: d.drop_columns([c for c in columns if c in d.column_names]))
+    def drop(self, db: str, name: str, columns: list[str], props: dict | None = None) -> None:
+        self._rewrite(db, name, lambda d: d.drop_columns([c for c in columns if c in d.column_names]), props)
 
-    def retype(self, db: str, name: str, columns: dict) -> None:
+    def retype(self, db: str, name: str, columns: dict, props: dict | None = None) -> None:
         from .types import cast
 
         def retyped(d):
@@ -98,10 +99,11 @@ class DeltaSink:
                 if c in d.column_names:
                     d = d.set_column(d.column_names.index(c), c, cast(d[c], typ))
             return d
-        self._rewrite(db, name, retyped)
+        self._rewrite(db, name, retyped, props)
 
-    def fill(self, db: str, name: str, values) -> None:
-        """Columns added with the value of the one row of ``values`` in every row."""
+    def fill(self, db: str, name: str, values, props: dict) -> None:
+        """Columns added with the value of the one row of ``values`` in every row: one version
+        with ``props`` (the ALTER's coordinates)."""
         import pyarrow as pa
 
         def add(d):
@@ -109,7 +111,7 @@ class DeltaSink:
                 if f.name not in d.column_names:
                     d = d.append_column(f, pa.repeat(values[f.name][0], d.num_rows).cast(f.type))
             return d
-        self._rewrite(db, name, add)
+        self._rewrite(db, name, add, props)
 
     def empty(self, db: str, name: str, props: dict) -> None:
         """Every row gone (TRUNCATE, DROP TABLE), one version with ``props``; the schema stays."""

@@ -88,7 +88,8 @@ class IcebergSink:
             with t.update_schema() as u:
                 u.union_by_name(schema)
 
-    def rename(self, db: str, name: str, pairs: list[tuple[str, str]]) -> None:
+    def rename(self, db: str, name: str, pairs: list[tuple[str, str]], props: dict | None = None) -> None:
+        """Columns renamed: a schema change, no snapshot (``props`` unused)."""
         t = self._load(db, name)
         if t is None:
             return
@@ -99,7 +100,8 @@ class IcebergSink:
                 for a, b in todo:
                     u.rename_column(a, b)
 
-    def drop(self, db: str, name: str, columns: list[str]) -> None:
+    def drop(self, db: str, name: str, columns: list[str], props: dict | None = None) -> None:
+        """Columns dropped: a schema change, no snapshot (``props`` unused)."""
         t = self._load(db, name)
         if t is None:
             return
@@ -110,9 +112,10 @@ class IcebergSink:
                 for c in todo:
                     u.delete_column(c)
 
-    def retype(self, db: str, name: str, columns: dict) -> None:
+    def retype(self, db: str, name: str, columns: dict, props: dict | None = None) -> None:
         """Columns whose type changed: an Iceberg promotion where there is one, else the column
-        dropped and added again with its values cast (the table's data rewritten once)."""
+        dropped and added again with its values cast (the table's data rewritten once, one
+        snapshot with ``props``: the ALTER's coordinates, else those recorded)."""
         t = self._load(db, name)
         if t is None:
             return
@@ -121,7 +124,7 @@ class IcebergSink:
         from .types import cast
         # the rewrite is a snapshot: it carries the coordinates already recorded, or a rerun would
         # read the table as never exported and replay its change table from the start
-        props = {k: v for k, v in (self.recorded(db, name) or {}).items() if k.startswith("binlogkit.")}
+        props = props or {k: v for k, v in (self.recorded(db, name) or {}).items() if k.startswith("binlogkit.")}
         current = t.scan().to_arrow()
         with t.update_schema() as u:
             for c in columns:
@@ -134,23 +137,22 @@ class IcebergSink:
         if current.num_rows:
             for c, typ in columns.items():
                 current = current.set_column(current.schema.get_field_index(c), c, cast(current[c], typ))
-            t.overwrite(arrow_for(t.schema().as_arrow(), current), snapshot_properties=props)
+            replace(t, arrow_for(t.schema().as_arrow(), current), props)
 
-    def fill(self, db: str, name: str, values) -> None:
-        """Columns added with the value of the one row of ``values`` in every row (the data
-        rewritten once, under the table's recorded coordinates)."""
+    def fill(self, db: str, name: str, values, props: dict) -> None:
+        """Columns added with the value of the one row of ``values`` in every row: the data
+        rewritten once, one snapshot with ``props`` (the ALTER's coordinates)."""
         import pyarrow as pa
 
         t = self._load(db, name)
         if t is None:
             return
-        props = {k: v for k, v in (self.recorded(db, name) or {}).items() if k.startswith("binlogkit.")}
         current = t.scan().to_arrow()
         self._evolve(t, values.schema)
         for f in values.schema:
             if f.name not in current.column_names:
                 current = current.append_column(f, pa.repeat(values[f.name][0], current.num_rows).cast(f.type))
-        t.overwrite(arrow_for(t.schema().as_arrow(), current), snapshot_properties=props)
+        replace(t, arrow_for(t.schema().as_arrow(), current), props)
 
     def append(self, db: str, name: str, rows, props: dict) -> None:
         t = self._load(db, name) or self._create(db, name, rows.schema)
@@ -163,7 +165,7 @@ class IcebergSink:
         t = self._load(db, name)
         if t is None:
             return
-        t.overwrite(t.schema().as_arrow().empty_table(), snapshot_properties=props)
+        replace(t, t.schema().as_arrow().empty_table(), props)
 
     def move(self, db: str, name: str, to_db: str, to_name: str, props: dict) -> None:
         """RENAME TABLE: the table renamed in the catalog (its snapshots, and so its time travel,
@@ -289,6 +291,31 @@ def rewrite(t, key: list[str], deletes: list[tuple], rows, props: dict, cache: d
                     pending, size = [], 0
             write(pending + [rows])
     return {m.manifest_path: e for m, e in ow.kept if e is not None}
+
+
+def replace(t, rows, props: dict) -> None:
+    """One snapshot of ``t`` holding exactly ``rows``: every live data file deleted and ``rows``
+    added in the same OVERWRITE (pyiceberg's ``overwrite`` makes a DELETE snapshot, an empty
+    table carrying ``props``, then an APPEND)."""
+    import itertools
+
+    from pyiceberg.io.pyarrow import _dataframe_to_data_files
+    from pyiceberg.table.snapshots import Operation
+
+    meta = t.metadata
+    manifests = live_manifests(t, {})
+    with transaction(t) as tx:
+        ow = _classes()[1](operation=Operation.APPEND if meta.current_snapshot() is None else Operation.OVERWRITE,
+                              transaction=tx, io=t.io, snapshot_properties=props)
+        ow.parent_manifests = manifests
+        with ow:
+            for _m, entries in manifests:
+                for e in entries or ():
+                    ow.delete_data_file(e.data_file)
+            if rows.num_rows:
+                for f in _dataframe_to_data_files(table_metadata=meta, df=rows, io=t.io, write_uuid=ow.commit_uuid,
+                                                  counter=itertools.count(0)):
+                    ow.append_data_file(f)
 
 
 def live_manifests(t, cache: dict) -> list[tuple]:

@@ -6,7 +6,9 @@ The plan is pure and the sink does the I/O: changes are cut into batches at tran
 boundaries (``batch_transactions`` transactions or ``batch_rows`` rows, and before every DDL
 or new table version); a batch is one commit per table it touched (change table: append;
 mirror: ``fold.fold`` -> delete the touched keys, append their final rows), each carrying the
-batch's last GTID, file:position and commit time (``props.commit_props``).
+batch's last GTID, file:position, commit time and the executed GTID state then
+(``props.commit_props``, ``state.Tracker``). A schema change's own commit (an ADD COLUMN fill, a
+rewrite) carries the ALTER's coordinates.
 
 Restart: every table says where its last commit ended; a rerun walks the archive again and
 gives each table only the transactions after its own position, so a run killed anywhere (a
@@ -26,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from ...errors import ArchiveGap, UsageError
 from ..changes import Filters, Report, Rows, Statement, checked_inputs, committed_changes
@@ -37,6 +40,7 @@ from .batch import TableBatch, batch_for, mirror_rows
 from .fold import fold
 from .names import CHANGES
 from .props import commit_props, order_key, position_of
+from .state import Tracker
 from .statements import StatementRules, stop_line
 
 FORMATS = ("iceberg", "delta")
@@ -90,6 +94,8 @@ class StatementsOfAnyDatabase(Filters):
     mirror's business when ``db.t`` is wanted (``Mirror.add`` keeps those by the table they
     name; ``changes`` keeps statements by the session's database)."""
 
+    seen: Any = field(default=None, compare=False)   # told every committed transaction (``state.Tracker``)
+
     def db_wanted(self, db: str) -> bool:
         return True
 
@@ -97,7 +103,7 @@ class StatementsOfAnyDatabase(Filters):
 class Mirror(StatementRules):
     def __init__(self, sink, *, mirror: bool, batch_transactions: int, batch_rows: int,
                  covered=None, batch_bytes: int = BATCH_BYTES, tables: tuple[str, ...] = (),
-                 skip_statements: bool = False) -> None:
+                 skip_statements: bool = False, state: Tracker | None = None) -> None:
         from .snapshot import wanted
 
         self.wanted = wanted(tables)
@@ -115,6 +121,11 @@ class Mirror(StatementRules):
         self.rows = 0
         self.last: Transaction | None = None  # the last transaction of the batch
         self.skip_statements = skip_statements
+        # the executed GTID state along the walk (every commit records it at its batch's end)
+        self.state = state or Tracker(None)
+        # (db, table) -> the coordinates of the last ALTER of it applied (``_ddl``): a schema
+        # change's own commits carry them
+        self.altered: dict[tuple[str, str], tuple[tuple, dict]] = {}
         # what the walk learnt of tables: their key (a CREATE TABLE, a rows event's table map;
         # () none), TEMPORARY ones, those gone (dropped, renamed away), and stops met
         # before the table had a mirror (they stop it if keyed rows follow: ``_stop``)
@@ -122,6 +133,15 @@ class Mirror(StatementRules):
         self.temporary: set[tuple[str, str]] = set()
         self.gone: set[tuple[str, str]] = set()
         self.pending: dict[tuple[str, str], dict] = {}
+
+    def note(self, t: Transaction) -> None:
+        """A committed transaction of the archive (wanted or not): its GTID joins the state."""
+        self.state.note(order_key(t.end_file or t.start_file, t.end_offset or 0), t.gtid)
+
+    def coordinates(self, t: Transaction, pos: tuple, transactions: int) -> dict[str, str]:
+        """The commit properties of the state once ``t`` (ending at ``pos``) is applied."""
+        return commit_props(t.gtid, (t.end_file or "").rsplit("/", 1)[-1], t.end_offset or 0, t.last_timestamp,
+                            transactions, self.state.at(pos))
 
     def targets(self, db: str, table: str, keyed: bool) -> list[str]:
         return [table + CHANGES] + ([table] if self.mirror and keyed else [])
@@ -173,6 +193,7 @@ class Mirror(StatementRules):
 
     def _ddl(self, a: ddl.Alter, pos: tuple, stmt: Statement) -> None:
         assert a.db is not None
+        self.altered[(a.db, a.table)] = (pos, self.coordinates(stmt.trx, pos, 1))
         stopped = f"{a.db}.{a.table}" in self.stats.stopped
         if a.filled and self.mirror and not stopped:
             self._fill(a, pos, stmt)
@@ -187,7 +208,7 @@ class Mirror(StatementRules):
                          for x in ("", "__text")]
             else:
                 pairs = [(f"{o}{x}", f"{n}{x}") for o, n in a.renames for x in ("", "__text")]
-            self.sink.rename(a.db, name, pairs)
+            self.sink.rename(a.db, name, pairs, self.altered[(a.db, a.table)][1])
 
     def _fill(self, a: ddl.Alter, pos: tuple, stmt: Statement) -> None:
         """ADD COLUMN with a default: the mirror's existing rows get the value, as the server's
@@ -225,7 +246,10 @@ class Mirror(StatementRules):
             for one in vals:
                 arrays += one.columns
                 fields += list(one.schema)
-            self.sink.fill(a.db, a.table, pa.Table.from_arrays(arrays, schema=pa.schema(fields)))
+            # the fill is the ALTER's own commit: at its coordinates (everything of the table
+            # before it was committed: a batch ends before every DDL)
+            self.sink.fill(a.db, a.table, pa.Table.from_arrays(arrays, schema=pa.schema(fields)),
+                           self.altered[(a.db, a.table)][1])
 
     def _evolve(self, b: TableBatch, pos: tuple) -> None:
         """A table version met: retype the change table's columns and drop and retype the
@@ -248,10 +272,14 @@ class Mirror(StatementRules):
                 want = {f.name[len("after_"):]: lake_type(f.type) for f in b.layout.schema
                         if f.name.startswith("after_")}
                 drop, retype = schema_plan(have, want, set())
+            # the coordinates of the ALTER that made this version, when it is past the table's
+            # recorded position (all before it committed); else those the table has
+            alter = self.altered.get((db, table))
+            props = alter[1] if alter is not None and alter[0] > p and alter[0] <= pos else None
             if drop:
-                self.sink.drop(db, name, drop)
+                self.sink.drop(db, name, drop, props)
             if retype:
-                self.sink.retype(db, name, retype)
+                self.sink.retype(db, name, retype, props)
 
     # -- a batch: one commit per table -----------------------------------------------------
     def flush(self) -> None:
@@ -260,8 +288,8 @@ class Mirror(StatementRules):
             return
         t = self.last
         assert t is not None  # a batch holds rows: a transaction was met
-        props = commit_props(t.gtid, (t.end_file or "").rsplit("/", 1)[-1], t.end_offset or 0,
-                             t.last_timestamp, self.n_trx)
+        end = order_key(t.end_file or t.start_file, t.end_offset or 0)
+        props = self.coordinates(t, end, self.n_trx)
         for (db, table), b in self.batches.items():
             self.stats.tables.add(f"{db}.{table}")
             changes = b.arrow()
@@ -283,7 +311,7 @@ class Mirror(StatementRules):
                         last = keep[-1]
                         c = b.cols
                         commit = commit_props(c["gtid"][last], b.pos[last][1], b.pos[last][2], c["commit_time"][last],
-                                              len({b.pos[i] for i in keep}))
+                                              len({b.pos[i] for i in keep}), self.state.at(b.pos[last]))
                 if not keep:
                     continue
                 rows = changes
@@ -305,6 +333,7 @@ class Mirror(StatementRules):
                 self.recorded[(db, name)] = position_of(commit)
                 self.stats.commits += 1
         self.stats.batches += 1
+        self.state.advance(end)
         self.batches = {}
         self.n_trx = self.rows = self.bytes = 0
 
@@ -374,15 +403,18 @@ def export_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = F
     report = Report()
     t0 = time.monotonic()
     filters = filters or Filters()
+    from ...pitr.walk import read_head
+
     m = Mirror(sink, mirror=mirror, batch_transactions=batch_transactions, batch_rows=batch_rows,
                covered=covered_by(from_gtid) if from_gtid else None, tables=filters.tables,
-               skip_statements=skip_statements)
+               skip_statements=skip_statements, state=Tracker.from_head(read_head(found[0])))
     if snapshot:
         load_snapshot(sink, snapshot, from_gtid or "", mirror=mirror, file=snapshot_at[0] or "", position=snapshot_at[1],
                       tables=filters.tables)
     stopped = None
     seen = None
-    walk = StatementsOfAnyDatabase(**{f.name: getattr(filters, f.name) for f in dataclasses.fields(Filters)})
+    walk = StatementsOfAnyDatabase(**{f.name: getattr(filters, f.name) for f in dataclasses.fields(Filters)},
+                                   seen=m.note)
     for item in committed_changes(found, walk, report):
         t = item.trx
         if gap is not None and order_key(t.start_file, t.start_offset) >= gap[0]:

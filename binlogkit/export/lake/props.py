@@ -8,12 +8,17 @@ import datetime
 PREFIX = "binlogkit."
 
 
-def commit_props(gtid: str | None, file: str, position: int, commit_time: int, transactions: int) -> dict[str, str]:
+def commit_props(gtid: str | None, file: str, position: int, commit_time: int, transactions: int,
+                 gtid_state: str | None = None) -> dict[str, str]:
     """The coordinates of the end of a batch: its last transaction's GTID, where it ended
-    (file and position after its last event) and its commit time (UTC)."""
+    (file and position after its last event), its commit time (UTC) and, when known, the
+    executed GTID state then (``state``: MySQL's GTID set, MariaDB's position)."""
     when = datetime.datetime.fromtimestamp(commit_time, datetime.timezone.utc).isoformat()
-    return {PREFIX + "gtid": gtid or "", PREFIX + "file": file, PREFIX + "position": str(position),
-            PREFIX + "commit_time": when, PREFIX + "transactions": str(transactions)}
+    out = {PREFIX + "gtid": gtid or "", PREFIX + "file": file, PREFIX + "position": str(position),
+           PREFIX + "commit_time": when, PREFIX + "transactions": str(transactions)}
+    if gtid_state is not None:
+        out[PREFIX + "gtid_state"] = gtid_state
+    return out
 
 
 def position_of(props: dict | None) -> tuple | None:

@@ -42,25 +42,35 @@ def scan(fmt: str, warehouse: str, db: str, table: str) -> str:
 
 
 def as_of(history: list[tuple[int, dict]], *, gtid: str | None = None, time: str | None = None) -> int | None:
-    """The snapshot (Iceberg) or version (Delta) of a table as of a GTID or a time: the last
-    commit whose recorded batch end is at or before it (``history``: the sink's, oldest first).
-    A MariaDB GTID compares by domain and sequence number; a time (ISO 8601, UTC unless it
-    says) with the batch's commit time. None: the table had no commit yet then."""
+    """The snapshot (Iceberg) or version (Delta) of a table as of a GTID set / position or a
+    time (``history``: the sink's, oldest first): the last commit whose executed GTID state is
+    contained in ``gtid`` (``state.Query``: a MySQL set, a single ``uuid:N`` meaning
+    ``uuid:1-N``; a MariaDB position ``D-S-N,...``), or whose batch commit time is at or
+    before ``time`` (ISO 8601, UTC unless it says). Commits written before the state was
+    recorded (no ``binlogkit.gtid_state``) are placed by their batch's last GTID instead.
+    None: the table had no commit yet then. ``UsageError``: neither a set nor a position, or
+    one of the other flavor than the table's commits."""
     import datetime
+
+    from .state import PROP, Query
+
+    q = Query(gtid) if gtid is not None else None
+    if q is None:
+        if time is None:
+            raise UsageError("as of what: a GTID set / position or a time")
+        try:
+            when = datetime.datetime.fromisoformat(time.strip())
+        except ValueError:
+            raise UsageError(f"{time!r}: not a time (ISO 8601: 2026-11-27 01:54:03[+00:00])") from None
+        when = when if when.tzinfo else when.replace(tzinfo=datetime.timezone.utc)
 
     def before(p: dict) -> bool:
         if not p.get("binlogkit.file"):
             return False
-        if gtid is not None:
-            g = p.get("binlogkit.gtid") or ""
-            d, _s, n = gtid.split("-")
-            if not g:
-                return False
-            gd, _gs, gn = g.split("-")
-            return gd == d and int(gn) <= int(n)
-        assert time is not None
-        when = datetime.datetime.fromisoformat(time)
-        when = when if when.tzinfo else when.replace(tzinfo=datetime.timezone.utc)
+        if q is not None:
+            if PROP in p:
+                return q.holds_state(p[PROP])
+            return q.holds_gtid(p.get("binlogkit.gtid") or "")
         at = p.get("binlogkit.commit_time") or ""
         return bool(at) and datetime.datetime.fromisoformat(at) <= when
     found = [v for v, p in history if before(p)]

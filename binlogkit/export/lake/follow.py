@@ -1,0 +1,321 @@
+"""``export --follow``: after what the archive holds, keep applying what arrives in it — a folder
+``binlogkit pull`` is filling — until SIGTERM / SIGINT, then commit what is whole and stop.
+
+A look reads on from where the last one had read every transaction whole (that file's head,
+then from that offset; the newer files whole), as the ordinary walk does (``changes.committed_changes``: only whole, committed transactions; a
+transaction pull has not finished writing is left for the next poll) and gives the mirror the
+transactions past its position. A batch ends at ``batch_transactions`` (as the export's) or when
+``commit_interval`` seconds have passed since the last commit with something pending.
+
+Checkpoint: after every batch the warehouse's ``_binlogkit_follow.json`` says where the batch
+ended (file, position, GTID state), written after the batch's table commits; a restart reads
+from there on (the GTID state starting from the recorded one), not the archive from its start.
+The audit's gap rule runs when the list of files changes. Each table still skips what its own
+last commit holds (the export's restart rule), so a follower killed anywhere — between two
+tables' commits, before the checkpoint is written — and restarted applies nothing twice and
+skips nothing. A checkpoint past every table's last commit (a warehouse put back from an older
+copy) is refused. A gap in the files (the audit's rules) stops the follower, exit 1, as it stops
+the export.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import signal
+import time
+
+from ...errors import ArchiveGap, UsageError
+from ..changes import Filters, Report, checked_inputs, committed_changes
+from .mirror import Mirror, StatementsOfAnyDatabase, open_sink
+from .props import order_key, position_of
+from .state import Tracker, flavor_of
+
+CHECKPOINT = "_binlogkit_follow.json"
+
+
+def read_checkpoint(warehouse: str) -> dict | None:
+    try:
+        with open(os.path.join(warehouse, CHECKPOINT), encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{os.path.join(warehouse, CHECKPOINT)}: unreadable ({exc}); remove it to walk the archive "
+                         "again from its start") from None
+    if not isinstance(doc, dict) or not doc.get("file") or not isinstance(doc.get("position"), int):
+        raise UsageError(f"{os.path.join(warehouse, CHECKPOINT)}: not a follower's checkpoint")
+    return doc
+
+
+def write_checkpoint(warehouse: str, doc: dict) -> None:
+    path = os.path.join(warehouse, CHECKPOINT)
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(doc, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def check_checkpoint(sink, ck: dict) -> None:
+    """The checkpoint against the tables' own commit properties: some table's last commit is
+    at or past it (the checkpoint is written after the commits of its batch)."""
+    at = order_key(ck["file"], ck["position"])
+    newest = None
+    for db, name in sink.table_names():
+        p = position_of(sink.recorded(db, name))
+        if p is not None and (newest is None or p > newest):
+            newest = p
+    if newest is None or newest < at:
+        raise UsageError(f"the follower's checkpoint ({ck['file']}:{ck['position']}) is past every table's last "
+                         f"commit ({'none' if newest is None else f'{newest[1]}:{newest[2]}'}): the warehouse is "
+                         f"not the one it was written for (put back from an older copy?); remove "
+                         f"{CHECKPOINT} to walk the archive from its start")
+
+
+def status(m: "Follower", started: float, now_wall: float, now: float) -> dict:
+    """The follower's status (pure): ``lag_seconds``, how old the oldest transaction read but
+    not yet committed to the tables is (now minus its commit time on the primary; 0 when every
+    transaction read is committed: caught up with the folder), the last GTID and position
+    committed, row changes per second since the start, commits."""
+    s = m.stats
+    seconds = max(now - started, 1e-9)
+    return {"lag_seconds": 0.0 if m.pending_since is None else max(0.0, round(now_wall - m.pending_since, 3)),
+            "last_gtid": m.applied_gtid, "file": m.applied_at[0], "position": m.applied_at[1],
+            "rows": s.rows, "rows_per_second": round(s.rows / seconds, 1), "commits": s.commits,
+            "batches": s.batches, "pending_transactions": m.n_trx, "seconds": round(seconds, 3)}
+
+
+def status_line(doc: dict) -> str:
+    lag = f"{doc['lag_seconds']:.1f} s"
+    return (f"following: lag {lag}, last GTID {doc['last_gtid'] or '-'} at {doc['file'] or '-'}:{doc['position']}, "
+            f"{doc['rows']:,} row changes ({doc['rows_per_second']:,.0f}/s), {doc['commits']:,} commits")
+
+
+def write_status(path: str, doc: dict) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(doc, fh)
+    os.replace(tmp, path)
+
+
+class Follower(Mirror):
+    """The mirror, whose every batch ends by writing the checkpoint."""
+
+    warehouse = ""
+    series = ""
+
+    def flush(self) -> None:
+        had = bool(self.batches)
+        t = self.last
+        super().flush()
+        if had and t is not None:
+            end = order_key(t.end_file or t.start_file, t.end_offset or 0)
+            write_checkpoint(self.warehouse, {"file": end[1], "position": end[2], "gtid": t.gtid or "",
+                                              "gtid_state": self.state.at(end), "series": self.series})
+            self.committed_at = time.monotonic()
+            self.applied_gtid, self.applied_at = t.gtid or "", end[1:]
+        self.pending_since = None
+
+    def add(self, item, trx_pos: tuple) -> None:
+        super().add(item, trx_pos)
+        if self.pending_since is None and self.n_trx:
+            self.pending_since = item.trx.last_timestamp
+
+    committed_at = 0.0
+    pending_since: float | None = None     # commit time of the oldest transaction read, not committed
+    applied_gtid = ""
+    applied_at: tuple = ("", 0)
+
+
+def follow_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = True, filters: Filters | None = None,
+                catalog: str | None = None, batch_transactions: int = 1000, batch_rows: int = 100_000,
+                commit_interval: float = 5.0, poll: float = 0.5, series: str | None = None,
+                skip_statements: bool = False, stop_after: float | None = None, on_poll=None,
+                status_file: str | None = None, status_line_to=None, feeder=None) -> dict:
+    """Follow the archive ``paths`` into ``warehouse`` (the module text) until SIGTERM / SIGINT
+    (or ``stop_after`` seconds, for tests); the export's summary. ``ArchiveGap`` at a gap.
+    ``status_file``: ``status`` as JSON, replaced after every look; ``status_line_to``: a
+    callable given ``status_line`` after every look (the CLI's terminal line). ``feeder``: the
+    ``binlogkit pull`` child filling the folder (``subprocess.Popen``): when it ends, the follower
+    commits what it read and stops (its exit code in the summary, ``pull_exit``); when the
+    follower stops, it is sent SIGTERM and waited for."""
+    started = time.monotonic()
+
+    def report(m) -> None:
+        if m is None:       # no binlog in the folder yet
+            return
+        doc = status(m, started, time.time(), time.monotonic())
+        if status_file:
+            write_status(status_file, doc)
+        if status_line_to is not None:
+            status_line_to(status_line(doc))
+        if on_poll is not None:
+            on_poll(m)
+    stopping: list[int] = []
+
+    def on_signal(signum, _frame) -> None:
+        stopping.append(signum)
+    # first: a SIGTERM while the tables are opened stops the follower as cleanly as one later
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        if feeder is not None:
+            def feeder_done(m) -> None:
+                if feeder.poll() is not None and not stopping:
+                    stopping.append(0)
+            inner = report
+
+            def report(m) -> None:      # noqa: F811 -- the status, then the child's state
+                inner(m)
+                feeder_done(m)
+        doc = _follow(paths, warehouse, stopping, fmt=fmt, mirror=mirror, filters=filters, catalog=catalog,
+                       batch_transactions=batch_transactions, batch_rows=batch_rows, commit_interval=commit_interval,
+                       poll=poll, series=series, skip_statements=skip_statements, stop_after=stop_after,
+                       on_poll=report)
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+        alone = feeder is not None and feeder.poll() is not None
+        if feeder is not None and feeder.poll() is None:
+            feeder.send_signal(signal.SIGTERM)
+            try:
+                feeder.wait(60)
+            except Exception:
+                feeder.kill()
+                feeder.wait()
+    if feeder is not None:
+        # the pull's exit code when it ended by itself (it stopped the follower), else None
+        doc["pull_exit"] = feeder.returncode if alone else None
+    return doc
+
+
+def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: bool, filters: Filters | None,
+            catalog: str | None, batch_transactions: int, batch_rows: int, commit_interval: float, poll: float,
+            series: str | None, skip_statements: bool, stop_after: float | None, on_poll) -> dict:
+    from .. import make_summary
+    from ...pitr.walk import read_head
+    from .gaps import audit_gap
+
+    if "://" in warehouse:
+        raise UsageError("--follow keeps its checkpoint in a local warehouse folder; an object-store warehouse "
+                         "is not followed yet")
+    os.makedirs(warehouse, exist_ok=True)
+    filters = filters or Filters()
+    sink = open_sink(fmt, warehouse, catalog)
+    ck = read_checkpoint(warehouse)
+    if ck is not None:
+        check_checkpoint(sink, ck)
+    t0 = time.monotonic()
+    total = Report()
+    m: Follower | None = None
+    floor = order_key(ck["file"], ck["position"]) if ck else None      # applied up to here
+    # where the next look starts reading: every transaction before it was seen whole (and, if
+    # wanted, given to the mirror); with a checkpoint that records the GTID state, the checkpoint
+    # itself (the state there is known), else the first file's start (the state from its head)
+    resume = floor if ck and ck.get("gtid_state") else None
+    noted = resume   # the GTIDs told to the state: those of transactions after it
+    audited: tuple = ()
+    g = None
+    gap = None
+    while not (stopping and m is None):   # a signal before the first poll: nothing read
+        try:
+            found = checked_inputs(paths, series=series, one_series=True)
+        except FileNotFoundError:
+            # folders with no binlog yet (pull has not written its first file): wait for one
+            if m is not None or not all(os.path.isdir(getattr(p, "name", str(p))) for p in paths):
+                raise
+            if stop_after is not None and time.monotonic() - t0 >= stop_after:
+                break
+            on_poll(None)
+            time.sleep(poll)
+            continue
+        done_to = resume or floor       # the files before this one are read whole
+        if done_to is not None:
+            found = [i for i in found if order_key(i.name, 0)[:2] >= done_to[:2]]
+            if not found:
+                raise UsageError(f"the follower's position {done_to[1]}:{done_to[2]}: that file is not in "
+                                 f"{', '.join(getattr(p, 'name', str(p)) for p in paths)} any more (nor any after it)")
+        if m is None:
+            state = Tracker(flavor_of(ck["gtid_state"]), ck["gtid_state"]) if resume is not None and ck else \
+                Tracker.from_head(read_head(found[0]))
+            m = Follower(sink, mirror=mirror, batch_transactions=batch_transactions, batch_rows=batch_rows,
+                         tables=filters.tables, skip_statements=skip_statements, state=state)
+            m.warehouse, m.series = warehouse, found[0].name.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+            m.committed_at = time.monotonic()
+        # the audit (the gap rule) when the files changed: a new file, a rotation (a file that
+        # grows is read by the walk, which reports damage)
+        names = tuple(i.name for i in found)
+        if names != audited:
+            g = audit_gap(found)
+            audited = names
+        if resume is not None and found[0].basename == resume[1] and resume[2] > 4:
+            found[0] = found[0].with_options(start=resume[2])     # its head, then from there on
+        report = Report()
+        start = floor
+
+        def note(t, _m=m) -> None:
+            nonlocal noted
+            pos = order_key(t.end_file or t.start_file, t.end_offset or 0)
+            if noted is None or pos > noted:
+                _m.note(t)
+                noted = pos
+        walk = StatementsOfAnyDatabase(**{f.name: getattr(filters, f.name) for f in dataclasses.fields(Filters)},
+                                       seen=note)
+        cur = None
+        for item in committed_changes(found, walk, report):
+            t = item.trx
+            pos = order_key(t.end_file or t.start_file, t.end_offset or 0)
+            if start is not None and pos <= start:
+                continue
+            if t is not cur:
+                if any(stopping):       # a signal (0: the feeder ended, this look is read whole)
+                    break
+                if g is not None and order_key(t.start_file, t.start_offset) >= g[0]:
+                    gap = g[1]
+                    break
+                cur = t
+                total.transactions += 1
+                if m.n_trx and time.monotonic() - m.committed_at >= commit_interval:
+                    m.flush()
+            m.add(item, pos)
+            floor = pos
+        else:
+            if noted is not None:
+                resume = noted          # the look read everything whole up to there
+        # a tail pull has not finished writing is not a problem: only problems before the newest file
+        last = found[-1].name
+        total.problems += [p for p in report.problems if p.get("file") and p["file"] != last]
+        total.files = len(found)
+        if gap is not None or stopping or total.problems:
+            break
+        if g is not None:
+            gap = g[1]
+            break
+        if m.n_trx and time.monotonic() - m.committed_at >= commit_interval:
+            m.flush()
+        if on_poll is not None:
+            on_poll(m)
+        if stop_after is not None and time.monotonic() - t0 >= stop_after:
+            break
+        time.sleep(poll)
+    if m is None:       # stopped before the first poll: nothing read, nothing to commit
+        m = Follower(sink, mirror=mirror, batch_transactions=batch_transactions, batch_rows=batch_rows)
+    m.flush()
+    if m.warehouse:
+        on_poll(m)
+    s = m.stats
+    summary = make_summary(warehouse, total, {}, 0, 0, 0, time.monotonic() - t0)
+    summary.update({"format": fmt, "mirror": mirror, "rows": s.rows, "batches": s.batches, "commits": s.commits,
+                    "skipped_rows": s.skipped_rows, "from_snapshot": 0, "tables": sorted(s.tables),
+                    "no_key": sorted(s.no_key - set(s.stopped)), "partial_images": s.partial, "gap": gap,
+                    "stopped": [{k: v for k, v in s.stopped[t].items() if k != "_pos"} for t in sorted(s.stopped)],
+                    "skipped_statements": s.skipped_statements, "moved": s.moved, "follow": True,
+                    "signal": signal.Signals(stopping[0]).name if stopping and stopping[0] else None})
+    if gap is not None:
+        err = ArchiveGap(f"archive gap ({gap['kind']}: {gap['detail']}): the tables hold every change before it; "
+                         f"the follower stopped at {gap['place']}", file=gap.get("file"), offset=gap.get("offset"))
+        err.summary = summary  # type: ignore[attr-defined]
+        raise err
+    return summary

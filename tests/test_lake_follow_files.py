@@ -1,0 +1,168 @@
+"""``export --follow`` on files (the committed row-types-full-metadata fixture: three binlogs of
+a MariaDB 10.11 server), without a server: files arriving while it follows, the checkpoint and a
+restart that does not read the archive again, the status file, SIGTERM, a gap, refusals."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from binlogkit.errors import ArchiveGap, UsageError
+from binlogkit.export.lake import export_lake
+from binlogkit.export.lake.follow import CHECKPOINT, follow_lake
+from binlogkit.export.lake.mirror import open_sink
+from fixtures import store
+
+pytest.importorskip("deltalake")
+
+ROOT = Path(__file__).resolve().parent.parent
+NAMES = ["mariadb-bin.000001", "mariadb-bin.000002", "mariadb-bin.000003"]
+
+
+def _src() -> Path:
+    return store.materialize("row-types-full-metadata") / "primary"
+
+
+def _tables(wh: Path) -> dict:
+    sink = open_sink("delta", str(wh))
+    return {f"{db}.{t}": sorted(map(repr, sink.read(db, t).to_pylist())) for db, t in sink.table_names()}
+
+
+def test_files_arriving_are_applied_and_a_restart_starts_at_the_checkpoint(tmp_path):
+    folder, wh = tmp_path / "in", tmp_path / "wh"
+    folder.mkdir()
+    for n in NAMES[:2]:
+        shutil.copy(_src() / n, folder / n)
+
+    def later():
+        time.sleep(1.5)
+        shutil.copy(_src() / NAMES[2], folder / (NAMES[2] + ".tmp"))
+        os.replace(folder / (NAMES[2] + ".tmp"), folder / NAMES[2])
+    threading.Thread(target=later).start()
+    status = tmp_path / "status.json"
+    s = follow_lake([folder], str(wh), fmt="delta", batch_transactions=5, commit_interval=0.5, stop_after=4,
+                    status_file=str(status))
+    assert s["transactions"] == 49 and s["problems"] == [] and s["incomplete"] == []
+    ck = json.loads((wh / CHECKPOINT).read_text())
+    assert (ck["file"], ck["gtid"], ck["gtid_state"]) == (NAMES[2], "0-1-49", "0-1-49")
+    st = json.loads(status.read_text())
+    assert st["lag_seconds"] == 0 and st["last_gtid"] == "0-1-49" and st["rows"] == s["rows"] > 0
+    assert st["commits"] == s["commits"] and st["file"] == NAMES[2]
+    export_lake([_src()], str(tmp_path / "plain"), fmt="delta", mirror=True, batch_transactions=5)
+    assert _tables(wh) == _tables(tmp_path / "plain")
+    # the restart reads from the checkpoint's file: the older ones may be gone
+    (folder / NAMES[0]).unlink()
+    (folder / NAMES[1]).unlink()
+    again = follow_lake([folder], str(wh), fmt="delta", batch_transactions=5, commit_interval=0.5, stop_after=0)
+    assert again["commits"] == 0 and again["skipped_rows"] == 0 and again["problems"] == []
+    assert _tables(wh) == _tables(tmp_path / "plain")
+
+
+def test_a_checkpoint_past_every_tables_commit_is_refused(tmp_path):
+    folder, wh = tmp_path / "in", tmp_path / "wh"
+    shutil.copytree(_src(), folder)
+    follow_lake([folder], str(wh), fmt="delta", batch_transactions=5, stop_after=0)
+    ck = json.loads((wh / CHECKPOINT).read_text())
+    (wh / CHECKPOINT).write_text(json.dumps({**ck, "position": ck["position"] + 1}))
+    with pytest.raises(UsageError, match="past every table's last commit"):
+        follow_lake([folder], str(wh), fmt="delta", stop_after=0)
+
+
+def test_a_gap_stops_the_follower(tmp_path):
+    folder, wh = tmp_path / "in", tmp_path / "wh"
+    folder.mkdir()
+    for n in (NAMES[0], NAMES[2]):
+        shutil.copy(_src() / n, folder / n)
+    with pytest.raises(ArchiveGap) as exc:
+        follow_lake([folder], str(wh), fmt="delta", batch_transactions=5, stop_after=2)
+    assert exc.value.summary["gap"]["kind"] == "rotate_mismatch"   # type: ignore[attr-defined]
+    assert json.loads((wh / CHECKPOINT).read_text())["file"] == NAMES[0]
+
+
+def _cli(*args, **kw):
+    return subprocess.Popen([sys.executable, "-m", "binlogkit", "export", *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                            **kw)
+
+
+def test_sigterm_commits_what_is_whole_and_exits_0(tmp_path):
+    folder, wh = tmp_path / "in", tmp_path / "wh"
+    shutil.copytree(_src(), folder)
+    p = _cli(folder, "-o", wh, "--format", "delta", "--mirror", "--follow", "--commit-interval", "0.5",
+             "--status-file", tmp_path / "st.json", "--json")
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "st.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    doc = json.loads(out)
+    assert doc["follow"] is True and doc["signal"] == "SIGTERM" and doc["transactions"] == 49
+    assert json.loads((wh / CHECKPOINT).read_text())["gtid"] == "0-1-49"
+
+
+@pytest.mark.parametrize("args", [("--format", "parquet", "--follow"),
+                                  ("--format", "delta", "--mirror", "--status-file", "s.json"),
+                                  ("--format", "delta", "--mirror", "--follow", "--from-gtid", "0-1-5")])
+def test_refusals(tmp_path, args):
+    p = _cli(_src(), "-o", tmp_path / "wh", *args)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 2 and err.startswith("binlogkit: error: "), err
+
+
+def test_a_pull_that_stops_by_itself_stops_the_follower_exit_1(tmp_path):
+    """``--host`` to a port nobody listens on: the pull child gives up (exit 2), the follower,
+    still waiting for a first binlog, stops with exit 1 naming it."""
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    (tmp_path / "pw").write_text("x\n")
+    (tmp_path / "pw").chmod(0o600)
+    p = _cli(tmp_path / "pulled", "-o", tmp_path / "wh", "--format", "delta", "--mirror", "--follow", "--host",
+             "127.0.0.1", "--port", port, "--user", "u", "--password-file", tmp_path / "pw", "--server-id", 4242)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 1, err
+    assert "binlogkit pull stopped (exit 2)" in err and "Traceback" not in err
+
+
+def test_a_file_growing_under_the_follower_and_a_restart_in_its_middle(tmp_path):
+    """The newest file arrives in pieces, cut anywhere (a torn event, half a transaction), as
+    pull writes it: the follower applies the whole transactions, a restart continues from the
+    checkpoint in the middle of the file (its head, then from there on), the GTID state it
+    records is the file's, and the tables end as a plain export's."""
+    folder, wh = tmp_path / "in", tmp_path / "wh"
+    folder.mkdir()
+    for n in NAMES[:2]:
+        shutil.copy(_src() / n, folder / n)
+    data = (_src() / NAMES[2]).read_bytes()
+    cuts = [len(data) // 3 + 7, 2 * len(data) // 3 + 1, len(data)]
+    (folder / NAMES[2]).write_bytes(data[:cuts[0]])
+    first = follow_lake([folder], str(wh), fmt="delta", batch_transactions=3, commit_interval=0.2, stop_after=0)
+    ck1 = json.loads((wh / CHECKPOINT).read_text())
+    assert first["problems"] == [] and ck1["file"] == NAMES[2] and 4 < ck1["position"] < cuts[0]
+    seen = []
+
+    def grow(m):
+        if len(seen) < 2:
+            with open(folder / NAMES[2], "ab") as fh:
+                fh.write(data[cuts[len(seen)]:cuts[len(seen) + 1]])
+            seen.append(1)
+    again = follow_lake([folder], str(wh), fmt="delta", batch_transactions=3, commit_interval=0.2, poll=0.2,
+                        stop_after=3, on_poll=grow)
+    assert again["problems"] == [] and len(seen) == 2
+    ck = json.loads((wh / CHECKPOINT).read_text())
+    assert (ck["gtid"], ck["gtid_state"]) == ("0-1-49", "0-1-49")
+    export_lake([_src()], str(tmp_path / "plain"), fmt="delta", mirror=True, batch_transactions=5)
+    assert _tables(wh) == _tables(tmp_path / "plain")
