@@ -3,13 +3,13 @@ Parquet parts; the driver gets counts.
 
 Run it on this machine (Spark local mode, the default master)::
 
-    spark-submit --master 'local[*]' binlogkit/export/job.py /archive/binlogs --output /data/changes
+    spark-submit --master 'local[*]' binlogkit/spark/jobs/export.py /archive/binlogs --output /data/changes
 
 On a standalone cluster (executors need pyarrow and fsspec: the Python of a virtualenv made
 with ``pip install 'binlogkit[export]'``, or a packed one shipped with ``--archives``)::
 
     PYSPARK_PYTHON=/opt/venv/bin/python spark-submit --master spark://HOST:7077 \\
-        binlogkit/export/job.py /shared/binlogs --output /shared/changes --tables shop.orders
+        binlogkit/spark/jobs/export.py /shared/binlogs --output /shared/changes --tables shop.orders
 
 Options as ``binlogkit export`` (``--table``/``--database``, ``--start-datetime``/``--stop-datetime``
 or ``--include-gtids``, ``--exclude-gtids``, ``--schema``, ``--row-group-rows``, ``--json``). The output protocol is the
@@ -259,6 +259,6 @@ def _iso(value: str | None) -> str | None:
 
 
 if __name__ == "__main__":
-    from binlogkit.audit.job import run_as_script
+    from binlogkit.spark.jobs.audit import run_as_script
 
     run_as_script(main)
