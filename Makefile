@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 DEMO_SET := fixtures/mariadb-10.11
 
-.PHONY: docs serve-proof spark-proof bench-spark bench-spark-changes replay-proof mysql-partial lab-chroots bench-export export-proof bench-pull bench-pull-mysql pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-rowarrow asan-fastdecode asan-pullscan c-constants lean-cli arch-counts bench-ab clean help lake-proof lake-follow-soak bench-follow bench-mirror verbose-proof asan-eventcols
+.PHONY: docs serve-proof spark-proof bench-spark bench-spark-changes bench-spark-first bench-spark-sizing replay-proof mysql-partial lab-chroots bench-export export-proof bench-pull bench-pull-mysql pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-rowarrow asan-fastdecode asan-pullscan c-constants lean-cli arch-counts bench-ab clean help lake-proof lake-follow-soak bench-follow bench-mirror verbose-proof asan-eventcols
 
 help:
 	@echo "make demo        decode committed fixtures made by a real MariaDB server"
@@ -25,6 +25,8 @@ help:
 	@echo "make spark-proof   spark.read.format(\"binlog\"): every table on the standalone cluster, local and s3://, plain and encrypted, events too"
 	@echo "make bench-spark   the binlog data source (changes, events) on 2 workers vs the local export and decode, rows/s and MB/s"
 	@echo "make bench-spark-changes  the data source's typed and long changes vs binlogkit export on the bench binlog, CPU, back to back; the rows compared too"
+	@echo "make bench-spark-first  Spark's fixed cost: a fresh local[2] session per table, the first and a warm count() of the lab archive, against a one-row Python source"
+	@echo "make bench-spark-sizing  docs/spark.md's sizing: CPU per table on the bench binlog, the driver's planning of 10,000 files"
 	@echo "make bench-pull  binlogkit pull vs mariadb-binlog --read-from-remote-server --raw on the bench binlog (CPU ratio vs the 1.2x goal; PULL_FILE=other binlog, REPEAT=5)"
 	@echo "make bench-pull-mysql  the same against the lab's MySQL 9.7 (its own ~200 MB binlog, MB=) vs mysqlbinlog --raw"
 	@echo "make bench-encryption  verify/decode of encrypted copies of the bench binlog vs plain"
@@ -181,6 +183,14 @@ bench-spark: deps-py
 bench-spark-changes: bench-data
 	$(PY) bench/spark_changes.py --check
 	$(BIN)/pytest -q tests/test_spark_changes_bench.py
+
+bench-spark-first: deps-py
+	rm -rf /tmp/binlogkit-spark-first && $(PY) -m fixtures.docs_data archive /tmp/binlogkit-spark-first
+	$(PY) bench/spark_first.py /tmp/binlogkit-spark-first/archive
+
+bench-spark-sizing: bench-data
+	$(PY) bench/spark_sizing.py cpu bench/data/mariadb-bin.000001
+	$(PY) bench/spark_sizing.py plan --files 10000
 
 bench-encryption: bench-data
 	$(PY) bench/encryption.py

@@ -211,7 +211,7 @@ def cluster_run(master: str, zip_: Path, archive: str, out: Path) -> dict:
     with open(log, "wb") as err, open(res, "wb") as stdout:  # files, not pipes: Spark logs a lot
         p = subprocess.Popen([str(submit), "--master", master, "--py-files", str(zip_), "--driver-memory", "512m",
                               "--conf", "spark.ui.enabled=false", "--conf", "spark.executor.memory=512m",
-                              str(ROOT / "binlogkit" / "audit" / "job.py"), archive, "--output", str(out), "--json"],
+                              str(ROOT / "binlogkit" / "spark" / "jobs" / "audit.py"), archive, "--output", str(out), "--json"],
                              stdout=stdout, stderr=err, env=env, cwd=out.parent)
     peak: dict[int, tuple[str, int]] = {}
     while p.poll() is None:

@@ -54,7 +54,7 @@ def spark_rate(path: Path, scratch: Path) -> None:
         out = scratch / "spark-out"
         t = time.perf_counter()
         p = subprocess.run([str(submit), "--master", cluster.master_url, "--conf", "spark.executor.memory=1g",
-                            "--conf", "spark.ui.enabled=false", str(ROOT / "binlogkit" / "export" / "job.py"),
+                            "--conf", "spark.ui.enabled=false", str(ROOT / "binlogkit" / "spark" / "jobs" / "export.py"),
                             str(archive / "s0" / "mariadb-bin.000001"), str(archive / "s1" / "mariadb-bin.000001"),
                             "--output", str(out), "--json"], capture_output=True, text=True, env=env)
         dt = time.perf_counter() - t

@@ -292,7 +292,7 @@ def main(argv=None) -> int:
             print(f"audit, local engine, {jobs} worker(s): {gb:.1f} GB in {t_aud:.2f} s = {gb / t_aud:.2f} GB/s")
         if not args.no_spark:
             try:
-                from binlogkit.audit import job
+                from binlogkit.spark.jobs import audit as job
                 t0 = time.perf_counter()
                 spark = job.session("local[2]")
                 t_start = time.perf_counter() - t0

@@ -2,7 +2,7 @@
  * binlogkit._eventcols: the header columns of a binlog's events, filled in C one batch at a time
  * (the ``events`` table of binlogkit.spark, docs/spark.md), without a Python object per event.
  *
- * An optional accelerator for binlogkit/spark/tables.py's ``_headers`` (the reference; the tests
+ * An optional accelerator for binlogkit/spark/events.py's ``_headers`` (the reference; the tests
  * hold both equal). A ``Cols`` object holds the column buffers of one batch: offset, type code,
  * timestamp, server id, event size, log_pos, flags, the checksum verdict and the GTID of the
  * transaction each event is in (Arrow string buffers: offsets and bytes). Its ``take`` is a

@@ -1939,7 +1939,7 @@ fail:
     return NULL;
 }
 
-/* ---- the long form's images: JSON objects of a batch's columns (binlogkit/spark/tables.py) ----- */
+/* ---- the long form's images: JSON objects of a batch's columns (binlogkit/spark/changes.py) ----- */
 /* One column of json_objects: its key ("name": ) and Arrow buffers (validity, values, offsets),
  * the array's offset; kind: b h i q (signed 1 2 4 8 bytes), B H I Q (unsigned), ? (bool bitmap),
  * f d (float32, float64), s S (UTF-8 text, int32 / int64 offsets), y Y (binary, base64), t (JSON

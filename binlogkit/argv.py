@@ -1,4 +1,4 @@
-"""The Spark jobs' command lines (``spark-submit binlogkit/audit/job.py``, ``export/job.py``,
+"""The Spark jobs' command lines (``spark-submit binlogkit/spark/jobs/audit.py``, ``spark/jobs/export.py``,
 which take ``binlogkit audit`` / ``export``'s options) with the CLI's rule for an option given
 more than once (``cli/options.py``): argparse alone keeps the last value of an option given twice
 and drops the others silently. Here an option that takes one value given twice is refused

@@ -84,14 +84,14 @@ def test_one_table_from_error_class_to_exit_code():
 
 
 def test_audit_job_parses_argv_into_the_options_the_cli_builds():
-    from binlogkit.audit.job import AuditOptions, parse
+    from binlogkit.spark.jobs.audit import AuditOptions, parse
 
     assert parse(["a", "b", "-o", "out", "--may-be-active", "--max-findings", "5", "--json"]) == AuditOptions(
         ("a", "b"), output="out", as_json=True, live=True, max_findings=5)
 
 
 def test_export_job_parses_argv_into_typed_options(tmp_path):
-    from binlogkit.export.job import ExportOptions, parse
+    from binlogkit.spark.jobs.export import ExportOptions, parse
 
     opts = parse(["arc", "-o", "out", "--tables", "a.b,c.*", "--table", "d.e", "--database", "f",
                   "--start-datetime", "2024-01-01 00:00:00"])

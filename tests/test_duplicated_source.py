@@ -16,7 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 from binlogkit.api import transactions
-from binlogkit.audit import job, run_local
+from binlogkit.audit import run_local
+from binlogkit.spark.jobs import audit as job
 from binlogkit.audit.merge import by_directory, merge
 from binlogkit.audit.summary import file_summary
 from binlogkit.cli import main

@@ -374,7 +374,8 @@ def test_audit_finds_exactly_the_injected_faults(tmp_path, name):
 
 def test_audit_spark_reads_the_keys_on_the_executors(tmp_path, capsys):
     pytest.importorskip("pyspark")
-    from binlogkit.audit import job, run_local
+    from binlogkit.audit import run_local
+    from binlogkit.spark.jobs import audit as job
 
     name = "mariadb-aes-ctr-filekey"
     arch, _off = _faulty_archive(tmp_path, name)

@@ -1,6 +1,6 @@
 """The export job on a real Spark standalone cluster (issue 21, proof 2, local paths): a master
 and two 1-core workers on 127.0.0.1 from the installed pyspark (``scripts/spark_cluster.py``),
-``spark-submit --master spark://… binlogkit/export/job.py ARCHIVE --output DIR``; executors
+``spark-submit --master spark://… binlogkit/spark/jobs/export.py ARCHIVE --output DIR``; executors
 write the parts. DuckDB and Spark read the dataset; its rows and types equal those of the
 one-process export of the same archive."""
 
@@ -54,7 +54,7 @@ def test_export_job_on_a_standalone_cluster_equals_the_local_engine(cluster, tmp
                SPARK_LOCAL_IP="127.0.0.1", TZ="UTC")
     out = tmp_path / "spark"
     p = subprocess.run([str(spark_submit), "--master", cluster.master_url, "--conf", "spark.executor.memory=512m",
-                        "--conf", "spark.ui.enabled=false", str(ROOT / "binlogkit" / "export" / "job.py"),
+                        "--conf", "spark.ui.enabled=false", str(ROOT / "binlogkit" / "spark" / "jobs" / "export.py"),
                         *files, "--output", str(out), "--json"],
                        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
     assert p.returncode == 0, p.stderr[-4000:]
@@ -119,7 +119,7 @@ def test_export_job_on_the_cluster_reads_and_writes_s3(cluster, s3_server, tmp_p
     executor_env = [a for k, v in aws.items() for a in ("--conf", f"spark.executorEnv.{k}={v}")]
     p = subprocess.run([str(spark_submit), "--master", cluster.master_url, "--conf", "spark.executor.memory=512m",
                         "--conf", "spark.ui.enabled=false", *executor_env,
-                        str(ROOT / "binlogkit" / "export" / "job.py"), "s3://exportproof/archive/lab/",
+                        str(ROOT / "binlogkit" / "spark" / "jobs" / "export.py"), "s3://exportproof/archive/lab/",
                         "s3://exportproof/archive/types/", "--output", "s3://exportproof/out", "--json"],
                        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
     assert p.returncode == 0, p.stderr[-4000:]

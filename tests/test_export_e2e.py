@@ -194,7 +194,7 @@ def _decimal256_as_text(folder: Path):
 @pytest.fixture(scope="module")
 def spark():
     pytest.importorskip("pyspark")
-    from binlogkit.audit import job
+    from binlogkit.spark.jobs import audit as job
 
     s = job.session("local[1]")
     s.conf.set("spark.sql.session.timeZone", "UTC")

@@ -148,7 +148,8 @@ def test_every_command_reports_a_corrupt_xz_and_exits_1(tmp_path, command):
 
 def test_audit_spark_reports_a_cut_archive_like_the_local_engine(tmp_path, capsys):
     pytest.importorskip("pyspark")
-    from binlogkit.audit import job, run_local
+    from binlogkit.audit import run_local
+    from binlogkit.spark.jobs import audit as job
 
     d = _archive(tmp_path, "bz2", _cut)
     local = run_local([str(d)], jobs=1)
@@ -316,7 +317,8 @@ def test_audit_missing_file_on_an_encrypted_archive(tmp_path):
 
 def test_audit_spark_gives_the_same_missing_file_errors(tmp_path, capsys):
     pytest.importorskip("pyspark")
-    from binlogkit.audit import job, run_local
+    from binlogkit.audit import run_local
+    from binlogkit.spark.jobs import audit as job
 
     d = tmp_path / "arch" / "sub"
     d.mkdir(parents=True)

@@ -143,7 +143,7 @@ def test_the_checks_see_what_they_look_for():
     edges = _imports(_modules())
     # relative, absolute and function-level imports are all edges (modules chosen to stay where they are)
     assert "binlogkit.errors" in edges["binlogkit.gtid.mysql"]
-    assert any(e.endswith(".storage") for e in edges["binlogkit.audit.job"])  # ``from binlogkit import storage``
+    assert any(e.endswith(".storage") for e in edges["binlogkit.spark.jobs.audit"])  # ``from binlogkit import storage``
     assert "binlogkit._pullscan" in edges["binlogkit.pull.receiver"]            # through _optional.load_c
     assert not _within("binlogkit.client", CLI) and _within("binlogkit.cli.decode", CLI)
 
@@ -168,3 +168,21 @@ def test_the_writing_layer_imports_no_command_room():
     up = {m: sorted(e for e in edges[m] if _within(e, "binlogkit") and not _within(e, below))
           for m in edges if _within(m, WRITING)}
     assert {m: e for m, e in up.items() if e} == {}
+
+
+SPARK = "binlogkit.spark"
+
+
+def test_the_spark_room_sits_above_the_rooms_it_scales_out():
+    """The Spark room (the data source, its file plan, the spark-submit jobs in ``spark/jobs/``)
+    imports the rooms whose work it spreads over a cluster (audit, export, reading); none of
+    them imports it back (the export job once lived in ``export/`` and imported
+    ``spark.files``). Only the CLI reaches the jobs (``audit --engine spark``)."""
+    edges = _imports(_modules())
+    up = sorted((m, e) for m in edges for e in edges[m]
+                if _within(e, SPARK) and not _within(m, (SPARK, CLI)))
+    assert up == []
+    jobs = sorted((m, e) for m in edges for e in edges[m]
+                  if _within(e, SPARK + ".jobs") and not _within(m, (SPARK + ".jobs", CLI)))
+    assert jobs == []
+    assert "binlogkit.spark.files" in edges["binlogkit.spark.jobs.export"]   # the check sees the jobs' imports

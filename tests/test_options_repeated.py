@@ -397,10 +397,10 @@ def test_export_schema_given_twice(tmp_path):
 
 
 def test_the_spark_jobs_argv_has_the_same_rule(tmp_path, capsys):
-    """``spark-submit binlogkit/export/job.py`` / ``audit/job.py`` take the commands' options:
+    """``spark-submit binlogkit/spark/jobs/export.py`` / ``audit.py`` take the commands' options:
     argparse alone kept the last value too."""
-    from binlogkit.audit.job import parse as audit_argv
-    from binlogkit.export.job import parse as export_argv
+    from binlogkit.spark.jobs.audit import parse as audit_argv
+    from binlogkit.spark.jobs.export import parse as export_argv
 
     for parse, line in ((export_argv, ["arc", "-o", "a", "-o", "b"]),
                         (export_argv, ["arc", "-o", "o", "--row-group-rows", "5", "--row-group-rows", "6"]),

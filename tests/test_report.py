@@ -196,7 +196,8 @@ def test_report_written_safely(tmp_path):
     res = CliRunner().invoke(main, ["audit", "--report", str(link), src])
     assert res.exit_code == 2 and "link" in res.output and not (tmp_path / "elsewhere.html").exists()
     # the Spark job's writer (its --output DIR/report.html and --report)
-    from binlogkit.audit import job, run_local
+    from binlogkit.audit import run_local
+    from binlogkit.spark.jobs import audit as job
 
     job._write_report(run_local([src], jobs=1), str(tmp_path / "job.html"))
     assert (tmp_path / "job.html").read_text() == first.replace(first, (tmp_path / "job.html").read_text())

@@ -117,7 +117,7 @@ def test_audit_options_take_the_key_spec_from_the_inputs(tmp_path):
     ``KeySpec`` (paths), never key bytes; inputs without keys give no spec."""
     import pickle
 
-    from binlogkit.audit.job import AuditOptions
+    from binlogkit.spark.jobs.audit import AuditOptions
     from binlogkit.crypto.keys import KeySpec, load_keys
 
     key = bytes(range(32, 64))

@@ -13,7 +13,7 @@ pyspark = pytest.importorskip("pyspark")
 
 from binlogkit import open_binlog  # noqa: E402
 from binlogkit.audit import run_local  # noqa: E402
-from binlogkit.audit import job  # noqa: E402
+from binlogkit.spark.jobs import audit as job  # noqa: E402
 from fixtures import store  # noqa: E402
 
 

@@ -1,6 +1,6 @@
 """The audit job on a real Spark standalone cluster: a master and two 1-core workers on
 127.0.0.1 started from the installed pyspark's ``spark-class`` (stopped by PID), the job run
-with ``spark-submit --master spark://127.0.0.1:PORT binlogkit/audit/job.py ARCHIVE --output DIR``
+with ``spark-submit --master spark://127.0.0.1:PORT binlogkit/spark/jobs/audit.py ARCHIVE --output DIR``
 by a Python that does not have binlogkit or construct installed: both reach the driver and the
 executors as the ``--py-files`` zip of ``binlogkit.audit.pack`` (docs/audit.md shows the lines).
 """
@@ -62,7 +62,7 @@ def test_job_on_standalone_cluster_equals_local_engine(cluster, tmp_path):
     out = tmp_path / "out"
     p = subprocess.run([str(spark_submit), "--master", cluster.master_url, "--py-files", str(zip_),
                         "--conf", "spark.executor.memory=512m", "--conf", "spark.ui.enabled=false",
-                        str(ROOT / "binlogkit" / "audit" / "job.py"), str(archive), "--output", str(out), "--json"],
+                        str(ROOT / "binlogkit" / "spark" / "jobs" / "audit.py"), str(archive), "--output", str(out), "--json"],
                        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
     assert p.returncode == 1, p.stderr[-4000:]
     printed = json.loads(p.stdout[p.stdout.index("{"):])

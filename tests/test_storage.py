@@ -151,7 +151,7 @@ def test_audit_findings_on_s3_equal_local(s3, name):
 
 def test_audit_spark_engine_on_s3_equals_local(s3, tmp_path, capsys):
     pytest.importorskip("pyspark")
-    from binlogkit.audit import job
+    from binlogkit.spark.jobs import audit as job
 
     local, url = s3["faulty"]
     spark = job.session("local[2]")

@@ -4,7 +4,7 @@
 summary whose size does not depend on the transaction count; ``merge(summaries)`` orders files
 into series and derives the findings with interval-set algebra (``plan_directory`` /
 ``merge_directory`` per directory, the unit both engines parallelise). ``run_local`` fans the
-per-file pass out over a process pool (the embedded default); ``job.py`` is the Spark job.
+per-file pass out over a process pool (the embedded default); the Spark job is ``spark/jobs/audit.py``.
 See docs/audit.md.
 """
 

@@ -44,8 +44,6 @@ corpus file and on built ones.
 from __future__ import annotations
 
 import os
-import re
-from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from .._optional import load_c
@@ -57,7 +55,7 @@ from ..constants import EventFlag, EventType as T
 from ..errors import BinlogError
 from ..reading.crc import CRC32
 from ..reading.format import Format
-from ..reading.names import strip_compressed
+from ..reading.names import series_key  # noqa: F401  (named here too: moved to the reading layer)
 from ..positions import SourceClock, moves_source_clock
 from ..reading.source import Input, as_input
 from ..transactions import BODIES, KNOWN_TYPES, gtid_list_strings
@@ -66,26 +64,11 @@ from . import intervals as iv
 # observe(gtid, kind, offset, complete): called per transaction (tests)
 Observe = Callable[[str | None, str, int, bool], None]
 
-_NUM = re.compile(r"^(.*)\.(\d+)$")
 _FDE, _ROTATE, _GTID_MARIA, _GTID_MYSQL = T.FORMAT_DESCRIPTION_EVENT, T.ROTATE_EVENT, T.GTID_EVENT, T.GTID_LOG_EVENT
 _INCIDENT, _PREVIOUS, _GTID_LIST = T.INCIDENT_EVENT, T.PREVIOUS_GTIDS_LOG_EVENT, T.GTID_LIST_EVENT
 _IGNORABLE, _ARTIFICIAL, _RELAY = int(EventFlag.IGNORABLE), int(EventFlag.ARTIFICIAL), int(EventFlag.RELAY_LOG)
 # events with no say in boundaries or headers: the loop's fast path
 _PLAIN = frozenset(range(256)) - {_FDE, _ROTATE} - OUTSIDE - DECIDING
-
-
-def series_key(path: str) -> tuple[str, str, int]:
-    """(directory, base name, number) of ``dir/base.000123`` (compression suffix ignored); an
-    object-storage URL's directory is its prefix, kept as a URL."""
-    if "://" in path:
-        parent, _, name = path.rstrip("/").rpartition("/")
-    else:
-        p = Path(path)
-        parent, name = str(p.parent), p.name
-    m = _NUM.match(strip_compressed(name))
-    if not m:
-        return parent, name, -1
-    return parent, m.group(1), int(m.group(2))
 
 
 class _Trx:

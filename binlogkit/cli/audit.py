@@ -49,7 +49,7 @@ def audit(inputs, as_json, output, jobs, engine, live, max_findings, max_series,
     check(inputs, missing_ok=True, recursive=True)  # a missing file is a finding
     if engine == "spark":
         need("pyspark", "audit --engine spark")
-        from ..audit.job import AuditOptions, run_here
+        from ..spark.jobs.audit import AuditOptions, run_here
 
         sys.exit(run_here(AuditOptions.of(inputs, output=output, report=report, as_json=as_json, live=live,
                                           max_findings=max_findings, max_series=max_series), jobs))

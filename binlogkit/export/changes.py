@@ -194,6 +194,12 @@ class Filters:
     def db_wanted(self, db: str) -> bool:
         return not self.tables or any(fnmatch.fnmatchcase(db, p.split(".", 1)[0]) for p in self.tables)
 
+    def trx_owned(self, t: Transaction) -> bool:
+        """Whether the walk owns ``t``: always, but for a walk of a range of a file (a Spark
+        partition, ``spark.ranges.InRange``), which owns the transactions that begin in it and
+        neither exports nor counts the one before it (from the event it starts at)."""
+        return True
+
     def trx_wanted(self, t: Transaction) -> bool:
         if self.start is not None and t.first_timestamp < self.start.timestamp():
             return False
@@ -241,7 +247,7 @@ class _Walk:
 
     def finalize(self, t: Transaction) -> Iterator[Rows | Statement]:
         try:
-            if t.kind == Kind.CONTINUATION and not t.complete:
+            if not self.filters.trx_owned(t) or (t.kind == Kind.CONTINUATION and not t.complete):
                 return
             if not t.complete:
                 self.report.incomplete.append({"gtid": t.gtid, "file": t.start_file, "offset": t.start_offset,

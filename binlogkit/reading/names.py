@@ -16,6 +16,7 @@ Pure names and one text file read: no binlog is opened here.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path, PurePath, PurePosixPath
 from typing import Callable, Hashable, Iterable, TypeVar
@@ -147,3 +148,20 @@ def read_index(index: str | os.PathLike) -> IndexListing:
     files = [_resolve(here / entry_name(line)) for line in listed]
     elsewhere = any(_other_folder(line, here) for line in listed)
     return IndexListing(index, files, listed, elsewhere)
+
+
+_NUM = re.compile(r"^(.*)\.(\d+)$")
+
+
+def series_key(path: str) -> tuple[str, str, int]:
+    """(directory, base name, number) of ``dir/base.000123`` (compression suffix ignored); an
+    object-storage URL's directory is its prefix, kept as a URL."""
+    if "://" in path:
+        parent, _, name = path.rstrip("/").rpartition("/")
+    else:
+        p = Path(path)
+        parent, name = str(p.parent), p.name
+    m = _NUM.match(strip_compressed(name))
+    if not m:
+        return parent, name, -1
+    return parent, m.group(1), int(m.group(2))

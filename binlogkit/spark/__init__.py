@@ -2,7 +2,9 @@
 Source API (``source.py``), over the one reading layer (``reading.source.Input``) and the
 existing decoders; ``files.py`` is the plan the audit and export jobs share ("which files, in
 what order, with what context") and the heads that prune whole files; ``tables.py`` makes each
-table's Arrow batches without Spark (tested so). docs/spark.md tells the story::
+table's Arrow batches without Spark (tested so), one module per table (``events.py``,
+``transactions.py``, ``changes.py``, ``summaries.py``) and what they share (``common.py``,
+``ranges.py``); ``jobs/`` holds the spark-submit jobs (``jobs/audit.py``, ``jobs/export.py``). docs/spark.md tells the story::
 
     from binlogkit.spark import register
     register(spark)

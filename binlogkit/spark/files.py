@@ -72,7 +72,7 @@ def plan_files(paths: Iterable[Input | str | os.PathLike], *, keys=None, recursi
     ``check``: a listed file that does not exist or cannot be read is an ``OSError`` (the
     export's check, ``export.changes.checked_inputs``). ``keys``: a ``crypto.KeySpec`` (or an
     ``Input`` given carries its own)."""
-    from ..audit.summary import series_key
+    from ..reading.names import series_key
     from ..reading.files import input_size
 
     paths = list(paths)

@@ -32,12 +32,19 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from pyspark.sql.datasource import (DataSource, DataSourceReader, EqualTo, GreaterThan, GreaterThanOrEqual, In,
                                     InputPartition, LessThan, LessThanOrEqual)
 
-from . import tables as T
-from .files import FileTask, bounds, head, plan_files, split, time_bounds
+from . import common as T
+
+if TYPE_CHECKING:
+    from .files import FileTask
+
+# Imports: this module is what every Python worker of the source unpickles first (the schema,
+# the planning, each read); what a step alone needs is imported in it (the files' plan, one
+# table's reader), so the schema worker imports no reading code and a read no other table's.
 
 _KEY_OPTIONS = ("key_file", "key_file_secret_file", "cipher", "keyring_file")
 _TIME_COLUMNS = {"events": ("timestamp",), "transactions": ("first_timestamp",), "changes": ("commit_time",)}
@@ -121,12 +128,16 @@ class BinlogDataSource(DataSource):
 
     def _typed(self, one: str):
         tasks = self._tasks()
-        found = T.first_layout(tasks, one)
+        from .changes import first_layout, typed_schema
+
+        found = first_layout(tasks, one)
         if found is None:
             raise ValueError(f"binlog: no change of {one} in the archive (changes_table)")
-        return T.typed_schema(found)
+        return typed_schema(found)
 
     def _tasks(self) -> list[FileTask]:
+        from .files import plan_files
+
         return plan_files(self._paths(), keys=_spec(self.options),
                           recursive=(self.options.get("recursive") or "").lower() == "true")
 
@@ -208,6 +219,8 @@ class BinlogReader(DataSourceReader):
     def partitions(self):
         """The kept files; those above ``split_bytes`` (64 MiB; 0: never) as ranges of whole
         transactions (``files.split``: a header walk on the driver). Summaries stay per file."""
+        from .files import split
+
         every = self.split_bytes if self.query.table != "summaries" else 0
         return [FilePartition(p) for t in self.kept() for p in split(t, every)]
 
@@ -220,6 +233,8 @@ class BinlogReader(DataSourceReader):
             return list(self.tasks)
         out = list(self.tasks)
         if t is not None or q.gtids is not None:
+            from .files import bounds, head
+
             heads = [head(task) for task in self.tasks]
             if q.trace:
                 with open(q.trace, "a") as fh:
@@ -232,10 +247,13 @@ class BinlogReader(DataSourceReader):
                     continue
                 out.append(task)
         if use_cache:
+            from .events import walk_bounds
+            from .files import time_bounds
+
             assert self.cache is not None
             kept = []
             for task in out:
-                tb = time_bounds(task, self.cache, T.walk_bounds, trace=q.trace)
+                tb = time_bounds(task, self.cache, walk_bounds, trace=q.trace)
                 if tb is not None and tb.min_timestamp is not None and tb.max_timestamp is not None:
                     if self.cache_high is not None and tb.min_timestamp > self.cache_high:
                         continue
@@ -249,5 +267,7 @@ class BinlogReader(DataSourceReader):
 
     def read(self, partition):
         q = self.query if self.pushdown else replace(self.query, min_timestamp=None, gtids=None)
-        for rb in T.batches(q, partition.task, resolve=_shipped):
+        from .tables import batches
+
+        for rb in batches(q, partition.task, resolve=_shipped):
             yield rb if rb.schema.equals(self.target) else rb.cast(self.target)

@@ -2,14 +2,14 @@
 
 Run it on this machine (Spark local mode, the default master)::
 
-    spark-submit --master 'local[*]' binlogkit/audit/job.py /archive/binlogs --output /tmp/audit
+    spark-submit --master 'local[*]' binlogkit/spark/jobs/audit.py /archive/binlogs --output /tmp/audit
 
 On a standalone cluster whose executors do not have binlogkit installed, ship it (and its one
 pure-Python dependency on this path, construct) as a zip made by ``binlogkit.audit.pack``::
 
     python -m binlogkit.audit.pack /tmp/binlogkit-audit.zip
     spark-submit --master spark://HOST:7077 --py-files /tmp/binlogkit-audit.zip \\
-        binlogkit/audit/job.py /archive/binlogs --output /shared/audit/run1
+        binlogkit/spark/jobs/audit.py /archive/binlogs --output /shared/audit/run1
 
 (or a packed virtualenv with ``--archives env.tar.gz#env --conf spark.pyspark.python=./env/bin/python``
 for ``hdfs://`` / ``s3a://`` inputs, which need fsspec and its filesystem packages).

@@ -1,20 +1,23 @@
-"""The spark-submit export job: one task per input file; executors decode and write their own
-Parquet parts; the driver gets counts.
+"""The spark-submit export job: one task per input file, a big file (above ``--split-bytes``,
+64 MiB; 0: never) one task per range of whole transactions (``spark.files.split``, as the data
+source splits it; ``spark.ranges.InRange``: a range's transactions are those that begin in it);
+executors decode and write their own Parquet parts; the driver gets counts.
 
 Run it on this machine (Spark local mode, the default master)::
 
-    spark-submit --master 'local[*]' binlogkit/export/job.py /archive/binlogs --output /data/changes
+    spark-submit --master 'local[*]' binlogkit/spark/jobs/export.py /archive/binlogs --output /data/changes
 
 On a standalone cluster (executors need pyarrow and fsspec: the Python of a virtualenv made
 with ``pip install 'binlogkit[export]'``, or a packed one shipped with ``--archives``)::
 
     PYSPARK_PYTHON=/opt/venv/bin/python spark-submit --master spark://HOST:7077 \\
-        binlogkit/export/job.py /shared/binlogs --output /shared/changes --tables shop.orders
+        binlogkit/spark/jobs/export.py /shared/binlogs --output /shared/changes --tables shop.orders
 
 Options as ``binlogkit export`` (``--table``/``--database``, ``--start-datetime``/``--stop-datetime``
 or ``--include-gtids``, ``--exclude-gtids``, ``--schema``, ``--row-group-rows``, ``--json``). The output protocol is the
 same (``output.py``): the driver clears an earlier run (``_SUCCESS`` first), executors write
-``db=…/table=…/date=…/part-NNNNN-….parquet`` (NNNNN: the input's number) and
+``db=…/table=…/date=…/part-NNNNN-….parquet`` (NNNNN: the task's number, files and ranges in
+binlog order) and
 ``_statements/``, and the driver writes ``_schemas`` and, last, ``_SUCCESS``. What reaches the
 driver per file: row counts per table and operation, the schema versions met (a few per table),
 and the file's problems (at most ``MAX_PROBLEMS``).
@@ -33,6 +36,7 @@ import sys
 import time
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 MAX_PROBLEMS = 100
 
@@ -53,27 +57,44 @@ def _filters(spec: dict):
                    schema=ddl.index(ddl.parse(spec["schema"])) if spec.get("schema") else {})
 
 
-def export_file(item: tuple[int, str], *, output: str, spec: dict, row_group_rows: int,
+def export_file(item: tuple[int, Any], *, output: str, spec: dict, row_group_rows: int,
                 env: dict | None = None) -> dict:
-    """One input's committed changes into the dataset (run on an executor): its counts back.
-    ``env``: the driver's object-storage settings, for those the executor's environment lacks."""
+    """One input's (or one range's) committed changes into the dataset (run on an executor): its
+    counts back. ``item``: (task number, a ``spark.files.FileTask`` or a path). A range is
+    walked from the event before it to the next range's first GTID event (``Input(start=,
+    stop=)``), its own transactions exported and counted (``InRange``); the file's size and
+    count come with its first range. ``env``: the driver's object-storage settings, for those
+    the executor's environment lacks."""
+    from dataclasses import replace
+
     from binlogkit.reading import storage
     from binlogkit.export.changes import Report, committed_changes
     from binlogkit.export.dataset import DatasetWriter
     from binlogkit.export.output import output_fs
+    from binlogkit.spark.ranges import in_range
 
     storage.adopt(env)
-    task, path = item
+    task, what = item
+    filters = _filters(spec)
+    if isinstance(what, str):
+        path, inp, first = what, what, True
+    else:
+        path, inp, first = what.name, what.input(), what.start is None
+        if not what.whole():
+            inp = replace(inp, start=what.lead if what.lead is not None else what.start, stop=what.stop)
+            filters = in_range(filters, what)
     fs, root = output_fs(output)
     report = Report()
     w = DatasetWriter(fs, root, task=task, row_group_rows=row_group_rows)
     try:
-        for change in committed_changes([path], _filters(spec), report, take=w.take, sink=w):
+        for change in committed_changes([inp], filters, report, take=w.take, sink=w):
             w.add(change)
         w.close()
     except BaseException:
         w.abort()
         raise
+    if not first:   # the file was counted by its first range
+        report.files = report.bytes = 0
     return {"task": task, "file": path, "tables": w.counts_json(), "statements": w.n_statements,
             "schemas": w.schemas, "last_versions": {f"{d}.{t}": v for (d, t), v in w.last_version.items()},
             "parts": len(w.written), "files": report.files, "bytes": report.bytes,
@@ -114,19 +135,34 @@ def merge(parts: list[dict]) -> tuple[dict, list[dict], dict]:
     return dict(sorted(tables.items())), schemas, totals
 
 
-def run(spark, paths: list[str], output: str, *, spec: dict, row_group_rows: int = 50_000) -> dict:
+SPLIT_BYTES = 64 << 20
+
+
+def plan(paths: list[str], split_bytes: int = SPLIT_BYTES) -> list:
+    """The job's tasks: the files (the plan every Spark job shares, binlog order), those above
+    ``split_bytes`` as ranges of whole transactions (a header walk on the driver), numbered in
+    that order (the parts' NNNNN)."""
+    from dataclasses import replace
+
+    from binlogkit.spark.files import plan_files, split
+
+    tasks = [r for t in plan_files(paths, check=True) for r in split(t, split_bytes)]
+    return [replace(t, index=i) for i, t in enumerate(tasks)]
+
+
+def run(spark, paths: list[str], output: str, *, spec: dict, row_group_rows: int = 50_000,
+        split_bytes: int = SPLIT_BYTES) -> dict:
     """The export on the cluster; the driver holds the output folder's lock for the run."""
     from binlogkit.export import output as out
-    from binlogkit.spark.files import plan_files
 
     t0 = time.monotonic()
-    files = [t.name for t in plan_files(paths, check=True)]   # the plan every Spark job shares, binlog order
+    tasks = plan(paths, split_bytes)
     fs, root = out.output_fs(output)
     with out.locked(fs, root):
-        return _run(spark, files, output, fs, root, spec, row_group_rows, t0)
+        return _run(spark, tasks, output, fs, root, spec, row_group_rows, t0)
 
 
-def _run(spark, files: list[str], output: str, fs, root: str, spec: dict, row_group_rows: int, t0: float) -> dict:
+def _run(spark, tasks: list, output: str, fs, root: str, spec: dict, row_group_rows: int, t0: float) -> dict:
     from binlogkit.export import make_summary
     from binlogkit.export import output as out
     from binlogkit.export.changes import Report
@@ -135,7 +171,7 @@ def _run(spark, files: list[str], output: str, fs, root: str, spec: dict, row_gr
 
     out.begin(fs, root)
     sc = spark.sparkContext
-    results = (sc.parallelize(list(enumerate(files)), numSlices=max(1, len(files)))
+    results = (sc.parallelize([(t.index, t) for t in tasks], numSlices=max(1, len(tasks)))
                .map(partial(export_file, output=output, spec=spec, row_group_rows=row_group_rows,
                             env=storage.environment())).collect())
     tables, schemas, totals = merge(results)
@@ -166,6 +202,7 @@ class ExportOptions:
     row_group_rows: int = 50_000
     as_json: bool = False
     exclude_gtids: str | None = None
+    split_bytes: int = SPLIT_BYTES
 
     def spec(self) -> dict:
         return {"tables": list(self.tables), "start": self.start, "stop": self.stop, "gtids": self.gtids,
@@ -192,6 +229,8 @@ def parse(argv: list[str]) -> ExportOptions:
                     help="CREATE TABLE statements for table maps without names (read on the driver; may be given "
                          "more than once)")
     ap.add_argument("--row-group-rows", type=int, default=50_000)
+    ap.add_argument("--split-bytes", type=int, default=SPLIT_BYTES,
+                    help="files above it are exported as ranges of whole transactions, a task each (0: never)")
     ap.add_argument("--json", action="store_true", help="print the summary as JSON")
     args = ap.parse_args(argv)
     include, exclude = (",".join(g.strip() for g in given if g.strip()) or None
@@ -212,7 +251,7 @@ def parse(argv: list[str]) -> ExportOptions:
     tables = tuple(t.strip() for v in args.tables for t in v.split(",") if t.strip())
     return ExportOptions(tuple(args.paths), args.output, tables + tuple(f"{d}.*" for d in args.database if d),
                          _iso(args.start_datetime), _iso(args.stop_datetime), include, schema,
-                         args.row_group_rows, args.json, exclude)
+                         args.row_group_rows, args.json, exclude, args.split_bytes)
 
 
 def run_options(spark, opts: ExportOptions) -> dict:
@@ -220,7 +259,8 @@ def run_options(spark, opts: ExportOptions) -> dict:
     date fails on the driver, before any task (``ValueError``, ``BinlogError``)."""
     spec = opts.spec()
     _filters(spec)
-    return run(spark, list(opts.paths), opts.output, spec=spec, row_group_rows=opts.row_group_rows)
+    return run(spark, list(opts.paths), opts.output, spec=spec, row_group_rows=opts.row_group_rows,
+               split_bytes=opts.split_bytes)
 
 
 def main(spark, argv: list[str]) -> int:
@@ -259,6 +299,6 @@ def _iso(value: str | None) -> str | None:
 
 
 if __name__ == "__main__":
-    from binlogkit.audit.job import run_as_script
+    from binlogkit.spark.jobs.audit import run_as_script
 
     run_as_script(main)
