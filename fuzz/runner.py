@@ -162,8 +162,8 @@ def campaign(targets: list[str], seconds: float, *, out: Path, seed: int = 0, sl
                 end = min(deadline, time.monotonic() + slice_s)
                 t0 = time.monotonic()
                 n = 0
-                while time.monotonic() < end:
-                    parent = rnd.choice(pool)
+                while n == 0 or time.monotonic() < end:  # every target fed in its turn, even when
+                    parent = rnd.choice(pool)                # the ones before it ran past their slices
                     data = mutate(parent, rnd, others=pool)
                     f = run_one(t, data, work, timeout=timeout, rss_mb=rss_mb, others=pool)
                     n += 1

@@ -42,7 +42,12 @@ def help_text(name: str) -> str:
 
     from binlogkit.cli.group import main
 
-    cmd = main.commands[name]
+    import copy
+
+    # a copy without click's cached help option: a command first shown in another context (a
+    # test's, without the group's -h) would otherwise keep that one's option names
+    cmd = copy.copy(main.commands[name])
+    cmd._help_option = None
     parent = click.Context(main, info_name="binlogkit", terminal_width=WIDTH - 2, **main.context_settings)
     with click.Context(cmd, info_name=name, parent=parent, terminal_width=WIDTH - 2) as ctx:
         return cmd.get_help(ctx) + "\n"
