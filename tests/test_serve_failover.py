@@ -24,14 +24,6 @@ pytestmark = pytest.mark.server
 FAILOVER_KINDS = ("mariadb-10.11", "mysql-9.7")
 KIND_PARAMS = [pytest.param(k, marks=pytest.mark.kind(k), id=k) if KINDS[k].chroot else pytest.param(k, id=k)
                for k in FAILOVER_KINDS]
-# a known bug, open: one of the two replicas sometimes stops one transaction short (MySQL 9.7,
-# 1 full run in 4: the last acknowledged GTID reached replica1, not replica2, whose dump waited at
-# the end of the live folder; MariaDB 10.11 failed 1 run in 4 here too, cause not read): serve's
-# wait at the end of a folder pull is filling can miss the last growth for one connection.
-# Kept running (not skipped) so a fix shows as XPASS; docs/serve.md says it under "Not yet".
-KNOWN_SHORT = pytest.mark.xfail(reason="serve's live tail can miss pull's last write for one of two "
-                                       "replicas (known, open)", strict=False)
-KIND_PARAMS = [pytest.param(p.values[0], marks=[*p.marks, KNOWN_SHORT], id=p.id) for p in KIND_PARAMS]
 
 
 @pytest.mark.parametrize("kind", KIND_PARAMS)

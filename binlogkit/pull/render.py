@@ -21,7 +21,10 @@ def line(ev: dict, cfg, *, as_json: bool, tty: bool) -> tuple[str, bool] | None:
         return (f"\r{ev['file']}:{ev['position']}  {ev['bytes'] / el / 1e6:.1f} MB/s  "
                 f"{ev['events'] / el:.0f} events/s  lag {lag}   "), True
     if kind == "repair":
-        return (f"repaired {ev['file']}: cut from {ev['cut_from']} to {ev['position']} bytes ({ev['reason']})"
+        what = (f"removed {ev['file']} ({ev['cut_from']} bytes, {ev['reason']}); it is fetched again from its start"
+                if ev.get("removed") else
+                f"repaired {ev['file']}: cut from {ev['cut_from']} to {ev['position']} bytes ({ev['reason']})")
+        return (what
                 + (f"; re-fetching {', '.join(ev['dropped_gtids'])}" if ev["dropped_gtids"] else "")), True
     if kind == "start":
         tls = f" over {ev['tls']} ({cfg.tls.mode.value})" if ev.get("tls") else ""

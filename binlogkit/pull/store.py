@@ -165,7 +165,9 @@ class Store:
             raise PullError(f"{last} disappeared from the folder while it was being repaired", file=str(self.path))
         keep, reason, dropped = _complete_prefix(self.path / last, t.st.st_size)
         rep = Repair(file=last, position=max(keep, 4))
-        if keep < t.st.st_size:
+        # a file shorter than the magic (killed between its creation and its first write) is
+        # a cut too: announced and removed, never silently reused
+        if keep < t.st.st_size or t.st.st_size < 4:
             rep.cut_from, rep.reason, rep.dropped_gtids = t.st.st_size, reason, dropped
             if keep <= 4:
                 self.dir.unlink(last)

@@ -398,6 +398,10 @@ class Dumper:
             names = [name_of(f) for f in files]
             last = name_of(inp) not in names or names.index(name_of(inp)) == len(names) - 1
             pos, whole = start, True
+            # the size before the read: growth after it, even while the read is going, ends the
+            # wait at once (a size taken after the read missed pull's last write when it landed
+            # between the two, and the replica then waited for a growth that never came)
+            seen = inp.size() if last else -1
             try:
                 for off, data in self.server.archive.events(inp, start):
                     code = data[4]
@@ -438,7 +442,7 @@ class Dumper:
             if whole and self.d.flags & BINLOG_DUMP_NON_BLOCK:
                 self.c.write(eof())
                 return
-            start = self.wait(inp, start, files)
+            start = self.wait(inp, start, files, seen)
             files = self.server.archive.files()
 
     def damaged(self, inp: Input, exc: BinlogError) -> None:
@@ -462,11 +466,13 @@ class Dumper:
     def crc_of_file(self) -> bool:
         return bool(self._file_crc) if self._file_crc is not None else bool(self.server.head and self.server.head.crc)
 
-    def wait(self, inp: Input, pos: int, files: list[Input]) -> int:
-        """Wait at ``pos`` of ``inp`` until the file grows or a file follows it; a heartbeat every
-        period; the replica's closing noticed. Returns the offset to read from."""
+    def wait(self, inp: Input, pos: int, files: list[Input], size: int) -> int:
+        """Wait at ``pos`` of ``inp`` until the file is no longer ``size`` bytes (its size before
+        the read that reached ``pos``) or a file follows ``files`` (listed before that read); a
+        heartbeat every period; the replica's closing noticed. Returns the offset to read from."""
         self.c.flush()
-        size = inp.size()
+        if inp.size() != size or len(self.server.archive.files()) != len(files):
+            return pos
         beat = time.monotonic() + self.period
         look = time.monotonic() + POLL
         while True:
