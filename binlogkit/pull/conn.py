@@ -33,6 +33,18 @@ SERVER_MORE_RESULTS_EXISTS = 0x0008
 _PARSE_ERRORS = (ValueError, IndexError, KeyError, TypeError, struct.error, UnicodeError, OverflowError)
 
 
+def recv_exact(sock, n: int, chunk: int = 1 << 20) -> bytes:
+    """``n`` bytes from ``sock`` (reads of at most ``chunk``): ``EOFError`` when the peer closes
+    first; the socket's own ``socket.timeout`` / ``OSError`` pass through, for the caller to name."""
+    out = bytearray()
+    while len(out) < n:
+        got = sock.recv(min(n - len(out), chunk))
+        if not got:
+            raise EOFError
+        out += got
+    return bytes(out)
+
+
 class ConnectionLost(PullError):
     """The connection dropped or went silent (no heartbeat): reconnect and resume."""
 
@@ -57,18 +69,14 @@ class _Wire:
         if self.left < 0:
             raise HostileServer(f"a reply of more than {MAX_REPLY} bytes to a command before the dump "
                                 f"(pull's queries return a few rows): refused")
-        out = bytearray()
-        while len(out) < n:
-            try:
-                got = self.sock.recv(min(n - len(out), 1 << 20))
-            except socket.timeout:
-                raise ConnectionLost(f"{self.where} did not answer within the read timeout") from None
-            except OSError as exc:
-                raise ConnectionLost(f"{self.where}: {exc.strerror or exc}") from None
-            if not got:
-                raise ConnectionLost(f"{self.where} closed the connection")
-            out += got
-        return bytes(out)
+        try:
+            return recv_exact(self.sock, n)
+        except socket.timeout:
+            raise ConnectionLost(f"{self.where} did not answer within the read timeout") from None
+        except EOFError:
+            raise ConnectionLost(f"{self.where} closed the connection") from None
+        except OSError as exc:
+            raise ConnectionLost(f"{self.where}: {exc.strerror or exc}") from None
 
     def read(self) -> bytes:
         """One payload (continued packets joined, within the bound)."""

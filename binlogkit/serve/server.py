@@ -25,6 +25,7 @@ from ..constants import EventType as T
 from ..errors import BinlogError, TruncatedEventError
 from ..flavor import Flavor
 from ..gtid.mariadb import GtidPos
+from ..pull.conn import recv_exact
 from ..pull.protocol import (BINLOG_DUMP_NON_BLOCK, BINLOG_SEND_ANNOTATE_ROWS_EVENT, COM_BINLOG_DUMP,
                              COM_BINLOG_DUMP_GTID, COM_REGISTER_SLAVE, MAX_PAYLOAD, ProtocolError, packet)
 from ..reading.source import Input
@@ -79,18 +80,14 @@ class Conn:
         sock.settimeout(timeout)
 
     def _exact(self, n: int) -> bytes:
-        out = bytearray()
-        while len(out) < n:
-            try:
-                got = self.sock.recv(min(n - len(out), 1 << 16))
-            except socket.timeout:
-                raise Dropped(f"{self.peer}: nothing received within {self.timeout:g} s") from None
-            except OSError as exc:
-                raise Dropped(f"{self.peer}: {exc}") from None
-            if not got:
-                raise Dropped(f"{self.peer} closed the connection")
-            out += got
-        return bytes(out)
+        try:
+            return recv_exact(self.sock, n, 1 << 16)
+        except socket.timeout:
+            raise Dropped(f"{self.peer}: nothing received within {self.timeout:g} s") from None
+        except EOFError:
+            raise Dropped(f"{self.peer} closed the connection") from None
+        except OSError as exc:
+            raise Dropped(f"{self.peer}: {exc}") from None
 
     def read(self, limit: int = MAX_COMMAND) -> bytes:
         head = self._exact(4)
