@@ -1,8 +1,8 @@
 """``binlogkit serve`` with real replicas: MariaDB 10.11 and 11.8 (MASTER_USE_GTID=slave_pos and
 file/position) and MySQL 9.7 (SOURCE_AUTO_POSITION=1 and file/position) replicate a lab primary's
 archive from scratch, over TLS, and end with CHECKSUM TABLE equal to the primary's (the GTID one
-with semisync enabled: serve offers none, the replica falls back to asynchronous replication); a GTID state
-the archive cannot serve is the replica's 1236 with the server's text."""
+a semisync replica: its status says semisync ON, serve logs the acks it got); a GTID state the
+archive cannot serve is the replica's 1236 with the server's text."""
 
 from __future__ import annotations
 
@@ -40,6 +40,12 @@ def _why(res: dict, srv) -> str:
     return f"{res['outcome']}: {({k: st.get(k) for k in keys})}; serve: {srv.lines}"
 
 
+def _semisync_status(replica) -> str:
+    """Rpl_semi_sync_slave_status (MariaDB) / Rpl_semi_sync_replica_status (MySQL) of a replica."""
+    rows = replica.query("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_%_status'")
+    return next(str(r["Value"]) for r in rows if r["Variable_name"].endswith(("slave_status", "replica_status")))
+
+
 def _io_error(replica, timeout=30.0) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -67,7 +73,7 @@ def test_replicas_from_scratch_equal_the_primary(tmp_path, kind):
             want = checksums(p)
             by_gtid = lab.server("by_gtid", 2).start()
             by_file = lab.server("by_file", 3).start()
-            by_gtid.execute(*by_gtid.kind.sql.semisync_replica)   # asks for semisync: serve has none, it goes on async
+            by_gtid.execute(*by_gtid.kind.sql.semisync_replica)   # asks for semisync: serve's dump is semisync
             point_replica(by_gtid, port, gtid=True, cert=cert)
             point_replica(by_file, port, gtid=False, cert=cert, file=primary_binlogs(p)[0], pos=4)
             for r in (by_gtid, by_file):
@@ -88,6 +94,16 @@ def test_replicas_from_scratch_equal_the_primary(tmp_path, kind):
                 assert res["outcome"] == "caught_up", _why(res, srv)
                 assert checksums(r) == want
             assert any("(TLS)" in ln or ", TLS)" in ln for ln in srv.lines), srv.lines
+            assert _semisync_status(by_gtid) == "ON"
+            by_gtid.execute(by_gtid.kind.sql.stop(""))
+            last = primary_binlogs(p)[-1]
+            deadline = time.monotonic() + 20
+            while not any("semisync: " in ln and "acks" in ln for ln in srv.lines) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            ended = [ln for ln in srv.lines if "semisync: " in ln]
+            assert len(ended) == 1 and f"the last for {last}:" in ended[0], srv.lines
+            acks, asked = map(int, ended[0].split("semisync: ", 1)[1].split(" asked")[0].split(" acks of "))
+            assert acks == asked > 10, ended   # every transaction end flagged, each acknowledged
         finally:
             srv.stop()
 

@@ -71,6 +71,7 @@ def _value(sql: str, at: int, globals_: dict, session: dict, clock: Callable[[],
         if key not in globals_:
             raise QueryError(ER_UNKNOWN_SYSTEM_VARIABLE, f"Unknown system variable '{name}'")
         v = globals_[key]
+        v = int(v) if isinstance(v, bool) else v      # a boolean variable selected: 1 / 0
     elif m.group("user") is not None:
         v = session.get(m.group("user")[1:].replace("`", "").lower())
     elif m.group("fn") is not None:
@@ -132,7 +133,8 @@ def _select(sql: str, body_at: int, globals_: dict, session: dict, clock) -> lis
 
 def _show_variables(pattern: str, globals_: dict) -> list[bytes]:
     pat = pattern.lower().replace("%", "*").replace("_", "?")
-    rows = [(k, "" if v is None else str(v)) for k, v in sorted(globals_.items()) if fnmatch.fnmatchcase(k, pat)]
+    rows = [(k, "" if v is None else ("ON" if v else "OFF") if isinstance(v, bool) else str(v))
+            for k, v in sorted(globals_.items()) if fnmatch.fnmatchcase(k, pat)]
     return result_set(["Variable_name", "Value"], rows)
 
 
