@@ -195,3 +195,20 @@ def test_semisync_flags_the_last_event_of_each_transaction():
             assert t.ends(e.type_code, data, fmt.len_checksum if fmt else 0) == ends(decision)
             n += ends(decision)
     assert n > 5
+
+
+def test_numbers_past_ints_digit_limit_are_typed():
+    """int() refuses more than 4,300 digits (ValueError): a query's number is refused (1235), a
+    GTID's or an interval's is a GtidError, as any number out of range."""
+    from binlogkit.errors import GtidError
+    from binlogkit.gtid.mariadb import GtidPos
+
+    long = "9" * 4400
+    for q in (f"SET @x = {long}", f"SELECT {long}", f"SET @x = 1.{long}"):
+        assert answer(q, {}, {})[0][:3] == b"\xff\xd3\x04"
+    uuid = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+    for parse, text in ((GtidPos.parse, f"0-1-{long}"), (MysqlGtidSet.parse, f"{uuid}:1-{long}"),
+                        (MysqlGtidSet.parse, f"{uuid}:{long}"), (MysqlGtid.parse, f"{uuid}:{long}")):
+        with pytest.raises(GtidError):
+            parse(text)
+    assert GtidPos.parse("0-1-18446744073709551615") and MysqlGtidSet.parse(f"{uuid}:1-9223372036854775806")

@@ -63,6 +63,9 @@ def _value(sql: str, at: int, globals_: dict, session: dict, clock: Callable[[],
         v: object = _unquote(m.group("str"))
     elif m.group("num") is not None:
         n = m.group("num")
+        if len(n) > 40:   # no replica sends such a number (and int() refuses 4,300 digits)
+            raise QueryError(ER_NOT_SUPPORTED_YET, f"binlogkit serve takes numbers of at most 40 characters "
+                                                   f"(not one of {len(n)})")
         v = int(n) if "." not in n else n
     elif m.group("sys") is not None:
         name = m.group("sys")[2:].replace("`", "")
