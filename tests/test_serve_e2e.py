@@ -46,6 +46,27 @@ def _semisync_status(replica) -> str:
     return next(str(r["Value"]) for r in rows if r["Variable_name"].endswith(("slave_status", "replica_status")))
 
 
+def _heartbeats_while_idle(replica, srv) -> None:
+    """The replica reconnected with a heartbeat period of 0.2 s, idle at the end of the archive:
+    it counts heartbeats received (a MySQL replica asks for Heartbeat_log_event_v2: serve sends those)."""
+    mysql = replica.kind.flavor == "mysql"
+    replica.execute(replica.kind.sql.stop(""))
+    replica.execute("CHANGE REPLICATION SOURCE TO SOURCE_HEARTBEAT_PERIOD = 0.2" if mysql
+                    else "CHANGE MASTER TO MASTER_HEARTBEAT_PERIOD = 0.2")
+    count = ("SELECT COUNT_RECEIVED_HEARTBEATS AS n FROM performance_schema.replication_connection_status" if mysql
+             else "SELECT VARIABLE_VALUE AS n FROM information_schema.GLOBAL_STATUS "
+                  "WHERE VARIABLE_NAME = 'SLAVE_RECEIVED_HEARTBEATS'")
+    before = int(replica.query(count)[0]["n"])
+    n = len(srv.lines)
+    replica.execute(replica.kind.sql.start(""))
+    deadline = time.monotonic() + 20
+    while int(replica.query(count)[0]["n"]) < before + 3 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert int(replica.query(count)[0]["n"]) >= before + 3, srv.lines[n:]
+    dumps = [ln for ln in srv.lines[n:] if "dump for server_id" in ln]
+    assert dumps and dumps[0].endswith(", heartbeat v2") == mysql, dumps
+
+
 def _io_error(replica, timeout=30.0) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -104,6 +125,7 @@ def test_replicas_from_scratch_equal_the_primary(tmp_path, kind):
             assert len(ended) == 1 and f"the last for {last}:" in ended[0], srv.lines
             acks, asked = map(int, ended[0].split("semisync: ", 1)[1].split(" asked")[0].split(" acks of "))
             assert acks == asked > 10, ended   # every transaction end flagged, each acknowledged
+            _heartbeats_while_idle(by_file, srv)
         finally:
             srv.stop()
 

@@ -212,3 +212,21 @@ def test_numbers_past_ints_digit_limit_are_typed():
         with pytest.raises(GtidError):
             parse(text)
     assert GtidPos.parse("0-1-18446744073709551615") and MysqlGtidSet.parse(f"{uuid}:1-9223372036854775806")
+
+
+def test_heartbeat_v2_as_mysql_sends_it():
+    """Heartbeat_log_event_v2 (type 41): fields 1 file name, 2 position (a packed int, past 4 GiB
+    too), 0 end, as the project's own decoder reads them; log_pos the position's low 32 bits."""
+    from binlogkit.codecs import payload
+    from binlogkit.serve.stream import heartbeat_v2
+
+    for pos, crc in ((4, False), (123456, True), (5_000_000_000, True)):
+        ev = heartbeat_v2("binlog.000002", pos, server_id=77, crc=crc)
+        _ts, code, sid, size, log_pos, flags = header(ev)
+        assert (code, sid, size, log_pos, flags) == (41, 77, len(ev), pos & 0xFFFFFFFF, 0)
+        if crc:
+            assert zlib.crc32(ev[:-4]) == int.from_bytes(ev[-4:], "little")
+        p = payload.HeartbeatV2Body.parse(ev[19:len(ev) - (4 if crc else 0)])
+        assert payload.tlv_values(p.fields, payload.HEARTBEAT_FIELDS, {"log_filename"}) == {
+            "log_filename": "binlog.000002", "log_position": pos}
+        assert p.rest == b""

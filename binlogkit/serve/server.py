@@ -32,7 +32,8 @@ from ..reading.source import Input
 from .archive import Archive, Head, gtid_of, name_of
 from .queries import answer
 from .semisync import ENABLED_VARS, HEAD, HEAD_ACK, Packets, TrxEnds, asked, parse_ack
-from .stream import (Dump, Skipper, StartRefused, fake_rotate, heartbeat, mariadb_covered, parse_dump, plan_mariadb,
+from .stream import (USE_HEARTBEAT_EVENT_V2, Dump, Skipper, StartRefused, fake_rotate, heartbeat, heartbeat_v2,
+                     mariadb_covered, parse_dump, plan_mariadb,
                      plan_mysql, resent_fde)
 from .wire import (CACHING_SHA2, ER_ACCESS_DENIED, ER_CON_COUNT, ER_HANDSHAKE, ER_MASTER_FATAL_ERROR_READING_BINLOG,
                    ER_UNKNOWN_COM, NATIVE, PLUGINS, auth_switch, eof, err, fast_auth_ok, greeting, is_ssl_request, ok,
@@ -359,7 +360,9 @@ class Dumper:
         period_ns = next((v[k] for k in ("source_heartbeat_period", "master_heartbeat_period")
                           if isinstance(v.get(k), int) and v[k] > 0), None)
         self.period = period_ns / 1e9 if period_ns else self.server.s.heartbeat
-        self.annotate = bool(d.flags & BINLOG_SEND_ANNOTATE_ROWS_EVENT)
+        mysql = bool(self.server.head and self.server.head.flavor is Flavor.MYSQL)
+        self.annotate = not mysql and bool(d.flags & BINLOG_SEND_ANNOTATE_ROWS_EVENT)
+        self.beat = heartbeat_v2 if mysql and d.flags & USE_HEARTBEAT_EVENT_V2 else heartbeat
         self.sid = self.server.s.server_id
         self.got_after = 0
         # semisync: the header on every message, an ack wanted at each transaction's end, acks read
@@ -486,7 +489,8 @@ class Dumper:
         except BinlogError as exc:
             return self.fail(f"binlogkit serve cannot read the archive: {exc}")
         self.server.say(f"{self.c.peer}: dump for server_id {d.server_id} from {what}: "
-                        f"{names[index] if names else '-'}:{position}{', semisync' if self.semisync else ''}")
+                        f"{names[index] if names else '-'}:{position}{', semisync' if self.semisync else ''}"
+                        f"{', heartbeat v2' if self.beat is heartbeat_v2 else ''}")
         try:
             self.stream(files, index, position, skipper)
         except Dropped as exc:
@@ -600,6 +604,6 @@ class Dumper:
                 if inp.size() != size or len(self.server.archive.files()) != len(files):
                     return pos
             if time.monotonic() >= beat:
-                self.send(heartbeat(name_of(inp), pos, server_id=self.sid, crc=self.crc))
+                self.send(self.beat(name_of(inp), pos, server_id=self.sid, crc=self.crc))
                 self.c.flush()
                 beat = time.monotonic() + self.period
