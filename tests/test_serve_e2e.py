@@ -46,7 +46,7 @@ def _semisync_status(replica) -> str:
     return next(str(r["Value"]) for r in rows if r["Variable_name"].endswith(("slave_status", "replica_status")))
 
 
-def _heartbeats_while_idle(replica, srv) -> None:
+def _heartbeats_while_idle(replica, srv, semisync: bool = False) -> None:
     """The replica reconnected with a heartbeat period of 0.2 s, idle at the end of the archive:
     it counts heartbeats received (a MySQL replica asks for Heartbeat_log_event_v2: serve sends those)."""
     mysql = replica.kind.flavor == "mysql"
@@ -65,6 +65,7 @@ def _heartbeats_while_idle(replica, srv) -> None:
     assert int(replica.query(count)[0]["n"]) >= before + 3, srv.lines[n:]
     dumps = [ln for ln in srv.lines[n:] if "dump for server_id" in ln]
     assert dumps and dumps[0].endswith(", heartbeat v2") == mysql, dumps
+    assert (", semisync" in dumps[0]) == semisync, dumps
 
 
 def _io_error(replica, timeout=30.0) -> str:
@@ -126,6 +127,7 @@ def test_replicas_from_scratch_equal_the_primary(tmp_path, kind):
             acks, asked = map(int, ended[0].split("semisync: ", 1)[1].split(" asked")[0].split(" acks of "))
             assert acks == asked > 10, ended   # every transaction end flagged, each acknowledged
             _heartbeats_while_idle(by_file, srv)
+            _heartbeats_while_idle(by_gtid, srv, semisync=True)   # heartbeats with the 0xef header too
         finally:
             srv.stop()
 
