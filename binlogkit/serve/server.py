@@ -6,8 +6,8 @@ write at most ``timeout`` seconds (a client that stalls is dropped), the login a
 ``LOGIN_ROUNDS`` packets, a client that sends garbage gets an error and is dropped; after the
 dump starts a replica sends nothing but COM_QUIT and, when it asked for semisync, one
 acknowledgement per flagged event (those are read and counted; anything else it sends is read
-and dropped, at most ``MAX_AFTER_DUMP`` bytes in all). ``max_connections`` connections at once; the next is refused with
-the server's 1040.
+and dropped, at most ``MAX_AFTER_DUMP`` bytes in all). ``max_connections`` connections at once;
+the next is refused with the server's 1040.
 """
 
 from __future__ import annotations
@@ -33,8 +33,7 @@ from .archive import Archive, Head, gtid_of, name_of
 from .queries import answer
 from .semisync import ENABLED_VARS, HEAD, HEAD_ACK, Packets, TrxEnds, asked, parse_ack
 from .stream import (USE_HEARTBEAT_EVENT_V2, Dump, Skipper, StartRefused, fake_rotate, heartbeat, heartbeat_v2,
-                     mariadb_covered, parse_dump, plan_mariadb,
-                     plan_mysql, resent_fde)
+                     mariadb_covered, parse_dump, plan_mariadb, plan_mysql, resent_fde)
 from .wire import (CACHING_SHA2, ER_ACCESS_DENIED, ER_CON_COUNT, ER_HANDSHAKE, ER_MASTER_FATAL_ERROR_READING_BINLOG,
                    ER_UNKNOWN_COM, NATIVE, PLUGINS, auth_switch, eof, err, fast_auth_ok, greeting, is_ssl_request, ok,
                    parse_response, scramble_ok)
@@ -140,7 +139,6 @@ class Conn:
                 self.flush()
         if ack:
             self.seq = 1
-
 
     def flush(self) -> None:
         if self.on_flush is not None:

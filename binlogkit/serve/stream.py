@@ -231,5 +231,6 @@ class Skipper:
         return not self.skipping
 
 
-__all__ = ["event", "fake_rotate", "heartbeat", "heartbeat_v2", "USE_HEARTBEAT_EVENT_V2", "resent_fde", "Dump", "parse_dump", "FileGtids", "Start",
-           "StartRefused", "plan_mariadb", "plan_mysql", "mariadb_covered", "Skipper"]
+__all__ = ["event", "fake_rotate", "heartbeat", "heartbeat_v2", "USE_HEARTBEAT_EVENT_V2", "resent_fde", "Dump",
+           "parse_dump", "FileGtids", "Start", "StartRefused", "plan_mariadb", "plan_mysql", "mariadb_covered",
+           "Skipper"]
