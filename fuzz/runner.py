@@ -154,7 +154,8 @@ def campaign(targets: list[str], seconds: float, *, out: Path, seed: int = 0, sl
     shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
     with tempfile.TemporaryDirectory(prefix="binlogkit-fuzz-", dir=shm) as tmp:
         work = Path(tmp)
-        while time.monotonic() < deadline:
+        first_turn = True   # every target is fed in the first turn, even past the deadline
+        while time.monotonic() < deadline or first_turn:
             for t in targets:
                 pool = seeds[t]
                 if not pool:
@@ -178,8 +179,9 @@ def campaign(targets: list[str], seconds: float, *, out: Path, seed: int = 0, sl
                 stats[t]["inputs"] += n
                 stats[t]["seconds"] += time.monotonic() - t0
                 _snapshot(out, stats, found, started, seed)  # a long run can be read while it runs
-                if time.monotonic() >= deadline:
+                if time.monotonic() >= deadline and not first_turn:
                     break
+            first_turn = False
     resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
     total = sum(s["inputs"] for s in stats.values())
     for s in stats.values():

@@ -553,6 +553,153 @@ def t_compressed(work, data, others=None):
     return max(run_cli(["decode", f]), run_cli(["verify", "--json", f]))
 
 
+# --- serve: what a client sends ---------------------------------------------------------------
+
+SERVE_UUID = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+
+
+def serve_client_seeds() -> list[bytes]:
+    """Sessions a replica opens with ``serve``, as framed packets, made by pull's own client
+    code: an SSLRequest, a HandshakeResponse (each plugin), the queries MariaDB and MySQL
+    replicas send (docs/serve.md), COM_REGISTER_SLAVE, each dump request, semisync acks, COM_QUIT."""
+    from binlogkit.pull.auth import (CHARSET_UTF8MB4, CLIENT_FLAGS, caching_sha2_scramble, handshake_response,
+                                     native_scramble, ssl_request)
+    from binlogkit.pull.protocol import (binlog_dump, binlog_dump_gtid, mysql_gtid_dump, packet, register_slave,
+                                         semisync_ack)
+
+    nonce = bytes(range(65, 85))
+    mariadb = ["SET NAMES latin1", "SELECT UNIX_TIMESTAMP()", "SHOW VARIABLES LIKE 'SERVER_ID'",
+               "SET @master_heartbeat_period= 500000000", "SET @master_binlog_checksum= @@global.binlog_checksum",
+               "SELECT @master_binlog_checksum", "SET @mariadb_slave_capability=4", "SELECT @@GLOBAL.gtid_domain_id",
+               "SET @slave_connect_state='0-1-5,1-2-7'", "SET @slave_gtid_strict_mode=1",
+               "SHOW VARIABLES LIKE 'rpl_semi_sync_master_enabled'", "SET @rpl_semi_sync_slave= 1"]
+    mysql = ["SELECT UNIX_TIMESTAMP()", "SELECT @@GLOBAL.SERVER_ID",
+             "SET @master_heartbeat_period = 1, @source_heartbeat_period = 1",
+             "SET @master_binlog_checksum = @@global.binlog_checksum, @source_binlog_checksum = "
+             "@@global.binlog_checksum", "SELECT @source_binlog_checksum", "SELECT @@GLOBAL.GTID_MODE",
+             "SELECT @@GLOBAL.SERVER_UUID", f"SET @slave_uuid = '{SERVE_UUID}', @replica_uuid = '{SERVE_UUID}'",
+             "SELECT @@global.rpl_semi_sync_source_enabled", "SET @rpl_semi_sync_replica = 1, @rpl_semi_sync_slave = 1"]
+    out = []
+    for plugin, scramble, queries, dump in (
+            ("mysql_native_password", native_scramble, mariadb, binlog_dump(2, "mariadb-bin.000001", 4, flags=2)),
+            ("caching_sha2_password", caching_sha2_scramble, mysql,
+             mysql_gtid_dump(3, f"{SERVE_UUID}:1-5,{SERVE_UUID}:tag:1-2", 0)),
+            ("dialog", native_scramble, mariadb[:3], binlog_dump_gtid(4, "binlog.000002", 120, flags=1))):
+        for tls in (False, True):
+            login = handshake_response(CLIENT_FLAGS, CLIENT_FLAGS, b"repl", plugin, scramble(b"pw", nonce),
+                                       {"_client_name": "libmariadb", "program_name": "mariadbd"})
+            s = packet(ssl_request(CLIENT_FLAGS, CHARSET_UTF8MB4), 1) + packet(login, 2) if tls else packet(login, 1)
+            for q in queries:
+                s += packet(b"\x03" + q.encode(), 0)
+            s += packet(register_slave(2, host="replica", port=3306), 0) + packet(dump, 0)
+            s += packet(semisync_ack("mariadb-bin.000001", 330), 0) + packet(semisync_ack("binlog.000002", 1 << 33), 0)
+            out.append(s + packet(b"\x01", 0))
+    return out
+
+
+def _serve_payloads(data: bytes) -> list[bytes]:
+    """The payloads of ``data`` read as packets (what a packet header announces past the end:
+    the rest, as one payload)."""
+    out, at = [], 0
+    while at < len(data):
+        n = int.from_bytes(data[at:at + 3], "little")
+        out.append(data[at + 4:at + 4 + n])
+        at += 4 + n
+    return out
+
+
+QUERY_TOKENS = [b"@@", b"@", b"'", b'"', b"\\", b",", b"=", b":=", b"(", b")", b"`", b"@@global.", b"LIMIT 1", b" AS ",
+                b"UNIX_TIMESTAMP()", b"VERSION()", b"NULL", b"-", b".", b"%", b"_", b"\x00", b"\xff", b"0-1-5,0-2-6"]
+
+
+def _mutate_query(q: bytes, rnd: random.Random) -> bytes:
+    """A statement changed as text: a number made long (to 4,400 digits), a token inserted, a
+    part repeated or cut."""
+    import re
+
+    r = rnd.random()
+    if r < 0.3:
+        nums = list(re.finditer(rb"\d+", q))
+        if nums:
+            m = rnd.choice(nums)
+            return q[:m.start()] + b"9" * rnd.choice([1, 19, 20, 21, 41, 4400]) + q[m.end():]
+    if r < 0.7:
+        at = rnd.randint(0, len(q))
+        return q[:at] + rnd.choice(QUERY_TOKENS) + q[at:]
+    if r < 0.85 and q:
+        a = rnd.randrange(len(q))
+        b = rnd.randint(a, len(q))
+        return q[:b] + q[a:b] * rnd.choice([2, 3, 50]) + q[b:]
+    return q[:rnd.randint(0, len(q))]
+
+
+def t_serve_client(work, data, others=None):
+    """Every parser ``serve`` runs on what a client sends, fed each packet of a mutated session:
+    the SSLRequest test, the HandshakeResponse, a query answered (with the user variables it
+    set: a MariaDB GTID state parsed, the GTID start planned over a small archive), the dump
+    requests, semisync acks, and the dump's back channel cut from the bytes in random pieces.
+    Only the typed errors may come out (ProtocolError and the BinlogError tree; StartRefused,
+    the server's 1236), never another exception."""
+    from binlogkit.errors import BinlogError
+    from binlogkit.gtid.mariadb import GtidPos, MariadbGtid
+    from binlogkit.gtid.mysql import MysqlGtid, MysqlGtidSet
+    from binlogkit.serve.queries import answer
+    from binlogkit.serve.semisync import Packets, asked, parse_ack
+    from binlogkit.serve.stream import FileGtids, StartRefused, parse_dump, plan_mariadb, plan_mysql
+    from binlogkit.serve.wire import is_ssl_request, parse_response, scramble_ok
+
+    rnd = _rnd(data)
+    globals_ = {"server_id": 77, "server_uuid": SERVE_UUID, "binlog_checksum": "CRC32", "gtid_mode": "ON",
+                "gtid_domain_id": 0, "version": "10.11.19-MariaDB-log", "rpl_semi_sync_master_enabled": True,
+                "rpl_semi_sync_source_enabled": True}
+    maria = [FileGtids("mariadb-bin.000001", "0-1-3", [(330, MariadbGtid(0, 1, 4)), (900, MariadbGtid(0, 1, 5))]),
+             FileGtids("mariadb-bin.000002", "0-1-5", [(4, MariadbGtid(1, 2, 7))])]
+    mine = MysqlGtid.parse(f"{SERVE_UUID}:3")
+    mysql = [FileGtids("binlog.000001", f"{SERVE_UUID}:1-2", [(4, mine)])]
+    session: dict = {}
+    typed = 0
+
+    def guarded(fn, *args):
+        nonlocal typed
+        try:
+            return fn(*args)
+        except (BinlogError, StartRefused):
+            typed += 1
+            return None
+        except Exception as exc:  # noqa: BLE001 - this is what a fuzzer is for
+            raise Crash(f"{fn.__name__}: {type(exc).__name__}: {exc}"[:300]) from exc
+
+    for p in _serve_payloads(data):
+        is_ssl_request(p)
+        r = guarded(parse_response, p)
+        if r is not None:
+            guarded(scramble_ok, r.plugin, r.answer, b"pw", bytes(range(65, 85)))
+        if p[:1] == b"\x03":
+            if rnd.random() < 0.5:
+                p = b"\x03" + _mutate_query(p[1:], rnd)
+            replies = guarded(answer, p[1:].decode("utf-8", "replace"), globals_, session, lambda: 1234.0)
+            if not isinstance(replies, list) or not all(isinstance(x, bytes) for x in replies):
+                raise Crash(f"answer gave {type(replies).__name__}, not the reply packets")
+            asked(session)
+            state = session.get("slave_connect_state")
+            if state is not None:
+                pos = guarded(GtidPos.parse, str(state))
+                if pos is not None:
+                    guarded(plan_mariadb, pos, maria)
+        d = guarded(parse_dump, p)
+        if d is not None and d.gtids is not None:
+            guarded(plan_mysql, d.gtids, mysql)
+            guarded(MysqlGtidSet.parse, str(d.gtids))
+        guarded(parse_ack, p)
+    back, at = Packets(), 0
+    while at < len(data):
+        n = rnd.choice([1, 3, 7, 64, 4096])
+        if guarded(back.feed, data[at:at + n]) is None:
+            break
+        at += n
+    return 2 if typed else 0
+
+
 TARGETS = {
     "decode": t_decode,
     "decode-json": t_decode_json,
@@ -572,10 +719,13 @@ TARGETS = {
     "pull-server": t_pull_server,
     "gtid-index": t_gtid_index,
     "compressed": t_compressed,
+    "serve-client": t_serve_client,
 }
 
 
 def seeds_for(target: str) -> list[bytes]:
     if target == "gtid-index":
         return gtid_index_seeds()
+    if target == "serve-client":
+        return serve_client_seeds()
     return recover_seeds() if target == "recover" else load_seeds()

@@ -229,7 +229,9 @@ def test_inputs_the_campaign_found_after_the_merges_replay_clean(name, tmp_path)
     Spark source's events table (read_gtid now types it for every caller); a START ALTER seq_no
     past 2**63 overflowed the transactions table's int64 alter_id (now decimal(20, 0)); a damaged
     DECIMAL image of more digits than its column (or a Table_map's DECIMAL(p > 65)) reached pyarrow
-    untyped; a damaged ALTER raised sqlglot's TokenError in the lake mirror. Each input, as the
+    untyped; a damaged ALTER raised sqlglot's TokenError in the lake mirror; serve's client
+    parsers raised ValueError for a 4,400-digit number in a query and in @slave_connect_state
+    (int()'s digit limit). Each input, as the
     campaign saved it (its target is the file name's first word), now ends typed or clean."""
     from fuzz.runner import run_one
 

@@ -302,3 +302,78 @@ def test_an_s3_prefix_is_served(s3_server, serve, tmp_path):
     finally:
         s.stop()
     assert got == _local_events(ARCHIVE, "mariadb-bin.000014") and len(got) > 100
+
+
+def _packets(sock, until: bytes, timeout: float = 10):
+    """(sequence, payload) of the packets read until one whose payload holds ``until``."""
+    sock.settimeout(timeout)
+    buf, out = b"", []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        while len(buf) >= 4 and len(buf) >= 4 + int.from_bytes(buf[:3], "little"):
+            n = int.from_bytes(buf[:3], "little")
+            out.append((buf[3], buf[4:4 + n]))
+            buf = buf[4 + n:]
+            if until in out[-1][1]:
+                return out
+        buf += sock.recv(1 << 16)
+    return out
+
+
+def test_semisync_header_acks_and_a_semisync_pull(serve, tmp_path):
+    """A client that sets @rpl_semi_sync_slave = 1 gets every dump message as 0x00 0xef flag, the
+    flag on exactly the last event of each transaction (the boundary rules), the sequence 1 after
+    each flagged event; its acks are read and counted. Then pull --semisync copies the archive
+    through serve (each transaction acknowledged after its fsync): the copy is the archive, and
+    serve's log says the acks it got, the last one the end of the archive's last transaction."""
+    from binlogkit.boundary import advance, ends
+    from binlogkit.pull.conn import Connection
+    from binlogkit.pull.protocol import semisync_ack
+    from binlogkit.reading.format import format_of_event
+
+    s = serve()
+    want = _local_events(ARCHIVE, "mariadb-bin.000016")
+    conn = Connection("127.0.0.1", s.port, "repl", PASSWORD)
+    conn.start_dump(5, "mariadb-bin.000016", 4, semisync=True)
+    got = _packets(conn.sock, want[-1][3][19:])
+    assert len(got) == len(want) + 1                       # the artificial Rotate first
+    state, flagged, acks, fmt = 0, 0, b"", None
+    for i, ((seq, p), (_f, off, code, data)) in enumerate(zip(got[1:], want)):
+        assert p[:2] == b"\0\xef" and p[3:] == data
+        fmt = format_of_event(data) if code == 15 else fmt
+        state, decision = advance(state, code, data, fmt)
+        assert p[2] == ends(decision), (off, code)
+        if p[2]:
+            flagged += 1
+            acks += struct.pack("<I", 9 + 18)[:3] + b"\0" + semisync_ack("mariadb-bin.000016", off + len(data))
+            if i + 2 < len(got):
+                assert got[i + 2][0] == 1                   # the packet after a flagged one: sequence 1
+    assert flagged > 10
+    conn.sock.sendall(acks)
+    time.sleep(0.5)
+    conn.close()
+    time.sleep(0.5)
+    copy = tmp_path / "copy"
+    pw = tmp_path / "pw"
+    run = subprocess.run([sys.executable, "-m", "binlogkit", "pull", "--port", str(s.port), "--user", "repl",
+                          "--password-file", str(pw), "--server-id", "6", "--dir", str(copy), "--semisync",
+                          "--until-end"], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert run.returncode == 0, run.stderr
+    assert "reconnect" not in run.stderr, run.stderr
+    every = _local_events(ARCHIVE, "mariadb-bin.000001")
+    for name in sorted({e[0] for e in every}):
+        mine = b"".join(e[3] for e in every if e[0] == name)
+        theirs = bytearray((copy / name).read_bytes()[4:])
+        theirs[17] &= ~1            # LOG_EVENT_BINLOG_IN_USE_F: pull marks its last file in use
+        assert theirs == mine[:17] + bytes([mine[17] & ~1]) + mine[18:], name
+    state, trx, last, fmt = 0, 0, None, None
+    for name, off, code, data in every:
+        fmt = format_of_event(data) if code == 15 else fmt
+        state, decision = advance(state, code, data, fmt)
+        if ends(decision):
+            trx, last = trx + 1, f"{name}:{off + len(data)}"
+    log = s.stop()
+    assert f"semisync: {flagged} acks of {flagged} asked, the last for mariadb-bin.000016:" in log, log
+    line = [ln for ln in log.splitlines() if f"asked, the last for {last})" in ln]
+    assert len(line) == 2 and f"acks of {trx} asked" in line[1], log

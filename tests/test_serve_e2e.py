@@ -1,8 +1,8 @@
 """``binlogkit serve`` with real replicas: MariaDB 10.11 and 11.8 (MASTER_USE_GTID=slave_pos and
 file/position) and MySQL 9.7 (SOURCE_AUTO_POSITION=1 and file/position) replicate a lab primary's
 archive from scratch, over TLS, and end with CHECKSUM TABLE equal to the primary's (the GTID one
-with semisync enabled: serve offers none, the replica falls back to asynchronous replication); a GTID state
-the archive cannot serve is the replica's 1236 with the server's text."""
+a semisync replica: its status says semisync ON, serve logs the acks it got); a GTID state the
+archive cannot serve is the replica's 1236 with the server's text."""
 
 from __future__ import annotations
 
@@ -40,6 +40,34 @@ def _why(res: dict, srv) -> str:
     return f"{res['outcome']}: {({k: st.get(k) for k in keys})}; serve: {srv.lines}"
 
 
+def _semisync_status(replica) -> str:
+    """Rpl_semi_sync_slave_status (MariaDB) / Rpl_semi_sync_replica_status (MySQL) of a replica."""
+    rows = replica.query("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_%_status'")
+    return next(str(r["Value"]) for r in rows if r["Variable_name"].endswith(("slave_status", "replica_status")))
+
+
+def _heartbeats_while_idle(replica, srv, semisync: bool = False) -> None:
+    """The replica reconnected with a heartbeat period of 0.2 s, idle at the end of the archive:
+    it counts heartbeats received (a MySQL replica asks for Heartbeat_log_event_v2: serve sends those)."""
+    mysql = replica.kind.flavor == "mysql"
+    replica.execute(replica.kind.sql.stop(""))
+    replica.execute("CHANGE REPLICATION SOURCE TO SOURCE_HEARTBEAT_PERIOD = 0.2" if mysql
+                    else "CHANGE MASTER TO MASTER_HEARTBEAT_PERIOD = 0.2")
+    count = ("SELECT COUNT_RECEIVED_HEARTBEATS AS n FROM performance_schema.replication_connection_status" if mysql
+             else "SELECT VARIABLE_VALUE AS n FROM information_schema.GLOBAL_STATUS "
+                  "WHERE VARIABLE_NAME = 'SLAVE_RECEIVED_HEARTBEATS'")
+    before = int(replica.query(count)[0]["n"])
+    n = len(srv.lines)
+    replica.execute(replica.kind.sql.start(""))
+    deadline = time.monotonic() + 20
+    while int(replica.query(count)[0]["n"]) < before + 3 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert int(replica.query(count)[0]["n"]) >= before + 3, srv.lines[n:]
+    dumps = [ln for ln in srv.lines[n:] if "dump for server_id" in ln]
+    assert dumps and dumps[0].endswith(", heartbeat v2") == mysql, dumps
+    assert (", semisync" in dumps[0]) == semisync, dumps
+
+
 def _io_error(replica, timeout=30.0) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -67,7 +95,7 @@ def test_replicas_from_scratch_equal_the_primary(tmp_path, kind):
             want = checksums(p)
             by_gtid = lab.server("by_gtid", 2).start()
             by_file = lab.server("by_file", 3).start()
-            by_gtid.execute(*by_gtid.kind.sql.semisync_replica)   # asks for semisync: serve has none, it goes on async
+            by_gtid.execute(*by_gtid.kind.sql.semisync_replica)   # asks for semisync: serve's dump is semisync
             point_replica(by_gtid, port, gtid=True, cert=cert)
             point_replica(by_file, port, gtid=False, cert=cert, file=primary_binlogs(p)[0], pos=4)
             for r in (by_gtid, by_file):
@@ -88,6 +116,18 @@ def test_replicas_from_scratch_equal_the_primary(tmp_path, kind):
                 assert res["outcome"] == "caught_up", _why(res, srv)
                 assert checksums(r) == want
             assert any("(TLS)" in ln or ", TLS)" in ln for ln in srv.lines), srv.lines
+            assert _semisync_status(by_gtid) == "ON"
+            by_gtid.execute(by_gtid.kind.sql.stop(""))
+            last = primary_binlogs(p)[-1]
+            deadline = time.monotonic() + 20
+            while not any("semisync: " in ln and "acks" in ln for ln in srv.lines) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            ended = [ln for ln in srv.lines if "semisync: " in ln]
+            assert len(ended) == 1 and f"the last for {last}:" in ended[0], srv.lines
+            acks, asked = map(int, ended[0].split("semisync: ", 1)[1].split(" asked")[0].split(" acks of "))
+            assert acks == asked > 10, ended   # every transaction end flagged, each acknowledged
+            _heartbeats_while_idle(by_file, srv)
+            _heartbeats_while_idle(by_gtid, srv, semisync=True)   # heartbeats with the 0xef header too
         finally:
             srv.stop()
 

@@ -134,3 +134,99 @@ def test_plan_mysql():
         plan_mysql(MysqlGtidSet.parse(f"{U}:1-20"), files)
     other = "aaaaaaaa-71ca-11e1-9e33-c80aa9429562"
     assert plan_mysql(MysqlGtidSet.parse(f"{U}:1-13,{other}:1-3"), files) == (1, 4)   # the replica's own: fine
+
+
+def test_semisync_codec_against_pulls_ack():
+    """The ack pull sends parsed back; what is not one is a ProtocolError; the packets of the
+    dump's back channel cut out of any pieces; the session variables that ask for semisync."""
+    from binlogkit.pull.protocol import ProtocolError, packet, semisync_ack
+    from binlogkit.serve.semisync import MAX_ACK, Ack, Packets, asked, parse_ack
+
+    assert parse_ack(semisync_ack("mariadb-bin.000016", 30761)) == Ack("mariadb-bin.000016", 30761)
+    assert parse_ack(semisync_ack("binlog.000001", 1 << 40)) == Ack("binlog.000001", 1 << 40)
+    for bad in (b"", b"\xef", b"\xef" + bytes(8), b"\x01" + bytes(9) + b"x", b"\xef" + bytes(8) + b"\xff\xfe",
+                b"\xef" + bytes(8) + b"a/b", b"\xef" + bytes(8) + b"x" * 600):
+        with pytest.raises(ProtocolError):
+            parse_ack(bad)
+    stream = packet(semisync_ack("b.000001", 100), 0) + packet(semisync_ack("b.000001", 200), 0) + packet(b"\x01", 0)
+    for cut in range(len(stream) + 1):
+        pk = Packets()
+        assert pk.feed(stream[:cut]) + pk.feed(stream[cut:]) == [semisync_ack("b.000001", 100),
+                                                                 semisync_ack("b.000001", 200), b"\x01"]
+    with pytest.raises(ProtocolError, match="during the dump"):
+        Packets().feed((MAX_ACK + 1).to_bytes(3, "little") + b"\0")
+    assert asked({"rpl_semi_sync_slave": 1}) and asked({"rpl_semi_sync_replica": "1"})
+    assert not asked({}) and not asked({"rpl_semi_sync_slave": 0}) and not asked({"rpl_semi_sync_replica": None})
+
+
+def test_semisync_is_offered_to_the_replicas_probes():
+    """MariaDB's SHOW VARIABLES LIKE 'rpl_semi_sync_master_enabled' (a row: semisync), MySQL's
+    SELECT @@global.rpl_semi_sync_source_enabled (no 1193: semisync), as the servers answer."""
+    g = {"rpl_semi_sync_master_enabled": True, "rpl_semi_sync_source_enabled": True, "server_id": 1}
+    s: dict = {}
+    assert _rows(answer("SHOW VARIABLES LIKE 'rpl_semi_sync_master_enabled'", g, s)) == [
+        ("rpl_semi_sync_master_enabled", "ON")]
+    assert _rows(answer("SELECT @@global.rpl_semi_sync_source_enabled", g, s)) == [(1,)]
+    answer("SET @rpl_semi_sync_replica = 1, @rpl_semi_sync_slave = 1", g, s)
+    assert s == {"rpl_semi_sync_replica": 1, "rpl_semi_sync_slave": 1}
+
+
+def test_semisync_flags_the_last_event_of_each_transaction():
+    """Over a real MySQL 9.7 binlog: the ends TrxEnds flags are those of the boundary rules."""
+    from pathlib import Path
+
+    from binlogkit.boundary import advance, ends
+    from binlogkit.reading.format import format_of_event
+    from binlogkit.reading.reader import iter_raw_events
+    from binlogkit.serve.semisync import TrxEnds
+
+    path = Path(__file__).resolve().parent.parent / "fixtures" / "mysql-9.7" / "replication-gtid" / "primary" / \
+        "binlog.000003"
+    if not path.is_file():
+        pytest.skip("fixture absent")
+    t, state, fmt, n = TrxEnds(), 0, None, 0
+    with open(path, "rb") as fh:
+        for e in iter_raw_events(fh, name=str(path)):
+            data = bytes(e.data)
+            if e.type_code == 15:
+                fmt = format_of_event(data)
+                t.format(data)
+            state, decision = advance(state, e.type_code, data, fmt)
+            assert t.ends(e.type_code, data, fmt.len_checksum if fmt else 0) == ends(decision)
+            n += ends(decision)
+    assert n > 5
+
+
+def test_numbers_past_ints_digit_limit_are_typed():
+    """int() refuses more than 4,300 digits (ValueError): a query's number is refused (1235), a
+    GTID's or an interval's is a GtidError, as any number out of range."""
+    from binlogkit.errors import GtidError
+    from binlogkit.gtid.mariadb import GtidPos
+
+    long = "9" * 4400
+    for q in (f"SET @x = {long}", f"SELECT {long}", f"SET @x = 1.{long}"):
+        assert answer(q, {}, {})[0][:3] == b"\xff\xd3\x04"
+    uuid = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+    for parse, text in ((GtidPos.parse, f"0-1-{long}"), (MysqlGtidSet.parse, f"{uuid}:1-{long}"),
+                        (MysqlGtidSet.parse, f"{uuid}:{long}"), (MysqlGtid.parse, f"{uuid}:{long}")):
+        with pytest.raises(GtidError):
+            parse(text)
+    assert GtidPos.parse("0-1-18446744073709551615") and MysqlGtidSet.parse(f"{uuid}:1-9223372036854775806")
+
+
+def test_heartbeat_v2_as_mysql_sends_it():
+    """Heartbeat_log_event_v2 (type 41): fields 1 file name, 2 position (a packed int, past 4 GiB
+    too), 0 end, as the project's own decoder reads them; log_pos the position's low 32 bits."""
+    from binlogkit.codecs import payload
+    from binlogkit.serve.stream import heartbeat_v2
+
+    for pos, crc in ((4, False), (123456, True), (5_000_000_000, True)):
+        ev = heartbeat_v2("binlog.000002", pos, server_id=77, crc=crc)
+        _ts, code, sid, size, log_pos, flags = header(ev)
+        assert (code, sid, size, log_pos, flags) == (41, 77, len(ev), pos & 0xFFFFFFFF, 0)
+        if crc:
+            assert zlib.crc32(ev[:-4]) == int.from_bytes(ev[-4:], "little")
+        p = payload.HeartbeatV2Body.parse(ev[19:len(ev) - (4 if crc else 0)])
+        assert payload.tlv_values(p.fields, payload.HEARTBEAT_FIELDS, {"log_filename"}) == {
+            "log_filename": "binlog.000002", "log_position": pos}
+        assert p.rest == b""

@@ -37,6 +37,8 @@ class MariadbGtid:
         m = _GTID.match(text.strip())
         if not m:
             raise GtidError("a MariaDB GTID is domain-server-seq", part=text)
+        if any(len(x) > 20 for x in m.groups()):   # past U64 anyway (and int() refuses 4,300 digits)
+            raise GtidError("GTID component out of range", part=text[:80])
         d, s, n = (int(x) for x in m.groups())
         if d > U32 or s > U32 or n > U64:
             raise GtidError("GTID component out of range", part=text)

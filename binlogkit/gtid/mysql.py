@@ -70,8 +70,8 @@ class MysqlGtid:
             if not _TAG.match(parts[1]):
                 raise GtidError("bad tag", part=parts[1])
             tag = parts[1].lower()
-        if not parts[-1].isdigit() or not 1 <= int(parts[-1]) <= MAX_GNO:
-            raise GtidError("bad transaction number", part=parts[-1])
+        if not parts[-1].isdigit() or len(parts[-1]) > 20 or not 1 <= int(parts[-1]) <= MAX_GNO:
+            raise GtidError("bad transaction number", part=parts[-1][:80])
         return cls(_norm_uuid(parts[0]), int(parts[-1]), tag)
 
 
@@ -110,6 +110,8 @@ class MysqlGtidSet:
                 raise GtidError("uuid without intervals", part=group)
             for p in parts[1:]:
                 mi = _INTERVAL.match(p)
+                if mi and any(len(g) > 20 for g in mi.groups() if g):   # past MAX_GNO (int() refuses 4,300 digits)
+                    raise GtidError("bad interval", part=p[:80])
                 if mi:
                     a = int(mi.group(1))
                     b = int(mi.group(2)) if mi.group(2) else a

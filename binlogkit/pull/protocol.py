@@ -359,7 +359,9 @@ class Framer:
     def ack_sent(self) -> None:
         """A semisync acknowledgement (sequence 0) went out. The primary reads it on the dump
         connection's own NET, which resets its packet counter: from some packet after this one
-        (as soon as its ack thread has read the reply) the dump stream's sequence restarts at 1."""
+        (as soon as its ack thread has read the reply) the dump stream's sequence restarts at 1.
+        A primary may also restart it right after the flagged event, before the ack is sent
+        (MySQL's source does: ``readSlaveReply``; ``serve`` too): a flagged event allows it as well."""
         self.reset_allowed = True
 
     @property
@@ -443,7 +445,10 @@ class Framer:
                 # the common case, one packet: the event cut out of the buffer with one copy
                 if n >= 20 and buf[start] == 0 and not (semisync and buf[start + 1] != SEMISYNC_MAGIC):
                     if semisync:
-                        yield Message("event", bytes(mv[start + 3:pos]), bool(buf[start + 2] & SEMISYNC_NEED_ACK))
+                        need_ack = bool(buf[start + 2] & SEMISYNC_NEED_ACK)
+                        if need_ack:   # the next packet may be sequence 1 (ack_sent)
+                            self.reset_allowed = True
+                        yield Message("event", bytes(mv[start + 3:pos]), need_ack)
                     else:
                         yield Message("event", bytes(mv[start + 1:pos]))
                     continue
@@ -477,6 +482,7 @@ class Framer:
                 if payload[1] != SEMISYNC_MAGIC:
                     raise ProtocolError(f"semisync header missing: {payload[1]:#04x} where 0xef is expected")
                 need_ack, skip = bool(payload[2] & SEMISYNC_NEED_ACK), 3
+                self.reset_allowed = self.reset_allowed or need_ack
             self._chain = 0
             payload = payload[skip:]
         self._chain += n
@@ -503,7 +509,9 @@ class Framer:
         if self.semisync:
             if payload[1] != SEMISYNC_MAGIC:
                 raise ProtocolError(f"semisync header missing: {payload[1]:#04x} where 0xef is expected")
-            return Message("event", payload[3:], need_ack=bool(payload[2] & SEMISYNC_NEED_ACK))
+            need_ack = bool(payload[2] & SEMISYNC_NEED_ACK)
+            self.reset_allowed = self.reset_allowed or need_ack
+            return Message("event", payload[3:], need_ack=need_ack)
         return Message("event", payload[1:])
 
 

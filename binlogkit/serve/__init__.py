@@ -8,6 +8,7 @@ A command is a room: the pure pieces apart from the socket loop::
               result sets (framing and scrambles shared with ``pull``, the client side)
     queries   the queries a replica sends before its dump, answered
     stream    the dump requests parsed, the artificial events, where a GTID dump starts
+    semisync  the semisync header, which events ask for an ack, the replica's acks read back
     archive   the archive's files, heads, GTIDs and events (the only file I/O)
     server    the socket loop: a thread per connection, bounds, the dump with heartbeats
 """

@@ -63,6 +63,9 @@ def _value(sql: str, at: int, globals_: dict, session: dict, clock: Callable[[],
         v: object = _unquote(m.group("str"))
     elif m.group("num") is not None:
         n = m.group("num")
+        if len(n) > 40:   # no replica sends such a number (and int() refuses 4,300 digits)
+            raise QueryError(ER_NOT_SUPPORTED_YET, f"binlogkit serve takes numbers of at most 40 characters "
+                                                   f"(not one of {len(n)})")
         v = int(n) if "." not in n else n
     elif m.group("sys") is not None:
         name = m.group("sys")[2:].replace("`", "")
@@ -71,6 +74,7 @@ def _value(sql: str, at: int, globals_: dict, session: dict, clock: Callable[[],
         if key not in globals_:
             raise QueryError(ER_UNKNOWN_SYSTEM_VARIABLE, f"Unknown system variable '{name}'")
         v = globals_[key]
+        v = int(v) if isinstance(v, bool) else v      # a boolean variable selected: 1 / 0
     elif m.group("user") is not None:
         v = session.get(m.group("user")[1:].replace("`", "").lower())
     elif m.group("fn") is not None:
@@ -132,7 +136,8 @@ def _select(sql: str, body_at: int, globals_: dict, session: dict, clock) -> lis
 
 def _show_variables(pattern: str, globals_: dict) -> list[bytes]:
     pat = pattern.lower().replace("%", "*").replace("_", "?")
-    rows = [(k, "" if v is None else str(v)) for k, v in sorted(globals_.items()) if fnmatch.fnmatchcase(k, pat)]
+    rows = [(k, "" if v is None else ("ON" if v else "OFF") if isinstance(v, bool) else str(v))
+            for k, v in sorted(globals_.items()) if fnmatch.fnmatchcase(k, pat)]
     return result_set(["Variable_name", "Value"], rows)
 
 

@@ -4,9 +4,10 @@ the dump, and the dump itself (events of the archive, waiting at the end with he
 Bounds per connection: a command before the dump at most ``MAX_COMMAND`` bytes, each read and
 write at most ``timeout`` seconds (a client that stalls is dropped), the login at most
 ``LOGIN_ROUNDS`` packets, a client that sends garbage gets an error and is dropped; after the
-dump starts a replica sends nothing but COM_QUIT (bytes it sends are read and dropped, at most
-``MAX_AFTER_DUMP`` in all). ``max_connections`` connections at once; the next is refused with
-the server's 1040.
+dump starts a replica sends nothing but COM_QUIT and, when it asked for semisync, one
+acknowledgement per flagged event (those are read and counted; anything else it sends is read
+and dropped, at most ``MAX_AFTER_DUMP`` bytes in all). ``max_connections`` connections at once;
+the next is refused with the server's 1040.
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ from ..pull.protocol import (BINLOG_DUMP_NON_BLOCK, BINLOG_SEND_ANNOTATE_ROWS_EV
 from ..reading.source import Input
 from .archive import Archive, Head, gtid_of, name_of
 from .queries import answer
-from .stream import (Dump, Skipper, StartRefused, fake_rotate, heartbeat, mariadb_covered, parse_dump, plan_mariadb,
-                     plan_mysql, resent_fde)
+from .semisync import ENABLED_VARS, HEAD, HEAD_ACK, Packets, TrxEnds, asked, parse_ack
+from .stream import (USE_HEARTBEAT_EVENT_V2, Dump, Skipper, StartRefused, fake_rotate, heartbeat, heartbeat_v2,
+                     mariadb_covered, parse_dump, plan_mariadb, plan_mysql, resent_fde)
 from .wire import (CACHING_SHA2, ER_ACCESS_DENIED, ER_CON_COUNT, ER_HANDSHAKE, ER_MASTER_FATAL_ERROR_READING_BINLOG,
                    ER_UNKNOWN_COM, NATIVE, PLUGINS, auth_switch, eof, err, fast_auth_ok, greeting, is_ssl_request, ok,
                    parse_response, scramble_ok)
@@ -77,6 +79,8 @@ class Conn:
         self.timeout = timeout
         self._out = bytearray()
         self.tls = False
+        self.semisync = False                         # dump messages carry the 2-byte semisync header
+        self.on_flush: Callable[[], None] | None = None   # called before each write of the dump stream
         sock.settimeout(timeout)
 
     def _exact(self, n: int) -> bytes:
@@ -112,23 +116,30 @@ class Conn:
         self.flush()
         self._send(data)
 
-    def event(self, ev: bytes) -> None:
-        """One event of the dump stream (``0x00`` + the event), buffered: its bytes copied once,
-        into the buffer (an event of 16 MiB - 1 or more goes through ``packet``'s split)."""
-        n = len(ev) + 1
+    def event(self, ev: bytes, ack: bool = False) -> None:
+        """One event of the dump stream (``0x00`` + the event; with ``semisync`` ``0x00 0xef
+        flag``, ``ack``: an acknowledgement wanted, after which the sequence restarts at 1),
+        buffered: its bytes copied once, into the buffer (an event of 16 MiB - 1 or more goes
+        through ``packet``'s split)."""
+        head = (HEAD_ACK if ack else HEAD) if self.semisync else b"\0"
+        n = len(ev) + len(head)
         if n >= MAX_PAYLOAD:
-            self.write(b"\0" + ev, buffered=True)
-            return
-        out = self._out
-        out += n.to_bytes(3, "little")
-        out.append(self.seq)
-        out.append(0)
-        out += ev
-        self.seq = (self.seq + 1) & 0xFF
-        if len(out) >= FLUSH_AT:
-            self.flush()
+            self.write(head + ev, buffered=True)
+        else:
+            out = self._out
+            out += n.to_bytes(3, "little")
+            out.append(self.seq)
+            out += head
+            out += ev
+            self.seq = (self.seq + 1) & 0xFF
+            if len(out) >= FLUSH_AT:
+                self.flush()
+        if ack:
+            self.seq = 1
 
     def flush(self) -> None:
+        if self.on_flush is not None:
+            self.on_flush()
         if self._out:
             data, self._out = self._out, bytearray()
             self._send(data)
@@ -186,7 +197,9 @@ class Server:
                 "version_comment": "binlogkit serve", "hostname": socket.gethostname(), "port": self.s.port,
                 "server_id_bits": 32, "gtid_strict_mode": 1, "time_zone": "SYSTEM", "system_time_zone": "UTC",
                 "lower_case_table_names": 0, "max_allowed_packet": 1 << 30, "net_write_timeout": int(self.s.timeout),
-                "net_read_timeout": int(self.s.timeout)}
+                "net_read_timeout": int(self.s.timeout),
+                # semisync offered (a primary's plugin loaded and enabled): a replica that asks gets it
+                **{k: True for k in (ENABLED_VARS if h.flavor is Flavor.MYSQL else ENABLED_VARS[:1])}}
 
     # -- the listener -----------------------------------------------------------------------------
     def start(self) -> int:
@@ -342,9 +355,22 @@ class Dumper:
         period_ns = next((v[k] for k in ("source_heartbeat_period", "master_heartbeat_period")
                           if isinstance(v.get(k), int) and v[k] > 0), None)
         self.period = period_ns / 1e9 if period_ns else self.server.s.heartbeat
-        self.annotate = bool(d.flags & BINLOG_SEND_ANNOTATE_ROWS_EVENT)
+        mysql = bool(self.server.head and self.server.head.flavor is Flavor.MYSQL)
+        self.annotate = not mysql and bool(d.flags & BINLOG_SEND_ANNOTATE_ROWS_EVENT)
+        self.beat = heartbeat_v2 if mysql and d.flags & USE_HEARTBEAT_EVENT_V2 else heartbeat
         self.sid = self.server.s.server_id
         self.got_after = 0
+        # semisync: the header on every message, an ack wanted at each transaction's end, acks read
+        self.semisync = asked(v)
+        self.trx = TrxEnds()
+        self.packets = Packets()
+        self.flagged = 0
+        self.acks = 0
+        self.acked: tuple[str, int] | None = None
+        self.wanted: tuple[str, int] | None = None      # the last event flagged: (file, end)
+        if self.semisync:
+            self.c.semisync = True
+            self.c.on_flush = self.poll
 
     def fail(self, text: str) -> None:
         self.c.write(err(ER_MASTER_FATAL_ERROR_READING_BINLOG, text))
@@ -352,6 +378,80 @@ class Dumper:
 
     def send(self, ev: bytes) -> None:
         self.c.event(ev)
+
+    def send_trx(self, code: int, ev: bytes, name: str, end: int) -> None:
+        """An event of the archive (ending at ``end`` of file ``name``): with semisync, the last
+        of a transaction asks for an ack."""
+        if not self.semisync:
+            self.c.event(ev)
+            return
+        ack = self.trx.ends(code, ev, 4 if self.crc_of_file() else 0)
+        if ack:
+            self.flagged += 1
+            self.wanted = (name, end)
+        self.c.event(ev, ack)
+
+    def linger(self) -> None:
+        """After the end of a non-blocking dump: the acks still coming read (at most ``timeout``
+        seconds, until the last event flagged is acknowledged or the replica closes), so a
+        replica still writing what it got is not cut off by the close."""
+        self.c.flush()
+        deadline = time.monotonic() + self.server.s.timeout
+        while self.wanted is not None and self.acked != self.wanted and time.monotonic() < deadline:
+            if self.server._stop.is_set():
+                return
+            if select.select([self.c.sock], [], [], POLL)[0]:
+                try:
+                    got = self.c.sock.recv(1 << 14)
+                except (OSError, socket.timeout):
+                    return
+                if not got:
+                    return
+                self.took(got)
+
+    # -- what the replica sends during the dump -------------------------------------------------
+    def took(self, got: bytes) -> None:
+        """Bytes the replica sent during the dump: acknowledgements counted (with semisync), the
+        rest counted against ``MAX_AFTER_DUMP``."""
+        if not self.semisync:
+            self.got_after += len(got)
+        else:
+            try:
+                packets = self.packets.feed(got)
+            except ProtocolError as exc:
+                raise Dropped(f"{self.c.peer}: {exc}: dropped") from None
+            for p in packets:
+                if p[:1] == b"\xef" and self.acks < self.flagged:
+                    try:
+                        a = parse_ack(p)
+                    except ProtocolError as exc:
+                        raise Dropped(f"{self.c.peer}: {exc}: dropped") from None
+                    self.acks += 1
+                    self.acked = (a.file, a.position)
+                    log.debug("%s: semisync ack %s:%d", self.c.peer, a.file, a.position)
+                else:        # COM_QUIT (the replica closes next), or more acks than were asked for
+                    self.got_after += len(p) + 4
+        if self.got_after > MAX_AFTER_DUMP:
+            raise Dropped(f"{self.c.peer}: {self.got_after} bytes sent during the dump: dropped")
+
+    def poll(self) -> None:
+        """What the replica sent, read without waiting (before each write of the stream: its
+        acks never fill the socket while serve sends)."""
+        sock = self.c.sock
+        while getattr(sock, "pending", lambda: 0)() or select.select([sock], [], [], 0)[0]:
+            try:
+                got = sock.recv(1 << 14)
+            except (OSError, socket.timeout) as exc:
+                raise Dropped(f"{self.c.peer}: {exc}") from None
+            if not got:
+                raise Dropped(f"{self.c.peer} closed the connection")
+            self.took(got)
+
+    def ack_stat(self) -> str:
+        if not self.semisync:
+            return ""
+        last = f", the last for {self.acked[0]}:{self.acked[1]}" if self.acked else ""
+        return f" (semisync: {self.acks} acks of {self.flagged} asked{last})"
 
     def run(self) -> None:
         d = self.d
@@ -384,8 +484,14 @@ class Dumper:
         except BinlogError as exc:
             return self.fail(f"binlogkit serve cannot read the archive: {exc}")
         self.server.say(f"{self.c.peer}: dump for server_id {d.server_id} from {what}: "
-                        f"{names[index] if names else '-'}:{position}")
-        self.stream(files, index, position, skipper)
+                        f"{names[index] if names else '-'}:{position}{', semisync' if self.semisync else ''}"
+                        f"{', heartbeat v2' if self.beat is heartbeat_v2 else ''}")
+        try:
+            self.stream(files, index, position, skipper)
+        except Dropped as exc:
+            raise Dropped(f"{exc}{self.ack_stat()}") from None
+        if self.semisync:
+            self.server.say(f"{self.c.peer}: dump ended{self.ack_stat()}")
 
     def stream(self, files: list[Input], index: int, position: int, skipper: Skipper | None) -> None:
         inp = files[index]
@@ -404,6 +510,7 @@ class Dumper:
                     code = data[4]
                     if off == 4 and code == T.FORMAT_DESCRIPTION_EVENT:
                         crc = self.crc_of(data)
+                        self.trx.format(data)
                         if not fde_sent:
                             fde_sent = True
                             self.send(resent_fde(data, crc) if start > 4 else data)
@@ -421,7 +528,7 @@ class Dumper:
                             if code in (T.GTID_EVENT, T.GTID_LOG_EVENT, T.GTID_TAGGED_LOG_EVENT) else None
                         if not skipper.keep(code, g):
                             continue
-                    self.send(data)
+                    self.send_trx(code, data, name_of(inp), pos)
             except TruncatedEventError as exc:
                 if not last:
                     return self.damaged(inp, exc)
@@ -438,6 +545,8 @@ class Dumper:
                 continue
             if whole and self.d.flags & BINLOG_DUMP_NON_BLOCK:
                 self.c.write(eof())
+                if self.semisync:
+                    self.linger()
                 return
             start = self.wait(inp, start, files, seen)
             files = self.server.archive.files()
@@ -483,15 +592,13 @@ class Dumper:
                     raise Dropped(f"{self.c.peer}: {exc}") from None
                 if not got:
                     raise Dropped(f"{self.c.peer} closed the connection")
-                self.got_after += len(got)
-                if self.got_after > MAX_AFTER_DUMP:
-                    raise Dropped(f"{self.c.peer}: {self.got_after} bytes sent during the dump: dropped")
+                self.took(got)
             now = time.monotonic()
             if now >= look:      # a stat (a HEAD for a URL) and a listing: every POLL locally, every period for a URL
                 look = now + (max(self.period, 1.0) if inp.is_url else POLL)
                 if inp.size() != size or len(self.server.archive.files()) != len(files):
                     return pos
             if time.monotonic() >= beat:
-                self.send(heartbeat(name_of(inp), pos, server_id=self.sid, crc=self.crc))
+                self.send(self.beat(name_of(inp), pos, server_id=self.sid, crc=self.crc))
                 self.c.flush()
                 beat = time.monotonic() + self.period

@@ -9,6 +9,10 @@ Artificial events (never in a file; ``sql/rpl_source.cc`` / MariaDB ``sql/sql_re
     Format_description when a dump starts inside a file (position > 4): the file's own with
                        log_pos 0 and LOG_EVENT_BINLOG_IN_USE_F cleared (its CRC32 recomputed)
     Heartbeat          while waiting at the end: log_pos the position reached, body the file name
+    Heartbeat_v2       the same, to a MySQL replica whose dump request has USE_HEARTBEAT_EVENT_V2
+                       (type 41; MySQL 8.0.26+ replicas ask for it): body the fields
+                       1 file name, 2 position (packed int), 0 end (``codecs.payload``); log_pos
+                       the position's low 32 bits
 
 A MariaDB file's Start_encryption is never sent: its events go out decrypted (a replica given it
 would try to decrypt them; MariaDB tolerates the hole in positions, as MaxScale's binlog router
@@ -25,6 +29,7 @@ from typing import NamedTuple
 from ..constants import EventFlag, EventType as T
 from ..gtid.mariadb import GtidPos, MariadbGtid
 from ..gtid.mysql import MysqlGtidSet
+from ..pull.auth import lenenc
 from ..pull.protocol import BINLOG_THROUGH_GTID, COM_BINLOG_DUMP, COM_BINLOG_DUMP_GTID, ProtocolError
 
 HEADER = struct.Struct("<IBIIIH")
@@ -50,6 +55,16 @@ def fake_rotate(name: str, position: int, *, server_id: int, crc: bool) -> bytes
 
 def heartbeat(name: str, position: int, *, server_id: int, crc: bool) -> bytes:
     return event(T.HEARTBEAT_LOG_EVENT, name.encode(), server_id=server_id, log_pos=position, flags=0, crc=crc)
+
+
+USE_HEARTBEAT_EVENT_V2 = 0x02   # a MySQL dump request's flag (MariaDB's same bit: BINLOG_SEND_ANNOTATE_ROWS_EVENT)
+
+
+def heartbeat_v2(name: str, position: int, *, server_id: int, crc: bool) -> bytes:
+    """MySQL's Heartbeat_log_event_v2 (``Binlog_sender::send_heartbeat_event_v2``)."""
+    n, p = name.encode(), lenenc(position)
+    body = lenenc(1) + lenenc(len(n)) + n + lenenc(2) + lenenc(len(p)) + p + lenenc(0)
+    return event(T.HEARTBEAT_LOG_EVENT_V2, body, server_id=server_id, log_pos=position, flags=0, crc=crc)
 
 
 def resent_fde(fde: bytes, crc: bool) -> bytes:
@@ -216,5 +231,6 @@ class Skipper:
         return not self.skipping
 
 
-__all__ = ["event", "fake_rotate", "heartbeat", "resent_fde", "Dump", "parse_dump", "FileGtids", "Start",
-           "StartRefused", "plan_mariadb", "plan_mysql", "mariadb_covered", "Skipper"]
+__all__ = ["event", "fake_rotate", "heartbeat", "heartbeat_v2", "USE_HEARTBEAT_EVENT_V2", "resent_fde", "Dump",
+           "parse_dump", "FileGtids", "Start", "StartRefused", "plan_mariadb", "plan_mysql", "mariadb_covered",
+           "Skipper"]
