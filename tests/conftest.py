@@ -20,6 +20,15 @@ sys.path.insert(0, str(ROOT))  # makes ``fixtures`` importable
 
 from ring_sets import ring_set  # noqa: E402,F401 (a session fixture: the ring on every MariaDB kind, built once)
 
+# Hypothesis: no per-example deadline and no "too slow" health check for any test. A test run
+# shares its machine (CI, lab servers, Spark); how fast an example runs is not a property under test,
+# and a deadline only turned load into failures. Each test's own @settings keep their other values.
+from hypothesis import HealthCheck, settings as _hyp_settings  # noqa: E402
+
+_hyp_settings.register_profile("binlogkit", deadline=None,
+                               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+_hyp_settings.load_profile("binlogkit")
+
 CORPUS = ROOT.parent / "shared" / "corpus"
 HAVE_SERVER = bool(shutil.which("mariadbd") or os.path.exists("/usr/sbin/mariadbd"))
 
