@@ -82,3 +82,27 @@ def test_ranges_text_is_canonical():
     assert ranges_text([]) == ""
     u = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
     assert ranges_text([f"{u}:4", f"{u}:3", "0-1-1"]) == f"{u}:3-4,0-1-1"
+
+
+def test_recover_binlog_replica_is_a_pull_folder(tmp_path):
+    """``--replica`` given a folder of binlogs and their index (``binlogkit pull``'s, the
+    acknowledging member of a semisync primary): the primary is kept through what its complete
+    transactions hold (a torn transaction at its end, as a kill leaves it, is not held)."""
+    src = store.materialize("replication-gtid") / "primary"
+    d = tmp_path / "primary"
+    shutil.copytree(src, d)
+    trx = store.manifest("replication-gtid")["primary"]["transactions"]
+    keep, first_cut = trx[1500], trx[1501]
+    pulled = tmp_path / "pulled"
+    pulled.mkdir()
+    names = sorted({t["file"] for t in trx if t["file"] <= first_cut["file"]})
+    for n in names[:-1]:
+        shutil.copy(src / n, pulled / n)
+    (pulled / names[-1]).write_bytes((src / names[-1]).read_bytes()[:first_cut["start"] + 100])
+    (pulled / "mariadb-bin.index").write_text("".join(f"./{n}\n" for n in names))
+    plan = plan_binlog_recovery(d, replica=pulled)
+    assert plan.warnings == [f"the replica holds {keep['gtid']}"]
+    assert [(t["file"], t["new_size"]) for t in plan.truncate] == [(first_cut["file"], first_cut["start"])]
+    assert plan.retrieved_gtids == keep["gtid"]
+    out = CliRunner().invoke(main, ["recover", "--binlog", str(d), "--replica", str(pulled)])
+    assert out.exit_code == 1 and f"cut trx         : {first_cut['gtid']} at" in out.output, out.output

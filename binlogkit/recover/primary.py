@@ -34,13 +34,31 @@ def keep_predicate(keep_through: str):
 
 def replica_holds(relay_dir: Input | str | os.PathLike) -> str:
     """The GTIDs a replica holds, from its relay logs (complete transactions) — the position
-    (MariaDB) or set (MySQL) to keep the primary's binlog through (an ``Input``'s keys read them)."""
+    (MariaDB) or set (MySQL) to keep the primary's binlog through (an ``Input``'s keys read them).
+    A folder with a binlog index and no relay log (a ``binlogkit pull`` folder: the acknowledging
+    member of a semisync primary) holds what its binlogs contain: for MySQL its first file's
+    Previous_gtids and every complete transaction."""
     from .plan import relay_paths, held_gtids
 
     src = as_input(relay_dir)
+    d = Path(src.path)
+    binlog_index = sorted(p for p in d.glob("*.index") if "relay" not in p.name)
+    if len(binlog_index) == 1 and not any("relay" in p.name for p in d.glob("*.index*")):
+        return _binlogs_hold(src.with_options(path=binlog_index[0]))
     index, _mi, _ri = relay_paths(None, None, Path(src.path))
     pos, mysql = held_gtids([src.with_options(path=index)], relay=True)
     return str(mysql) if mysql else str(pos)
+
+
+def _binlogs_hold(index: Input) -> str:
+    """What a binlog folder's complete transactions add up to: a MariaDB position (from its first
+    file's Gtid_list) or a MySQL set (with its first file's Previous_gtids)."""
+    from ..api import gtid_summary
+
+    s = gtid_summary([index], relay=False)
+    if "mysql" in s:
+        return str(s["mysql"]["contained"])
+    return str(s.get("mariadb", {}).get("position", ""))
 
 
 def plan_binlog_recovery(binlog_dir: Input | str | os.PathLike, *, keep_through: str | None = None,
