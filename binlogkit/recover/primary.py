@@ -36,28 +36,32 @@ def replica_holds(relay_dir: Input | str | os.PathLike) -> str:
     """The GTIDs a replica holds, from its relay logs (complete transactions) — the position
     (MariaDB) or set (MySQL) to keep the primary's binlog through (an ``Input``'s keys read them).
     A folder with a binlog index and no relay log (a ``binlogkit pull`` folder: the acknowledging
-    member of a semisync primary) holds what its binlogs contain: for MySQL its first file's
-    Previous_gtids and every complete transaction."""
+    member of a semisync primary) holds what its binlogs contain. MySQL: with the first file's
+    Previous_gtids (what was retrieved before it: a replica purges the relay logs it applied)."""
     from .plan import relay_paths, held_gtids
 
     src = as_input(relay_dir)
     d = Path(src.path)
     binlog_index = sorted(p for p in d.glob("*.index") if "relay" not in p.name)
     if len(binlog_index) == 1 and not any("relay" in p.name for p in d.glob("*.index*")):
-        return _binlogs_hold(src.with_options(path=binlog_index[0]))
-    index, _mi, _ri = relay_paths(None, None, Path(src.path))
-    pos, mysql = held_gtids([src.with_options(path=index)], relay=True)
-    return str(mysql) if mysql else str(pos)
+        index, relay = binlog_index[0], False
+    else:
+        index, relay = relay_paths(None, None, d)[0], True
+    paths = [src.with_options(path=index)]
+    pos, mysql = held_gtids(paths, relay=relay)   # raises when a file cannot be decrypted
+    return _with_previous(paths, relay, pos, mysql)
 
 
-def _binlogs_hold(index: Input) -> str:
-    """What a binlog folder's complete transactions add up to: a MariaDB position (from its first
-    file's Gtid_list) or a MySQL set (with its first file's Previous_gtids)."""
+def _with_previous(paths: list[Input], relay: bool, pos: GtidPos, mysql: MysqlGtidSet) -> str:
+    """The MySQL set with the first file's Previous_gtids (``gtid_summary``'s ``contained``), or
+    the MariaDB position (from the first file's Gtid_list when no transaction follows it)."""
     from ..api import gtid_summary
 
-    s = gtid_summary([index], relay=False)
+    s = gtid_summary(paths, relay=relay)
     if "mysql" in s:
-        return str(s["mysql"]["contained"])
+        return str(MysqlGtidSet.parse(s["mysql"]["previous_gtids"]) | mysql)
+    if pos:
+        return str(pos)
     return str(s.get("mariadb", {}).get("position", ""))
 
 
