@@ -82,3 +82,55 @@ def test_ranges_text_is_canonical():
     assert ranges_text([]) == ""
     u = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
     assert ranges_text([f"{u}:4", f"{u}:3", "0-1-1"]) == f"{u}:3-4,0-1-1"
+
+
+def test_recover_binlog_replica_is_a_pull_folder(tmp_path):
+    """``--replica`` given a folder of binlogs and their index (``binlogkit pull``'s, the
+    acknowledging member of a semisync primary): the primary is kept through what its complete
+    transactions hold (a torn transaction at its end, as a kill leaves it, is not held)."""
+    src = store.materialize("replication-gtid") / "primary"
+    d = tmp_path / "primary"
+    shutil.copytree(src, d)
+    trx = store.manifest("replication-gtid")["primary"]["transactions"]
+    keep, first_cut = trx[1500], trx[1501]
+    pulled = tmp_path / "pulled"
+    pulled.mkdir()
+    names = sorted({t["file"] for t in trx if t["file"] <= first_cut["file"]})
+    for n in names[:-1]:
+        shutil.copy(src / n, pulled / n)
+    (pulled / names[-1]).write_bytes((src / names[-1]).read_bytes()[:first_cut["start"] + 100])
+    (pulled / "mariadb-bin.index").write_text("".join(f"./{n}\n" for n in names))
+    plan = plan_binlog_recovery(d, replica=pulled)
+    assert plan.warnings == [f"the replica holds {keep['gtid']}"]
+    assert [(t["file"], t["new_size"]) for t in plan.truncate] == [(first_cut["file"], first_cut["start"])]
+    assert plan.retrieved_gtids == keep["gtid"]
+    out = CliRunner().invoke(main, ["recover", "--binlog", str(d), "--replica", str(pulled)])
+    assert out.exit_code == 1 and f"cut trx         : {first_cut['gtid']} at" in out.output, out.output
+
+
+def test_recover_binlog_replica_relay_logs_purged_mysql(tmp_path):
+    """A MySQL replica whose applied relay logs were purged (relay_log_purge, the default): its
+    remaining relay log starts with Previous_gtids (what it retrieved before) and holds only the
+    last transactions. What it holds is both: the primary is cut after them, never at its first
+    transaction."""
+    from fixtures.built_mysql import BinlogBuilder
+
+    u = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+    primary, relay = tmp_path / "primary", tmp_path / "replica"
+    primary.mkdir()
+    relay.mkdir()
+    b = BinlogBuilder(server_id=1)
+    b.previous_gtids("")
+    starts = {n: b.transaction(f"{u}:{n}") for n in range(1, 11)}
+    b.write(primary / "binlog.000001")
+    (primary / "binlog.index").write_text("./binlog.000001\n")
+    r = BinlogBuilder(server_id=2, relay=True)
+    r.previous_gtids(f"{u}:1-6")
+    for n in (7, 8):
+        r.transaction(f"{u}:{n}")
+    r.write(relay / "relay-bin.000005")
+    (relay / "relay-bin.index").write_text("./relay-bin.000005\n")
+    plan = plan_binlog_recovery(primary, replica=relay)
+    assert plan.warnings == [f"the replica holds {u}:1-8"]
+    assert [(t["file"], t["new_size"]) for t in plan.truncate] == [("binlog.000001", starts[9])]
+    assert plan.retrieved_gtids == f"{u}:1-8"

@@ -2,7 +2,8 @@
 file/position) and MySQL 9.7 (SOURCE_AUTO_POSITION=1 and file/position) replicate a lab primary's
 archive from scratch, over TLS, and end with CHECKSUM TABLE equal to the primary's (the GTID one
 a semisync replica: its status says semisync ON, serve logs the acks it got); a GTID state the
-archive cannot serve is the replica's 1236 with the server's text."""
+archive cannot serve is the replica's 1236 with the server's text. Compressed (.xz, .gz, .bz2)
+and ``s3://`` archives reach real replicas too."""
 
 from __future__ import annotations
 
@@ -289,3 +290,63 @@ def test_an_encrypted_archive_is_served_decrypted(tmp_path, kind, cipher):
             assert checksums(f) == checksums(p)
         finally:
             srv.stop()
+
+
+ARCHIVED = [pytest.param("mariadb-10.11", id="mariadb-10.11"),
+            pytest.param("mysql-9.7", marks=pytest.mark.kind("mysql-9.7"), id="mysql-9.7")]
+
+
+@pytest.mark.parametrize("kind", ARCHIVED)
+def test_compressed_and_s3_archives_to_replicas_from_scratch(tmp_path, kind, s3_server):
+    """The primary's binlogs compressed (.xz, .gz, .bz2 and a plain last file, in one folder)
+    served to a replica by GTID; the same folder uploaded to a real S3 server (SeaweedFS) and
+    its ``s3://`` prefix served to another by file/position: both end with the primary's tables
+    and GTID state."""
+    import bz2
+    import gzip
+    import lzma
+
+    from binlogkit.reading import storage
+
+    with Lab(tmp_path / "lab", kind=kind) as lab:
+        p = start_primary(lab)
+        workload.small(p, 20)
+        p.execute("FLUSH BINARY LOGS")
+        workload.multi(p)
+        p.execute("FLUSH BINARY LOGS")
+        workload.small(p, 20, start=500)
+        p.execute("FLUSH BINARY LOGS")
+        workload.small(p, 10, start=800)
+        settle(p)
+        names = primary_binlogs(p)
+        assert len(names) == 4
+        archive = tmp_path / "archive"
+        archive.mkdir()
+        for n, (suffix, squeeze) in zip(names, ((".xz", lzma.compress), (".gz", gzip.compress),
+                                               (".bz2", bz2.compress), ("", bytes))):
+            (archive / (n + suffix)).write_bytes(squeeze((p.datadir / n).read_bytes()))
+        s3_server.make_bucket("serve-e2e")
+        fs = storage.filesystem("s3://serve-e2e/")[0]
+        for f in sorted(archive.iterdir()):
+            fs.put_file(str(f), f"serve-e2e/{kind}/{f.name}")
+        storage.forget()
+        cert, _key = tls = make_cert(lab.work / "tls")
+        local, port = start_serve(archive, tls=tls)
+        remote, s3_port = start_serve(f"s3://serve-e2e/{kind}", tls=tls, server_id=78)
+        try:
+            target = p.var(p.kind.sql.executed_var)
+            want = checksums(p)
+            by_gtid = lab.server("by_gtid", 2).start()
+            by_file = lab.server("by_file", 3).start()
+            point_replica(by_gtid, port, gtid=True, cert=cert)
+            point_replica(by_file, s3_port, gtid=False, cert=cert, file=names[0], pos=4)
+            for r, srv in ((by_gtid, local), (by_file, remote)):
+                res = wait_replica(r, gtid_target=target, timeout=120)
+                assert res["outcome"] == "caught_up", _why(res, srv)
+                assert checksums(r) == want
+                assert r.var(r.kind.sql.applied_var) == target
+            st = slave_status(by_file)
+            assert st.get("Master_Log_File") == names[-1]
+        finally:
+            local.stop()
+            remote.stop()

@@ -71,7 +71,8 @@ _RECOVER_STOPS = {"refused": EXIT_USAGE, "done": EXIT_OK, "unreachable": EXIT_DA
               help="RELAYDIR is a crashed former primary's binlog folder: cut what no replica received.")
 @click.option("--keep-through", help="With --former-primary: the GTIDs the surviving replica holds (position or set).")
 @click.option("--replica", "replica_dir", type=click.Path(exists=True, file_okay=False),
-              help="With --former-primary: the surviving replica's relay directory, to compute --keep-through.")
+              help="With --former-primary: the surviving replica's relay directory (or a `binlogkit pull` folder: "
+                   "binlogs and their index), to compute --keep-through.")
 @follow_links_option
 @key_options("relaydir", "replica_binlog", "replica_dir")
 @fails(EXIT_USAGE, os_errors=True)

@@ -34,13 +34,35 @@ def keep_predicate(keep_through: str):
 
 def replica_holds(relay_dir: Input | str | os.PathLike) -> str:
     """The GTIDs a replica holds, from its relay logs (complete transactions) — the position
-    (MariaDB) or set (MySQL) to keep the primary's binlog through (an ``Input``'s keys read them)."""
+    (MariaDB) or set (MySQL) to keep the primary's binlog through (an ``Input``'s keys read them).
+    A folder with a binlog index and no relay log (a ``binlogkit pull`` folder: the acknowledging
+    member of a semisync primary) holds what its binlogs contain. MySQL: with the first file's
+    Previous_gtids (what was retrieved before it: a replica purges the relay logs it applied)."""
     from .plan import relay_paths, held_gtids
 
     src = as_input(relay_dir)
-    index, _mi, _ri = relay_paths(None, None, Path(src.path))
-    pos, mysql = held_gtids([src.with_options(path=index)], relay=True)
-    return str(mysql) if mysql else str(pos)
+    d = Path(src.path)
+    binlog_index = sorted(p for p in d.glob("*.index") if "relay" not in p.name)
+    if len(binlog_index) == 1 and not any("relay" in p.name for p in d.glob("*.index*")):
+        index, relay = binlog_index[0], False
+    else:
+        index, relay = relay_paths(None, None, d)[0], True
+    paths = [src.with_options(path=index)]
+    pos, mysql = held_gtids(paths, relay=relay)   # raises when a file cannot be decrypted
+    return _with_previous(paths, relay, pos, mysql)
+
+
+def _with_previous(paths: list[Input], relay: bool, pos: GtidPos, mysql: MysqlGtidSet) -> str:
+    """The MySQL set with the first file's Previous_gtids (``gtid_summary``'s ``contained``), or
+    the MariaDB position (from the first file's Gtid_list when no transaction follows it)."""
+    from ..api import gtid_summary
+
+    s = gtid_summary(paths, relay=relay)
+    if "mysql" in s:
+        return str(MysqlGtidSet.parse(s["mysql"]["previous_gtids"]) | mysql)
+    if pos:
+        return str(pos)
+    return str(s.get("mariadb", {}).get("position", ""))
 
 
 def plan_binlog_recovery(binlog_dir: Input | str | os.PathLike, *, keep_through: str | None = None,
