@@ -166,3 +166,38 @@ def test_a_file_growing_under_the_follower_and_a_restart_in_its_middle(tmp_path)
     assert (ck["gtid"], ck["gtid_state"]) == ("0-1-49", "0-1-49")
     export_lake([_src()], str(tmp_path / "plain"), fmt="delta", mirror=True, batch_transactions=5)
     assert _tables(wh) == _tables(tmp_path / "plain")
+
+
+def test_the_checkpoint_and_status_file_are_never_written_through_a_link(tmp_path):
+    """The checkpoint and the status file are replaced as every writer replaces a file
+    (``writing.safeio``: an exclusive temporary of a random name, fsync, rename): a link planted
+    at the name a plain ``NAME.tmp`` would take is left alone (its target unchanged), and a link
+    at the checkpoint's own name is refused (``WriteRefused``), not replaced nor written through."""
+    from binlogkit.errors import WriteRefused
+
+    folder, wh = tmp_path / "in", tmp_path / "wh"
+    shutil.copytree(_src(), folder)
+    wh.mkdir()
+    victim = tmp_path / "victim"
+    victim.write_text("keep me\n")
+    (wh / (CHECKPOINT + ".tmp")).symlink_to(victim)
+    (tmp_path / "st.json.tmp").symlink_to(victim)
+    follow_lake([folder], str(wh), fmt="delta", batch_transactions=5, stop_after=0,
+                status_file=str(tmp_path / "st.json"))
+    assert victim.read_text() == "keep me\n"
+    assert not (wh / CHECKPOINT).is_symlink() and json.loads((wh / CHECKPOINT).read_text())["gtid"] == "0-1-49"
+    assert json.loads((tmp_path / "st.json").read_text())["last_gtid"] == "0-1-49"
+    assert (wh / (CHECKPOINT + ".tmp")).is_symlink()
+    # a link at the status file's name: refused (nothing was committed: the follower had
+    # caught up), its target unchanged; one at the checkpoint's name: refused, never read
+    (tmp_path / "st.json").unlink()
+    (tmp_path / "st.json").symlink_to(victim)
+    with pytest.raises(WriteRefused, match="not a regular file"):
+        follow_lake([folder], str(wh), fmt="delta", batch_transactions=5, stop_after=0,
+                    status_file=str(tmp_path / "st.json"))
+    assert victim.read_text() == "keep me\n"
+    victim.write_text((wh / CHECKPOINT).read_text())
+    (wh / CHECKPOINT).unlink()
+    (wh / CHECKPOINT).symlink_to(victim)
+    with pytest.raises(UsageError, match="a link"):
+        follow_lake([folder], str(wh), fmt="delta", batch_transactions=5, stop_after=0)

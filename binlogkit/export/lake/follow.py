@@ -36,8 +36,12 @@ CHECKPOINT = "_binlogkit_follow.json"
 
 
 def read_checkpoint(warehouse: str) -> dict | None:
+    path = os.path.join(warehouse, CHECKPOINT)
+    if os.path.islink(path):
+        raise UsageError(f"{path}: a link, not the follower's checkpoint (it writes a regular file there, never "
+                         "through a link); remove it")
     try:
-        with open(os.path.join(warehouse, CHECKPOINT), encoding="utf-8") as fh:
+        with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), encoding="utf-8") as fh:
             doc = json.load(fh)
     except FileNotFoundError:
         return None
@@ -49,14 +53,19 @@ def read_checkpoint(warehouse: str) -> dict | None:
     return doc
 
 
+def replace_file(path: str, doc: dict) -> None:
+    """``doc`` as JSON at ``path``, through ``writing.safeio`` (as every writer): an exclusive
+    temporary file of a random name, fsync, rename over, fsync the folder; a link (or anything
+    but a regular file) at ``path`` is refused (``WriteRefused``), never written through."""
+    from ...writing.safeio import SafeDir
+
+    folder, name = os.path.split(os.path.abspath(path))
+    with SafeDir(folder) as d:
+        d.replace(name, json.dumps(doc).encode(), new_mode=0o644)
+
+
 def write_checkpoint(warehouse: str, doc: dict) -> None:
-    path = os.path.join(warehouse, CHECKPOINT)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(doc, fh)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    replace_file(os.path.join(warehouse, CHECKPOINT), doc)
 
 
 def check_checkpoint(sink, ck: dict) -> None:
@@ -95,10 +104,7 @@ def status_line(doc: dict) -> str:
 
 
 def write_status(path: str, doc: dict) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(doc, fh)
-    os.replace(tmp, path)
+    replace_file(path, doc)
 
 
 class Follower(Mirror):
