@@ -11,7 +11,8 @@ three followers at once:
 * the archive ends before the primary's oldest binlog: exit 1 naming the gap, with everything the
   archive holds committed (the mirror equals a plain export of the archive).
 
-The first two mirrors then equal the primary's table value by value."""
+The first follower is killed with SIGKILL mid-stream and started again (its pull child stops
+with it). The first two mirrors then equal the primary's table value by value."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ from binlogkit.export.lake.follow import CHECKPOINT
 from binlogkit.export.lake.mirror import open_sink
 from fixtures.lab import Lab
 from fixtures.lab import workload
-from fixtures.lab.pull_lab import REPL_USER, Writer, binlog_names, password_file, primary_binlogs, settle, start_primary
+from fixtures.lab.pull_lab import REPL_USER, Writer, binlog_names, kill9, password_file, primary_binlogs, settle, start_primary
 
 pytestmark = pytest.mark.server
 pytest.importorskip("deltalake")
@@ -43,13 +44,34 @@ KINDS = [pytest.param("mariadb", "delta", id="mariadb-delta"),
 COLS = ("id", "k", "v", "ts")
 
 
-def _follower(archive: Path, wh: Path, fmt: str, primary, pw: Path, server_id: int) -> subprocess.Popen:
-    return subprocess.Popen(
+_STARTED: list[subprocess.Popen] = []
+
+
+@pytest.fixture(autouse=True)
+def _reap():
+    """A failed test's followers are stopped (SIGTERM: each stops its pull child too)."""
+    yield
+    while _STARTED:
+        p = _STARTED.pop()
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+def _follower(archive: Path, wh: Path, fmt: str, primary, pw: Path, server_id: int,
+              log: Path | None = None) -> subprocess.Popen:
+    out = subprocess.PIPE if log is None else open(log, "w")    # a log: pull's output has a reader to the end
+    _STARTED.append(subprocess.Popen(
         [sys.executable, "-m", "binlogkit", "export", str(archive), "-o", str(wh), "--format", fmt, "--mirror",
          "--follow", "--commit-interval", "1", "--host", "127.0.0.1", "--port", str(primary.port), "--user",
          REPL_USER, "--password-file", str(pw), "--server-id", str(server_id), "--json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-        env=dict(os.environ, PYTHONPATH=str(ROOT)), start_new_session=True)
+        stdout=out, stderr=out, text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        start_new_session=True))
+    return _STARTED[-1]
 
 
 def _copy(primary, names: list[str], to: Path, gz: str | None = None) -> None:
@@ -64,6 +86,21 @@ def _copy(primary, names: list[str], to: Path, gz: str | None = None) -> None:
 
 def _rows(fmt: str, wh: Path, cols=COLS) -> list:
     return sorted(tuple(r[c] for c in cols) for r in open_sink(fmt, str(wh)).read("lab", "small").to_pylist())
+
+
+def _lock_free(folder: Path) -> bool:
+    import fcntl
+
+    if not folder.exists():
+        return True
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _caught_up(primary, wh: Path) -> bool:
@@ -91,11 +128,24 @@ def test_the_archive_then_live_from_a_primary_that_purged_it(kind, fmt, tmp_path
         _copy(primary, names[:2], tmp_path / "short")                   # lacks names[2], purged below
         primary.execute(f"PURGE BINARY LOGS TO '{names[3]}'")
         assert primary_binlogs(primary)[0] == names[3]
-        fs = {w: _follower(tmp_path / w, tmp_path / f"wh-{w}", fmt, primary, pw, 4300 + j)
+        fs = {w: _follower(tmp_path / w, tmp_path / f"wh-{w}", fmt, primary, pw, 4300 + j,
+                           tmp_path / "first.log" if w == "whole" else None)
               for j, w in enumerate(("whole", "active", "short"))}
         writer = Writer(primary, seed=9)
         writer.start()
-        time.sleep(3)
+        time.sleep(2)
+        # the first follower killed with SIGKILL mid-stream: its pull child goes too (the
+        # parent-death signal: the folder's lock is free), a restart continues from the
+        # checkpoint, pull from its folder
+        while not (tmp_path / "wh-whole" / "_binlogkit_pull" / names[3]).exists():
+            time.sleep(0.1)             # pull runs
+        kill9(fs["whole"])
+        deadline = time.monotonic() + 30
+        while not _lock_free(tmp_path / "wh-whole" / "_binlogkit_pull"):
+            assert time.monotonic() < deadline, "the killed follower's pull still holds its folder"
+            time.sleep(0.1)
+        fs["whole"] = _follower(tmp_path / "whole", tmp_path / "wh-whole", fmt, primary, pw, 4300)
+        time.sleep(1)
         primary.execute("ALTER TABLE lab.small ADD COLUMN extra INT DEFAULT 5")
         time.sleep(2)
         writer.halt.set()
@@ -113,14 +163,23 @@ def test_the_archive_then_live_from_a_primary_that_purged_it(kind, fmt, tmp_path
         while not all(_caught_up(primary, tmp_path / f"wh-{w}") for w in ("whole", "active")):
             assert time.monotonic() < deadline
             time.sleep(0.2)
-        time.sleep(2.5)
+        want = sorted(tuple(r[c] for c in COLS + ("extra",)) for r in primary.query("SELECT * FROM lab.small"))
         docs = {}
         for w in ("whole", "active"):
+            # the follower, still running, catches up with what pull wrote (a SIGTERM commits what
+            # it has read and stops: it does not wait for the rest)
+            deadline = time.monotonic() + 90
+            while time.monotonic() < deadline and fs[w].poll() is None:
+                try:
+                    if _rows(fmt, tmp_path / f"wh-{w}", COLS + ("extra",)) == want:
+                        break
+                except Exception:       # no column extra yet
+                    pass
+                time.sleep(0.5)
             fs[w].send_signal(signal.SIGTERM)
             out, err = fs[w].communicate(timeout=120)
             assert fs[w].returncode == 0, err
             docs[w] = json.loads(out)
-        want = sorted(tuple(r[c] for c in COLS + ("extra",)) for r in primary.query("SELECT * FROM lab.small"))
     for w in ("whole", "active"):
         got = _rows(fmt, tmp_path / f"wh-{w}", COLS + ("extra",))
         assert len(got) == len(want) and got == want, w

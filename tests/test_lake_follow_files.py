@@ -112,7 +112,8 @@ def test_sigterm_commits_what_is_whole_and_exits_0(tmp_path):
 
 @pytest.mark.parametrize("args", [("--format", "parquet", "--follow"),
                                   ("--format", "delta", "--mirror", "--status-file", "s.json"),
-                                  ("--format", "delta", "--mirror", "--follow", "--from-gtid", "0-1-5")])
+                                  ("--format", "delta", "--mirror", "--follow", "--from-gtid", "0-1-5"),
+                                  ("--format", "delta", "--mirror", "--follow", "--pull-dir", "p")])
 def test_refusals(tmp_path, args):
     p = _cli(_src(), "-o", tmp_path / "wh", *args)
     out, err = p.communicate(timeout=120)
@@ -240,12 +241,15 @@ def test_an_archive_whose_last_file_was_being_written_then_pulls_copy_of_it(tmp_
     (buffer / NAMES[2]).write_bytes(data[:100])               # pull has begun the file: shorter, not read
     seen = []
 
-    def grow(m):
+    def grow(m):        # after every look: the second makes pull's copy whole, the fourth stops
         seen.append(1)
         if len(seen) == 2:
             (buffer / NAMES[2]).write_bytes(data)
-    again = follow_lake([archive], str(wh), fmt="delta", batch_transactions=5, poll=0.2, stop_after=2,
+        elif len(seen) == 4:
+            os.kill(os.getpid(), signal.SIGTERM)        # the follower's own handler: commit, stop
+    again = follow_lake([archive], str(wh), fmt="delta", batch_transactions=5, poll=0.2, stop_after=60,
                         on_poll=grow, buffer=str(buffer))
+    assert len(seen) >= 4
     assert again["problems"] == [] and again["gap"] is None
     assert json.loads((wh / CHECKPOINT).read_text())["gtid"] == "0-1-49"
     export_lake([_src()], str(tmp_path / "plain"), fmt="delta", mirror=True, batch_transactions=5)
@@ -266,8 +270,8 @@ def test_a_pulled_copy_unlike_the_archives_is_a_named_gap(tmp_path):
     (archive / NAMES[2]).write_bytes(data[:len(data) // 2])
     data[300] ^= 0xFF
     (buffer / NAMES[2]).write_bytes(data)
-    with pytest.raises(ArchiveGap) as exc:
-        follow_lake([archive], str(wh), fmt="delta", batch_transactions=5, poll=0.2, stop_after=2,
+    with pytest.raises(ArchiveGap) as exc:      # the second look, at the latest, stops at it
+        follow_lake([archive], str(wh), fmt="delta", batch_transactions=5, poll=0.2, stop_after=60,
                     buffer=str(buffer))
     gap = exc.value.summary["gap"]   # type: ignore[attr-defined]
     assert (gap["kind"], gap["file"], gap["offset"]) == ("archive_mismatch", NAMES[2], 300)
@@ -294,3 +298,13 @@ def test_a_restart_after_a_compressed_file_applies_nothing_twice(tmp_path):
     export_lake([_src()], str(plain), fmt="delta", mirror=True, batch_transactions=5)
     assert len(_places(wh)) == len(set(_places(wh))) == len(_places(plain))
     assert _mirrors(wh) == _mirrors(plain)
+
+
+def test_the_pull_folder_may_not_be_an_input(tmp_path):
+    (tmp_path / "pw").write_text("x\n")
+    (tmp_path / "pw").chmod(0o600)
+    p = _cli(_src(), "-o", tmp_path / "wh", "--format", "delta", "--mirror", "--follow", "--host", "127.0.0.1",
+             "--user", "u", "--password-file", tmp_path / "pw", "--server-id", 4242, "--pull-dir", _src())
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 2 and "--pull-dir" in err and "is an input" in err, err
+    assert not (tmp_path / "wh" / "_binlogkit_pull").exists()
