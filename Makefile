@@ -19,7 +19,7 @@ help:
 	@echo "make verbose-proof decode -v / -vv / --json -v through the C loop vs the Python reference: every fixture and corpus file, three zones"
 	@echo "make lake-proof    kill -9 trials of the Iceberg and Delta mirrors (TRIALS=10 each)"
 	@echo "make bench-follow  export --follow of a lab primary at 5,000 row changes/s: lag p50/p99, CPU per row vs a plain export (RATE=, DURATION=)"
-	@echo "make lake-follow-soak  export --follow on a pulled folder under load, kill -9 at random points (TRIALS=20 per flavor; the suite does 3)"
+	@echo "make lake-follow-soak  export --follow on a pulled folder under load, kill -9 at random points (TRIALS=20 per flavor; the suite does 3); pull's connection cut and the primary restarted (FAULTS=5 rounds; the suite does 1); the archive then live"
 	@echo "make bench-mirror   rows/s and peak RSS of building a mirror from the bench binlog"
 	@echo "make export-proof  the export replay proof with a 25 MB transaction (CI runs it with 3 MB)"
 	@echo "make spark-proof   spark.read.format(\"binlog\"): every table on the standalone cluster, local and s3://, plain and encrypted, events too"
@@ -161,7 +161,7 @@ lake-proof: deps
 	LAKE_KILL_TRIALS=$${TRIALS:-10} nice -n 10 $(BIN)/pytest -q tests/test_lake.py -k kill_minus_9
 
 lake-follow-soak: deps
-	LAKE_FOLLOW_KILLS=$${TRIALS:-20} nice -n 10 $(BIN)/pytest -q tests/test_lake_follow.py
+	LAKE_FOLLOW_KILLS=$${TRIALS:-20} LAKE_FOLLOW_FAULTS=$${FAULTS:-5} nice -n 10 $(BIN)/pytest -q tests/test_lake_follow.py tests/test_lake_follow_faults.py tests/test_lake_follow_archive.py
 
 bench-follow: deps
 	nice -n 10 $(PY) bench/follow.py --rate $${RATE:-5000} --seconds $${DURATION:-60}

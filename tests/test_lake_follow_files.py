@@ -112,7 +112,8 @@ def test_sigterm_commits_what_is_whole_and_exits_0(tmp_path):
 
 @pytest.mark.parametrize("args", [("--format", "parquet", "--follow"),
                                   ("--format", "delta", "--mirror", "--status-file", "s.json"),
-                                  ("--format", "delta", "--mirror", "--follow", "--from-gtid", "0-1-5")])
+                                  ("--format", "delta", "--mirror", "--follow", "--from-gtid", "0-1-5"),
+                                  ("--format", "delta", "--mirror", "--follow", "--pull-dir", "p")])
 def test_refusals(tmp_path, args):
     p = _cli(_src(), "-o", tmp_path / "wh", *args)
     out, err = p.communicate(timeout=120)
@@ -166,3 +167,144 @@ def test_a_file_growing_under_the_follower_and_a_restart_in_its_middle(tmp_path)
     assert (ck["gtid"], ck["gtid_state"]) == ("0-1-49", "0-1-49")
     export_lake([_src()], str(tmp_path / "plain"), fmt="delta", mirror=True, batch_transactions=5)
     assert _tables(wh) == _tables(tmp_path / "plain")
+
+
+def test_the_checkpoint_and_status_file_are_never_written_through_a_link(tmp_path):
+    """The checkpoint and the status file are replaced as every writer replaces a file
+    (``writing.safeio``: an exclusive temporary of a random name, fsync, rename): a link planted
+    at the name a plain ``NAME.tmp`` would take is left alone (its target unchanged), and a link
+    at the checkpoint's own name is refused (``WriteRefused``), not replaced nor written through."""
+    from binlogkit.errors import WriteRefused
+
+    folder, wh = tmp_path / "in", tmp_path / "wh"
+    shutil.copytree(_src(), folder)
+    wh.mkdir()
+    victim = tmp_path / "victim"
+    victim.write_text("keep me\n")
+    (wh / (CHECKPOINT + ".tmp")).symlink_to(victim)
+    (tmp_path / "st.json.tmp").symlink_to(victim)
+    follow_lake([folder], str(wh), fmt="delta", batch_transactions=5, stop_after=0,
+                status_file=str(tmp_path / "st.json"))
+    assert victim.read_text() == "keep me\n"
+    assert not (wh / CHECKPOINT).is_symlink() and json.loads((wh / CHECKPOINT).read_text())["gtid"] == "0-1-49"
+    assert json.loads((tmp_path / "st.json").read_text())["last_gtid"] == "0-1-49"
+    assert (wh / (CHECKPOINT + ".tmp")).is_symlink()
+    # a link at the status file's name: refused (nothing was committed: the follower had
+    # caught up), its target unchanged; one at the checkpoint's name: refused, never read
+    (tmp_path / "st.json").unlink()
+    (tmp_path / "st.json").symlink_to(victim)
+    with pytest.raises(WriteRefused, match="not a regular file"):
+        follow_lake([folder], str(wh), fmt="delta", batch_transactions=5, stop_after=0,
+                    status_file=str(tmp_path / "st.json"))
+    assert victim.read_text() == "keep me\n"
+    victim.write_text((wh / CHECKPOINT).read_text())
+    (wh / CHECKPOINT).unlink()
+    (wh / CHECKPOINT).symlink_to(victim)
+    with pytest.raises(UsageError, match="a link"):
+        follow_lake([folder], str(wh), fmt="delta", batch_transactions=5, stop_after=0)
+
+
+def _mirrors(wh: Path) -> dict:
+    """The current-state tables (the change tables name a compressed file's copy as read)."""
+    return {k: v for k, v in _tables(wh).items() if not k.endswith("__changes")}
+
+
+def _places(wh: Path) -> list:
+    sink = open_sink("delta", str(wh))
+    return [(r["file"], r["offset"], r["row_index"]) for db, t in sink.table_names() if t.endswith("__changes")
+            for r in sink.read(db, t).to_pylist()]
+
+
+def test_an_archive_whose_last_file_was_being_written_then_pulls_copy_of_it(tmp_path):
+    """The archive (its first file gzipped) ends with a copy of the file the server was writing,
+    cut in a transaction; pull's folder (``buffer``) holds that file whole as pull writes it:
+    the follower reads the archive's copy, then pull's (the same bytes), and the tables end as a
+    plain export of the whole files, each row change once."""
+    import gzip
+
+    from binlogkit.export.lake.handover import archive_end, pull_start
+    from binlogkit.export.changes import checked_inputs
+
+    archive, buffer, wh = tmp_path / "archive", tmp_path / "pulled", tmp_path / "wh"
+    archive.mkdir()
+    buffer.mkdir()
+    (archive / (NAMES[0] + ".gz")).write_bytes(gzip.compress((_src() / NAMES[0]).read_bytes()))
+    shutil.copy(_src() / NAMES[1], archive / NAMES[1])
+    data = (_src() / NAMES[2]).read_bytes()
+    (archive / NAMES[2]).write_bytes(data[:len(data) // 2 + 3])
+    found = checked_inputs([archive], one_series=True)
+    assert archive_end(found[1]) == (NAMES[1], NAMES[2])      # whole: its Rotate names the next
+    assert pull_start(found) == NAMES[2]                      # being written: that file itself
+    first = follow_lake([archive], str(wh), fmt="delta", batch_transactions=5, stop_after=0, buffer=str(buffer))
+    ck1 = json.loads((wh / CHECKPOINT).read_text())
+    assert first["problems"] == [] and ck1["file"] == NAMES[2] and ck1["position"] < len(data) // 2
+    (buffer / NAMES[2]).write_bytes(data[:100])               # pull has begun the file: shorter, not read
+    seen = []
+
+    def grow(m):        # after every look: the second makes pull's copy whole, the fourth stops
+        seen.append(1)
+        if len(seen) == 2:
+            (buffer / NAMES[2]).write_bytes(data)
+        elif len(seen) == 4:
+            os.kill(os.getpid(), signal.SIGTERM)        # the follower's own handler: commit, stop
+    again = follow_lake([archive], str(wh), fmt="delta", batch_transactions=5, poll=0.2, stop_after=60,
+                        on_poll=grow, buffer=str(buffer))
+    assert len(seen) >= 4
+    assert again["problems"] == [] and again["gap"] is None
+    assert json.loads((wh / CHECKPOINT).read_text())["gtid"] == "0-1-49"
+    export_lake([_src()], str(tmp_path / "plain"), fmt="delta", mirror=True, batch_transactions=5)
+    assert _mirrors(wh) == _mirrors(tmp_path / "plain")
+    assert len(_places(wh)) == len(set(_places(wh))) == len(_places(tmp_path / "plain"))
+
+
+def test_a_pulled_copy_unlike_the_archives_is_a_named_gap(tmp_path):
+    """Pull's copy of the archive's last file differs from it (another server's file of that
+    name): the follower stops there, ``ArchiveGap`` naming the file and byte, the archive's
+    transactions committed."""
+    archive, buffer, wh = tmp_path / "archive", tmp_path / "pulled", tmp_path / "wh"
+    archive.mkdir()
+    buffer.mkdir()
+    for n in NAMES[:2]:
+        shutil.copy(_src() / n, archive / n)
+    data = bytearray((_src() / NAMES[2]).read_bytes())
+    (archive / NAMES[2]).write_bytes(data[:len(data) // 2])
+    data[300] ^= 0xFF
+    (buffer / NAMES[2]).write_bytes(data)
+    with pytest.raises(ArchiveGap) as exc:      # the second look, at the latest, stops at it
+        follow_lake([archive], str(wh), fmt="delta", batch_transactions=5, poll=0.2, stop_after=60,
+                    buffer=str(buffer))
+    gap = exc.value.summary["gap"]   # type: ignore[attr-defined]
+    assert (gap["kind"], gap["file"], gap["offset"]) == ("archive_mismatch", NAMES[2], 300)
+    assert json.loads((wh / CHECKPOINT).read_text())["file"] == NAMES[2]
+
+
+def test_a_restart_after_a_compressed_file_applies_nothing_twice(tmp_path):
+    """An archive of plain and gzipped files: the follower's place in a ``NAME.000002.gz`` is in
+    file 2 (binlog order by the file's number, its compressed suffix aside): a restart after it
+    reads on from there, nothing applied twice, and the GTID state recorded is the file's."""
+    import gzip
+
+    folder, wh = tmp_path / "in", tmp_path / "wh"
+    folder.mkdir()
+    shutil.copy(_src() / NAMES[0], folder / NAMES[0])
+    (folder / (NAMES[1] + ".gz")).write_bytes(gzip.compress((_src() / NAMES[1]).read_bytes()))
+    first = follow_lake([folder], str(wh), fmt="delta", batch_transactions=5, stop_after=0)
+    ck = json.loads((wh / CHECKPOINT).read_text())
+    assert ck["gtid"] == ck["gtid_state"] == "0-1-32"
+    shutil.copy(_src() / NAMES[2], folder / NAMES[2])
+    again = follow_lake([folder], str(wh), fmt="delta", batch_transactions=5, stop_after=0)
+    assert first["transactions"] + again["transactions"] == 49
+    plain = tmp_path / "plain"
+    export_lake([_src()], str(plain), fmt="delta", mirror=True, batch_transactions=5)
+    assert len(_places(wh)) == len(set(_places(wh))) == len(_places(plain))
+    assert _mirrors(wh) == _mirrors(plain)
+
+
+def test_the_pull_folder_may_not_be_an_input(tmp_path):
+    (tmp_path / "pw").write_text("x\n")
+    (tmp_path / "pw").chmod(0o600)
+    p = _cli(_src(), "-o", tmp_path / "wh", "--format", "delta", "--mirror", "--follow", "--host", "127.0.0.1",
+             "--user", "u", "--password-file", tmp_path / "pw", "--server-id", 4242, "--pull-dir", _src())
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 2 and "--pull-dir" in err and "is an input" in err, err
+    assert not (tmp_path / "wh" / "_binlogkit_pull").exists()

@@ -182,6 +182,17 @@ def test_certificate_checks_fail_closed(certs, tmp_path):
         _login(srv.port, mode=SslMode.VERIFY_CA, ca=str(elsewhere["ca"])).close()
 
 
+def test_a_server_closing_in_the_tls_handshake_is_a_lost_connection_not_a_refusal(certs):
+    """A server that closes the connection in the middle of the TLS handshake (a primary
+    shutting down or starting up as pull reconnects) is a connection lost, retried with the
+    backoff, not a TLS refusal (exit 2); a certificate that does not check out still is."""
+    from binlogkit.pull.conn import ConnectionLost
+
+    with FakeLoginServer(Script(close_at_tls=True), tls=server_context(certs)) as srv:
+        with pytest.raises(ConnectionLost, match="TLS handshake"):
+            _login(srv.port)
+
+
 # -- the plugins' answers, pure -------------------------------------------------------------------
 @settings(max_examples=50, deadline=None)
 @given(st.text(min_size=1, max_size=40), st.binary(min_size=20, max_size=20))

@@ -62,6 +62,10 @@ from .options import (Command, datetime_value, gtid_filters, gtids_value, inputs
 @click.option("--host", help="--follow: also run `binlogkit pull` from this primary into INPUTS (one folder): the "
                              "follower applies what pull has written (its folder is the durable buffer); pull's "
                              "client, trust rules and resume (docs/pull.md).")
+@click.option("--pull-dir", type=click.Path(file_okay=False),
+              help="--host: the folder pull writes when INPUTS are an archive of the primary's older binlogs (plain "
+                   "or compressed; default WAREHOUSE/_binlogkit_pull): the mirror is built from the archive, then "
+                   "continues with what pull writes, starting where the archive ends (docs/lakehouse.md).")
 @click.option("--port", type=int, help="--host: the primary's port (default 3306).")
 @click.option("--user", help="--host: a user with REPLICATION SLAVE.")
 @click.option("--password-file", type=click.Path(exists=True, dir_okay=False),
@@ -72,8 +76,8 @@ from .options import (Command, datetime_value, gtid_filters, gtids_value, inputs
 @fails(EXIT_USAGE, os_errors=True)
 def export(inputs, output, database, tables, start_datetime, stop_datetime, include_gtids, exclude_gtids,
            schema_file, row_group_rows, fmt, mirror, catalog, snapshot, from_gtid, backup_info, batch_transactions,
-           series, skip_statements, follow, commit_interval, status_file, host, port, user, password_file, server_id,
-           as_json) -> None:
+           series, skip_statements, follow, commit_interval, status_file, host, pull_dir, port, user, password_file,
+           server_id, as_json) -> None:
     """Write the committed row changes of INPUTS (files, .index files, folders) as a typed Parquet
     change table: a dataset per table, db=DB/table=T/date=YYYY-MM-DD/part-*.parquet.
 
@@ -98,14 +102,13 @@ def export(inputs, output, database, tables, start_datetime, stop_datetime, incl
     pull_args = [a for k, v in (("--host", host), ("--port", port), ("--user", user),
                                 ("--password-file", password_file), ("--server-id", server_id))
                  if v is not None for a in (k, str(v))]
+    if pull_dir is not None and not pull_args:
+        fail("--pull-dir goes with --follow --host", EXIT_USAGE)
     if pull_args and not follow:
         fail("--host, --port, --user, --password-file and --server-id go with --follow", EXIT_USAGE)
     if pull_args and (host is None or server_id is None):
         fail("--follow from a primary needs --host and --server-id (pull's; --user and --password-file as pull "
              "takes them)", EXIT_USAGE)
-    if pull_args and (len(inputs) != 1 or "://" in getattr(inputs[0], "name", str(inputs[0]))):
-        fail("--follow --host: give one local folder as the input (pull writes the primary's binlogs there)",
-             EXIT_USAGE)
     if follow and fmt == "parquet":
         fail("--follow goes with --format iceberg or delta", EXIT_USAGE)
     if follow and (snapshot or from_gtid or backup_info):
@@ -125,7 +128,7 @@ def export(inputs, output, database, tables, start_datetime, stop_datetime, incl
                       exclude_gtids=gtids_value(exclude_gtids))
     if follow:
         _follow(inputs, output, fmt, mirror, filters, catalog, batch_transactions, commit_interval, as_json, series,
-                skip_statements, status_file, pull_args)
+                skip_statements, status_file, pull_args, pull_dir)
     if fmt != "parquet":
         _lake(inputs, output, fmt, mirror, filters, catalog, snapshot, from_gtid, backup_info, batch_transactions,
               as_json, series, skip_statements)
@@ -174,13 +177,18 @@ def _lake(inputs, output, fmt, mirror, filters, catalog, snapshot, from_gtid, ba
 
 
 def _follow(inputs, output, fmt, mirror, filters, catalog, batch_transactions, commit_interval, as_json, series,
-            skip_statements, status_file=None, pull_args=()) -> None:
+            skip_statements, status_file=None, pull_args=(), pull_dir=None) -> None:
     """``export.lake.follow.follow_lake`` with the options; exits. On a terminal, the status
     line is rewritten on stderr after every look. ``pull_args``: ``binlogkit pull`` runs as a
-    child into the input folder (its stderr is this command's), stopped when the follower stops;
-    a pull that ends by itself stops the follower (exit 1 unless pull's was 0)."""
+    child (its stderr is this command's), stopped when the follower stops; a pull that ends by
+    itself stops the follower (exit 1 unless pull's was 0; a primary that no longer holds the
+    binlog pull asks for is a gap, named). Pull writes into the input folder, or, when INPUTS
+    are an archive (``handover.pull_folder``), into its own folder, starting where the archive
+    ends (``handover.pull_start``) unless that folder holds binlogs already (pull resumes)."""
+    import functools
     import os
     import subprocess
+    import threading
     from ..errors import ArchiveGap
     from ..export.lake.follow import follow_lake
     from ..export.lake.mirror import exit_code, render
@@ -191,23 +199,78 @@ def _follow(inputs, output, fmt, mirror, filters, catalog, batch_transactions, c
             sys.stderr.write("\r\x1b[K" + text)
             sys.stderr.flush()
     feeder = None
+    buffer = None
+    start = None
+    said: list[str] = []
     if pull_args:
-        folder = getattr(inputs[0], "name", str(inputs[0]))
+        from ..export.changes import checked_inputs
+        from ..export.lake.follow import read_checkpoint
+        from ..export.lake.handover import holds_binlogs, pull_folder, pull_start
+
+        names = [getattr(i, "name", str(i)) for i in inputs]
+        folder, archive = pull_folder(names, pull_dir, output)
+        if not archive and len(names) != 1:
+            fail("--follow --host: give one local folder as the input (pull writes the primary's binlogs there), "
+                 "or an archive and --pull-dir", EXIT_USAGE)
+        extra: list[str] = []
+        if archive:
+            buffer = folder
+            if not holds_binlogs(folder):
+                start = pull_start(checked_inputs(inputs, series=series, one_series=True), read_checkpoint(output))
+                extra = ["--start-file", start]
         os.makedirs(folder, exist_ok=True)
-        feeder = subprocess.Popen([sys.executable, "-m", "binlogkit", "pull", *pull_args, "--dir", folder],
-                                  stdin=subprocess.DEVNULL, stdout=sys.stderr.fileno(), start_new_session=True)
+        feeder = subprocess.Popen([sys.executable, "-m", "binlogkit", "pull", *pull_args, *extra, "--dir", folder],
+                                  stdin=subprocess.DEVNULL, stdout=sys.stderr.fileno(), stderr=subprocess.PIPE,
+                                  start_new_session=True, preexec_fn=functools.partial(_with_parent, os.getpid()))
+
+        def relay(pipe=feeder.stderr) -> None:    # pull's stderr to ours, its last error kept
+            for raw in iter(pipe.readline, b""):
+                text = raw.decode("utf-8", "replace")
+                if text.startswith("binlogkit: error: "):
+                    said.append(text[len("binlogkit: error: "):].strip())
+                sys.stderr.write(text)
+                sys.stderr.flush()
+        relaying = threading.Thread(target=relay, daemon=True)
+        relaying.start()
     try:
         summary = follow_lake(inputs, output, fmt=fmt, mirror=mirror, filters=filters, catalog=catalog,
                               batch_transactions=batch_transactions, commit_interval=commit_interval, series=series,
                               skip_statements=skip_statements, status_file=status_file, status_line_to=line,
-                              feeder=feeder)
+                              feeder=feeder, buffer=buffer)
     except ArchiveGap as exc:
         show(exc.summary, as_json, render)  # type: ignore[attr-defined]
         fail(str(exc), EXIT_DAMAGED)
+    if feeder is not None:
+        relaying.join(10)
     if line is not None:
         sys.stderr.write("\n")
+    if summary.get("pull_exit") and said and "error 1236" in said[-1]:
+        detail = (f"the primary no longer holds {start}, the binlog after the archive's last one" if start else
+                  f"the primary no longer holds the binlog after those in {buffer or 'the pull folder'}") + \
+            " (pull: error 1236)"
+        summary["gap"] = {"kind": "purged_on_primary", "file": start, "detail": detail,
+                          "place": start or "pull's next binlog"}
+        show(summary, as_json, render)
+        fail(f"archive gap (purged_on_primary: {detail}): the tables hold every change before it; the follower "
+             "stopped", EXIT_DAMAGED)
     show(summary, as_json, render)
     if summary.get("pull_exit"):
         fail(f"binlogkit pull stopped (exit {summary['pull_exit']}): the tables hold what it had written; the "
              "follower stopped", EXIT_DAMAGED)
     sys.exit(exit_code(summary))
+
+
+def _with_parent(parent: int) -> None:
+    """In the pull child, before it runs: SIGTERM when the follower dies (Linux's parent-death
+    signal), so that a follower killed with SIGKILL leaves no pull behind holding its folder's
+    lock (pull stops on SIGTERM as on its own: flushed, fsynced). Elsewhere nothing."""
+    import ctypes
+    import os
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM), 0, 0, 0)   # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:      # the follower died before the signal was asked for
+        os.kill(os.getpid(), signal.SIGTERM)

@@ -183,6 +183,10 @@ def pull(cfg: PullConfig, *, report: Callable[[dict], None] | None = None,
                     receiver.stats.reconnects += 1
                 receiver.verify_from(dump_pos if dump_pos != pos else None)
                 outcome = receiver.run()
+                if outcome == "end" and not cfg.until_end:
+                    # a blocking dump has no end: the primary ended it, shutting down (MariaDB
+                    # and MySQL end their dump threads with an EOF packet so): wait, reconnect
+                    raise ConnectionLost(f"{conn.where} ended the dump (shutting down?)")
                 store.close_file()
                 done = {**receiver.status(), "event": "done", "outcome": outcome}
                 done["reconnects"] = receiver.stats.reconnects

@@ -180,6 +180,10 @@ class Connection:
             except ssl.SSLCertVerificationError as exc:
                 raise TlsError(f"{self.where}: the server's certificate does not check out ({exc.verify_message}; "
                                f"--ssl-mode {tls.mode.value}): refused") from None
+            except (ssl.SSLEOFError, ssl.SSLZeroReturnError, ConnectionError) as exc:
+                # the server closed the connection in the handshake (going down, or starting
+                # up): a lost connection, retried as any, not a TLS refusal
+                raise ConnectionLost(f"{self.where} closed the connection in the TLS handshake ({exc})") from None
             except (ssl.SSLError, OSError) as exc:
                 raise TlsError(f"{self.where}: the TLS handshake failed: {exc}") from None
             self.tls, self.tls_version = True, self._sock.version()   # "TLSv1.3"

@@ -36,8 +36,12 @@ CHECKPOINT = "_binlogkit_follow.json"
 
 
 def read_checkpoint(warehouse: str) -> dict | None:
+    path = os.path.join(warehouse, CHECKPOINT)
+    if os.path.islink(path):
+        raise UsageError(f"{path}: a link, not the follower's checkpoint (it writes a regular file there, never "
+                         "through a link); remove it")
     try:
-        with open(os.path.join(warehouse, CHECKPOINT), encoding="utf-8") as fh:
+        with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), encoding="utf-8") as fh:
             doc = json.load(fh)
     except FileNotFoundError:
         return None
@@ -49,14 +53,19 @@ def read_checkpoint(warehouse: str) -> dict | None:
     return doc
 
 
+def replace_file(path: str, doc: dict) -> None:
+    """``doc`` as JSON at ``path``, through ``writing.safeio`` (as every writer): an exclusive
+    temporary file of a random name, fsync, rename over, fsync the folder; a link (or anything
+    but a regular file) at ``path`` is refused (``WriteRefused``), never written through."""
+    from ...writing.safeio import SafeDir
+
+    folder, name = os.path.split(os.path.abspath(path))
+    with SafeDir(folder) as d:
+        d.replace(name, json.dumps(doc).encode(), new_mode=0o644)
+
+
 def write_checkpoint(warehouse: str, doc: dict) -> None:
-    path = os.path.join(warehouse, CHECKPOINT)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(doc, fh)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    replace_file(os.path.join(warehouse, CHECKPOINT), doc)
 
 
 def check_checkpoint(sink, ck: dict) -> None:
@@ -95,10 +104,7 @@ def status_line(doc: dict) -> str:
 
 
 def write_status(path: str, doc: dict) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(doc, fh)
-    os.replace(tmp, path)
+    replace_file(path, doc)
 
 
 class Follower(Mirror):
@@ -134,14 +140,15 @@ def follow_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = T
                 catalog: str | None = None, batch_transactions: int = 1000, batch_rows: int = 100_000,
                 commit_interval: float = 5.0, poll: float = 0.5, series: str | None = None,
                 skip_statements: bool = False, stop_after: float | None = None, on_poll=None,
-                status_file: str | None = None, status_line_to=None, feeder=None) -> dict:
+                status_file: str | None = None, status_line_to=None, feeder=None, buffer: str | None = None) -> dict:
     """Follow the archive ``paths`` into ``warehouse`` (the module text) until SIGTERM / SIGINT
     (or ``stop_after`` seconds, for tests); the export's summary. ``ArchiveGap`` at a gap.
     ``status_file``: ``status`` as JSON, replaced after every look; ``status_line_to``: a
     callable given ``status_line`` after every look (the CLI's terminal line). ``feeder``: the
     ``binlogkit pull`` child filling the folder (``subprocess.Popen``): when it ends, the follower
     commits what it read and stops (its exit code in the summary, ``pull_exit``); when the
-    follower stops, it is sent SIGTERM and waited for."""
+    follower stops, it is sent SIGTERM and waited for. ``buffer``: the folder pull fills when
+    ``paths`` are an archive it continues (``handover``): the follower reads both as one list."""
     started = time.monotonic()
 
     def report(m) -> None:
@@ -173,7 +180,7 @@ def follow_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = T
         doc = _follow(paths, warehouse, stopping, fmt=fmt, mirror=mirror, filters=filters, catalog=catalog,
                        batch_transactions=batch_transactions, batch_rows=batch_rows, commit_interval=commit_interval,
                        poll=poll, series=series, skip_statements=skip_statements, stop_after=stop_after,
-                       on_poll=report)
+                       on_poll=report, buffer=buffer)
     finally:
         for s, h in old.items():
             signal.signal(s, h)
@@ -193,9 +200,11 @@ def follow_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = T
 
 def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: bool, filters: Filters | None,
             catalog: str | None, batch_transactions: int, batch_rows: int, commit_interval: float, poll: float,
-            series: str | None, skip_statements: bool, stop_after: float | None, on_poll) -> dict:
+            series: str | None, skip_statements: bool, stop_after: float | None, on_poll,
+            buffer: str | None = None) -> dict:
     from .. import make_summary
     from ...pitr.walk import read_head
+    from ...reading.names import strip_compressed
     from .gaps import audit_gap
 
     if "://" in warehouse:
@@ -219,6 +228,8 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
     audited: tuple = ()
     g = None
     gap = None
+    verified: set[str] = set()     # names whose archive and pull copies were compared
+    read_files: set[str] = set()
     while not (stopping and m is None):   # a signal before the first poll: nothing read
         try:
             found = checked_inputs(paths, series=series, one_series=True)
@@ -232,8 +243,18 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
             time.sleep(poll)
             continue
         done_to = resume or floor       # the files before this one are read whole
+        if buffer is not None:          # the archive, then what pull has written after it
+            found, gap = _with_pulled(found, buffer, series, done_to, verified)
+            if gap is not None:
+                break
         if done_to is not None:
             found = [i for i in found if order_key(i.name, 0)[:2] >= done_to[:2]]
+            if not found and buffer is not None:    # pull has not written the checkpoint's file yet
+                if stop_after is not None and time.monotonic() - t0 >= stop_after:
+                    break
+                on_poll(m)
+                time.sleep(poll)
+                continue
             if not found:
                 raise UsageError(f"the follower's position {done_to[1]}:{done_to[2]}: that file is not in "
                                  f"{', '.join(getattr(p, 'name', str(p)) for p in paths)} any more (nor any after it)")
@@ -287,7 +308,8 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
         # a tail pull has not finished writing is not a problem: only problems before the newest file
         last = found[-1].name
         total.problems += [p for p in report.problems if p.get("file") and p["file"] != last]
-        total.files = len(found)
+        read_files.update(strip_compressed(i.basename) for i in found)
+        total.files = len(read_files)
         if gap is not None or stopping or total.problems:
             break
         if g is not None:
@@ -319,3 +341,31 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
         err.summary = summary  # type: ignore[attr-defined]
         raise err
     return summary
+
+
+def _with_pulled(archive: list, buffer: str, series: str | None, at: tuple | None,
+                 verified: set[str]) -> tuple[list, dict | None]:
+    """The archive's files and those pull has written in ``buffer`` as one list
+    (``handover.merge``), and the gap to stop at when a copy of pull's differs from the
+    archive's copy of that file (checked once per name)."""
+    from ...reading.names import strip_compressed
+    from .handover import merge, same_bytes
+
+    try:
+        pulled = checked_inputs([buffer], series=series, one_series=True)
+    except FileNotFoundError:
+        pulled = []
+    mine = {strip_compressed(i.basename): i for i in archive}
+    found = merge(archive, pulled, at)
+    for i in found:
+        a = mine.get(i.basename)
+        if a is None or a is i or i.basename in verified:
+            continue
+        verified.add(i.basename)
+        off = same_bytes(a, i)
+        if off is not None:
+            return found, {"kind": "archive_mismatch", "file": i.basename, "offset": off,
+                           "place": f"{i.basename}:{off}",
+                           "detail": f"the primary's {i.basename} (pulled into {buffer}) differs from the archive's "
+                                     f"copy ({a.name}) at byte {off}: not the same server's binlog"}
+    return found, None

@@ -29,8 +29,11 @@ def position_of(props: dict | None) -> tuple | None:
 
 
 def order_key(file: str, offset: int) -> tuple:
-    """Binlog order of (file, offset): by the file's numeric suffix, then its name, then offset."""
-    base = file.rsplit("/", 1)[-1]
+    """Binlog order of (file, offset): by the file's numeric suffix, then its name, then offset;
+    a compressed copy's name (``NAME.000002.gz``) is the file's (``NAME.000002``)."""
+    from ...reading.names import strip_compressed
+
+    base = strip_compressed(file.rsplit("/", 1)[-1])
     suffix = base.rsplit(".", 1)[-1]
     return (int(suffix) if suffix.isdigit() else -1, base, offset)
 

@@ -1,0 +1,146 @@
+"""``export --mirror --follow --host``: faults on the pull side while following a lab primary under
+a live workload — pull's connection cut in the middle of a transaction (``fixtures.cutproxy``
+holds the primary's bytes part way, then drops the connection), cut again abruptly, and the
+primary restarted (a clean shutdown, a new binlog after it). Pull reconnects by itself (its
+backoff), cutting what a cut left half written; the follower, reading only whole committed
+transactions, goes on; after each restart an ALTER TABLE ADD COLUMN with a default (a DDL
+mid-stream, the writer's changes after it). Then the mirror equals the primary's table value by value and its
+change table holds each row change once, on the host's MariaDB (10.11 or 11.8, into Delta),
+MariaDB 11.8 from the lab's chroot and MySQL 9.7 (into Iceberg).
+
+``LAKE_FOLLOW_FAULTS`` rounds of the three faults (1 in the suite; ``make lake-follow-soak``: 5)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from binlogkit.export.lake.mirror import open_sink
+from fixtures.cutproxy import CutProxy
+from fixtures.lab import Lab
+from fixtures.lab.pull_lab import REPL_USER, Writer, password_file, settle, start_primary
+
+pytestmark = pytest.mark.server
+pytest.importorskip("deltalake")
+
+ROOT = Path(__file__).resolve().parent.parent
+ROUNDS = int(os.environ.get("LAKE_FOLLOW_FAULTS", "1"))
+KINDS = [pytest.param(None, "delta", id="host-mariadb-delta"),
+         pytest.param("mariadb-11.8", "delta", id="mariadb-11.8-delta", marks=pytest.mark.kind("mariadb-11.8")),
+         pytest.param("mysql-9.7", "iceberg", id="mysql-9.7-iceberg", marks=pytest.mark.kind("mysql-9.7"))]
+COLS = ("id", "k", "v", "ts")
+
+
+_STARTED: list[subprocess.Popen] = []
+
+
+@pytest.fixture(autouse=True)
+def _reap():
+    """A failed test's followers are stopped (SIGTERM: each stops its pull child too)."""
+    yield
+    while _STARTED:
+        p = _STARTED.pop()
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+def _pulled(primary, folder: Path) -> bool:
+    last = primary.query("SHOW BINARY LOGS")[-1]
+    p = folder / last["Log_name"]
+    return p.exists() and p.stat().st_size == int(last["File_size"])
+
+
+def _mirror(fmt: str, wh: Path, cols: tuple) -> list:
+    try:
+        rows = open_sink(fmt, str(wh)).read("lab", "small").to_pylist()
+    except Exception:        # not made yet
+        return []
+    return sorted(tuple(r.get(c) for c in cols) for r in rows)
+
+
+@pytest.mark.parametrize("kind,fmt", KINDS)
+def test_pulls_connection_cut_and_the_primary_restarted_while_following(kind, fmt, tmp_path):
+    if fmt == "iceberg":
+        pytest.importorskip("pyiceberg")
+    rng = random.Random(45)
+    folder, wh = tmp_path / "pulled", tmp_path / "wh"
+    with Lab(tmp_path / "lab", kind=kind) as lab:
+        primary = start_primary(lab, binlog_row_metadata="FULL")
+        pw = password_file(tmp_path)
+        with CutProxy(primary.port) as px:
+            follower = subprocess.Popen(
+                [sys.executable, "-m", "binlogkit", "export", str(folder), "-o", str(wh), "--format", fmt,
+                 "--mirror", "--follow", "--commit-interval", "1", "--host", "127.0.0.1", "--port", str(px.port),
+                 "--user", REPL_USER, "--password-file", str(pw), "--server-id", "4310", "--json"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                env=dict(os.environ, PYTHONPATH=str(ROOT)), start_new_session=True)
+            _STARTED.append(follower)
+            writer = Writer(primary, seed=45)
+            writer.start()
+            deadline = time.monotonic() + 60      # pull is streaming (its first connection is not retried)
+            while not (folder / "mariadb-bin.index").exists() and not (folder / "binlog.index").exists():
+                assert time.monotonic() < deadline and follower.poll() is None, follower.stderr.read()
+                time.sleep(0.1)
+            try:
+                for r in range(ROUNDS):
+                    time.sleep(rng.uniform(1.0, 2.0))
+                    # the primary's next bytes reach pull part way (inside an event, a
+                    # transaction), then the connection drops
+                    px.cut_after(rng.randrange(200, 3000))
+                    px.held(20)
+                    px.drop()
+                    px.cut_after(None)
+                    time.sleep(rng.uniform(1.0, 2.0))
+                    px.drop()                           # abrupt, wherever the stream is
+                    time.sleep(rng.uniform(1.0, 2.0))
+                    writer.pause()
+                    primary.stop()                      # a restart: pull's dump ends, it reconnects
+                    primary.start()
+                    # a DDL mid-stream: a column added with a default, the writer's changes after it
+                    primary.execute(f"ALTER TABLE lab.small ADD COLUMN extra{r} INT DEFAULT {r + 5}")
+                    writer.resume()
+            finally:
+                writer.halt.set()
+                writer.resume()
+                writer.join(30)
+            assert writer.error is None, writer.error
+            settle(primary)
+            deadline = time.monotonic() + 60
+            while not _pulled(primary, folder):
+                if time.monotonic() > deadline:
+                    follower.send_signal(signal.SIGTERM)
+                    out, err = follower.communicate(timeout=120)
+                    pytest.fail(f"pull did not catch up: {primary.query('SHOW BINARY LOGS')} {sorted(os.listdir(folder))}"
+                                f"\n{err[-3000:]}")
+                time.sleep(0.2)
+            cols = COLS + tuple(f"extra{r}" for r in range(ROUNDS))
+            want = sorted(tuple(r[c] for c in cols) for r in primary.query("SELECT * FROM lab.small"))
+            # the follower, still running, catches up with what pull wrote (a SIGTERM commits what
+            # it has read and stops: it does not wait for the rest)
+            deadline = time.monotonic() + 90
+            while _mirror(fmt, wh, cols) != want and time.monotonic() < deadline and follower.poll() is None:
+                time.sleep(0.5)
+            follower.send_signal(signal.SIGTERM)
+            out, err = follower.communicate(timeout=120)
+        assert follower.returncode == 0, err
+        assert "Traceback" not in err and "reconnect" in err
+        doc = json.loads(out)
+        assert doc["pull_exit"] is None and doc["problems"] == []
+    sink = open_sink(fmt, str(wh))
+    got = _mirror(fmt, wh, cols)
+    assert len(got) == len(want) > 100 and got == want
+    places = [(r["file"], r["offset"], r["row_index"]) for r in sink.read("lab", "small__changes").to_pylist()]
+    assert len(places) == len(set(places))
