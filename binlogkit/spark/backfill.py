@@ -103,7 +103,12 @@ def walk_task(item: tuple[int, Any], *, staging: str, spec: dict, env: dict | No
     inp = task.input()
     if not task.whole():
         inp = replace(inp, start=task.lead if task.lead is not None else task.start, stop=task.stop)
-    walk = _Walk(tables=tables, task=None if task.whole() else task, seen=seen)
+    schema = {}
+    if spec.get("schema"):
+        from ..export import ddl
+
+        schema = ddl.index(ddl.parse(spec["schema"]))
+    walk = _Walk(tables=tables, task=None if task.whole() else task, seen=seen, schema=schema)
     report = Report()
     tabs: dict[tuple[str, str], _Table] = {}
     stop: dict | None = None

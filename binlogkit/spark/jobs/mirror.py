@@ -61,10 +61,11 @@ STAGING = "_binlogkit_backfill"
 
 def run(spark, paths: list, warehouse: str, *, fmt: str = "iceberg", mirror: bool = True, catalog: str | None = None,
         tables: tuple[str, ...] = (), split_bytes: int = SPLIT_BYTES, skip_statements: bool = False,
-        series: str | None = None, check_gaps: bool = True) -> dict:
+        series: str | None = None, check_gaps: bool = True, schema: str | None = None) -> dict:
     """The backfill (see the module text); its summary, as ``export_lake``'s with ``engine``,
     ``cut`` (where it stopped, None: the archive's end) and ``staged_files`` / ``data_files``.
-    ``ArchiveGap`` (with ``summary``) after committing what is before a gap."""
+    ``ArchiveGap`` (with ``summary``) after committing what is before a gap. ``schema``: the text
+    of CREATE TABLE statements for table maps without names or keys (``--schema``)."""
     from binlogkit.errors import ArchiveGap, UsageError
     from binlogkit.export.changes import checked_inputs
     from binlogkit.export.lake.backfill import STOPS, cut, end_state, winner
@@ -90,7 +91,8 @@ def run(spark, paths: list, warehouse: str, *, fmt: str = "iceberg", mirror: boo
     fs, root = output_fs(warehouse)
     staging = f"{warehouse.rstrip('/')}/{STAGING}/{uuid.uuid4().hex}"
     env = storage.environment()
-    spec = {"tables": list(tables), "skip_statements": skip_statements, "gap": list(gap[0]) if gap else None}
+    spec = {"tables": list(tables), "skip_statements": skip_statements, "gap": list(gap[0]) if gap else None,
+            "schema": schema}
     sc = spark.sparkContext
     results = sorted(sc.parallelize([(t.index, t) for t in tasks], numSlices=max(1, len(tasks)))
                      .map(partial(walk_task, staging=staging, spec=spec, env=env)).collect(), key=lambda r: r["task"])
@@ -237,12 +239,30 @@ def parse(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--database", action="append", default=[],
                     help="only the tables of this database (may be given more than once)")
     ap.add_argument("--series", help="only the files of this binlog series")
+    ap.add_argument("--schema", action="append", default=[],
+                    help="CREATE TABLE statements for table maps without names or keys (read on the driver; may be "
+                         "given more than once)")
     ap.add_argument("--skip-statements", action="store_true",
                     help="ignore statement-format row changes of mirrored tables (counted) instead of stopping")
     ap.add_argument("--split-bytes", type=int, default=SPLIT_BYTES,
                     help="files above it are read as ranges of whole transactions, a task each (0: never)")
     ap.add_argument("--json", action="store_true", help="print the summary as JSON")
     return ap.parse_args(argv)
+
+
+def schema_text(paths) -> str | None:
+    """The CREATE TABLE statements of ``paths`` as one text (a table defined differently in two
+    of them: ``UsageError``, as the CLI refuses it); None without any."""
+    if not paths:
+        return None
+    from binlogkit.export import ddl
+
+    ddl.load(list(paths))
+    texts = []
+    for path in paths:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            texts.append(fh.read())
+    return ";\n".join(texts)
 
 
 def main(spark, argv: list[str]) -> int:
@@ -253,7 +273,8 @@ def main(spark, argv: list[str]) -> int:
         tables = tuple(t.strip() for v in a.tables for t in v.split(",") if t.strip()) + \
             tuple(f"{d}.*" for d in a.database if d)
         summary = run(spark, list(a.paths), a.output, fmt=a.fmt, mirror=a.mirror, catalog=a.catalog, tables=tables,
-                      split_bytes=a.split_bytes, skip_statements=a.skip_statements, series=a.series)
+                      split_bytes=a.split_bytes, skip_statements=a.skip_statements, series=a.series,
+                      schema=schema_text(a.schema))
     except ArchiveGap as exc:
         summary = exc.summary  # type: ignore[attr-defined]
         print(json.dumps(summary, indent=1, default=str) if a.json else render(summary))
