@@ -205,10 +205,11 @@ def test_lab_backfill_stops_at_an_alter_and_the_local_run_continues(spark, tmp_p
         srv = start_row_types_primary(lab, changes=True, many=600, binlog_row_metadata="FULL",
                                       max_binlog_size=1 << 20)
         with srv.connect() as conn, conn.cursor() as cur:
-            for t in ("ints", "nums", "strs", "many"):
+            for t in ("ints", "nums", "strs"):
                 cur.execute(f"UPDATE types.{t} SET id = id + 1000")              # key updates
+            cur.execute("UPDATE types.many SET id = id + 100000")
             cur.execute("DELETE FROM types.many WHERE id % 3 = 0")
-            cur.execute("UPDATE types.many SET id = id - 500 WHERE id % 7 = 0")  # more key updates
+            cur.execute("UPDATE types.many SET id = id + 200000 WHERE id % 7 = 0")
             cur.execute("ALTER TABLE types.many ADD COLUMN extra VARCHAR(10) DEFAULT 'new'")
             cur.execute("UPDATE types.many SET extra = CONCAT('x', id % 7) WHERE id % 2 = 0")
             cur.execute("FLUSH BINARY LOGS")
@@ -219,8 +220,8 @@ def test_lab_backfill_stops_at_an_alter_and_the_local_run_continues(spark, tmp_p
         assert s["partitions"] >= 3 and job.exit_code(s) == 0
         export_lake([str(first)], str(wh), fmt="delta", mirror=True)
         with srv.connect() as conn, conn.cursor() as cur:
-            cur.execute("INSERT INTO types.many (id, v, n) SELECT id + 100000, v, n FROM types.many WHERE id < 1200")
-            cur.execute("UPDATE types.many SET id = id + 300000 WHERE id BETWEEN 1100 AND 1300")
+            cur.execute("INSERT INTO types.many (id, v, n) SELECT id + 1000000, v, n FROM types.many WHERE id < 100300")
+            cur.execute("UPDATE types.many SET id = id + 500000 WHERE id BETWEEN 100100 AND 100400")
             cur.execute("DELETE FROM types.ints WHERE id % 2 = 0")
             cur.execute("FLUSH BINARY LOGS")
         second = copy(srv, tmp_path / "a2")
