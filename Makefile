@@ -20,7 +20,7 @@ help:
 	@echo "make lake-proof    kill -9 trials of the Iceberg and Delta mirrors (TRIALS=10 each)"
 	@echo "make bench-follow  export --follow of a lab primary at 5,000 row changes/s: lag p50/p99, CPU per row vs a plain export (RATE=, DURATION=)"
 	@echo "make lake-follow-soak  export --follow on a pulled folder under load, kill -9 at random points (TRIALS=20 per flavor; the suite does 3)"
-	@echo "make bench-mirror   rows/s and peak RSS of building a mirror from the bench binlog"
+	@echo "make bench-mirror   rows/s and peak RSS of building a mirror from the bench binlog; local vs Spark backfill wall time (SPARK_MASTER=)"
 	@echo "make export-proof  the export replay proof with a 25 MB transaction (CI runs it with 3 MB)"
 	@echo "make spark-proof   spark.read.format(\"binlog\"): every table on the standalone cluster, local and s3://, plain and encrypted, events too"
 	@echo "make bench-spark   the binlog data source (changes, events) on 2 workers vs the local export and decode, rows/s and MB/s"

@@ -146,14 +146,16 @@ def walk_task(item: tuple[int, Any], *, staging: str, spec: dict, env: dict | No
             continue
         lay = layout(ch.table)
         name = (lay.db, lay.table)
-        tab = tabs.get(name)
-        if tab is not None and tab.version != lay.version:
+        found = tabs.get(name)
+        if found is not None and found.version != lay.version:
             stop = {"kind": "table version", "table": f"{lay.db}.{lay.table}", **where(t, ch.file, ch.offset),
                     "_pos": pos}
             break
-        if tab is None:
+        if found is None:
             tab = tabs[name] = _Table(ch)
             tab.first_at = where(t, ch.file, ch.offset)
+        else:
+            tab = found
         n = len(ch.rows)
         tab.batch.add(ch, pos)
         held += n

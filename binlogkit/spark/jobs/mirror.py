@@ -119,11 +119,9 @@ def run(spark, paths: list, warehouse: str, *, fmt: str = "iceberg", mirror: boo
                 raise UsageError(f"{db}.{name}: the warehouse holds its commits up to {p[1]}:{p[2]}, before the "
                                  "backfill's end: continue it with the local run (binlogkit export --mirror without "
                                  "--engine spark)")
-    target_of: Any
-    if fmt == "iceberg":
-        from binlogkit.export.lake.iceberg import commit_data_files as commit, target_of
-    else:
-        from binlogkit.export.lake.delta import commit_data_files as commit, target_of  # type: ignore[assignment]
+    from binlogkit.export.lake import delta, iceberg
+
+    target_of: Any = iceberg.target_of if fmt == "iceberg" else delta.target_of
     targets = {}
     for db, name, is_mirror in todo:
         t = info[(db, name if is_mirror else name[:-len(CHANGES)])]
@@ -164,9 +162,9 @@ def run(spark, paths: list, warehouse: str, *, fmt: str = "iceberg", mirror: boo
         for db, name, is_mirror in todo:
             files = written.get((db, name), [])
             if fmt == "iceberg":
-                commit(sink, db, name, files, props)
+                iceberg.commit_data_files(sink, db, name, files, props)
             else:
-                commit(sink, db, name, targets[(db, name)][3], files, props)  # type: ignore[call-arg]
+                delta.commit_data_files(sink, db, name, targets[(db, name)][3], files, props)
             commits += 1
     try:
         sfs, sroot = output_fs(staging)
