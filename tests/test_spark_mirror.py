@@ -191,13 +191,17 @@ def _filters(tables):
 
 # -- a lab server ------------------------------------------------------------------------------
 @pytest.mark.server
-def test_lab_backfill_stops_at_an_alter_and_the_local_run_continues(spark, tmp_path):
-    """MariaDB 10.11: the row-types tables, key updates, deletes, an ALTER, more changes. The
-    Delta backfill stops before the ALTER (exit 0); the local run continues; after more
-    workload (inserts, key updates, deletes) the local run continues again: every table equals a
-    local build of the whole archive, value by value."""
+@pytest.mark.parametrize("kind", [pytest.param("mariadb-10.11", id="mariadb-10.11"),
+                                  pytest.param("mysql-9.7", id="mysql-9.7", marks=pytest.mark.kind("mysql-9.7"))])
+def test_lab_backfill_stops_at_an_alter_and_the_local_run_continues(spark, kind, tmp_path):
+    """MariaDB 10.11 (the row-types tables) and MySQL 9.7 (today's type tables): key updates,
+    deletes, an ALTER, more changes. The backfill (Delta; MySQL: Iceberg) stops before the ALTER
+    (exit 0); the local run continues; after more workload (inserts, key updates, deletes) the
+    local run continues again: every table equals a local build of the whole archive, value by
+    value."""
     from fixtures.lab import Lab
     from fixtures.lab.build import start_row_types_primary
+    from fixtures.lab.today import start_types_primary
 
     def copy(srv, to: Path) -> Path:
         to.mkdir(parents=True, exist_ok=True)
@@ -205,11 +209,15 @@ def test_lab_backfill_stops_at_an_alter_and_the_local_run_continues(spark, tmp_p
             shutil.copy(srv.datadir / r["Log_name"], to / r["Log_name"])
         return to
 
-    with Lab(tmp_path / "lab", kind=None) as lab:
-        srv = start_row_types_primary(lab, changes=True, many=600, binlog_row_metadata="FULL",
-                                      max_binlog_size=1 << 20)
+    fmt = "delta" if kind.startswith("mariadb") else "iceberg"
+    with Lab(tmp_path / "lab", kind=None if kind == "mariadb-10.11" else kind) as lab:
+        if kind == "mariadb-10.11":
+            srv = start_row_types_primary(lab, changes=True, many=600, binlog_row_metadata="FULL",
+                                          max_binlog_size=1 << 20)
+        else:
+            srv = start_types_primary(lab, many=600, max_binlog_size=1 << 20)
         with srv.connect() as conn, conn.cursor() as cur:
-            for t in ("ints", "nums", "strs"):
+            for t in ("nums", "strs"):
                 cur.execute(f"UPDATE types.{t} SET id = id + 1000")              # key updates
             cur.execute("UPDATE types.many SET id = id + 100000")
             cur.execute("DELETE FROM types.many WHERE id % 3 = 0")
@@ -219,19 +227,19 @@ def test_lab_backfill_stops_at_an_alter_and_the_local_run_continues(spark, tmp_p
             cur.execute("FLUSH BINARY LOGS")
         first = copy(srv, tmp_path / "a1")
         wh = tmp_path / "spark"
-        s = job.run(spark, [str(first)], str(wh), fmt="delta", mirror=True, split_bytes=256 << 10)
+        s = job.run(spark, [str(first)], str(wh), fmt=fmt, mirror=True, split_bytes=64 << 10)
         assert s["cut"]["kind"] == "schema change" and s["cut"]["table"] == "types.many", s["cut"]
         assert s["partitions"] >= 3 and job.exit_code(s) == 0
-        export_lake([str(first)], str(wh), fmt="delta", mirror=True)
+        export_lake([str(first)], str(wh), fmt=fmt, mirror=True)
         with srv.connect() as conn, conn.cursor() as cur:
             cur.execute("INSERT INTO types.many (id, v, n) SELECT id + 1000000, v, n FROM types.many WHERE id < 100300")
             cur.execute("UPDATE types.many SET id = id + 500000 WHERE id BETWEEN 100100 AND 100400")
-            cur.execute("DELETE FROM types.ints WHERE id % 2 = 0")
+            cur.execute("DELETE FROM types.nums WHERE id % 2 = 0")
             cur.execute("FLUSH BINARY LOGS")
         second = copy(srv, tmp_path / "a2")
-    cont = export_lake([str(second)], str(wh), fmt="delta", mirror=True)
+    cont = export_lake([str(second)], str(wh), fmt=fmt, mirror=True)
     assert cont["skipped_rows"] > 0 and cont["commits"] > 0
     local = tmp_path / "local"
-    export_lake([str(second)], str(local), fmt="delta", mirror=True)
-    got, want = _tables("delta", wh), _tables("delta", local)
+    export_lake([str(second)], str(local), fmt=fmt, mirror=True)
+    got, want = _tables(fmt, wh), _tables(fmt, local)
     assert got == want and len(got["types", "many"]) > 500
