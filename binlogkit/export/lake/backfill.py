@@ -123,6 +123,7 @@ def position_text(stop: dict) -> str:
 def stop_line(stop: dict) -> str:
     """The backfill's stop, for people."""
     what = f": {stop['statement']}" if stop.get("statement") else ""
-    return (f"backfill stopped before {position_text(stop)}, {stop['kind']} of {stop['table']}{what} -- everything "
-            "before it is committed; continue with the local run (binlogkit export ... --mirror without "
-            "--engine spark), which applies it")
+    then = (f"the local run continues the other tables and stops the mirror of {stop['table']} there too"
+            if stop["kind"] in STOPS else "the local run applies it and continues")
+    return (f"backfill stopped before {position_text(stop)}, {stop['kind']} of {stop['table']}{what} -- every table "
+            f"is committed up to there; {then} (binlogkit export ... --mirror without --engine spark)")
