@@ -20,7 +20,7 @@ pytest.importorskip("deltalake")
 pytest.importorskip("pyarrow")
 
 from binlogkit.export.lake import export_lake  # noqa: E402
-from binlogkit.export.lake.backfill import barrier, cut, winner  # noqa: E402
+from binlogkit.export.lake.backfill import after_truncate, barrier, cut, winner  # noqa: E402
 from binlogkit.export.lake.mirror import exit_code as mirror_exit, open_sink  # noqa: E402
 from binlogkit.export.lake.read import as_of  # noqa: E402
 from binlogkit.export.lake.snapshot import wanted  # noqa: E402
@@ -77,7 +77,7 @@ def test_barriers_are_the_local_mirrors_stops_and_schema_changes():
     assert barrier("ALTER TABLE orders ADD COLUMN x INT", "shop", "START", w, db_w) is None   # MariaDB START ALTER
     assert barrier("ALTER TABLE other.t ADD COLUMN x INT", "shop", None, w, db_w) is None
     assert barrier("CREATE TABLE shop.t (id INT PRIMARY KEY)", "shop", None, w, db_w) is None
-    assert barrier("TRUNCATE TABLE shop.t", None, None, w, db_w) == ("schema change", "shop.t")
+    assert barrier("TRUNCATE TABLE shop.t", None, None, w, db_w) == ("truncate", "shop.t")   # passes: folds restart
     assert barrier("DROP TABLE IF EXISTS t", "shop", None, w, db_w) == ("schema change", "shop.t")
     assert barrier("RENAME TABLE shop.a TO shop.b", None, None, w, db_w) == ("schema change", "shop.a")
     assert barrier("DROP DATABASE shop", None, None, w, db_w) == ("schema change", "shop.*")
@@ -96,6 +96,9 @@ def test_cut_takes_the_partitions_before_the_first_barrier_or_new_table_version(
     taken, stop = cut([part(0), part(1, "v2"), part(2, "v2")])   # a table version without its ALTER: not taken
     assert [r["task"] for r in taken] == [0] and stop["kind"] == "table version" and stop["file"] == "f1"
     assert winner((3, 0, 5, True), (1, 9, 9, False)) == (3, 0, 5, True)
+    parts = [(0, "a"), (2, "b"), (5, "c")]
+    assert after_truncate(("d", "t"), parts, {("d", "t"): [1, 2]}) == [(2, "b"), (5, "c")]
+    assert after_truncate(("d", "t"), parts, {("d", "u"): [4]}) == parts
 
 
 def test_cli_refuses_what_the_spark_engine_does_not_take(tmp_path):
@@ -195,7 +198,7 @@ def _filters(tables):
                                   pytest.param("mysql-9.7", id="mysql-9.7", marks=pytest.mark.kind("mysql-9.7"))])
 def test_lab_backfill_stops_at_an_alter_and_the_local_run_continues(spark, kind, tmp_path):
     """MariaDB 10.11 (the row-types tables) and MySQL 9.7 (today's type tables): key updates,
-    deletes, an ALTER, more changes. The backfill (Delta; MySQL: Iceberg) stops before the ALTER
+    deletes, a TRUNCATE and new rows, an ALTER, more changes. The backfill (Delta; MySQL: Iceberg) stops before the ALTER
     (exit 0); the local run continues; after more workload (inserts, key updates, deletes) the
     local run continues again: every table equals a local build of the whole archive, value by
     value."""
@@ -222,6 +225,10 @@ def test_lab_backfill_stops_at_an_alter_and_the_local_run_continues(spark, kind,
             cur.execute("UPDATE types.many SET id = id + 100000")
             cur.execute("DELETE FROM types.many WHERE id % 3 = 0")
             cur.execute("UPDATE types.many SET id = id + 200000 WHERE id % 7 = 0")
+            cur.execute("TRUNCATE TABLE types.many")          # passes: the rows before it are gone
+            cur.execute("INSERT INTO types.many WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s "
+                        "WHERE n < 500) SELECT n + 100000, CONCAT('again ', n), n FROM s")
+            cur.execute("DELETE FROM types.many WHERE id % 11 = 0")
             cur.execute("ALTER TABLE types.many ADD COLUMN extra VARCHAR(10) DEFAULT 'new'")
             cur.execute("UPDATE types.many SET extra = CONCAT('x', id % 7) WHERE id % 2 = 0")
             cur.execute("FLUSH BINARY LOGS")
@@ -229,7 +236,7 @@ def test_lab_backfill_stops_at_an_alter_and_the_local_run_continues(spark, kind,
         wh = tmp_path / "spark"
         s = job.run(spark, [str(first)], str(wh), fmt=fmt, mirror=True, split_bytes=64 << 10)
         assert s["cut"]["kind"] == "schema change" and s["cut"]["table"] == "types.many", s["cut"]
-        assert s["partitions"] >= 3 and job.exit_code(s) == 0
+        assert s["partitions"] >= 3 and job.exit_code(s) == 0 and s["truncated"] == ["types.many"]
         export_lake([str(first)], str(wh), fmt=fmt, mirror=True)
         with srv.connect() as conn, conn.cursor() as cur:
             cur.execute("INSERT INTO types.many (id, v, n) SELECT id + 1000000, v, n FROM types.many WHERE id < 100300")

@@ -49,6 +49,11 @@ class _Table:
         self.folded: dict = {}            # key -> (chunk, row) of its last row, None: no row
         self.first_at: dict | None = None
 
+    def truncate(self) -> None:
+        """TRUNCATE TABLE: the rows so far stay change rows; the fold starts again, empty."""
+        self.flush()
+        self.folded = {}
+
     def flush(self, before: tuple | None = None) -> None:
         """The Python rows into an Arrow chunk (those of transactions ending before ``before``),
         folded by key."""
@@ -115,6 +120,7 @@ def walk_task(item: tuple[int, Any], *, staging: str, spec: dict, env: dict | No
     last: dict | None = None
     last_before: dict | None = None   # the last of the transactions before the current one
     skipped: dict[str, int] = {}
+    truncated: set = set()   # tables a TRUNCATE emptied in this partition (their fold restarts)
     trx = None
     held = 0
 
@@ -139,6 +145,13 @@ def walk_task(item: tuple[int, Any], *, staging: str, spec: dict, env: dict | No
             b = barrier(ch.sql, ch.database, t.alter, wanted, db_wanted, skip)
             if b is not None and b[0] == "skipped":
                 skipped[b[1]] = skipped.get(b[1], 0) + 1
+            elif b is not None and b[0] == "truncate":
+                from ..export.effects import effects
+
+                gone = effects(ch.sql, ch.database or None).emptied[0]
+                truncated.add(gone)
+                if gone in tabs:
+                    tabs[gone].truncate()
             elif b is not None:
                 stop = {"kind": b[0], "table": b[1], **where(t, ch.file, ch.offset, shortened(ch.sql)), "_pos": pos}
                 break
@@ -175,7 +188,7 @@ def walk_task(item: tuple[int, Any], *, staging: str, spec: dict, env: dict | No
     to_last = [g for p, g in noted if last is not None and p <= tuple(last["_pos"])]
     return {"task": no, "barrier": stop, "last": last, "tables": out_tables,
             "gtids": Tracker._text(*trk._fold(upto)), "gtids_to_last": Tracker._text(*trk._fold(to_last)),
-            "transactions": report.transactions, "skipped_statements": skipped,
+            "transactions": report.transactions, "skipped_statements": skipped, "truncated": sorted(truncated),
             "problems": report.problems[:100], "incomplete": report.incomplete[:100],
             "stops_table": stop is not None and stop["kind"] in STOPS}
 

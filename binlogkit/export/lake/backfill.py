@@ -3,14 +3,17 @@
 Executors walk the archive in partitions (files, ranges of whole transactions); each stops at
 its first *barrier*: something the backfill does not apply and leaves to the local run —
 
-- a schema change of a table exported (ALTER TABLE, TRUNCATE, DROP / CREATE OR REPLACE,
-  RENAME, DROP DATABASE of its database), a new table version met without one;
+- a schema change of a table exported (ALTER TABLE, DROP / CREATE OR REPLACE, RENAME, DROP
+  DATABASE of its database), a new table version met without one;
 - statement-format DML of a table exported (unless ``skip_statements``: counted), a statement
   naming it that the mirror cannot apply (kind ``statement`` / ``statement it cannot apply``:
   what stops the local mirror's table, exit 1);
 - a partial row image (binlog_row_image MINIMAL / NOBLOB) of a keyed table: the local mirror
   fills it from the row it holds;
 - an archive gap (``gaps``).
+
+A TRUNCATE TABLE passes (kind ``truncate``): the partition forgets its fold of that table so far
+and says so; the driver drops the folds of the partitions before the last one that truncated it.
 
 ``cut`` takes the partitions before the first barrier of the archive (and of that one, what is
 before its barrier); everything before it is committed with the coordinates of its last
@@ -36,8 +39,9 @@ STOPS = ("statement", "statement it cannot apply")   # the local mirror's stops:
 def barrier(sql: str, database: str | None, alter_phase: str | None, wanted: Callable[[str, str], bool],
             db_wanted: Callable[[str], bool], skip_statements: bool = False) -> tuple[str, str] | None:
     """(kind, table) of a statement the backfill stops before, ("skipped", table) for
-    statement-format DML ignored by ``skip_statements``, or None (it passes: CREATE TABLE,
-    statements of tables not exported, MariaDB's START ALTER / ROLLBACK ALTER)."""
+    statement-format DML ignored by ``skip_statements``, ("truncate", table) for a TRUNCATE
+    TABLE (the only effect of its statement), or None (it passes: CREATE TABLE, statements of
+    tables not exported, MariaDB's START ALTER / ROLLBACK ALTER)."""
     if alter_phase in ("START", "ROLLBACK"):
         return None
     a = ddl.alter(sql, database or None)
@@ -49,9 +53,10 @@ def barrier(sql: str, database: str | None, alter_phase: str | None, wanted: Cal
     for d in fx.databases:
         if db_wanted(d):
             return SCHEMA, f"{d}.*"
+    only = not (fx.databases or fx.renames or fx.dml or fx.unknown or fx.mentions or fx.created)
     for db, n in fx.emptied:
         if db is not None and wanted(db, n):
-            return SCHEMA, f"{db}.{n}"
+            return ("truncate" if fx.truncate and only and len(fx.emptied) == 1 else SCHEMA), f"{db}.{n}"
     for pair in fx.renames:
         for db, n in pair:
             if db is not None and wanted(db, n):
@@ -109,6 +114,14 @@ def end_state(start: Tracker, taken: list[dict]) -> tuple[dict | None, str]:
         absorb(start, r["gtids"])
     absorb(start, taken[last_i]["gtids_to_last"])
     return taken[last_i]["last"], Tracker._text(start.mysql, start.maria)
+
+
+def after_truncate(name, parts: list[tuple[int, dict]], truncated: dict) -> list[tuple[int, dict]]:
+    """The partitions' staged folds of table ``name`` that count: those of the last partition
+    that truncated it (``truncated``: table -> partitions that did, its fold then holds only what
+    came after) and after; all of them when none did."""
+    last = max(truncated.get(name, ()), default=None)
+    return parts if last is None else [(i, p) for i, p in parts if i >= last]
 
 
 def winner(a: tuple, b: tuple) -> tuple:

@@ -68,7 +68,7 @@ def run(spark, paths: list, warehouse: str, *, fmt: str = "iceberg", mirror: boo
     of CREATE TABLE statements for table maps without names or keys (``--schema``)."""
     from binlogkit.errors import ArchiveGap, UsageError
     from binlogkit.export.changes import checked_inputs
-    from binlogkit.export.lake.backfill import STOPS, cut, end_state, winner
+    from binlogkit.export.lake.backfill import STOPS, after_truncate, cut, end_state, winner
     from binlogkit.export.lake.mirror import open_sink
     from binlogkit.export.lake.names import CHANGES
     from binlogkit.export.lake.props import commit_props, position_of
@@ -130,8 +130,12 @@ def run(spark, paths: list, warehouse: str, *, fmt: str = "iceberg", mirror: boo
     # the data files: change rows as they are, mirror rows that won their key
     jobs = [((db, name), p["changes"]) for db, name, m in todo if not m
             for _, p in info[(db, name[:-len(CHANGES)])]["parts"]]
+    truncated: dict = {}
+    for r in taken:
+        for name in r["truncated"]:
+            truncated.setdefault(tuple(name), []).append(r["task"])
     staged = [((db, name), part, p["mirror"], tuple(p["key"])) for db, name, m in todo if m
-              for part, p in info[(db, name)]["parts"]]
+              for part, p in after_truncate((db, name), info[(db, name)]["parts"], truncated)]
     written: dict[tuple[str, str], list] = {}
     slices = 4 * sc.defaultParallelism
     if jobs:
@@ -190,6 +194,7 @@ def run(spark, paths: list, warehouse: str, *, fmt: str = "iceberg", mirror: boo
                "incomplete": incomplete, "problems": problems, "already_committed": done,
                "cut": clean_stop if clean_stop is not None and clean_stop["kind"] != "gap" else None,
                "partitions": len(tasks), "partitions_taken": len(taken),
+               "truncated": sorted(f"{d}.{t}" for d, t in truncated),
                "data_files": sum(len(v) for v in written.values()), "seconds": round(time.monotonic() - t0, 3)}
     if stop is not None and stop["kind"] == "gap":
         summary["gap"] = gap[1] if gap else None
