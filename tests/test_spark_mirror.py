@@ -6,6 +6,7 @@ between table commits leaves tables a rerun completes. Kept to a few Spark runs.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -149,9 +150,9 @@ def test_backfill_equals_the_local_mirror_and_the_local_run_continues_it(spark, 
     assert not list((wh / job.STAGING).glob("*"))   # the staging folder removed
 
 
-def test_killed_between_table_commits_a_rerun_completes(spark, tmp_path, monkeypatch):
+def test_killed_between_table_commits_a_rerun_completes(spark, tmp_path, monkeypatch, capsys):
     """The whole archive (tables without the partial images): the driver dies after two table
-    commits (their data files, and the others', written); a rerun of the backfill commits the
+    commits (their data files, and the others', written); a rerun of the backfill (the job's argv) commits the
     rest, and the tables and commit properties equal the local mirror's (the files the killed
     run wrote but did not commit are never read)."""
     from binlogkit.export.lake import iceberg
@@ -171,8 +172,13 @@ def test_killed_between_table_commits_a_rerun_completes(spark, tmp_path, monkeyp
     with pytest.raises(SystemExit):
         job.run(spark, [str(arch)], str(wh), fmt="iceberg", mirror=True, tables=tables, split_bytes=8192)
     monkeypatch.setattr(iceberg, "commit_data_files", real)
-    s = job.run(spark, [str(arch)], str(wh), fmt="iceberg", mirror=True, tables=tables, split_bytes=8192)
-    assert s["cut"] is None and len(s["already_committed"]) == 2 and s["commits"] == 4
+    capsys.readouterr()
+    rc = job.main(spark, [str(arch), "--output", str(wh), "--format", "iceberg", "--mirror", "--table",
+                          "types.ints,types.exactnums", "--table", "types.strs", "--split-bytes", "8192", "--json"])
+    s = json.loads(capsys.readouterr().out)
+    assert rc == 0 and s["cut"] is None and len(s["already_committed"]) == 2 and s["commits"] == 4
+    assert s["rows"] == sum(n.num_rows for n in (open_sink("iceberg", str(wh)).read("types", t + "__changes")
+                                                 for t in ("ints", "exactnums", "strs")))
     local = tmp_path / "local"
     export_lake([str(arch)], str(local), fmt="iceberg", mirror=True, filters=_filters(tables))
     assert _tables("iceberg", wh) == _tables("iceberg", local)

@@ -187,7 +187,7 @@ def run(spark, paths: list, warehouse: str, *, fmt: str = "iceberg", mirror: boo
     summary = {"output": warehouse, "engine": "spark", "format": fmt, "mirror": mirror,
                "files": len({t.name for t in tasks}), "bytes": sum(t.size for t in tasks if t.start is None),
                "transactions": sum(r["transactions"] for r in taken),
-               "rows": sum(t["rows"] for t in info.values()), "batches": 1 if commits else 0, "commits": commits,
+               "rows": sum(p["rows"] for t in info.values() for _, p in t["parts"]), "batches": 1 if commits else 0, "commits": commits,
                "skipped_rows": 0, "from_snapshot": 0, "tables": sorted(f"{d}.{t}" for d, t in info),
                "no_key": sorted(f"{d}.{t}" for (d, t), x in info.items() if not x["key"]) if mirror else [],
                "partial_images": {}, "gap": None, "stopped": stopped, "skipped_statements": skipped, "moved": [],
