@@ -118,10 +118,10 @@ def test_cli_refuses_what_the_spark_engine_does_not_take(tmp_path):
 @pytest.mark.parametrize("fmt", ["iceberg", "delta"])
 def test_backfill_equals_the_local_mirror_and_the_local_run_continues_it(spark, fmt, tmp_path):
     """The fixture's archive in 4 KB ranges: the backfill stops before its first partial row
-    image (MINIMAL, exit 0); a rerun commits nothing; the local run continues its tables to the
-    local mirror's final tables. Delta: before that, its tables equal the local mirror's as of
-    the same GTID state (a commit per transaction), its commit properties those of the local
-    commit there."""
+    image (MINIMAL, exit 0); the local run continues its tables to the local mirror's final
+    tables. Delta: before that, its tables equal the local mirror's as of the same GTID state (a
+    commit per transaction), its commit properties those of the local commit there, and a rerun
+    of the backfill commits nothing."""
     arch = _archive()
     wh = tmp_path / "spark"
     s = job.run(spark, [str(arch)], str(wh), fmt=fmt, mirror=True, split_bytes=4096)
@@ -142,8 +142,9 @@ def test_backfill_equals_the_local_mirror_and_the_local_run_continues_it(spark, 
         assert hist and all({k: p.get(k) for k in KEPT} == _props(fmt, wh, "types", "ints") for p in hist)
     else:
         export_lake([str(arch)], str(local), fmt=fmt, mirror=True)
-    again = job.run(spark, [str(arch)], str(wh), fmt=fmt, mirror=True)
-    assert again["commits"] == 0 and len(again["already_committed"]) == 22
+    if fmt == "delta":
+        again = job.run(spark, [str(arch)], str(wh), fmt=fmt, mirror=True)
+        assert again["commits"] == 0 and len(again["already_committed"]) == 22
     cont = export_lake([str(arch)], str(wh), fmt=fmt, mirror=True)
     assert cont["skipped_rows"] > 0 and cont["commits"] > 0 and not cont["partial_images"]
     assert _tables(fmt, wh) == _tables(fmt, local)
