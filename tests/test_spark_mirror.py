@@ -207,7 +207,8 @@ def _filters(tables):
                                   pytest.param("mysql-9.7", id="mysql-9.7", marks=pytest.mark.kind("mysql-9.7"))])
 def test_lab_backfill_stops_at_an_alter_and_the_local_run_continues(spark, kind, tmp_path):
     """MariaDB 10.11 (the row-types tables), MariaDB 11.8 and MySQL 9.7 (today's type tables):
-    key updates, deletes, a TRUNCATE and new rows, an ALTER, more changes. The backfill (10.11:
+    key updates, deletes, a table without a primary key, a TRUNCATE and new rows, an ALTER, more
+    changes. The backfill (10.11:
     Delta; the others: Iceberg) stops before the ALTER (exit 0); the local run continues; after
     more workload (inserts, key updates, deletes) the local run continues again: every table
     equals a local build of the whole archive, value by value."""
@@ -234,6 +235,9 @@ def test_lab_backfill_stops_at_an_alter_and_the_local_run_continues(spark, kind,
             cur.execute("UPDATE types.many SET id = id + 100000")
             cur.execute("DELETE FROM types.many WHERE id % 3 = 0")
             cur.execute("UPDATE types.many SET id = id + 200000 WHERE id % 7 = 0")
+            cur.execute("CREATE TABLE types.nokey (a INT, b VARCHAR(10))")   # no primary key: a change table only
+            cur.execute("INSERT INTO types.nokey VALUES (1, 'one'), (2, 'two'), (2, 'two')")
+            cur.execute("UPDATE types.nokey SET b = 'deux' WHERE a = 2")
             cur.execute("TRUNCATE TABLE types.many")          # passes: the rows before it are gone
             cur.execute("INSERT INTO types.many WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s "
                         "WHERE n < 500) SELECT n + 100000, CONCAT('again ', n), n FROM s")
@@ -246,6 +250,8 @@ def test_lab_backfill_stops_at_an_alter_and_the_local_run_continues(spark, kind,
         s = job.run(spark, [str(first)], str(wh), fmt=fmt, mirror=True, split_bytes=64 << 10)
         assert s["cut"]["kind"] == "schema change" and s["cut"]["table"] == "types.many", s["cut"]
         assert s["partitions"] >= 3 and job.exit_code(s) == 0 and s["truncated"] == ["types.many"]
+        assert s["no_key"] == ["types.nokey"] and open_sink(fmt, str(wh)).read("types", "nokey") is None
+        assert open_sink(fmt, str(wh)).read("types", "nokey__changes").num_rows == 5
         export_lake([str(first)], str(wh), fmt=fmt, mirror=True)
         with srv.connect() as conn, conn.cursor() as cur:
             cur.execute("INSERT INTO types.many (id, v, n) SELECT id + 1000000, v, n FROM types.many WHERE id < 100300")
