@@ -77,7 +77,8 @@ def main(argv=None) -> int:
             if a.rerun == "spark":
                 r = subprocess.run(cmd + ["-o", str(wh)], capture_output=True, text=True, env=env)
                 s = json.loads(r.stdout)
-                line += f"; backfill rerun exit {r.returncode}: {s['commits']} commits, {len(s['already_committed'])} left"
+                line += (f"; backfill rerun exit {r.returncode}: {s['commits']} commits, "
+                         f"{len(s['already_committed'])} left")
             export_lake([arch], str(wh), fmt=a.fmt, mirror=True)
             same = rows(a.fmt, wh) == want
             bad += not same
