@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 DEMO_SET := fixtures/mariadb-10.11
 
-.PHONY: docs serve-proof bench-serve spark-proof bench-spark bench-spark-changes bench-spark-first bench-spark-sizing replay-proof mysql-partial lab-chroots bench-export export-proof bench-pull bench-pull-mysql pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-rowarrow asan-fastdecode asan-pullscan c-constants lean-cli arch-counts bench-ab clean help lake-proof lake-follow-soak bench-follow bench-mirror verbose-proof asan-eventcols
+.PHONY: docs serve-proof bench-serve spark-proof spark-mirror-kill bench-spark bench-spark-changes bench-spark-first bench-spark-sizing replay-proof mysql-partial lab-chroots bench-export export-proof bench-pull bench-pull-mysql pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-rowarrow asan-fastdecode asan-pullscan c-constants lean-cli arch-counts bench-ab clean help lake-proof lake-follow-soak bench-follow bench-mirror verbose-proof asan-eventcols
 
 help:
 	@echo "make demo        decode committed fixtures made by a real MariaDB server"
@@ -20,7 +20,8 @@ help:
 	@echo "make lake-proof    kill -9 trials of the Iceberg and Delta mirrors (TRIALS=10 each)"
 	@echo "make bench-follow  export --follow of a lab primary at 5,000 row changes/s: lag p50/p99, CPU per row vs a plain export (RATE=, DURATION=)"
 	@echo "make lake-follow-soak  export --follow on a pulled folder under load, kill -9 at random points (TRIALS=20 per flavor; the suite does 3); pull's connection cut and the primary restarted (FAULTS=5 rounds; the suite does 1); the archive then live"
-	@echo "make bench-mirror   rows/s and peak RSS of building a mirror from the bench binlog"
+	@echo "make spark-mirror-kill  kill -9 of the Spark mirror backfill's driver at table commits, then a rerun: equal to the local mirror"
+	@echo "make bench-mirror   rows/s and peak RSS of building a mirror from the bench binlog; local vs Spark backfill wall time (SPARK_MASTER=)"
 	@echo "make export-proof  the export replay proof with a 25 MB transaction (CI runs it with 3 MB)"
 	@echo "make spark-proof   spark.read.format(\"binlog\"): every table on the standalone cluster, local and s3://, plain and encrypted, events too"
 	@echo "make bench-spark   the binlog data source (changes, events) on 2 workers vs the local export and decode, rows/s and MB/s"
@@ -159,6 +160,10 @@ replay-proof: deps
 
 lake-proof: deps
 	LAKE_KILL_TRIALS=$${TRIALS:-10} nice -n 10 $(BIN)/pytest -q tests/test_lake.py -k kill_minus_9
+
+spark-mirror-kill: deps
+	nice -n 10 $(PY) scripts/spark_mirror_kill.py --format iceberg c1 c5 c13 --rerun spark
+	nice -n 10 $(PY) scripts/spark_mirror_kill.py --format delta c1 c5 c13
 
 lake-follow-soak: deps
 	LAKE_FOLLOW_KILLS=$${TRIALS:-20} LAKE_FOLLOW_FAULTS=$${FAULTS:-5} nice -n 10 $(BIN)/pytest -q tests/test_lake_follow.py tests/test_lake_follow_faults.py tests/test_lake_follow_archive.py

@@ -1,8 +1,10 @@
-"""Mirror benchmark (issue 33): ``binlogkit export --format iceberg|delta --mirror`` of the
+"""Mirror benchmark: ``binlogkit export --format iceberg|delta --mirror`` of the
 benchmark binlog next to ``mariadb-binlog -v`` and the Parquet export on the same file, in the
-same run: CPU seconds (user+sys of the child), row changes per CPU second and peak RSS.
+same run: CPU seconds (user+sys of the child), row changes per CPU second and peak RSS; then,
+per format, the wall time of the local mirror build against the Spark backfill
+(``--engine spark``: ``SPARK_MASTER``, default local[2]; the JVM's CPU is not a child's).
 
-    make bench-mirror            # or: python bench/mirror.py [FILE] [--formats iceberg,delta]
+    make bench-mirror            # or: python bench/mirror.py [FILE] [--formats iceberg,delta] [--no-spark]
 
 The benchmark binlog has no FULL metadata: ``--schema`` gives the tables' names and primary
 keys (fixtures/lab/bench_data.py's CREATE TABLEs). Each command runs once as a subprocess,
@@ -19,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,9 +44,10 @@ def measured(cmd: list[str]) -> tuple[float, int, int, str]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("file", nargs="?", default="/work/benchdata/mariadb-bin.000001")
+    ap.add_argument("file", nargs="?", default=str(ROOT / "bench" / "data" / "mariadb-bin.000001"))
     ap.add_argument("--formats", default="iceberg,delta")
     ap.add_argument("--batch-transactions", default="5000")
+    ap.add_argument("--no-spark", action="store_true", help="without the Spark backfill")
     args = ap.parse_args(argv)
     path = Path(args.file)
     mb = path.stat().st_size / 1e6
@@ -62,10 +66,13 @@ def main(argv=None) -> int:
                                       "--schema", str(scratch / "schema.sql")])
         rows = json.loads(out)["rows"] if rc in (0, 1) else None
         print(f"{'binlogkit export (parquet)':<44} {cpu:>8.1f} {(rows or 0) / cpu:>12,.0f} {rss / 1024:>12.0f}")
+        walls = []
         for fmt in args.formats.split(","):
+            t0 = time.monotonic()
             cpu, rss, rc, out = measured([bk, "export", str(path), "-o", str(scratch / fmt), "--format", fmt,
                                           "--mirror", "--json", "--schema", str(scratch / "schema.sql"),
                                           "--batch-transactions", args.batch_transactions])
+            wall = time.monotonic() - t0
             if rc not in (0, 1):
                 print(f"{fmt}: failed (exit {rc})")
                 continue
@@ -73,6 +80,23 @@ def main(argv=None) -> int:
             print(f"{'binlogkit export --format ' + fmt + ' --mirror':<44} {cpu:>8.1f} {s['rows'] / cpu:>12,.0f} "
                   f"{rss / 1024:>12.0f}   ({s['rows']:,} row changes, {s['commits']} table commits, "
                   f"{s['transactions']:,} transactions)")
+            if args.no_spark:
+                continue
+            master = os.environ.get("SPARK_MASTER", "local[2]")
+            t0 = time.monotonic()
+            _cpu, _rss, rc, out = measured([bk, "export", str(path), "-o", str(scratch / (fmt + "-spark")), "--format",
+                                            fmt, "--mirror", "--json", "--schema", str(scratch / "schema.sql"),
+                                            "--engine", "spark", "--spark-master", master])
+            swall = time.monotonic() - t0
+            if rc not in (0, 1):
+                print(f"{fmt} --engine spark: failed (exit {rc})")
+                continue
+            sp = json.loads(out)
+            walls.append((fmt, wall, swall, master, sp))
+        for fmt, wall, swall, master, sp in walls:
+            print(f"{fmt}: local mirror build {wall:.1f} s wall; Spark backfill ({master}) {swall:.1f} s wall "
+                  f"({swall / wall:.2f}x; {sp['rows']:,} row changes, {sp['partitions']} partitions, "
+                  f"{sp['data_files']} data files{', stopped: ' + sp['cut']['kind'] if sp.get('cut') else ''})")
         print(f"load average at the end {_load()}")
     return 0
 

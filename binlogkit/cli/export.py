@@ -71,13 +71,19 @@ from .options import (Command, datetime_value, gtid_filters, gtids_value, inputs
 @click.option("--password-file", type=click.Path(exists=True, dir_okay=False),
               help="--host: a file whose first line is the password.")
 @click.option("--server-id", type=int, help="--host: the server_id pull registers with (unique among replicas).")
+@click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
+              help="iceberg / delta: spark builds the tables on a Spark cluster (executors decode and fold by key, "
+                   "the driver commits; docs/spark.md), up to the first schema change of a table exported, from "
+                   "where the local engine continues.")
+@click.option("--spark-master", metavar="URL", help="--engine spark: the master (default: local[*], or what "
+                                                       "spark-submit configured).")
 @json_option("Print the summary (as _SUCCESS holds it) as JSON.")
 @key_options("inputs")
 @fails(EXIT_USAGE, os_errors=True)
 def export(inputs, output, database, tables, start_datetime, stop_datetime, include_gtids, exclude_gtids,
            schema_file, row_group_rows, fmt, mirror, catalog, snapshot, from_gtid, backup_info, batch_transactions,
            series, skip_statements, follow, commit_interval, status_file, host, pull_dir, port, user, password_file,
-           server_id, as_json) -> None:
+           server_id, engine, spark_master, as_json) -> None:
     """Write the committed row changes of INPUTS (files, .index files, folders) as a typed Parquet
     change table: a dataset per table, db=DB/table=T/date=YYYY-MM-DD/part-*.parquet.
 
@@ -117,6 +123,18 @@ def export(inputs, output, database, tables, start_datetime, stop_datetime, incl
     if skip_statements and not mirror:
         fail("--skip-statements goes with --mirror (statement-format changes stop a mirror, never a change table)",
              EXIT_USAGE)
+    if spark_master and engine != "spark":
+        fail("--spark-master goes with --engine spark", EXIT_USAGE)
+    if engine == "spark":
+        if fmt == "parquet" or follow:
+            fail("--engine spark builds iceberg / delta tables from an archive (--format iceberg|delta, no --follow; "
+                 "the spark-submit export job writes Parquet)", EXIT_USAGE)
+        if snapshot or from_gtid or backup_info or start_datetime or stop_datetime or include_gtids or exclude_gtids:
+            fail("--engine spark takes the whole archive (--table / --database, --series, --skip-statements, "
+                 "--schema): --snapshot, --from-gtid, --backup-info and the time and GTID filters go with the local "
+                 "engine", EXIT_USAGE)
+        _spark(inputs, output, fmt, mirror, catalog, tables_of(database, tables), series, skip_statements,
+               spark_master, as_json, schema_file)
     from ..export import Filters, export as run_export, summary_exit_code
     from ..export.ddl import load
     from ..export.render import render
@@ -174,6 +192,27 @@ def _lake(inputs, output, fmt, mirror, filters, catalog, snapshot, from_gtid, ba
         fail(str(exc), EXIT_DAMAGED)
     show(summary, as_json, render)
     sys.exit(exit_code(summary))
+
+
+def _spark(inputs, output, fmt, mirror, catalog, tables, series, skip_statements, master, as_json,
+           schema_files=()) -> None:
+    """``spark.jobs.mirror.run`` in a Spark session of this process; exits."""
+    from ..errors import ArchiveGap
+
+    need("pyspark", "binlogkit export --engine spark", extra="spark")
+    from ..spark.jobs import audit, mirror as job
+
+    spark = audit.session(master)
+    try:
+        summary = job.run(spark, inputs, output, fmt=fmt, mirror=mirror, catalog=catalog, tables=tables,
+                          series=series, skip_statements=skip_statements, schema=job.schema_text(schema_files))
+    except ArchiveGap as exc:
+        show(exc.summary, as_json, job.render)  # type: ignore[attr-defined]
+        fail(str(exc), EXIT_DAMAGED)
+    finally:
+        spark.stop()
+    show(summary, as_json, job.render)
+    sys.exit(job.exit_code(summary))
 
 
 def _follow(inputs, output, fmt, mirror, filters, catalog, batch_transactions, commit_interval, as_json, series,

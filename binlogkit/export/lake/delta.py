@@ -236,3 +236,48 @@ def _read(t):
     import pyarrow as pa
 
     return pa.table(t.to_pyarrow_dataset().to_table()) if hasattr(t, "to_pyarrow_dataset") else t.to_pyarrow_table()
+
+
+# -- the Spark backfill (``spark/jobs/mirror.py``): data files written by executors, committed here --
+
+def target_of(sink: DeltaSink, db: str, name: str, schema) -> tuple:
+    """What an executor needs to write data files of ``db.name``: its folder, storage options and
+    Arrow schema."""
+    return ("delta", sink.path(db, name), dict(sink.options), schema)
+
+
+def write_data_file(target: tuple, rows) -> tuple[str, int, int]:
+    """``rows`` as one Parquet file in the table's folder (on an executor): (its path relative
+    to the folder, its size, its rows)."""
+    import uuid
+
+    import pyarrow.parquet as pq
+
+    from .props import open_file
+
+    _, path, _options, schema = target
+    rel = f"part-00000-{uuid.uuid4()}-c000.snappy.parquet"
+    with open_file(f"{path}/{rel}", "wb") as fh:
+        pq.write_table(arrow_for(schema, rows), fh, compression="snappy")
+        size = fh.tell()
+    return rel, size, rows.num_rows
+
+
+def commit_data_files(sink: DeltaSink, db: str, name: str, schema, files: list, props: dict) -> None:
+    """One commit of ``db.name`` adding ``files`` (``write_data_file``'s), with ``props``: the
+    table made by it when it is not there."""
+    import json
+    import time
+
+    from deltalake import Schema
+    from deltalake.transaction import AddAction, create_table_with_add_actions
+
+    now = int(time.time() * 1000)
+    adds = [AddAction(rel, size, {}, now, True, json.dumps({"numRecords": n})) for rel, size, n in files]
+    t = sink._table(db, name)
+    if t is None:
+        create_table_with_add_actions(sink.path(db, name), Schema.from_arrow(schema), adds, mode="error",
+                                      storage_options=sink.options or None, commit_properties=sink._commit(props))
+    else:
+        t.create_write_transaction(adds, mode="append", schema=Schema.from_arrow(schema),
+                                   commit_properties=sink._commit(props))

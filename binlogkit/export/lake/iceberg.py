@@ -509,3 +509,40 @@ def key_filter(key: list[str], keys: list[tuple]) -> Any:
 
 
 __all__ = ["IcebergSink", "candidates", "key_filter", "nulls_like", "rewrite"]
+
+
+# -- the Spark backfill (``spark/jobs/mirror.py``): data files written by executors, committed here --
+
+def target_of(sink: IcebergSink, db: str, name: str, schema) -> tuple:
+    """What an executor needs to write data files of ``db.name`` (made now if it is not there,
+    without a snapshot): the table's metadata and the catalog's file-IO properties."""
+    t = sink._load(db, name) or sink._create(db, name, schema)
+    sink._evolve(t, schema)
+    t = sink.catalog.load_table((stored(db), stored(name)))
+    sink.tables[(db, name)] = t
+    return ("iceberg", t.metadata, dict(sink.catalog.properties))
+
+
+def write_data_files(target: tuple, rows) -> list:
+    """``rows`` as data files of the table of ``target`` (``target_of``), on an executor:
+    pyiceberg's own writer (field ids, statistics); the ``DataFile`` entries to commit."""
+    import itertools
+    import uuid
+
+    from pyiceberg.io import load_file_io
+    from pyiceberg.io.pyarrow import _dataframe_to_data_files
+
+    _, meta, props = target
+    io = load_file_io(props, meta.location)
+    return list(_dataframe_to_data_files(table_metadata=meta, df=arrow_for(meta.schema().as_arrow(), rows), io=io,
+                                         write_uuid=uuid.uuid4(), counter=itertools.count(0)))
+
+
+def commit_data_files(sink: IcebergSink, db: str, name: str, files: list, props: dict) -> None:
+    """One APPEND snapshot of ``db.name`` adding ``files`` (``write_data_files``'), with ``props``."""
+    t = sink.catalog.load_table((stored(db), stored(name)))
+    with t.transaction() as tx:
+        with tx.update_snapshot(snapshot_properties=props).fast_append() as fa:
+            for f in files:
+                fa.append_data_file(f)
+    sink.tables.pop((db, name), None)

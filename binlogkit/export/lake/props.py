@@ -56,3 +56,21 @@ def arrow_for(schema, rows):
         else:
             cols.append(pa.nulls(rows.num_rows, f.type))
     return pa.Table.from_arrays(cols, schema=schema)
+
+
+def open_file(path: str, mode: str):
+    """A file of the warehouse opened for ``mode`` ("rb" / "wb"): a local path (its folder made
+    for writing) or a URL through the output's filesystem (``export.output.output_fs``)."""
+    import os
+
+    from ...reading import storage
+
+    if storage.is_url(path) and not path.startswith("file://"):
+        from ..output import output_fs
+
+        fs, p = output_fs(path)
+        return fs.open(p, mode)
+    local = path[len("file://"):] if path.startswith("file://") else path
+    if "w" in mode:
+        os.makedirs(os.path.dirname(os.path.abspath(local)), exist_ok=True)
+    return open(local, mode)

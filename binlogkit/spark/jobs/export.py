@@ -138,7 +138,7 @@ def merge(parts: list[dict]) -> tuple[dict, list[dict], dict]:
 SPLIT_BYTES = 64 << 20
 
 
-def plan(paths: list[str], split_bytes: int = SPLIT_BYTES) -> list:
+def plan(paths: list, split_bytes: int = SPLIT_BYTES) -> list:
     """The job's tasks: the files (the plan every Spark job shares, binlog order), those above
     ``split_bytes`` as ranges of whole transactions (a header walk on the driver), numbered in
     that order (the parts' NNNNN)."""
