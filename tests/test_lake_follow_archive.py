@@ -35,6 +35,8 @@ from fixtures.lab import Lab
 from fixtures.lab import workload
 from fixtures.lab.pull_lab import REPL_USER, Writer, binlog_names, kill9, password_file, primary_binlogs, settle, start_primary
 
+from followers import STARTED, reap_followers  # noqa: F401 (autouse: a failed test's followers stopped)
+
 pytestmark = pytest.mark.server
 pytest.importorskip("deltalake")
 
@@ -44,34 +46,17 @@ KINDS = [pytest.param("mariadb", "delta", id="mariadb-delta"),
 COLS = ("id", "k", "v", "ts")
 
 
-_STARTED: list[subprocess.Popen] = []
-
-
-@pytest.fixture(autouse=True)
-def _reap():
-    """A failed test's followers are stopped (SIGTERM: each stops its pull child too)."""
-    yield
-    while _STARTED:
-        p = _STARTED.pop()
-        if p.poll() is None:
-            p.send_signal(signal.SIGTERM)
-            try:
-                p.wait(60)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-
 
 def _follower(archive: Path, wh: Path, fmt: str, primary, pw: Path, server_id: int,
               log: Path | None = None) -> subprocess.Popen:
     out = subprocess.PIPE if log is None else open(log, "w")    # a log: pull's output has a reader to the end
-    _STARTED.append(subprocess.Popen(
+    STARTED.append(subprocess.Popen(
         [sys.executable, "-m", "binlogkit", "export", str(archive), "-o", str(wh), "--format", fmt, "--mirror",
          "--follow", "--commit-interval", "1", "--host", "127.0.0.1", "--port", str(primary.port), "--user",
          REPL_USER, "--password-file", str(pw), "--server-id", str(server_id), "--json"],
         stdout=out, stderr=out, text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
         start_new_session=True))
-    return _STARTED[-1]
+    return STARTED[-1]
 
 
 def _copy(primary, names: list[str], to: Path, gz: str | None = None) -> None:

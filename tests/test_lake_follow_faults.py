@@ -28,6 +28,8 @@ from fixtures.cutproxy import CutProxy
 from fixtures.lab import Lab
 from fixtures.lab.pull_lab import REPL_USER, Writer, password_file, settle, start_primary
 
+from followers import STARTED, reap_followers  # noqa: F401 (autouse: a failed test's followers stopped)
+
 pytestmark = pytest.mark.server
 pytest.importorskip("deltalake")
 
@@ -38,23 +40,6 @@ KINDS = [pytest.param(None, "delta", id="host-mariadb-delta"),
          pytest.param("mysql-9.7", "iceberg", id="mysql-9.7-iceberg", marks=pytest.mark.kind("mysql-9.7"))]
 COLS = ("id", "k", "v", "ts")
 
-
-_STARTED: list[subprocess.Popen] = []
-
-
-@pytest.fixture(autouse=True)
-def _reap():
-    """A failed test's followers are stopped (SIGTERM: each stops its pull child too)."""
-    yield
-    while _STARTED:
-        p = _STARTED.pop()
-        if p.poll() is None:
-            p.send_signal(signal.SIGTERM)
-            try:
-                p.wait(60)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
 
 
 def _pulled(primary, folder: Path) -> bool:
@@ -87,7 +72,7 @@ def test_pulls_connection_cut_and_the_primary_restarted_while_following(kind, fm
                  "--user", REPL_USER, "--password-file", str(pw), "--server-id", "4310", "--json"],
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
                 env=dict(os.environ, PYTHONPATH=str(ROOT)), start_new_session=True)
-            _STARTED.append(follower)
+            STARTED.append(follower)
             writer = Writer(primary, seed=45)
             writer.start()
             deadline = time.monotonic() + 60      # pull is streaming (its first connection is not retried)
