@@ -11,7 +11,8 @@ the dump. Then, timed from the same point (the dump loaded, nothing applied yet)
 - **serve**: the replica (MySQL ``replica_parallel_workers=4``, ``replica_preserve_commit_order``
   as the server has it, ``SOURCE_AUTO_POSITION=1``; MariaDB ``slave_parallel_threads=4``
   optimistic, ``MASTER_USE_GTID=slave_pos`` from the dump's ``gtid_slave_pos``) connects to
-  ``binlogkit serve ARCHIVE`` and auto-positions from the dump's GTID state; the clock stops when
+  ``binlogkit serve ARCHIVE`` over TLS (MySQL's replica will not send a caching_sha2 password
+  in clear) and auto-positions from the dump's GTID state; the clock stops when
   its executed set covers the primary's.
 - **pipe**: ``binlogkit decode --start-position=POS FILE...`` (the dump's file and position on)
   ``| mysql`` into the other server; the clock stops when the client exits.
@@ -40,7 +41,7 @@ from fixtures.lab import workload  # noqa: E402
 from fixtures.lab.clients import dump  # noqa: E402
 from fixtures.lab.pull_lab import primary_binlogs, settle, start_primary  # noqa: E402
 from fixtures.lab.replay_campaign import DUMP_COORDINATES, FLAVORS, client_argv, client_run  # noqa: E402
-from fixtures.lab.serve_lab import ServeProcess, checksums, point_replica  # noqa: E402
+from fixtures.lab.serve_lab import ServeProcess, checksums, make_cert, point_replica  # noqa: E402
 from fixtures.lab.topology import Lab, wait_replica  # noqa: E402
 
 # per flavor: the parallel replica's options (MariaDB's names pass through the kind's renames
@@ -108,11 +109,12 @@ def main() -> int:
                                              if k.flavor == "mysql" else ("slave_parallel_threads",
                                                                           "slave_parallel_mode"))}
 
-            serve = ServeProcess(archive, tmp)
+            cert, _key = tls = make_cert(lab.work / "tls")  # where a chroot replica reads its CA
+            serve = ServeProcess(archive, tmp, tls=tls)
             try:
                 load0 = os.getloadavg()[0]
                 t0 = time.monotonic()
-                point_replica(r, serve.port, gtid=True, cert=None)
+                point_replica(r, serve.port, gtid=True, cert=cert)
                 res = wait_replica(r, gtid_target=target, timeout=1800)
                 t_serve = time.monotonic() - t0
                 assert res["outcome"] == "caught_up", (res, serve.text()[-2000:])
