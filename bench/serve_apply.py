@@ -19,7 +19,10 @@ the dump. Then, timed from the same point (the dump loaded, nothing applied yet)
 
 Both servers' tables are checked equal to the primary's (CHECKSUM TABLE).
 
-    python bench/serve_apply.py [--kind mysql-9.7] [--trx 20000] [--before 5000]
+    python bench/serve_apply.py [--kind mysql-9.7] [--trx 20000] [--before 5000] [--workers 4]
+
+The last lines also give ``binlogkit decode`` of the range alone (into /dev/null): what of the
+pipe's time is the decoding.
 """
 
 from __future__ import annotations
@@ -47,10 +50,10 @@ from fixtures.lab.topology import Lab, wait_replica  # noqa: E402
 # per flavor: the parallel replica's options (MariaDB's names pass through the kind's renames
 # untouched, MySQL's are its own) and how it is told the dump's GTID state before it connects
 PARALLEL = {
-    "mariadb": ({"slave_parallel_threads": 4, "slave_parallel_mode": "optimistic"},
-                "slave_parallel_threads=4 (optimistic), MASTER_USE_GTID=slave_pos"),
-    "mysql": ({"replica_parallel_workers": 4},
-              "replica_parallel_workers=4, SOURCE_AUTO_POSITION=1"),
+    "mariadb": (lambda n: {"slave_parallel_threads": n, "slave_parallel_mode": "optimistic"},
+                "slave_parallel_threads={n} (optimistic), MASTER_USE_GTID=slave_pos"),
+    "mysql": (lambda n: {"replica_parallel_workers": n},
+              "replica_parallel_workers={n}, SOURCE_AUTO_POSITION=1"),
 }
 
 
@@ -75,6 +78,8 @@ def main() -> int:
     ap.add_argument("--kind", default=None, help="lab server kind (default: the host's MariaDB)")
     ap.add_argument("--trx", type=int, default=20000, help="small transactions after the dump")
     ap.add_argument("--before", type=int, default=5000, help="small transactions before the dump")
+    ap.add_argument("--workers", type=int, default=4,
+                    help="the replica's applier threads (MariaDB 0 or MySQL 1: one applier, to compare)")
     ap.add_argument("--keep", action="store_true")
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-serve-apply-"))
@@ -100,7 +105,7 @@ def main() -> int:
             want = checksums(p)
 
             options, label = PARALLEL[k.flavor]
-            r = lab.server("parallel", 2, **options).start()
+            r = lab.server("parallel", 2, **options(a.workers)).start()
             b = lab.server("piped", 3).start()
             for s in (r, b):
                 load_dump(s, backup)
@@ -134,15 +139,21 @@ def main() -> int:
             t_pipe = time.monotonic() - t0
             assert dec.returncode == 0 and cli.returncode == 0, cli.stderr[-1000:]
             assert checksums(b) == want, "the piped server's tables differ from the primary's"
+            t0 = time.monotonic()   # where the pipe's time goes: decode alone
+            subprocess.run([sys.executable, "-m", "binlogkit", "decode", f"--start-position={point.position}",
+                            *[str(archive / n) for n in rng]], stdout=subprocess.DEVNULL, check=True, cwd=ROOT,
+                           env={**os.environ, "PYTHONPATH": str(ROOT)})
+            t_decode = time.monotonic() - t0
 
             tool = Path(client_argv(b)[-4]).name  # [chroot ROOT] CLIENT --no-defaults --socket=S -uroot
             print(f"{k.name}: {a.before} small transactions before the dump, {a.trx} after; "
                   f"{size / 1e6:.1f} MB of binlog after the dump ({point.file}:{point.position} on, "
                   f"{len(rng)} files)")
             print(f"  load average (1 min) at the start: serve {load0:.2f}, pipe {load1:.2f}; {os.cpu_count()} CPUs")
-            print(f"  serve -> replica, {label}: {t_serve:.2f} s")
+            print(f"  serve -> replica, {label.format(n=a.workers)}: {t_serve:.2f} s")
             print(f"    (replica {workers}; serve: {started})")
             print(f"  binlogkit decode --start-position | {tool}: {t_pipe:.2f} s")
+            print(f"    (binlogkit decode alone > /dev/null: {t_decode:.2f} s)")
             print(f"  ratio serve / pipe: {t_serve / t_pipe:.2f}x; both servers' tables equal the primary's")
     finally:
         if not a.keep:
