@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 DEMO_SET := fixtures/mariadb-10.11
 
-.PHONY: docs serve-proof bench-serve spark-proof spark-mirror-kill bench-spark bench-spark-changes bench-spark-first bench-spark-sizing replay-proof mysql-partial lab-chroots bench-export export-proof bench-pull bench-pull-mysql pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-rowarrow asan-fastdecode asan-pullscan c-constants lean-cli arch-counts bench-ab clean help lake-proof lake-follow-soak bench-follow bench-mirror verbose-proof asan-eventcols
+.PHONY: docs serve-proof bench-serve bench-serve-apply spark-proof spark-mirror-kill bench-spark bench-spark-changes bench-spark-first bench-spark-sizing replay-proof mysql-partial lab-chroots bench-export export-proof bench-pull bench-pull-mysql pull-soak past-4g demo test typecheck fuzz deps deps-py deps-system fixtures soak bench-data bench bench-encryption fuzz-encryption bench-audit bench-pitr bench-s3 report-screenshot asan-rowtext asan-rowarrow asan-fastdecode asan-pullscan c-constants lean-cli arch-counts bench-ab clean help lake-proof lake-follow-soak bench-follow bench-mirror verbose-proof asan-eventcols
 
 help:
 	@echo "make demo        decode committed fixtures made by a real MariaDB server"
@@ -52,6 +52,7 @@ help:
 	@echo "make soak        50 kill -9 trials spread over the workload, every 5th with 300 MB of relay logs on disk (KIND=mysql-9.7|mariadb-11.8, TRIALS, SEED, LATE_EVERY, LATE_MB)"
 	@echo "make mysql-partial  MySQL 9.7 replicas killed -9 (or IO thread stopped) inside a transaction, both modes, vs the primary (TRIALS=20)"
 	@echo "make serve-proof binlogkit serve with real replicas: MariaDB 10.11/11.8 and MySQL 9.7, GTID and file/position, encrypted, a live pull folder, kill -9"
+	@echo "make bench-serve-apply  a parallel replica rebuilt from a dump catching up through serve vs binlogkit decode | mysql of the same range (KIND=mysql-9.7, TRX=20000)"
 	@echo "make bench-serve a replica's IO thread fetching the bench binlog from serve vs from a real primary (goal: at most 1.2x; REPEAT=3)"
 	@echo "make pull-soak   30 kill -9 trials of binlogkit pull under a live workload, then cmp with the primary (TRIALS=n, KIND=mysql-9.7)"
 
@@ -179,6 +180,9 @@ serve-proof: deps
 
 bench-serve: bench-data
 	$(PY) bench/serve.py --data bench/data --repeat $(or $(REPEAT),3)
+
+bench-serve-apply: deps
+	nice -n 10 $(PY) bench/serve_apply.py $(if $(KIND),--kind $(KIND)) --trx $(or $(TRX),20000)
 
 export-proof: deps
 	EXPORT_BIG_MB=25 $(BIN)/pytest -q tests/test_export_e2e.py
