@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import pytest
 
-from binlogkit.crypto import load_keys
 from binlogkit.reading.source import Input
-from fixtures.lab import Lab, grant_replication, workload
-from fixtures.lab.encrypted import encryption_options, write_key_file
+from fixtures.lab import Lab, workload
+from fixtures.lab.encrypted import start_encrypted_primary
 from fixtures.lab.pull_lab import binlog_names, primary_binlogs, run_pull, settle
 
 pytestmark = pytest.mark.server
@@ -43,17 +42,7 @@ def _events(inp: Input) -> list[tuple]:
 @pytest.mark.parametrize("kind, cipher", KINDS)
 def test_pull_of_an_encrypted_primary_resumes_at_the_primarys_positions(tmp_path, kind, cipher):
     with Lab(tmp_path / "lab", kind=kind) as lab:
-        if cipher is None:       # MySQL binlog_encryption, component_keyring_file
-            p = lab.server("primary", 1, keyring=True, binlog_encryption="ON").start()
-            keys = load_keys(keyring_file=str(p.keyring))
-        else:
-            key_dir = lab.work / "keys"
-            key_file, _ = write_key_file(key_dir, cipher, encrypted=False)
-            lab.kind.chown_tree(key_dir)
-            keys = load_keys(str(key_file))
-            p = lab.server("primary", 1, gtid_domain_id=0, **encryption_options(key_file, cipher)).start()
-        grant_replication(p)
-        workload.schema(p)
+        p, keys = start_encrypted_primary(lab, cipher)   # None: MySQL binlog_encryption, keyring
         workload.small(p, 20)
         copy = tmp_path / "copy"
         steps = []

@@ -253,22 +253,10 @@ ENCRYPTED = [pytest.param("mariadb-10.11", "AES_CBC", id="mariadb-10.11-AES_CBC"
 def test_an_encrypted_archive_is_served_decrypted(tmp_path, kind, cipher):
     """The primary's encrypted binlogs (MariaDB encrypt_binlog, MySQL binlog_encryption) as the
     archive, served with the key: a replica without encryption replicates it, tables equal."""
-    from binlogkit.crypto.keys import load_keys
-    from fixtures.lab.encrypted import encryption_options, write_key_file
-    from fixtures.lab.topology import grant_replication
+    from fixtures.lab.encrypted import start_encrypted_primary
 
     with Lab(tmp_path / "lab", kind=kind) as lab:
-        if cipher is None:
-            p = lab.server("primary", 1, keyring=True, binlog_encryption="ON").start()
-            keys = load_keys(keyring_file=str(p.keyring))
-        else:
-            key_dir = lab.work / "keys"
-            key_file, _ = write_key_file(key_dir, cipher, encrypted=False)
-            lab.kind.chown_tree(key_dir)
-            keys = load_keys(str(key_file))
-            p = lab.server("primary", 1, gtid_domain_id=0, **encryption_options(key_file, cipher)).start()
-        grant_replication(p)
-        workload.schema(p)
+        p, keys = start_encrypted_primary(lab, cipher)
         workload.small(p, 20)
         p.execute("FLUSH BINARY LOGS")
         workload.multi(p)
