@@ -18,14 +18,13 @@ from binlogkit.compare import compare
 from binlogkit.api import expand_paths
 from fixtures.lab import Lab, Server, catch_up, connect, grant_replication
 from fixtures.lab import workload
-from fixtures.lab.kinds import KINDS
+from fixtures.lab.kinds import KINDS, kind_params
 from fixtures.lab.topology import enable_semisync
 from fixtures.lab.oracle import table_fingerprints
 
 pytestmark = pytest.mark.server
 
-KIND_PARAMS = [pytest.param(k, marks=pytest.mark.kind(k), id=k) if KINDS[k].chroot else pytest.param(k, id=k)
-               for k in KINDS]
+KIND_PARAMS = kind_params(KINDS)
 
 
 def only_on(a: Server, b: Server) -> list[str]:

@@ -18,7 +18,7 @@ from fixtures.lab import workload
 from fixtures.lab.pull_lab import (big_event_trx, compare_files, crash_campaign, folder_gtids, last_per_domain,
                                    primary_binlogs, pull_cmd, run_pull, semisync_proof, settle, start_primary, start_pull,
                                    strace_ack_order)
-from fixtures.lab.kinds import KINDS
+from fixtures.lab.kinds import KINDS, kind_params
 from fixtures.lab.server import Server
 from fixtures.lab.topology import COMMON, Lab, grant_replication
 
@@ -27,8 +27,7 @@ pytestmark = pytest.mark.server
 # MariaDB 11.8 writes end_log_pos 0 inside transactions (binlog_legacy_event_pos=OFF): a real
 # event with log_pos 0, which pull once dropped as artificial (issue 29)
 PULL_KINDS = ("mariadb-10.11", "mysql-9.7", "mariadb-11.8")
-KIND_PARAMS = [pytest.param(k, marks=pytest.mark.kind(k), id=k) if KINDS[k].chroot else pytest.param(k, id=k)
-               for k in PULL_KINDS]
+KIND_PARAMS = kind_params(PULL_KINDS)
 
 
 # -- tests with their own primary first (a Lab stops every server at its exit) ---------------

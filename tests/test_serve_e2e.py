@@ -13,7 +13,7 @@ import time
 import pytest
 
 from fixtures.lab import workload
-from fixtures.lab.kinds import KINDS
+from fixtures.lab.kinds import kind_params
 from fixtures.lab.oracle import slave_status
 from fixtures.lab.pull_lab import primary_binlogs, settle, start_primary
 from fixtures.lab.topology import Lab, wait_replica
@@ -23,8 +23,7 @@ from fixtures.lab.serve_lab import checksums, make_cert, point_replica, start_se
 pytestmark = pytest.mark.server
 
 SERVE_KINDS = ("mariadb-10.11", "mariadb-11.8", "mysql-9.7")
-KIND_PARAMS = [pytest.param(k, marks=pytest.mark.kind(k), id=k) if KINDS[k].chroot else pytest.param(k, id=k)
-               for k in SERVE_KINDS]
+KIND_PARAMS = kind_params(SERVE_KINDS)
 
 
 def _archive(p, where):

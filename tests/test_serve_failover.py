@@ -24,7 +24,7 @@ from binlogkit.cli import main
 from binlogkit.compare import compare
 from binlogkit.gtid.mariadb import GtidPos
 from binlogkit.gtid.mysql import MysqlGtid, MysqlGtidSet
-from fixtures.lab.kinds import KINDS
+from fixtures.lab.kinds import kind_params
 from fixtures.lab import workload
 from fixtures.lab.pull_lab import (_commit, _poll, _status, _wait_started, folder_gtids, kill9, start_primary,
                                    start_pull)
@@ -34,8 +34,7 @@ from fixtures.lab.topology import Lab, catch_up, connect, grant_replication, wai
 pytestmark = pytest.mark.server
 
 FAILOVER_KINDS = ("mariadb-10.11", "mysql-9.7")
-KIND_PARAMS = [pytest.param(k, marks=pytest.mark.kind(k), id=k) if KINDS[k].chroot else pytest.param(k, id=k)
-               for k in FAILOVER_KINDS]
+KIND_PARAMS = kind_params(FAILOVER_KINDS)
 
 
 @pytest.mark.parametrize("kind", KIND_PARAMS)

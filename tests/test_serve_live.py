@@ -11,7 +11,7 @@ import time
 import pytest
 
 from fixtures.lab import workload
-from fixtures.lab.kinds import KINDS
+from fixtures.lab.kinds import kind_params
 from fixtures.lab.pull_lab import big_event_trx, binlog_names, kill9, settle, start_primary, start_pull
 from fixtures.lab.serve_lab import ServeProcess, checksums, make_cert, point_replica
 from fixtures.lab.topology import Lab, wait_replica
@@ -19,8 +19,7 @@ from fixtures.lab.topology import Lab, wait_replica
 pytestmark = pytest.mark.server
 
 SERVE_KINDS = ("mariadb-10.11", "mariadb-11.8", "mysql-9.7")
-KIND_PARAMS = [pytest.param(k, marks=pytest.mark.kind(k), id=k) if KINDS[k].chroot else pytest.param(k, id=k)
-               for k in SERVE_KINDS]
+KIND_PARAMS = kind_params(SERVE_KINDS)
 
 
 @pytest.mark.parametrize("kind", KIND_PARAMS)
