@@ -4,7 +4,6 @@ page that is not in this tree (a page another branch adds appears once it is the
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -13,15 +12,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))   # this tree's binlogkit, not another one installed in the venv
 
 
-def _reference():
-    spec = importlib.util.spec_from_file_location("doc_reference", ROOT / "scripts" / "doc_reference.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+from fixtures.scripts import load_script  # noqa: E402 (after the path above)
 
-
-REF = _reference()
+REF = load_script("doc_reference")
 GENERATED = REF.pages()
 
 

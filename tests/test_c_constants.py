@@ -4,20 +4,17 @@ must be what the script writes now, and the C files compare event codes by name,
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
+
+from fixtures.scripts import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 C_FILES = ("_fastdecode.c", "_pullscan.c", "_rowtext.c", "_rowimage.h")
 
 
 def _generator():
-    spec = importlib.util.spec_from_file_location("gen_c_constants", ROOT / "scripts" / "gen_c_constants.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("gen_c_constants")
 
 
 def test_header_is_not_stale():

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import http.server
-import importlib.util
 import os
 import re
 import subprocess
@@ -18,17 +17,14 @@ from pathlib import Path
 
 import pytest
 
+from fixtures.scripts import load_script
 from test_report import ARTIFACTS, browse
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _reference():
-    spec = importlib.util.spec_from_file_location("doc_reference", ROOT / "scripts" / "doc_reference.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("doc_reference")
 
 
 @pytest.fixture(scope="module")
