@@ -123,7 +123,7 @@ def same_bytes(archive_copy, pulled_copy) -> int | None:
                 break
             out += got
         return out
-    with open_input(archive_copy.name) as fa, open(pulled_copy.name, "rb") as fp:
+    with open_input(archive_copy.name) as fa, open_input(pulled_copy.name) as fp:
         a, p = full(fa, 4 + 19), full(fp, 4 + 19)
         if len(a) < 23 or len(p) < 23:
             return None
@@ -131,7 +131,7 @@ def same_bytes(archive_copy, pulled_copy) -> int | None:
         if at != 4 + int.from_bytes(p[4 + 9:4 + 13], "little"):
             return 4
         full(fa, at - 23)
-        fp.seek(at)
+        full(fp, at - 23)
         while True:
             x, y = full(fa, 1 << 20), full(fp, 1 << 20)
             n = min(len(x), len(y))
