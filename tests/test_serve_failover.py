@@ -26,7 +26,7 @@ from binlogkit.gtid.mariadb import GtidPos
 from binlogkit.gtid.mysql import MysqlGtid, MysqlGtidSet
 from fixtures.lab.kinds import kind_params
 from fixtures.lab import workload
-from fixtures.lab.pull_lab import (_commit, _poll, _status, _wait_started, folder_gtids, kill9, start_primary,
+from fixtures.lab.pull_lab import (CommitStream, _commit, _poll, _status, _wait_started, folder_gtids, kill9, start_primary,
                                    start_pull)
 from fixtures.lab.serve_lab import ServeProcess, checksums, make_cert, point_replica
 from fixtures.lab.topology import Lab, catch_up, connect, grant_replication, wait_replica
@@ -53,24 +53,15 @@ def test_primary_killed_every_acknowledged_commit_reaches_both_replicas(tmp_path
             replicas = [lab.server(f"replica{i}", 10 + i).start() for i in (1, 2)]
             for r in replicas:
                 point_replica(r, serve.port, gtid=True, cert=cert)
-            seen: list[str] = []
-            halt = threading.Event()
+            stream = CommitStream(p, p.kind.flavor)
 
-            def stream():
-                try:
-                    with p.connect() as c:
-                        while not halt.is_set():
-                            seen.append(_commit(c, p.kind.flavor)[0])
-                except Exception:   # the primary died under it
-                    pass
             def blocked():
                 try:
                     with p.connect() as c:
                         _commit(c, p.kind.flavor)
                 except Exception:   # the primary died under it
                     pass
-            t = threading.Thread(target=stream, daemon=True)
-            t.start()
+            stream.start()
             time.sleep(2.0)
             # the acknowledging member hangs (SIGSTOP): the stream's next commit and one more from
             # another connection are written and synced to the primary's binlog and wait for an
@@ -79,11 +70,10 @@ def test_primary_killed_every_acknowledged_commit_reaches_both_replicas(tmp_path
             waiting = threading.Thread(target=blocked, daemon=True)
             waiting.start()
             time.sleep(1.0)
-            assert waiting.is_alive() and t.is_alive()   # AFTER_SYNC: neither commit has returned
+            assert waiting.is_alive() and stream.is_alive()   # AFTER_SYNC: neither commit has returned
             p.kill9()
             kill9(pull)
-            halt.set()
-            t.join(30)
+            seen = stream.stop()
             waiting.join(30)
             assert len(seen) > 10
             if p.kind.flavor == "mysql":
