@@ -69,3 +69,44 @@ def test_pull_of_an_encrypted_primary_resumes_at_the_primarys_positions(tmp_path
             assert [e[:3] for e in got] == [e[:3] for e in want], name
             assert got == want, name            # the same bytes, decrypted
             assert sum(e[1] == 164 for e in got) == (1 if cipher else 0), name   # MariaDB: the file's own marker
+
+
+@pytest.mark.parametrize("kind, cipher", KINDS)
+def test_recover_former_primary_against_the_pull_of_an_encrypted_primary(tmp_path, kind, cipher):
+    """The failover's last step on an encrypted primary: its binlogs (ciphertext, MySQL's with
+    the 512-byte file header) against pull's decrypted copy. recover names and cuts exactly the
+    transactions the copy lacks, at the encrypted file's own offsets, and the cut files still
+    read with the keys, holding what the copy holds."""
+    from click.testing import CliRunner
+
+    from binlogkit.api import expand_paths, transactions
+    from binlogkit.cli import main
+
+    with Lab(tmp_path / "lab", kind=kind) as lab:
+        p, keys = start_encrypted_primary(lab, cipher)
+        workload.small(p, 20)
+        settle(p)
+        copy = tmp_path / "copy"
+        r = run_pull(p, copy, "--until-end")
+        assert r.returncode == 0, r.stderr
+        workload.small(p, 7, start=5000)          # the tail pull never received
+        settle(p)
+        p.kill9()
+        held = [t.gtid for t in transactions(expand_paths([str(copy)])) if t.complete and t.gtid]
+        index = p.datadir / f"{p.options['log_bin']}.index"
+        old = [t.gtid for t in transactions(Input(str(x), keys) for x in expand_paths([index])) if t.complete and t.gtid]
+        tail = old[len(held):]
+        assert old[:len(held)] == held and len(tail) >= 7
+        key_args = ["--keyring-file", str(p.keyring)] if cipher is None else \
+            ["--key-file", str(lab.work / "keys" / "keys.txt")]
+        plan = CliRunner().invoke(main, ["recover", "--binlog", str(p.datadir), "--replica", str(copy), "--json",
+                                         *key_args])
+        assert plan.exit_code == 1, plan.output    # a repair pending
+        assert all(g in plan.output for g in (tail[0], tail[-1])), plan.output
+        out = CliRunner().invoke(main, ["recover", "--binlog", str(p.datadir), "--replica", str(copy), "--apply",
+                                        "--backup-dir", str(tmp_path / "backup"), *key_args])
+        assert out.exit_code == 0, out.output
+        after = [t.gtid for t in transactions(Input(str(x), keys) for x in expand_paths([index])) if t.complete and t.gtid]
+        assert after == held
+        again = CliRunner().invoke(main, ["recover", "--binlog", str(p.datadir), "--replica", str(copy), *key_args])
+        assert again.exit_code == 0, again.output   # idempotent: nothing left to do
