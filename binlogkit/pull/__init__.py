@@ -19,6 +19,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Callable, Iterator
 
+from ..flavor import Flavor
 from .auth import PasswordRefused, SslMode, TlsError, TlsOptions
 from .conn import Connection, ConnectionLost
 from .protocol import (DEFAULT_MAX_EVENT, HostileServer, Joiner, ProtocolError, PullError, Stopped, check_name,
@@ -103,6 +104,19 @@ def _start_point(cfg: PullConfig, conn: Connection, rep: Repair, stop: Callable[
     return _first_file(cfg, cfg.gtid, stop), 4
 
 
+def _refuse_semisync_until_end(conn: Connection) -> None:
+    """``--semisync --until-end`` is refused with a MariaDB primary (``binlogkit serve`` excepted).
+    Ending a dump asked not to block, MariaDB takes a semisync replica off its acknowledgement
+    listener and waits for that thread, which may sleep on the replicas' sockets: the dump
+    thread then hangs ("Waiting to finalize termination", seen on 10.11 and 11.8), the end never
+    comes, and every later dump with this server_id waits for it to die (a minute and more)."""
+    if conn.flavor is not Flavor.MARIADB or conn.value("SELECT @@version_comment") == "binlogkit serve":
+        return
+    raise PullError(f"--semisync with --until-end: {conn.where} is MariaDB, whose dump thread hangs at the end "
+                    "of a non-blocking dump with a semisync replica (and holds up this server_id's next dump): "
+                    "leave out --until-end to acknowledge as a live replica, or --semisync to copy up to the end")
+
+
 def pull(cfg: PullConfig, *, report: Callable[[dict], None] | None = None,
          stop: Callable[[], bool] = lambda: False) -> dict:
     """Run a pull into ``cfg.dir`` until the end (``until_end``) or until ``stop()``. Reports
@@ -147,6 +161,8 @@ def pull(cfg: PullConfig, *, report: Callable[[dict], None] | None = None,
                     if hosts:
                         raise PullError(f"server_id {cfg.server_id} is already used by a replica of {conn.where} "
                                         f"(host {hosts[0][1] or '?'}, port {hosts[0][2]}): choose another --server-id")
+                    if cfg.until_end and cfg.semisync:
+                        _refuse_semisync_until_end(conn)
                     file, pos = _start_point(cfg, conn, rep, stop)
                     store.claim(server_id=primary_id, base=split_name(file)[0], flavor=conn.flavor.value,
                                 source=f"{cfg.host}:{cfg.port}")
