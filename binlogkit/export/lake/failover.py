@@ -164,8 +164,8 @@ def check_primary(held: str, primary: dict) -> dict | None:
         errant = have - MysqlGtidSet.parse(primary["executed"])
         if errant:
             return {"kind": "errant_on_mirror", "gtids": str(errant),
-                    "detail": f"the mirror holds {errant}, which {primary['where']} has not executed (it was behind "
-                              f"when it was promoted)"}
+                    "detail": f"the mirror holds {errant}, which {primary['where']} has not executed: it is behind "
+                              f"the mirror (a replica promoted before it had them all?)"}
         purged = MysqlGtidSet.parse(primary["purged"]) - have
         if purged:
             return {"kind": "purged_on_primary", "gtids": str(purged),
@@ -183,11 +183,12 @@ def check_primary(held: str, primary: dict) -> dict | None:
         g = MariadbGtid.parse(part.strip())
         n = state.get((g.domain_id, g.server_id))
         if n is None or n < g.seq_no:
-            lacks.append(f"{g}" if n is None else f"{g.domain_id}-{g.server_id}-{n + 1}..{g.seq_no}")
+            # the sequence numbers of that server's GTIDs in the domain past what the primary holds
+            lacks.append(f"{g.domain_id}-{g.server_id}-{1 if n is None else n + 1}..{g}")
     if lacks:
         return {"kind": "errant_on_mirror", "gtids": ",".join(lacks),
-                "detail": f"the mirror holds {', '.join(lacks)}, which {primary['where']}'s binlog lacks (it was "
-                          f"behind when it was promoted)"}
+                "detail": f"the mirror holds {', '.join(lacks)}, which {primary['where']}'s binlog lacks: it is "
+                          f"behind the mirror (a replica promoted before it had them all?)"}
     return None
 
 
