@@ -61,11 +61,15 @@ from .options import (Command, datetime_value, gtid_filters, gtids_value, inputs
                    "last_gtid, file, position, rows, rows_per_second, commits).")
 @click.option("--host", help="--follow: also run `binlogkit pull` from this primary into INPUTS (one folder): the "
                              "follower applies what pull has written (its folder is the durable buffer); pull's "
-                             "client, trust rules and resume (docs/pull.md).")
+                             "client, trust rules and resume (docs/pull.md). Another server than the one the "
+                             "warehouse was followed from (a failover to a GTID replica) is followed by GTID state, "
+                             "into its own folder WAREHOUSE/_binlogkit_pull.server-ID; exit 1 if it lacks "
+                             "transactions the mirror holds or purged some it lacks.")
 @click.option("--pull-dir", type=click.Path(file_okay=False),
               help="--host: the folder pull writes when INPUTS are an archive of the primary's older binlogs (plain "
                    "or compressed; default WAREHOUSE/_binlogkit_pull): the mirror is built from the archive, then "
-                   "continues with what pull writes, starting where the archive ends (docs/lakehouse.md).")
+                   "continues with what pull writes, starting where the archive ends (docs/lakehouse.md). After a "
+                   "failover: the new primary's folder (not the old one's).")
 @click.option("--port", type=int, help="--host: the primary's port (default 3306).")
 @click.option("--user", help="--host: a user with REPLICATION SLAVE.")
 @click.option("--password-file", type=click.Path(exists=True, dir_okay=False),
