@@ -16,6 +16,10 @@ tables' commits, before the checkpoint is written — and restarted applies noth
 skips nothing. A checkpoint past every table's last commit (a warehouse put back from an older
 copy) is refused. A gap in the files (the audit's rules) stops the follower, exit 1, as it stops
 the export.
+
+A failover (``failover``): pointed at a new primary, the follower reads its binlogs from their
+first file, skips what the checkpoint's GTID state holds, and compares each table by GTID state
+from then on (``Follower.position``: a ``GtidFloor``), positions of two series not comparing.
 """
 
 from __future__ import annotations
@@ -308,7 +312,8 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
                 raise UsageError(f"the follower's position {done_to[1]}:{done_to[2]}: that file is not in "
                                  f"{', '.join(getattr(p, 'name', str(p)) for p in paths)} any more (nor any after it)")
         if m is None:
-            state = Tracker(flavor_of(ck["gtid_state"]), ck["gtid_state"]) if (resume is not None or cross) and ck else \
+            known = (resume is not None or cross) and ck     # the state at the checkpoint
+            state = Tracker(flavor_of(ck["gtid_state"]), ck["gtid_state"]) if known and ck else \
                 Tracker.from_head(read_head(found[0]))
             m = Follower(sink, mirror=mirror, batch_transactions=batch_transactions, batch_rows=batch_rows,
                          tables=filters.tables, skip_statements=skip_statements, state=state)
