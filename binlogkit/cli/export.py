@@ -335,7 +335,7 @@ def _failover(ck, folder, pull_dir, output, fmt, catalog, primary, as_json):
             password = fh.readline().rstrip("\r\n")
     try:
         now = probe(host, port, user or "", password)
-    except PullError:
+    except (PullError, OSError):
         return None, None   # pull, started next, says why it cannot connect
     before = previous_source(ck, folder)
     if not ck.get(BY_GTID) and (before is None or before == now["server_id"]):
