@@ -19,7 +19,7 @@ help:
 	@echo "make verbose-proof decode -v / -vv / --json -v through the C loop vs the Python reference: every fixture and corpus file, three zones"
 	@echo "make lake-proof    kill -9 trials of the Iceberg and Delta mirrors (TRIALS=10 each)"
 	@echo "make bench-follow  export --follow of a lab primary at 5,000 row changes/s: lag p50/p99, CPU per row vs a plain export (RATE=, DURATION=)"
-	@echo "make lake-follow-soak  export --follow on a pulled folder under load, kill -9 at random points (TRIALS=20 per flavor; the suite does 3); pull's connection cut and the primary restarted (FAULTS=5 rounds; the suite does 1); the archive then live"
+	@echo "make lake-follow-soak  export --follow on a pulled folder under load, kill -9 at random points (TRIALS=20 per flavor; the suite does 3); pull's connection cut and the primary restarted (FAULTS=5 rounds; the suite does 1); the archive then live; a failover to a GTID replica (FAILOVER_SECONDS=15 of writes per primary; the suite 3)"
 	@echo "make spark-mirror-kill  kill -9 of the Spark mirror backfill's driver at table commits, then a rerun: equal to the local mirror"
 	@echo "make bench-mirror   rows/s and peak RSS of building a mirror from the bench binlog; local vs Spark backfill wall time (SPARK_MASTER=)"
 	@echo "make export-proof  the export replay proof with a 25 MB transaction (CI runs it with 3 MB)"
@@ -168,6 +168,7 @@ spark-mirror-kill: deps
 
 lake-follow-soak: deps
 	LAKE_FOLLOW_KILLS=$${TRIALS:-20} LAKE_FOLLOW_FAULTS=$${FAULTS:-5} nice -n 10 $(BIN)/pytest -q tests/test_lake_follow.py tests/test_lake_follow_faults.py tests/test_lake_follow_archive.py
+	LAKE_FOLLOW_FAILOVER_SECONDS=$${FAILOVER_SECONDS:-15} nice -n 10 $(BIN)/pytest -q tests/test_lake_follow_failover.py
 
 bench-follow: deps
 	nice -n 10 $(PY) bench/follow.py --rate $${RATE:-5000} --seconds $${DURATION:-60}

@@ -61,11 +61,15 @@ from .options import (Command, datetime_value, gtid_filters, gtids_value, inputs
                    "last_gtid, file, position, rows, rows_per_second, commits).")
 @click.option("--host", help="--follow: also run `binlogkit pull` from this primary into INPUTS (one folder): the "
                              "follower applies what pull has written (its folder is the durable buffer); pull's "
-                             "client, trust rules and resume (docs/pull.md).")
+                             "client, trust rules and resume (docs/pull.md). Another server than the one the "
+                             "warehouse was followed from (a failover to a GTID replica) is followed by GTID state, "
+                             "into its own folder WAREHOUSE/_binlogkit_pull.server-ID; exit 1 if it lacks "
+                             "transactions the mirror holds or purged some it lacks.")
 @click.option("--pull-dir", type=click.Path(file_okay=False),
               help="--host: the folder pull writes when INPUTS are an archive of the primary's older binlogs (plain "
                    "or compressed; default WAREHOUSE/_binlogkit_pull): the mirror is built from the archive, then "
-                   "continues with what pull writes, starting where the archive ends (docs/lakehouse.md).")
+                   "continues with what pull writes, starting where the archive ends (docs/lakehouse.md). After a "
+                   "failover: the new primary's folder (not the old one's).")
 @click.option("--port", type=int, help="--host: the primary's port (default 3306).")
 @click.option("--user", help="--host: a user with REPLICATION SLAVE.")
 @click.option("--password-file", type=click.Path(exists=True, dir_okay=False),
@@ -146,7 +150,7 @@ def export(inputs, output, database, tables, start_datetime, stop_datetime, incl
                       exclude_gtids=gtids_value(exclude_gtids))
     if follow:
         _follow(inputs, output, fmt, mirror, filters, catalog, batch_transactions, commit_interval, as_json, series,
-                skip_statements, status_file, pull_args, pull_dir)
+                skip_statements, status_file, pull_args, pull_dir, (host, port or 3306, user, password_file))
     if fmt != "parquet":
         _lake(inputs, output, fmt, mirror, filters, catalog, snapshot, from_gtid, backup_info, batch_transactions,
               as_json, series, skip_statements)
@@ -216,14 +220,16 @@ def _spark(inputs, output, fmt, mirror, catalog, tables, series, skip_statements
 
 
 def _follow(inputs, output, fmt, mirror, filters, catalog, batch_transactions, commit_interval, as_json, series,
-            skip_statements, status_file=None, pull_args=(), pull_dir=None) -> None:
+            skip_statements, status_file=None, pull_args=(), pull_dir=None, primary=None) -> None:
     """``export.lake.follow.follow_lake`` with the options; exits. On a terminal, the status
     line is rewritten on stderr after every look. ``pull_args``: ``binlogkit pull`` runs as a
     child (its stderr is this command's), stopped when the follower stops; a pull that ends by
     itself stops the follower (exit 1 unless pull's was 0; a primary that no longer holds the
     binlog pull asks for is a gap, named). Pull writes into the input folder, or, when INPUTS
     are an archive (``handover.pull_folder``), into its own folder, starting where the archive
-    ends (``handover.pull_start``) unless that folder holds binlogs already (pull resumes)."""
+    ends (``handover.pull_start``) unless that folder holds binlogs already (pull resumes).
+    A primary other than the one the checkpoint was written from (a failover) is followed by
+    GTID state (``_failover``)."""
     import functools
     import os
     import subprocess
@@ -241,6 +247,7 @@ def _follow(inputs, output, fmt, mirror, filters, catalog, batch_transactions, c
     buffer = None
     start = None
     said: list[str] = []
+    source, cross, held = None, False, None
     if pull_args:
         from ..export.changes import checked_inputs
         from ..export.lake.follow import read_checkpoint
@@ -252,6 +259,13 @@ def _follow(inputs, output, fmt, mirror, filters, catalog, batch_transactions, c
             fail("--follow --host: give one local folder as the input (pull writes the primary's binlogs there), "
                  "or an archive and --pull-dir", EXIT_USAGE)
         extra: list[str] = []
+        ck = read_checkpoint(output)
+        source, new = _failover(ck, folder, pull_dir, output, fmt, catalog, primary, as_json)
+        if new is not None:
+            cross, folder, held = new
+            inputs, archive = [folder], False
+            if ck is not None and not holds_binlogs(folder):
+                extra = ["--gtid", ck["gtid_state"]]
         if archive:
             buffer = folder
             if not holds_binlogs(folder):
@@ -275,7 +289,7 @@ def _follow(inputs, output, fmt, mirror, filters, catalog, batch_transactions, c
         summary = follow_lake(inputs, output, fmt=fmt, mirror=mirror, filters=filters, catalog=catalog,
                               batch_transactions=batch_transactions, commit_interval=commit_interval, series=series,
                               skip_statements=skip_statements, status_file=status_file, status_line_to=line,
-                              feeder=feeder, buffer=buffer)
+                              feeder=feeder, buffer=buffer, source=source, cross=cross)
     except ArchiveGap as exc:
         show(exc.summary, as_json, render)  # type: ignore[attr-defined]
         fail(str(exc), EXIT_DAMAGED)
@@ -285,6 +299,7 @@ def _follow(inputs, output, fmt, mirror, filters, catalog, batch_transactions, c
         sys.stderr.write("\n")
     if summary.get("pull_exit") and said and "error 1236" in said[-1]:
         detail = (f"the primary no longer holds {start}, the binlog after the archive's last one" if start else
+                  f"the new primary no longer holds the binlogs after the mirror's GTID state {held}" if held else
                   f"the primary no longer holds the binlog after those in {buffer or 'the pull folder'}") + \
             " (pull: error 1236)"
         summary["gap"] = {"kind": "purged_on_primary", "file": start, "detail": detail,
@@ -297,6 +312,48 @@ def _follow(inputs, output, fmt, mirror, filters, catalog, batch_transactions, c
         fail(f"binlogkit pull stopped (exit {summary['pull_exit']}): the tables hold what it had written; the "
              "follower stopped", EXIT_DAMAGED)
     sys.exit(exit_code(summary))
+
+
+def _failover(ck, folder, pull_dir, output, fmt, catalog, primary, as_json):
+    """A warehouse followed from one primary, now pointed at another (a failover; or already
+    following it after one): (its server_id, (whether this run crosses over to it, pull's folder
+    for it, the mirror's GTID state)), else (its server_id or None, None). A new primary lacking transactions the mirror
+    holds, or that purged some it lacks, stops here: exit 1, named (``failover.check_primary``)."""
+    import json as _json
+    import os
+
+    from ..export.lake.failover import BY_GTID, check_primary, held_by, previous_source, probe, pull_dir_for
+    from ..export.lake.mirror import open_sink
+    from ..pull import PullError
+
+    if ck is None or not ck.get("gtid_state"):
+        return None, None
+    host, port, user, password_file = primary
+    password = ""
+    if password_file:
+        with open(password_file, encoding="utf-8") as fh:
+            password = fh.readline().rstrip("\r\n")
+    try:
+        now = probe(host, port, user or "", password)
+    except (PullError, OSError):
+        return None, None   # pull, started next, says why it cannot connect
+    before = previous_source(ck, folder)
+    if not ck.get(BY_GTID) and (before is None or before == now["server_id"]):
+        return now["server_id"], None
+    cross = before != now["server_id"]
+    held = held_by(open_sink(fmt, output, catalog), ck)
+    bad = check_primary(held, now)
+    if bad is not None:
+        if as_json:
+            print(_json.dumps({"follow": True, "gap": bad}, indent=1))
+        fail(f"archive gap ({bad['kind']}: {bad['detail']}): the tables hold every change the mirror's GTID state "
+             f"{held} names; the follower did not start", EXIT_DAMAGED)
+    new = pull_dir or pull_dir_for(output, now["server_id"])
+    if cross and os.path.realpath(new) == os.path.realpath(folder):
+        fail(f"--pull-dir {new} holds the binlogs of the primary before the failover (server_id {before}): give "
+             f"the new primary's folder, or leave --pull-dir out ({pull_dir_for(output, now['server_id'])})",
+             EXIT_USAGE)
+    return now["server_id"], (cross, new, held)
 
 
 def _with_parent(parent: int) -> None:

@@ -77,8 +77,11 @@ def _first_file(cfg: PullConfig, gtid: str | None, stop: Callable[[], bool] = la
                 if msg.kind == "part":
                     raise HostileServer(f"{conn.where} began a dump with an event of 16 MiB or more, not a Rotate")
                 if msg.kind == "error":
+                    hint = " (error 1236: the binlog asked for is gone or unreadable on the primary)" \
+                        if msg.code == 1236 else ""
                     raise PullError((f"the primary refused GTID position {gtid}: " if gtid else
-                                     "the primary refused a dump from its oldest binlog: ") + msg.text, code=msg.code)
+                                     "the primary refused a dump from its oldest binlog: ") + msg.text + hint,
+                                    code=msg.code)
                 if msg.kind == "eof":
                     raise PullError(f"the primary has nothing after GTID position {gtid}" if gtid else
                                     f"{conn.where} has no binary logs (is log_bin on?)")

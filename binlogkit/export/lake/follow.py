@@ -16,6 +16,10 @@ tables' commits, before the checkpoint is written — and restarted applies noth
 skips nothing. A checkpoint past every table's last commit (a warehouse put back from an older
 copy) is refused. A gap in the files (the audit's rules) stops the follower, exit 1, as it stops
 the export.
+
+A failover (``failover``): pointed at a new primary, the follower reads its binlogs from their
+first file, skips what the checkpoint's GTID state holds, and compares each table by GTID state
+from then on (``Follower.position``: a ``GtidFloor``), positions of two series not comparing.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import time
 
 from ...errors import ArchiveGap, UsageError
 from ..changes import Filters, Report, checked_inputs, committed_changes
+from .failover import BY_GTID, SOURCE, GtidFloor, at, floor_of
 from .mirror import Mirror, StatementsOfAnyDatabase, open_sink
 from .props import order_key, position_of
 from .state import Tracker, flavor_of
@@ -84,6 +89,24 @@ def check_checkpoint(sink, ck: dict) -> None:
                          f"{CHECKPOINT} to walk the archive from its start")
 
 
+def check_checkpoint_by_gtid(sink, ck: dict) -> None:
+    """``check_checkpoint`` for a warehouse whose tables' positions span two primaries' series
+    (after a failover): some table's last commit's GTID state holds the checkpoint's."""
+    from .state import PROP, Query
+
+    want = ck.get("gtid_state") or ""
+    if not want:
+        raise UsageError(f"the follower's checkpoint records no GTID state: a failover cannot be followed by GTID; "
+                         f"remove {CHECKPOINT} and export again")
+    for db, name in sink.table_names():
+        have = (sink.recorded(db, name) or {}).get(PROP)
+        if have and Query(have).holds_state(want):
+            return
+    raise UsageError(f"the follower's checkpoint (GTID state {want}) is past every table's last commit: the "
+                     f"warehouse is not the one it was written for (put back from an older copy?); remove "
+                     f"{CHECKPOINT} to walk the archive from its start")
+
+
 def status(m: "Follower", started: float, now_wall: float, now: float) -> dict:
     """The follower's status (pure): ``lag_seconds``, how old the oldest transaction read but
     not yet committed to the tables is (now minus its commit time on the primary; 0 when every
@@ -119,8 +142,13 @@ class Follower(Mirror):
         super().flush()
         if had and t is not None:
             end = order_key(t.end_file or t.start_file, t.end_offset or 0)
-            write_checkpoint(self.warehouse, {"file": end[1], "position": end[2], "gtid": t.gtid or "",
-                                              "gtid_state": self.state.at(end), "series": self.series})
+            doc = {"file": end[1], "position": end[2], "gtid": t.gtid or "", "gtid_state": self.state.at(end),
+                   "series": self.series}
+            if self.source is not None:
+                doc[SOURCE] = self.source
+            if self.by_gtid is not None:
+                doc[BY_GTID] = True
+            write_checkpoint(self.warehouse, doc)
             self.committed_at = time.monotonic()
             self.applied_gtid, self.applied_at = t.gtid or "", end[1:]
         self.pending_since = None
@@ -130,6 +158,19 @@ class Follower(Mirror):
         if self.pending_since is None and self.n_trx:
             self.pending_since = item.trx.last_timestamp
 
+    def position(self, db: str, name: str):
+        """After a failover (``by_gtid``: the checkpoint's state, for commits that recorded none)
+        a table's ``GtidFloor``, not its position: positions of two series do not compare."""
+        if self.by_gtid is None:
+            return super().position(db, name)
+        k = (db, name)
+        if k not in self.floors:
+            self.floors[k] = floor_of(self.sink.recorded(db, name), self.by_gtid)
+        return self.floors[k]
+
+    by_gtid: str | None = None
+    source: int | None = None       # the server_id of the primary pull copies (the checkpoint keeps it)
+    floors: dict = {}
     committed_at = 0.0
     pending_since: float | None = None     # commit time of the oldest transaction read, not committed
     applied_gtid = ""
@@ -140,7 +181,8 @@ def follow_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = T
                 catalog: str | None = None, batch_transactions: int = 1000, batch_rows: int = 100_000,
                 commit_interval: float = 5.0, poll: float = 0.5, series: str | None = None,
                 skip_statements: bool = False, stop_after: float | None = None, on_poll=None,
-                status_file: str | None = None, status_line_to=None, feeder=None, buffer: str | None = None) -> dict:
+                status_file: str | None = None, status_line_to=None, feeder=None, buffer: str | None = None,
+                source: int | None = None, cross: bool = False) -> dict:
     """Follow the archive ``paths`` into ``warehouse`` (the module text) until SIGTERM / SIGINT
     (or ``stop_after`` seconds, for tests); the export's summary. ``ArchiveGap`` at a gap.
     ``status_file``: ``status`` as JSON, replaced after every look; ``status_line_to``: a
@@ -148,7 +190,10 @@ def follow_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = T
     ``binlogkit pull`` child filling the folder (``subprocess.Popen``): when it ends, the follower
     commits what it read and stops (its exit code in the summary, ``pull_exit``); when the
     follower stops, it is sent SIGTERM and waited for. ``buffer``: the folder pull fills when
-    ``paths`` are an archive it continues (``handover``): the follower reads both as one list."""
+    ``paths`` are an archive it continues (``handover``): the follower reads both as one list.
+    ``source``: the server_id of the primary pull copies (kept in the checkpoint). ``cross``: a
+    failover (``failover``): ``paths`` are the new primary's binlogs, read from their first file,
+    every transaction the checkpoint's GTID state holds skipped, the tables compared by GTID."""
     started = time.monotonic()
 
     def report(m) -> None:
@@ -180,7 +225,7 @@ def follow_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = T
         doc = _follow(paths, warehouse, stopping, fmt=fmt, mirror=mirror, filters=filters, catalog=catalog,
                        batch_transactions=batch_transactions, batch_rows=batch_rows, commit_interval=commit_interval,
                        poll=poll, series=series, skip_statements=skip_statements, stop_after=stop_after,
-                       on_poll=report, buffer=buffer)
+                       on_poll=report, buffer=buffer, source=source, cross=cross)
     finally:
         for s, h in old.items():
             signal.signal(s, h)
@@ -201,7 +246,7 @@ def follow_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = T
 def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: bool, filters: Filters | None,
             catalog: str | None, batch_transactions: int, batch_rows: int, commit_interval: float, poll: float,
             series: str | None, skip_statements: bool, stop_after: float | None, on_poll,
-            buffer: str | None = None) -> dict:
+            buffer: str | None = None, source: int | None = None, cross: bool = False) -> dict:
     from .. import make_summary
     from ...pitr.walk import read_head
     from ...reading.names import strip_compressed
@@ -214,16 +259,24 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
     filters = filters or Filters()
     sink = open_sink(fmt, warehouse, catalog)
     ck = read_checkpoint(warehouse)
+    if cross and not (ck and ck.get("gtid_state")):
+        raise UsageError("a new primary is followed from the mirror's GTID state, which the warehouse's checkpoint "
+                         "does not record")
+    # after a failover the tables' positions span two series: each table compared by GTID
+    by_gtid = ck["gtid_state"] if ck and (cross or ck.get(BY_GTID)) else None
     if ck is not None:
-        check_checkpoint(sink, ck)
+        (check_checkpoint_by_gtid if by_gtid else check_checkpoint)(sink, ck)
+    if source is None and ck is not None and isinstance(ck.get(SOURCE), int):
+        source = ck[SOURCE]
+    skip = GtidFloor(ck["gtid_state"]) if cross and ck else None    # held already: the new series' start
     t0 = time.monotonic()
     total = Report()
     m: Follower | None = None
-    floor = order_key(ck["file"], ck["position"]) if ck else None      # applied up to here
+    floor = order_key(ck["file"], ck["position"]) if ck and not cross else None      # applied up to here
     # where the next look starts reading: every transaction before it was seen whole (and, if
     # wanted, given to the mirror); with a checkpoint that records the GTID state, the checkpoint
     # itself (the state there is known), else the first file's start (the state from its head)
-    resume = floor if ck and ck.get("gtid_state") else None
+    resume = floor if ck and ck.get("gtid_state") and not cross else None
     noted = resume   # the GTIDs told to the state: those of transactions after it
     audited: tuple = ()
     g = None
@@ -259,11 +312,13 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
                 raise UsageError(f"the follower's position {done_to[1]}:{done_to[2]}: that file is not in "
                                  f"{', '.join(getattr(p, 'name', str(p)) for p in paths)} any more (nor any after it)")
         if m is None:
-            state = Tracker(flavor_of(ck["gtid_state"]), ck["gtid_state"]) if resume is not None and ck else \
+            known = (resume is not None or cross) and ck     # the state at the checkpoint
+            state = Tracker(flavor_of(ck["gtid_state"]), ck["gtid_state"]) if known and ck else \
                 Tracker.from_head(read_head(found[0]))
             m = Follower(sink, mirror=mirror, batch_transactions=batch_transactions, batch_rows=batch_rows,
                          tables=filters.tables, skip_statements=skip_statements, state=state)
             m.warehouse, m.series = warehouse, found[0].name.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+            m.by_gtid, m.source, m.floors = by_gtid, source, {}
             m.committed_at = time.monotonic()
         # the audit (the gap rule) when the files changed: a new file, a rotation (a file that
         # grows is read by the walk, which reports damage)
@@ -280,7 +335,8 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
             nonlocal noted
             pos = order_key(t.end_file or t.start_file, t.end_offset or 0)
             if noted is None or pos > noted:
-                _m.note(t)
+                if skip is None or not skip.holds_gtid(t.gtid):
+                    _m.note(t)
                 noted = pos
         walk = StatementsOfAnyDatabase(**{f.name: getattr(filters, f.name) for f in dataclasses.fields(Filters)},
                                        seen=note)
@@ -290,6 +346,10 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
             pos = order_key(t.end_file or t.start_file, t.end_offset or 0)
             if start is not None and pos <= start:
                 continue
+            if skip is not None and skip.holds_gtid(t.gtid):
+                continue
+            if by_gtid is not None:
+                pos = at(pos, t.gtid)
             if t is not cur:
                 if any(stopping):       # a signal (0: the feeder ended, this look is read whole)
                     break

@@ -37,6 +37,7 @@ class StatementRules:
     temporary: set
     gone: set
     pending: dict
+    state: Any           # the executed GTID state along the walk (``state.Tracker``)
 
     def position(self, db: str, name: str) -> tuple | None:
         k = (db, name)
@@ -58,7 +59,8 @@ class StatementRules:
         p = self.position(db, table)
         if p is None or pos <= p or self.sink.columns(db, table) is None:
             return
-        props = commit_props(t.gtid, (t.end_file or "").rsplit("/", 1)[-1], t.end_offset or 0, t.last_timestamp, 1)
+        props = commit_props(t.gtid, (t.end_file or "").rsplit("/", 1)[-1], t.end_offset or 0, t.last_timestamp, 1,
+                             self.state.at(pos))
         self.sink.empty(db, table, props)
         self.recorded[(db, table)] = position_of(props)
         self.stats.commits += 1
@@ -182,7 +184,8 @@ class StatementRules:
         ps = self.position(*src)
         if ps is not None and pos <= ps:
             return                                     # moved by an earlier run
-        props = commit_props(t.gtid, (t.end_file or "").rsplit("/", 1)[-1], t.end_offset or 0, t.last_timestamp, 1)
+        props = commit_props(t.gtid, (t.end_file or "").rsplit("/", 1)[-1], t.end_offset or 0, t.last_timestamp, 1,
+                             self.state.at(pos))
         self.sink.move(src[0], src[1], dst[0], dst[1], props)
         self.recorded[src] = self.recorded[dst] = position_of(props)
         self.gone.add(src)
