@@ -487,3 +487,41 @@ def test_pre_ga_rows_are_refused_not_misread(tmp_path):
     r = cli(src, "-o", tmp_path / "u.bin", "--start-position", "421", "--stop-position", "1027", "--skip-statements")
     assert r.returncode == 2 and "pre-GA rows events" in r.stderr, r.stderr
     assert not (tmp_path / "u.bin").exists()
+
+
+# -- a filtered undo and the statements of other tables --------------------------------------------
+
+def test_filtered_undo_passes_ddl_and_xa_of_other_tables_and_refuses_the_filtered_tables_own(tmp_path):
+    """The lab's MySQL 9.7 primary (committed fixture): --table lab.small over the folder is
+    refused for the one statement on lab.small (its CREATE TABLE), not for the DDL of lab.big,
+    types.* or the XA transactions of lab.acct; a range after that CREATE writes the undo of
+    lab.small's rows alone, and the summary names what it left as it is (before: refused, 17
+    statements of every table named)."""
+    src = ROOT / "fixtures" / "mysql-9.7" / "replication-gtid" / "primary"
+    uuid = "84d99cf6-e8f4-11f1-896e-02fc00000001"
+    p = cli(src, "--table", "lab.small", "-o", tmp_path / "all.bin")
+    assert p.returncode == 2 and "1 statement(s) in the range" in p.stderr, p.stderr
+    assert f"{uuid}:2: 'CREATE TABLE IF NOT EXISTS lab.small" in p.stderr and "lab.big" not in p.stderr
+    assert not (tmp_path / "all.bin").exists()
+    out = tmp_path / "small.bin"
+    p = cli(src, "--table", "lab.small", "-o", out, "--include-gtids", f"{uuid}:3-283", "--json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    apart = {s["gtid"].split(":")[1]: s["statement"] for s in doc["outside"]}
+    assert apart["3"].startswith("CREATE TABLE IF NOT EXISTS lab.big") and apart["6"] == "CREATE DATABASE types"
+    assert {"229", "234", "257", "258", "259", "260"} <= set(apart) and "XA" in apart["258"], apart
+    assert doc["skipped"] == [] and doc["undone"] == 241
+    tables = {ev.fields.get("table") for ev in decode_files([out]) if ev.raw.type_code == T.TABLE_MAP_EVENT}
+    assert tables == {"small"}, tables
+    # every lab.small row change of the range is undone, last first, and nothing else
+    original = [e for e in rows_events(src, include_gtids=gtid_matcher(f"{uuid}:3-283"), payloads=True)
+                if e[1] == "lab.small"]
+    assert rows_events(out) == inverse(original) and sum(len(e[2]) for e in original) == doc["rows"] == 242
+    p = cli(src, "--table", "lab.small", "-o", tmp_path / "t.bin", "--include-gtids", f"{uuid}:3-283")
+    assert p.returncode == 0 and "left as they are: 19 statement(s) or XA transaction(s)" in p.stderr, p.stderr
+    # an XA COMMIT without its PREPARE part in the range: its rows could be a filtered table's
+    p = cli(src, "--table", "lab.small", "-o", tmp_path / "xa.bin", "--include-gtids", f"{uuid}:200-256,{uuid}:258")
+    assert p.returncode == 2 and "XA PREPARE part" in p.stderr and not (tmp_path / "xa.bin").exists(), p.stderr
+    # the whole database filtered: its DDL blocks again
+    p = cli(src, "--database", "lab", "-o", tmp_path / "db.bin", "--include-gtids", f"{uuid}:3-283")
+    assert p.returncode == 2 and "lab.big" in p.stderr, p.stderr
