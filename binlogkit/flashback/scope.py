@@ -9,8 +9,9 @@ it could change what those tables hold or how their rows look. ``outside`` says 
   ``CREATE TABLE ... SELECT`` (rows written by a statement);
 * no name it could mean a table by (every word, every ``a.b`` pair, an unqualified word in the
   statement's default database) is one the filters take;
-* it is no DROP DATABASE of a database the filters take tables from (CREATE / ALTER DATABASE
-  change no row: a table in a database created in the range was created in the range too).
+* it is no DROP DATABASE (or MariaDB's CREATE OR REPLACE DATABASE) of a database the filters
+  take tables from (CREATE / ALTER DATABASE change no row: a table in a database created in the
+  range was created in the range too).
 
 Statement-format DML (INSERT, UPDATE, DELETE, LOAD DATA, a stored function's call) always blocks,
 whatever table it names: a trigger or a function it runs can change the filtered tables, and a
@@ -32,7 +33,9 @@ _DDL = re.compile(_LEAD + r"(?:CREATE|ALTER|DROP|RENAME|TRUNCATE|GRANT|REVOKE|FL
 _CREATE_TABLE = re.compile(_LEAD + r"CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMPORARY\s+)?TABLE\b", re.I | re.S)
 _SELECT = re.compile(r"\bSELECT\b", re.I)
 _ID = r"(?:`(?:[^`]|``)+`|[\w$]+)"
-_DROP_DATABASE = re.compile(_LEAD + r"DROP\s+(?:DATABASE|SCHEMA)\s+(?:IF\s+EXISTS\s+)?(" + _ID + ")", re.I | re.S)
+# statements that remove a database's tables: DROP DATABASE, MariaDB's CREATE OR REPLACE DATABASE
+_DROP_DATABASE = re.compile(_LEAD + r"(?:DROP|CREATE\s+OR\s+REPLACE)\s+(?:DATABASE|SCHEMA)\s+(?:IF\s+(?:NOT\s+)?EXISTS\s+)?("
+                            + _ID + ")", re.I | re.S)
 
 
 def _unquote(name: str) -> str:
