@@ -36,8 +36,9 @@ def command_names() -> list[str]:
     return sorted(COMMANDS)
 
 
-def help_text(name: str) -> str:
-    """What ``binlogkit NAME --help`` prints (COLUMNS=80)."""
+def help_text(name: str, sub: str | None = None) -> str:
+    """What ``binlogkit NAME --help`` (``binlogkit NAME SUB --help``: a group's command) prints
+    (COLUMNS=80)."""
     import click
 
     from binlogkit.cli.group import main
@@ -50,7 +51,19 @@ def help_text(name: str) -> str:
     cmd._help_option = None
     parent = click.Context(main, info_name="binlogkit", terminal_width=WIDTH - 2, **main.context_settings)
     with click.Context(cmd, info_name=name, parent=parent, terminal_width=WIDTH - 2) as ctx:
-        return cmd.get_help(ctx) + "\n"
+        if sub is None:
+            return cmd.get_help(ctx) + "\n"
+        inner = copy.copy(cmd.commands[sub])  # type: ignore[attr-defined]
+        inner._help_option = None
+        with click.Context(inner, info_name=sub, parent=ctx, terminal_width=WIDTH - 2) as sub_ctx:
+            return inner.get_help(sub_ctx) + "\n"
+
+
+def subcommand_names(name: str) -> list[str]:
+    """The commands of a group command (``binlogkit lake history``...); [] for a plain command."""
+    from binlogkit.cli.group import main
+
+    return sorted(getattr(main.commands[name], "commands", {}) or {})
 
 
 def short_help(name: str) -> str:
@@ -60,9 +73,12 @@ def short_help(name: str) -> str:
 
 
 def command_page(name: str) -> str:
-    return (f"# binlogkit {name}\n\n{short_help(name)}\n\n"
+    page = (f"# binlogkit {name}\n\n{short_help(name)}\n\n"
             f"This page is `binlogkit {name} --help`, made from the command's declaration when the site "
             f"is built.\n\n```text\n{help_text(name)}```\n")
+    for sub in subcommand_names(name):
+        page += f"\n## binlogkit {name} {sub}\n\n```text\n{help_text(name, sub)}```\n"
+    return page
 
 
 def commands_index() -> str:

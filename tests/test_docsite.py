@@ -78,6 +78,12 @@ def test_each_command_page_is_its_help():
                              timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="80"))
         assert res.returncode == 0, res.stderr
         assert f"```text\n{res.stdout}```" in pages[f"reference/commands/{name}.md"], name
+        for sub in ref.subcommand_names(name):   # a group's commands: each its own --help on the page
+            res = subprocess.run([sys.executable, "-m", "binlogkit", name, sub, "--help"], capture_output=True,
+                                 text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="80"))
+            assert res.returncode == 0, res.stderr
+            assert f"## binlogkit {name} {sub}\n\n```text\n{res.stdout}```" in pages[f"reference/commands/{name}.md"]
+    assert {"history", "show"} <= set(ref.subcommand_names("lake"))
 
 
 def test_every_public_name_is_documented():

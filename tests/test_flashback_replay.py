@@ -349,3 +349,58 @@ def test_mariadb_11_8_leaves_generated_columns_out_of_full_images_and_generated_
     rep = replay_sql(srv, sql)
     assert rep.returncode == 0, rep.stderr
     assert snapshot(srv, "gen_sql") == r["before"]
+
+
+def _filtered_case(srv, tmp_path: Path) -> None:
+    """The damage to ``fs.s`` sits among DDL of other tables and databases and an XA transaction
+    of another table: ``--table fs.s`` undoes it (they are named, left as they are), the replay
+    restores ``fs.s`` and leaves the other tables as the server has them; DDL on ``fs.s`` itself
+    still refuses, named alone."""
+    srv.execute("CREATE DATABASE fs", "CREATE TABLE fs.s (id INT PRIMARY KEY, v VARCHAR(20))",
+                "CREATE TABLE fs.o (id INT PRIMARY KEY, v VARCHAR(20))",
+                "INSERT INTO fs.s VALUES (1, 'a'), (2, 'b'), (3, 'c')", "INSERT INTO fs.o VALUES (1, 'x')")
+    before = srv.query("SELECT * FROM fs.s ORDER BY id")
+    f, start = _status(srv)
+    srv.execute("UPDATE fs.s SET v = 'damaged' WHERE id < 3",
+                "CREATE TABLE fs.o2 (id INT PRIMARY KEY)", "ALTER TABLE fs.o ADD COLUMN w INT",
+                "CREATE DATABASE fs_more", "DROP TABLE fs.o2", "RENAME TABLE fs.o TO fs.o3",
+                "XA START 'fsx'", "INSERT INTO fs.o3 VALUES (2, 'y', 2)", "XA END 'fsx'", "XA PREPARE 'fsx'",
+                "XA COMMIT 'fsx'",
+                "DELETE FROM fs.s WHERE id = 3", "INSERT INTO fs.o3 VALUES (3, 'z', 3)")
+    f2, stop = _status(srv)
+    assert f2 == f
+    others = srv.query("SELECT * FROM fs.o3 ORDER BY id")
+    src = srv.datadir / f
+    undo = tmp_path / "s.bin"
+    p = cli(src, "-o", undo, "--start-position", start, "--stop-position", stop)
+    assert p.returncode == 2 and "statement(s) in the range" in p.stderr      # unfiltered: every DDL blocks
+    p = cli(src, "-o", undo, "--start-position", start, "--stop-position", stop, "--table", "fs.s", "--json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    apart = " | ".join(s["statement"] for s in doc["outside"])
+    assert doc["undone"] == 2 and doc["rows"] == 3 and len(doc["outside"]) == 7, apart   # 5 DDL, XA prepare + commit
+    assert "CREATE DATABASE fs_more" in apart and "RENAME TABLE fs.o TO fs.o3" in apart and "XA COMMIT" in apart
+    rep = replay_binlog(srv, undo)
+    assert rep.returncode == 0, rep.stderr
+    assert srv.query("SELECT * FROM fs.s ORDER BY id") == before
+    assert srv.query("SELECT * FROM fs.o3 ORDER BY id") == others
+    # DDL on the filtered table itself: refused, that statement alone named
+    f, start = _status(srv)
+    srv.execute("UPDATE fs.s SET v = 'again'", "ALTER TABLE fs.s ADD COLUMN n INT", "CREATE TABLE fs.o4 (id INT)")
+    stop = _status(srv)[1]
+    p = cli(srv.datadir / f, "-o", tmp_path / "r.bin", "--start-position", start, "--stop-position", stop,
+            "--table", "fs.s")
+    assert p.returncode == 2 and "1 statement(s) in the range" in p.stderr and "ALTER TABLE fs.s" in p.stderr, p.stderr
+    assert not (tmp_path / "r.bin").exists()
+    p = cli(srv.datadir / f, "-o", tmp_path / "r.bin", "--start-position", start, "--stop-position", stop,
+            "--database", "fs")
+    assert p.returncode == 2 and "2 statement(s) in the range" in p.stderr, p.stderr
+
+
+@pytest.mark.kind("mysql-9.7")
+def test_filtered_undo_among_other_tables_ddl_replays_on_mysql(mysql_on_off, tmp_path):
+    _filtered_case(mysql_on_off["on"], tmp_path)
+
+
+def test_filtered_undo_among_other_tables_ddl_replays_on_mariadb(mariadb, tmp_path):
+    _filtered_case(mariadb, tmp_path)

@@ -174,7 +174,8 @@ def flashback(inputs, output, start_position, stop_position, start_datetime, sto
     --timestamp now (or TIME) dates them.
 
     Refuses (exit 2, nothing written) statements in the range, named (DDL, statement-format
-    DML; --skip-statements leaves them out), MINIMAL/NOBLOB images, a range that cuts a
+    DML; --skip-statements leaves them out; with --table / --database, DDL and XA transactions
+    of other tables are left as they are, named), MINIMAL/NOBLOB images, a range that cuts a
     transaction in two, an existing output without --force (with it: a verified copy first),
     a link as the output, an output that is one of the inputs. Exit 1: damaged input (nothing
     written).

@@ -67,6 +67,10 @@ class Result:
     later: dict | None = None
     backup: str | None = None  # where the output it replaced (--force) was copied, verified
     cleaned: list[str] = field(default_factory=list)  # leftovers of killed earlier runs, removed
+    # with --database / --table: the one-statement transactions (DDL) that touch no filtered
+    # table (scope.outside) and XA transactions of other tables' rows (undo.XaScope), left as
+    # they are: {file, start, end, gtid, statement}
+    outside: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return dict(vars(self))
@@ -188,7 +192,7 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
             if (other.flavor, other.post_header_lengths) != (fmt.flavor, fmt.post_header_lengths):
                 raise FlashbackRefused(f"{f} was written by {other.server_version}, {plan.files[0]} by "
                                        f"{fmt.server_version}: flash back one server version at a time", file=f)
-        statements = _statements(plan, local, fmt)
+        statements, apart = _statements(plan, local, fmt, filters)
         if statements and not skip_statements:
             shown = "; ".join(f"{s['gtid'] or s['file'] + ':' + str(s['start'])}: {s['statement'][:120]!r}"
                               for s in statements[:5])
@@ -200,7 +204,7 @@ def flashback(paths, output: str | os.PathLike, *, start_position: int | None = 
         if not len(plan):
             raise FlashbackRefused(nothing(False, len(statements)))
         res = Result(str(output), len(plan), 0, 0, 0, 0, plan.first_gtid, plan.last_gtid, statements,
-                     cleaned=cleaned)
+                     cleaned=cleaned, outside=apart)
         expected = Expected() if check_later else None
         if sql:
             from .sql import produce_sql
@@ -244,18 +248,24 @@ def _generated(names: tuple[str, ...]) -> frozenset[tuple[str, str, str]]:
     return frozenset(out)
 
 
-def _statements(plan: Plan, local: dict[str, Input], fmt: Format) -> list[dict]:
+def _statements(plan: Plan, local: dict[str, Input], fmt: Format, filters: Filters) -> tuple[list[dict], list[dict]]:
+    """The one-statement transactions of the range: those that block the undo (refused, or
+    left out by --skip-statements), and those a filtered undo leaves as they are (DDL touching
+    no filtered table: ``scope.outside``)."""
+    from .scope import outside
     from .source import EventFile
-    from .undo import statement_text
+    from .undo import statement_of
 
-    out = []
+    out: list[dict] = []
+    apart: list[dict] = []
     for name, start, end, gtid in plan.statements:
         with EventFile(local[name]) as fh:
-            text = statement_text(fh, name, start, end, fmt)
+            text, db = statement_of(fh, name, start, end, fmt)
         if gtid is None and is_gtid_next_automatic(text):
             continue  # the GTID_NEXT line of an undo binlog (flashing back a flashback): no change
-        out.append({"file": name, "start": start, "end": end, "gtid": gtid, "statement": text})
-    return out
+        st = {"file": name, "start": start, "end": end, "gtid": gtid, "statement": text[:1000]}
+        (apart if outside(text, db, filters.databases, filters.tables) else out).append(st)
+    return out, apart
 
 
 def _produce_binlog(plan: Plan, local: dict[str, Input], fmt: Format, fde_raw, fde_crc: bool, filters: Filters,
@@ -287,7 +297,7 @@ def _produce_binlog(plan: Plan, local: dict[str, Input], fmt: Format, fde_raw, f
 
         if replay_needs_gtid_next(fmt.flavor):
             write(session_query(GTID_NEXT_AUTOMATIC, fde_time, fde_raw.server_id, fmt))
-        with contextlib.closing(undo_plan(plan, local, fmt, filters, res.skipped)) as transactions:
+        with contextlib.closing(undo_plan(plan, local, fmt, filters, res.skipped, res.outside)) as transactions:
             for _name, events in transactions:
                 wrote = False
                 for out in events:

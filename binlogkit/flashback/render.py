@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from typing import Iterator
 
+SHOWN = 10   # statements left apart that the notes name one by one
+
 
 def summary_line(res) -> str:
     gt = f" ({res.first_gtid} .. {res.last_gtid})" if res.first_gtid else ""
@@ -17,6 +19,15 @@ def notes(res) -> Iterator[str]:
     for st in res.skipped:
         where = st["gtid"] or f"{os.path.basename(st['file'])}:{st['start']}"
         yield f"left out (--skip-statements): {where} {st['statement'][:100]!r}"
+    apart = getattr(res, "outside", None) or []
+    if apart:
+        yield (f"left as they are: {len(apart)} statement(s) or XA transaction(s) in the range that touch no table "
+               "of --database / --table (DDL of other tables, XA transactions of other tables' rows)")
+    for st in apart[:SHOWN]:
+        where = st["gtid"] or f"{os.path.basename(st['file'])}:{st['start']}"
+        yield f"  not a filtered table's: {where} {' '.join(st['statement'].split())[:100]!r}"
+    if len(apart) > SHOWN:
+        yield f"  ... and {len(apart) - SHOWN} more (--json lists them all: outside)"
     later = res.later or {}
     for c in later.get("conflicts", ()):
         where = f"{c['gtid'] + ' ' if c['gtid'] else ''}({os.path.basename(c['file'])}:{c['offset']})"

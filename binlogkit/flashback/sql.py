@@ -209,7 +209,7 @@ def produce_sql(plan, local: dict, fmt, filters, res, expected=None,
         writers: dict[tuple, _Writer] = {}
         guarded: set[tuple[str, str, tuple[int, ...]]] = set()
         unused = set(omit)
-        with closing(undo_plan(plan, local, fmt, filters, res.skipped)) as transactions:
+        with closing(undo_plan(plan, local, fmt, filters, res.skipped, res.outside)) as transactions:
             for (name, events), (_name, start, _end) in zip(transactions, plan.reversed()):
                 opened, gtid = False, None
                 for out in events:

@@ -43,6 +43,7 @@ compressed): they are spilled to a temporary file past 32 MB (``_Spill``).
 from __future__ import annotations
 
 import fnmatch
+import re
 import tempfile
 from array import array
 from dataclasses import dataclass, replace
@@ -161,15 +162,23 @@ def query_says(raw: RawEvent) -> str:
 def statement_text(fh: EventFile, name: str, start: int, end: int, fmt: Format) -> str:
     """The statement of a one-statement transaction at [start, end) (its first Query event that
     is not BEGIN), for the refusal that names it."""
+    return statement_of(fh, name, start, end, fmt)[0][:1000]
+
+
+def statement_of(fh: EventFile, name: str, start: int, end: int, fmt: Format) -> tuple[str, str]:
+    """The whole statement of a one-statement transaction at [start, end) and its session's
+    default database ("" when none)."""
     at = start
     while at < end:
         raw = read_event(fh, at, fmt, name)
         if raw.type_code in QUERY_TYPES:
-            q = _query_text(decode(raw)).strip()
+            ev = decode(raw)
+            q = _query_text(ev).strip()
             if not q.upper().startswith("BEGIN"):
-                return q[:1000]
+                db = ev.fields.get("db", "")
+                return q, db if isinstance(db, str) else bytes(db).decode("utf-8", "replace")
         at += raw.event_size
-    return "?"
+    return "?", ""
 
 
 SPILL = 32 << 20   # rows events of a Transaction_payload kept in memory up to this, then in a temporary file
@@ -222,6 +231,7 @@ class _Walk:
         self.begin: RawEvent | None = None
         self.skipped: list[tuple[int, str]] = []   # (offset, text) of statements left out (skip_statements)
         self.gtid: str | None = None
+        self.xa: list[tuple[int, str, str]] = []   # (offset, text, event type) of the XA statements
 
     def feed(self, raw: RawEvent, filters: Filters, *, inner: bool = False) -> None:
         code = raw.type_code
@@ -257,9 +267,9 @@ class _Walk:
                 self.terminator = raw
                 return
             q = _query_text(decode(raw)).lstrip()
-            if said == "xa":
-                raise FlashbackRefused(f"an XA transaction ({q[:60]!r}) cannot be flashed back",
-                                       offset=raw.offset, event_type=raw.type_name)
+            if said == "xa":   # refused after the walk, unless it touches no filtered table (XaScope)
+                self.xa.append((raw.offset, q, raw.type_name))
+                return
             if filters.skip_statements:
                 self.skipped.append((raw.offset, q[:1000]))
                 return
@@ -275,16 +285,63 @@ class _Walk:
                                    f"range; --skip-statements leaves statements out; {ROW_FORMAT}",
                                    offset=raw.offset, event_type=raw.type_name)
         if code == T.XA_PREPARE_LOG_EVENT:
-            raise FlashbackRefused("an XA transaction cannot be flashed back", offset=raw.offset,
-                                   event_type=raw.type_name)
+            self.xa.append((raw.offset, "XA PREPARE", raw.type_name))
+            return
         # anything else inside a transaction (Rotate, heartbeats...) carries no change
 
 
+_XID = re.compile(r"^XA\s+(?:START|BEGIN|END|PREPARE|COMMIT|ROLLBACK)\s+(.*?)(?:\s+(?:ONE\s+PHASE|JOIN|RESUME|"
+                  r"SUSPEND(?:\s+FOR\s+MIGRATE)?))?\s*$", re.I | re.S)
+
+
+def _xid(text: str) -> str | None:
+    m = _XID.match(text.strip())
+    return " ".join(m.group(1).split()) if m else None
+
+
+class XaScope:
+    """XA transactions in a filtered undo (--database / --table). An XA transaction cannot be
+    flashed back; one whose rows touch no filtered table is left as it is (``apart``), and so is
+    the XA COMMIT / ROLLBACK of such a one when both are in the range. A COMMIT / ROLLBACK is
+    met first (the walk goes last first): it waits in ``pending`` for its PREPARE part; one
+    still waiting at the end is refused (its rows are not in the range: they could be a
+    filtered table's)."""
+
+    def __init__(self) -> None:
+        self.pending: dict[str, tuple[str, int, str, str]] = {}   # xid -> (file, offset, text, event type)
+        self.apart: list[dict] = []
+
+    def take(self, walk: "_Walk", filters: Filters, name: str, start: int, end: int) -> bool:
+        """Whether the XA transaction of ``walk`` is left apart (else the caller refuses it)."""
+        if not filters.filtered or any(filters.wants(t) for _b, t, _r in walk.maps.values()):
+            return False
+        xids = {x for _o, text, _t in walk.xa if (x := _xid(text)) is not None}
+        if len(xids) != 1:
+            return False
+        xid = xids.pop()
+        if walk.maps:                 # the PREPARE part (or ONE PHASE): its rows are other tables'
+            self.pending.pop(xid, None)
+        elif xid not in self.pending:
+            off, text, kind = walk.xa[-1]
+            self.pending[xid] = (name, off, text, kind)
+        self.apart.append({"file": name, "start": start, "end": end, "gtid": walk.gtid,
+                           "statement": "; ".join(text for _o, text, _t in walk.xa)[:1000]})
+        return True
+
+    def check(self) -> None:
+        for name, off, text, kind in self.pending.values():
+            raise FlashbackRefused(f"an XA transaction ({text[:60]!r}) cannot be flashed back, and the range does "
+                                   "not hold the XA PREPARE part it ends, which could change a filtered table",
+                                   file=name, offset=off, event_type=kind)
+
+
 def undo_transaction(fh: EventFile, name: str, start: int, end: int, fmt: Format,
-                     filters: Filters, skipped: list[dict] | None = None) -> Iterator[Out]:
+                     filters: Filters, skipped: list[dict] | None = None,
+                     xa: XaScope | None = None) -> Iterator[Out]:
     """The events of the undo of the transaction at [start, end) of ``fh``. ``skipped`` gets
     the statements inside it that ``filters.skip_statements`` leaves out (file, start, end,
-    gtid None, statement: as the one-statement transactions of ``Result.skipped``)."""
+    gtid None, statement: as the one-statement transactions of ``Result.skipped``). An XA
+    transaction is refused, unless ``xa`` leaves it apart (``XaScope``)."""
     walk = _Walk()
     at = start
     try:
@@ -297,6 +354,12 @@ def undo_transaction(fh: EventFile, name: str, start: int, end: int, fmt: Format
             else:
                 walk.feed(read_event(fh, at, fmt, name), filters)
             at += size
+        if walk.xa:
+            if xa is None or not xa.take(walk, filters, name, start, end):
+                off, text, kind = walk.xa[0]
+                raise FlashbackRefused(f"an XA transaction ({text[:60]!r}) cannot be flashed back",
+                                       offset=off, event_type=kind)
+            return
         if skipped is not None:
             skipped += [{"file": name, "start": off, "end": end, "gtid": None, "statement": text}
                         for off, text in walk.skipped]
@@ -342,18 +405,24 @@ def undo_transaction(fh: EventFile, name: str, start: int, end: int, fmt: Format
         walk.spill.close()
 
 
-def undo_plan(plan, local: dict[str, Input], fmt, filters, skipped: list[dict] | None = None):
+def undo_plan(plan, local: dict[str, Input], fmt, filters, skipped: list[dict] | None = None,
+              apart: list[dict] | None = None):
     """The undo of every transaction of ``plan``, last first: ``(file name, iterator of its undo
     events)`` (``undo_transaction``) per transaction. Each input is opened once, read-only, and every one
     is closed when the walk ends (close the generator: ``contextlib.closing``). ``keys``: for
-    encrypted inputs (``source``)."""
+    encrypted inputs (``source``). ``apart`` gets the XA transactions a filtered undo leaves as
+    they are (``XaScope``); an XA COMMIT whose PREPARE part is not in the range is refused at the end."""
     handles: dict[str, EventFile] = {}
+    xa = XaScope()
     try:
         for name, start, end in plan.reversed():
             fh = handles.get(name)
             if fh is None:
                 fh = handles[name] = EventFile(local[name])
-            yield name, undo_transaction(fh, name, start, end, fmt, filters, skipped)
+            yield name, undo_transaction(fh, name, start, end, fmt, filters, skipped, xa)
+        xa.check()
+        if apart is not None:
+            apart += reversed(xa.apart)
     finally:
         for fh in handles.values():
             fh.close()
