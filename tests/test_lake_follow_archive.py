@@ -35,7 +35,7 @@ from fixtures.lab import Lab
 from fixtures.lab import workload
 from fixtures.lab.pull_lab import REPL_USER, Writer, binlog_names, kill9, password_file, primary_binlogs, settle, start_primary
 
-from followers import STARTED, reap_followers  # noqa: F401 (autouse: a failed test's followers stopped)
+from followers import STARTED, lock_free, reap_followers  # noqa: F401 (autouse: a failed test's followers stopped)
 
 pytestmark = pytest.mark.server
 pytest.importorskip("deltalake")
@@ -71,21 +71,6 @@ def _copy(primary, names: list[str], to: Path, gz: str | None = None) -> None:
 
 def _rows(fmt: str, wh: Path, cols=COLS) -> list:
     return sorted(tuple(r[c] for c in cols) for r in open_sink(fmt, str(wh)).read("lab", "small").to_pylist())
-
-
-def _lock_free(folder: Path) -> bool:
-    import fcntl
-
-    if not folder.exists():
-        return True
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return True
-    except BlockingIOError:
-        return False
-    finally:
-        os.close(fd)
 
 
 def _caught_up(primary, wh: Path) -> bool:
@@ -126,7 +111,7 @@ def test_the_archive_then_live_from_a_primary_that_purged_it(kind, fmt, tmp_path
             time.sleep(0.1)             # pull runs
         kill9(fs["whole"])
         deadline = time.monotonic() + 30
-        while not _lock_free(tmp_path / "wh-whole" / "_binlogkit_pull"):
+        while not lock_free(tmp_path / "wh-whole" / "_binlogkit_pull"):
             assert time.monotonic() < deadline, "the killed follower's pull still holds its folder"
             time.sleep(0.1)
         fs["whole"] = _follower(tmp_path / "whole", tmp_path / "wh-whole", fmt, primary, pw, 4300)

@@ -31,7 +31,7 @@ from binlogkit.export.lake.mirror import open_sink
 from fixtures.lab import Lab, catch_up, connect, grant_replication
 from fixtures.lab.pull_lab import REPL_USER, Writer, kill9, password_file, settle, start_primary
 
-from followers import STARTED, reap_followers  # noqa: F401 (autouse: a failed test's followers stopped)
+from followers import STARTED, lock_free, mirror_rows, reap_followers  # noqa: F401 (autouse: a failed test's followers stopped)
 
 pytestmark = pytest.mark.server
 pytest.importorskip("deltalake")
@@ -54,31 +54,8 @@ def _follower(folder: Path, wh: Path, server, pw: Path, log: Path, fmt: str) -> 
     return p
 
 
-def _mirror(fmt: str, wh: Path, cols: tuple) -> list:
-    try:
-        rows = open_sink(fmt, str(wh)).read("lab", "small").to_pylist()
-    except Exception:        # not made yet
-        return []
-    return sorted(tuple(r.get(c) for c in cols) for r in rows)
-
-
 def _table(server, cols: tuple) -> list:
     return sorted(tuple(r.get(c) for c in cols) for r in server.query("SELECT * FROM lab.small"))
-
-
-def _lock_free(folder: Path) -> bool:
-    import fcntl
-
-    if not folder.exists():
-        return True
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return True
-    except BlockingIOError:
-        return False
-    finally:
-        os.close(fd)
 
 
 def _wait(pred, timeout: float, what: str, proc=None, log: Path | None = None) -> None:
@@ -115,14 +92,14 @@ def test_failover_to_a_gtid_replica_followed_by_gtid_state(kind, fmt, tmp_path):
         writer = Writer(old, seed=46)
         writer.start()
         try:
-            _wait(lambda: _mirror(fmt, wh, COLS), 60, "the follower applied nothing", f, log)
+            _wait(lambda: mirror_rows(fmt, wh, COLS), 60, "the follower applied nothing", f, log)
             time.sleep(SECONDS)
             writer.pause()
             catch_up(new, old)
             # the primary dies, the follower with it (SIGKILL: its pull child gets SIGTERM)
             old.kill9()
             kill9(f)
-            _wait(lambda: _lock_free(folder), 30, "pull's lock")
+            _wait(lambda: lock_free(folder), 30, "pull's lock")
             before = tmp_path / "wh-before"
             shutil.copytree(wh, before)
             # the replica promoted: replication reset, it takes the writes
@@ -135,7 +112,7 @@ def test_failover_to_a_gtid_replica_followed_by_gtid_state(kind, fmt, tmp_path):
             f = _follower(folder, wh, new, pw, log, fmt)
             time.sleep(SECONDS / 2 + 1)
             kill9(f)         # and once more, mid-stream, after it crossed over
-            _wait(lambda: _lock_free(wh / "_binlogkit_pull.server-2"), 30, "pull's lock")
+            _wait(lambda: lock_free(wh / "_binlogkit_pull.server-2"), 30, "pull's lock")
             f = _follower(folder, wh, new, pw, log, fmt)
             time.sleep(SECONDS / 2)
         finally:
@@ -146,7 +123,7 @@ def test_failover_to_a_gtid_replica_followed_by_gtid_state(kind, fmt, tmp_path):
         settle(new)
         cols = COLS + ("extra2",)
         want = _table(new, cols)
-        _wait(lambda: _mirror(fmt, wh, cols) == want, 90, "the mirror did not catch up", f, log)
+        _wait(lambda: mirror_rows(fmt, wh, cols) == want, 90, "the mirror did not catch up", f, log)
         f.send_signal(signal.SIGTERM)
         out, _ = f.communicate(timeout=120)
         err = log.read_text()
@@ -166,7 +143,7 @@ def test_failover_to_a_gtid_replica_followed_by_gtid_state(kind, fmt, tmp_path):
             assert held <= MysqlGtidSet.parse(executed.replace("\n", "")), (ck, executed)
         else:
             assert ck["gtid_state"].startswith("0-2-"), (ck, executed)
-        got = _mirror(fmt, wh, cols)
+        got = mirror_rows(fmt, wh, cols)
         assert len(got) == len(want) > 100 and got == want
         changes = open_sink(fmt, str(wh)).read("lab", "small__changes").to_pylist()
         places = [(r["gtid"], r["row_index"]) for r in changes]
@@ -195,4 +172,4 @@ def test_failover_to_a_gtid_replica_followed_by_gtid_state(kind, fmt, tmp_path):
         assert "purged_on_primary" in err and "Traceback" not in err
         if mysql:
             assert doc["gap"]["kind"] == "purged_on_primary" and new.var("server_uuid") in doc["gap"]["gtids"]
-        assert _mirror(fmt, before, COLS)      # what it held, untouched
+        assert mirror_rows(fmt, before, COLS)      # what it held, untouched

@@ -28,7 +28,7 @@ from fixtures.cutproxy import CutProxy
 from fixtures.lab import Lab
 from fixtures.lab.pull_lab import REPL_USER, Writer, password_file, settle, start_primary
 
-from followers import STARTED, reap_followers  # noqa: F401 (autouse: a failed test's followers stopped)
+from followers import STARTED, mirror_rows, reap_followers  # noqa: F401 (autouse: a failed test's followers stopped)
 
 pytestmark = pytest.mark.server
 pytest.importorskip("deltalake")
@@ -46,14 +46,6 @@ def _pulled(primary, folder: Path) -> bool:
     last = primary.query("SHOW BINARY LOGS")[-1]
     p = folder / last["Log_name"]
     return p.exists() and p.stat().st_size == int(last["File_size"])
-
-
-def _mirror(fmt: str, wh: Path, cols: tuple) -> list:
-    try:
-        rows = open_sink(fmt, str(wh)).read("lab", "small").to_pylist()
-    except Exception:        # not made yet
-        return []
-    return sorted(tuple(r.get(c) for c in cols) for r in rows)
 
 
 @pytest.mark.parametrize("kind,fmt", KINDS)
@@ -116,7 +108,7 @@ def test_pulls_connection_cut_and_the_primary_restarted_while_following(kind, fm
             # the follower, still running, catches up with what pull wrote (a SIGTERM commits what
             # it has read and stops: it does not wait for the rest)
             deadline = time.monotonic() + 90
-            while _mirror(fmt, wh, cols) != want and time.monotonic() < deadline and follower.poll() is None:
+            while mirror_rows(fmt, wh, cols) != want and time.monotonic() < deadline and follower.poll() is None:
                 time.sleep(0.5)
             follower.send_signal(signal.SIGTERM)
             out, err = follower.communicate(timeout=120)
@@ -125,7 +117,7 @@ def test_pulls_connection_cut_and_the_primary_restarted_while_following(kind, fm
         doc = json.loads(out)
         assert doc["pull_exit"] is None and doc["problems"] == []
     sink = open_sink(fmt, str(wh))
-    got = _mirror(fmt, wh, cols)
+    got = mirror_rows(fmt, wh, cols)
     assert len(got) == len(want) > 100 and got == want
     places = [(r["file"], r["offset"], r["row_index"]) for r in sink.read("lab", "small__changes").to_pylist()]
     assert len(places) == len(set(places))

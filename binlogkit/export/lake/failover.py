@@ -21,7 +21,7 @@ import os
 
 from ...errors import UsageError
 from ...gtid import MariadbGtid, MysqlGtid, MysqlGtidSet
-from .state import PROP, flavor_of
+from .state import PROP, flavor_of, mariadb_pos
 
 SOURCE = "source"      # the checkpoint's key: the server_id of the primary it was written from
 BY_GTID = "by_gtid"    # the checkpoint's key: the tables' positions span series; compare by GTID
@@ -71,7 +71,7 @@ class GtidFloor:
         self.state = state
         self.flavor = flavor_of(state)
         self.set = MysqlGtidSet.parse(state) if self.flavor == "mysql" else None
-        self.pos = maria_state(state) if self.flavor == "mariadb" else {}
+        self.pos = mariadb_pos(state) if self.flavor == "mariadb" else {}
         self._last: tuple[str | None, bool] = (None, False)
 
     def holds_gtid(self, gtid: str | None) -> bool:
@@ -109,15 +109,6 @@ class GtidFloor:
 
     def __repr__(self) -> str:
         return f"GtidFloor({self.state!r})"
-
-
-def maria_state(text: str) -> dict[int, int]:
-    out: dict[int, int] = {}
-    for part in text.split(","):
-        if part.strip():
-            g = MariadbGtid.parse(part.strip())
-            out[g.domain_id] = max(out.get(g.domain_id, -1), g.seq_no)
-    return out
 
 
 def floor_of(props: dict | None, fallback: str) -> GtidFloor | None:
