@@ -114,7 +114,7 @@ class Follower(Mirror):
     series = ""
 
     def flush(self) -> None:
-        had = bool(self.batches)
+        had = bool(self.batches) or self.settled()
         t = self.last
         super().flush()
         if had and t is not None:
@@ -129,6 +129,16 @@ class Follower(Mirror):
         super().add(item, trx_pos)
         if self.pending_since is None and self.n_trx:
             self.pending_since = item.trx.last_timestamp
+
+    def settled(self) -> bool:
+        """Nothing pending, and the last transaction read (a statement: an ALTER, a TRUNCATE)
+        is past the checkpoint while a table's own commit carries it (``Mirror._ddl``,
+        ``_fill``, ``_empty``): the checkpoint moves past it too, else a restart reads it again."""
+        t = self.last
+        if t is None or self.batches:
+            return False
+        end = order_key(t.end_file or t.start_file, t.end_offset or 0)
+        return self.applied_at != end[1:] and any(isinstance(p, tuple) and p >= end for p in self.recorded.values())
 
     committed_at = 0.0
     pending_since: float | None = None     # commit time of the oldest transaction read, not committed
@@ -315,7 +325,7 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
         if g is not None:
             gap = g[1]
             break
-        if m.n_trx and time.monotonic() - m.committed_at >= commit_interval:
+        if (m.n_trx or m.settled()) and time.monotonic() - m.committed_at >= commit_interval:
             m.flush()
         if on_poll is not None:
             on_poll(m)

@@ -209,6 +209,7 @@ class Mirror(StatementRules):
             else:
                 pairs = [(f"{o}{x}", f"{n}{x}") for o, n in a.renames for x in ("", "__text")]
             self.sink.rename(a.db, name, pairs, self.altered[(a.db, a.table)][1])
+            self.recorded[(a.db, name)] = pos
 
     def _fill(self, a: ddl.Alter, pos: tuple, stmt: Statement) -> None:
         """ADD COLUMN with a default: the mirror's existing rows get the value, as the server's
@@ -250,6 +251,7 @@ class Mirror(StatementRules):
             # before it was committed: a batch ends before every DDL)
             self.sink.fill(a.db, a.table, pa.Table.from_arrays(arrays, schema=pa.schema(fields)),
                            self.altered[(a.db, a.table)][1])
+            self.recorded[(a.db, a.table)] = pos      # the table's commit carries the ALTER's coordinates
 
     def _evolve(self, b: TableBatch, pos: tuple) -> None:
         """A table version met: retype the change table's columns and drop and retype the
