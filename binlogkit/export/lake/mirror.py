@@ -133,6 +133,9 @@ class Mirror(StatementRules):
         self.temporary: set[tuple[str, str]] = set()
         self.gone: set[tuple[str, str]] = set()
         self.pending: dict[tuple[str, str], dict] = {}
+        # (db, table name) -> the table version whose columns it was found to hold (``_evolve``):
+        # the next batch of that version does not open the table again; a statement forgets them
+        self.evolved: dict[tuple[str, str], str] = {}
 
     def note(self, t: Transaction) -> None:
         """A committed transaction of the archive (wanted or not): its GTID joins the state."""
@@ -156,6 +159,7 @@ class Mirror(StatementRules):
             self.trx = t
             self.n_trx += 1
         if isinstance(item, Statement):
+            self.evolved.clear()
             if t.alter in ("START", "ROLLBACK"):
                 # MariaDB's two-phase ALTER: the COMMIT ALTER repeats the statement and is where
                 # the server applied it; a START ALTER alone or rolled back changed nothing
@@ -261,12 +265,15 @@ class Mirror(StatementRules):
 
         db, table = b.layout.db, b.layout.table
         for name in self.targets(db, table, bool(b.key_names())):
+            if self.evolved.get((db, name)) == b.layout.version:
+                continue        # the batch before, of this version, found it (or made it) so
             p = self.position(db, name)
             if p is None or pos <= p:
                 continue
             have = self.sink.columns(db, name)
             if have is None:
                 continue
+            self.evolved[(db, name)] = b.layout.version
             if name.endswith(CHANGES):
                 want = {f.name: lake_type(f.type) for f in b.layout.schema}
                 drop, retype = schema_plan(have, want, set(have))
