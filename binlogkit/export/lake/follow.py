@@ -117,6 +117,16 @@ class Follower(Mirror):
     warehouse = ""
     series = ""
 
+    def settled(self) -> bool:
+        """Nothing pending, and the last transaction read (a statement: an ALTER, a TRUNCATE)
+        is past the checkpoint while a table's own commit carries it (``Mirror._ddl``,
+        ``_fill``, ``_empty``): the checkpoint moves past it too, else a restart reads it again."""
+        t = self.last
+        if t is None or self.batches:
+            return False
+        end = order_key(t.end_file or t.start_file, t.end_offset or 0)
+        return self.applied_at != end[1:] and any(isinstance(p, tuple) and p >= end for p in self.recorded.values())
+
     def flush(self) -> None:
         had = bool(self.batches) or self.settled()
         t = self.last
@@ -133,16 +143,6 @@ class Follower(Mirror):
         super().add(item, trx_pos)
         if self.pending_since is None and self.n_trx:
             self.pending_since = item.trx.last_timestamp
-
-    def settled(self) -> bool:
-        """Nothing pending, and the last transaction read (a statement: an ALTER, a TRUNCATE)
-        is past the checkpoint while a table's own commit carries it (``Mirror._ddl``,
-        ``_fill``, ``_empty``): the checkpoint moves past it too, else a restart reads it again."""
-        t = self.last
-        if t is None or self.batches:
-            return False
-        end = order_key(t.end_file or t.start_file, t.end_offset or 0)
-        return self.applied_at != end[1:] and any(isinstance(p, tuple) and p >= end for p in self.recorded.values())
 
     committed_at = 0.0
     pending_since: float | None = None     # commit time of the oldest transaction read, not committed
