@@ -10,7 +10,10 @@ second from one client; ``binlogkit pull`` copies its binlogs into a folder; the
 its ``lag_seconds`` (how old the oldest transaction read but not committed is) gives p50 / p99 /
 max. pull's own delay (primary -> folder) is not in it. At the end the follower gets SIGTERM; its
 CPU (user+sys, from wait4) per row change is compared with a plain ``export`` of the same folder
-(the local export's CPU per row change). Prints one JSON document.
+(the local export's CPU per row change: a process of its own, start-up included, as the
+follower's), once with its default batches (1,000 transactions) and once with as many batches as
+the follower made (``--batch-transactions`` = the follower's transactions per batch: the same
+commits, what the follower does beyond them). Prints one JSON document.
 """
 
 from __future__ import annotations
@@ -102,13 +105,21 @@ def main(argv: list[str] | None = None) -> int:
         follow_cpu = usage.ru_utime + usage.ru_stime
         summary = json.loads(out) if out.strip() else {}
         kill9(pull)
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        plain = subprocess.run([sys.executable, "-m", "binlogkit", "export", str(folder), "-o", str(base / "plain"),
-                                "--format", args.format, "--mirror", "--json"], capture_output=True, text=True,
-                               cwd=ROOT, env=env)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        plain_cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-        plain_rows = json.loads(plain.stdout).get("rows", 0) if plain.stdout.strip() else 0
+
+        def export(name: str, *extra: str) -> tuple[float, int, int | None]:
+            """A plain export of the folder: its CPU (user+sys), rows and commits."""
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            plain = subprocess.run([sys.executable, "-m", "binlogkit", "export", str(folder), "-o", str(base / name),
+                                    "--format", args.format, "--mirror", "--json", *extra], capture_output=True,
+                                   text=True, cwd=ROOT, env=env)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            doc = json.loads(plain.stdout) if plain.stdout.strip() else {}
+            return ((after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime), doc.get("rows", 0),
+                    doc.get("commits"))
+        # its default batches (1,000 transactions), then as many batches as the follower made
+        plain_cpu, plain_rows, plain_commits = export("plain")
+        per = max(1, -(-summary.get("transactions", 0) // max(1, summary.get("batches") or 1)))
+        same_cpu, same_rows, same_commits = export("same", "--batch-transactions", str(per))
     rows = summary.get("rows", 0)
     doc = {"format": args.format, "target_rows_per_second": args.rate,
            "achieved_rows_per_second": round(achieved["rows"] / achieved["seconds"], 1),
@@ -116,8 +127,11 @@ def main(argv: list[str] | None = None) -> int:
            "lag_p99": pct(lags, 99), "lag_max": max(lags) if lags else None,
            "follower_rows": rows, "follower_commits": summary.get("commits"), "follower_cpu_s": round(follow_cpu, 2),
            "follower_cpu_us_per_row": round(follow_cpu / rows * 1e6, 1) if rows else None,
-           "export_rows": plain_rows, "export_cpu_s": round(plain_cpu, 2),
-           "export_cpu_us_per_row": round(plain_cpu / plain_rows * 1e6, 1) if plain_rows else None}
+           "export_rows": plain_rows, "export_commits": plain_commits, "export_cpu_s": round(plain_cpu, 2),
+           "export_cpu_us_per_row": round(plain_cpu / plain_rows * 1e6, 1) if plain_rows else None,
+           "export_same_batches_transactions": per, "export_same_batches_commits": same_commits,
+           "export_same_batches_cpu_s": round(same_cpu, 2),
+           "export_same_batches_cpu_us_per_row": round(same_cpu / same_rows * 1e6, 1) if same_rows else None}
     print(json.dumps(doc, indent=1))
     return 0
 

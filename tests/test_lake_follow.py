@@ -1,5 +1,6 @@
 """``export --follow`` on a folder ``binlogkit pull`` is filling, against real primaries under a
-live workload (the host's MariaDB 10.11 into Delta, MySQL 9.7 from the lab's chroot into Iceberg).
+live workload (the host's MariaDB 10.11 into Delta; MariaDB 11.8 and MySQL 9.7 from the lab's
+chroots into Iceberg).
 
 The primary takes small transactions (inserts, updates that change keys' columns, deletes),
 rollbacks, CREATE/DROP TABLE and FLUSH BINARY LOGS (many rotations, 1 MB binlogs) from a writer
@@ -38,6 +39,7 @@ pytest.importorskip("deltalake")
 ROOT = Path(__file__).resolve().parent.parent
 KILLS = int(os.environ.get("LAKE_FOLLOW_KILLS", "3"))     # make lake-follow-soak: TRIALS (20)
 KINDS = [pytest.param("mariadb-10.11", "delta", id="mariadb-10.11-delta"),
+         pytest.param("mariadb-11.8", "iceberg", id="mariadb-11.8-iceberg", marks=pytest.mark.kind("mariadb-11.8")),
          pytest.param("mysql-9.7", "iceberg", id="mysql-9.7-iceberg", marks=pytest.mark.kind("mysql-9.7"))]
 
 

@@ -308,3 +308,24 @@ def test_the_pull_folder_may_not_be_an_input(tmp_path):
     out, err = p.communicate(timeout=120)
     assert p.returncode == 2 and "--pull-dir" in err and "is an input" in err, err
     assert not (tmp_path / "wh" / "_binlogkit_pull").exists()
+
+
+def test_a_trailing_alter_moves_the_checkpoint_past_it(tmp_path):
+    """The last whole transaction of the folder is an ALTER whose own commit (the added column
+    filled with its default) the table carries: the checkpoint moves past it too, and the
+    restart on the whole file applies the rest once (MariaDB 11.8's two-phase ALTER, the committed
+    sample: ``COMMIT ALTER`` of ``ADD COLUMN y INT DEFAULT 5`` ends at 1241)."""
+    src = ROOT / "fixtures" / "samples" / "mariadb-11.8" / "mariadb-bin.000001"
+    folder, wh = tmp_path / "in", tmp_path / "wh"
+    folder.mkdir()
+    data = src.read_bytes()
+    (folder / src.name).write_bytes(data[:1241])      # pull has written up to the end of the ALTER
+    follow_lake([folder], str(wh), fmt="delta", commit_interval=0.2, stop_after=1)
+    ck = json.loads((wh / CHECKPOINT).read_text())
+    assert (ck["position"], ck["gtid"], ck["gtid_state"]) == (1241, "0-2-5", "0-2-5")
+    assert open_sink("delta", str(wh)).read("t", "a").column("y").to_pylist() == [5, 5, 5]
+    (folder / src.name).write_bytes(data)
+    again = follow_lake([folder], str(wh), fmt="delta", stop_after=0)
+    assert again["skipped_rows"] == 0 and again["problems"] == []
+    export_lake([src], str(tmp_path / "plain"), fmt="delta", mirror=True)
+    assert _tables(wh) == _tables(tmp_path / "plain")

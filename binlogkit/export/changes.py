@@ -217,7 +217,7 @@ class _Walk:
     spool (a transaction may continue into the next file) and the file being read."""
 
     def __init__(self, filters: Filters, report: Report, take: Callable[[Rows], bool] | None = None,
-                 sink: Any = None) -> None:
+                 sink: Any = None, keep: dict | None = None) -> None:
         self.filters, self.report, self.take = filters, report, take
         # the writer the C walk appends rows events to (``DatasetWriter``: ``c_target`` ...), with
         # its targets (id of a src Table -> the list ``_rowarrow.replay_run`` shares) of the day ``c_day``
@@ -232,6 +232,9 @@ class _Walk:
         self.damaged = False
         self.applied: dict[int, Table] = {}
         self.scratch: dict[bytes, object] = {}  # widths -> a C Builder that counts rows (nothing kept)
+        if keep is not None:    # what a walk before this one learnt (a follower's looks): table maps, builders
+            self.dec.known = keep.setdefault("tables", self.dec.known)
+            self.scratch = keep.setdefault("scratch", self.scratch)
 
     def reset(self) -> None:
         """After damage: the next file starts with no open transaction and no table maps."""
@@ -599,7 +602,8 @@ class _Decoder(EventDecoder):
 
 
 def committed_changes(paths, filters: Filters, report: Report, *,
-                      take: Callable[[Rows], bool] | None = None, sink: Any = None) -> Iterator[Rows | Statement]:
+                      take: Callable[[Rows], bool] | None = None, sink: Any = None,
+                      keep: dict | None = None) -> Iterator[Rows | Statement]:
     """``Rows`` and ``Statement`` values of the committed transactions of ``paths`` (paths or
     ``Input`` values with their keys, expanded by ``files.expand_paths``), in binlog order; ``report`` gets what was not exported. An
     input that cannot be opened raises ``OSError`` (the caller's usage error).
@@ -611,8 +615,12 @@ def committed_changes(paths, filters: Filters, report: Report, *,
 
     ``sink``: the ``DatasetWriter`` whose ``take`` that is (with ``take`` only): the rows events
     the C walk settles go into its builders, with its bookkeeping, without a ``Rows`` value
-    (``_Walk._replay_run``); what it writes is the same as from the ``Rows``."""
-    walk = _Walk(filters, report, take, sink)
+    (``_Walk._replay_run``); what it writes is the same as from the ``Rows``.
+
+    ``keep``: a dict the caller keeps from one call to the next over the same files (a
+    follower's looks): the table maps decoded (by their bytes) and the counting builders are
+    reused instead of made again by every call."""
+    walk = _Walk(filters, report, take, sink, keep)
     for inp in inputs(paths):
         report.files += 1
         report.bytes += inp.size()

@@ -241,11 +241,13 @@ class SafeDir:
 
     def replace(self, name: str, content: bytes | Callable[[int], None], *,
                 owner_like: os.stat_result | None = None, owner: tuple[int, int] | None = None,
-                new_mode: int = 0o640) -> None:
+                new_mode: int = 0o640, durable: bool = True) -> None:
         """Replace (or create) ``name`` atomically: exclusive temporary file, owner / group / mode
         of the file it replaces (or of the folder, for a new file; or ``owner`` and ``new_mode``
         when given), fsync, rename, fsync the folder.
-        ``content`` is bytes or a function that writes to the descriptor it is given."""
+        ``content`` is bytes or a function that writes to the descriptor it is given.
+        ``durable=False``: no fsync (a report rewritten every few moments, never read back:
+        readers still see the old file or the new one whole, a crash may leave the old one)."""
         old = self.lstat(name)
         if old is not None and not stat.S_ISREG(old.st_mode):
             raise WriteRefused(f"{name} is not a regular file", file=str(self.path / name))
@@ -266,7 +268,8 @@ class SafeDir:
                 if (cur.st_uid, cur.st_gid) != (uid, gid):
                     os.fchown(fd, uid, gid)
                 os.fchmod(fd, mode)
-                os.fsync(fd)
+                if durable:
+                    os.fsync(fd)
             finally:
                 os.close(fd)
             os.rename(tmp, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
@@ -276,7 +279,8 @@ class SafeDir:
             except OSError:
                 pass
             raise
-        self.fsync()
+        if durable:
+            self.fsync()
 
 
 def write_all(fd: int, data) -> None:

@@ -133,6 +133,9 @@ class Mirror(StatementRules):
         self.temporary: set[tuple[str, str]] = set()
         self.gone: set[tuple[str, str]] = set()
         self.pending: dict[tuple[str, str], dict] = {}
+        # (db, table name) -> the table version whose columns it was found to hold (``_evolve``):
+        # the next batch of that version does not open the table again; a statement forgets them
+        self.evolved: dict[tuple[str, str], str] = {}
 
     def note(self, t: Transaction) -> None:
         """A committed transaction of the archive (wanted or not): its GTID joins the state."""
@@ -156,6 +159,7 @@ class Mirror(StatementRules):
             self.trx = t
             self.n_trx += 1
         if isinstance(item, Statement):
+            self.evolved.clear()
             if t.alter in ("START", "ROLLBACK"):
                 # MariaDB's two-phase ALTER: the COMMIT ALTER repeats the statement and is where
                 # the server applied it; a START ALTER alone or rolled back changed nothing
@@ -209,6 +213,7 @@ class Mirror(StatementRules):
             else:
                 pairs = [(f"{o}{x}", f"{n}{x}") for o, n in a.renames for x in ("", "__text")]
             self.sink.rename(a.db, name, pairs, self.altered[(a.db, a.table)][1])
+            self.recorded[(a.db, name)] = pos
 
     def _fill(self, a: ddl.Alter, pos: tuple, stmt: Statement) -> None:
         """ADD COLUMN with a default: the mirror's existing rows get the value, as the server's
@@ -250,6 +255,7 @@ class Mirror(StatementRules):
             # before it was committed: a batch ends before every DDL)
             self.sink.fill(a.db, a.table, pa.Table.from_arrays(arrays, schema=pa.schema(fields)),
                            self.altered[(a.db, a.table)][1])
+            self.recorded[(a.db, a.table)] = pos      # the table's commit carries the ALTER's coordinates
 
     def _evolve(self, b: TableBatch, pos: tuple) -> None:
         """A table version met: retype the change table's columns and drop and retype the
@@ -259,12 +265,15 @@ class Mirror(StatementRules):
 
         db, table = b.layout.db, b.layout.table
         for name in self.targets(db, table, bool(b.key_names())):
+            if self.evolved.get((db, name)) == b.layout.version:
+                continue        # the batch before, of this version, found it (or made it) so
             p = self.position(db, name)
             if p is None or pos <= p:
                 continue
             have = self.sink.columns(db, name)
             if have is None:
                 continue
+            self.evolved[(db, name)] = b.layout.version
             if name.endswith(CHANGES):
                 want = {f.name: lake_type(f.type) for f in b.layout.schema}
                 drop, retype = schema_plan(have, want, set(have))
