@@ -202,6 +202,33 @@ def test_backfill_equals_the_local_mirror_and_the_local_run_continues_it(spark, 
     assert not list((wh / job.STAGING).glob("*"))   # the staging folder removed
 
 
+def test_the_gap_is_found_on_the_executors(spark, tmp_path, monkeypatch):
+    """The archive without its middle file: the audit runs on the executors (the audit job's
+    stages) and gives the driver the first gap ``audit_gap`` finds in one process; the backfill
+    (the driver auditing nothing itself) commits what is before it and raises ``ArchiveGap``."""
+    from binlogkit.errors import ArchiveGap
+    from binlogkit.export.changes import checked_inputs
+    from binlogkit.export.lake import gaps
+
+    arch = tmp_path / "arch"
+    arch.mkdir()
+    for name in ("mariadb-bin.000001", "mariadb-bin.000003"):
+        shutil.copy(_archive() / name, arch / name)
+    found = checked_inputs([str(arch)], one_series=True)
+    want = gaps.audit_gap(found)
+    assert want is not None and want[1]["kind"] in gaps.GAP_KINDS
+    assert audit_job.first_gap(spark, [i.name for i in found]) == want
+    assert audit_job.first_gap(spark, [str(_archive() / f"mariadb-bin.00000{i}") for i in (1, 2, 3)]) is None
+
+    def no(*a, **k):
+        raise AssertionError("the driver audited the archive")
+    monkeypatch.setattr(gaps, "audit_gap", no)
+    with pytest.raises(ArchiveGap) as got:
+        job.run(spark, [str(arch)], str(tmp_path / "wh"), fmt="delta", mirror=True, tables=("types.ints",))
+    s = got.value.summary  # type: ignore[attr-defined]
+    assert s["gap"] == want[1] and s["commits"] > 0
+
+
 def test_killed_between_table_commits_a_rerun_completes(spark, tmp_path, monkeypatch, capsys):
     """The whole archive (tables without the partial images): the driver dies after two table
     commits (their data files, and the others', written); a rerun of the backfill (the job's argv) commits the

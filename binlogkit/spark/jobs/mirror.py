@@ -82,10 +82,12 @@ def run(spark, paths: list, warehouse: str, *, fmt: str = "iceberg", mirror: boo
     found = checked_inputs(paths, series=series, one_series=mirror)
     sink = open_sink(fmt, warehouse, catalog)
     gap = None
-    if check_gaps:
-        from binlogkit.export.lake.gaps import audit_gap
+    if check_gaps:   # audited on the executors (the audit job's stages): one finding back, or None
+        from binlogkit.crypto.keys import KeySpec
+        from binlogkit.spark.jobs.audit import first_gap
 
-        gap = audit_gap(found)
+        keys = found[0].keys if found else None
+        gap = first_gap(spark, [i.name for i in found], spec=keys if isinstance(keys, KeySpec) else None)
     start = Tracker.from_head(read_head(found[0]))
     tasks = plan(found, split_bytes)
     fs, root = output_fs(warehouse)
