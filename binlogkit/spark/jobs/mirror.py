@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 import uuid
@@ -79,6 +80,12 @@ def run(spark, paths: list, warehouse: str, *, fmt: str = "iceberg", mirror: boo
     from binlogkit.spark.backfill import keys_of, walk_task, write_part
 
     t0 = time.monotonic()
+    phases: dict[str, float] = {}
+
+    def phase(name: str) -> None:   # wall seconds of each stage, since the one before
+        phases[name] = round(time.monotonic() - t0 - sum(phases.values()), 3)
+    # local paths made absolute: an executor's working folder is not the driver's
+    paths = [p if "://" in os.fspath(p) else os.path.abspath(p) for p in paths]
     found = checked_inputs(paths, series=series, one_series=mirror)
     sink = open_sink(fmt, warehouse, catalog)
     gap = None
@@ -88,16 +95,20 @@ def run(spark, paths: list, warehouse: str, *, fmt: str = "iceberg", mirror: boo
 
         keys = found[0].keys if found else None
         gap = first_gap(spark, [i.name for i in found], spec=keys if isinstance(keys, KeySpec) else None)
+    phase("audit")
     start = Tracker.from_head(read_head(found[0]))
     tasks = plan(found, split_bytes)
+    phase("plan")
     fs, root = output_fs(warehouse)
-    staging = f"{warehouse.rstrip('/')}/{STAGING}/{uuid.uuid4().hex}"
+    where = warehouse.rstrip("/") if "://" in warehouse else os.path.abspath(warehouse)
+    staging = f"{where}/{STAGING}/{uuid.uuid4().hex}"
     env = storage.environment()
     spec = {"tables": list(tables), "skip_statements": skip_statements, "gap": list(gap[0]) if gap else None,
             "schema": schema}
     sc = spark.sparkContext
     results = sorted(sc.parallelize([(t.index, t) for t in tasks], numSlices=max(1, len(tasks)))
                      .map(partial(walk_task, staging=staging, spec=spec, env=env)).collect(), key=lambda r: r["task"])
+    phase("walk")
     taken, stop = cut(results)
     last, state = end_state(start, taken)
 
@@ -129,6 +140,7 @@ def run(spark, paths: list, warehouse: str, *, fmt: str = "iceberg", mirror: boo
         t = info[(db, name if is_mirror else name[:-len(CHANGES)])]
         targets[(db, name)] = target_of(sink, db, name, t["mirror_schema"] if is_mirror else t["changes_schema"])
 
+    phase("tables")
     # the data files: change rows as they are, mirror rows that won their key
     jobs = [((db, name), p["changes"]) for db, name, m in todo if not m
             for _, p in info[(db, name[:-len(CHANGES)])]["parts"]]
@@ -160,6 +172,7 @@ def run(spark, paths: list, warehouse: str, *, fmt: str = "iceberg", mirror: boo
         for k, files in out:
             written.setdefault(k, []).extend(files)
 
+    phase("data files")
     # the commits: each table once, at the backfill's end
     commits = 0
     if last is not None:
@@ -178,6 +191,7 @@ def run(spark, paths: list, warehouse: str, *, fmt: str = "iceberg", mirror: boo
             sfs.rm(sroot, recursive=True)
     except OSError:
         pass
+    phase("commits")
     problems = [p for r in taken for p in r["problems"]]
     incomplete = [p for r in taken for p in r["incomplete"]]
     skipped: dict[str, int] = {}
@@ -198,7 +212,8 @@ def run(spark, paths: list, warehouse: str, *, fmt: str = "iceberg", mirror: boo
                "cut": clean_stop if clean_stop is not None and clean_stop["kind"] != "gap" else None,
                "partitions": len(tasks), "partitions_taken": len(taken),
                "truncated": sorted(f"{d}.{t}" for d, t in truncated),
-               "data_files": sum(len(v) for v in written.values()), "seconds": round(time.monotonic() - t0, 3)}
+               "data_files": sum(len(v) for v in written.values()), "seconds": round(time.monotonic() - t0, 3),
+               "phases": phases}
     if stop is not None and stop["kind"] == "gap":
         summary["gap"] = gap[1] if gap else None
         g = gap[1] if gap else {}
