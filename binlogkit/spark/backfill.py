@@ -8,7 +8,7 @@ database), until its first barrier. The rows go to export's writer without files
 (``export.dataset.BatchWriter``, one part per table: binlog order kept), so the change rows are
 export's (the same values, made lakehouse types by ``lake.types.to_lake``: what the local
 mirror's ``lake.batch.TableBatch`` gives). A partial row image is what the builder marks in C
-(``Builder.partial``). Per table it stages two Parquet files under the staging folder: its
+(``Builder.partial``). Per table it stages two Arrow IPC files under the staging folder: its
 change rows, and its own fold per primary key, made column-wise from Arrow (``fold_arrow``: per
 key the last row, or an entry marked ``__dead`` for a key deleted or moved away). What goes
 back to the driver: paths, counts, schemas, the last transaction and the partition's GTIDs.
@@ -210,13 +210,11 @@ def _last(t, pos: tuple) -> dict:
 
 def _stage(no: int, tabs: dict, ready: list, cut_trx: Any, staging: str) -> dict:
     """Each table's change rows (the writer's ``ready`` chunks, those of transactions before
-    ``cut_trx`` when the partition stopped inside it) and its fold by key as Parquet files under
+    ``cut_trx`` when the partition stopped inside it) and its fold by key as Arrow IPC files under
     ``staging``; per table what the driver needs (paths, counts, schemas, key, version, first
     change)."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    from ..export.lake.props import open_file
     from ..export.lake.types import to_lake
 
     chunks: dict[tuple[str, str], list] = {}
@@ -231,16 +229,14 @@ def _stage(no: int, tabs: dict, ready: list, cut_trx: Any, staging: str) -> dict
         got = chunks[name]
         changes = to_lake((pa.concat_tables(got) if len(got) > 1 else got[0]).slice(0, keep))
         base = f"{root}/p{no:06d}-{i:05d}"
-        with open_file(base + "-changes.parquet", "wb") as fh:
-            pq.write_table(changes, fh)
+        _put(base + "-changes.arrow", changes)
         entry = {"db": name[0], "table": name[1], "version": tab.version, "key": tab.key,
-                 "changes": base + "-changes.parquet", "changes_schema": changes.schema, "rows": changes.num_rows,
+                 "changes": base + "-changes.arrow", "changes_schema": changes.schema, "rows": changes.num_rows,
                  "first_at": tab.first_at, "mirror": None, "mirror_schema": None}
         if tab.key:
             folded = fold_arrow(changes, tab.key, min(tab.fold_from, keep))
-            with open_file(base + "-mirror.parquet", "wb") as fh:
-                pq.write_table(folded, fh)
-            entry.update(mirror=base + "-mirror.parquet", mirror_schema=folded.schema.remove(
+            _put(base + "-mirror.arrow", folded)
+            entry.update(mirror=base + "-mirror.arrow", mirror_schema=folded.schema.remove(
                 folded.schema.get_field_index(DEAD)))
         out[name] = entry
     return out
@@ -285,18 +281,33 @@ def fold_arrow(changes, key: list[str], start: int = 0):
     return pa.concat_tables([arrow_for(full, p) for p in parts])
 
 
+def _put(path: str, table) -> None:
+    """A staged table: an Arrow IPC file (read back once, by this job: no encoding to pay)."""
+    import pyarrow as pa
+
+    from ..export.lake.props import open_file
+
+    with open_file(path, "wb") as fh, pa.ipc.new_file(fh, table.schema) as w:
+        w.write_table(table)
+
+
+def _get(path: str):
+    import pyarrow as pa
+
+    from ..export.lake.props import open_file
+
+    with open_file(path, "rb") as fh:
+        return pa.ipc.open_file(fh).read_all()
+
+
 def keys_of(item: tuple, env: dict | None = None) -> Iterator[tuple]:
     """A staged fold's entries for the shuffle: ``((table, key), (partition, file, row, dead))``.
     ``item``: (table, file number, partition, path, key column names)."""
-    import pyarrow.parquet as pq
-
-    from ..export.lake.props import open_file
     from ..reading import storage
 
     storage.adopt(env)
     name, fno, part, path, key = item
-    with open_file(path, "rb") as fh:
-        t = pq.read_table(fh, columns=list(key) + [DEAD])
+    t = _get(path).select(list(key) + [DEAD])
     dead = t[DEAD].to_pylist()
     for i, k in enumerate(zip(*[t[c].to_pylist() for c in key])):
         yield (name, k), (part, fno, i, dead[i])
@@ -306,14 +317,11 @@ def write_part(path: str, rows: list[int] | None, target: tuple, env: dict | Non
     """The rows ``rows`` (None: all) of the staged file ``path`` written as data files of the
     table ``target`` (``IcebergSink.target`` / ``DeltaSink.target``); their descriptions."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    from ..export.lake.props import open_file
     from ..reading import storage
 
     storage.adopt(env)
-    with open_file(path, "rb") as fh:
-        data = pq.read_table(fh)
+    data = _get(path)
     if DEAD in data.column_names:
         data = data.drop_columns([DEAD])
     if rows is not None:
