@@ -2,7 +2,9 @@
 benchmark binlog next to ``mariadb-binlog -v`` and the Parquet export on the same file, in the
 same run: CPU seconds (user+sys of the child), row changes per CPU second and peak RSS; then,
 per format, the wall time of the local mirror build against the Spark backfill
-(``--engine spark``: ``SPARK_MASTER``, default local[2]; the JVM's CPU is not a child's).
+(``--engine spark``: ``SPARK_MASTER``, default local[2], ``standalone`` or ``--cluster``: a master
+and two 1-core workers started here; the JVM's CPU is not a child's), and the two warehouses
+compared table by table (rows and commit properties).
 
     make bench-mirror            # or: python bench/mirror.py [FILE] [--formats iceberg,delta] [--no-spark]
 
@@ -122,6 +124,33 @@ def _formats(args, path: Path, scratch: Path, bk: str, master: str, walls: list)
             continue
         sp = json.loads(out)
         walls.append((fmt, wall, swall, master, sp))
+        print(f"{fmt}: the Spark-built warehouse against the local one: {compare(fmt, scratch)}")
+
+
+KEPT = ("binlogkit.gtid", "binlogkit.file", "binlogkit.position", "binlogkit.commit_time", "binlogkit.gtid_state")
+
+
+def compare(fmt: str, scratch: Path) -> str:
+    """The two warehouses of ``fmt`` (local, ``-spark``) table by table: rows (sorted by change
+    coordinates, or by ``id``) and commit properties; what differs, or "equal"."""
+    sys.path.insert(0, str(ROOT))
+    from binlogkit.export.lake.mirror import open_sink
+
+    a, b = open_sink(fmt, str(scratch / fmt)), open_sink(fmt, str(scratch / (fmt + "-spark")))
+    names = sorted(a.table_names())
+    if names != sorted(b.table_names()):
+        return f"DIFFERENT tables: {names} / {sorted(b.table_names())}"
+    out = []
+    for db, n in names:
+        x, y = a.read(db, n), b.read(db, n)
+        cols = x.column_names
+        order = [(c, "ascending") for c in (["file", "offset", "row_index"] if "row_index" in cols else ["id"])]
+        x, y = x.sort_by(order), y.select(cols).sort_by(order)
+        if not (x.schema == y.schema and x.equals(y)):
+            out.append(f"{db}.{n} rows DIFFERENT ({x.num_rows} / {y.num_rows})")
+        if {k: (a.recorded(db, n) or {}).get(k) for k in KEPT} != {k: (b.recorded(db, n) or {}).get(k) for k in KEPT}:
+            out.append(f"{db}.{n} commit properties DIFFERENT")
+    return "; ".join(out) if out else f"equal ({len(names)} tables, rows and commit properties)"
 
 
 def _load() -> str:
