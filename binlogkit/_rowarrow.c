@@ -13,7 +13,9 @@
  * text that is not valid UTF-8, an image that runs past its end or leaves bytes over) rolls the
  * builder back to where it was and returns -1: the caller decodes that event in Python. Every
  * read is bounds-checked against the image's end. ``finish`` hands the buffers out as bytes,
- * which pyarrow wraps (pa.Array.from_buffers) without a Python object per value.
+ * which pyarrow wraps (pa.Array.from_buffers) without a Python object per value. Per row the
+ * builder also marks whether its after image is partial (``partial_rows``, ``partial``: the
+ * columns-present bitmap lacks a column of the table), what the mirror backfill stops before.
  *
  * Column kinds (the first number of each plan entry; p1, p2 follow):
  *   INT    p1 bytes in (1,2,3,4,8), p2 bytes out (1,2,4,8), signed
@@ -1212,6 +1214,8 @@ typedef struct {
     Mark *marks;
     int64_t rows;
     int oom;
+    Buf partial;    /* per row held: 1 when its after image (a write's or an update's) lacks columns of the table */
+    int64_t npartial;
 } Builder;
 
 static void builder_dealloc(Builder *self) {
@@ -1223,6 +1227,7 @@ static void builder_dealloc(Builder *self) {
         }
     PyMem_Free(self->arrs);
     PyMem_Free(self->marks);
+    PyMem_Free(self->partial.p);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -1249,6 +1254,8 @@ static int builder_init(Builder *self, PyObject *args, PyObject *kw) {
     self->arrs = arrs;
     self->marks = marks;
     self->rows = 0;
+    self->partial.len = 0;
+    self->npartial = 0;
     return 0;
 }
 
@@ -1298,9 +1305,16 @@ static long builder_append(Builder *self, const Plan *plan, const uint8_t *b, si
         self->marks[i].nulls = self->arrs[i].nulls;
         self->marks[i].data_len = self->arrs[i].data.len;
     }
-    size_t p = 0;
+    size_t p = 0, marked = self->partial.len;
     if (kind != 1)
         bma = bmb;
+    /* a partial row image (binlog_row_image MINIMAL / NOBLOB, MariaDB's generated columns left
+     * out): the after image's columns-present bitmap lacks a column of the table */
+    uint8_t part = 0;
+    if (kind != 2)
+        for (int i = 0; i < n; i++)
+            if (!(bma[i >> 3] >> (i & 7) & 1))
+                part = 1;
     Arr *before = self->arrs, *after = self->arrs + n;
     long rows = 0;
     while (p < len) {
@@ -1319,18 +1333,25 @@ static long builder_append(Builder *self, const Plan *plan, const uint8_t *b, si
             for (int i = 0; i < n; i++)
                 if (arr_null(&after[i]))
                     goto undo;
+        if (grow(&self->partial, 1))
+            goto undo;
+        self->partial.p[self->partial.len++] = part;
         rows++;
     }
     if (!keep) {
         for (int i = 0; i < 2 * n; i++) /* a probe: the rows counted, nothing kept */
             arr_rollback(&self->arrs[i], &self->marks[i]);
+        self->partial.len = marked;
         return rows;
     }
     self->rows += rows;
+    if (part)
+        self->npartial += rows;
     return rows;
 undo:
     for (int i = 0; i < 2 * n; i++)
         arr_rollback(&self->arrs[i], &self->marks[i]);
+    self->partial.len = marked;
     return -1;
 }
 
@@ -1424,10 +1445,18 @@ static PyObject *builder_finish(Builder *self, PyObject *unused) {
     for (int i = 0; i < 2 * n; i++)
         arr_reset(&self->arrs[i]);
     self->rows = 0;
+    self->partial.len = 0;
+    self->npartial = 0;
     return out;
 }
 
 static PyObject *builder_rows(Builder *self, void *closure) { return PyLong_FromLongLong(self->rows); }
+
+static PyObject *builder_npartial(Builder *self, void *closure) { return PyLong_FromLongLong(self->npartial); }
+
+static PyObject *builder_partial_rows(Builder *self, PyObject *unused) {
+    return PyBytes_FromStringAndSize(self->partial.p ? (const char *)self->partial.p : "", (Py_ssize_t)self->partial.len);
+}
 
 static PyObject *builder_nbytes(Builder *self, void *closure) {
     size_t t = 0;
@@ -1444,10 +1473,14 @@ static PyMethodDef builder_methods[] = {
      "finish() -> (rows, [(validity or None, null count, offsets or None, data or None), ...]): the before "
      "columns, then the after columns, as read-only buffers (Buffer: handed over, not copied); the builder starts "
      "empty again."},
+    {"partial_rows", (PyCFunction)builder_partial_rows, METH_NOARGS,
+     "partial_rows() -> bytes, one per row held (until finish): 1 when the row's after image (a write's or an "
+     "update's) lacks columns of the table (binlog_row_image MINIMAL / NOBLOB, generated columns left out), else 0."},
     {NULL}};
 
 static PyGetSetDef builder_getset[] = {
     {"rows", (getter)builder_rows, NULL, "rows held", NULL},
+    {"partial", (getter)builder_npartial, NULL, "rows held whose after image is partial (see partial_rows)", NULL},
     {"nbytes", (getter)builder_nbytes, NULL, "bytes held in the buffers", NULL},
     {NULL}};
 

@@ -47,6 +47,15 @@ class Builder:
     def rows(self) -> int: ...
     @property
     def nbytes(self) -> int: ...
+    @property
+    def partial(self) -> int:
+        """Rows held whose after image is partial (``partial_rows``)."""
+        ...
+    def partial_rows(self) -> bytes:
+        """One byte per row held (until ``finish``): 1 when the row's after image (a write's or an
+        update's) lacks columns of the table (binlog_row_image MINIMAL / NOBLOB, generated columns
+        left out; the columns-present bitmap against the table's columns), else 0."""
+        ...
     def add(self, plan: Plan, images: bytes, kind: int, before_bitmap: bytes, after_bitmap: bytes,
             keep: bool = True, /) -> int:
         """Rows appended, or -1 (nothing appended: the event is the Python path's); kind 0 write,

@@ -102,6 +102,57 @@ def test_cut_takes_the_partitions_before_the_first_barrier_or_new_table_version(
     assert after_truncate(("d", "t"), parts, {("d", "u"): [4]}) == parts
 
 
+def test_the_arrow_fold_is_the_mirrors_fold():
+    """``fold_arrow`` (the executors' fold by key, column-wise) gives, per key, what ``fold.fold``
+    gives row by row: random histories of inserts, updates (key updates too) and deletes over a
+    few keys, from random starting rows (a TRUNCATE's)."""
+    import random
+
+    import pyarrow as pa
+
+    from binlogkit.export.lake.fold import fold
+    from binlogkit.spark.backfill import DEAD, fold_arrow
+
+    rnd = random.Random(7)
+    for _ in range(300):
+        n = rnd.randint(0, 40)
+        ops = [rnd.choice(["insert", "update", "delete"]) for _ in range(n)]
+        b = [None if o == "insert" else rnd.randint(0, 5) for o in ops]
+        a = [None if o == "delete" else rnd.randint(0, 5) for o in ops]
+        t = pa.table({"op": pa.array(ops, pa.string()), "before_id": pa.array(b, pa.int32()),
+                      "after_id": pa.array(a, pa.int32()), "before_v": pa.array(range(n), pa.int64()),
+                      "after_v": pa.array(range(n), pa.int64())})
+        s = rnd.randint(0, n)
+        want = fold((o, (x,), (y,)) for o, x, y in zip(ops[s:], b[s:], a[s:]))
+        got = fold_arrow(t, ["id"], s)
+        assert got.schema.names == ["id", "v", DEAD]
+        assert {(r["id"],): None if r[DEAD] else r["v"] - s for r in got.to_pylist()} == want
+
+
+def test_executors_walk_with_export_c_walk_and_stop_at_the_partial_image_c_marks(monkeypatch, tmp_path):
+    """``walk_task`` goes through export's C walk (no row through the local mirror's Python row
+    builder) and stops before the first partial row image, which the C builder marks: the
+    MariaDB 10.11 fixture's MINIMAL event, its transaction's rows left out."""
+    from binlogkit.export.lake import batch
+    from binlogkit.rowvalues.arrowcols import C_ROWARROW
+    from binlogkit.spark import backfill
+    from binlogkit.spark.files import plan_files
+
+    if C_ROWARROW is None:
+        pytest.skip("binlogkit._rowarrow is not built")
+
+    def no(*a, **k):
+        raise AssertionError("a row through TableBatch")
+    monkeypatch.setattr(batch.TableBatch, "add", no)
+    marked = []
+    real = backfill._partial
+    monkeypatch.setattr(backfill, "_partial", lambda w, tab, ch: marked.append(real(w, tab, ch)) or marked[-1])
+    tasks = [t for t in plan_files([str(_archive())]) if t.name.endswith("000003")]
+    r = backfill.walk_task((0, tasks[0]), staging=str(tmp_path), spec={})
+    assert r["barrier"]["kind"] == "partial row image" and marked[-1] and not any(marked[:-1])
+    assert r["tables"] and all(t["rows"] > 0 for t in r["tables"].values())
+
+
 def test_cli_refuses_what_the_spark_engine_does_not_take(tmp_path):
     def run(*args):
         return subprocess.run([sys.executable, "-m", "binlogkit", "export", str(_archive()), "-o", str(tmp_path / "w"),
@@ -149,6 +200,33 @@ def test_backfill_equals_the_local_mirror_and_the_local_run_continues_it(spark, 
     assert cont["skipped_rows"] > 0 and cont["commits"] > 0 and not cont["partial_images"]
     assert _tables(fmt, wh) == _tables(fmt, local)
     assert not list((wh / job.STAGING).glob("*"))   # the staging folder removed
+
+
+def test_the_gap_is_found_on_the_executors(spark, tmp_path, monkeypatch):
+    """The archive without its middle file: the audit runs on the executors (the audit job's
+    stages) and gives the driver the first gap ``audit_gap`` finds in one process; the backfill
+    (the driver auditing nothing itself) commits what is before it and raises ``ArchiveGap``."""
+    from binlogkit.errors import ArchiveGap
+    from binlogkit.export.changes import checked_inputs
+    from binlogkit.export.lake import gaps
+
+    arch = tmp_path / "arch"
+    arch.mkdir()
+    for name in ("mariadb-bin.000001", "mariadb-bin.000003"):
+        shutil.copy(_archive() / name, arch / name)
+    found = checked_inputs([str(arch)], one_series=True)
+    want = gaps.audit_gap(found)
+    assert want is not None and want[1]["kind"] in gaps.GAP_KINDS
+    assert audit_job.first_gap(spark, [i.name for i in found]) == want
+    assert audit_job.first_gap(spark, [str(_archive() / f"mariadb-bin.00000{i}") for i in (1, 2, 3)]) is None
+
+    def no(*a, **k):
+        raise AssertionError("the driver audited the archive")
+    monkeypatch.setattr(gaps, "audit_gap", no)
+    with pytest.raises(ArchiveGap) as got:
+        job.run(spark, [str(arch)], str(tmp_path / "wh"), fmt="delta", mirror=True, tables=("types.ints",))
+    s = got.value.summary  # type: ignore[attr-defined]
+    assert s["gap"] == want[1] and s["commits"] > 0
 
 
 def test_killed_between_table_commits_a_rerun_completes(spark, tmp_path, monkeypatch, capsys):

@@ -190,19 +190,11 @@ def _schema():
 from binlogkit.audit.merge import FINDING_COLUMNS, SEVERITY_RANK  # noqa: E402,F401  (as the local engine)
 
 
-def audit(spark, paths: list[str], *, live: bool = False, output: str | None = None,
-          max_findings: int = 1000, max_series: int = 1000, spec=None) -> dict | None:
-    """The result document (as ``run_local`` gives with the same ``max_findings`` and
-    ``max_series``); None when no file was found.
-
-    What reaches the driver is bounded by the two limits, whatever the archive: the counts (one
-    short list per partition, added up), the first ``max_series`` per-series records and the
-    first ``max_findings`` findings, in report order (0: all of them, streamed in that order:
-    then the driver holds what the archive has). With ``output``, executors write every
-    finding to ``OUTPUT/findings.parquet`` and every series' record to ``OUTPUT/series.parquet``.
-    The driver itself holds the list of input paths and sizes (about 200 bytes per file)."""
+def _merged(spark, paths: list[str], *, live: bool = False, spec=None):
+    """The audit's stages 1-4 (see the module text) as a persisted RDD of each directory's merge,
+    ``(findings, series records)``: (inputs, that RDD, the summaries grouped by directory, also
+    persisted: the caller unpersists both), or None when no file was found."""
     from pyspark import StorageLevel
-    from pyspark.sql import functions as F
 
     from binlogkit.reading import storage
 
@@ -231,6 +223,58 @@ def audit(spark, paths: list[str], *, live: bool = False, output: str | None = N
     if lost:
         merged = merged.union(sc.parallelize(lost, 1))
     merged.persist(StorageLevel.MEMORY_AND_DISK)
+    return inputs, merged, groups
+
+
+def _gap_of(part):
+    """The first gap of one directory's merge (``export.lake.gaps.first_gap``), or None."""
+    from binlogkit.export.lake.gaps import first_gap
+
+    return first_gap(part[0])
+
+
+def _earlier(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a if a[0] <= b[0] else b
+
+
+def first_gap(spark, paths: list[str], *, spec=None) -> tuple[tuple, dict] | None:
+    """``export.lake.gaps.first_gap`` of the audit of ``paths`` (what ``audit_gap`` finds in one
+    process), found on the executors: each directory's merge its own first gap, the earliest
+    brought together by ``treeAggregate``; the driver receives that one finding (or None), not
+    the archive's summaries or findings."""
+    made = _merged(spark, paths, spec=spec)
+    if made is None:
+        return None
+    _inputs, merged, groups = made
+    try:
+        return merged.map(_gap_of).treeAggregate(None, _earlier, _earlier)
+    finally:
+        merged.unpersist()
+        groups.unpersist()
+
+
+def audit(spark, paths: list[str], *, live: bool = False, output: str | None = None,
+          max_findings: int = 1000, max_series: int = 1000, spec=None) -> dict | None:
+    """The result document (as ``run_local`` gives with the same ``max_findings`` and
+    ``max_series``); None when no file was found.
+
+    What reaches the driver is bounded by the two limits, whatever the archive: the counts (one
+    short list per partition, added up), the first ``max_series`` per-series records and the
+    first ``max_findings`` findings, in report order (0: all of them, streamed in that order:
+    then the driver holds what the archive has). With ``output``, executors write every
+    finding to ``OUTPUT/findings.parquet`` and every series' record to ``OUTPUT/series.parquet``.
+    The driver itself holds the list of input paths and sizes (about 200 bytes per file)."""
+    from pyspark.sql import functions as F
+
+    made = _merged(spark, paths, live=live, spec=spec)
+    if made is None:
+        return None
+    inputs, merged, groups = made
+    n = len(inputs)
     errors, warnings, infos, n_series = merged.map(_tally).treeAggregate([0, 0, 0, 0], _add, _add)
     counts = {"error": errors, "warning": warnings, "info": infos}
     # 0: all of them, streamed to the driver in report order (then bounded by the archive only)

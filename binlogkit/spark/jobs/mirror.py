@@ -20,7 +20,7 @@ from the command line. How it goes (``spark.backfill``, ``export.lake.backfill``
 1. executors walk the partitions (one per file, a file above ``--split-bytes`` one per range
    of whole transactions, as the export job splits it), each to its first barrier (a schema
    change of a table exported, a statement the mirror cannot apply, a partial row image, an
-   archive gap): the change rows of each table staged as Parquet under
+   archive gap): the change rows of each table staged as Arrow IPC files under
    ``WAREHOUSE/_binlogkit_backfill/RUN/``, with the partition's own fold per primary key;
 2. the driver cuts the archive at the first barrier (the partitions before it, that one up to
    its barrier) and makes the Iceberg tables it lacks (no snapshot yet);
@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 import uuid
@@ -79,24 +80,61 @@ def run(spark, paths: list, warehouse: str, *, fmt: str = "iceberg", mirror: boo
     from binlogkit.spark.backfill import keys_of, walk_task, write_part
 
     t0 = time.monotonic()
+    phases: dict[str, float] = {}
+
+    def phase(name: str) -> None:   # wall seconds of each stage, since the one before
+        phases[name] = round(time.monotonic() - t0 - sum(phases.values()), 3)
+    # local paths made absolute: an executor's working folder is not the driver's
+    paths = [p if "://" in os.fspath(p) else os.path.abspath(p) for p in paths]
     found = checked_inputs(paths, series=series, one_series=mirror)
     sink = open_sink(fmt, warehouse, catalog)
-    gap = None
+    # the gap check: audited on the executors (the audit job's stages; one finding back, or
+    # None), a Spark job run beside the walk's (the audit's few tasks leave cores the walk takes)
+    audited: dict[str, Any] = {}
+    auditor = None
     if check_gaps:
-        from binlogkit.export.lake.gaps import audit_gap
+        import threading
 
-        gap = audit_gap(found)
+        from binlogkit.crypto.keys import KeySpec
+        from binlogkit.spark.jobs.audit import first_gap
+
+        keys = found[0].keys if found else None
+
+        def audit() -> None:
+            try:
+                audited["gap"] = first_gap(spark, [i.name for i in found],
+                                           spec=keys if isinstance(keys, KeySpec) else None)
+            except BaseException as exc:  # noqa: BLE001  (raised again on the driver's thread)
+                audited["error"] = exc
+        auditor = threading.Thread(target=audit, name="binlogkit-backfill-audit", daemon=True)
+        auditor.start()
     start = Tracker.from_head(read_head(found[0]))
     tasks = plan(found, split_bytes)
+    phase("plan")
     fs, root = output_fs(warehouse)
-    staging = f"{warehouse.rstrip('/')}/{STAGING}/{uuid.uuid4().hex}"
+    where = warehouse.rstrip("/") if "://" in warehouse else os.path.abspath(warehouse)
+    staging = f"{where}/{STAGING}/{uuid.uuid4().hex}"
     env = storage.environment()
-    spec = {"tables": list(tables), "skip_statements": skip_statements, "gap": list(gap[0]) if gap else None,
-            "schema": schema}
+    spec = {"tables": list(tables), "skip_statements": skip_statements, "gap": None, "schema": schema}
     sc = spark.sparkContext
-    results = sorted(sc.parallelize([(t.index, t) for t in tasks], numSlices=max(1, len(tasks)))
-                     .map(partial(walk_task, staging=staging, spec=spec, env=env)).collect(), key=lambda r: r["task"])
-    taken, stop = cut(results)
+
+    def walked(todo: list, spec: dict) -> list[dict]:
+        return (sc.parallelize([(t.index, t) for t in todo], numSlices=max(1, len(todo)))
+                .map(partial(walk_task, staging=staging, spec=spec, env=env)).collect())
+    by_task = {r["task"]: r for r in walked(tasks, spec)}
+    phase("walk")
+    gap = None
+    if auditor is not None:
+        auditor.join()
+        if "error" in audited:
+            raise audited["error"]
+        gap = audited.get("gap")
+    phase("audit (after the walk)")
+    if gap is not None:   # the partitions not wholly before the gap walked again, to stop there
+        again = [t for t in tasks if gap_after(t, gap[0])]
+        by_task.update({r["task"]: r for r in walked(again, {**spec, "gap": list(gap[0])})} if again else {})
+        phase("walk to the gap")
+    taken, stop = cut([by_task[k] for k in sorted(by_task)])
     last, state = end_state(start, taken)
 
     # the tables and what each gets: the change rows of every partition taken, the fold's survivors
@@ -127,6 +165,7 @@ def run(spark, paths: list, warehouse: str, *, fmt: str = "iceberg", mirror: boo
         t = info[(db, name if is_mirror else name[:-len(CHANGES)])]
         targets[(db, name)] = target_of(sink, db, name, t["mirror_schema"] if is_mirror else t["changes_schema"])
 
+    phase("tables")
     # the data files: change rows as they are, mirror rows that won their key
     jobs = [((db, name), p["changes"]) for db, name, m in todo if not m
             for _, p in info[(db, name[:-len(CHANGES)])]["parts"]]
@@ -158,6 +197,7 @@ def run(spark, paths: list, warehouse: str, *, fmt: str = "iceberg", mirror: boo
         for k, files in out:
             written.setdefault(k, []).extend(files)
 
+    phase("data files")
     # the commits: each table once, at the backfill's end
     commits = 0
     if last is not None:
@@ -176,6 +216,7 @@ def run(spark, paths: list, warehouse: str, *, fmt: str = "iceberg", mirror: boo
             sfs.rm(sroot, recursive=True)
     except OSError:
         pass
+    phase("commits")
     problems = [p for r in taken for p in r["problems"]]
     incomplete = [p for r in taken for p in r["incomplete"]]
     skipped: dict[str, int] = {}
@@ -196,7 +237,8 @@ def run(spark, paths: list, warehouse: str, *, fmt: str = "iceberg", mirror: boo
                "cut": clean_stop if clean_stop is not None and clean_stop["kind"] != "gap" else None,
                "partitions": len(tasks), "partitions_taken": len(taken),
                "truncated": sorted(f"{d}.{t}" for d, t in truncated),
-               "data_files": sum(len(v) for v in written.values()), "seconds": round(time.monotonic() - t0, 3)}
+               "data_files": sum(len(v) for v in written.values()), "seconds": round(time.monotonic() - t0, 3),
+               "phases": phases}
     if stop is not None and stop["kind"] == "gap":
         summary["gap"] = gap[1] if gap else None
         g = gap[1] if gap else {}
@@ -205,6 +247,14 @@ def run(spark, paths: list, warehouse: str, *, fmt: str = "iceberg", mirror: boo
         err.summary = summary  # type: ignore[attr-defined]
         raise err
     return summary
+
+
+def gap_after(task, gap: tuple) -> bool:
+    """Whether the partition ``task`` (a ``FileTask``: the transactions that begin in its range)
+    may hold a transaction at or past the gap's place ``gap`` (an ``order_key``)."""
+    from binlogkit.export.lake.props import order_key
+
+    return order_key(task.name, task.stop if task.stop is not None else task.size) > tuple(gap)
 
 
 def render(s: dict) -> str:
