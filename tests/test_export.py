@@ -322,3 +322,23 @@ def test_mariadb_11_8_text_in_its_uca1400_collations_is_text(tmp_path):
     assert (first["after_c"], first["after_cu"], first["after_l1"], first["after_cy"], first["after_sj"],
             first["after_u2"]) == ("abc", "žluťoučký", "café", "Привет", "ｶﾀｶﾅ日本", "žluť ω")
     assert first["after_v"] == "€" * 300 and first["after_tx"] == "it's \\ text"
+
+
+def test_the_export_command_takes_arrows_buffers_from_the_system_allocator(tmp_path, monkeypatch):
+    """The CLI's export process allocates Arrow's buffers with the C library's allocator (kept
+    pages: less of the kernel's page zeroing than mimalloc's returned ones), unless
+    ARROW_DEFAULT_MEMORY_POOL says which; the rows are the same either way."""
+    before = pa.default_memory_pool()
+    src = store.materialize("replication-gtid") / "primary"
+    try:
+        monkeypatch.delenv("ARROW_DEFAULT_MEMORY_POOL", raising=False)
+        pa.set_memory_pool(pa.mimalloc_memory_pool())
+        assert _run(src, "-o", tmp_path / "a").exit_code == 0
+        assert pa.default_memory_pool().backend_name == "system"
+        monkeypatch.setenv("ARROW_DEFAULT_MEMORY_POOL", "mimalloc")
+        pa.set_memory_pool(pa.mimalloc_memory_pool())
+        assert _run(src, "-o", tmp_path / "b").exit_code == 0
+        assert pa.default_memory_pool().backend_name == "mimalloc"
+    finally:
+        pa.set_memory_pool(before)
+    assert _rows(tmp_path / "a") == _rows(tmp_path / "b") and _rows(tmp_path / "a")
