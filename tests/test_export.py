@@ -218,6 +218,35 @@ def test_row_groups_are_flushed_at_n_rows(tmp_path):
     assert md.num_row_groups > 1 and max(md.row_group(i).num_rows for i in range(md.num_row_groups)) <= 100
 
 
+def _page_types(path: Path) -> set[int]:
+    """The type of the first data page of each column chunk of a Parquet file (its page
+    header's field 1 as Thrift's compact protocol writes it: 0 DATA_PAGE, 3 DATA_PAGE_V2)."""
+    md = pq.ParquetFile(path).metadata
+    raw = path.read_bytes()
+    out = set()
+    for g in range(md.num_row_groups):
+        for c in range(md.num_columns):
+            at = md.row_group(g).column(c).data_page_offset
+            assert raw[at] == 0x15   # field 1, i32
+            out.add(raw[at + 1] >> 1)
+    return out
+
+
+def test_change_parts_are_written_in_data_pages_v2_and_read_alike(tmp_path):
+    out = tmp_path / "out"
+    export([store.materialize("replication-gtid") / "primary"], str(out), row_group_rows=100)
+    parts = sorted(out.glob("db=*/table=*/*/*.parquet"))
+    assert parts and all(_page_types(p) == {3} for p in parts)
+    duckdb = pytest.importorskip("duckdb")
+    for p in parts:
+        want = pq.read_table(p)
+        cols = ", ".join(f'"{n}"' for n in want.schema.names)
+        got = duckdb.connect().execute(f"SELECT {cols} FROM read_parquet('{p}')").arrow()
+        got = got.read_all() if hasattr(got, "read_all") else got
+        assert got.num_rows == want.num_rows
+        assert got.cast(want.schema).equals(want)
+
+
 def test_kill_9_leaves_no_success_and_the_rerun_equals_a_clean_run(tmp_path):
     """Proof 4: an export killed mid-run (SIGKILL) leaves no _SUCCESS; the rerun into the same
     folder finishes and its rows equal those of a clean run into a fresh folder."""
@@ -293,3 +322,23 @@ def test_mariadb_11_8_text_in_its_uca1400_collations_is_text(tmp_path):
     assert (first["after_c"], first["after_cu"], first["after_l1"], first["after_cy"], first["after_sj"],
             first["after_u2"]) == ("abc", "žluťoučký", "café", "Привет", "ｶﾀｶﾅ日本", "žluť ω")
     assert first["after_v"] == "€" * 300 and first["after_tx"] == "it's \\ text"
+
+
+def test_the_export_command_takes_arrows_buffers_from_the_system_allocator(tmp_path, monkeypatch):
+    """The CLI's export process allocates Arrow's buffers with the C library's allocator (kept
+    pages: less of the kernel's page zeroing than mimalloc's returned ones), unless
+    ARROW_DEFAULT_MEMORY_POOL says which; the rows are the same either way."""
+    before = pa.default_memory_pool()
+    src = store.materialize("replication-gtid") / "primary"
+    try:
+        monkeypatch.delenv("ARROW_DEFAULT_MEMORY_POOL", raising=False)
+        pa.set_memory_pool(pa.mimalloc_memory_pool())
+        assert _run(src, "-o", tmp_path / "a").exit_code == 0
+        assert pa.default_memory_pool().backend_name == "system"
+        monkeypatch.setenv("ARROW_DEFAULT_MEMORY_POOL", "mimalloc")
+        pa.set_memory_pool(pa.mimalloc_memory_pool())
+        assert _run(src, "-o", tmp_path / "b").exit_code == 0
+        assert pa.default_memory_pool().backend_name == "mimalloc"
+    finally:
+        pa.set_memory_pool(before)
+    assert _rows(tmp_path / "a") == _rows(tmp_path / "b") and _rows(tmp_path / "a")

@@ -320,9 +320,30 @@ def first_layout(tasks: list[FileTask], name: str, resolve=None):
     the driver until it is met), or None."""
     from ..export.changes import Filters, Report, Rows, committed_changes
     from ..export.schema import layout
+    from .files import _SPLITS_MAX, _planned_as
 
     for task in tasks:
+        ident = _planned_as(task)
+        key = (name, ident)
+        if ident is not None and key in _FIRST:
+            if _FIRST[key] is not None:
+                return _FIRST[key]
+            continue
+        found = None
         for change in committed_changes([task.input(resolve)], Filters(tables=(name,)), Report()):
             if isinstance(change, Rows):
-                return layout(change.table).schema
+                found = layout(change.table).schema
+                break
+        if ident is not None:
+            if len(_FIRST) >= _SPLITS_MAX:
+                _FIRST.clear()
+            _FIRST[key] = found
+        if found is not None:
+            return found
     return None
+
+
+# ``first_layout``'s answer per (table, file identity: ``files._planned_as``): the schema of the
+# table's first change in that file, or None (none in it). The source asks it when a query is
+# loaded and again when it is planned: a warm query does not walk the file again.
+_FIRST: dict[tuple, Any] = {}

@@ -16,6 +16,11 @@ if TYPE_CHECKING:
 from ..constants import GTID_TYPES
 
 BATCH_ROWS = 8192
+# ``changes``' default: its batches are the export writer's row groups (flushed at 8 MB of rows
+# events whatever the count, so memory stays bounded), and each batch handed to the JVM costs
+# a fixed part on both sides: 65,536 rows take 0.5-0.7 s less CPU than 8192 over the 4.2
+# million row changes of the 1 GB bench binlog (Python workers and JVM together)
+CHANGES_BATCH_ROWS = 65536
 
 
 def _pa():

@@ -11,7 +11,7 @@ Options: ``table`` (events | transactions | changes | summaries; default events)
 (comma-separated, or ``load(path)``); ``recursive`` (folders all the way down, as the audit);
 ``changes_table`` (db.table: that table's typed export columns instead of the long form);
 ``tables`` (changes: db.table patterns, comma-separated); ``types`` (events: type names or
-codes); ``batch_rows``; ``split_bytes`` (files above it are read as ranges of whole
+codes); ``batch_rows`` (8192; changes 65,536); ``split_bytes`` (files above it are read as ranges of whole
 transactions, one partition each; 64 MiB, 0: never); the key options ``key_file``, ``key_file_secret_file``, ``cipher``,
 ``keyring_file`` (paths: the keys are loaded on each executor, never carried in the plan);
 ``fields`` (events, false: header fields only, no body decoded: ``name`` and ``fields``
@@ -164,7 +164,8 @@ class BinlogReader(DataSourceReader):
         self.cache_low: float | None = None    # with the cache: files whose events all precede it go
         self.cache_high: float | None = None   # ... and those whose events all follow it
         typed = source._arrow_schema() if table == "changes" and o.get("changes_table") else None
-        self.query = T.Query(table, batch_rows=int(o.get("batch_rows") or T.BATCH_ROWS), types=types,
+        rows = int(o.get("batch_rows") or (T.CHANGES_BATCH_ROWS if table == "changes" else T.BATCH_ROWS))
+        self.query = T.Query(table, batch_rows=rows, types=types,
                              tables=tuple(x.strip() for x in (o.get("tables") or "").split(",") if x.strip()),
                              changes_table=o.get("changes_table"), trace=o.get("trace"), typed=typed,
                              fields=(o.get("fields") or "true").lower() != "false")
