@@ -53,3 +53,10 @@ def mirror_rows(fmt: str, wh: Path, cols: tuple) -> list:
     except Exception:        # not made yet
         return []
     return sorted(tuple(r.get(c) for c in cols) for r in rows)
+
+
+def pulled_whole(primary, folder: Path) -> bool:
+    """``folder`` (pull's) holds the primary's newest binlog whole."""
+    last = primary.query("SHOW BINARY LOGS")[-1]
+    p = folder / last["Log_name"]
+    return p.exists() and p.stat().st_size == int(last["File_size"])

@@ -19,7 +19,7 @@ from binlogkit.api import expand_paths
 from fixtures.lab import Lab, Server, catch_up, connect, grant_replication
 from fixtures.lab import workload
 from fixtures.lab.kinds import KINDS, kind_params
-from fixtures.lab.topology import enable_semisync
+from fixtures.lab.topology import enable_semisync, promote, rejoin
 from fixtures.lab.oracle import table_fingerprints
 
 pytestmark = pytest.mark.server
@@ -91,12 +91,10 @@ def test_unacknowledged_transaction_is_cut_and_the_old_primary_rejoins(tmp_path,
         assert table_fingerprints(b) == acknowledged
 
         # the replica is promoted, nothing acknowledged lost; the old primary rejoins as its replica
-        r.execute(sql.stop(), sql.reset_replica_all)
+        promote(r)
         assert table_fingerprints(r) == acknowledged
         grant_replication(r)
-        if lab.kind.flavor == "mariadb":
-            b.execute("SET GLOBAL gtid_slave_pos = @@gtid_binlog_pos")
-        connect(b, r, gtid=True)
+        rejoin(b, r)
         workload.small(r, 15, start=2000)
         catch_up(b, r)
         assert table_fingerprints(b) == table_fingerprints(r)

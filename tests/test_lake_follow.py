@@ -32,6 +32,8 @@ from fixtures.lab import Lab
 from fixtures.lab.pull_lab import (PULL_SERVER_ID, REPL_USER, Writer, kill9, password_file, run_pull, settle,
                                    start_primary, start_pull)
 
+from followers import pulled_whole
+
 pytestmark = pytest.mark.server
 pytest.importorskip("pyiceberg")
 pytest.importorskip("deltalake")
@@ -48,13 +50,6 @@ def _follower(folder: Path, wh: Path, fmt: str) -> subprocess.Popen:
                              "--mirror", "--follow", "--commit-interval", "1", "--batch-transactions", "40"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
                             env=dict(os.environ, PYTHONPATH=str(ROOT)), start_new_session=True)
-
-
-def _pulled(primary, folder: Path) -> bool:
-    """The folder holds the primary's newest binlog whole."""
-    last = primary.query("SHOW BINARY LOGS")[-1]
-    p = folder / last["Log_name"]
-    return p.exists() and p.stat().st_size == int(last["File_size"])
 
 
 @pytest.mark.parametrize("kind,fmt", KINDS)
@@ -77,15 +72,13 @@ def test_follow_a_pulled_folder_under_load_with_kills(kind, fmt, tmp_path):
                 follower = _follower(folder, wh, fmt)
             time.sleep(rng.uniform(1.5, 3.0))
         finally:
-            writer.halt.set()
-            writer.resume()
-            writer.join(30)
+            writer.stop()
         assert writer.error is None, writer.error
         settle(primary)
         deadline = time.monotonic() + 60
-        while not _pulled(primary, folder) and time.monotonic() < deadline:
+        while not pulled_whole(primary, folder) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert _pulled(primary, folder)
+        assert pulled_whole(primary, folder)
         time.sleep(2)
         # on a loaded machine the last follower (and every one killed before it) may not have
         # committed yet: a SIGTERM before its first look stops it with nothing read
@@ -132,8 +125,7 @@ def test_follow_a_primary_through_pulls_client(tmp_path):
         writer = Writer(primary, seed=7)
         writer.start()
         time.sleep(4)
-        writer.halt.set()
-        writer.join(30)
+        writer.stop()
         assert writer.error is None, writer.error
         # a DDL mid-stream, while the follower runs: a column added with a default (the
         # mirror's rows take it), then changes of it
@@ -142,9 +134,9 @@ def test_follow_a_primary_through_pulls_client(tmp_path):
                         "INSERT INTO lab.small (k, v, ts, extra) VALUES (1, 'after the alter', '2024-01-02', 7)")
         settle(primary)
         deadline = time.monotonic() + 60
-        while not _pulled(primary, folder) and time.monotonic() < deadline:
+        while not pulled_whole(primary, folder) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert _pulled(primary, folder)
+        assert pulled_whole(primary, folder)
         time.sleep(3)
         follower.send_signal(signal.SIGTERM)
         out, err = follower.communicate(timeout=120)

@@ -35,7 +35,7 @@ from fixtures.lab import Lab
 from fixtures.lab import workload
 from fixtures.lab.pull_lab import REPL_USER, Writer, binlog_names, kill9, password_file, primary_binlogs, settle, start_primary
 
-from followers import STARTED, lock_free, reap_followers  # noqa: F401 (autouse: a failed test's followers stopped)
+from followers import STARTED, lock_free, pulled_whole, reap_followers  # noqa: F401 (autouse: a failed test's followers stopped)
 
 pytestmark = pytest.mark.server
 pytest.importorskip("deltalake")
@@ -71,12 +71,6 @@ def _copy(primary, names: list[str], to: Path, gz: str | None = None) -> None:
 
 def _rows(fmt: str, wh: Path, cols=COLS) -> list:
     return sorted(tuple(r[c] for c in cols) for r in open_sink(fmt, str(wh)).read("lab", "small").to_pylist())
-
-
-def _caught_up(primary, wh: Path) -> bool:
-    last = primary.query("SHOW BINARY LOGS")[-1]
-    p = wh / "_binlogkit_pull" / last["Log_name"]
-    return p.exists() and p.stat().st_size == int(last["File_size"])
 
 
 @pytest.mark.parametrize("kind,fmt", KINDS)
@@ -118,8 +112,7 @@ def test_the_archive_then_live_from_a_primary_that_purged_it(kind, fmt, tmp_path
         time.sleep(1)
         primary.execute("ALTER TABLE lab.small ADD COLUMN extra INT DEFAULT 5")
         time.sleep(2)
-        writer.halt.set()
-        writer.join(30)
+        writer.stop()
         assert writer.error is None, writer.error
         primary.execute(f"PURGE BINARY LOGS TO '{primary_binlogs(primary)[-2]}'")
         workload.small(primary, 20, start=900000)
@@ -130,7 +123,7 @@ def test_the_archive_then_live_from_a_primary_that_purged_it(kind, fmt, tmp_path
         assert "archive gap (purged_on_primary" in err and names[2] in err and "Traceback" not in err
         assert json.loads(out)["gap"]["file"] == names[2]
         deadline = time.monotonic() + 60
-        while not all(_caught_up(primary, tmp_path / f"wh-{w}") for w in ("whole", "active")):
+        while not all(pulled_whole(primary, tmp_path / f"wh-{w}" / "_binlogkit_pull") for w in ("whole", "active")):
             assert time.monotonic() < deadline
             time.sleep(0.2)
         want = sorted(tuple(r[c] for c in COLS + ("extra",)) for r in primary.query("SELECT * FROM lab.small"))

@@ -29,6 +29,7 @@ import pytest
 
 from binlogkit.export.lake.mirror import open_sink
 from fixtures.lab import Lab, catch_up, connect, grant_replication
+from fixtures.lab.topology import promote
 from fixtures.lab.pull_lab import REPL_USER, Writer, kill9, password_file, settle, start_primary
 
 from followers import STARTED, lock_free, mirror_rows, reap_followers  # noqa: F401 (autouse: a failed test's followers stopped)
@@ -103,7 +104,7 @@ def test_failover_to_a_gtid_replica_followed_by_gtid_state(kind, fmt, tmp_path):
             before = tmp_path / "wh-before"
             shutil.copytree(wh, before)
             # the replica promoted: replication reset, it takes the writes
-            new.execute(sql.stop(""), sql.reset_replica_all)
+            promote(new)
             writer.server = new
             writer.resume()
             time.sleep(SECONDS / 2)
@@ -116,9 +117,7 @@ def test_failover_to_a_gtid_replica_followed_by_gtid_state(kind, fmt, tmp_path):
             f = _follower(folder, wh, new, pw, log, fmt)
             time.sleep(SECONDS / 2)
         finally:
-            writer.halt.set()
-            writer.resume()
-            writer.join(30)
+            writer.stop()
         assert writer.error is None, writer.error
         settle(new)
         cols = COLS + ("extra2",)

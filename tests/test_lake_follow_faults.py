@@ -28,7 +28,7 @@ from fixtures.cutproxy import CutProxy
 from fixtures.lab import Lab
 from fixtures.lab.pull_lab import REPL_USER, Writer, password_file, settle, start_primary
 
-from followers import STARTED, mirror_rows, reap_followers  # noqa: F401 (autouse: a failed test's followers stopped)
+from followers import STARTED, mirror_rows, pulled_whole, reap_followers  # noqa: F401 (autouse: a failed test's followers stopped)
 
 pytestmark = pytest.mark.server
 pytest.importorskip("deltalake")
@@ -39,13 +39,6 @@ KINDS = [pytest.param(None, "delta", id="host-mariadb-delta"),
          pytest.param("mariadb-11.8", "delta", id="mariadb-11.8-delta", marks=pytest.mark.kind("mariadb-11.8")),
          pytest.param("mysql-9.7", "iceberg", id="mysql-9.7-iceberg", marks=pytest.mark.kind("mysql-9.7"))]
 COLS = ("id", "k", "v", "ts")
-
-
-
-def _pulled(primary, folder: Path) -> bool:
-    last = primary.query("SHOW BINARY LOGS")[-1]
-    p = folder / last["Log_name"]
-    return p.exists() and p.stat().st_size == int(last["File_size"])
 
 
 @pytest.mark.parametrize("kind,fmt", KINDS)
@@ -90,13 +83,11 @@ def test_pulls_connection_cut_and_the_primary_restarted_while_following(kind, fm
                     primary.execute(f"ALTER TABLE lab.small ADD COLUMN extra{r} INT DEFAULT {r + 5}")
                     writer.resume()
             finally:
-                writer.halt.set()
-                writer.resume()
-                writer.join(30)
+                writer.stop()
             assert writer.error is None, writer.error
             settle(primary)
             deadline = time.monotonic() + 60
-            while not _pulled(primary, folder):
+            while not pulled_whole(primary, folder):
                 if time.monotonic() > deadline:
                     follower.send_signal(signal.SIGTERM)
                     out, err = follower.communicate(timeout=120)

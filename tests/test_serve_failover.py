@@ -29,7 +29,7 @@ from fixtures.lab import workload
 from fixtures.lab.pull_lab import (CommitStream, _commit, _poll, _status, _wait_started, folder_gtids, kill9, start_primary,
                                    start_pull)
 from fixtures.lab.serve_lab import ServeProcess, checksums, make_cert, point_replica
-from fixtures.lab.topology import Lab, catch_up, connect, grant_replication, wait_replica
+from fixtures.lab.topology import Lab, catch_up, grant_replication, promote, rejoin, wait_replica
 
 pytestmark = pytest.mark.server
 
@@ -115,12 +115,10 @@ def test_primary_killed_every_acknowledged_commit_reaches_both_replicas(tmp_path
             sql = p.kind.sql
             assert _same_state(old_primary.var(sql.executed_var), everything, p.kind.flavor)
             # promote the first: its replication reset, it takes writes; the old primary follows it
-            a.execute(sql.stop(""), sql.reset_replica_all)
+            promote(a)
             a.execute("INSERT INTO lab.small (k, v) VALUES (8, 'after failover')")
             grant_replication(a)
-            if p.kind.flavor == "mariadb":
-                old_primary.execute("SET GLOBAL gtid_slave_pos = @@gtid_binlog_pos")
-            connect(old_primary, a, gtid=True)
+            rejoin(old_primary, a)
             workload.small(a, 10, start=3000)
             catch_up(old_primary, a)
             assert checksums(old_primary) == checksums(a)
