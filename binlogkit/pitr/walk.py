@@ -152,6 +152,38 @@ def transactions(inp: Input) -> Generator[TimedTransaction, None, None]:
     yield from map(_timed, g.finish())
 
 
+def last_group(inp: Input) -> list[tuple[int, str]]:
+    """The transactions a MariaDB server committed last in this file as one group: (offset, GTID)
+    of each, in file order — those whose GTID events carry the last GTID event's commit id, or the
+    last transaction alone when it has none. One pass over the file's headers (GTID event bodies
+    only); damage ends the pass quietly (the plan's other reads report it)."""
+    from ..codecs.fast import Irregular, mariadb_gtid
+
+    group: list[tuple[int, str]] = []
+    last_cid: int | None = None
+    try:
+        for f in inp.frames(want=frozenset({T.GTID_EVENT}), verify=False):
+            if f.type_code != T.GTID_EVENT or f.data is None or f.format is None:
+                continue
+            fmt = f.format
+            try:
+                g = mariadb_gtid(bytes(f.data[max(LEN_HEADER, fmt.header_length):len(f.data) - fmt.len_checksum]))
+            except Irregular:  # an XA or odd GTID event: a group of its own
+                group, last_cid = [], None
+                continue
+            text = f"{g.domain_id}-{f.server_id}-{g.seq_no}"
+            if g.commit_id is not None and g.commit_id == last_cid:
+                group.append((f.offset, text))
+            else:
+                group = [(f.offset, text)]
+            last_cid = g.commit_id
+    except KeyRequiredError as exc:
+        raise exc.with_context(file=inp.name)
+    except BinlogError:
+        pass
+    return group
+
+
 def event_boundary(inp: Input, position: int) -> tuple[bool, int]:
     """(whether an event starts at ``position`` or it is the end of the last whole event,
     the end of the last whole event). One header walk; a damaged tail ends it quietly."""
