@@ -383,7 +383,7 @@ def test_a_dump_taken_at_a_rotation_is_warned_and_the_named_start_restores(tmp_p
     plan warns (exit 0, the group named); replaying from the dump's own point loses the
     transaction, replaying from the start the warning names restores the tables exactly."""
     with Lab(tmp_path / "lab") as lab:
-        p = lab.server("primary", 1, max_binlog_size=4096).start()
+        p = lab.server("primary", 1, max_binlog_size=4096, binlog_row_metadata="FULL").start()
         workload.schema(p)
         workload.small(p, 50)
         base = int(p.var("gtid_binlog_pos").split("-")[-1])
@@ -415,6 +415,9 @@ def test_a_dump_taken_at_a_rotation_is_warned_and_the_named_start_restores(tmp_p
         assert dump.exists(), "no dump of 200 landed right after a rotation"
         target = p.var("gtid_binlog_pos")
         expected = table_fingerprints(p)
+        with p.connect() as conn, conn.cursor() as cur:
+            cur.execute("SELECT id, k, v FROM lab.small")
+            server_rows = sorted(cur.fetchall())
         p.stop()
         archive = tmp_path / "archive"
         archive.mkdir()
@@ -438,3 +441,14 @@ def test_a_dump_taken_at_a_rotation_is_warned_and_the_named_start_restores(tmp_p
             assert done.returncode == 0, done.stderr[-2000:]
             assert (table_fingerprints(r) == expected) is same
             assert r.var("gtid_binlog_pos") == target
+
+        # a mirror started from the same dump applies that group again: the server's rows
+        res = CliRunner().invoke(main, ["export", str(archive), "-o", str(tmp_path / "wh"), "--format", "delta",
+                                        "--mirror", "--snapshot", str(dump), "--table", "lab.small", "--json"])
+        assert res.exit_code == 0, res.output
+        s = json.loads(res.output)
+        assert s["snapshot_at_rotation"]["gtids"] == w["gtids"] and s["snapshot_at_rotation"]["offset"] == w["offset"]
+        from binlogkit.export.lake.mirror import open_sink
+
+        mirrored = sorted((r["id"], r["k"], r["v"]) for r in open_sink("delta", str(tmp_path / "wh")).read("lab", "small").to_pylist())
+        assert mirrored == server_rows

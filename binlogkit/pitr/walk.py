@@ -184,6 +184,31 @@ def last_group(inp: Input) -> list[tuple[int, str]]:
     return group
 
 
+def rotation_group(files: list[Input], name: str, position: int) -> tuple[str, list[tuple[int, str]]]:
+    """The file before the one named ``name`` among ``files`` (in binlog order) and its
+    ``last_group``, when ``position`` comes before every transaction of that file (its start,
+    right after a rotation); else ``("", [])``. A MariaDB snapshot at such a point can lack that group while
+    its coordinates say it holds it (see ``pitr.plan``)."""
+    import contextlib
+
+    from ..reading.names import strip_compressed
+
+    names = [strip_compressed(os.path.basename(i.name)) for i in files]
+    want = strip_compressed(os.path.basename(name))
+    if want not in names or names.index(want) == 0:
+        return "", []
+    k = names.index(want)
+    with contextlib.closing(transactions(files[k])) as ts:
+        try:
+            for t in ts:
+                if t.start_offset < position:
+                    return "", []
+                break
+        except BinlogError:
+            return "", []
+    return files[k - 1].name, last_group(files[k - 1])
+
+
 def event_boundary(inp: Input, position: int) -> tuple[bool, int]:
     """(whether an event starts at ``position`` or it is the end of the last whole event,
     the end of the last whole event). One header walk; a damaged tail ends it quietly."""

@@ -414,6 +414,13 @@ def export_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = F
     filters = filters or Filters()
     from ...pitr.walk import read_head
 
+    rotation = None
+    if snapshot and mirror and snapshot_at[0] and from_gtid:
+        from .snapshot import before_rotation
+
+        rotation = before_rotation(found, snapshot, snapshot_at, from_gtid)
+        if rotation is not None:  # the tables count as holding what comes before that group
+            from_gtid, snapshot_at = rotation["from_gtid"], (rotation["file"], rotation["offset"])
     m = Mirror(sink, mirror=mirror, batch_transactions=batch_transactions, batch_rows=batch_rows,
                covered=covered_by(from_gtid) if from_gtid else None, tables=filters.tables,
                skip_statements=skip_statements, state=Tracker.from_head(read_head(found[0])))
@@ -445,7 +452,7 @@ def export_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = F
                     "no_key": sorted(s.no_key - set(s.stopped)), "partial_images": s.partial, "gap": stopped,
                     "stopped": [{k: v for k, v in s.stopped[t].items() if k != "_pos"} for t in sorted(s.stopped)],
                     "skipped_statements": s.skipped_statements,
-                    "moved": s.moved})
+                    "moved": s.moved, "snapshot_at_rotation": rotation})
     if stopped is not None:
         err = ArchiveGap(f"archive gap ({stopped['kind']}: {stopped['detail']}): the tables hold every change "
                          f"before it; export stopped at {stopped['place']}",
@@ -466,6 +473,11 @@ def render(s: dict) -> str:
         lines.append(f"already in the tables (an earlier run): {s['skipped_rows']:,} row changes")
     if s["from_snapshot"]:
         lines.append(f"in the snapshot already: {s['from_snapshot']:,} transactions")
+    if s.get("snapshot_at_rotation"):
+        r = s["snapshot_at_rotation"]
+        lines.append(f"the dump's point is the start of a file: {len(r['gtids'])} transaction(s) before it "
+                     f"({r['gtids'][0]}{' .. ' + r['gtids'][-1] if len(r['gtids']) > 1 else ''}, {r['file']}:"
+                     f"{r['offset']}) applied again, whether or not the dump holds them (the same rows either way)")
     if s["no_key"]:
         lines.append(f"no primary key (change table only, no mirror): {', '.join(s['no_key'])}")
     for t, where in s["partial_images"].items():

@@ -37,6 +37,34 @@ def covered_by(position: str):
     return gtid_matcher(text)
 
 
+def before_rotation(found, snapshot: str, at: tuple[str | None, int], gtids: str) -> dict | None:
+    """A MariaDB dump whose point is the start of a file (``at``: its file and position) may lack
+    the previous file's last group commit while its GTID position holds it (a snapshot taken
+    right after a rotation: see docs/pitr.md). Applying that group again is harmless to a mirror
+    (by key, with the row images the binlog holds: the same rows whether or not the dump had
+    them), skipping it is not: the GTID position without that group (``from_gtid``), the group
+    (``gtids``) and where it begins (``file``, ``offset``); None when the point is not there."""
+    from ...pitr.walk import rotation_group
+    from .dump import is_dump
+
+    if at[0] is None or not _MARIADB.match(gtids.strip()) or not is_dump(snapshot):
+        return None
+    prev, group = rotation_group(found, at[0], at[1])
+    if not group:
+        return None
+    lowest: dict[int, int] = {}
+    for _off, g in group:
+        d, _s, n = g.split("-")
+        lowest[int(d)] = min(lowest.get(int(d), int(n)), int(n))
+    parts = []
+    for part in gtids.strip().split(","):
+        d, srv, n = part.strip().split("-")
+        top = min(int(n), lowest[int(d)] - 1) if int(d) in lowest else int(n)
+        parts.append(f"{d}-{srv}-{top}")
+    return {"from_gtid": ",".join(parts), "gtids": [g for _o, g in group], "file": os.path.basename(prev),
+            "offset": group[0][0]}
+
+
 def backup_info(path: str) -> tuple[str, int, str]:
     """(file, position, GTID position) of a ``xtrabackup_binlog_info`` / ``mariadb_backup_binlog_info``
     file (``FILE<TAB>POSITION<TAB>GTID``)."""
