@@ -66,6 +66,14 @@ def _pitr(*args) -> tuple[int, dict]:
     return res.exit_code, json.loads(res.output)
 
 
+
+def _archive_of(p, archive: Path) -> Path:
+    """A copy of the (stopped) MariaDB server's binlogs in ``archive``."""
+    archive.mkdir()
+    for f in sorted(p.datadir.glob("mariadb-bin.0*")):
+        shutil.copy2(f, archive / f.name)
+    return archive
+
 def _held_by_the_dump(plan: dict, archive: Path, until: str, restored) -> dict:
     """The plan to replay into ``restored`` (the dump loaded): as planned, unless the plan warns
     that the dump's point is a file's start right after a rotation (a MariaDB snapshot there can
@@ -142,10 +150,7 @@ def test_restore_dump_and_replay_to_a_second(tmp_path):
         workload.small(p, 600, start=800)
         assert table_fingerprints(p) != snapshot
         p.stop()
-        archive = tmp_path / "archive"
-        archive.mkdir()
-        for f in sorted(p.datadir.glob("mariadb-bin.0*")):
-            shutil.copy2(f, archive / f.name)
+        archive = _archive_of(p, tmp_path / "archive")
         assert len(list(archive.iterdir())) >= 6
 
         until = datetime.fromtimestamp(T, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
@@ -260,10 +265,7 @@ def test_physical_backup_with_mariabackup(tmp_path):
         snapshot = table_fingerprints(p)
         workload.small(p, 300, start=1000)
         p.stop()
-        archive = tmp_path / "archive"
-        archive.mkdir()
-        for f in sorted(p.datadir.glob("mariadb-bin.0*")):
-            shutil.copy2(f, archive / f.name)
+        archive = _archive_of(p, tmp_path / "archive")
 
         code, plan = _pitr(archive, "--backup-info", info, "--until-gtid", pos)
         assert code == 0 and plan["problems"] == [] and plan["start"]["backup"]["origin"] == "binlog_info", plan
@@ -419,10 +421,7 @@ def test_a_dump_taken_at_a_rotation_is_warned_and_the_named_start_restores(tmp_p
             cur.execute("SELECT id, k, v FROM lab.small")
             server_rows = sorted(cur.fetchall())
         p.stop()
-        archive = tmp_path / "archive"
-        archive.mkdir()
-        for f in sorted(p.datadir.glob("mariadb-bin.0*")):
-            shutil.copy2(f, archive / f.name)
+        archive = _archive_of(p, tmp_path / "archive")
 
         code, plan = _pitr(archive, "--backup-info", dump, "--until-gtid", target)
         assert code == 0 and plan["reachable"], plan
