@@ -1,7 +1,8 @@
 """``export --mirror --follow --host`` through a primary failover to a GTID replica, on lab servers
 under a live workload: a follower on the primary (pull's folder as its input), the primary killed
-with SIGKILL (the follower with it), the replica promoted and taking writes (an ALTER TABLE ADD
-COLUMN among them), the follower started again with the same warehouse and input, pointed at the
+with SIGKILL (the follower with it), the replica promoted (its replication account created and
+granted again, outside the binlog) and taking writes (an ALTER TABLE ADD COLUMN among them), the
+follower started again with the same warehouse and input, pointed at the
 new primary: it continues by GTID state, into a folder of that server's own
 (``WAREHOUSE/_binlogkit_pull.server-2``), killed once more and started again. The mirror then
 equals the new primary's table value by value, its change table holds each row change once (by
@@ -105,6 +106,7 @@ def test_failover_to_a_gtid_replica_followed_by_gtid_state(kind, fmt, tmp_path):
             shutil.copytree(wh, before)
             # the replica promoted: replication reset, it takes the writes
             promote(new)
+            grant_replication(new)      # as a DBA does on a promoted replica (sql_log_bin=0)
             writer.server = new
             writer.resume()
             time.sleep(SECONDS / 2)

@@ -112,3 +112,67 @@ def test_pulls_connection_cut_and_the_primary_restarted_while_following(kind, fm
     assert len(got) == len(want) > 100 and got == want
     places = [(r["file"], r["offset"], r["row_index"]) for r in sink.read("lab", "small__changes").to_pylist()]
     assert len(places) == len(set(places))
+
+
+@pytest.mark.parametrize("kind,fmt", [pytest.param("mysql-9.7", "iceberg", id="mysql-9.7-iceberg",
+                                                    marks=pytest.mark.kind("mysql-9.7"))])
+def test_pull_that_cannot_reach_the_primary_is_in_the_status_file(kind, fmt, tmp_path):
+    """The primary down under a follower: pull retries with its backoff, and the follower's status
+    file says so (``pull``: reconnecting, the reason, since when, the next try in at most 30 s)
+    instead of a lag of 0 while the primary moves on; the primary back (its replication account
+    granted again, sql_log_bin=0, as a DBA does after a restart or a promotion), pull streams
+    again and the mirror catches up."""
+    from fixtures.lab import workload
+
+    if fmt == "iceberg":
+        pytest.importorskip("pyiceberg")
+    folder, wh, st = tmp_path / "pulled", tmp_path / "wh", tmp_path / "status.json"
+    with Lab(tmp_path / "lab", kind=kind) as lab:
+        primary = start_primary(lab, binlog_row_metadata="FULL")
+        pw = password_file(tmp_path)
+        follower = subprocess.Popen(
+            [sys.executable, "-m", "binlogkit", "export", str(folder), "-o", str(wh), "--format", fmt, "--mirror",
+             "--follow", "--commit-interval", "0.5", "--host", "127.0.0.1", "--port", str(primary.port), "--user",
+             REPL_USER, "--password-file", str(pw), "--server-id", "4311", "--status-file", str(st), "--json"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)), start_new_session=True)
+        STARTED.append(follower)
+
+        def status_until(pred, what: str, timeout: float = 60) -> dict:
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    doc = json.loads(st.read_text())
+                except (OSError, ValueError):
+                    doc = {}
+                if pred(doc):
+                    return doc
+                if time.monotonic() > deadline or follower.poll() is not None:
+                    follower.send_signal(signal.SIGTERM)
+                    pytest.fail(f"{what}: {doc} {follower.communicate(timeout=120)[1][-3000:]}")
+                time.sleep(0.2)
+
+        def want() -> list:
+            return sorted(tuple(r[c] for c in COLS) for r in primary.query("SELECT * FROM lab.small"))
+        workload.small(primary, 30)
+        rows = want()
+        status_until(lambda d: mirror_rows(fmt, wh, COLS) == rows and d.get("pull", {}).get("state") == "streaming",
+                     "the follower did not apply the first transactions")
+        primary.stop()
+        doc = status_until(lambda d: d.get("pull", {}).get("state") == "reconnecting"
+                           and d["pull"].get("failed_in_a_row", 0) >= 2, "pull's reconnecting is not in the status")
+        p = doc["pull"]
+        assert p["reason"] and 0 < p["retry_in_s"] <= 30 and p["since"] <= p["retry_at"], p
+        primary.start()
+        primary.execute("SET sql_log_bin=0", f"GRANT REPLICATION SLAVE ON *.* TO '{REPL_USER}'@'127.0.0.1'",
+                        "SET sql_log_bin=1")
+        workload.small(primary, 30, start=30)
+        rows = want()
+        doc = status_until(lambda d: mirror_rows(fmt, wh, COLS) == rows and d["pull"]["state"] == "streaming",
+                           "the mirror did not catch up after the primary came back")
+        assert doc["pull"]["reconnects"] >= 1 and "reason" not in doc["pull"], doc
+        follower.send_signal(signal.SIGTERM)
+        out, err = follower.communicate(timeout=120)
+    assert follower.returncode == 0, err
+    assert "Traceback" not in err and "reconnecting in" in err and "reconnected; resuming at" in err
+    assert json.loads(out)["pull_exit"] is None

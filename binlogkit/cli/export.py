@@ -58,7 +58,7 @@ from .options import (Command, datetime_value, gtid_filters, gtids_value, inputs
               help="--follow: commit what is pending at least this often (seconds).")
 @click.option("--status-file", type=click.Path(dir_okay=False),
               help="--follow: this file is replaced after every look with the follower's status as JSON (lag_seconds, "
-                   "last_gtid, file, position, rows, rows_per_second, commits).")
+                   "last_gtid, file, position, rows, rows_per_second, commits; with --host pull's state: pull).")
 @click.option("--host", help="--follow: also run `binlogkit pull` from this primary into INPUTS (one folder): the "
                              "follower applies what pull has written (its folder is the durable buffer); pull's "
                              "client, trust rules and resume (docs/pull.md). Another server than the one the "
@@ -235,9 +235,12 @@ def _follow(inputs, output, fmt, mirror, filters, catalog, batch_transactions, c
     import os
     import subprocess
     import threading
+    import time
     from ..errors import ArchiveGap
+    from ..export.lake.feed import PullState
     from ..export.lake.follow import follow_lake
     from ..export.lake.mirror import exit_code, render
+    from ..pull.render import line as pull_line
 
     line = None
     if sys.stderr.isatty():
@@ -245,6 +248,8 @@ def _follow(inputs, output, fmt, mirror, filters, catalog, batch_transactions, c
             sys.stderr.write("\r\x1b[K" + text)
             sys.stderr.flush()
     feeder = None
+    pull_state = None
+    relaying: list = []
     buffer = None
     start = None
     said: list[str] = []
@@ -273,9 +278,14 @@ def _follow(inputs, output, fmt, mirror, filters, catalog, batch_transactions, c
                 start = pull_start(checked_inputs(inputs, series=series, one_series=True), read_checkpoint(output))
                 extra = ["--start-file", start]
         os.makedirs(folder, exist_ok=True)
-        feeder = subprocess.Popen([sys.executable, "-m", "binlogkit", "pull", *pull_args, *extra, "--dir", folder],
-                                  stdin=subprocess.DEVNULL, stdout=sys.stderr.fileno(), stderr=subprocess.PIPE,
+        # pull's reports as JSON lines on its stdout: its state goes into the follower's status
+        # (reconnecting: why, since when, the next try), each said on stderr as pull says it
+        feeder = subprocess.Popen([sys.executable, "-m", "binlogkit", "pull", *pull_args, *extra, "--dir", folder,
+                                   "--json"],
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   start_new_session=True, preexec_fn=functools.partial(_with_parent, os.getpid()))
+        pulling = PullState()
+        pull_state = lambda: pulling.doc     # noqa: E731
 
         def relay(pipe=feeder.stderr) -> None:    # pull's stderr to ours, its last error kept
             for raw in iter(pipe.readline, b""):
@@ -284,18 +294,28 @@ def _follow(inputs, output, fmt, mirror, filters, catalog, batch_transactions, c
                     said.append(text[len("binlogkit: error: "):].strip())
                 sys.stderr.write(text)
                 sys.stderr.flush()
-        relaying = threading.Thread(target=relay, daemon=True)
-        relaying.start()
+
+        def reports(pipe=feeder.stdout, cfg=_PullWhere(pull_args)) -> None:   # pull's reports: its state
+            for raw in iter(pipe.readline, b""):
+                text = raw.decode("utf-8", "replace")
+                ev = pulling.take_line(text, time.time())
+                said_as = pull_line(ev, cfg, as_json=False, tty=False) if ev is not None else (text.rstrip("\n"), True)
+                if said_as is not None:
+                    sys.stderr.write(said_as[0] + "\n")
+                    sys.stderr.flush()
+        relaying = [threading.Thread(target=relay, daemon=True), threading.Thread(target=reports, daemon=True)]
+        for t in relaying:
+            t.start()
     try:
         summary = follow_lake(inputs, output, fmt=fmt, mirror=mirror, filters=filters, catalog=catalog,
                               batch_transactions=batch_transactions, commit_interval=commit_interval, series=series,
                               skip_statements=skip_statements, status_file=status_file, status_line_to=line,
-                              feeder=feeder, buffer=buffer, source=source, cross=cross)
+                              feeder=feeder, buffer=buffer, source=source, cross=cross, pull_state=pull_state)
     except ArchiveGap as exc:
         show(exc.summary, as_json, render)  # type: ignore[attr-defined]
         fail(str(exc), EXIT_DAMAGED)
-    if feeder is not None:
-        relaying.join(10)
+    for t in relaying:
+        t.join(10)
     if line is not None:
         sys.stderr.write("\n")
     if summary.get("pull_exit") and said and "error 1236" in said[-1]:
@@ -355,6 +375,18 @@ def _failover(ck, folder, pull_dir, output, fmt, catalog, primary, as_json):
              f"the new primary's folder, or leave --pull-dir out ({pull_dir_for(output, now['server_id'])})",
              EXIT_USAGE)
     return now["server_id"], (cross, new, held)
+
+
+class _PullWhere:
+    """What ``pull.render.line`` reads of pull's settings to say its start: the primary given to
+    the follower (``pull_args``) and the TLS mode (pull's default: the follower passes none)."""
+
+    def __init__(self, pull_args) -> None:
+        from ..pull.auth import TlsOptions
+
+        opts = dict(zip(pull_args[::2], pull_args[1::2]))
+        self.host, self.port = opts.get("--host"), opts.get("--port", "3306")
+        self.tls = TlsOptions()
 
 
 def _with_parent(parent: int) -> None:

@@ -10,7 +10,7 @@ import os
 
 from ..._optional import need
 from .names import stored
-from .props import arrow_for
+from .props import arrow_for, filled
 
 DELETE = "_binlogkit_delete"
 
@@ -102,16 +102,9 @@ class DeltaSink:
         self._rewrite(db, name, retyped, props)
 
     def fill(self, db: str, name: str, values, props: dict) -> None:
-        """Columns added with the value of the one row of ``values`` in every row: one version
-        with ``props`` (the ALTER's coordinates)."""
-        import pyarrow as pa
-
-        def add(d):
-            for f in values.schema:
-                if f.name not in d.column_names:
-                    d = d.append_column(f, pa.repeat(values[f.name][0], d.num_rows).cast(f.type))
-            return d
-        self._rewrite(db, name, add, props)
+        """Columns added with the value of the one row of ``values`` in every row (set where
+        the table has the column already): one version with ``props`` (the ALTER's coordinates)."""
+        self._rewrite(db, name, lambda d: filled(d, values), props)
 
     def empty(self, db: str, name: str, props: dict) -> None:
         """Every row gone (TRUNCATE, DROP TABLE), one version with ``props``; the schema stays."""

@@ -121,10 +121,15 @@ def status(m: "Follower", started: float, now_wall: float, now: float) -> dict:
             "batches": s.batches, "pending_transactions": m.n_trx, "seconds": round(seconds, 3)}
 
 
-def status_line(doc: dict) -> str:
+def status_line(doc: dict, now_wall: float | None = None) -> str:
+    """The terminal line; with pull's state (``doc["pull"]``, ``feed.PullState``) while pull
+    cannot reach the primary."""
+    from .feed import describe
+
     lag = f"{doc['lag_seconds']:.1f} s"
+    pulling = describe(doc["pull"], time.time() if now_wall is None else now_wall) if doc.get("pull") else ""
     return (f"following: lag {lag}, last GTID {doc['last_gtid'] or '-'} at {doc['file'] or '-'}:{doc['position']}, "
-            f"{doc['rows']:,} row changes ({doc['rows_per_second']:,.0f}/s), {doc['commits']:,} commits")
+            f"{doc['rows']:,} row changes ({doc['rows_per_second']:,.0f}/s), {doc['commits']:,} commits{pulling}")
 
 
 def write_status(path: str, doc: dict) -> None:
@@ -196,7 +201,7 @@ def follow_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = T
                 commit_interval: float = 5.0, poll: float = 0.5, series: str | None = None,
                 skip_statements: bool = False, stop_after: float | None = None, on_poll=None,
                 status_file: str | None = None, status_line_to=None, feeder=None, buffer: str | None = None,
-                source: int | None = None, cross: bool = False) -> dict:
+                source: int | None = None, cross: bool = False, pull_state=None) -> dict:
     """Follow the archive ``paths`` into ``warehouse`` (the module text) until SIGTERM / SIGINT
     (or ``stop_after`` seconds, for tests); the export's summary. ``ArchiveGap`` at a gap.
     ``status_file``: ``status`` as JSON, replaced after every look; ``status_line_to``: a
@@ -207,13 +212,17 @@ def follow_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = T
     ``paths`` are an archive it continues (``handover``): the follower reads both as one list.
     ``source``: the server_id of the primary pull copies (kept in the checkpoint). ``cross``: a
     failover (``failover``): ``paths`` are the new primary's binlogs, read from their first file,
-    every transaction the checkpoint's GTID state holds skipped, the tables compared by GTID."""
+    every transaction the checkpoint's GTID state holds skipped, the tables compared by GTID.
+    ``pull_state``: a callable giving the feeder's state (``feed.PullState.doc``), put in the
+    status as ``pull`` (and on the status line while pull cannot reach the primary)."""
     started = time.monotonic()
 
     def report(m) -> None:
         if m is None:       # no binlog in the folder yet
             return
         doc = status(m, started, time.time(), time.monotonic())
+        if pull_state is not None:
+            doc["pull"] = pull_state()
         if status_file:
             write_status(status_file, doc)
         if status_line_to is not None:

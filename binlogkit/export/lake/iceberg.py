@@ -11,7 +11,7 @@ from typing import Any
 from ..._optional import need
 from ...errors import UsageError
 from .names import source, stored
-from .props import arrow_for, nulls_like
+from .props import arrow_for, filled, nulls_like
 
 
 class IcebergSink:
@@ -141,18 +141,15 @@ class IcebergSink:
 
     def fill(self, db: str, name: str, values, props: dict) -> None:
         """Columns added with the value of the one row of ``values`` in every row: the data
-        rewritten once, one snapshot with ``props`` (the ALTER's coordinates)."""
-        import pyarrow as pa
-
+        rewritten once, one snapshot with ``props`` (the ALTER's coordinates). Two commits
+        (the schema, then the snapshot): a column there already (a fill killed between them,
+        NULL in every row) is set to the value too."""
         t = self._load(db, name)
         if t is None:
             return
         current = t.scan().to_arrow()
         self._evolve(t, values.schema)
-        for f in values.schema:
-            if f.name not in current.column_names:
-                current = current.append_column(f, pa.repeat(values[f.name][0], current.num_rows).cast(f.type))
-        replace(t, arrow_for(t.schema().as_arrow(), current), props)
+        replace(t, arrow_for(t.schema().as_arrow(), filled(current, values)), props)
 
     def append(self, db: str, name: str, rows, props: dict) -> None:
         t = self._load(db, name) or self._create(db, name, rows.schema)

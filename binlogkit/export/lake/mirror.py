@@ -219,8 +219,10 @@ class Mirror(StatementRules):
         """ADD COLUMN with a default: the mirror's existing rows get the value, as the server's
         do (the change table is history: its old rows keep no value): a constant, or the
         statement's own time for ``DEFAULT CURRENT_TIMESTAMP`` (from the ALTER's event; left
-        NULL where the event does not say it). Only past the mirror's recorded position, and
-        only for a column it does not have yet (reruns)."""
+        NULL where the event does not say it). Only past the mirror's recorded position (a
+        rerun, a restart: the fill's commit carries the ALTER's coordinates); a column the
+        table has already gets the value too (a fill cut between its schema commit and its
+        rows)."""
         from ..schema import _safe
         from .dump import TableLoad, arrow_rows, column_of
 
@@ -231,8 +233,10 @@ class Mirror(StatementRules):
             return
         cols, vals = [], []
         for name, coldef, fill in a.filled:
-            if _safe(name) in have:
-                continue
+            # a column the table has already is filled too: the table's last commit is before
+            # the ALTER (the fill, the ALTER's own commit, is not in it), so what the column
+            # holds is no server's value — Iceberg's schema commit of a fill killed before the
+            # fill's rows (NULL in every row), or a column a DROP left in the mirror
             value = fill.text(stmt.timestamp, stmt.usec, stmt.time_zone) if isinstance(fill, ddl.StatementTime) else fill
             if value is None:
                 continue

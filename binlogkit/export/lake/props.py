@@ -74,3 +74,15 @@ def open_file(path: str, mode: str):
     if "w" in mode:
         os.makedirs(os.path.dirname(os.path.abspath(local)), exist_ok=True)
     return open(local, mode)
+
+
+def filled(data, values):
+    """``data`` (an Arrow table) with each column of ``values`` (one row) set to its value in
+    every row: added, or replaced where ``data`` has it."""
+    import pyarrow as pa
+
+    for f in values.schema:
+        col = pa.repeat(values[f.name][0], data.num_rows).cast(f.type)
+        i = data.schema.get_field_index(f.name)
+        data = data.set_column(i, f, col) if i >= 0 else data.append_column(f, col)
+    return data
