@@ -286,32 +286,47 @@ class _Walk:
 
     def _replay(self, t: Transaction) -> Iterator[Rows | Statement]:
         row_index = 0
+        sink, targets = self.sink, self.targets
+        if sink is not None:
+            day = t.last_timestamp // 86400
+            if self.c_day != day:  # the targets are parts of one day
+                targets.clear()
+                self.c_day = day
         for item in self.spool.items(self.path):
             if type(item) is _Run:
-                if self.sink is not None:
+                if sink is not None:
                     row_index = yield from self._replay_run(item, t, row_index)
                     continue
                 raws: Any = item.events(self.path)
             else:
                 raws = (item,)
-            self.targets.clear()  # the Python path may change the writer's parts
             for raw in raws:
                 for got in self._event(raw, t, row_index):
                     yield got
                     if isinstance(got, Rows):
                         row_index += len(got.rows)
+                        if sink is not None:
+                            self._target(got)
+            if sink is not None:
+                sink.c_refresh(targets)  # the Python path may have changed the writer's parts
+
+    def _target(self, got: Rows) -> None:
+        """After the Python path put a rows event into the writer's builder (``take``): its table's
+        target for the C walk (``sink.c_target``), where the next events may go that way."""
+        rows = got.rows
+        if isinstance(rows, ImageRows) and rows.taken:
+            target = self.sink.c_target(got)
+            if target is not None:
+                self.targets[id(rows.table)] = target  # (the target holds the table: its id stays)
 
     def _replay_run(self, run: _Run, t: Transaction, row_index: int) -> Generator[Rows | Statement, None, int]:
         """A ``_Run`` of a committed transaction through the C walk (``_rowarrow.replay_run``):
         the table maps met before and the rows events of tables with a target go straight into
         the writer's builders, with the writer's bookkeeping (``sink.c_apply``) and its flushes at
         the same events as event by event; any other event goes the Python way (``_event``), after
-        which the targets are made again. Returns the row index after the run."""
+        which the targets that still hold are kept (``sink.c_refresh``) and its table's is made.
+        Returns the row index after the run."""
         sink, targets = self.sink, self.targets
-        day = t.last_timestamp // 86400
-        if self.c_day != day:
-            targets.clear()
-            self.c_day = day
         fmt = run.fmt
         if self.c_fmt[0] is not fmt:
             phl = [(-1 if v is None else v) for v in ((fmt.post_header_length(c) if fmt else None)
@@ -329,10 +344,9 @@ class _Walk:
             sink.c_apply(targets)
             if why == 2:
                 sink.c_flush(target)
-                targets.clear()
+                sink.c_refresh(targets, flushed=True)
             if why != 1:
                 continue
-            targets.clear()  # the Python path may change the writer's parts
             ts, code, sid, size, log_pos, flags = _HEADER(data, p)
             raw = RawEvent(run.at + p, ts, code, sid, size, log_pos, flags, data[p:p + size], fmt, ok, name)
             p += size
@@ -340,11 +354,8 @@ class _Walk:
                 yield got
                 if isinstance(got, Rows):
                     row_index += len(got.rows)
-                    rows = got.rows
-                    if isinstance(rows, ImageRows) and rows.taken:
-                        target = sink.c_target(got)
-                        if target is not None:
-                            targets[id(rows.table)] = target  # (the target holds the table: its id stays)
+                    self._target(got)
+            sink.c_refresh(targets)  # the Python path may have changed the writer's parts
         return row_index
 
     def _event(self, raw: RawEvent, t: Transaction, row_index: int) -> Iterator[Rows | Statement]:
