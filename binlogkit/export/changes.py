@@ -61,6 +61,7 @@ WANT = BODIES | KEPT  # the frames whose bytes the pass needs: the grouping scan
 SPOOL_MEMORY = 16 << 20
 _HEADER = HEADER_STRUCT.unpack_from
 _HEAD = struct.Struct("<qIBIIIHi")  # offset, timestamp, type, server id, size, log_pos, flags, format no
+_RUN = 0  # the type code of a ``_Run`` spooled on disk (no spooled event has it: they are ``KEPT``)
 
 
 def op_of(type_code: int) -> str:
@@ -122,18 +123,31 @@ class Spool:
             self.mem.append(raw)
             self.size += raw.event_size
             return
-        if self.disk is None:
-            self.disk = tempfile.TemporaryFile(prefix="binlogkit-export-")
-        if not self.formats or self.formats[-1] is not raw.format:
-            self.formats.append(raw.format)
-        self.disk.write(_HEAD.pack(raw.offset, raw.timestamp, raw.type_code, raw.server_id, raw.event_size,
-                                   raw.log_pos, raw.flags, len(self.formats) - 1))
-        self.disk.write(raw.data)
+        self.disk_write(_HEAD.pack(raw.offset, raw.timestamp, raw.type_code, raw.server_id, raw.event_size,
+                                   raw.log_pos, raw.flags, self._format_no(raw.format)), raw.data)
 
     def add_run(self, run: "_Run") -> None:
-        """Events the C walk framed (``_Run``), in memory: the taker is only handed the room left."""
-        self.mem.append(run)
-        self.size += run.size
+        """Events the C walk framed (``_Run``): in memory (the taker is handed the room left
+        there), or once the spool is on disk, there as one record (``_RUN``: type code 0, which no
+        spooled event has; the timestamp field says whether its events carry a checked CRC32),
+        read back as a ``_Run``: the C walk replays it as it replays the runs in memory."""
+        if self.disk is None:
+            self.mem.append(run)
+            self.size += run.size
+            return
+        self.disk_write(_HEAD.pack(run.at, int(run.crc_on), _RUN, 0, run.size, 0, 0, self._format_no(run.fmt)),
+                        run.data)
+
+    def _format_no(self, fmt: Format | None) -> int:
+        if not self.formats or self.formats[-1] is not fmt:
+            self.formats.append(fmt)
+        return len(self.formats) - 1
+
+    def disk_write(self, head: bytes, data: bytes) -> None:
+        if self.disk is None:
+            self.disk = tempfile.TemporaryFile(prefix="binlogkit-export-")
+        self.disk.write(head)
+        self.disk.write(data)
 
     def items(self, name: str) -> Iterator[Any]:
         """The spooled events in order: ``RawEvent`` values and the C walk's ``_Run`` values."""
@@ -145,6 +159,9 @@ class Spool:
                 if not head:
                     break
                 at, ts, code, sid, size, log_pos, flags, f = _HEAD.unpack(head)
+                if code == _RUN:
+                    yield _Run(at, self.disk.read(size), self.formats[f], bool(ts))
+                    continue
                 yield RawEvent(at, ts, code, sid, size, log_pos, flags, self.disk.read(size), self.formats[f],
                                None, name)
 
@@ -516,12 +533,12 @@ class _Walk:
         def taker(buf: bytearray, rel: int, filled: int, at: int, crc_on: bool) -> tuple[int, int]:
             g = self.g
             t = g.cur
-            if t is None or g.state & STANDALONE or spool.disk is not None:
+            if t is None or g.state & STANDALONE:
                 return rel, at
             info = g.files[-1]
             if (info.relay if g.relay_forced is None else g.relay_forced) or not info.transactions:
                 return rel, at  # a relay log; or a transaction from the file before (feed_frames' own_source)
-            got = take(buf, rel, filled, at, crc_on, crc, spool.limit - spool.size)
+            got = take(buf, rel, filled, at, crc_on, crc, spool.limit - spool.size if spool.disk is None else _ANY)
             k = got[2]
             if not k:
                 return rel, at
@@ -588,6 +605,7 @@ class _Walk:
             spool_until(None)
 
 
+_ANY = 1 << 62     # the taker's room once the spool is on disk (a run is written there as it comes)
 _LATER = object()  # a rows event's rows, left to _Walk._rows_of
 _SKIP = object()   # a rows event of a table the filters leave out
 _TABLE_MAP = int(T.TABLE_MAP_EVENT)
