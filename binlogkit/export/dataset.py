@@ -166,8 +166,9 @@ class DatasetWriter:
         way, which makes its target again). ``c_apply`` done before."""
         parts, last = self.parts, self.last_version
         for k, tg in list(targets.items()):
-            part, key = tg[11], tg[12]
-            if parts.get(key) is not part or part.builder is not tg[0] or part.plan is not tg[15] \
+            key = tg[12]
+            part = parts.get(key)
+            if part is None or part is not tg[11] or part.builder is not tg[0] or part.plan is not tg[15] \
                     or part.cols["op"] or last.get((key[0], key[1])) != key[3]:
                 del targets[k]
                 continue
