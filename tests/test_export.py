@@ -324,6 +324,26 @@ def test_mariadb_11_8_text_in_its_uca1400_collations_is_text(tmp_path):
     assert first["after_v"] == "€" * 300 and first["after_tx"] == "it's \\ text"
 
 
+def test_the_export_commands_parquet_writer_takes_no_buffer_from_mimalloc():
+    """In a process of its own, the export command chooses the allocator before pyarrow loads:
+    the Parquet writer's own buffers (pages, encoders, compression: Arrow's C++ default pool,
+    which pyarrow's set_memory_pool does not reach) come from the system allocator too, none
+    from mimalloc; the choice is not handed down to child processes."""
+    code = ("import os\n"
+            "from binlogkit.cli.export import _system_allocator\n"
+            "_system_allocator()\n"
+            "import pyarrow as pa, pyarrow.parquet as pq\n"
+            "t = pa.table({'x': list(range(100000)), 's': [str(i) * 9 for i in range(100000)]})\n"
+            "pq.write_table(t, pa.BufferOutputStream())\n"
+            "print(pa.default_memory_pool().backend_name, pa.mimalloc_memory_pool().max_memory(),"
+            " os.environ.get('ARROW_DEFAULT_MEMORY_POOL'))\n")
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         cwd=Path(__file__).resolve().parent.parent)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["system", "0", "None"], out.stdout
+
+
 def test_the_export_command_takes_arrows_buffers_from_the_system_allocator(tmp_path, monkeypatch):
     """The CLI's export process allocates Arrow's buffers with the C library's allocator (kept
     pages: less of the kernel's page zeroing than mimalloc's returned ones), unless

@@ -560,6 +560,49 @@ def test_the_c_path_is_the_one_export_takes(rowarrow, tmp_path, monkeypatch):
     assert sum(took) >= 10, took[:10]
 
 
+@pytest.mark.parametrize("window,spool", [(None, None), (2048, None), (None, 64)])
+def test_the_c_walk_keeps_its_tables_after_the_python_path_and_a_cut_window(rowarrow, tmp_path, monkeypatch,
+                                                                           window, spool):
+    """Rows events go the Python path about once per table (its first, which makes the table's
+    target), not again after every event the Python path took for another table, nor around
+    the events a read window cuts (the window is refilled past such an event and the C walk
+    takes what follows, that event included), nor once a transaction's events are spooled on
+    disk (the C walk's runs go there whole and are replayed by it): ten tables interleaved in
+    MySQL 9.7's replication archive, with the default window and a 2 KB one, and a spool of
+    64 bytes in memory; the files the same."""
+    from binlogkit.reading import framing
+
+    src = store.materialize("replication-gtid", server="mysql-9.7")
+    folder = sorted({p.parent for p in src.rglob("*") if p.is_file() and ".0" in p.name})[0]
+    export([str(folder)], str(tmp_path / "ref"))
+    if window:
+        monkeypatch.setattr(framing, "WINDOW", window)
+    spilled = []
+    if spool:
+        monkeypatch.setattr(changes, "SPOOL_MEMORY", spool)
+        real_write = changes.Spool.disk_write
+
+        def write(self, head, data):
+            spilled.append(head[12])  # the record's type code (0: a C walk's run)
+            return real_write(self, head, data)
+        monkeypatch.setattr(changes.Spool, "disk_write", write)
+    python = []
+    real = changes._Walk._event
+
+    def spy(self, raw, t, row_index):
+        if raw.type_code in changes.LEAN_ROWS:
+            python.append(raw.offset)
+        return real(self, raw, t, row_index)
+    monkeypatch.setattr(changes._Walk, "_event", spy)
+    summary = export([str(folder)], str(tmp_path / "out"))
+    tables = len(summary["tables"])
+    assert tables >= 8 and summary["rows"] > 200
+    assert len(python) <= 2 * tables, (len(python), tables)
+    assert _dataset(tmp_path / "out") == _dataset(tmp_path / "ref")
+    if spool:
+        assert spilled.count(0) >= 20, "no run was spooled on disk: the disk path went unchecked"
+
+
 # -- the walk: one framing pass (export/changes.py) against the two-walk lockstep it replaced ------
 
 class _TwoWalks(changes._Walk):

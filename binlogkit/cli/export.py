@@ -103,6 +103,8 @@ def export(inputs, output, database, tables, start_datetime, stop_datetime, incl
     part is exported), or a mirror stopped (a statement it cannot apply: named); 2 usage error or an
     input that cannot be read.
     """
+    if fmt == "parquet":
+        _system_allocator()  # before pyarrow loads: its C++ default pool is chosen then
     need("pyarrow", "binlogkit export", extra="export")
     if fmt == "parquet" and (mirror or catalog or snapshot or from_gtid or backup_info):
         fail("--mirror, --catalog, --snapshot, --from-gtid and --backup-info go with --format iceberg or delta",
@@ -156,7 +158,6 @@ def export(inputs, output, database, tables, start_datetime, stop_datetime, incl
               as_json, series, skip_statements)
     from ..reading.progress import watching
 
-    _system_allocator()
     try:
         with watching(inputs, "export"):
             summary = run_export(inputs, output, filters=filters, row_group_rows=row_group_rows, series=series)
@@ -411,11 +412,26 @@ def _system_allocator() -> None:
     every row group, and pyarrow's default mimalloc hands freed pages back to the kernel, which
     zeroes them again on the next fault; the system allocator keeps them. On the 1 GB bench binlog,
     best of 4 interleaved runs in three sessions: 3.17-3.43 s of CPU against 3.63-4.02 s. The
-    bytes written are the same."""
+    bytes written are the same.
+
+    Called before pyarrow is imported: Arrow's C++ default pool, which the Parquet writer's own
+    page, encoder and compression buffers come from (pyarrow's ``set_memory_pool`` does not
+    reach them), is chosen by ``ARROW_DEFAULT_MEMORY_POOL`` when the library loads; it is set
+    for that import only (child processes do not inherit it). Where pyarrow is loaded already (an
+    in-process caller), pyarrow's own default pool is set, as far as that reaches."""
     import os
+    import sys
 
     if os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):
         return
+    if "pyarrow.lib" not in sys.modules:
+        os.environ["ARROW_DEFAULT_MEMORY_POOL"] = "system"
+        try:
+            import pyarrow  # noqa: F401  (the pool is chosen now)
+        except ImportError:
+            return  # (``need`` says what to install)
+        finally:
+            del os.environ["ARROW_DEFAULT_MEMORY_POOL"]
     import pyarrow as pa
 
     pa.set_memory_pool(pa.system_memory_pool())

@@ -61,6 +61,7 @@ WANT = BODIES | KEPT  # the frames whose bytes the pass needs: the grouping scan
 SPOOL_MEMORY = 16 << 20
 _HEADER = HEADER_STRUCT.unpack_from
 _HEAD = struct.Struct("<qIBIIIHi")  # offset, timestamp, type, server id, size, log_pos, flags, format no
+_RUN = 0  # the type code of a ``_Run`` spooled on disk (no spooled event has it: they are ``KEPT``)
 
 
 def op_of(type_code: int) -> str:
@@ -122,18 +123,31 @@ class Spool:
             self.mem.append(raw)
             self.size += raw.event_size
             return
-        if self.disk is None:
-            self.disk = tempfile.TemporaryFile(prefix="binlogkit-export-")
-        if not self.formats or self.formats[-1] is not raw.format:
-            self.formats.append(raw.format)
-        self.disk.write(_HEAD.pack(raw.offset, raw.timestamp, raw.type_code, raw.server_id, raw.event_size,
-                                   raw.log_pos, raw.flags, len(self.formats) - 1))
-        self.disk.write(raw.data)
+        self.disk_write(_HEAD.pack(raw.offset, raw.timestamp, raw.type_code, raw.server_id, raw.event_size,
+                                   raw.log_pos, raw.flags, self._format_no(raw.format)), raw.data)
 
     def add_run(self, run: "_Run") -> None:
-        """Events the C walk framed (``_Run``), in memory: the taker is only handed the room left."""
-        self.mem.append(run)
-        self.size += run.size
+        """Events the C walk framed (``_Run``): in memory (the taker is handed the room left
+        there), or once the spool is on disk, there as one record (``_RUN``: type code 0, which no
+        spooled event has; the timestamp field says whether its events carry a checked CRC32),
+        read back as a ``_Run``: the C walk replays it as it replays the runs in memory."""
+        if self.disk is None:
+            self.mem.append(run)
+            self.size += run.size
+            return
+        self.disk_write(_HEAD.pack(run.at, int(run.crc_on), _RUN, 0, run.size, 0, 0, self._format_no(run.fmt)),
+                        run.data)
+
+    def _format_no(self, fmt: Format | None) -> int:
+        if not self.formats or self.formats[-1] is not fmt:
+            self.formats.append(fmt)
+        return len(self.formats) - 1
+
+    def disk_write(self, head: bytes, data: bytes) -> None:
+        if self.disk is None:
+            self.disk = tempfile.TemporaryFile(prefix="binlogkit-export-")
+        self.disk.write(head)
+        self.disk.write(data)
 
     def items(self, name: str) -> Iterator[Any]:
         """The spooled events in order: ``RawEvent`` values and the C walk's ``_Run`` values."""
@@ -145,6 +159,9 @@ class Spool:
                 if not head:
                     break
                 at, ts, code, sid, size, log_pos, flags, f = _HEAD.unpack(head)
+                if code == _RUN:
+                    yield _Run(at, self.disk.read(size), self.formats[f], bool(ts))
+                    continue
                 yield RawEvent(at, ts, code, sid, size, log_pos, flags, self.disk.read(size), self.formats[f],
                                None, name)
 
@@ -286,32 +303,47 @@ class _Walk:
 
     def _replay(self, t: Transaction) -> Iterator[Rows | Statement]:
         row_index = 0
+        sink, targets = self.sink, self.targets
+        if sink is not None:
+            day = t.last_timestamp // 86400
+            if self.c_day != day:  # the targets are parts of one day
+                targets.clear()
+                self.c_day = day
         for item in self.spool.items(self.path):
             if type(item) is _Run:
-                if self.sink is not None:
+                if sink is not None:
                     row_index = yield from self._replay_run(item, t, row_index)
                     continue
                 raws: Any = item.events(self.path)
             else:
                 raws = (item,)
-            self.targets.clear()  # the Python path may change the writer's parts
             for raw in raws:
                 for got in self._event(raw, t, row_index):
                     yield got
                     if isinstance(got, Rows):
                         row_index += len(got.rows)
+                        if sink is not None:
+                            self._target(got)
+            if sink is not None:
+                sink.c_refresh(targets)  # the Python path may have changed the writer's parts
+
+    def _target(self, got: Rows) -> None:
+        """After the Python path put a rows event into the writer's builder (``take``): its table's
+        target for the C walk (``sink.c_target``), where the next events may go that way."""
+        rows = got.rows
+        if isinstance(rows, ImageRows) and rows.taken:
+            target = self.sink.c_target(got)
+            if target is not None:
+                self.targets[id(rows.table)] = target  # (the target holds the table: its id stays)
 
     def _replay_run(self, run: _Run, t: Transaction, row_index: int) -> Generator[Rows | Statement, None, int]:
         """A ``_Run`` of a committed transaction through the C walk (``_rowarrow.replay_run``):
         the table maps met before and the rows events of tables with a target go straight into
         the writer's builders, with the writer's bookkeeping (``sink.c_apply``) and its flushes at
         the same events as event by event; any other event goes the Python way (``_event``), after
-        which the targets are made again. Returns the row index after the run."""
+        which the targets that still hold are kept (``sink.c_refresh``) and its table's is made.
+        Returns the row index after the run."""
         sink, targets = self.sink, self.targets
-        day = t.last_timestamp // 86400
-        if self.c_day != day:
-            targets.clear()
-            self.c_day = day
         fmt = run.fmt
         if self.c_fmt[0] is not fmt:
             phl = [(-1 if v is None else v) for v in ((fmt.post_header_length(c) if fmt else None)
@@ -329,10 +361,9 @@ class _Walk:
             sink.c_apply(targets)
             if why == 2:
                 sink.c_flush(target)
-                targets.clear()
+                sink.c_refresh(targets, flushed=True)
             if why != 1:
                 continue
-            targets.clear()  # the Python path may change the writer's parts
             ts, code, sid, size, log_pos, flags = _HEADER(data, p)
             raw = RawEvent(run.at + p, ts, code, sid, size, log_pos, flags, data[p:p + size], fmt, ok, name)
             p += size
@@ -340,11 +371,8 @@ class _Walk:
                 yield got
                 if isinstance(got, Rows):
                     row_index += len(got.rows)
-                    rows = got.rows
-                    if isinstance(rows, ImageRows) and rows.taken:
-                        target = sink.c_target(got)
-                        if target is not None:
-                            targets[id(rows.table)] = target  # (the target holds the table: its id stays)
+                    self._target(got)
+            sink.c_refresh(targets)  # the Python path may have changed the writer's parts
         return row_index
 
     def _event(self, raw: RawEvent, t: Transaction, row_index: int) -> Iterator[Rows | Statement]:
@@ -505,12 +533,12 @@ class _Walk:
         def taker(buf: bytearray, rel: int, filled: int, at: int, crc_on: bool) -> tuple[int, int]:
             g = self.g
             t = g.cur
-            if t is None or g.state & STANDALONE or spool.disk is not None:
+            if t is None or g.state & STANDALONE:
                 return rel, at
             info = g.files[-1]
             if (info.relay if g.relay_forced is None else g.relay_forced) or not info.transactions:
                 return rel, at  # a relay log; or a transaction from the file before (feed_frames' own_source)
-            got = take(buf, rel, filled, at, crc_on, crc, spool.limit - spool.size)
+            got = take(buf, rel, filled, at, crc_on, crc, spool.limit - spool.size if spool.disk is None else _ANY)
             k = got[2]
             if not k:
                 return rel, at
@@ -577,6 +605,7 @@ class _Walk:
             spool_until(None)
 
 
+_ANY = 1 << 62     # the taker's room once the spool is on disk (a run is written there as it comes)
 _LATER = object()  # a rows event's rows, left to _Walk._rows_of
 _SKIP = object()   # a rows event of a table the filters leave out
 _TABLE_MAP = int(T.TABLE_MAP_EVENT)

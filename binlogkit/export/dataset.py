@@ -144,7 +144,7 @@ class DatasetWriter:
         next rows events of the same table (and day) with, as ``take`` and ``_rows`` would: the
         part's builder and plan, the table's width, the part's runs, the rows / bytes / per-op
         counts added since ``c_apply`` and the part's at that time, then the part, its key, the
-        counts' name and the (source) table. None when the next event would not go that way (the part closed or
+        counts' name, the (source) table and the part's plan. None when the next event would not go that way (the part closed or
         holding Python rows, another schema version in between)."""
         rows = r.rows
         assert isinstance(rows, ImageRows)
@@ -156,7 +156,23 @@ class DatasetWriter:
                 or self.last_version.get((lay.db, lay.table)) != lay.version:
             return None
         return [part.builder, rows.arrow[0], len(rows.table.columns), part.runs, 0, 0, None, None, None,
-                part.buffered, part.buffered_bytes, part, key, f"{lay.db}.{lay.table}", rows.table]
+                part.buffered, part.buffered_bytes, part, key, f"{lay.db}.{lay.table}", rows.table, part.plan]
+
+    def c_refresh(self, targets: dict, flushed: bool = False) -> None:
+        """After the Python path put events into the writer, or a flush (``flushed``): the
+        targets that still hold as ``c_target`` would make them now (their part open with the
+        same builder and plan, no Python rows in it, its table at that schema version), with the
+        part's runs and counts of now; the others dropped (their next event goes the Python
+        way, which makes its target again). ``c_apply`` done before."""
+        parts, last = self.parts, self.last_version
+        for k, tg in list(targets.items()):
+            key = tg[12]
+            part = parts.get(key)
+            if part is None or part is not tg[11] or part.builder is not tg[0] or part.plan is not tg[15] \
+                    or part.cols["op"] or last.get((key[0], key[1])) != key[3]:
+                del targets[k]
+                continue
+            tg[3], tg[9], tg[10] = part.runs, part.buffered, part.buffered_bytes
 
     def c_state(self) -> list:
         """The writer's counters and limits, as ``_rowarrow.replay_run`` reads them."""
@@ -438,6 +454,14 @@ class BatchWriter(DatasetWriter):
 
     def _statement(self, s: Statement) -> None:
         pass
+
+    def c_refresh(self, targets: dict, flushed: bool = False) -> None:
+        """As the writer's, but after a flush every target goes: the row group made is handed out
+        before the walk goes on (the next rows event takes the Python path, which yields it)."""
+        if flushed:
+            targets.clear()
+        else:
+            super().c_refresh(targets)
 
 
 def change_batches(paths, filters=None, report=None, *, batch_rows: int = 50_000):

@@ -115,6 +115,8 @@ def walk_events(fh: Any, *, verify: bool = True, want: frozenset[int] | set[int]
     ``buf[rel:filled]`` holding the stream from offset ``at``; it consumes the whole events it
     settles itself (a C loop: audit's ``_pullscan.summary``), stopping before any other, and
     returns ``(rel, at)`` after them. Those events yield no frame: the taker accounts for them.
+    It is handed the window again when an event it stopped at was not whole in it: once the window
+    is refilled (a file's reads fill it past that event), before that event is framed here.
 
     ``start``: begin at that offset, an event boundary (a transaction's first event, found by an
     earlier header walk), after the file's head: the Format_description (and a MariaDB
@@ -142,6 +144,10 @@ def walk_events(fh: Any, *, verify: bool = True, want: frozenset[int] | set[int]
     start_enc = None  # (body, offset) of a Start_encryption whose key is not looked up yet
     clear_until = 0  # file offset up to which the window holds decrypted events
     prev = -1  # the last event's type code (``start``: the jump comes right after the head)
+    try:   # a file (not a pipe or a socket): its reads return what is asked, never wait for a writer
+        whole = bool(fh.seekable())
+    except (AttributeError, OSError, ValueError):
+        whole = False
     try:
         while True:
             if filled - rel < LEN_HEADER and not eof:  # slide the window, read behind what is left
@@ -191,7 +197,10 @@ def walk_events(fh: Any, *, verify: bool = True, want: frozenset[int] | set[int]
                         mv.release()        # costs at most twice what the file holds
                         buf.extend(bytes(min(ev_size, 2 * len(buf)) - len(buf)))
                         mv = memoryview(buf)
-                    got = fh.readinto(mv[filled:min(len(buf), ev_size)])
+                    # a file: the window filled past the event (what follows it is framed from
+                    # the window, the taker's too); a stream: up to the event's end (not waiting
+                    # for bytes not sent yet)
+                    got = fh.readinto(mv[filled:] if whole else mv[filled:min(len(buf), ev_size)])
                     if not got:
                         eof = True
                         break
@@ -200,6 +209,11 @@ def walk_events(fh: Any, *, verify: bool = True, want: frozenset[int] | set[int]
                     raise TruncatedEventError(
                         f"torn event: event_size {ev_size} but only {filled} bytes left in the file",
                         offset=at, event_type=event_type_name(code))
+                if taker is not None and decrypt is None and start is None and start_enc is None and prev >= 0:
+                    new_rel, at = taker(buf, rel, filled, at, crc_on)  # the window between two frames again
+                    if new_rel != rel:
+                        rel = new_rel
+                        continue
             if start_enc is not None:  # the first event after a Start_encryption
                 from ..crypto.mariadb import cipher_for, decrypted_copy
 
