@@ -62,7 +62,7 @@ def replace_file(path: str, doc: dict, durable: bool = True) -> None:
     """``doc`` as JSON at ``path``, through ``writing.safeio`` (as every writer): an exclusive
     temporary file of a random name, fsync, rename over, fsync the folder; a link (or anything
     but a regular file) at ``path`` is refused (``WriteRefused``), never written through.
-    ``durable=False``: without the two fsyncs (the status, rewritten after every look)."""
+    ``durable=False``: without the two fsyncs (the status, rewritten as the follower goes)."""
     from ...writing.safeio import SafeDir
 
     folder, name = os.path.split(os.path.abspath(path))
