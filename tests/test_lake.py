@@ -162,6 +162,40 @@ def test_delta_mirror_takes_a_datetime_column_added_to_a_table_without_one(tmp_p
     assert [p for _v, p in history] == [first, first, second]   # oldest first: the feature's commit kept `first`
 
 
+def test_a_delta_table_is_opened_once_per_run_and_kept_up_to_date(tmp_path, monkeypatch):
+    """The Delta sink keeps each table it opened and brings it up to date from its log at every
+    use, instead of opening it again (its log replayed) two or three times a batch; what another
+    writer commits meanwhile is seen all the same."""
+    import deltalake
+    import deltalake.table
+    from deltalake import write_deltalake
+
+    from binlogkit.export.lake.delta import DeltaSink
+
+    opened: list[str] = []
+
+    class Counted(deltalake.DeltaTable):
+        def __init__(self, uri, *a, **k):
+            super().__init__(uri, *a, **k)
+            opened.append(str(uri))      # (one that is not there raises)
+    monkeypatch.setattr(deltalake, "DeltaTable", Counted)
+    monkeypatch.setattr(deltalake.table, "DeltaTable", Counted)
+    out = tmp_path / "wh"
+    s = export_lake([_archive()], str(out), fmt="delta", mirror=True, batch_transactions=12)
+    tables = len({p for p in opened})
+    assert s["commits"] > 2 * tables > 0
+    assert len(opened) == tables         # each table opened once (was about once a commit)
+    # another writer's commit: the kept table sees it
+    sink = DeltaSink(str(out))
+    db, name = "types", "ints"
+    before = sink.recorded(db, name)
+    assert before is not None and sink.read(db, name).num_rows > 0
+    theirs = {"binlogkit.file": "other.000009", "binlogkit.position": "4"}
+    write_deltalake(sink.path(db, name), sink.read(db, name).slice(0, 0), mode="overwrite",
+                    commit_properties=deltalake.CommitProperties(custom_metadata=theirs))
+    assert sink.recorded(db, name) == theirs and sink.read(db, name).num_rows == 0
+
+
 def test_create_table_is_parsed_with_sqlglot():
     """ddl.parse (export --schema, lake) cuts statements at sqlglot's tokens (a ';' in a string,
     triggers after DELIMITER) and reads each CREATE TABLE with sqlglot: types MySQL/MariaDB have

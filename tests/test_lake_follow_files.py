@@ -329,3 +329,27 @@ def test_a_trailing_alter_moves_the_checkpoint_past_it(tmp_path):
     assert again["skipped_rows"] == 0 and again["problems"] == []
     export_lake([src], str(tmp_path / "plain"), fmt="delta", mirror=True)
     assert _tables(wh) == _tables(tmp_path / "plain")
+
+
+def test_the_status_file_is_replaced_at_most_once_a_second_and_at_the_end(tmp_path, monkeypatch):
+    """A look that finds nothing new does not replace the status file (a rename, and the
+    kernel's writeback of the new file, at every look): at most once a second, at every
+    commit, and at the end, which says everything committed."""
+    import binlogkit.export.lake.follow as follow
+
+    written: list[dict] = []
+    real = follow.write_status
+
+    def counted(path, doc):
+        written.append(doc)
+        real(path, doc)
+    monkeypatch.setattr(follow, "write_status", counted)
+    looks = [0]
+    status = tmp_path / "status.json"
+    s = follow_lake([_src()], str(tmp_path / "wh"), fmt="delta", batch_transactions=5, poll=0.05, stop_after=5,
+                    status_file=str(status), on_poll=lambda m: looks.__setitem__(0, looks[0] + 1))
+    assert looks[0] >= 10
+    assert len(written) <= min(8, looks[0] // 2)     # the commits (the first look), about once a second after
+    st = json.loads(status.read_text())
+    assert st == written[-1] and st["commits"] == s["commits"] > 0 and st["lag_seconds"] == 0
+    assert st["last_gtid"] == "0-1-49"

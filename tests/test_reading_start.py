@@ -89,6 +89,45 @@ def test_a_seekable_file_is_not_read_between_the_head_and_start(tmp_path, monkey
     assert size > 400_000
     cut = [f.offset for f in Input(str(big)).frames() if f.type_code in GTID_TYPES][-5]
     read = [0]
+    whole = _frames(Input(str(big)))
+    xz = tmp_path / "mariadb-bin.000002.xz"      # an archive cannot seek: read and dropped, same frames
+    import lzma
+
+    xz.write_bytes(lzma.compress(big.read_bytes()))
+    for c in (cut, [f[0] for f in whole if f[1] in GTID_TYPES][20]):
+        assert [f[:5] for f in _frames(Input(str(xz)), c)] == [f[:5] for f in whole if f[0] < 5 or f[0] >= c]
+    monkeypatch.setattr(src.Input, "open", _counting(read))
+    tail = list(Input(str(big)).frames(start=cut))
+    assert tail[0].type_code == T.FORMAT_DESCRIPTION_EVENT and tail[1].offset == cut
+    assert read[0] < size // 4
+
+
+def test_the_head_read_before_a_jump_is_not_a_whole_window(tmp_path, monkeypatch):
+    """With ``start``, what is read for the file's head before the jump is the head's own bytes
+    (``framing.HEAD_READ`` at most), not a whole window of the file: a follower reads a growing
+    file's head at every look."""
+    import binlogkit.reading.framing as framing
+    import binlogkit.reading.source as src
+    from fixtures.faults import generate
+
+    generate(tmp_path / "g", files=1, trx_per_file=3000, seed=1, faults=(), clock=1_800_000_000)
+    big = next((tmp_path / "g").glob("mariadb-bin.0*"))
+    size = big.stat().st_size
+    head = 64 << 10      # framing.HEAD_READ
+    assert framing.WINDOW > size > 8 * head
+    whole = _frames(Input(str(big)))
+    cut = [f[0] for f in whole if f[1] in GTID_TYPES][-3]
+    read = [0]
+    monkeypatch.setattr(src.Input, "open", _counting(read))
+    for _ in range(3):      # the window of a walk that ended serves the next one
+        assert _frames(Input(str(big)), cut) == [f for f in whole if f[1] in HEAD and f[0] < cut or f[0] >= cut]
+    assert read[0] <= 3 * (head + size - cut)
+
+
+def _counting(read: list):
+    """An ``Input.open`` that adds the bytes every ``readinto`` returns to ``read[0]``."""
+    import binlogkit.reading.source as src
+
     real_open = src.Input.open
 
     def counting(self):
@@ -110,18 +149,7 @@ def test_a_seekable_file_is_not_read_between_the_head_and_start(tmp_path, monkey
             def __exit__(self, *a):
                 fh.close()
         return Counted()
-
-    whole = _frames(Input(str(big)))
-    xz = tmp_path / "mariadb-bin.000002.xz"      # an archive cannot seek: read and dropped, same frames
-    import lzma
-
-    xz.write_bytes(lzma.compress(big.read_bytes()))
-    for c in (cut, [f[0] for f in whole if f[1] in GTID_TYPES][20]):
-        assert [f[:5] for f in _frames(Input(str(xz)), c)] == [f[:5] for f in whole if f[0] < 5 or f[0] >= c]
-    monkeypatch.setattr(src.Input, "open", counting)
-    tail = list(Input(str(big)).frames(start=cut))
-    assert tail[0].type_code == T.FORMAT_DESCRIPTION_EVENT and tail[1].offset == cut
-    assert read[0] < size // 4
+    return counting
 
 
 def test_an_input_with_a_start_reads_from_there_in_every_reader():

@@ -57,8 +57,9 @@ from .options import (Command, datetime_value, gtid_filters, gtids_value, inputs
 @click.option("--commit-interval", type=click.FloatRange(min=0.1), default=5.0, show_default=True,
               help="--follow: commit what is pending at least this often (seconds).")
 @click.option("--status-file", type=click.Path(dir_okay=False),
-              help="--follow: this file is replaced after every look with the follower's status as JSON (lag_seconds, "
-                   "last_gtid, file, position, rows, rows_per_second, commits; with --host pull's state: pull).")
+              help="--follow: this file is replaced with the follower's status as JSON (lag_seconds, last_gtid, "
+                   "file, position, rows, rows_per_second, commits; with --host pull's state: pull) at most once a "
+                   "second, at every commit and at the end.")
 @click.option("--host", help="--follow: also run `binlogkit pull` from this primary into INPUTS (one folder): the "
                              "follower applies what pull has written (its folder is the durable buffer); pull's "
                              "client, trust rules and resume (docs/pull.md). Another server than the one the "

@@ -29,6 +29,10 @@ _FDE = EventType.FORMAT_DESCRIPTION_EVENT
 _START_ENCRYPTION = EventType.START_ENCRYPTION_EVENT
 _START_V3 = EventType.START_EVENT_V3
 WINDOW = 4 << 20  # bytes read at a time: memory stays flat whatever the file size
+HEAD_READ = 64 << 10  # with ``start``: bytes read for the file's head, before the jump
+# windows of walks that ended, for the next walk: a fresh 4 MB bytearray is zeroed (and its pages
+# faulted in) whatever the walk reads -- a follower's look reads a few kB of a growing file
+_SPARE: list[bytearray] = []
 
 MYSQL_ENCRYPTED_MAGIC = b"\xfdbin"
 # Servers cap an event at max_allowed_packet (at most 1 GiB); a bigger event_size is damage,
@@ -134,7 +138,12 @@ def walk_events(fh: Any, *, verify: bool = True, want: frozenset[int] | set[int]
     fmt: Format | None = None
     unpack = HEADER_STRUCT.unpack_from
     crc32 = CRC32  # ISA-L's when installed (binlogkit/reading/crc.py): the same values as zlib's
-    buf = bytearray(WINDOW)
+    try:
+        buf = _SPARE.pop()
+    except IndexError:
+        buf = bytearray(WINDOW)
+    if len(buf) != WINDOW:     # WINDOW changed since (tests)
+        buf = bytearray(WINDOW)
     mv = memoryview(buf)
     filled, rel = 0, 0
     at = 4
@@ -155,7 +164,8 @@ def walk_events(fh: Any, *, verify: bool = True, want: frozenset[int] | set[int]
                 mv[:keep] = mv[rel:filled]
                 rel, filled = 0, keep
                 while filled < LEN_HEADER:
-                    got = fh.readinto(mv[filled:])
+                    # the head only, when a jump follows it (not a window of what the jump skips)
+                    got = fh.readinto(mv[filled:HEAD_READ] if start is not None else mv[filled:])
                     if not got:
                         eof = True
                         break
@@ -270,3 +280,5 @@ def walk_events(fh: Any, *, verify: bool = True, want: frozenset[int] | set[int]
         raise exc.with_context(offset=at, event_type=event_type_name(buf[rel + 4]) if head else None)
     finally:
         mv.release()
+        if len(buf) == WINDOW and len(_SPARE) < 2:   # not one grown for a big event
+            _SPARE.append(buf)

@@ -22,6 +22,7 @@ class DeltaSink:
         need("deltalake", "binlogkit export --format delta", extra="lake")
         self.root = warehouse.rstrip("/")
         self.options: dict[str, str] = {}
+        self.open: dict = {}     # path -> the DeltaTable kept (``_table``)
         if self.root.startswith("s3://"):
             endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
             if endpoint:
@@ -36,13 +37,27 @@ class DeltaSink:
         return f"{self.root}/{stored(db)}/{stored(name)}"
 
     def _table(self, db: str, name: str, version: int | None = None):
+        """The table as it is now (``version``: as of that version), None when there is none.
+        The newest is kept from one call to the next and brought up to date from its log
+        (``update_incremental``: the versions after the one it holds, whoever wrote them), not
+        opened again: an open replays the log from its last checkpoint (up to 100 commits), a few
+        ms to tens of ms a call, and a batch asks two or three times per table."""
         from deltalake import DeltaTable
         from deltalake.exceptions import TableNotFoundError
 
+        path = self.path(db, name)
+        if version is None:
+            t = self.open.get(path)
+            if t is not None:
+                t.update_incremental()
+                return t
         try:
-            return DeltaTable(self.path(db, name), version=version, storage_options=self.options or None)
+            t = DeltaTable(path, version=version, storage_options=self.options or None)
         except TableNotFoundError:
             return None
+        if version is None:
+            self.open[path] = t
+        return t
 
     def recorded(self, db: str, name: str) -> dict | None:
         t = self._table(db, name)
@@ -67,7 +82,7 @@ class DeltaSink:
     def append(self, db: str, name: str, rows, props: dict) -> None:
         from deltalake import write_deltalake
 
-        write_deltalake(self.path(db, name), rows, mode="append", schema_mode="merge",
+        write_deltalake(self._table(db, name) or self.path(db, name), rows, mode="append", schema_mode="merge",
                         storage_options=self.options or None, commit_properties=self._commit(props))
 
     def _rewrite(self, db: str, name: str, change, props: dict | None = None) -> None:

@@ -62,7 +62,7 @@ def replace_file(path: str, doc: dict, durable: bool = True) -> None:
     """``doc`` as JSON at ``path``, through ``writing.safeio`` (as every writer): an exclusive
     temporary file of a random name, fsync, rename over, fsync the folder; a link (or anything
     but a regular file) at ``path`` is refused (``WriteRefused``), never written through.
-    ``durable=False``: without the two fsyncs (the status, rewritten after every look)."""
+    ``durable=False``: without the two fsyncs (the status, rewritten as the follower goes)."""
     from ...writing.safeio import SafeDir
 
     folder, name = os.path.split(os.path.abspath(path))
@@ -132,10 +132,14 @@ def status_line(doc: dict, now_wall: float | None = None) -> str:
             f"{doc['rows']:,} row changes ({doc['rows_per_second']:,.0f}/s), {doc['commits']:,} commits{pulling}")
 
 
+STATUS_EVERY = 1.0   # seconds: the status file is replaced at most this often (and at every commit)
+
+
 def write_status(path: str, doc: dict) -> None:
-    """The status: a report rewritten after every look, never read back (the checkpoint is
-    what a restart reads): replaced whole, not fsync'd (two fsyncs a look were half the
-    follower's CPU when it waits)."""
+    """The status: a report rewritten as the follower goes (``follow_lake``: at most once a
+    second, at every commit and at the end), never read back (the checkpoint is what a restart
+    reads): replaced whole, not fsync'd (two fsyncs a look were half the follower's CPU when
+    it waits)."""
     replace_file(path, doc, durable=False)
 
 
@@ -190,6 +194,7 @@ class Follower(Mirror):
     by_gtid: str | None = None
     source: int | None = None       # the server_id of the primary pull copies (the checkpoint keeps it)
     floors: dict = {}
+    final = False       # the follower has stopped: its last report
     committed_at = 0.0
     pending_since: float | None = None     # commit time of the oldest transaction read, not committed
     applied_gtid = ""
@@ -204,7 +209,8 @@ def follow_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = T
                 source: int | None = None, cross: bool = False, pull_state=None) -> dict:
     """Follow the archive ``paths`` into ``warehouse`` (the module text) until SIGTERM / SIGINT
     (or ``stop_after`` seconds, for tests); the export's summary. ``ArchiveGap`` at a gap.
-    ``status_file``: ``status`` as JSON, replaced after every look; ``status_line_to``: a
+    ``status_file``: ``status`` as JSON, replaced at most once a second (``STATUS_EVERY``), at
+    every commit and at the end; ``status_line_to``: a
     callable given ``status_line`` after every look (the CLI's terminal line). ``feeder``: the
     ``binlogkit pull`` child filling the folder (``subprocess.Popen``): when it ends, the follower
     commits what it read and stops (its exit code in the summary, ``pull_exit``); when the
@@ -216,15 +222,19 @@ def follow_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = T
     ``pull_state``: a callable giving the feeder's state (``feed.PullState.doc``), put in the
     status as ``pull`` (and on the status line while pull cannot reach the primary)."""
     started = time.monotonic()
+    written = [0.0, -1]     # when the status file was last replaced, the commits it said
 
     def report(m) -> None:
         if m is None:       # no binlog in the folder yet
             return
-        doc = status(m, started, time.time(), time.monotonic())
+        now = time.monotonic()
+        doc = status(m, started, time.time(), now)
         if pull_state is not None:
             doc["pull"] = pull_state()
-        if status_file:
+        # the file: at most once a STATUS_EVERY seconds, and whenever commits were made, and the last
+        if status_file and (m.final or doc["commits"] != written[1] or now - written[0] >= STATUS_EVERY):
             write_status(status_file, doc)
+            written[:] = [now, doc["commits"]]
         if status_line_to is not None:
             status_line_to(status_line(doc))
         if on_poll is not None:
@@ -410,6 +420,7 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
         m = Follower(sink, mirror=mirror, batch_transactions=batch_transactions, batch_rows=batch_rows)
     m.flush()
     if m.warehouse:
+        m.final = True
         on_poll(m)
     s = m.stats
     summary = make_summary(warehouse, total, {}, 0, 0, 0, time.monotonic() - t0)
