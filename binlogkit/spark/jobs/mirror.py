@@ -55,7 +55,7 @@ import uuid
 from functools import partial
 from typing import Any
 
-from .export import SPLIT_BYTES, plan
+from binlogkit.spark.jobs.export import SPLIT_BYTES, plan  # (absolute: spark-submit runs this file as a script)
 
 STAGING = "_binlogkit_backfill"
 
