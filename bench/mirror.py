@@ -82,6 +82,8 @@ def main(argv=None) -> int:
             cluster = spark_cluster.start(scratch / "cluster", workers=2, cores=1)
             master = cluster.master_url
             print(f"standalone cluster {master}: a master and 2 workers x 1 core on 127.0.0.1")
+        if not args.no_spark:
+            print(f"Spark's class-data archive: {_archive()}")
         try:
             _formats(args, path, scratch, bk, master, walls)
         finally:
@@ -91,7 +93,8 @@ def main(argv=None) -> int:
             print(f"{fmt}: local mirror build {wall:.1f} s wall; Spark backfill ({master}) {swall:.1f} s wall "
                   f"({swall / wall:.2f}x; {sp['rows']:,} row changes, {sp['partitions']} partitions, "
                   f"{sp['data_files']} data files{', stopped: ' + sp['cut']['kind'] if sp.get('cut') else ''})")
-            print(f"  the backfill's job {sp['seconds']:.1f} s (the rest: Spark's session start): "
+            print(f"  the backfill's job {sp['seconds']:.1f} s (Spark's start runs beside its planning; the rest: the "
+                  "process's own start and Spark's stop): "
                   + ", ".join(f"{k} {v:.1f} s" for k, v in (sp.get("phases") or {}).items()))
         print(f"load average at the end {_load()}")
     return 0
@@ -151,6 +154,30 @@ def compare(fmt: str, scratch: Path) -> str:
         if {k: (a.recorded(db, n) or {}).get(k) for k in KEPT} != {k: (b.recorded(db, n) or {}).get(k) for k in KEPT}:
             out.append(f"{db}.{n} commit properties DIFFERENT")
     return "; ".join(out) if out else f"equal ({len(names)} tables, rows and commit properties)"
+
+
+def _archive() -> str:
+    """The drivers' class-data archive (``spark.start.cds_options``): there, or made now by a
+    Spark start of its own (the first start on a machine writes it, tens of seconds more, once)."""
+    sys.path.insert(0, str(ROOT))
+    from binlogkit.spark import start
+
+    folder = start.cds_folder()
+    path = start.archive_path(folder) if folder is not None else None
+    if path is None:
+        return "off"
+    start.cds_options()   # (takes one a run before finished)
+    if path.exists():
+        return f"there ({path})"
+    t0 = time.monotonic()
+    subprocess.run([sys.executable, "-c", "from binlogkit.spark import start; start.context('local[1]').stop()"],
+                   capture_output=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    for _ in range(600):   # the JVM writes it at its exit, after the Python that started it
+        start.cds_options()
+        if path.exists():
+            break
+        time.sleep(0.1)
+    return f"made now in {time.monotonic() - t0:.0f} s ({path})" if path.exists() else "not made"
 
 
 def _load() -> str:

@@ -207,12 +207,14 @@ def _spark(inputs, output, fmt, mirror, catalog, tables, series, skip_statements
     from ..errors import ArchiveGap
 
     need("pyspark", "binlogkit export --engine spark", extra="spark")
-    from ..spark.jobs import audit, mirror as job
+    from ..spark.jobs import mirror as job
+    from ..spark.start import Starting
 
-    spark = audit.session(master)
+    schema = job.schema_text(schema_files)
+    spark = Starting(master, "binlogkit-mirror")   # Spark starts while the driver plans the archive
     try:
         summary = job.run(spark, inputs, output, fmt=fmt, mirror=mirror, catalog=catalog, tables=tables,
-                          series=series, skip_statements=skip_statements, schema=job.schema_text(schema_files))
+                          series=series, skip_statements=skip_statements, schema=schema)
     except ArchiveGap as exc:
         show(exc.summary, as_json, job.render)  # type: ignore[attr-defined]
         fail(str(exc), EXIT_DAMAGED)

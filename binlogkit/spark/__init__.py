@@ -4,7 +4,9 @@ existing decoders; ``files.py`` is the plan the audit and export jobs share ("wh
 what order, with what context") and the heads that prune whole files; ``tables.py`` makes each
 table's Arrow batches without Spark (tested so), one module per table (``events.py``,
 ``transactions.py``, ``changes.py``, ``summaries.py``) and what they share (``common.py``,
-``ranges.py``); ``jobs/`` holds the spark-submit jobs (``jobs/audit.py``, ``jobs/export.py``). docs/spark.md tells the story::
+``ranges.py``); ``jobs/`` holds the spark-submit jobs (``jobs/audit.py``, ``jobs/export.py``,
+``jobs/mirror.py``: the backfill, whose executors run ``backfill.py``), ``start.py`` the
+backfill's quick Spark start. docs/spark.md tells the story::
 
     from binlogkit.spark import register
     register(spark)

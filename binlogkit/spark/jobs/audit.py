@@ -205,7 +205,9 @@ def _merged(spark, paths: list[str], *, live: bool = False, spec=None):
     missing = listed_missing(paths)  # what the indexes list and the archive lacks: errors
     if not inputs and not missing:
         return None
-    sc = spark.sparkContext
+    from binlogkit.spark.start import context_of
+
+    sc = context_of(spark)
     n = len(inputs)
     # one task per file up to a bound: Spark keeps per-task state in the driver, so the number
     # of tasks, not of files, is what the driver's memory follows
@@ -508,10 +510,16 @@ def session(master: str | None = None):
     return b.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").getOrCreate()
 
 
-def run_as_script(job_main) -> None:
+def run_as_script(job_main, rdd_only: bool = False) -> None:
     """A job module's ``__main__`` under spark-submit: ``job_main(spark, sys.argv[1:])`` in a
-    :func:`session`, stopped afterwards; its return value is the exit status."""
-    spark = session()
+    :func:`session` (``rdd_only``: a ``SparkContext`` alone, ``spark.start.context``), stopped
+    afterwards; its return value is the exit status."""
+    if rdd_only:
+        from binlogkit.spark.start import context
+
+        spark = context(app="binlogkit-mirror")
+    else:
+        spark = session()
     try:
         rc = job_main(spark, sys.argv[1:])
     finally:

@@ -55,7 +55,7 @@ import uuid
 from functools import partial
 from typing import Any
 
-from .export import SPLIT_BYTES, plan
+from binlogkit.spark.jobs.export import SPLIT_BYTES, plan  # (absolute: spark-submit runs this file as a script)
 
 STAGING = "_binlogkit_backfill"
 
@@ -63,7 +63,8 @@ STAGING = "_binlogkit_backfill"
 def run(spark, paths: list, warehouse: str, *, fmt: str = "iceberg", mirror: bool = True, catalog: str | None = None,
         tables: tuple[str, ...] = (), split_bytes: int = SPLIT_BYTES, skip_statements: bool = False,
         series: str | None = None, check_gaps: bool = True, schema: str | None = None) -> dict:
-    """The backfill (see the module text); its summary, as ``export_lake``'s with ``engine``,
+    """The backfill (see the module text) in ``spark``: a ``SparkSession``, a ``SparkContext`` or
+    a ``spark.start.Starting`` (waited for once the archive is planned); its summary, as ``export_lake``'s with ``engine``,
     ``cut`` (where it stopped, None: the archive's end) and ``staged_files`` / ``data_files``.
     ``ArchiveGap`` (with ``summary``) after committing what is before a gap. ``schema``: the text
     of CREATE TABLE statements for table maps without names or keys (``--schema``)."""
@@ -78,6 +79,7 @@ def run(spark, paths: list, warehouse: str, *, fmt: str = "iceberg", mirror: boo
     from binlogkit.pitr.walk import read_head
     from binlogkit.reading import storage
     from binlogkit.spark.backfill import keys_of, walk_task, write_part
+    from binlogkit.spark.start import Beside, context_of
 
     t0 = time.monotonic()
     phases: dict[str, float] = {}
@@ -89,25 +91,16 @@ def run(spark, paths: list, warehouse: str, *, fmt: str = "iceberg", mirror: boo
     found = checked_inputs(paths, series=series, one_series=mirror)
     sink = open_sink(fmt, warehouse, catalog)
     # the gap check: audited on the executors (the audit job's stages; one finding back, or
-    # None), a Spark job run beside the walk's (the audit's few tasks leave cores the walk takes)
-    audited: dict[str, Any] = {}
+    # None), Spark jobs run beside the walk's in a pool of their own (FAIR: its few short tasks
+    # take the cores between the walk's, not after them all)
     auditor = None
     if check_gaps:
-        import threading
-
         from binlogkit.crypto.keys import KeySpec
         from binlogkit.spark.jobs.audit import first_gap
 
         keys = found[0].keys if found else None
-
-        def audit() -> None:
-            try:
-                audited["gap"] = first_gap(spark, [i.name for i in found],
-                                           spec=keys if isinstance(keys, KeySpec) else None)
-            except BaseException as exc:  # noqa: BLE001  (raised again on the driver's thread)
-                audited["error"] = exc
-        auditor = threading.Thread(target=audit, name="binlogkit-backfill-audit", daemon=True)
-        auditor.start()
+        auditor = Beside(spark, "audit", lambda: first_gap(spark, [i.name for i in found],
+                                                           spec=keys if isinstance(keys, KeySpec) else None))
     start = Tracker.from_head(read_head(found[0]))
     tasks = plan(found, split_bytes)
     phase("plan")
@@ -116,19 +109,15 @@ def run(spark, paths: list, warehouse: str, *, fmt: str = "iceberg", mirror: boo
     staging = f"{where}/{STAGING}/{uuid.uuid4().hex}"
     env = storage.environment()
     spec = {"tables": list(tables), "skip_statements": skip_statements, "gap": None, "schema": schema}
-    sc = spark.sparkContext
+    sc = context_of(spark)   # (a ``Starting``: its start ran beside the planning above)
+    phase("Spark's start (after the plan)")
 
     def walked(todo: list, spec: dict) -> list[dict]:
         return (sc.parallelize([(t.index, t) for t in todo], numSlices=max(1, len(todo)))
                 .map(partial(walk_task, staging=staging, spec=spec, env=env)).collect())
     by_task = {r["task"]: r for r in walked(tasks, spec)}
     phase("walk")
-    gap = None
-    if auditor is not None:
-        auditor.join()
-        if "error" in audited:
-            raise audited["error"]
-        gap = audited.get("gap")
+    gap = auditor.result() if auditor is not None else None
     phase("audit (after the walk)")
     if gap is not None:   # the partitions not wholly before the gap walked again, to stop there
         again = [t for t in tasks if gap_after(t, gap[0])]
@@ -177,12 +166,10 @@ def run(spark, paths: list, warehouse: str, *, fmt: str = "iceberg", mirror: boo
               for part, p in after_truncate((db, name), info[(db, name)]["parts"], truncated)]
     written: dict[tuple[str, str], list] = {}
     slices = 4 * sc.defaultParallelism
-    if jobs:
-        out = (sc.parallelize(jobs, numSlices=max(1, min(len(jobs), slices)))
-               .map(lambda j, tg=targets, env=env: (j[0], write_part(j[1], None, tg[j[0]], env))).collect())
-        for k, files in out:
-            written.setdefault(k, []).extend(files)
-    if staged:
+
+    def fold() -> list:   # the shuffle by key, then the survivors written
+        if not staged:
+            return []
         by_no = {i: (n, path) for i, (n, _, path, _) in enumerate(staged)}
         items = [(n, i, part, path, key) for i, (n, part, path, key) in enumerate(staged)]
         survivors = (sc.parallelize(items, numSlices=max(1, min(len(items), slices)))
@@ -191,11 +178,15 @@ def run(spark, paths: list, warehouse: str, *, fmt: str = "iceberg", mirror: boo
                      .filter(lambda kv: not kv[1][3])
                      .map(lambda kv: (kv[1][1], kv[1][2]))
                      .groupByKey())
-        out = (survivors.map(lambda fr, files=by_no, tg=targets, env=env:
-                             (files[fr[0]][0], write_part(files[fr[0]][1], list(fr[1]), tg[files[fr[0]][0]], env)))
-               .collect())
-        for k, files in out:
-            written.setdefault(k, []).extend(files)
+        return (survivors.map(lambda fr, files=by_no, tg=targets, env=env:
+                              (files[fr[0]][0], write_part(files[fr[0]][1], list(fr[1]), tg[files[fr[0]][0]], env)))
+                .collect())
+    # the fold's jobs beside the change rows' (its stages are short: the change rows' tasks fill the cores)
+    folding = Beside(spark, "fold", fold)
+    out = (sc.parallelize(jobs, numSlices=max(1, min(len(jobs), slices)))
+           .map(lambda j, tg=targets, env=env: (j[0], write_part(j[1], None, tg[j[0]], env))).collect()) if jobs else []
+    for k, files in out + folding.result():
+        written.setdefault(k, []).extend(files)
 
     phase("data files")
     # the commits: each table once, at the backfill's end
@@ -344,4 +335,4 @@ def main(spark, argv: list[str]) -> int:
 if __name__ == "__main__":
     from binlogkit.spark.jobs.audit import run_as_script
 
-    run_as_script(main)
+    run_as_script(main, rdd_only=True)
