@@ -140,16 +140,15 @@ class IcebergSink:
             replace(t, arrow_for(t.schema().as_arrow(), current), props)
 
     def fill(self, db: str, name: str, values, props: dict) -> None:
-        """Columns added with the value of the one row of ``values`` in every row: the data
-        rewritten once, one snapshot with ``props`` (the ALTER's coordinates). Two commits
-        (the schema, then the snapshot): a column there already (a fill killed between them,
-        NULL in every row) is set to the value too."""
+        """Columns added with the value of the one row of ``values`` in every row: the schema
+        change and the data rewritten in one commit, one snapshot with ``props`` (the ALTER's
+        coordinates). A column there already (NULL in every row: a fill by an earlier build,
+        which made two commits, killed between them) is set to the value too."""
         t = self._load(db, name)
         if t is None:
             return
         current = t.scan().to_arrow()
-        self._evolve(t, values.schema)
-        replace(t, arrow_for(t.schema().as_arrow(), filled(current, values)), props)
+        replace(t, filled(current, values), props, evolve=values.schema)
 
     def append(self, db: str, name: str, rows, props: dict) -> None:
         t = self._load(db, name) or self._create(db, name, rows.schema)
@@ -290,10 +289,12 @@ def rewrite(t, key: list[str], deletes: list[tuple], rows, props: dict, cache: d
     return {m.manifest_path: e for m, e in ow.kept if e is not None}
 
 
-def replace(t, rows, props: dict) -> None:
+def replace(t, rows, props: dict, *, evolve=None) -> None:
     """One snapshot of ``t`` holding exactly ``rows``: every live data file deleted and ``rows``
     added in the same OVERWRITE (pyiceberg's ``overwrite`` makes a DELETE snapshot, an empty
-    table carrying ``props``, then an APPEND)."""
+    table carrying ``props``, then an APPEND). ``evolve``: an Arrow schema whose columns the
+    table lacks are added in the same commit (``rows`` then take the evolved schema): no reader
+    ever sees the new columns without their values."""
     import itertools
 
     from pyiceberg.io.pyarrow import _dataframe_to_data_files
@@ -302,6 +303,13 @@ def replace(t, rows, props: dict) -> None:
     meta = t.metadata
     manifests = live_manifests(t, {})
     with transaction(t) as tx:
+        if evolve is not None:
+            have = set(meta.schema().as_arrow().names)
+            if any(f.name not in have for f in evolve):
+                with tx.update_schema() as u:
+                    u.union_by_name(evolve)
+                meta = tx.table_metadata
+            rows = arrow_for(meta.schema().as_arrow(), rows)
         ow = _classes()[1](operation=Operation.APPEND if meta.current_snapshot() is None else Operation.OVERWRITE,
                               transaction=tx, io=t.io, snapshot_properties=props)
         ow.parent_manifests = manifests
