@@ -100,26 +100,29 @@ def _held_by_the_dump(plan: dict, archive: Path, until: str, restored) -> dict:
 
 
 @contextlib.contextmanager
-def _commits_during(p, most: int):
-    """A writer committing single-row inserts into ``lab.small`` (keys from 10,000, at most
-    ``most``) while the block runs (a backup taken under load); stopped and joined on leaving."""
+def _commits_during(p, most: int, *, writers: int = 1, first: int = 10_000, label: str = "during-dump"):
+    """``writers`` writers committing single-row inserts into ``lab.small`` (``v`` = ``label``;
+    writer w's keys from ``first`` + 100,000 w, at most ``most`` each) while the block runs (a
+    backup taken under load); stopped and joined on leaving."""
     stop = threading.Event()
 
-    def writer():
-        i = 10_000
+    def writer(start: int) -> None:
         with p.connect() as conn, conn.cursor() as cur:
-            while not stop.is_set() and i < 10_000 + most:
-                cur.execute("INSERT INTO lab.small (k, v) VALUES (%s, 'during-dump')", (i,))
-                i += 1
+            for i in range(start, start + most):
+                if stop.is_set():
+                    break
+                cur.execute("INSERT INTO lab.small (k, v) VALUES (%s, %s)", (i, label))
 
-    th = threading.Thread(target=writer)
-    th.start()
+    threads = [threading.Thread(target=writer, args=(first + 100_000 * w,)) for w in range(writers)]
+    for th in threads:
+        th.start()
     time.sleep(0.2)
     try:
         yield
     finally:
         stop.set()
-        th.join()
+        for th in threads:
+            th.join()
 
 
 def test_restore_dump_and_replay_to_a_second(tmp_path):
@@ -241,23 +244,10 @@ def test_physical_backup_with_mariabackup(tmp_path):
         p = lab.server("primary", 1).start()
         workload.schema(p)
         workload.small(p, 300)
-        stop = threading.Event()
-
-        def writer():
-            i = 20_000
-            with p.connect() as conn, conn.cursor() as cur:
-                while not stop.is_set() and i < 30_000:
-                    cur.execute("INSERT INTO lab.small (k, v) VALUES (%s, 'during-backup')", (i,))
-                    i += 1
-
-        th = threading.Thread(target=writer)
-        th.start()
-        time.sleep(0.2)
         target = tmp_path / "backup"
-        res = subprocess.run([exe, "--backup", f"--target-dir={target}", f"--socket={p.socket}", "--user=root"],
-                             capture_output=True, text=True)
-        stop.set()
-        th.join()
+        with _commits_during(p, 10_000, first=20_000, label="during-backup"):
+            res = subprocess.run([exe, "--backup", f"--target-dir={target}", f"--socket={p.socket}", "--user=root"],
+                                 capture_output=True, text=True)
         assert res.returncode == 0, res.stderr[-3000:]
         info = next(f for f in (target / "mariadb_backup_binlog_info", target / "xtrabackup_binlog_info") if f.exists())
         workload.small(p, 700, start=300)
@@ -389,19 +379,8 @@ def test_a_dump_taken_at_a_rotation_is_warned_and_the_named_start_restores(tmp_p
         workload.schema(p)
         workload.small(p, 50)
         base = int(p.var("gtid_binlog_pos").split("-")[-1])
-        stop = threading.Event()
-
-        def writer(i: int) -> None:
-            with p.connect() as conn, conn.cursor() as cur:
-                while not stop.is_set():
-                    cur.execute("INSERT INTO lab.small (k, v) VALUES (%s, 'during-dump')", (i,))
-                    i += 1
-
-        threads = [threading.Thread(target=writer, args=(10_000 + 100_000 * w,)) for w in range(3)]
-        for t in threads:
-            t.start()
         dump = tmp_path / "backup.sql"
-        try:
+        with _commits_during(p, 10**9, writers=3):
             for _ in range(200):
                 out = subprocess.run(["mariadb-dump", f"--socket={p.socket}", "-uroot", "--single-transaction",
                                       "--master-data=2", "--gtid", "--databases", "lab"],
@@ -410,10 +389,6 @@ def test_a_dump_taken_at_a_rotation_is_warned_and_the_named_start_restores(tmp_p
                 if out.count(b"'during-dump'") < seq - base:  # its data lacks what its point says it holds
                     dump.write_bytes(out)
                     break
-        finally:
-            stop.set()
-            for t in threads:
-                t.join()
         assert dump.exists(), "no dump of 200 landed right after a rotation"
         target = p.var("gtid_binlog_pos")
         expected = table_fingerprints(p)

@@ -35,6 +35,12 @@ class Head:
     problem: str | None = None
 
 
+def _body(data: bytes, fmt: Format) -> bytes:
+    """An event's body: its bytes after the common header (as long as ``fmt`` says), before the
+    checksum."""
+    return data[max(LEN_HEADER, fmt.header_length):len(data) - fmt.len_checksum]
+
+
 def read_head(inp: Input) -> Head:
     path = inp.name
     relay = False
@@ -53,8 +59,7 @@ def read_head(inp: Input) -> Head:
                 relay = relay or bool(f.flags & EventFlag.RELAY_LOG) or fdes == 2
                 fmt = f.format
                 continue
-            body = data[max(LEN_HEADER, fmt.header_length):len(data) - fmt.len_checksum] if (
-                data is not None and fmt) else None
+            body = _body(data, fmt) if data is not None and fmt else None
             if code == T.GTID_LIST_EVENT and body is not None:
                 k = int.from_bytes(body[:4], "little") & 0x0FFFFFFF
                 gtid_list = tuple(
@@ -165,9 +170,8 @@ def last_group(inp: Input) -> list[tuple[int, str]]:
         for f in inp.frames(want=frozenset({T.GTID_EVENT}), verify=False):
             if f.type_code != T.GTID_EVENT or f.data is None or f.format is None:
                 continue
-            fmt = f.format
             try:
-                g = mariadb_gtid(bytes(f.data[max(LEN_HEADER, fmt.header_length):len(f.data) - fmt.len_checksum]))
+                g = mariadb_gtid(_body(f.data, f.format))
             except Irregular:  # an XA or odd GTID event: a group of its own
                 group, last_cid = [], None
                 continue
@@ -195,9 +199,9 @@ def rotation_group(files: list[Input], name: str, position: int) -> tuple[str, l
 
     names = [strip_compressed(os.path.basename(i.name)) for i in files]
     want = strip_compressed(os.path.basename(name))
-    if want not in names or names.index(want) == 0:
+    k = names.index(want) if want in names else 0
+    if k == 0:      # not in the archive, or its first file: no file before it here
         return "", []
-    k = names.index(want)
     with contextlib.closing(transactions(files[k])) as ts:
         try:
             for t in ts:

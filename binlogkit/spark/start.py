@@ -124,12 +124,22 @@ def conf_pairs(master: str | None, app: str, base: dict[str, str] | None = None,
         add = ([] if "TieredStopAtLevel" in have else [QUICK_JIT]) + \
             ([more] if more and "SharedArchiveFile" not in have and "ArchiveClassesAtExit" not in have else [])
         out[key] = " ".join([have, *add]).strip()
-    if master:
-        out["spark.master"] = master
-    elif not (base.get("spark.master") or os.environ.get("PYSPARK_GATEWAY_PORT") or os.environ.get("SPARK_MASTER")
-              or "--master" in os.environ.get("PYSPARK_SUBMIT_ARGS", "")):
-        out["spark.master"] = "local[*]"
+    chosen = master_of(master, configured=base.get("spark.master"))
+    if chosen:
+        out["spark.master"] = chosen
     return out
+
+
+def master_of(master: str | None, configured: str | None = None) -> str | None:
+    """The master to set: ``master`` when given; none where one is configured already
+    (``configured``: spark-submit's settings; its gateway, ``SPARK_MASTER``, or ``--master`` in
+    ``PYSPARK_SUBMIT_ARGS``); else ``local[*]``."""
+    if master:
+        return master
+    if configured or os.environ.get("PYSPARK_GATEWAY_PORT") or os.environ.get("SPARK_MASTER") \
+            or "--master" in os.environ.get("PYSPARK_SUBMIT_ARGS", ""):
+        return None
+    return "local[*]"
 
 
 def context(master: str | None = None, app: str = "binlogkit"):

@@ -52,16 +52,15 @@ def before_rotation(found, snapshot: str, at: tuple[str | None, int], gtids: str
     prev, group = rotation_group(found, at[0], at[1])
     if not group:
         return None
-    lowest: dict[int, int] = {}
-    for _off, g in group:
-        d, _s, n = g.split("-")
-        lowest[int(d)] = min(lowest.get(int(d), int(n)), int(n))
-    parts = []
-    for part in gtids.strip().split(","):
-        d, srv, n = part.strip().split("-")
-        top = min(int(n), lowest[int(d)] - 1) if int(d) in lowest else int(n)
-        parts.append(f"{d}-{srv}-{top}")
-    return {"from_gtid": ",".join(parts), "gtids": [g for _o, g in group], "file": os.path.basename(prev),
+    from ...gtid import GtidPos, MariadbGtid
+
+    pos = GtidPos.parse(gtids)
+    for _off, text in group:   # each domain's position set back to before the group's first GTID of it
+        g = MariadbGtid.parse(text)
+        cur = pos.get(g.domain_id)
+        if cur is not None and cur.seq_no >= g.seq_no:
+            pos = pos.advance(MariadbGtid(cur.domain_id, cur.server_id, g.seq_no - 1))
+    return {"from_gtid": str(pos), "gtids": [g for _o, g in group], "file": os.path.basename(prev),
             "offset": group[0][0]}
 
 

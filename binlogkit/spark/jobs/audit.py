@@ -500,14 +500,16 @@ def session(master: str | None = None):
     """A SparkSession: ``master`` or whatever spark-submit configured (local[*] by default)."""
     from pyspark.sql import SparkSession
 
+    from binlogkit.spark.start import FORCED, master_of
+
     b = SparkSession.builder.appName("binlogkit-audit")
-    if master:
-        b = b.master(master)
-    elif not (os.environ.get("PYSPARK_GATEWAY_PORT") or os.environ.get("SPARK_MASTER")
-              or "--master" in os.environ.get("PYSPARK_SUBMIT_ARGS", "")):  # spark-submit sets the master
-        b = b.master("local[*]")
+    chosen = master_of(master)   # none: spark-submit's
+    if chosen:
+        b = b.master(chosen)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    return b.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").getOrCreate()
+    for k, v in FORCED.items():
+        b = b.config(k, v)
+    return b.getOrCreate()
 
 
 def run_as_script(job_main, rdd_only: bool = False) -> None:
