@@ -5,7 +5,9 @@ typed ``changes`` of one table (``changes_table``) and of the long form read in 
 (``BinlogDataSource(...).reader(...).read(p)``, as an executor reads each). The goals: typed at
 most 1.25x the export's CPU, long form at most 1.5x. ``--check``: the typed rows also compared
 with the export's Parquet of that table, row for row. ``--spark``: the warm ``count()`` of both
-forms in Spark local[2] (wall time), against the export's wall time.
+forms in Spark local[2] (wall time), against the export's wall time; ``--spark-forms
+typed,floor`` also counts the same number of typed rows served from memory (slices of one real
+batch, no walk): the floor Spark's Python data source hand-over puts under any such count.
 
     make bench-spark-changes      # or: python bench/spark_changes.py [--file F] [--table bench.s] [--check] [--spark]
 """
@@ -51,12 +53,59 @@ spark = (SparkSession.builder.master("local[2]").appName("bench-spark-changes")
          .config("spark.sql.session.timeZone", "UTC").getOrCreate())
 from binlogkit.spark import register
 register(spark)
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+
+class FloorReader(DataSourceReader):
+    # the typed form's rows with no walk: each partition yields as many rows as the real one,
+    # slices of one real batch kept in the Python worker (made by the first, cold count)
+
+    def __init__(self, opts, schema):
+        from binlogkit.spark.source import BinlogDataSource
+        self.opts, self.real = opts, BinlogDataSource(opts).reader(schema)
+
+    def partitions(self):
+        from binlogkit.spark.source import BinlogDataSource
+        parts = self.real.partitions()
+        sizes = BinlogDataSource.floor_sizes = getattr(BinlogDataSource, "floor_sizes", {})
+        key = (self.opts["path"], self.opts["changes_table"])
+        if key not in sizes:    # the rows of each partition: counted once, here (the planner)
+            sizes[key] = [sum(b.num_rows for b in self.real.read(p)) for p in parts]
+        return [InputPartition((i, n)) for i, n in enumerate(sizes[key])]
+
+    def read(self, partition):
+        from binlogkit.spark.source import BinlogDataSource
+        kept = BinlogDataSource.floor_batch = getattr(BinlogDataSource, "floor_batch", None)
+        if kept is None:
+            kept = BinlogDataSource.floor_batch = next(iter(self.real.read(self.real.partitions()[0])))
+        left = partition.value[1]
+        while left > 0:
+            b = kept.slice(0, min(left, kept.num_rows))
+            left -= b.num_rows
+            yield b
+
+
+class Floor(DataSource):
+    @classmethod
+    def name(cls):
+        return "binlogfloor"
+
+    def schema(self):
+        from binlogkit.spark.source import BinlogDataSource
+        return BinlogDataSource(dict(self.options)).schema()
+
+    def reader(self, schema):
+        return FloorReader(dict(self.options), schema)
+
+
+spark.dataSource.register(Floor)
 out = {}
-for form, opts in (("typed", {"changes_table": a["table"]}), ("long", {})):
+for form, opts in (("typed", {"changes_table": a["table"]}), ("long", {}),
+                   ("floor", {"changes_table": a["table"]})):
     if form not in a["forms"]:
         continue
     def count():
-        r = spark.read.format("binlog").option("table", "changes")
+        r = spark.read.format("binlogfloor" if form == "floor" else "binlog").option("table", "changes")
         for k, v in opts.items():
             r = r.option(k, v)
         t = time.perf_counter()
@@ -116,7 +165,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip", default="", help="comma-separated: export, typed, long")
     ap.add_argument("--spark", action="store_true",
                     help="also Spark local[2]: warm count() of both forms, against the export's wall time")
-    ap.add_argument("--spark-forms", default="typed,long", help="the forms --spark counts (typed, long)")
+    ap.add_argument("--spark-forms", default="typed,long",
+                    help="the forms --spark counts: typed, long, and floor (the typed form's rows served from "
+                         "memory, no walk: what Spark's hand-over alone costs)")
     a = ap.parse_args(argv)
     if not Path(a.file).exists():
         print(f"no {a.file}: make bench-data first", file=sys.stderr)
