@@ -431,3 +431,20 @@ def test_a_dump_at_the_start_of_a_file_names_the_group_a_rotation_can_hide(tmp_p
                       f"-- SET GLOBAL gtid_slave_pos='{first['gtid']}';\n")
     code, doc = cli(primary(), "--backup-info", inside, "--until-gtid", until)
     assert code == 0 and doc["problems"] == [] and doc["transactions"] == 5
+
+
+@pytest.mark.parametrize("cut, gtid", [(29137, "0-1-262"), (29287, "0-1-263")])
+def test_the_group_a_rotation_can_hide_may_be_an_xa_transactions_part(tmp_path, cut, gtid):
+    """A file whose last transaction is an XA PREPARE or an XA COMMIT (their GTID events carry
+    the XA flags and the xid): that transaction is the file's last group, named like any other
+    (MariaDB 11.8's replication-gtid primary, whose second file holds both, cut right after
+    each; before, the XA GTID was passed over and the group came back empty: no warning)."""
+    from binlogkit.pitr.walk import last_group, transactions
+    from binlogkit.reading.source import as_input
+
+    src = store.materialize("replication-gtid", server="mariadb-11.8") / "primary" / "mariadb-bin.000002"
+    part = tmp_path / "mariadb-bin.000002"
+    part.write_bytes(src.read_bytes()[:cut])
+    last = list(transactions(as_input(part)))[-1]
+    assert last.end_offset == cut and last.terminator in ("XA_PREPARE", "XA_COMMIT")
+    assert last_group(as_input(part)) == [(last.start_offset, gtid)]

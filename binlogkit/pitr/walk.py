@@ -162,7 +162,10 @@ def last_group(inp: Input) -> list[tuple[int, str]]:
     of each, in file order — those whose GTID events carry the last GTID event's commit id, or the
     last transaction alone when it has none. One pass over the file's headers (GTID event bodies
     only); damage ends the pass quietly (the plan's other reads report it)."""
+    from construct import ConstructError
+
     from ..codecs.fast import Irregular, mariadb_gtid
+    from ..codecs.gtid import MariadbGtidBody
 
     group: list[tuple[int, str]] = []
     last_cid: int | None = None
@@ -170,11 +173,15 @@ def last_group(inp: Input) -> list[tuple[int, str]]:
         for f in inp.frames(want=frozenset({T.GTID_EVENT}), verify=False):
             if f.type_code != T.GTID_EVENT or f.data is None or f.format is None:
                 continue
+            body = _body(f.data, f.format)
             try:
-                g = mariadb_gtid(_body(f.data, f.format))
-            except Irregular:  # an XA or odd GTID event: a group of its own
-                group, last_cid = [], None
-                continue
+                g = mariadb_gtid(body)
+            except Irregular:  # an XA transaction's GTID (its PREPARE's or its COMMIT's): the full codec
+                try:
+                    g = MariadbGtidBody.parse(body)
+                except ConstructError:  # not a GTID event's body: a group of its own
+                    group, last_cid = [], None
+                    continue
             text = f"{g.domain_id}-{f.server_id}-{g.seq_no}"
             if g.commit_id is not None and g.commit_id == last_cid:
                 group.append((f.offset, text))
