@@ -77,6 +77,27 @@ def test_starting_raises_its_error_on_the_callers_thread(monkeypatch):
         b.result()
 
 
+def test_a_backfill_refuses_a_missing_input_before_spark_starts(tmp_path, monkeypatch):
+    """``export --engine spark`` checks its inputs before Spark starts: a missing one is exit 2
+    at once, no JVM started for nothing (before: the start began first and the refusal waited
+    for it, seconds)."""
+    pytest.importorskip("pyspark")
+    from click.testing import CliRunner
+
+    from binlogkit.cli import main
+
+    made = []
+    monkeypatch.setattr(start, "context", lambda master, app: made.append(master))
+    res = CliRunner().invoke(main, ["export", str(tmp_path / "nope.000001"), "-o", str(tmp_path / "wh"),
+                                    "--format", "iceberg", "--mirror", "--engine", "spark"])
+    assert res.exit_code == 2 and "no such file" in res.output, res.output
+    assert made == []
+    s = start.Starting("local[1]", later=True)
+    s.stop()            # never begun: nothing to wait for
+    assert made == []
+    assert s.get() is None and made == ["local[1]"]   # get() begins it
+
+
 # -- from the command line, on Spark -------------------------------------------------------------
 def test_cli_backfill_makes_the_archive_then_maps_it_stdout_clean(tmp_path):
     pytest.importorskip("pyspark")

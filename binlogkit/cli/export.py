@@ -211,7 +211,8 @@ def _spark(inputs, output, fmt, mirror, catalog, tables, series, skip_statements
     from ..spark.start import Starting
 
     schema = job.schema_text(schema_files)
-    spark = Starting(master, "binlogkit-mirror")   # Spark starts while the driver plans the archive
+    # Spark starts once the inputs are checked (a bad one: refused at once), while the driver plans the archive
+    spark = Starting(master, "binlogkit-mirror", later=True)
     try:
         summary = job.run(spark, inputs, output, fmt=fmt, mirror=mirror, catalog=catalog, tables=tables,
                           series=series, skip_statements=skip_statements, schema=schema)

@@ -166,15 +166,23 @@ def context(master: str | None = None, app: str = "binlogkit"):
 
 
 class Starting:
-    """``context(master)`` made on a thread from here; ``get()`` waits for it (and raises what
-    its start raised), ``stop()`` stops it once it is made."""
+    """``context(master)`` made on a thread from here (``later``: from ``begin()``, so that a
+    command can check its inputs first and refuse bad ones without waiting for a start); ``get()``
+    waits for it (and raises what its start raised; begins it if it was not), ``stop()`` stops
+    it once it is made (nothing when it never began)."""
 
-    def __init__(self, master: str | None = None, app: str = "binlogkit") -> None:
+    def __init__(self, master: str | None = None, app: str = "binlogkit", *, later: bool = False) -> None:
         self._sc: Any = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._make, args=(master, app), name="binlogkit-spark-start",
                                         daemon=True)
-        self._thread.start()
+        if not later:
+            self.begin()
+
+    def begin(self) -> None:
+        """Start Spark on the thread (once; again: nothing)."""
+        if self._thread.ident is None:
+            self._thread.start()
 
     def _make(self, master: str | None, app: str) -> None:
         try:
@@ -183,12 +191,15 @@ class Starting:
             self._error = exc
 
     def get(self):
+        self.begin()
         self._thread.join()
         if self._error is not None:
             raise self._error
         return self._sc
 
     def stop(self) -> None:
+        if self._thread.ident is None:
+            return
         self._thread.join()
         if self._sc is not None:
             self._sc.stop()

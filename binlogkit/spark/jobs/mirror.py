@@ -64,7 +64,8 @@ def run(spark, paths: list, warehouse: str, *, fmt: str = "iceberg", mirror: boo
         tables: tuple[str, ...] = (), split_bytes: int = SPLIT_BYTES, skip_statements: bool = False,
         series: str | None = None, check_gaps: bool = True, schema: str | None = None) -> dict:
     """The backfill (see the module text) in ``spark``: a ``SparkSession``, a ``SparkContext`` or
-    a ``spark.start.Starting`` (waited for once the archive is planned); its summary, as ``export_lake``'s with ``engine``,
+    a ``spark.start.Starting`` (begun once the inputs are checked, waited for once the archive is
+    planned); its summary, as ``export_lake``'s with ``engine``,
     ``cut`` (where it stopped, None: the archive's end) and ``staged_files`` / ``data_files``.
     ``ArchiveGap`` (with ``summary``) after committing what is before a gap. ``schema``: the text
     of CREATE TABLE statements for table maps without names or keys (``--schema``)."""
@@ -79,7 +80,7 @@ def run(spark, paths: list, warehouse: str, *, fmt: str = "iceberg", mirror: boo
     from binlogkit.pitr.walk import read_head
     from binlogkit.reading import storage
     from binlogkit.spark.backfill import keys_of, walk_task, write_part
-    from binlogkit.spark.start import Beside, context_of
+    from binlogkit.spark.start import Beside, Starting, context_of
 
     t0 = time.monotonic()
     phases: dict[str, float] = {}
@@ -90,6 +91,8 @@ def run(spark, paths: list, warehouse: str, *, fmt: str = "iceberg", mirror: boo
     paths = [p if "://" in os.fspath(p) else os.path.abspath(p) for p in paths]
     found = checked_inputs(paths, series=series, one_series=mirror)
     sink = open_sink(fmt, warehouse, catalog)
+    if isinstance(spark, Starting):   # the inputs and the warehouse are usable: Spark may start
+        spark.begin()
     # the gap check: audited on the executors (the audit job's stages; one finding back, or
     # None), Spark jobs run beside the walk's in a pool of their own (FAIR: its few short tasks
     # take the cores between the walk's, not after them all)
