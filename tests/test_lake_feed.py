@@ -49,3 +49,30 @@ def test_status_line_names_a_pull_that_cannot_reach_the_primary():
     doc["pull"] = {"state": "reconnecting", "reason": "refused", "since": 3.0, "retry_at": 14.0, "failed_in_a_row": 3}
     assert status_line(doc, 10.0).endswith("2 commits; pull cannot reach the primary for 7 s (refused), "
                                            "3 tries failed, next in 4 s")
+
+
+def test_a_follower_writes_its_status_before_pulls_first_binlog(tmp_path):
+    """A follower whose pull has written nothing yet (the primary cannot be reached from the
+    start: here nothing listens on the port) writes its status file all the same, saying it
+    waits and what pull is doing; before, there was no status file until the first binlog."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from binlogkit.export.lake.follow import status
+
+    doc = status(None, 0.0, 100.0, 2.0)
+    assert doc["waiting"] and doc["commits"] == 0 and doc["last_gtid"] is None and doc["seconds"] == 2.0
+    assert status_line(doc).startswith("following: waiting, no binlog in the folder yet")
+    root = Path(__file__).resolve().parent.parent
+    st, pw = tmp_path / "status.json", tmp_path / "pw"
+    pw.write_text("x\n")
+    p = subprocess.run([sys.executable, "-m", "binlogkit", "export", str(tmp_path / "pulled"), "-o", str(tmp_path / "wh"),
+                        "--format", "delta", "--mirror", "--follow", "--host", "127.0.0.1", "--port", "1", "--user",
+                        "repl", "--password-file", str(pw), "--server-id", "4999", "--status-file", str(st), "--json"],
+                       capture_output=True, text=True, timeout=120, cwd=root,
+                       env=dict(os.environ, PYTHONPATH=str(root)))
+    assert p.returncode == 1 and "binlogkit pull stopped" in p.stderr, p.stderr[-2000:]
+    got = json.loads(st.read_text())
+    assert got["waiting"] and got["commits"] == 0 and got["pull"]["state"] in ("starting", "reconnecting", "stopped")

@@ -108,13 +108,18 @@ def check_checkpoint_by_gtid(sink, ck: dict) -> None:
                      f"{CHECKPOINT} to walk the archive from its start")
 
 
-def status(m: "Follower", started: float, now_wall: float, now: float) -> dict:
+def status(m: "Follower | None", started: float, now_wall: float, now: float) -> dict:
     """The follower's status (pure): ``lag_seconds``, how old the oldest transaction read but
     not yet committed to the tables is (now minus its commit time on the primary; 0 when every
     transaction read is committed: caught up with the folder), the last GTID and position
-    committed, row changes per second since the start, commits."""
-    s = m.stats
+    committed, row changes per second since the start, commits. ``m`` None: no binlog in the
+    folder yet (pull has not written its first): the same keys, nothing read, and ``waiting``."""
     seconds = max(now - started, 1e-9)
+    if m is None:
+        return {"lag_seconds": 0.0, "last_gtid": None, "file": None, "position": 0, "rows": 0,
+                "rows_per_second": 0.0, "commits": 0, "batches": 0, "pending_transactions": 0,
+                "seconds": round(seconds, 3), "waiting": "no binlog in the folder yet"}
+    s = m.stats
     return {"lag_seconds": 0.0 if m.pending_since is None else max(0.0, round(now_wall - m.pending_since, 3)),
             "last_gtid": m.applied_gtid, "file": m.applied_at[0], "position": m.applied_at[1],
             "rows": s.rows, "rows_per_second": round(s.rows / seconds, 1), "commits": s.commits,
@@ -128,6 +133,8 @@ def status_line(doc: dict, now_wall: float | None = None) -> str:
 
     lag = f"{doc['lag_seconds']:.1f} s"
     pulling = describe(doc["pull"], time.time() if now_wall is None else now_wall) if doc.get("pull") else ""
+    if doc.get("waiting"):
+        return f"following: waiting, {doc['waiting']}{pulling}"
     return (f"following: lag {lag}, last GTID {doc['last_gtid'] or '-'} at {doc['file'] or '-'}:{doc['position']}, "
             f"{doc['rows']:,} row changes ({doc['rows_per_second']:,.0f}/s), {doc['commits']:,} commits{pulling}")
 
@@ -225,19 +232,18 @@ def follow_lake(paths, warehouse: str, *, fmt: str = "iceberg", mirror: bool = T
     written = [0.0, -1]     # when the status file was last replaced, the commits it said
 
     def report(m) -> None:
-        if m is None:       # no binlog in the folder yet
-            return
         now = time.monotonic()
         doc = status(m, started, time.time(), now)
         if pull_state is not None:
             doc["pull"] = pull_state()
         # the file: at most once a STATUS_EVERY seconds, and whenever commits were made, and the last
-        if status_file and (m.final or doc["commits"] != written[1] or now - written[0] >= STATUS_EVERY):
+        if status_file and ((m is not None and m.final) or doc["commits"] != written[1]
+                            or now - written[0] >= STATUS_EVERY):
             write_status(status_file, doc)
             written[:] = [now, doc["commits"]]
         if status_line_to is not None:
             status_line_to(status_line(doc))
-        if on_poll is not None:
+        if on_poll is not None and m is not None:
             on_poll(m)
     stopping: list[int] = []
 
