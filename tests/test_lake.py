@@ -593,3 +593,38 @@ def test_cli_sql_dump_that_changes_data_is_exit_2_named(tmp_path):
     line = bad.read_text().split("\n").index("DELETE FROM `t` WHERE id = 1;") + 1
     assert res.exit_code == 2, res.output
     assert f"{bad}: line {line}: a statement the load cannot apply: DELETE" in res.output
+
+
+def test_an_iceberg_retype_is_one_commit_a_kill_inside_it_leaves_the_table_as_it_was(tmp_path, monkeypatch):
+    """A column whose type changed without a promotion is dropped, added again and its values
+    rewritten cast in ONE commit: one new metadata version, whose schema has the new type and
+    whose snapshot has the values; killed while it writes the data files, the table is as it was
+    (before: three commits, a reader saw the column gone, then NULL in every row)."""
+    pytest.importorskip("pyiceberg")
+    import pyiceberg.io.pyarrow as pio
+
+    sink = open_sink("iceberg", str(tmp_path))
+    props = {"binlogkit.file": "b.000001", "binlogkit.position": "4", "binlogkit.gtid": "0-1-1"}
+    sink.apply("db", "t", ["id"], [], pa.table({"id": pa.array([1, 2], pa.int32()), "n": ["5", "6"]}), props)
+    versions = len(sink._load("db", "t").metadata.metadata_log)
+    real = pio._dataframe_to_data_files
+
+    class Killed(Exception):
+        pass
+
+    def killed(*args, **kwargs):
+        raise Killed()
+    monkeypatch.setattr(pio, "_dataframe_to_data_files", killed)
+    with pytest.raises(Killed):
+        sink.retype("db", "t", {"n": pa.int64()})
+    t = sink._load("db", "t")
+    from pyiceberg.types import StringType
+
+    assert len(t.metadata.metadata_log) == versions and t.schema().find_field("n").field_type == StringType()
+    assert sorted(sink.read("db", "t").to_pylist(), key=lambda r: r["id"]) == [{"id": 1, "n": "5"}, {"id": 2, "n": "6"}]
+    monkeypatch.setattr(pio, "_dataframe_to_data_files", real)
+    sink.retype("db", "t", {"n": pa.int64()}, {**props, "binlogkit.gtid": "0-1-2"})
+    t = sink._load("db", "t")
+    assert len(t.metadata.metadata_log) == versions + 1          # one commit
+    assert sorted(sink.read("db", "t").to_pylist(), key=lambda r: r["id"]) == [{"id": 1, "n": 5}, {"id": 2, "n": 6}]
+    assert sink.recorded("db", "t")["binlogkit.gtid"] == "0-1-2"

@@ -113,31 +113,26 @@ class IcebergSink:
                     u.delete_column(c)
 
     def retype(self, db: str, name: str, columns: dict, props: dict | None = None) -> None:
-        """Columns whose type changed: an Iceberg promotion where there is one, else the column
-        dropped and added again with its values cast (the table's data rewritten once, one
-        snapshot with ``props``: the ALTER's coordinates, else those recorded)."""
+        """Columns whose type changed: each column dropped and added again with the new type and
+        its values cast, in one commit (``replace`` with ``drop`` and ``evolve``: the schema
+        change and the rewritten rows, one snapshot with ``props``: the ALTER's coordinates, else
+        those recorded), so no reader sees the column missing or NULL in between, and a run
+        killed inside it leaves the table as it was."""
         t = self._load(db, name)
         if t is None:
             return
-        from pyiceberg.io.pyarrow import pyarrow_to_schema  # noqa: F401
+        import pyarrow as pa
 
         from .types import cast
         # the rewrite is a snapshot: it carries the coordinates already recorded, or a rerun would
         # read the table as never exported and replay its change table from the start
         props = props or {k: v for k, v in (self.recorded(db, name) or {}).items() if k.startswith("binlogkit.")}
         current = t.scan().to_arrow()
-        with t.update_schema() as u:
-            for c in columns:
-                u.delete_column(c)
-        with t.update_schema() as u:
-            for c, typ in columns.items():
-                import pyarrow as pa
-
-                u.union_by_name(pa.schema([pa.field(c, typ)]))
-        if current.num_rows:
-            for c, typ in columns.items():
+        for c, typ in columns.items():
+            if c in current.column_names:
                 current = current.set_column(current.schema.get_field_index(c), c, cast(current[c], typ))
-            replace(t, arrow_for(t.schema().as_arrow(), current), props)
+        replace(t, current, props, drop=[c for c in columns if c in current.column_names],
+                evolve=pa.schema([pa.field(c, typ) for c, typ in columns.items()]))
 
     def fill(self, db: str, name: str, values, props: dict) -> None:
         """Columns added with the value of the one row of ``values`` in every row: the schema
@@ -289,12 +284,14 @@ def rewrite(t, key: list[str], deletes: list[tuple], rows, props: dict, cache: d
     return {m.manifest_path: e for m, e in ow.kept if e is not None}
 
 
-def replace(t, rows, props: dict, *, evolve=None) -> None:
+def replace(t, rows, props: dict, *, evolve=None, drop: list[str] | tuple = ()) -> None:
     """One snapshot of ``t`` holding exactly ``rows``: every live data file deleted and ``rows``
     added in the same OVERWRITE (pyiceberg's ``overwrite`` makes a DELETE snapshot, an empty
     table carrying ``props``, then an APPEND). ``evolve``: an Arrow schema whose columns the
     table lacks are added in the same commit (``rows`` then take the evolved schema): no reader
-    ever sees the new columns without their values."""
+    ever sees the new columns without their values. ``drop``: columns deleted from the schema
+    first, in the same commit (a retype: dropped, then added again by ``evolve`` with the new
+    type)."""
     import itertools
 
     from pyiceberg.io.pyarrow import _dataframe_to_data_files
@@ -303,6 +300,11 @@ def replace(t, rows, props: dict, *, evolve=None) -> None:
     meta = t.metadata
     manifests = live_manifests(t, {})
     with transaction(t) as tx:
+        if drop:
+            with tx.update_schema() as u:
+                for c in drop:
+                    u.delete_column(c)
+            meta = tx.table_metadata
         if evolve is not None:
             have = set(meta.schema().as_arrow().names)
             if any(f.name not in have for f in evolve):
