@@ -273,13 +273,14 @@ def _gone(rows, key: list[str], deletes: list[tuple]) -> list[tuple]:
 
 def key_ranges(column, most: int = KEY_RANGES) -> list[tuple[int, int]] | None:
     """At most ``most`` ranges (low, high) of an integer column's values, each value in one:
-    cut at the widest gaps between them. None for another type or no values."""
+    cut at the widest gaps between them (which gaps are cut decides only how narrow the ranges
+    are: every value is in one whatever they are). None for another type or no values."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if not pa.types.is_integer(column.type):
         return None
-    values = pc.unique(column.drop_null() if hasattr(column, "drop_null") else column)
+    values = pc.unique(column.drop_null())
     if len(values) == 0:
         return None
     values = pc.take(values, pc.sort_indices(values)).cast(pa.int64() if pa.types.is_signed_integer(column.type)
@@ -345,7 +346,8 @@ def commit_data_files(sink: DeltaSink, db: str, name: str, schema, files: list, 
     t = sink._table(db, name)
     if t is None:
         create_table_with_add_actions(sink.path(db, name), Schema.from_arrow(schema), adds, mode="error",
-                                      configuration=SIZED, storage_options=sink.options or None, commit_properties=sink._commit(props))
+                                      configuration=SIZED, storage_options=sink.options or None,
+                                      commit_properties=sink._commit(props))
     else:
         t.create_write_transaction(adds, mode="append", schema=Schema.from_arrow(schema),
                                    commit_properties=sink._commit(props))
