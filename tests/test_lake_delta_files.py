@@ -34,7 +34,13 @@ def _content(sink: DeltaSink) -> dict[int, tuple]:
     return {r["id"]: (r["k"], r["v"]) for r in got.to_pylist()}
 
 
-def test_a_commit_into_a_big_table_rewrites_only_the_files_holding_its_keys(tmp_path):
+SMALL = {"delta.targetFileSize": str(1 << 20)}   # 200,000 rows in several files (the default: 16 MiB)
+
+
+def test_a_commit_into_a_big_table_rewrites_only_the_files_holding_its_keys(tmp_path, monkeypatch):
+    from binlogkit.export.lake import delta
+
+    monkeypatch.setattr(delta, "SIZED", SMALL)
     sink = DeltaSink(str(tmp_path / "wh"))
     n = 200_000
     sink.apply("db", "t", ["id"], [(i,) for i in range(n)], _rows(range(n), "r"), _props(1))
@@ -67,9 +73,12 @@ def test_a_commit_into_a_big_table_rewrites_only_the_files_holding_its_keys(tmp_
     assert got == (len(want), sum(want), len(want), f"u-{n - 500}")
 
 
-def test_a_one_file_table_of_an_earlier_build_gets_bounded_files_keeping_its_coordinates(tmp_path):
+def test_a_one_file_table_of_an_earlier_build_gets_bounded_files_keeping_its_coordinates(tmp_path, monkeypatch):
     from deltalake import CommitProperties, write_deltalake
 
+    from binlogkit.export.lake import delta
+
+    monkeypatch.setattr(delta, "SIZED", SMALL)
     sink = DeltaSink(str(tmp_path / "wh"))
     n = 150_000
     write_deltalake(sink.path("db", "t"), _rows(range(n), "r", pa.int64()),

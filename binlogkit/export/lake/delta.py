@@ -20,7 +20,10 @@ from .names import stored
 from .props import arrow_for, filled
 
 DELETE = "_binlogkit_delete"
-TARGET_FILE_SIZE = 1 << 20     # bytes, delta-rs' estimate: its files come out about half that
+# bytes of Parquet, delta-rs' estimate (its files come out at about half that): about what the
+# Iceberg mirror's 64 MB of Arrow (iceberg.REWRITE_BYTES) make, bounding what a commit rewrites
+# without a small file per few thousand rows for readers
+TARGET_FILE_SIZE = 16 << 20
 KEY_RANGES = 32
 
 
