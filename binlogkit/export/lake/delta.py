@@ -2,7 +2,14 @@
 (``DB/T`` and ``DB/T__changes``); a table commit per call with the batch's coordinates in the
 commit's ``commitInfo`` (custom metadata ``binlogkit.gtid``, ``binlogkit.file``, ...). The
 mirror's commit is one MERGE (delete touched keys that hold no row at the end, update or
-insert the others)."""
+insert the others).
+
+A MERGE rewrites each data file holding a key it touches, so a mirror's tables are made with
+data files of a bounded size (``delta.targetFileSize``, ``TARGET_FILE_SIZE`` unless the table
+sets its own), and the MERGE's condition names the ranges of the batch's keys (an integer
+first key column: ``KEY_RANGES`` ranges at most, every key of the batch in one): delta-rs
+reads and rewrites only the files whose key statistics meet a range, so a commit costs what
+its batch touches, not the whole table."""
 
 from __future__ import annotations
 
@@ -13,6 +20,11 @@ from .names import stored
 from .props import arrow_for, filled
 
 DELETE = "_binlogkit_delete"
+# bytes of Parquet, delta-rs' estimate (its files come out at about half that): about what the
+# Iceberg mirror's 64 MB of Arrow (iceberg.REWRITE_BYTES) make, bounding what a commit rewrites
+# without a small file per few thousand rows for readers
+TARGET_FILE_SIZE = 16 << 20
+KEY_RANGES = 32
 
 
 class DeltaSink:
@@ -143,7 +155,8 @@ class DeltaSink:
         if t is None:
             return
         write_deltalake(self.path(to_db, to_name), _read(t), mode="overwrite", schema_mode="overwrite",
-                        storage_options=self.options or None, commit_properties=self._commit(props))
+                        configuration=SIZED, storage_options=self.options or None,
+                        commit_properties=self._commit(props))
         self.empty(db, name, props)
 
     def table_names(self) -> list[tuple[str, str]]:
@@ -171,20 +184,23 @@ class DeltaSink:
         t = self._table(db, name)
         if t is None:
             write_deltalake(self.path(db, name), rows, mode="append", storage_options=self.options or None,
-                            commit_properties=self._commit(props))
+                            configuration=SIZED, commit_properties=self._commit(props))
             return
+        t = self._sized(t, db, name)
         have = _arrow_schema(t)
         target = pa.unify_schemas([have, rows.schema]) if set(rows.column_names) - set(have.names) else have
         if target is not have:
             t = self._allow_local_time(t, db, name, [target.field(c) for c in set(target.names) - set(have.names)])
-        live = {tuple(r) for r in zip(*[rows[c].to_pylist() for c in key])} if rows.num_rows else set()
-        gone = [k for k in deletes if k not in live]
+        gone = _gone(rows, key, deletes)
         src = arrow_for(target, rows)
         if gone:
             cols = {c: [k[i] for k in gone] for i, c in enumerate(key)}
             src = pa.concat_tables([src, arrow_for(target, pa.table(cols).cast(pa.schema([target.field(c) for c in key])))])
         src = src.append_column(DELETE, pa.array([False] * rows.num_rows + [True] * len(gone)))
         on = " AND ".join(f"t.`{c}` = s.`{c}`" for c in key)
+        spans = key_ranges(src[key[0]]) if key else None
+        if spans:   # implied by the key's equality: what it adds is the files delta-rs can skip
+            on += " AND (" + " OR ".join(f"(t.`{key[0]}` >= {lo} AND t.`{key[0]}` <= {hi})" for lo, hi in spans) + ")"
         sets = {f"`{c}`": f"s.`{c}`" for c in target.names}
         (t.merge(src, on, source_alias="s", target_alias="t", merge_schema=True,
                  commit_properties=self._commit(props))
@@ -192,6 +208,16 @@ class DeltaSink:
          .when_matched_update(updates=sets, predicate=f"NOT s.{DELETE}")
          .when_not_matched_insert(updates=sets, predicate=f"NOT s.{DELETE}")
          .execute())
+
+    def _sized(self, t, db: str, name: str):
+        """A table an earlier build made without ``delta.targetFileSize`` (its MERGEs wrote one
+        data file, rewritten whole at every commit) gets it, in a commit of its own that keeps
+        the table's recorded coordinates (no row changes); its next MERGE splits the files it
+        rewrites. A table that has its own size keeps it. The table as it is then."""
+        if "delta.targetFileSize" in (t.metadata().configuration or {}):
+            return t
+        t.alter.set_table_properties(SIZED, commit_properties=self._commit(self.recorded(db, name) or {}))
+        return self._table(db, name)
 
     def _allow_local_time(self, t, db: str, name: str, added: list):
         """A DATETIME column added to a table without one: delta-rs' merge refuses to add a
@@ -232,6 +258,44 @@ class DeltaSink:
             return []
         return [(h["version"], {k: str(v) for k, v in h.items() if k.startswith("binlogkit.")})
                 for h in reversed(t.history())]
+
+
+SIZED = {"delta.targetFileSize": str(TARGET_FILE_SIZE)}
+
+
+def _gone(rows, key: list[str], deletes: list[tuple]) -> list[tuple]:
+    """The touched keys with no row at the batch's end (``deletes`` less the keys of ``rows``)."""
+    if not rows.num_rows:
+        return list(deletes)
+    if len(key) == 1:
+        live = set(rows[key[0]].to_pylist())
+        return [k for k in deletes if k[0] not in live]
+    both = set(zip(*[rows[c].to_pylist() for c in key]))
+    return [k for k in deletes if k not in both]
+
+
+def key_ranges(column, most: int = KEY_RANGES) -> list[tuple[int, int]] | None:
+    """At most ``most`` ranges (low, high) of an integer column's values, each value in one:
+    cut at the widest gaps between them (which gaps are cut decides only how narrow the ranges
+    are: every value is in one whatever they are). None for another type or no values."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not pa.types.is_integer(column.type):
+        return None
+    values = pc.unique(column.drop_null())
+    if len(values) == 0:
+        return None
+    values = pc.take(values, pc.sort_indices(values)).cast(pa.int64() if pa.types.is_signed_integer(column.type)
+                                                           else pa.uint64())
+    n = len(values)
+    cuts: list[int] = []
+    if n > most:
+        gaps = pc.subtract(values.slice(1), values.slice(0, n - 1))
+        cuts = sorted(i + 1 for i in pc.array_sort_indices(gaps, order="descending").to_pylist()[:most - 1])
+    starts = [0] + cuts
+    ends = [c - 1 for c in cuts] + [n - 1]
+    return [(values[a].as_py(), values[b].as_py()) for a, b in zip(starts, ends)]
 
 
 def _arrow_schema(t):
@@ -285,7 +349,8 @@ def commit_data_files(sink: DeltaSink, db: str, name: str, schema, files: list, 
     t = sink._table(db, name)
     if t is None:
         create_table_with_add_actions(sink.path(db, name), Schema.from_arrow(schema), adds, mode="error",
-                                      storage_options=sink.options or None, commit_properties=sink._commit(props))
+                                      configuration=SIZED, storage_options=sink.options or None,
+                                      commit_properties=sink._commit(props))
     else:
         t.create_write_transaction(adds, mode="append", schema=Schema.from_arrow(schema),
                                    commit_properties=sink._commit(props))
