@@ -147,3 +147,21 @@ def test_random_batches_into_many_small_files_equal_a_fold_by_key(tmp_path, monk
             want.pop(k, None)
         want.update({k: (k % 7, f"{tag}-{k}") for k in alive})
         assert _content(sink) == want, b
+
+
+def test_a_local_tables_rows_are_read_through_pyarrows_own_file_system(tmp_path):
+    """A local Delta table is read through pyarrow's local file system, not delta-rs' Python
+    file system (a process reading through that one aborted now and then at its exit, exit 134,
+    its work done); the rows are the same either way, a folder name with a space included."""
+    from pyarrow import fs as pafs
+
+    from binlogkit.export.lake.delta import _dataset
+
+    sink = DeltaSink(str(tmp_path / "w h"))
+    sink.apply("db", "t", ["id"], [], _rows(range(100), "r"), _props(1))
+    t = sink._table("db", "t")
+    ds = _dataset(t)
+    assert isinstance(ds.filesystem, pafs.SubTreeFileSystem) and isinstance(ds.filesystem.base_fs, pafs.LocalFileSystem)
+    assert ds.to_table().sort_by("id").equals(t.to_pyarrow_dataset().to_table().sort_by("id"))
+    assert sorted(r["id"] for r in sink.read("db", "t").to_pylist()) == list(range(100))
+    assert [r["v"] for r in sink.rows("db", "t", ["id"], [(5,), (7,)])] == ["r-5", "r-7"]

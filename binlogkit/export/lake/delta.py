@@ -244,7 +244,7 @@ class DeltaSink:
         t = self._table(db, name)
         if t is None or not keys:
             return []
-        found = t.to_pyarrow_dataset().to_table(filter=pc.field(key[0]).isin([k[0] for k in keys]))
+        found = _dataset(t).to_table(filter=pc.field(key[0]).isin([k[0] for k in keys]))
         want = set(keys)
         return [r for r in found.to_pylist() if tuple(r[c] for c in key) in want]
 
@@ -304,10 +304,27 @@ def _arrow_schema(t):
     return pa.schema(t.schema().to_arrow())
 
 
+def _dataset(t):
+    """``t``'s data files as a pyarrow dataset; a local table's through pyarrow's own file system.
+    delta-rs' default is a Python file system (its storage handler called back from pyarrow's
+    I/O threads), and a process that read through it aborted now and then at its exit ("terminate
+    called without an active exception", exit 134: those threads met at the interpreter's
+    teardown), its work done: 1 run in 5 to 6 of a script reading five tables back."""
+    from urllib.parse import unquote, urlparse
+
+    from pyarrow import fs as pafs
+
+    uri = t.table_uri
+    if "://" in uri and not uri.startswith("file://"):
+        return t.to_pyarrow_dataset()
+    path = unquote(urlparse(uri).path) if uri.startswith("file://") else uri
+    return t.to_pyarrow_dataset(filesystem=pafs.SubTreeFileSystem(path, pafs.LocalFileSystem()))
+
+
 def _read(t):
     import pyarrow as pa
 
-    return pa.table(t.to_pyarrow_dataset().to_table()) if hasattr(t, "to_pyarrow_dataset") else t.to_pyarrow_table()
+    return pa.table(_dataset(t).to_table())
 
 
 # -- the Spark backfill (``spark/jobs/mirror.py``): data files written by executors, committed here --
