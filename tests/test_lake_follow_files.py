@@ -353,3 +353,49 @@ def test_the_status_file_is_replaced_at_most_once_a_second_and_at_the_end(tmp_pa
     st = json.loads(status.read_text())
     assert st == written[-1] and st["commits"] == s["commits"] > 0 and st["lag_seconds"] == 0
     assert st["last_gtid"] == "0-1-49"
+
+
+def test_what_arrives_is_walked_once_a_commit_and_its_age_is_the_lag(tmp_path, monkeypatch):
+    """Looks between two commits do not walk what arrived (a walk reads the file's head again:
+    one a poll cost a fifth of the follower's CPU at 5,000 row changes/s); they stat the newest
+    file, and the lag counts what waits unread from its first event's timestamp. An idle
+    follower walks at its first look and its last only. The tables end as a plain export's."""
+    import binlogkit.export.lake.follow as follow
+
+    walks = [0]
+    real = follow.committed_changes
+
+    def counted(*a, **k):
+        walks[0] += 1
+        return real(*a, **k)
+    monkeypatch.setattr(follow, "committed_changes", counted)
+    idle_looks = [0]
+    idle = follow_lake([_src()], str(tmp_path / "idle"), fmt="delta", batch_transactions=5, commit_interval=0.2,
+                       poll=0.05, stop_after=6, on_poll=lambda m: idle_looks.__setitem__(0, idle_looks[0] + 1))
+    assert idle["transactions"] == 49 and idle_looks[0] >= 10
+    assert walks[0] == 2      # the first look, the last
+
+    folder, wh = tmp_path / "in", tmp_path / "wh"
+    folder.mkdir()
+    for n in NAMES[:2]:
+        shutil.copy(_src() / n, folder / n)
+    data = (_src() / NAMES[2]).read_bytes()
+    cuts = [len(data) * i // 8 for i in range(1, 9)]
+    (folder / NAMES[2]).write_bytes(data[:cuts[0]])
+    walks[0] = 0
+    looks: list[tuple[int, float]] = []
+
+    def grow(m):
+        looks.append((m.n_trx, follow.status(m, 0.0, time.time(), 1.0)["lag_seconds"]))
+        if len(looks) % 4 == 0 and len(looks) // 4 < len(cuts):
+            with open(folder / NAMES[2], "ab") as fh:
+                fh.write(data[cuts[len(looks) // 4 - 1]:cuts[len(looks) // 4]])
+    s = follow_lake([folder], str(wh), fmt="delta", batch_transactions=1000, commit_interval=1.0, poll=0.05,
+                    stop_after=4, on_poll=grow)
+    assert s["problems"] == [] and s["transactions"] == 49 and len(looks) >= 40
+    assert walks[0] <= 8            # the first look, one a commit interval (4 s), the last
+    # a look that has read nothing pending while the file holds unread transactions: their age
+    ts = int.from_bytes(data[4:8], "little")
+    assert any(n == 0 and lag >= time.time() - ts - 60 for n, lag in looks)
+    export_lake([_src()], str(tmp_path / "plain"), fmt="delta", mirror=True, batch_transactions=5)
+    assert _tables(wh) == _tables(tmp_path / "plain")

@@ -1,10 +1,12 @@
 """``export --follow``: after what the archive holds, keep applying what arrives in it — a folder
 ``binlogkit pull`` is filling — until SIGTERM / SIGINT, then commit what is whole and stop.
 
-A look reads on from where the last one had read every transaction whole (that file's head,
-then from that offset; the newer files whole), as the ordinary walk does (``changes.committed_changes``: only whole, committed transactions; a
-transaction pull has not finished writing is left for the next poll) and gives the mirror the
-transactions past its position. A batch ends at ``batch_transactions`` (as the export's) or when
+A look (every ``poll`` seconds) checks the newest file's size; a read — when a commit is due,
+a new file came, a batch's bytes wait, at the first look and the last — goes on from where the
+last one had read every transaction whole (that file's head, then from that offset; the newer
+files whole), as the ordinary walk does (``changes.committed_changes``: only whole, committed
+transactions; a transaction pull has not finished writing is left for the next read) and
+gives the mirror the transactions past its position. A batch ends at ``batch_transactions`` (as the export's) or when
 ``commit_interval`` seconds have passed since the last commit with something pending.
 
 Checkpoint: after every batch the warehouse's ``_binlogkit_follow.json`` says where the batch
@@ -30,6 +32,7 @@ import os
 import signal
 import time
 
+from ...constants import BINLOG_MAGIC
 from ...errors import ArchiveGap, UsageError
 from ..changes import Filters, Report, checked_inputs, committed_changes
 from .failover import BY_GTID, SOURCE, GtidFloor, at, floor_of
@@ -109,9 +112,9 @@ def check_checkpoint_by_gtid(sink, ck: dict) -> None:
 
 
 def status(m: "Follower | None", started: float, now_wall: float, now: float) -> dict:
-    """The follower's status (pure): ``lag_seconds``, how old the oldest transaction read but
-    not yet committed to the tables is (now minus its commit time on the primary; 0 when every
-    transaction read is committed: caught up with the folder), the last GTID and position
+    """The follower's status (pure): ``lag_seconds``, how old the oldest transaction not yet
+    committed to the tables is, read or waiting in the folder (now minus its time on the
+    primary: ``Follower.pending_since``; 0: caught up with the folder), the last GTID and position
     committed, row changes per second since the start, commits. ``m`` None: no binlog in the
     folder yet (pull has not written its first): the same keys, nothing read, and ``waiting``."""
     seconds = max(now - started, 1e-9)
@@ -203,7 +206,9 @@ class Follower(Mirror):
     floors: dict = {}
     final = False       # the follower has stopped: its last report
     committed_at = 0.0
-    pending_since: float | None = None     # commit time of the oldest transaction read, not committed
+    # the primary's time of the oldest transaction not committed: read (its commit time), or
+    # waiting unread in the folder (its first event's)
+    pending_since: float | None = None
     applied_gtid = ""
     applied_at: tuple = ("", 0)
 
@@ -323,6 +328,8 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
     verified: set[str] = set()     # names whose archive and pull copies were compared
     read_files: set[str] = set()
     kept: dict = {}     # the walk's table maps, from one look to the next
+    looked = False
+    walked = -1         # the newest file's size when the last walk started (``_unread``), -1: unknown
     while not (stopping and m is None):   # a signal before the first poll: nothing read
         try:
             found = checked_inputs(paths, series=series, one_series=True)
@@ -363,13 +370,34 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
         # the audit (the gap rule) when the files changed: a new file, a rotation (a file that
         # grows is read by the walk, which reports damage)
         names = tuple(i.name for i in found)
+        # a walk when the newest file is another (a new one; pull's copy of the archive's)
+        newest = not audited or names[-1] != audited[-1]
         if names != audited:
             g = audit_gap(found)
             audited = names
+        # read now, or leave what arrived for the look that commits: the bytes past the last
+        # whole transaction read are walked when a commit is due (``commit_interval`` since the
+        # last), when they reach a batch's bytes, when the newest file is another or the files
+        # have a gap, at the first look and the last one; looks in between only say how old the oldest of them is (``lazy``): one
+        # walk per commit, not one per poll (each walk reads the file's head again, cold caches)
+        force = not looked or newest or g is not None or bool(stopping) or (stop_after is not None and time.monotonic() - t0 >= stop_after)
+        lazy = _unread(found, resume, m.batch_bytes)
+        looked = True
+        due = time.monotonic() - m.committed_at >= commit_interval
+        if not force and lazy is not None and (lazy[1] == walked or not due):
+            if lazy[1] != walked and m.pending_since is None:
+                m.pending_since = lazy[0] if lazy[0] is not None else time.time()
+            if due and (m.n_trx or m.settled()):
+                m.flush()
+            on_poll(m)
+            time.sleep(poll)
+            continue
+        walked = lazy[1] if lazy is not None else _size(found[-1])    # the newest file's, as this walk starts
         if resume is not None and found[0].basename == resume[1] and resume[2] > 4:
             found[0] = found[0].with_options(start=resume[2])     # its head, then from there on
         report = Report()
         start = floor
+        began = time.monotonic()
 
         def note(t, _m=m) -> None:
             nonlocal noted
@@ -398,7 +426,9 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
                     break
                 cur = t
                 total.transactions += 1
-                if m.n_trx and time.monotonic() - m.committed_at >= commit_interval:
+                # a walk long enough (a backlog) commits every interval as it goes; one walk of what
+                # arrived since the last commit commits it at its end, read whole
+                if m.n_trx and time.monotonic() - max(m.committed_at, began) >= commit_interval:
                     m.flush()
             m.add(item, pos)
             floor = pos
@@ -442,6 +472,40 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
         err.summary = summary  # type: ignore[attr-defined]
         raise err
     return summary
+
+
+def _unread(found: list, resume: tuple | None, budget: int) -> tuple[float | None, int] | None:
+    """What arrived past ``resume`` (the end of the last whole transaction read) when only the
+    newest file grew since: the timestamp of the event there (the next transaction's first, as
+    the primary stamped it; None: not there whole yet) and the file's size; None when a look must read (a file after ``resume``'s, a file read with keys,
+    compressed or not local and plain, ``budget`` bytes or more waiting: a batch's worth)."""
+    last = found[-1]
+    if resume is None or last.basename != resume[1] or last.keys is not None or not last.plain() \
+            or last.is_url:
+        return None
+    try:
+        fd = os.open(last.name, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        if os.pread(fd, 4, 0) != BINLOG_MAGIC or size - resume[2] >= budget:
+            return None
+        head = os.pread(fd, 4, resume[2]) if size - resume[2] >= 19 else b""
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    ts = int.from_bytes(head, "little") if len(head) == 4 else 0
+    return (float(ts) if ts else None), size
+
+
+def _size(inp) -> int:
+    """A local file's size (-1: not a local file, or gone)."""
+    try:
+        return -1 if inp.is_url else os.stat(inp.name).st_size
+    except OSError:
+        return -1
 
 
 def _with_pulled(archive: list, buffer: str, series: str | None, at: tuple | None,
