@@ -6,8 +6,9 @@ a new file came, a batch's bytes wait, at the first look and the last — goes o
 last one had read every transaction whole (that file's head, then from that offset; the newer
 files whole), as the ordinary walk does (``changes.committed_changes``: only whole, committed
 transactions; a transaction pull has not finished writing is left for the next read) and
-gives the mirror the transactions past its position. A batch ends at ``batch_transactions`` (as the export's) or when
-``commit_interval`` seconds have passed since the last commit with something pending.
+gives the mirror the transactions past its position. A batch ends at ``batch_transactions``
+(as the export's) or when ``commit_interval`` seconds have passed since the last commit with
+something pending.
 
 Checkpoint: after every batch the warehouse's ``_binlogkit_follow.json`` says where the batch
 ended (file, position, GTID state), written after the batch's table commits; a restart reads
@@ -378,9 +379,11 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
         # read now, or leave what arrived for the look that commits: the bytes past the last
         # whole transaction read are walked when a commit is due (``commit_interval`` since the
         # last), when they reach a batch's bytes, when the newest file is another or the files
-        # have a gap, at the first look and the last one; looks in between only say how old the oldest of them is (``lazy``): one
-        # walk per commit, not one per poll (each walk reads the file's head again, cold caches)
-        force = not looked or newest or g is not None or bool(stopping) or (stop_after is not None and time.monotonic() - t0 >= stop_after)
+        # have a gap, at the first look and the last one; looks in between only say how old the
+        # oldest of them is (``lazy``): one walk per commit, not one per poll (each walk reads
+        # the file's head again, and wakes cold caches)
+        last_look = stop_after is not None and time.monotonic() - t0 >= stop_after
+        force = not looked or newest or g is not None or bool(stopping) or last_look
         lazy = _unread(found, resume, m.batch_bytes)
         looked = True
         due = time.monotonic() - m.committed_at >= commit_interval
@@ -392,7 +395,7 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
             on_poll(m)
             time.sleep(poll)
             continue
-        walked = lazy[1] if lazy is not None else _size(found[-1])    # the newest file's, as this walk starts
+        walked = lazy[1] if lazy is not None else _size(found[-1])    # the newest file's, as the walk starts
         if resume is not None and found[0].basename == resume[1] and resume[2] > 4:
             found[0] = found[0].with_options(start=resume[2])     # its head, then from there on
         report = Report()
@@ -477,8 +480,9 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
 def _unread(found: list, resume: tuple | None, budget: int) -> tuple[float | None, int] | None:
     """What arrived past ``resume`` (the end of the last whole transaction read) when only the
     newest file grew since: the timestamp of the event there (the next transaction's first, as
-    the primary stamped it; None: not there whole yet) and the file's size; None when a look must read (a file after ``resume``'s, a file read with keys,
-    compressed or not local and plain, ``budget`` bytes or more waiting: a batch's worth)."""
+    the primary stamped it; None: not there whole yet) and the file's size. None when a look
+    must read: a file after ``resume``'s, a file read with keys, compressed or not local and
+    plain, ``budget`` bytes or more waiting (a batch's worth)."""
     last = found[-1]
     if resume is None or last.basename != resume[1] or last.keys is not None or not last.plain() \
             or last.is_url:
