@@ -399,3 +399,29 @@ def test_what_arrives_is_walked_once_a_commit_and_its_age_is_the_lag(tmp_path, m
     assert any(n == 0 and lag >= time.time() - ts - 60 for n, lag in looks)
     export_lake([_src()], str(tmp_path / "plain"), fmt="delta", mirror=True, batch_transactions=5)
     assert _tables(wh) == _tables(tmp_path / "plain")
+
+
+def test_sigterm_commits_what_waits_unread_too(tmp_path):
+    """Transactions that arrived between two commits (read at the next one) are read and
+    committed when SIGTERM comes: the follower stops having applied what is whole."""
+    folder, wh = tmp_path / "in", tmp_path / "wh"
+    folder.mkdir()
+    for n in NAMES[:2]:
+        shutil.copy(_src() / n, folder / n)
+    data = (_src() / NAMES[2]).read_bytes()
+    (folder / NAMES[2]).write_bytes(data[:len(data) // 2])
+    looks = [0]
+
+    def look(m):
+        looks[0] += 1
+        if looks[0] == 3:
+            with open(folder / NAMES[2], "ab") as fh:
+                fh.write(data[len(data) // 2:])
+        elif looks[0] == 6:
+            os.kill(os.getpid(), signal.SIGTERM)        # the follower's own handler
+    s = follow_lake([folder], str(wh), fmt="delta", batch_transactions=1000, commit_interval=60, poll=0.05,
+                    stop_after=60, on_poll=look)
+    assert s["signal"] == "SIGTERM" and s["transactions"] == 49 and s["problems"] == []
+    assert json.loads((wh / CHECKPOINT).read_text())["gtid"] == "0-1-49"
+    export_lake([_src()], str(tmp_path / "plain"), fmt="delta", mirror=True, batch_transactions=5)
+    assert _tables(wh) == _tables(tmp_path / "plain")

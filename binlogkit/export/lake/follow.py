@@ -396,6 +396,9 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
             time.sleep(poll)
             continue
         walked = lazy[1] if lazy is not None else _size(found[-1])    # the newest file's, as the walk starts
+        # stopping: what waits unread (less than a batch's bytes) is read whole and committed;
+        # a longer read (a backlog, an archive) stops at the signal
+        finishing = bool(stopping) and lazy is not None
         if resume is not None and found[0].basename == resume[1] and resume[2] > 4:
             found[0] = found[0].with_options(start=resume[2])     # its head, then from there on
         report = Report()
@@ -422,7 +425,7 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
             if by_gtid is not None:
                 pos = at(pos, t.gtid)
             if t is not cur:
-                if any(stopping):       # a signal (0: the feeder ended, this look is read whole)
+                if any(stopping) and not finishing:   # a signal (0: the feeder ended: read whole)
                     break
                 if g is not None and order_key(t.start_file, t.start_offset) >= g[0]:
                     gap = g[1]
