@@ -33,6 +33,7 @@ import os
 import signal
 import time
 
+from ...codecs.header import HEADER_STRUCT, LEN_HEADER
 from ...constants import BINLOG_MAGIC
 from ...errors import ArchiveGap, UsageError
 from ..changes import Filters, Report, checked_inputs, committed_changes
@@ -169,6 +170,11 @@ class Follower(Mirror):
             return False
         end = order_key(t.end_file or t.start_file, t.end_offset or 0)
         return self.applied_at != end[1:] and any(isinstance(p, tuple) and p >= end for p in self.recorded.values())
+
+    def due(self, interval: float) -> bool:
+        """Something to commit (pending transactions, or a checkpoint to move: ``settled``) and
+        ``interval`` seconds passed since the last commit."""
+        return bool(self.n_trx or self.settled()) and time.monotonic() - self.committed_at >= interval
 
     def flush(self) -> None:
         had = bool(self.batches) or self.settled()
@@ -329,7 +335,6 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
     verified: set[str] = set()     # names whose archive and pull copies were compared
     read_files: set[str] = set()
     kept: dict = {}     # the walk's table maps, from one look to the next
-    looked = False
     walked = -1         # the newest file's size when the last walk started (``_unread``), -1: unknown
     while not (stopping and m is None):   # a signal before the first poll: nothing read
         try:
@@ -371,7 +376,8 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
         # the audit (the gap rule) when the files changed: a new file, a rotation (a file that
         # grows is read by the walk, which reports damage)
         names = tuple(i.name for i in found)
-        # a walk when the newest file is another (a new one; pull's copy of the archive's)
+        # a walk when the newest file is another (the first look; a new one; pull's copy of the
+        # archive's)
         newest = not audited or names[-1] != audited[-1]
         if names != audited:
             g = audit_gap(found)
@@ -383,19 +389,19 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
         # oldest of them is (``lazy``): one walk per commit, not one per poll (each walk reads
         # the file's head again, and wakes cold caches)
         last_look = stop_after is not None and time.monotonic() - t0 >= stop_after
-        force = not looked or newest or g is not None or bool(stopping) or last_look
+        force = newest or g is not None or bool(stopping) or last_look
         lazy = _unread(found, resume, m.batch_bytes)
-        looked = True
         due = time.monotonic() - m.committed_at >= commit_interval
         if not force and lazy is not None and (lazy[1] == walked or not due):
             if lazy[1] != walked and m.pending_since is None:
                 m.pending_since = lazy[0] if lazy[0] is not None else time.time()
-            if due and (m.n_trx or m.settled()):
+            if m.due(commit_interval):
                 m.flush()
             on_poll(m)
             time.sleep(poll)
             continue
-        walked = lazy[1] if lazy is not None else _size(found[-1])    # the newest file's, as the walk starts
+        # the newest file's size as the walk starts (a look compares it: ``_unread``)
+        walked = lazy[1] if lazy is not None else -1 if found[-1].is_url else found[-1].size()
         # stopping: what waits unread (less than a batch's bytes) is read whole and committed;
         # a longer read (a backlog, an archive) stops at the signal
         finishing = bool(stopping) and lazy is not None
@@ -451,7 +457,7 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
         if g is not None:
             gap = g[1]
             break
-        if (m.n_trx or m.settled()) and time.monotonic() - m.committed_at >= commit_interval:
+        if m.due(commit_interval):
             m.flush()
         if on_poll is not None:
             on_poll(m)
@@ -483,36 +489,24 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
 def _unread(found: list, resume: tuple | None, budget: int) -> tuple[float | None, int] | None:
     """What arrived past ``resume`` (the end of the last whole transaction read) when only the
     newest file grew since: the timestamp of the event there (the next transaction's first, as
-    the primary stamped it; None: not there whole yet) and the file's size. None when a look
-    must read: a file after ``resume``'s, a file read with keys, compressed or not local and
-    plain, ``budget`` bytes or more waiting (a batch's worth)."""
+    the primary stamped it; None: its header not there whole yet) and the file's size. None when
+    a look must read: a file after ``resume``'s, a file read with keys, compressed or not local
+    and plain, ``budget`` bytes or more waiting (a batch's worth)."""
     last = found[-1]
     if resume is None or last.basename != resume[1] or last.keys is not None or not last.plain() \
             or last.is_url:
         return None
     try:
-        fd = os.open(last.name, os.O_RDONLY | os.O_CLOEXEC)
+        with last.open() as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if fh.read(len(BINLOG_MAGIC)) != BINLOG_MAGIC or size - resume[2] >= budget:
+                return None
+            fh.seek(resume[2])
+            head = fh.read(LEN_HEADER)
     except OSError:
         return None
-    try:
-        size = os.fstat(fd).st_size
-        if os.pread(fd, 4, 0) != BINLOG_MAGIC or size - resume[2] >= budget:
-            return None
-        head = os.pread(fd, 4, resume[2]) if size - resume[2] >= 19 else b""
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    ts = int.from_bytes(head, "little") if len(head) == 4 else 0
+    ts = HEADER_STRUCT.unpack(head)[0] if len(head) == LEN_HEADER else 0
     return (float(ts) if ts else None), size
-
-
-def _size(inp) -> int:
-    """A local file's size (-1: not a local file, or gone)."""
-    try:
-        return -1 if inp.is_url else os.stat(inp.name).st_size
-    except OSError:
-        return -1
 
 
 def _with_pulled(archive: list, buffer: str, series: str | None, at: tuple | None,
