@@ -34,7 +34,7 @@ import signal
 import time
 
 from ...codecs.header import HEADER_STRUCT, LEN_HEADER
-from ...constants import BINLOG_MAGIC
+from ...constants import BINLOG_MAGIC, EventType as T
 from ...errors import ArchiveGap, UsageError
 from ..changes import Filters, Report, checked_inputs, committed_changes
 from .failover import BY_GTID, SOURCE, GtidFloor, at, floor_of
@@ -336,6 +336,7 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
     read_files: set[str] = set()
     kept: dict = {}     # the walk's table maps, from one look to the next
     walked = -1         # the newest file's size when the last walk started (``_unread``), -1: unknown
+    mark = None         # (file, offset) where the first transaction not read whole starts (``_unread``)
     while not (stopping and m is None):   # a signal before the first poll: nothing read
         try:
             found = checked_inputs(paths, series=series, one_series=True)
@@ -390,7 +391,7 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
         # the file's head again, and wakes cold caches)
         last_look = stop_after is not None and time.monotonic() - t0 >= stop_after
         force = newest or g is not None or bool(stopping) or last_look
-        lazy = _unread(found, resume, m.batch_bytes)
+        lazy = _unread(found, mark, m.batch_bytes)
         due = time.monotonic() - m.committed_at >= commit_interval
         if not force and lazy is not None and (lazy[1] == walked or not due):
             if lazy[1] != walked and m.pending_since is None:
@@ -447,6 +448,11 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
         else:
             if noted is not None:
                 resume = noted          # the look read everything whole up to there
+            # where what the next look finds unread starts: past the last whole transaction in
+            # the newest file, or past its head events when it has none yet (a rotation on a
+            # quiet primary: its looks stay lazy until the new file's first transaction)
+            mark = (resume[1], resume[2]) if resume is not None and resume[1] == found[-1].basename \
+                else _past_head(found[-1])
         # a tail pull has not finished writing is not a problem: only problems before the newest file
         last = found[-1].name
         total.problems += [p for p in report.problems if p.get("file") and p["file"] != last]
@@ -486,27 +492,64 @@ def _follow(paths, warehouse: str, stopping: list[int], *, fmt: str, mirror: boo
     return summary
 
 
-def _unread(found: list, resume: tuple | None, budget: int) -> tuple[float | None, int] | None:
-    """What arrived past ``resume`` (the end of the last whole transaction read) when only the
-    newest file grew since: the timestamp of the event there (the next transaction's first, as
-    the primary stamped it; None: its header not there whole yet) and the file's size. None when
-    a look must read: a file after ``resume``'s, a file read with keys, compressed or not local
-    and plain, ``budget`` bytes or more waiting (a batch's worth)."""
+def _unread(found: list, mark: tuple | None, budget: int) -> tuple[float | None, int] | None:
+    """What arrived past ``mark`` (the newest file's name and the offset where its first
+    transaction not read whole starts) when only the newest file grew since: the timestamp of the
+    event there (the next transaction's first, as the primary stamped it; None: its header not
+    there whole yet) and the file's size. None when a look must read: no mark, a newest file
+    other than the mark's, a file read with keys, compressed or not local and plain, ``budget``
+    bytes or more waiting (a batch's worth)."""
     last = found[-1]
-    if resume is None or last.basename != resume[1] or last.keys is not None or not last.plain() \
-            or last.is_url:
+    if mark is None or last.basename != mark[0] or not _peekable(last):
         return None
     try:
         with last.open() as fh:
             size = os.fstat(fh.fileno()).st_size
-            if fh.read(len(BINLOG_MAGIC)) != BINLOG_MAGIC or size - resume[2] >= budget:
+            if fh.read(len(BINLOG_MAGIC)) != BINLOG_MAGIC or size - mark[1] >= budget:
                 return None
-            fh.seek(resume[2])
+            fh.seek(mark[1])
             head = fh.read(LEN_HEADER)
     except OSError:
         return None
     ts = HEADER_STRUCT.unpack(head)[0] if len(head) == LEN_HEADER else 0
     return (float(ts) if ts else None), size
+
+
+# the events a binlog or relay log opens with, before its first transaction
+_FILE_HEAD = frozenset(int(c) for c in (T.FORMAT_DESCRIPTION_EVENT, T.ROTATE_EVENT, T.PREVIOUS_GTIDS_LOG_EVENT,
+                                        T.GTID_LIST_EVENT, T.BINLOG_CHECKPOINT_EVENT, T.START_EVENT_V3))
+_HEAD_EVENTS = 16       # at most these many head events are stepped over (a relay log has a few more)
+
+
+def _peekable(inp) -> bool:
+    return inp.keys is None and inp.plain() and not inp.is_url
+
+
+def _past_head(inp) -> tuple[str, int] | None:
+    """``(name, offset)`` of the first event of a plain local binlog that is not one of its head
+    events (or of its end, where the head is all it has); None where it cannot be peeked at."""
+    if not _peekable(inp):
+        return None
+    try:
+        with inp.open() as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if fh.read(len(BINLOG_MAGIC)) != BINLOG_MAGIC:
+                return None
+            at = len(BINLOG_MAGIC)
+            for _ in range(_HEAD_EVENTS):
+                head = fh.read(LEN_HEADER)
+                if len(head) < LEN_HEADER:
+                    break
+                _, code, _, event_size, _, _ = HEADER_STRUCT.unpack(head)
+                if code not in _FILE_HEAD or event_size < LEN_HEADER or at + event_size > size:
+                    break
+                at += event_size
+                fh.seek(at)
+            else:
+                return None
+    except OSError:
+        return None
+    return inp.basename, at
 
 
 def _with_pulled(archive: list, buffer: str, series: str | None, at: tuple | None,
