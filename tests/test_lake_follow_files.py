@@ -356,20 +356,38 @@ def test_the_status_file_is_replaced_at_most_once_a_second_and_at_the_end(tmp_pa
     assert st["last_gtid"] == "0-1-49"
 
 
-def test_what_arrives_is_walked_once_a_commit_and_its_age_is_the_lag(tmp_path, monkeypatch):
+@pytest.fixture
+def walks(monkeypatch) -> list[int]:
+    """``[n]``: how many walks (``committed_changes`` calls) the follower has made."""
+    import binlogkit.export.lake.follow as follow
+
+    n = [0]
+    real = follow.committed_changes
+
+    def counted(*a, **k):
+        n[0] += 1
+        return real(*a, **k)
+    monkeypatch.setattr(follow, "committed_changes", counted)
+    return n
+
+
+def _follow_to_sigterm(folder: Path, wh: Path, interval: float, on_poll) -> float:
+    """A follower of ``folder`` polling every 50 ms, committing every ``interval`` seconds, until
+    ``on_poll`` sends SIGTERM; it applied the fixture's 49 transactions. The seconds it ran."""
+    t0 = time.monotonic()
+    s = follow_lake([folder], str(wh), fmt="delta", batch_transactions=1000, commit_interval=interval, poll=0.05,
+                    stop_after=120, on_poll=on_poll)
+    assert s["signal"] == "SIGTERM" and s["problems"] == [] and s["transactions"] == 49
+    return time.monotonic() - t0
+
+
+def test_what_arrives_is_walked_once_a_commit_and_its_age_is_the_lag(tmp_path, walks):
     """Looks between two commits do not walk what arrived (a walk reads the file's head again:
     one a poll cost a fifth of the follower's CPU at 5,000 row changes/s); they stat the newest
     file, and the lag counts what waits unread from its first event's timestamp. An idle
     follower walks at its first look and its last only. The tables end as a plain export's."""
     import binlogkit.export.lake.follow as follow
 
-    walks = [0]
-    real = follow.committed_changes
-
-    def counted(*a, **k):
-        walks[0] += 1
-        return real(*a, **k)
-    monkeypatch.setattr(follow, "committed_changes", counted)
     idle_looks = [0]
     idle = follow_lake([_src()], str(tmp_path / "idle"), fmt="delta", batch_transactions=5, commit_interval=0.2,
                        poll=0.05, stop_after=6, on_poll=lambda m: idle_looks.__setitem__(0, idle_looks[0] + 1))
@@ -396,11 +414,7 @@ def test_what_arrives_is_walked_once_a_commit_and_its_age_is_the_lag(tmp_path, m
                 fh.write(data[cuts[k // 4 - 1]:cuts[k // 4]])
         elif k == 4 * len(cuts) + 8:
             os.kill(os.getpid(), signal.SIGTERM)        # the follower's own handler
-    t0 = time.monotonic()
-    s = follow_lake([folder], str(wh), fmt="delta", batch_transactions=1000, commit_interval=1.0, poll=0.05,
-                    stop_after=120, on_poll=grow)
-    elapsed = time.monotonic() - t0
-    assert s["signal"] == "SIGTERM" and s["problems"] == [] and s["transactions"] == 49
+    elapsed = _follow_to_sigterm(folder, wh, 1.0, grow)
     assert len(looks) >= 4 * len(cuts) + 8
     # the first look, one a commit interval (1 s), the last: not one a look (40 looks)
     assert walks[0] <= 2 + math.ceil(elapsed / 1.0), (walks[0], elapsed)
@@ -437,21 +451,13 @@ def test_sigterm_commits_what_waits_unread_too(tmp_path):
     assert _tables(wh) == _tables(tmp_path / "plain")
 
 
-def test_a_new_file_holding_only_its_head_is_not_walked_at_every_look(tmp_path, monkeypatch):
+def test_a_new_file_holding_only_its_head_is_not_walked_at_every_look(tmp_path, walks):
     """After a rotation on a quiet primary the newest file holds its head events only (format
     description, GTID list, checkpoint) and no transaction: looks stay lazy (a size check) until
     its first transaction arrives, which the next commit reads. Before, every look walked the
     folder again while the new file had no whole transaction."""
-    import binlogkit.export.lake.follow as follow
     from binlogkit.api import transactions
 
-    walks = [0]
-    real = follow.committed_changes
-
-    def counted(*a, **k):
-        walks[0] += 1
-        return real(*a, **k)
-    monkeypatch.setattr(follow, "committed_changes", counted)
     folder, wh = tmp_path / "in", tmp_path / "wh"
     folder.mkdir()
     for n in NAMES[:2]:
@@ -469,11 +475,7 @@ def test_a_new_file_holding_only_its_head_is_not_walked_at_every_look(tmp_path, 
                 fh.write(data[head_end:])
         elif len(seen) == 40:
             os.kill(os.getpid(), signal.SIGTERM)        # the follower's own handler
-    t0 = time.monotonic()
-    s = follow_lake([folder], str(wh), fmt="delta", batch_transactions=1000, commit_interval=0.3, poll=0.05,
-                    stop_after=120, on_poll=look)
-    elapsed = time.monotonic() - t0
-    assert s["signal"] == "SIGTERM" and s["problems"] == [] and s["transactions"] == 49
+    elapsed = _follow_to_sigterm(folder, wh, 0.3, look)
     assert seen[20] == 1                            # 20 looks at the head-only file: the first walked
     assert walks[0] <= 2 + math.ceil(elapsed / 0.3), (walks[0], elapsed)
     export_lake([_src()], str(tmp_path / "plain"), fmt="delta", mirror=True, batch_transactions=5)
