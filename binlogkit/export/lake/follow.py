@@ -35,7 +35,7 @@ import time
 
 from ...codecs.header import HEADER_STRUCT, LEN_HEADER
 from ...constants import BINLOG_MAGIC, EventType as T
-from ...errors import ArchiveGap, UsageError
+from ...errors import ArchiveGap, BinlogError, UsageError
 from ..changes import Filters, Report, checked_inputs, committed_changes
 from .failover import BY_GTID, SOURCE, GtidFloor, at, floor_of
 from .mirror import Mirror, StatementsOfAnyDatabase, open_sink
@@ -527,28 +527,23 @@ def _peekable(inp) -> bool:
 
 def _past_head(inp) -> tuple[str, int] | None:
     """``(name, offset)`` of the first event of a plain local binlog that is not one of its head
-    events (or of its end, where the head is all it has); None where it cannot be peeked at."""
+    events (or of its end, or of a torn event after the head); None where it cannot be peeked
+    at, or past ``_HEAD_EVENTS`` head events. Framed by ``Input.frames``, bytes of no event."""
     if not _peekable(inp):
         return None
+    at = len(BINLOG_MAGIC)
+    frames = inp.frames(verify=False)
     try:
-        with inp.open() as fh:
-            size = os.fstat(fh.fileno()).st_size
-            if fh.read(len(BINLOG_MAGIC)) != BINLOG_MAGIC:
+        for n, f in enumerate(frames):
+            if n == _HEAD_EVENTS:
                 return None
-            at = len(BINLOG_MAGIC)
-            for _ in range(_HEAD_EVENTS):
-                head = fh.read(LEN_HEADER)
-                if len(head) < LEN_HEADER:
-                    break
-                _, code, _, event_size, _, _ = HEADER_STRUCT.unpack(head)
-                if code not in _FILE_HEAD or event_size < LEN_HEADER or at + event_size > size:
-                    break
-                at += event_size
-                fh.seek(at)
-            else:
-                return None
-    except OSError:
-        return None
+            if f.type_code not in _FILE_HEAD:
+                break
+            at = f.end_offset
+    except (BinlogError, OSError):
+        pass    # what follows the head is torn: the mark is where it starts (no binlog: _unread refuses it)
+    finally:
+        frames.close()
     return inp.basename, at
 
 
